@@ -1,0 +1,22 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+  name: "DomainKit",
+  platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
+  products: [
+    .library(name: "DomainKit", targets: ["DomainKit"]),
+    .library(name: "DomainKitTesting", targets: ["DomainKitTesting"]),
+  ],
+  dependencies: [
+    .package(path: "../GeoKit")
+  ],
+  targets: [
+    .target(name: "DomainKit", dependencies: [.product(name: "GeoKit", package: "GeoKit")]),
+    .target(
+      name: "DomainKitTesting",
+      dependencies: ["DomainKit", .product(name: "GeoKit", package: "GeoKit")]),
+    .testTarget(name: "DomainKitTests", dependencies: ["DomainKit", "DomainKitTesting"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,116 @@
+/// A parsed JSON value that keeps numbers as their source text and remembers object key order.
+public indirect enum JSONValue: Sendable, Hashable {
+  /// An object, keys in document order.
+  case object([(String, JSONValue)])
+  /// An array.
+  case array([JSONValue])
+  /// A string.
+  case string(String)
+  /// A number as written.
+  case number(String)
+  /// A boolean.
+  case bool(Bool)
+  /// null.
+  case null
+
+  /// The member `key` of an object (first occurrence).
+  public subscript(key: String) -> JSONValue? {
+    guard case .object(let members) = self else { return nil }
+    return members.first { $0.0 == key }?.1
+  }
+
+  /// The value as a finite Double, when it is a number.
+  public var double: Double? {
+    guard case .number(let text) = self, let value = Double(text), value.isFinite else { return nil }
+    return value
+  }
+
+  /// The value as a string, when it is one.
+  public var string: String? {
+    guard case .string(let text) = self else { return nil }
+    return text
+  }
+
+  /// The elements, when it is an array.
+  public var array: [JSONValue]? {
+    guard case .array(let elements) = self else { return nil }
+    return elements
+  }
+
+  public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    switch (lhs, rhs) {
+    case (.object(let a), .object(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+    case (.array(let a), .array(let b)): a == b
+    case (.string(let a), .string(let b)), (.number(let a), .number(let b)): a == b
+    case (.bool(let a), .bool(let b)): a == b
+    case (.null, .null): true
+    default: false
+    }
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    switch self {
+    case .object(let members):
+      hasher.combine(0)
+      for (key, value) in members {
+        hasher.combine(key)
+        hasher.combine(value)
+      }
+    case .array(let elements): hasher.combine(elements)
+    case .string(let text), .number(let text): hasher.combine(text)
+    case .bool(let value): hasher.combine(value)
+    case .null: hasher.combine(5)
+    }
+  }
+}
+
+/// Builds ``JSONValue`` trees from ``JSONEvent``s.
+struct JSONValueBuilder {
+  private enum Frame {
+    case object([(String, JSONValue)], pendingKey: String?)
+    case array([JSONValue])
+  }
+  private var stack: [Frame] = []
+
+  /// Whether a value is being built.
+  var isBuilding: Bool { !stack.isEmpty }
+
+  /// Adds an event; returns the finished value when the outermost container (or a scalar) completes.
+  mutating func add(_ event: JSONEvent) -> JSONValue? {
+    switch event {
+    case .beginObject:
+      stack.append(.object([], pendingKey: nil))
+      return nil
+    case .beginArray:
+      stack.append(.array([]))
+      return nil
+    case .key(let key):
+      if case .object(let members, _) = stack.removeLast() { stack.append(.object(members, pendingKey: key)) }
+      return nil
+    case .endObject, .endArray:
+      let value: JSONValue =
+        switch stack.removeLast() {
+        case .object(let members, _): .object(members)
+        case .array(let elements): .array(elements)
+        }
+      return attach(value)
+    case .string(let text): return attach(.string(text))
+    case .number(let text): return attach(.number(text))
+    case .bool(let value): return attach(.bool(value))
+    case .null: return attach(.null)
+    }
+  }
+
+  private mutating func attach(_ value: JSONValue) -> JSONValue? {
+    guard let top = stack.popLast() else { return value }
+    switch top {
+    case .object(var members, let key):
+      members.append((key ?? "", value))
+      stack.append(.object(members, pendingKey: nil))
+    case .array(var elements):
+      elements.append(value)
+      stack.append(.array(elements))
+    }
+    return nil
+  }
+}

@@ -1,0 +1,156 @@
+import Foundation
+
+/// A streaming reader of Google Takeout location history (`Records.json`).
+///
+/// The file is `{"locations": [ {record}, … ]}`; each record has `latitudeE7`, `longitudeE7`, `timestamp`
+/// (ISO 8601) or the legacy `timestampMs` (a string of milliseconds), and optionally `accuracy` (m), `altitude` (m),
+/// `verticalAccuracy` (m), `velocity` (m/s), `heading` (degrees), `batteryCharging`. Nested values (`activity`, …) are
+/// skipped.
+/// E7 values above 900000000 (latitude) or 1800000000 (longitude) are wrapped 32-bit overflows, as Google's
+/// documentation says, and are corrected by subtracting 2^32.
+///
+/// Feed chunks of any size with ``feed(_:)``; memory stays bounded by one record, so a file of hundreds of MB is
+/// never loaded whole. ``read(contentsOf:deviceID:_:)`` does this from a file.
+public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
+  var tokenizer = JSONTokenizer()
+  private var depth = 0
+  private var inLocations = false
+  private var locationsDepth = -1
+  private var pendingKey: String?
+  private var record: [String: String] = [:]
+  private var recordLine = 0
+  private var recordIndex = -1
+  private var skipDepth = 0
+  private var sawLocations = false
+  var output: [LocationFix] = []
+  /// The device the fixes are attributed to.
+  public var deviceID: DeviceID?
+  /// The kind given to every fix (default ``FixKind/imported``).
+  public var kind: FixKind
+
+  /// A reader at the start of a file.
+  public init(deviceID: DeviceID? = nil, kind: FixKind = .imported) {
+    self.deviceID = deviceID
+    self.kind = kind
+  }
+
+  /// Consumes a chunk and returns the fixes completed in it.
+  /// - Throws: ``FormatError`` naming the line (and field) at fault.
+  public mutating func feed(_ bytes: some Sequence<UInt8>) throws -> [LocationFix] {
+    try drive { try $0.feed(bytes, as: .takeout, $1) }
+  }
+
+  /// Ends the input; throws when the file is truncated or has no `locations` array.
+  public mutating func finish() throws -> [LocationFix] {
+    let fixes = try drive { try $0.finish(as: .takeout, $1) }
+    guard sawLocations else {
+      throw FormatError(.takeout, field: "locations", "no 'locations' array: not a Records.json file")
+    }
+    return fixes
+  }
+
+  /// Streams the file at `url` in 64 KiB chunks and calls `body` for every fix, in file order.
+  public static func read(
+    contentsOf url: URL, deviceID: DeviceID? = nil, _ body: (LocationFix) throws -> Void
+  ) throws {
+    var reader = TakeoutReader(deviceID: deviceID)
+    try reader.readAll(contentsOf: url, body)
+  }
+
+  mutating func handle(_ event: JSONEvent, line: Int) throws {
+    if skipDepth > 0 {
+      switch event {
+      case .beginObject, .beginArray: skipDepth += 1
+      case .endObject, .endArray: skipDepth -= 1
+      default: break
+      }
+      return
+    }
+    switch event {
+    case .beginObject, .beginArray:
+      depth += 1
+      if depth == 1 {
+        guard event == .beginObject else { throw FormatError(.takeout, line: line, "expected a top-level object") }
+      } else if depth == 2, pendingKey == "locations" {
+        guard event == .beginArray else {
+          throw FormatError(.takeout, line: line, field: "locations", "expected an array")
+        }
+        inLocations = true
+        sawLocations = true
+      } else if inLocations, depth == 3, event == .beginObject {
+        record.removeAll(keepingCapacity: true)
+        recordLine = line
+        recordIndex += 1
+      } else {
+        depth -= 1
+        skipDepth = 1
+      }
+      pendingKey = nil
+    case .endObject, .endArray:
+      if inLocations, depth == 3 {
+        output.append(try makeFix())
+      } else if inLocations, depth == 2 {
+        inLocations = false
+      }
+      depth -= 1
+      pendingKey = nil
+    case .key(let key):
+      pendingKey = key
+    case .string(let value), .number(let value):
+      if inLocations, depth == 3, let key = pendingKey { record[key] = value }
+      pendingKey = nil
+    case .bool(let value):
+      if inLocations, depth == 3, let key = pendingKey { record[key] = value ? "true" : "false" }
+      pendingKey = nil
+    case .null:
+      pendingKey = nil
+    }
+  }
+
+  private func makeFix() throws -> LocationFix {
+    let where_ = "locations[\(recordIndex)]"
+    func number(_ key: String) throws -> Double? {
+      guard let text = record[key] else { return nil }
+      guard let value = NumberText.double(text) else {
+        throw FormatError(.takeout, line: recordLine, field: "\(where_).\(key)", "'\(text)' is not a number")
+      }
+      return value
+    }
+    func e7(_ key: String, limit: Double) throws -> Double {
+      guard var value = try number(key) else {
+        throw FormatError(.takeout, line: recordLine, field: "\(where_).\(key)", "missing")
+      }
+      if value > limit { value -= 4_294_967_296 }
+      return value / 1e7
+    }
+    let latitude = try e7("latitudeE7", limit: 900_000_000)
+    let longitude = try e7("longitudeE7", limit: 1_800_000_000)
+    let timestamp: Int64
+    if let text = record["timestamp"] {
+      guard let ms = Timestamp.parseISO8601(text) else {
+        throw FormatError(.takeout, line: recordLine, field: "\(where_).timestamp", "'\(text)' is not ISO 8601")
+      }
+      timestamp = ms
+    } else if let text = record["timestampMs"] {
+      guard let ms = Int64(text) else {
+        throw FormatError(
+          .takeout, line: recordLine, field: "\(where_).timestampMs", "'\(text)' is not a number of milliseconds")
+      }
+      timestamp = ms
+    } else {
+      throw FormatError(.takeout, line: recordLine, field: "\(where_).timestamp", "missing")
+    }
+    var heading = try number("heading")
+    if let h = heading, h < 0 { heading = nil }  // -1 is "unknown" in some exports
+    do {
+      return try LocationFix(
+        deviceID: deviceID, timestamp: timestamp, latitude: latitude, longitude: longitude,
+        horizontalAccuracy: number("accuracy"), verticalAccuracy: number("verticalAccuracy"),
+        altitude: number("altitude"), speed: number("velocity"), course: heading.map { $0 == 360 ? 0 : $0 },
+        batteryState: record["batteryCharging"].map { $0 == "true" ? .charging : .unplugged },
+        kind: kind)
+    } catch let error as FixValidationError {
+      throw FormatError(.takeout, line: recordLine, field: "\(where_).\(error.field)", error.description)
+    }
+  }
+}

@@ -1,0 +1,451 @@
+import Foundation
+import GeoKit
+
+/// Text in several languages (BCP 47 codes such as `en`, `ru`, `uk`). Encodes as a JSON object `{"en": "…"}`.
+/// Adding a translation keeps every other one.
+public struct LocalizedText: Sendable, Hashable, Codable {
+  /// Text per language code.
+  public private(set) var values: [String: String]
+
+  /// Localized text from a dictionary.
+  public init(_ values: [String: String] = [:]) { self.values = values }
+
+  /// Sets (adds or replaces) the text for `language`, keeping the others.
+  public mutating func set(_ text: String, for language: String) { values[language] = text }
+
+  /// The text for the first of `languages` present, else English, else any (sorted by code, for stability).
+  public func resolved(for languages: [String]) -> String? {
+    for language in languages {
+      if let text = values[language] { return text }
+      if let base = language.split(separator: "-").first, let text = values[String(base)] { return text }
+    }
+    return values["en"] ?? values.keys.sorted().first.flatMap { values[$0] }
+  }
+
+  public init(from decoder: any Decoder) throws {
+    values = try decoder.singleValueContainer().decode([String: String].self)
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var c = encoder.singleValueContainer()
+    try c.encode(values)
+  }
+}
+
+/// The level of a place in the directory or the administrative hierarchy. Open set: any string.
+public struct PlaceKind: RawRepresentable, Sendable, Hashable, Codable, ExpressibleByStringLiteral {
+  /// The wire name.
+  public var rawValue: String
+  /// A kind.
+  public init(rawValue: String) { self.rawValue = rawValue }
+  /// A kind from a literal.
+  public init(stringLiteral value: String) { rawValue = value }
+  public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+  public func encode(to encoder: any Encoder) throws {
+    var c = encoder.singleValueContainer()
+    try c.encode(rawValue)
+  }
+
+  /// A country (administrative level 1).
+  public static let country: PlaceKind = "country"
+  /// A region/state.
+  public static let region: PlaceKind = "region"
+  /// A district.
+  public static let district: PlaceKind = "district"
+  /// A city, town or village.
+  public static let locality: PlaceKind = "locality"
+  /// A university.
+  public static let university: PlaceKind = "university"
+  /// A faculty of a university.
+  public static let faculty: PlaceKind = "faculty"
+  /// A specialty within a faculty.
+  public static let specialty: PlaceKind = "specialty"
+  /// A study programme within a specialty.
+  public static let programme: PlaceKind = "programme"
+  /// A venue (café, restaurant, shop…); see ``Place/venueType``.
+  public static let venue: PlaceKind = "venue"
+}
+
+/// A place of the directory or a venue. Wire names: `id`, `parentId`, `kind`, `name` (localized),
+/// `description` (localized), `address`, `location` (`{"lat","lon"}`), `city`, `site`, `phone`, `email`,
+/// `venueType`, `logoUrl`, `timeZone` (IANA id), `keywords`.
+public struct Place: Sendable, Hashable, Codable, Identifiable {
+  /// The place id.
+  public var id: PlaceID
+  /// The parent in the hierarchy (university for a faculty, …).
+  public var parentID: PlaceID?
+  /// The level.
+  public var kind: PlaceKind
+  /// Localized name.
+  public var name: LocalizedText
+  /// Localized description.
+  public var description: LocalizedText
+  /// Postal address.
+  public var address: String?
+  /// Position.
+  public var location: Coordinate?
+  /// City used by "list by city".
+  public var city: String?
+  /// Web site.
+  public var site: String?
+  /// Contact phone.
+  public var phone: String?
+  /// Contact email.
+  public var email: String?
+  /// Café, restaurant, … for venues.
+  public var venueType: String?
+  /// Logo image URL.
+  public var logoURL: String?
+  /// IANA time zone of the place (for promotion windows and day counting); UTC when absent.
+  public var timeZone: String?
+  /// Search keywords.
+  public var keywords: [String]
+
+  /// A place.
+  public init(
+    id: PlaceID, parentID: PlaceID? = nil, kind: PlaceKind, name: LocalizedText,
+    description: LocalizedText = LocalizedText(), address: String? = nil, location: Coordinate? = nil,
+    city: String? = nil, site: String? = nil, phone: String? = nil, email: String? = nil, venueType: String? = nil,
+    logoURL: String? = nil, timeZone: String? = nil, keywords: [String] = []
+  ) {
+    self.id = id
+    self.parentID = parentID
+    self.kind = kind
+    self.name = name
+    self.description = description
+    self.address = address
+    self.location = location
+    self.city = city
+    self.site = site
+    self.phone = phone
+    self.email = email
+    self.venueType = venueType
+    self.logoURL = logoURL
+    self.timeZone = timeZone
+    self.keywords = keywords
+  }
+
+  /// The place's time zone (UTC when absent or unknown).
+  public var resolvedTimeZone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? .gmt }
+
+  /// Whether `query` (case- and diacritic-insensitive) occurs in any name or keyword.
+  public func matches(query: String) -> Bool {
+    let needle = query.trimmingCharacters(in: .whitespaces)
+    guard !needle.isEmpty else { return true }
+    let haystack = Array(name.values.values) + keywords
+    return haystack.contains { $0.range(of: needle, options: [.caseInsensitive, .diacriticInsensitive]) != nil }
+  }
+
+  private enum CodingKeys: String, CodingKey {
+    case id
+    case parentID = "parentId"
+    case kind, name, description, address, location, city, site, phone, email, venueType
+    case logoURL = "logoUrl"
+    case timeZone, keywords
+  }
+
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    id = try c.decode(PlaceID.self, forKey: .id)
+    parentID = try c.decodeIfPresent(PlaceID.self, forKey: .parentID)
+    kind = try c.decode(PlaceKind.self, forKey: .kind)
+    name = try c.decode(LocalizedText.self, forKey: .name)
+    description = try c.decodeIfPresent(LocalizedText.self, forKey: .description) ?? LocalizedText()
+    address = try c.decodeIfPresent(String.self, forKey: .address)
+    location = try c.decodeIfPresent(Coordinate.self, forKey: .location)
+    city = try c.decodeIfPresent(String.self, forKey: .city)
+    site = try c.decodeIfPresent(String.self, forKey: .site)
+    phone = try c.decodeIfPresent(String.self, forKey: .phone)
+    email = try c.decodeIfPresent(String.self, forKey: .email)
+    venueType = try c.decodeIfPresent(String.self, forKey: .venueType)
+    logoURL = try c.decodeIfPresent(String.self, forKey: .logoURL)
+    timeZone = try c.decodeIfPresent(String.self, forKey: .timeZone)
+    keywords = try c.decodeIfPresent([String].self, forKey: .keywords) ?? []
+  }
+}
+
+/// A review of a place. Wire names: `id`, `placeId`, `authorId`, `grade` (1…5), `grades` (per criterion, 1…5),
+/// `text`, `createdAt`.
+public struct Review: Sendable, Hashable, Codable, Identifiable {
+  /// The review id.
+  public var id: ReviewID
+  /// The reviewed place.
+  public var placeID: PlaceID
+  /// The author.
+  public var authorID: UserID
+  /// Overall grade, 1…5.
+  public var grade: Int
+  /// Grades per criterion (e.g. `teaching`, `facilities`), 1…5.
+  public var grades: [String: Int]
+  /// Text.
+  public var text: String
+  /// UTC ms.
+  public var createdAt: Int64
+
+  /// A review.
+  /// - Throws: ``FixValidationError`` naming `grade` or `grades.<criterion>` when outside 1…5.
+  public init(
+    id: ReviewID, placeID: PlaceID, authorID: UserID, grade: Int, grades: [String: Int] = [:], text: String = "",
+    createdAt: Int64
+  ) throws(FixValidationError) {
+    guard (1...5).contains(grade) else {
+      throw FixValidationError(field: "grade", value: Double(grade), allowed: "1…5")
+    }
+    for (criterion, value) in grades where !(1...5).contains(value) {
+      throw FixValidationError(field: "grades.\(criterion)", value: Double(value), allowed: "1…5")
+    }
+    self.id = id
+    self.placeID = placeID
+    self.authorID = authorID
+    self.grade = grade
+    self.grades = grades
+    self.text = text
+    self.createdAt = createdAt
+  }
+
+  private enum CodingKeys: String, CodingKey {
+    case id
+    case placeID = "placeId"
+    case authorID = "authorId"
+    case grade, grades, text, createdAt
+  }
+}
+
+/// The rating of a place: the sum and count of grades, so that levels aggregate exactly (never an average of
+/// averages). Wire names: `sum`, `count`, `average` (absent when there are no reviews).
+public struct RatingAggregate: Sendable, Hashable, Codable {
+  /// Sum of grades.
+  public var sum: Int
+  /// Number of reviews.
+  public var count: Int
+
+  /// An aggregate.
+  public init(sum: Int = 0, count: Int = 0) {
+    self.sum = sum
+    self.count = count
+  }
+
+  /// The mean grade, or nil when there are no reviews.
+  public var average: Double? { count == 0 ? nil : Double(sum) / Double(count) }
+
+  /// The two aggregates combined.
+  public static func + (lhs: Self, rhs: Self) -> Self { Self(sum: lhs.sum + rhs.sum, count: lhs.count + rhs.count) }
+
+  private enum CodingKeys: String, CodingKey { case sum, count, average }
+
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    sum = try c.decode(Int.self, forKey: .sum)
+    count = try c.decode(Int.self, forKey: .count)
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var c = encoder.container(keyedBy: CodingKeys.self)
+    try c.encode(sum, forKey: .sum)
+    try c.encode(count, forKey: .count)
+    try c.encodeIfPresent(average, forKey: .average)
+  }
+}
+
+/// Rating aggregation, sorting and paging of places.
+public enum PlaceDirectory {
+  /// The rating of every place: its own reviews plus all its descendants' reviews (sum and count).
+  /// Places in a parent cycle are aggregated once (cycles are broken, never looped).
+  public static func aggregateRatings(places: [Place], reviews: [Review]) -> [PlaceID: RatingAggregate] {
+    var own: [PlaceID: RatingAggregate] = [:]
+    for review in reviews {
+      own[review.placeID, default: RatingAggregate()] =
+        own[review.placeID, default: .init()] + RatingAggregate(sum: review.grade, count: 1)
+    }
+    let parent = Dictionary(places.map { ($0.id, $0.parentID) }, uniquingKeysWith: { first, _ in first })
+    var result: [PlaceID: RatingAggregate] = [:]
+    for place in places { result[place.id] = RatingAggregate() }
+    for (placeID, aggregate) in own {
+      var current: PlaceID? = placeID
+      var visited: Set<PlaceID> = []
+      while let id = current, !visited.contains(id) {
+        visited.insert(id)
+        result[id, default: RatingAggregate()] = result[id, default: .init()] + aggregate
+        current = parent[id] ?? nil
+      }
+    }
+    return result
+  }
+
+  /// How to order places.
+  public enum SortOrder: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Nearest first (places without a location last).
+    case distance
+    /// Highest average first (unrated last), then more reviews first.
+    case rating
+    /// Most reviews first, then higher average.
+    case reviews
+  }
+
+  /// A place with what the list shows next to it.
+  public struct Entry: Sendable, Hashable, Codable {
+    /// The place.
+    public var place: Place
+    /// Its aggregated rating.
+    public var rating: RatingAggregate
+    /// Distance from the query centre in metres, when both are known.
+    public var distance: Double?
+
+    /// An entry.
+    public init(place: Place, rating: RatingAggregate, distance: Double?) {
+      self.place = place
+      self.rating = rating
+      self.distance = distance
+    }
+  }
+
+  /// Sorts entries; ties are broken by the other criteria and finally by id, so paging is stable.
+  public static func sorted(_ entries: [Entry], by order: SortOrder) -> [Entry] {
+    func distanceKey(_ e: Entry) -> Double { e.distance ?? .infinity }
+    func ratingKey(_ e: Entry) -> Double { e.rating.average ?? -1 }
+    return entries.sorted { a, b in
+      let keys: [(Double, Double)]
+      switch order {
+      case .distance: keys = [(distanceKey(a), distanceKey(b)), (-ratingKey(a), -ratingKey(b))]
+      case .rating:
+        keys = [
+          (-ratingKey(a), -ratingKey(b)), (-Double(a.rating.count), -Double(b.rating.count)),
+          (distanceKey(a), distanceKey(b)),
+        ]
+      case .reviews:
+        keys = [
+          (-Double(a.rating.count), -Double(b.rating.count)), (-ratingKey(a), -ratingKey(b)),
+          (distanceKey(a), distanceKey(b)),
+        ]
+      }
+      for (x, y) in keys where x != y { return x < y }
+      return a.place.id < b.place.id
+    }
+  }
+
+  /// Builds entries for `places` with ratings and distances from `center`, filtered by `city` and `query`.
+  public static func entries(
+    places: [Place], ratings: [PlaceID: RatingAggregate], center: Coordinate? = nil, city: String? = nil,
+    query: String? = nil
+  ) -> [Entry] {
+    places.filter { place in
+      (city.map { place.city?.caseInsensitiveCompare($0) == .orderedSame } ?? true)
+        && (query.map { place.matches(query: $0) } ?? true)
+    }
+    .map { place in
+      Entry(
+        place: place, rating: ratings[place.id] ?? RatingAggregate(),
+        distance: center.flatMap { c in place.location.map { c.haversineDistance(to: $0) } })
+    }
+  }
+}
+
+/// A page request: 1-based page number and page size (default 10, at most 100). Wire names: `page`, `pageSize`.
+public struct PageRequest: Sendable, Hashable, Codable {
+  /// The default page size.
+  public static let defaultPageSize = 10
+  /// The largest page size accepted.
+  public static let maximumPageSize = 100
+
+  /// 1-based page number.
+  public var page: Int
+  /// Items per page.
+  public var pageSize: Int
+
+  /// A request; out-of-range values are clamped (page ≥ 1, size 1…100).
+  public init(page: Int = 1, pageSize: Int = PageRequest.defaultPageSize) {
+    self.page = max(1, page)
+    self.pageSize = min(max(1, pageSize), Self.maximumPageSize)
+  }
+
+  /// The index of the first item.
+  public var offset: Int { (page - 1) * pageSize }
+}
+
+/// One page of results. Wire names: `items`, `page`, `pageSize`, `total`, `hasMore`.
+public struct Page<Item: Sendable & Hashable & Codable>: Sendable, Hashable, Codable {
+  /// The items of this page.
+  public var items: [Item]
+  /// 1-based page number.
+  public var page: Int
+  /// Requested page size.
+  public var pageSize: Int
+  /// Items in all pages.
+  public var total: Int
+  /// Whether a next page exists.
+  public var hasMore: Bool
+
+  /// The page of `all` that `request` asks for (empty past the end).
+  public init(_ all: [Item], request: PageRequest) {
+    let start = min(request.offset, all.count)
+    let end = min(start + request.pageSize, all.count)
+    items = Array(all[start..<end])
+    page = request.page
+    pageSize = request.pageSize
+    total = all.count
+    hasMore = end < all.count
+  }
+}
+
+/// A user's favourite place. Wire names: `userId`, `placeId`, `createdAt`.
+public struct Favourite: Sendable, Hashable, Codable {
+  /// The user.
+  public var userID: UserID
+  /// The place.
+  public var placeID: PlaceID
+  /// UTC ms.
+  public var createdAt: Int64
+
+  /// A favourite.
+  public init(userID: UserID, placeID: PlaceID, createdAt: Int64) {
+    self.userID = userID
+    self.placeID = placeID
+    self.createdAt = createdAt
+  }
+
+  private enum CodingKeys: String, CodingKey {
+    case userID = "userId"
+    case placeID = "placeId"
+    case createdAt
+  }
+}
+
+/// A news item of a place (or of all places when `placeId` is absent). Wire names: `id`, `placeId`, `title`,
+/// `body` (localized), `publishedAt`.
+public struct NewsItem: Sendable, Hashable, Codable, Identifiable {
+  /// The id.
+  public var id: NewsID
+  /// The place it belongs to; nil for directory-wide news.
+  public var placeID: PlaceID?
+  /// Localized title.
+  public var title: LocalizedText
+  /// Localized body.
+  public var body: LocalizedText
+  /// UTC ms.
+  public var publishedAt: Int64
+
+  /// A news item.
+  public init(id: NewsID, placeID: PlaceID?, title: LocalizedText, body: LocalizedText, publishedAt: Int64) {
+    self.id = id
+    self.placeID = placeID
+    self.title = title
+    self.body = body
+    self.publishedAt = publishedAt
+  }
+
+  private enum CodingKeys: String, CodingKey {
+    case id
+    case placeID = "placeId"
+    case title, body, publishedAt
+  }
+
+  /// News for a feed: all places' news when `selected` is nil, otherwise directory-wide news plus news of the
+  /// selected places; newest first.
+  public static func feed(_ items: [NewsItem], selected: Set<PlaceID>?) -> [NewsItem] {
+    items.filter { item in
+      guard let selected, let place = item.placeID else { return true }
+      return selected.contains(place)
+    }
+    .sorted { $0.publishedAt != $1.publishedAt ? $0.publishedAt > $1.publishedAt : $0.id > $1.id }
+  }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+
+@testable import DomainKit
+
+@Suite struct GPXTests {
+  /// The sample document of the GPX article (a GPX 1.1 track from MapSource), plus a waypoint.
+  static let sample = """
+    <?xml version="1.0" encoding="UTF-8" standalone="no" ?>
+    <gpx xmlns="http://www.topografix.com/GPX/1/1" creator="MapSource 6.15.5" version="1.1"
+      xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+      xsi:schemaLocation="http://www.topografix.com/GPX/1/1 http://www.topografix.com/GPX/1/1/gpx.xsd">
+      <metadata><link href="http://www.garmin.com"><text>Garmin International</text></link>
+        <time>2009-10-17T22:58:43Z</time></metadata>
+      <wpt lat="47.644548" lon="-122.326897"><ele>4.46</ele><time>2009-10-17T18:37:00Z</time>
+        <name>Start &amp; finish</name></wpt>
+      <trk>
+        <name>Example GPX Document</name>
+        <trkseg>
+          <trkpt lat="47.644548" lon="-122.326897">
+            <ele>4.46</ele>
+            <time>2009-10-17T18:37:26Z</time>
+          </trkpt>
+          <trkpt lat="47.644548" lon="-122.326897">
+            <ele>4.94</ele>
+            <time>2009-10-17T18:37:31Z</time>
+          </trkpt>
+          <trkpt lat="47.644548" lon="-122.326897">
+            <ele>6.87</ele>
+            <time>2009-10-17T18:37:34Z</time>
+          </trkpt>
+        </trkseg>
+      </trk>
+    </gpx>
+    """
+
+  @Test func readsTheSpecSample() throws {
+    let points = try GPX.read(data: Data(Self.sample.utf8))
+    #expect(points.count == 4)
+    #expect(points[0].kind == .waypoint(name: "Start & finish"))
+    #expect(points[1].kind == .track(track: 0, segment: 0))
+    #expect(points[1].fix.latitude == 47.644548)
+    #expect(points[1].fix.longitude == -122.326897)
+    #expect(points[1].fix.altitude == 4.46)
+    #expect(points[1].fix.timestamp == Timestamp.parseISO8601("2009-10-17T18:37:26Z"))
+    #expect(points[3].fix.altitude == 6.87)
+    #expect(points.allSatisfy { $0.fix.kind == .imported })
+  }
+
+  @Test func readsSpeedAndCourseExtensions() throws {
+    let gpx = """
+      <gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"
+        xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v2">
+      <trk><trkseg>
+      <trkpt lat="50.1" lon="30.1"><time>2024-05-01T10:00:00.250Z</time>
+        <extensions><gpxtpx:TrackPointExtension><gpxtpx:hr>120</gpxtpx:hr><gpxtpx:speed>3.5</gpxtpx:speed>
+        <gpxtpx:course>181.5</gpxtpx:course></gpxtpx:TrackPointExtension></extensions></trkpt>
+      <trkpt lat="50.2" lon="30.2"><time>2024-05-01T10:00:05Z</time><speed>1.25</speed><course>90</course></trkpt>
+      </trkseg><trkseg><trkpt lat="50.3" lon="30.3"><time>2024-05-01T10:00:09Z</time></trkpt></trkseg></trk>
+      </gpx>
+      """
+    let points = try GPX.read(data: Data(gpx.utf8))
+    #expect(points.map(\.fix.speed) == [3.5, 1.25, nil])
+    #expect(points.map(\.fix.course) == [181.5, 90, nil])
+    #expect(points[0].fix.timestamp % 1000 == 250)
+    #expect(points[2].kind == .track(track: 0, segment: 1))
+  }
+
+  @Test func writerRoundTripsAndEscapes() throws {
+    let fixes = [
+      try LocationFix(
+        timestamp: 1_700_000_000_000, latitude: 50.4501, longitude: 30.5234, altitude: 179.5, speed: 1.2, course: 45),
+      try LocationFix(timestamp: 1_700_000_005_500, latitude: 50.4502, longitude: 30.5235),
+    ]
+    let waypoint = try LocationFix(timestamp: 1_700_000_000_000, latitude: 1, longitude: 2)
+    let text = GPX.document(
+      tracks: [GPXTrack(name: "Walk <Kyiv> & \"more\"", segments: [fixes])], waypoints: [(waypoint, "Café 'A'")],
+      creator: "Meridian & co")
+    #expect(
+      text.hasPrefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<gpx version=\"1.1\" creator=\"Meridian &amp; co\""))
+    #expect(text.contains("<name>Walk &lt;Kyiv&gt; &amp; &quot;more&quot;</name>"))
+    #expect(text.contains("<gpxtpx:speed>1.2</gpxtpx:speed>"))
+    let back = try GPX.read(data: Data(text.utf8), kind: .movement)
+    #expect(back.count == 3)
+    #expect(back[0].kind == .waypoint(name: "Café 'A'"))
+    #expect(back.dropFirst().map(\.fix) == fixes)
+  }
+
+  @Test func streamsFromAFile() throws {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("dk-\(UUID().uuidString).gpx")
+    defer { try? FileManager.default.removeItem(at: url) }
+    let fixes = try (0..<2000).map {
+      try LocationFix(timestamp: 1_700_000_000_000 + Int64($0) * 1000, latitude: 50 + Double($0) * 1e-5, longitude: 30)
+    }
+    try GPX.document(tracks: [GPXTrack(segments: [fixes])]).write(to: url, atomically: true, encoding: .utf8)
+    var count = 0
+    try GPX.read(contentsOf: url, kind: .movement) { point in
+      #expect(point.fix == fixes[count])
+      count += 1
+    }
+    #expect(count == 2000)
+  }
+
+  @Test func errorsNameLineAndField() {
+    func error(_ gpx: String) -> FormatError? {
+      do {
+        _ = try GPX.read(data: Data(gpx.utf8))
+        return nil
+      } catch { return error as? FormatError }
+    }
+    let badLat = "<gpx version=\"1.1\">\n<wpt lat=\"95\" lon=\"1\"><time>2024-01-01T00:00:00Z</time></wpt>\n</gpx>"
+    #expect(error(badLat)?.line == 2)
+    #expect(error(badLat)?.field == "lat")
+    let nan = "<gpx>\n\n<trk><trkseg><trkpt lat=\"abc\" lon=\"1\"/></trkseg></trk></gpx>"
+    #expect(error(nan)?.field == "lat")
+    #expect(error(nan)?.line == 3)
+    let noTime = "<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"1\"><ele>1</ele></trkpt></trkseg></trk></gpx>"
+    #expect(error(noTime)?.field == "time")
+    let badEle = "<gpx><wpt lat=\"1\" lon=\"1\"><ele>high</ele><time>2024-01-01T00:00:00Z</time></wpt></gpx>"
+    #expect(error(badEle)?.field == "ele")
+    let truncated = String(Self.sample.prefix(700))
+    #expect(error(truncated) != nil)
+    #expect(error("<kml></kml>")?.message.contains("<gpx>") == true)
+  }
+}
