@@ -1,0 +1,17 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+  name: "GeoKit",
+  platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
+  products: [
+    .library(name: "GeoKit", targets: ["GeoKit"]),
+    .executable(name: "geokit-bench", targets: ["geokit-bench"]),
+  ],
+  targets: [
+    .target(name: "GeoKit"),
+    .executableTarget(name: "geokit-bench", dependencies: ["GeoKit"]),
+    .testTarget(name: "GeoKitTests", dependencies: ["GeoKit"], resources: [.copy("Fixtures")]),
+  ],
+  swiftLanguageModes: [.v6]
+)

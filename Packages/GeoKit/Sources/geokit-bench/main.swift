@@ -1,0 +1,129 @@
+// geokit-bench: prints `<name> <value> ns/op` per benchmark (best of several rounds), then a checksum that keeps
+// the optimizer from discarding the work. Run with `swift run -c release --package-path Packages/GeoKit geokit-bench`.
+import GeoKit
+
+/// Inputs are random (the figures don't depend on the seed); the generator is the standard library's.
+func uniform(_ low: Double, _ high: Double) -> Double { Double.random(in: low..<high) }
+
+let count = 4096
+let points = (0..<count).map { _ in
+  Coordinate(uncheckedLatitude: uniform(-85, 85), longitude: uniform(-180, 180))
+}
+let nearby = points.map { point in
+  Coordinate(
+    uncheckedLatitude: min(89, point.latitude + uniform(-0.1, 0.1)),
+    longitude: Coordinate.normalizedLongitude(point.longitude + uniform(-0.1, 0.1)))
+}
+let hashes = points.map { (try? Geohash.encode($0, precision: 12)) ?? "s" }
+let azimuths = (0..<count).map { _ in uniform(-180, 180) }
+let distances = (0..<count).map { _ in uniform(0, 20_000_000) }
+let track = (0..<1000).map { index in
+  Coordinate(uncheckedLatitude: 48.85 + Double(index) * 1e-4, longitude: 2.35 + Double(index % 37) * 1e-4)
+}
+var checksum: UInt64 = 0
+
+/// Times `body` over `operations` operations, `rounds` times, and prints the best per-operation time (the best of
+/// many short rounds filters out the noise of a shared machine).
+@MainActor func measure(_ name: String, operations: Int, rounds: Int = 30, _ body: () -> UInt64) {
+  var best = Double.infinity
+  for _ in 0..<rounds {
+    let start = ContinuousClock.now
+    checksum &+= body()
+    let elapsed = ContinuousClock.now - start
+    let nanoseconds = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+    best = min(best, nanoseconds / Double(operations))
+  }
+  let rounded = (best * 100).rounded() / 100
+  print("\(name) \(rounded) ns/op")
+}
+
+let repeats = 16
+measure("geohash.encode.int", operations: count * repeats) {
+  var sum: UInt64 = 0
+  for _ in 0..<repeats {
+    for point in points { sum &+= (try? GeohashCell(point, bits: 64))?.value ?? 0 }
+  }
+  return sum
+}
+measure("geohash.encode.string", operations: count * 16) {
+  var sum: UInt64 = 0
+  for _ in 0..<16 {
+    for point in points { sum &+= UInt64((try? Geohash.encode(point, precision: 12))?.utf8.count ?? 0) }
+  }
+  return sum
+}
+measure("geohash.decode", operations: count * 16) {
+  var sum: UInt64 = 0
+  for _ in 0..<16 {
+    for hash in hashes { sum &+= (try? Geohash.decode(hash))?.center.latitude.bitPattern ?? 0 }
+  }
+  return sum
+}
+measure("geohash.neighbors", operations: count * 8) {
+  var sum: UInt64 = 0
+  for _ in 0..<8 {
+    for point in points {
+      guard let cell = try? GeohashCell(point, bits: 30) else { continue }
+      for direction in GeohashDirection.allCases { sum &+= cell.neighbor(direction)?.value ?? 0 }
+    }
+  }
+  return sum
+}
+measure("geohash.cover.1km", operations: 512) {
+  var sum: UInt64 = 0
+  for point in points.prefix(512) {
+    guard let covering = try? GeohashCovering(center: point, radius: 1_000, maxCells: 16) else { continue }
+    sum &+= UInt64(covering.ranges(keyBits: 62).count)
+  }
+  return sum
+}
+measure("haversine", operations: count * 16) {
+  var sum = 0.0
+  for _ in 0..<16 {
+    for index in 0..<count { sum += points[index].haversineDistance(to: nearby[count - 1 - index]) }
+  }
+  return sum.bitPattern
+}
+measure("cheapruler.distance", operations: count * 16) {
+  var sum = 0.0
+  let ruler = CheapRuler(latitude: 45)
+  for _ in 0..<16 {
+    for index in 0..<count { sum += ruler.distance(points[index], nearby[index]) }
+  }
+  return sum.bitPattern
+}
+measure("geodesic.inverse", operations: count, rounds: 60) {
+  var sum = 0.0
+  for _ in 0..<1 {
+    for index in 0..<count {
+      sum += Geodesic.wgs84.inverse(from: points[index], to: points[count - 1 - index]).distance
+    }
+  }
+  return sum.bitPattern
+}
+measure("geodesic.direct", operations: count * 2, rounds: 60) {
+  var sum = 0.0
+  for _ in 0..<2 {
+    for index in 0..<count {
+      sum += Geodesic.wgs84.direct(from: points[index], azimuth: azimuths[index], distance: distances[index]).latitude
+    }
+  }
+  return sum.bitPattern
+}
+measure("polyline.encode.1k", operations: 256) {
+  var sum: UInt64 = 0
+  for _ in 0..<256 { sum &+= UInt64(Polyline.encode(track).utf8.count) }
+  return sum
+}
+measure("polyline.decode.1k", operations: 256) {
+  let text = Polyline.encode(track)
+  var sum: UInt64 = 0
+  for _ in 0..<256 { sum &+= UInt64((try? Polyline.decode(text))?.count ?? 0) }
+  return sum
+}
+measure("track.simplify.1k", operations: 64) {
+  var sum: UInt64 = 0
+  for _ in 0..<16 { sum &+= UInt64(Track.simplify(track, tolerance: 5).count) }
+  return sum
+}
+print("checksum \(checksum)")

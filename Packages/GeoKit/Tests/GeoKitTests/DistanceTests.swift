@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+@testable import GeoKit
+
+@Suite struct DistanceTests {
+  @Test func haversineMatchesReference() throws {
+    for row in try Fixture.numbers("haversine.txt") {
+      let a = try Coordinate(latitude: row[0], longitude: row[1])
+      let b = try Coordinate(latitude: row[2], longitude: row[3])
+      #expect(abs(a.haversineDistance(to: b) - row[4]) < 1e-6, "\(row)")
+    }
+    // Published value: one degree of arc on the mean-radius sphere.
+    let origin = try Coordinate(latitude: 0, longitude: 0)
+    #expect(try abs(origin.haversineDistance(to: Coordinate(latitude: 0, longitude: 1)) - 111_195.080_233_532_9) < 1e-6)
+  }
+
+  @Test func bearingsAndDestinationMatchGeographicLib() throws {
+    for row in try Fixture.numbers("geodesic-inverse.txt").prefix(1500) {
+      let a = try Coordinate(latitude: row[0], longitude: row[1])
+      let b = try Coordinate(latitude: row[2], longitude: row[3])
+      #expect(angleDifference(a.initialBearing(to: b), row[4]) < 1e-9)
+      #expect(angleDifference(a.finalBearing(to: b), row[5]) < 1e-9)
+      #expect(abs(a.geodesicDistance(to: b) - row[6]) < 1e-6)
+    }
+    for row in try Fixture.numbers("geodesic-direct.txt").prefix(500) {
+      let end = try Coordinate(latitude: row[0], longitude: row[1]).destination(bearing: row[2], distance: row[3])
+      #expect(abs(end.latitude - row[4]) < 1e-11 && angleDifference(end.longitude, row[5]) < 1e-9)
+    }
+  }
+
+  @Test func cheapRulerErrorIsAsDocumented() throws {
+    var random = SeededRandom(seed: 3)
+    // (latitude limit, distance limit, documented relative error), ruler built at the area's mean latitude.
+    let bands: [(Double, Double, Double)] = [(60, 10_000, 1e-5), (60, 100_000, 1e-4), (80, 10_000, 1e-5)]
+    for (latitudeLimit, distanceLimit, tolerance) in bands {
+      var worst = 0.0
+      for _ in 0..<2000 {
+        let a = random.coordinate(latitudes: -latitudeLimit...latitudeLimit)
+        let distance = Double.random(in: 1...distanceLimit, using: &random)
+        let b = a.destination(bearing: Double.random(in: -180..<180, using: &random), distance: distance)
+        let ruler = CheapRuler(latitude: (a.latitude + b.latitude) / 2)
+        worst = max(worst, abs(ruler.distance(a, b) - distance) / distance)
+      }
+      print("cheap ruler, |lat| <= \(latitudeLimit), d <= \(distanceLimit): worst relative error \(worst)")
+      #expect(worst < tolerance)
+    }
+  }
+
+  @Test func boundingBoxOfARadiusContainsTheCircle() throws {
+    var random = SeededRandom(seed: 4)
+    for _ in 0..<500 {
+      let center = random.coordinate()
+      let radius = Double.random(in: 1...2_000_000, using: &random)
+      let box = BoundingBox(around: center, radius: radius)
+      for _ in 0..<50 {
+        let point = center.sphericalDestination(
+          bearing: Double.random(in: -180..<180, using: &random), distance: radius * 0.999_999)
+        #expect(box.contains(point), "\(center) \(radius) \(box) \(point)")
+      }
+    }
+    let box = BoundingBox(around: try Coordinate(latitude: 0, longitude: 179.99), radius: 10_000)
+    #expect(box.crossesAntimeridian && box.antimeridianSplit.count == 2)
+  }
+
+  @Test func crossTrackDistance() throws {
+    let a = try Coordinate(latitude: 0, longitude: 0)
+    let b = try Coordinate(latitude: 0, longitude: 1)
+    let above = try Coordinate(latitude: 0.01, longitude: 0.5)
+    // 0.01° of arc on the mean-radius sphere.
+    #expect(abs(above.distance(toSegmentFrom: a, to: b) - 1_111.950_797) < 1e-3)
+    let behind = try Coordinate(latitude: 0, longitude: -0.5)
+    #expect(abs(behind.distance(toSegmentFrom: a, to: b) - behind.haversineDistance(to: a)) < 1e-6)
+    let beyond = try Coordinate(latitude: 0.3, longitude: 1.5)
+    #expect(abs(beyond.distance(toSegmentFrom: a, to: b) - beyond.haversineDistance(to: b)) < 1e-6)
+  }
+
+  @Test func polygonAndGeofences() throws {
+    let square = Polygon(
+      [(0.0, 0.0), (0, 10), (10, 10), (10, 0)].map { Coordinate(uncheckedLatitude: $0.0, longitude: $0.1) },
+      holes: [[(4.0, 4.0), (4, 6), (6, 6), (6, 4)].map { Coordinate(uncheckedLatitude: $0.0, longitude: $0.1) }])
+    #expect(square.contains(try Coordinate(latitude: 1, longitude: 1)))
+    #expect(!square.contains(try Coordinate(latitude: 5, longitude: 5)))
+    #expect(!square.contains(try Coordinate(latitude: 11, longitude: 5)))
+    #expect(!square.contains(try Coordinate(latitude: 5, longitude: -170)))
+    let acrossAntimeridian = Polygon(
+      [(-5.0, 175.0), (-5, -175), (5, -175), (5, 175)].map { Coordinate(uncheckedLatitude: $0.0, longitude: $0.1) })
+    #expect(acrossAntimeridian.contains(try Coordinate(latitude: 0, longitude: 179.5)))
+    #expect(acrossAntimeridian.contains(try Coordinate(latitude: 0, longitude: -178)))
+    #expect(!acrossAntimeridian.contains(try Coordinate(latitude: 0, longitude: 0)))
+    let fence = Geofence.polygon(acrossAntimeridian)
+    #expect(fence.boundingBox.crossesAntimeridian)
+
+    let cafe = try Coordinate(latitude: 50.45, longitude: 30.52)
+    let circle = Geofence.circle(center: cafe, radius: 100)
+    #expect(circle.contains(cafe.destination(bearing: 30, distance: 99)))
+    #expect(!circle.contains(cafe.destination(bearing: 30, distance: 101)))
+  }
+}
