@@ -1,0 +1,41 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+  name: "PersistenceKit",
+  platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
+  products: [
+    .library(name: "PersistenceKit", targets: ["PersistenceKit"]),
+    .library(name: "PersistenceKitStrings", targets: ["PersistenceKitStrings"]),
+    .library(name: "PersistenceKitTesting", targets: ["PersistenceKitTesting"]),
+    .executable(name: "persistencekit-bench", targets: ["persistencekit-bench"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0")
+  ],
+  targets: [
+    .target(
+      name: "PersistenceKit",
+      dependencies: [
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "GRDBSQLite", package: "GRDB.swift"),
+      ]
+    ),
+    .target(name: "PersistenceKitStrings"),
+    .target(name: "PersistenceKitTesting", dependencies: ["PersistenceKit"]),
+    .executableTarget(
+      name: "persistencekit-bench",
+      dependencies: ["PersistenceKit", .product(name: "GRDBSQLite", package: "GRDB.swift")]
+    ),
+    .executableTarget(name: "persistencekit-migrate-probe", dependencies: ["PersistenceKit"]),
+    .testTarget(
+      name: "PersistenceKitTests",
+      dependencies: [
+        "PersistenceKit", "PersistenceKitStrings", "PersistenceKitTesting", "persistencekit-migrate-probe",
+        .product(name: "GRDB", package: "GRDB.swift"),
+      ],
+      resources: [.copy("Resources")]
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)
