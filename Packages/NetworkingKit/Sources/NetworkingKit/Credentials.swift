@@ -1,0 +1,46 @@
+/// Supplies bearer tokens and refreshes them when the server rejects one.
+public protocol CredentialsProvider: Sendable {
+  /// The current token, or `nil` when signed out.
+  func currentToken() async throws -> String?
+
+  /// Called when the server rejected `rejectedToken` (401 or a token error code). Returns a fresh token, or `nil`
+  /// when the user must sign in again. Concurrent calls for the same rejected token must share one refresh.
+  func refreshToken(rejected rejectedToken: String) async throws -> String?
+}
+
+/// A ``CredentialsProvider`` that keeps a token and refreshes it single-flight: however many requests fail with the
+/// same token at once, `refresh` runs once and every one of them gets its result.
+public actor BearerTokenCredentials: CredentialsProvider {
+  private var token: String?
+  private var inFlight: (rejected: String, task: Task<String?, any Error>)?
+  private let refresh: @Sendable (_ rejectedToken: String) async throws -> String?
+
+  /// How many times `refresh` ran.
+  public private(set) var refreshCount = 0
+
+  /// Creates a provider with an initial token (or `nil`) and the function that obtains a new one.
+  public init(token: String?, refresh: @escaping @Sendable (_ rejectedToken: String) async throws -> String?) {
+    self.token = token
+    self.refresh = refresh
+  }
+
+  /// The current token.
+  public func currentToken() -> String? { token }
+
+  /// Replaces the token (after sign-in or sign-out).
+  public func setToken(_ token: String?) { self.token = token }
+
+  /// Refreshes once per rejected token; a request that failed with an older token gets the current one at once.
+  public func refreshToken(rejected rejectedToken: String) async throws -> String? {
+    if let token, token != rejectedToken { return token }
+    if let inFlight, inFlight.rejected == rejectedToken { return try await inFlight.task.value }
+    refreshCount += 1
+    let refresh = self.refresh
+    let task = Task { try await refresh(rejectedToken) }
+    inFlight = (rejectedToken, task)
+    defer { inFlight = nil }
+    let newToken = try await task.value
+    token = newToken
+    return newToken
+  }
+}

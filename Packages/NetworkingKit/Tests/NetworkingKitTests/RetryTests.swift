@@ -1,0 +1,299 @@
+import Foundation
+import HTTPTypes
+import Logging
+import NetworkingKit
+import NetworkingKitTesting
+import Testing
+
+@Suite struct RetryPolicyTests {
+  @Test func fullJitterBackoffIsBoundedByTheExponentialCeiling() {
+    let policy = RetryPolicy.default
+    #expect(policy.maxAttempts == 3)
+    #expect(policy.baseDelay == .milliseconds(500))
+    #expect(policy.maxDelay == .seconds(20))
+    #expect(policy.backoff(afterAttempt: 1, unit: 1) == .milliseconds(500))
+    #expect(policy.backoff(afterAttempt: 2, unit: 1) == .seconds(1))
+    #expect(policy.backoff(afterAttempt: 4, unit: 0.5) == .seconds(2))
+    #expect(policy.backoff(afterAttempt: 10, unit: 1) == .seconds(20))
+    #expect(policy.backoff(afterAttempt: 1, unit: 0) == .zero)
+    let random = RandomSource.seeded(7)
+    for attempt in 1...8 {
+      let delay = policy.backoff(afterAttempt: attempt, unit: random.next())
+      #expect(delay >= .zero && delay <= min(.seconds(20), .milliseconds(500) * (1 << (attempt - 1))))
+    }
+  }
+
+  @Test func seededRandomIsReproducible() {
+    let a = RandomSource.seeded(42)
+    let b = RandomSource.seeded(42)
+    let first = (0..<5).map { _ in a.next() }
+    #expect(first == (0..<5).map { _ in b.next() })
+    #expect(first.allSatisfy { $0 >= 0 && $0 < 1 })
+  }
+
+  @Test func retryAfterParsesSecondsAndHTTPDates() {
+    let now = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
+    #expect(RetryAfter.parse("120") == .seconds(120))
+    #expect(RetryAfter.parse("Sun, 06 Nov 1994 08:50:07 GMT", now: now) == .seconds(30))
+    #expect(RetryAfter.parse("Sunday, 06-Nov-94 08:50:07 GMT", now: now) == .seconds(30))
+    #expect(RetryAfter.parse("Sun Nov  6 08:50:07 1994", now: now) == .seconds(30))
+    #expect(RetryAfter.parse("Sun, 06 Nov 1994 08:00:00 GMT", now: now) == .zero)
+    #expect(RetryAfter.parse("soon") == nil)
+    #expect(RetryAfter.parse("-1") == nil)
+  }
+
+  @Test func budgetFollowsTheAWSStandardMode() {
+    let budget = RetryBudget()
+    #expect(budget.available == 500)
+    #expect(budget.tryAcquire(5))
+    #expect(budget.tryAcquire(10))
+    #expect(budget.available == 485)
+    budget.recordSuccess(retryCost: 10)
+    #expect(budget.available == 495)
+    budget.recordSuccess(retryCost: nil)
+    #expect(budget.available == 496)
+    for _ in 0..<10 { budget.recordSuccess(retryCost: nil) }
+    #expect(budget.available == 500)
+    let small = RetryBudget(configuration: RetryBudgetConfiguration(capacity: 7))
+    #expect(small.tryAcquire(5))
+    #expect(!small.tryAcquire(5))
+  }
+}
+
+@Suite struct RetryLoopTests {
+  @Test func retriesIdempotentRequestsWithJitteredBackoffAndEmitsEvents() async throws {
+    let harness = try Harness([.status(.serviceUnavailable), .status(.badGateway), .json(profileJSON)])
+    let profile = try await harness.client.send(API.me)
+    #expect(profile.name == "Anna")
+    #expect(harness.transport.requests.count == 3)
+    #expect(harness.clock.sleeps == [.milliseconds(250), .milliseconds(500)])
+    let events = harness.events.events
+    #expect(events.map(\.attempt) == [1, 2, 3])
+    #expect(events.map(\.outcome) == [.status(503), .status(502), .status(200)])
+    #expect(events.map(\.decision) == [.retry(after: .milliseconds(250)), .retry(after: .milliseconds(500)), .finish])
+    #expect(events.allSatisfy { $0.pathTemplate == "/v1/me" && $0.method == .get })
+  }
+
+  @Test func attemptEventsAreLoggedWithSwiftLog() async throws {
+    let lines = LogCapture()
+    let logger = Logger(label: "test") { _ in CapturingLogHandler(capture: lines) }
+    let harness = try Harness(
+      [.status(.serviceUnavailable), .json(profileJSON)],
+      configure: { $0.onAttempt = AttemptEvent.logger(logger) })
+    _ = try await harness.client.send(API.me)
+    let logged = lines.entries
+    #expect(logged.map(\.level) == [.notice, .debug])
+    #expect(logged.first?.metadata["decision"] == "retry after 0.25 seconds")
+    #expect(logged.first?.metadata["http.route"] == "/v1/me")
+    #expect(logged.last?.metadata["outcome"] == "200")
+  }
+
+  @Test func givesUpAfterThreeAttemptsWithTheServerError() async throws {
+    let harness = try Harness(Array(repeating: .envelope(.internalServerError, code: "boom", message: "x"), count: 5))
+    let error = await #expect(throws: NetworkingError.self) { try await harness.client.send(API.me) }
+    #expect(error?.serverError?.code == "boom")
+    #expect(harness.transport.requests.count == 3)
+    #expect(harness.events.events.last?.decision == .attemptsExhausted)
+  }
+
+  @Test func doesNotRetryOtherStatuses() async throws {
+    let harness = try Harness([.status(.badRequest), .json(profileJSON)])
+    await #expect(throws: NetworkingError.self) { try await harness.client.send(API.me) }
+    #expect(harness.transport.requests.count == 1)
+  }
+
+  @Test func retryAfterIsNeverShortenedAndTooLongIsNotWaited() async throws {
+    let harness = try Harness([.status(.tooManyRequests, headerFields: [.retryAfter: "7"]), .json(profileJSON)])
+    _ = try await harness.client.send(API.me)
+    #expect(harness.clock.sleeps == [.seconds(7)])
+
+    let long = try Harness([.status(.serviceUnavailable, headerFields: [.retryAfter: "3600"]), .json(profileJSON)])
+    let error = await #expect(throws: NetworkingError.self) { try await long.client.send(API.me) }
+    #expect(error?.serverError?.retryAfter == .seconds(3600))
+    #expect(long.transport.requests.count == 1)
+    #expect(long.clock.sleeps.isEmpty)
+  }
+
+  @Test func postWithoutKeyIsNotRetriedButWithKeyIsWithTheSameKey() async throws {
+    let batch = FixBatch(deviceId: "d", fixes: [])
+    let plain = try Harness([.status(.serviceUnavailable), .json(#"{"accepted":0}"#)])
+    await #expect(throws: NetworkingError.self) { try await plain.client.send(API.plainPost, body: batch) }
+    #expect(plain.transport.requests.count == 1)
+    #expect(plain.transport.requests[0].head.headerFields[.idempotencyKey] == nil)
+
+    let keyed = try Harness([
+      .status(.serviceUnavailable), .failure(TransportError(.connectionLost)), .json(#"{"accepted":0}"#),
+    ])
+    _ = try await keyed.client.send(API.postFixes, body: batch)
+    let keys = keyed.transport.requests.map { $0.head.headerFields[.idempotencyKey] }
+    #expect(keys.count == 3)
+    #expect(keys[0] != nil && Set(keys).count == 1)
+
+    let explicit = try Harness([.status(.serviceUnavailable), .json(#"{"accepted":0}"#)])
+    _ = try await explicit.client.send(API.plainPost, body: batch, idempotencyKey: "mine")
+    #expect(explicit.transport.requests.map { $0.head.headerFields[.idempotencyKey] } == ["mine", "mine"])
+  }
+
+  @Test func unreachableFailsAtOnceButTimeoutsAreRetried() async throws {
+    let refused = try Harness([.failure(TransportError(.connectionRefused)), .json(profileJSON)])
+    let error = await #expect(throws: NetworkingError.self) { try await refused.client.send(API.me) }
+    #expect(error?.transportError?.isUnreachable == true)
+    #expect(refused.transport.requests.count == 1)
+
+    let slow = try Harness([.failure(TransportError(.timedOut)), .json(profileJSON)])
+    _ = try await slow.client.send(API.me)
+    #expect(slow.transport.requests.count == 2)
+  }
+
+  @Test func emptyBudgetFailsFast() async throws {
+    let budgets = RetryBudgets(configuration: RetryBudgetConfiguration(capacity: 14, retryCost: 5, timeoutCost: 10))
+    let harness = try Harness(
+      Array(repeating: .status(.serviceUnavailable), count: 10), configure: { $0.retryBudgets = budgets })
+    await #expect(throws: NetworkingError.self) { try await harness.client.send(API.me) }  // takes 5 + 5
+    #expect(harness.transport.requests.count == 3)
+    #expect(budgets.budget(for: "api.test").available == 4)
+    let error = await #expect(throws: NetworkingError.self) { try await harness.client.send(API.me) }
+    guard case .retryBudgetExhausted(let host, let last) = error else {
+      Issue.record("got \(String(describing: error))")
+      return
+    }
+    #expect(host == "api.test")
+    #expect(last.serverError?.status == .serviceUnavailable)
+    #expect(harness.transport.requests.count == 4)
+    #expect(harness.events.events.last?.decision == .budgetExhausted)
+  }
+
+  @Test func deadlineStopsRetries() async throws {
+    let harness = try Harness(
+      [.status(.serviceUnavailable, headerFields: [.retryAfter: "5"]), .json(profileJSON)],
+      configure: { $0.retryPolicy.deadline = .seconds(3) })
+    let error = await #expect(throws: NetworkingError.self) { try await harness.client.send(API.me) }
+    guard case .deadlineExceeded(let last) = error else {
+      Issue.record("got \(String(describing: error))")
+      return
+    }
+    #expect(last?.serverError?.status == .serviceUnavailable)
+    #expect(harness.clock.sleeps.isEmpty)
+  }
+
+  @Test func attemptTimeoutNeverExceedsWhatIsLeftOfTheDeadline() async throws {
+    let harness = try Harness(
+      [.failure(TransportError(.timedOut)), .json(profileJSON)],
+      configure: {
+        $0.retryPolicy.deadline = .seconds(5)
+        $0.attemptTimeout = .seconds(8)
+        $0.random = .constant(1)
+      })
+    _ = try await harness.client.send(API.me)
+    #expect(harness.transport.requests.map(\.options.timeout) == [.seconds(5), .milliseconds(4500)])
+  }
+
+  /// Sends a request that gets a 503 with `Retry-After: 30` and returns once the client waits on a manual clock.
+  private func startWaitingRequest() async throws -> (Harness, TestClock, Task<Profile, any Error>) {
+    let clock = TestClock(mode: .manual)
+    let harness = try Harness(
+      [.status(.serviceUnavailable, headerFields: [.retryAfter: "30"]), .json(profileJSON)], clock: clock)
+    let task = Task { try await harness.client.send(API.me) }
+    while clock.pendingSleeps == 0 { await Task.yield() }
+    return (harness, clock, task)
+  }
+
+  @Test func cancellationStopsAWaitAtOnce() async throws {
+    let (harness, _, task) = try await startWaitingRequest()
+    task.cancel()
+    await #expect(throws: CancellationError.self) { try await task.value }
+    #expect(harness.transport.requests.count == 1)
+  }
+
+  @Test func manualClockResumesWhenAdvanced() async throws {
+    let (_, clock, task) = try await startWaitingRequest()
+    clock.advance(by: .seconds(29))
+    #expect(clock.pendingSleeps == 1)
+    clock.advance(by: .seconds(1))
+    #expect(try await task.value.name == "Anna")
+    #expect(clock.sleeps == [.seconds(30)])
+  }
+}
+
+@Suite struct CredentialsTests {
+  @Test func refreshIsSingleFlight() async throws {
+    let credentials = BearerTokenCredentials(token: "old") { _ in
+      try await Task.sleep(for: .milliseconds(50))
+      return "new"
+    }
+    let tokens = try await withThrowingTaskGroup(of: String?.self) { group in
+      for _ in 0..<10 { group.addTask { try await credentials.refreshToken(rejected: "old") } }
+      return try await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(tokens == Array(repeating: "new", count: 10))
+    #expect(await credentials.refreshCount == 1)
+    #expect(try await credentials.refreshToken(rejected: "old") == "new")
+    #expect(await credentials.refreshCount == 1)
+  }
+
+  @Test func unauthorizedIsReplayedOnceWithTheFreshToken() async throws {
+    let credentials = BearerTokenCredentials(token: "old") { _ in "new" }
+    let harness = try Harness(
+      [.envelope(.unauthorized, code: "token_invalid", message: "expired"), .json(profileJSON)],
+      credentials: credentials)
+    _ = try await harness.client.send(API.me)
+    #expect(harness.transport.requests.map { $0.head.headerFields[.authorization] } == ["Bearer old", "Bearer new"])
+    #expect(harness.events.events.first?.decision == .refreshCredentials)
+
+    let stubborn = try Harness(
+      Array(repeating: .status(.unauthorized), count: 3), credentials: BearerTokenCredentials(token: "a") { _ in "b" })
+    let error = await #expect(throws: NetworkingError.self) { try await stubborn.client.send(API.me) }
+    guard case .unauthorized = error else {
+      Issue.record("got \(String(describing: error))")
+      return
+    }
+    #expect(stubborn.transport.requests.count == 2)
+  }
+
+  @Test func signedOutRefreshReportsUnauthorized() async throws {
+    let harness = try Harness([.status(.unauthorized)], credentials: BearerTokenCredentials(token: "a") { _ in nil })
+    let error = await #expect(throws: NetworkingError.self) { try await harness.client.send(API.me) }
+    guard case .unauthorized = error else {
+      Issue.record("got \(String(describing: error))")
+      return
+    }
+  }
+}
+
+final class LogCapture: @unchecked Sendable {
+  struct Entry {
+    var level: Logger.Level
+    var metadata: [String: String]
+  }
+
+  private let lock = NSLock()
+  private var storage: [Entry] = []
+
+  func append(_ entry: Entry) {
+    lock.lock()
+    storage.append(entry)
+    lock.unlock()
+  }
+
+  var entries: [Entry] {
+    lock.lock()
+    defer { lock.unlock() }
+    return storage
+  }
+}
+
+struct CapturingLogHandler: LogHandler {
+  let capture: LogCapture
+  var metadata: Logger.Metadata = [:]
+  var logLevel: Logger.Level = .trace
+
+  subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    get { metadata[key] }
+    set { metadata[key] = newValue }
+  }
+
+  func log(event: LogEvent) {
+    let merged = (event.metadata ?? [:]).mapValues { "\($0)" }
+    capture.append(LogCapture.Entry(level: event.level, metadata: merged))
+  }
+}
