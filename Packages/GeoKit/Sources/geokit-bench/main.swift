@@ -52,6 +52,16 @@ measure("geohash.encode.string", operations: count * 16) {
   }
   return sum
 }
+measure("geohash.encode.text", operations: count * 16) {
+  var sum: UInt64 = 0
+  for _ in 0..<16 {
+    for point in points {
+      guard let text = try? Geohash.encodeText(point, precision: 12) else { continue }
+      sum &+= text.withUTF8 { UInt64($0[11]) }
+    }
+  }
+  return sum
+}
 measure("geohash.decode", operations: count * 16) {
   var sum: UInt64 = 0
   for _ in 0..<16 {

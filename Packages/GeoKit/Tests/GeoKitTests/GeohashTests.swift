@@ -12,7 +12,19 @@ import Testing
       #expect(try Geohash.encode(point, precision: precision) == String(row[3]), "\(row)")
       #expect(try GeohashCell(point, bits: 64).value == UInt64(row[4]), "\(row)")
       #expect(try GeohashCell(point, bits: 5 * precision).string == String(row[3]))
+      let text = try Geohash.encodeText(point, precision: precision)
+      #expect(String(text) == String(row[3]), "\(row)")
+      #expect(text.count == precision)
     }
+  }
+
+  @Test func inlineTextOrdersAndHashesLikeStrings() throws {
+    let hashes = ["u", "u4", "u4pruydqqvj", "u4pruydqqvjz", "s0000000000", "zzzzzzzzzzzz", "0"]
+    let texts = try hashes.map { hash in try Geohash.encodeText(Geohash.decode(hash).center, precision: hash.count) }
+    #expect(texts.map(String.init) == hashes)
+    #expect(texts.sorted().map(String.init) == hashes.sorted())
+    #expect(Set(texts).count == hashes.count)
+    #expect(texts[2].withUTF8 { Array($0) } == Array("u4pruydqqvj".utf8))
   }
 
   @Test func decodeMatchesPythonGeohash() throws {

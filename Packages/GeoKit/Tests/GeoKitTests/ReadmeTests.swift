@@ -13,6 +13,7 @@ import Testing
     let cell = try Geohash.decode(hash)
     #expect(cell.box.contains(kyiv))
     #expect(try Geohash.neighbors(of: hash).north != nil)
+    #expect(try String(Geohash.encodeText(kyiv, precision: 7)) == "u8vxn84")
     #expect(throws: GeohashError.invalidCharacter("a", offset: 4)) { try Geohash.validate("u8vxa") }
 
     let key = try GeohashCell(kyiv, bits: 62).value

@@ -1,0 +1,72 @@
+/// A geohash string spelled into inline storage: up to 12 ASCII characters held in 16 bytes, with no heap
+/// allocation and no `String` construction.
+///
+/// Use it on hot paths (bulk ingest, binding geohash columns, hashing) and convert with `String(text)` or
+/// ``description`` only where a `String` is needed.
+///
+/// ```swift
+/// let text = try Geohash.encodeText(point, precision: 6)   // "u4pruy", inline
+/// text.withUTF8 { bytes in /* bind to SQLite without a String */ }
+/// ```
+public struct GeohashText: Sendable, Hashable, Comparable, CustomStringConvertible {
+  /// The ASCII characters in memory order: characters 0…7 in `low`, 8…11 in `high`; unused bytes are zero.
+  @usableFromInline var low: UInt64
+  @usableFromInline var high: UInt64
+  /// The number of characters (1…12).
+  public let count: Int
+
+  @inlinable
+  init(low: UInt64, high: UInt64, count: Int) {
+    self.low = low
+    self.high = high
+    self.count = count
+  }
+
+  /// Spells the first `count` 5-bit groups of a left-aligned interleaved geohash value.
+  @inlinable
+  init(leftAlignedBits bits: UInt64, count: Int) {
+    let letters = Geohash.alphabet.utf8Start
+    @inline(__always) func letter(_ index: Int) -> UInt64 {
+      UInt64(letters[Int(truncatingIfNeeded: bits >> UInt64(59 - 5 * index) & 31)]) << UInt64(8 * (index & 7))
+    }
+    // All 12 characters branch-free, then the unused ones masked off.
+    let low = letter(0) | letter(1) | letter(2) | letter(3) | letter(4) | letter(5) | letter(6) | letter(7)
+    let high = letter(8) | letter(9) | letter(10) | letter(11)
+    let lowMask: UInt64 = count >= 8 ? ~0 : (1 << UInt64(8 * count)) &- 1
+    let highMask: UInt64 = count <= 8 ? 0 : (1 << UInt64(8 * (count - 8))) &- 1
+    self.init(low: (low & lowMask).littleEndian, high: (high & highMask).littleEndian, count: count)
+  }
+
+  /// Calls `body` with the characters as UTF-8 (ASCII) bytes; the pointer is valid only inside `body`.
+  @inlinable
+  public func withUTF8<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+    var storage = (low, high)
+    return try withUnsafeBytes(of: &storage) { raw in
+      try body(UnsafeBufferPointer(rebasing: raw.bindMemory(to: UInt8.self)[0..<count]))
+    }
+  }
+
+  /// The geohash as a `String`.
+  public var description: String { withUTF8 { String(decoding: $0, as: UTF8.self) } }
+
+  /// Orders like the strings do (byte-wise, shorter prefix first).
+  public static func < (lhs: GeohashText, rhs: GeohashText) -> Bool {
+    lhs.withUTF8 { left in rhs.withUTF8 { right in left.lexicographicallyPrecedes(right) } }
+  }
+}
+
+extension Geohash {
+  /// The geohash of `coordinate` with `precision` characters (1…12) as inline ``GeohashText``: the same
+  /// characters as ``encode(_:precision:)`` without building a `String`.
+  /// - Throws: ``GeohashError/invalidPrecision(_:)`` outside 1…12.
+  @inlinable
+  public static func encodeText(_ coordinate: Coordinate, precision: Int) throws(GeohashError) -> GeohashText {
+    guard precision >= 1, precision <= maxPrecision else { throw .invalidPrecision(precision) }
+    return GeohashText(leftAlignedBits: GeohashCell.interleave(coordinate), count: precision)
+  }
+}
+
+extension String {
+  /// The characters of a ``GeohashText``.
+  public init(_ text: GeohashText) { self = text.description }
+}
