@@ -10,6 +10,9 @@ let package = Package(
   ],
   dependencies: [
     .package(path: "Packages/GeoKit"),
+    .package(path: "Packages/PersistenceKit"),
+    .package(path: "Packages/NetworkingKit"),
+    .package(path: "Packages/DomainKit"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
   ],
   targets: [
