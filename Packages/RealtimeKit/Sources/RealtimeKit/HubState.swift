@@ -1,0 +1,370 @@
+import Foundation
+
+enum Outbound: Sendable {
+  case text(String)
+  case close(RealtimeCloseCode, String)
+}
+
+/// A fixed-capacity FIFO that overwrites its oldest element.
+struct Ring<Element> {
+  private var storage: [Element] = []
+  private var head = 0
+  let capacity: Int
+
+  init(capacity: Int) { self.capacity = capacity }
+
+  var count: Int { storage.count }
+  var first: Element? { storage.isEmpty ? nil : storage[head] }
+
+  mutating func append(_ element: Element) -> Element? {
+    guard capacity > 0 else { return element }
+    if storage.count < capacity {
+      storage.append(element)
+      return nil
+    }
+    let evicted = storage[head]
+    storage[head] = element
+    head = (head + 1) % capacity
+    return evicted
+  }
+
+  func forEach(_ body: (Element) -> Void) {
+    for index in 0..<storage.count { body(storage[(head + index) % storage.count]) }
+  }
+}
+
+func currentTimestamp() -> RealtimeTimestamp { RealtimeTimestamp(Date().timeIntervalSince1970 * 1000) }
+
+/// All mutable hub state, serialized by one actor. Nothing here awaits a socket: sends go into bounded queues.
+actor HubState {
+  struct Connection {
+    let session: String
+    let transport: any RealtimeServerConnection
+    let continuation: AsyncStream<Outbound>.Continuation
+    let writer: Task<Void, Never>
+    let openedAt: ContinuousClock.Instant
+    var lastSeen: ContinuousClock.Instant
+    var principal: RealtimePrincipal?
+    var subscriptions: Set<ChannelName> = []
+    var tokens: Double
+    var tokensUpdated: ContinuousClock.Instant
+    var closing = false
+  }
+
+  struct Channel {
+    var offset: UInt64 = 0
+    var history: Ring<(offset: UInt64, text: String)>
+    var subscribers: Set<UInt64> = []
+  }
+
+  struct DedupWindow {
+    var acks: [String: PublishAck] = [:]
+    var order: Ring<String>
+  }
+
+  enum SubscribeOutcome {
+    case done
+    case authorizationStale
+  }
+
+  let configuration: RealtimeHubConfiguration
+  let epoch: String
+  private let clock = ContinuousClock()
+  private var nextID: UInt64 = 0
+  private var connections: [UInt64: Connection] = [:]
+  private var channels: [ChannelName: Channel] = [:]
+  private var principals: [String: Set<UInt64>] = [:]
+  private var dedup: [String: DedupWindow] = [:]
+  private(set) var revocationGeneration: UInt64 = 0
+  private(set) var isShuttingDown = false
+
+  init(configuration: RealtimeHubConfiguration, epoch: String) {
+    self.configuration = configuration
+    self.epoch = epoch
+  }
+
+  // MARK: Connections
+
+  func register(
+    transport: any RealtimeServerConnection,
+    continuation: AsyncStream<Outbound>.Continuation,
+    writer: Task<Void, Never>
+  ) -> UInt64 {
+    nextID += 1
+    let now = clock.now
+    connections[nextID] = Connection(
+      session: "\(epoch)-\(nextID)",
+      transport: transport,
+      continuation: continuation,
+      writer: writer,
+      openedAt: now,
+      lastSeen: now,
+      tokens: Double(configuration.limits.publishBurst),
+      tokensUpdated: now
+    )
+    if isShuttingDown { close(nextID, code: .serverShuttingDown, reason: "server shutting down") }
+    return nextID
+  }
+
+  func unregister(_ id: UInt64) {
+    guard let connection = connections.removeValue(forKey: id) else { return }
+    detach(id, connection)
+    connection.continuation.finish()
+    connection.writer.cancel()
+  }
+
+  private func detach(_ id: UInt64, _ connection: Connection) {
+    for channel in connection.subscriptions { removeSubscriber(id, from: channel) }
+    if let principal = connection.principal {
+      principals[principal.id]?.remove(id)
+      if principals[principal.id]?.isEmpty == true { principals[principal.id] = nil }
+    }
+  }
+
+  private func removeSubscriber(_ id: UInt64, from channel: ChannelName) {
+    channels[channel]?.subscribers.remove(id)
+  }
+
+  var connectionCount: Int { connections.count }
+
+  func touch(_ id: UInt64) {
+    connections[id]?.lastSeen = clock.now
+  }
+
+  func isOpen(_ id: UInt64) -> Bool {
+    guard let connection = connections[id] else { return false }
+    return !connection.closing
+  }
+
+  // MARK: Sending
+
+  func send(_ id: UInt64, _ frame: ServerFrame) {
+    enqueue(id, .text(RealtimeCodec.encode(frame)))
+  }
+
+  private func enqueue(_ id: UInt64, _ outbound: Outbound) {
+    guard let connection = connections[id], !connection.closing else { return }
+    switch connection.continuation.yield(outbound) {
+    case .enqueued: break
+    case .dropped: dropSlowConsumer(id)
+    case .terminated: connections[id]?.closing = true
+    @unknown default: break
+    }
+  }
+
+  /// Sends `error` (if any) then closes through the queue, after whatever is already queued.
+  func close(_ id: UInt64, code: RealtimeCloseCode, reason: String, error: RealtimeError? = nil) {
+    guard var connection = connections[id], !connection.closing else { return }
+    if let error { enqueue(id, .text(RealtimeCodec.encode(.error(error)))) }
+    enqueue(id, .close(code, reason))
+    guard connections[id]?.closing == false else { return }
+    connection.closing = true
+    detach(id, connection)
+    connection.subscriptions = []
+    connections[id] = connection
+    connection.continuation.finish()
+  }
+
+  private func dropSlowConsumer(_ id: UInt64) {
+    guard var connection = connections[id], !connection.closing else { return }
+    connection.closing = true
+    detach(id, connection)
+    connection.subscriptions = []
+    connections[id] = connection
+    connection.writer.cancel()
+    connection.continuation.finish()
+    let transport = connection.transport
+    let grace = configuration.slowConsumerGrace
+    Task.detached {
+      await withTaskGroup(of: Void.self) { group in
+        group.addTask { await transport.close(code: .slowConsumer, reason: "send queue overflow") }
+        group.addTask {
+          try? await Task.sleep(for: grace)
+          await transport.abort()
+        }
+        await group.waitForAll()
+      }
+    }
+  }
+
+  // MARK: Protocol
+
+  func welcome(_ id: UInt64, principal: RealtimePrincipal) {
+    guard connections[id] != nil else { return }
+    connections[id]?.principal = principal
+    principals[principal.id, default: []].insert(id)
+    guard let session = connections[id]?.session else { return }
+    send(
+      id,
+      .welcome(
+        Welcome(
+          session: session,
+          serverTime: currentTimestamp(),
+          heartbeatMilliseconds: configuration.heartbeatInterval.milliseconds,
+          heartbeatTimeoutMilliseconds: configuration.heartbeatTimeout.milliseconds,
+          limits: configuration.limits
+        )
+      )
+    )
+  }
+
+  func subscribe(_ id: UInt64, _ request: SubscribeRequest, authorizedAt generation: UInt64) -> SubscribeOutcome {
+    guard let connection = connections[id], !connection.closing else { return .done }
+    guard generation == revocationGeneration else { return .authorizationStale }
+    let name = request.channel
+    if !connection.subscriptions.contains(name) {
+      guard connection.subscriptions.count < configuration.limits.maxSubscriptions else {
+        send(
+          id,
+          .error(
+            RealtimeError(
+              code: .tooManySubscriptions,
+              message: "at most \(configuration.limits.maxSubscriptions) subscriptions per connection",
+              channel: name.rawValue
+            )
+          )
+        )
+        return .done
+      }
+      connections[id]?.subscriptions.insert(name)
+    }
+    var channel = channels[name] ?? Channel(history: Ring(capacity: configuration.historyCapacity))
+    channel.subscribers.insert(id)
+    channels[name] = channel
+    let position = ChannelPosition(channel: name, offset: channel.offset, epoch: epoch)
+    send(id, .subscribed(position))
+    guard let resume = request.resume, resume.offset != channel.offset || resume.epoch != epoch else { return .done }
+    let oldest = channel.history.first?.offset ?? channel.offset + 1
+    guard resume.epoch == epoch, resume.offset < channel.offset, oldest <= resume.offset + 1 else {
+      send(id, .reload(position))
+      return .done
+    }
+    channel.history.forEach { entry in
+      if entry.offset > resume.offset { enqueue(id, .text(entry.text)) }
+    }
+    return .done
+  }
+
+  func unsubscribe(_ id: UInt64, _ name: ChannelName) {
+    guard connections[id] != nil else { return }
+    connections[id]?.subscriptions.remove(name)
+    removeSubscriber(id, from: name)
+    send(id, .unsubscribed(name, reason: .client))
+  }
+
+  func publish(_ id: UInt64, principalID: String, _ request: PublishRequest) {
+    guard var connection = connections[id], !connection.closing else { return }
+    if let ack = dedup[principalID]?.acks[request.id] {
+      send(id, .ack(ack))
+      return
+    }
+    let now = clock.now
+    let elapsed = connection.tokensUpdated.duration(to: now)
+    let refill = Double(elapsed.milliseconds) / 1000 * Double(configuration.limits.publishPerSecond)
+    connection.tokens = min(Double(configuration.limits.publishBurst), connection.tokens + refill)
+    connection.tokensUpdated = now
+    guard connection.tokens >= 1 else {
+      connections[id] = connection
+      send(
+        id,
+        .error(
+          RealtimeError(
+            code: .rateLimited,
+            message: "more than \(configuration.limits.publishPerSecond) publishes per second; re-send later",
+            id: request.id,
+            channel: request.channel.rawValue
+          )
+        )
+      )
+      return
+    }
+    connection.tokens -= 1
+    connections[id] = connection
+    let offset = append(request.payload, to: request.channel)
+    let ack = PublishAck(id: request.id, channel: request.channel, offset: offset)
+    var window = dedup[principalID] ?? DedupWindow(order: Ring(capacity: configuration.deduplicationCapacity))
+    window.acks[request.id] = ack
+    if let evicted = window.order.append(request.id) { window.acks[evicted] = nil }
+    dedup[principalID] = window
+    send(id, .ack(ack))
+  }
+
+  /// Appends an event and fans it out; returns its offset.
+  func append(_ payload: JSONValue, to name: ChannelName) -> UInt64 {
+    var channel = channels[name] ?? Channel(history: Ring(capacity: configuration.historyCapacity))
+    channel.offset += 1
+    let text = RealtimeCodec.encodeEvent(
+      channel: name,
+      offset: channel.offset,
+      time: currentTimestamp(),
+      payloadJSON: payload.jsonText
+    )
+    _ = channel.history.append((channel.offset, text))
+    channels[name] = channel
+    for subscriber in channel.subscribers { enqueue(subscriber, .text(text)) }
+    return channel.offset
+  }
+
+  func position(of name: ChannelName) -> ChannelPosition {
+    ChannelPosition(channel: name, offset: channels[name]?.offset ?? 0, epoch: epoch)
+  }
+
+  // MARK: App-side controls
+
+  func revoke(channel name: ChannelName, principalID: String?) {
+    revocationGeneration += 1
+    let ids: [UInt64]
+    if let principalID {
+      ids = Array(principals[principalID] ?? [])
+    } else {
+      ids = Array(channels[name]?.subscribers ?? [])
+    }
+    for id in ids where connections[id]?.subscriptions.contains(name) == true {
+      connections[id]?.subscriptions.remove(name)
+      removeSubscriber(id, from: name)
+      send(id, .unsubscribed(name, reason: .revoked))
+    }
+  }
+
+  func disconnect(principalID: String, code: RealtimeCloseCode, reason: String) {
+    for id in principals[principalID] ?? [] { close(id, code: code, reason: reason) }
+  }
+
+  func abort(principalID: String) -> [any RealtimeServerConnection] {
+    (principals[principalID] ?? []).compactMap { connections[$0]?.transport }
+  }
+
+  func presence(of name: ChannelName) -> [RealtimePrincipal] {
+    var seen: Set<String> = []
+    var result: [RealtimePrincipal] = []
+    for id in channels[name]?.subscribers ?? [] {
+      guard let principal = connections[id]?.principal, seen.insert(principal.id).inserted else { continue }
+      result.append(principal)
+    }
+    return result.sorted { $0.id < $1.id }
+  }
+
+  // MARK: Housekeeping
+
+  func sweep() {
+    let now = clock.now
+    let silenceLimit = configuration.heartbeatInterval + configuration.heartbeatTimeout
+    for (id, connection) in connections where !connection.closing {
+      if connection.principal == nil, connection.openedAt.duration(to: now) > configuration.helloTimeout {
+        close(
+          id,
+          code: .protocolViolation,
+          reason: "no hello",
+          error: RealtimeError(code: .protocolViolation, message: "no hello within the hello timeout", fatal: true)
+        )
+      } else if connection.lastSeen.duration(to: now) > silenceLimit {
+        close(id, code: .heartbeatTimeout, reason: "heartbeat timeout")
+      }
+    }
+  }
+
+  func shutdown() {
+    isShuttingDown = true
+    for id in connections.keys { close(id, code: .serverShuttingDown, reason: "server shutting down") }
+  }
+}

@@ -1,0 +1,298 @@
+import Foundation
+
+/// The server side of `meridian.v1`: authenticates connections, authorizes every subscribe and publish through the
+/// app's hooks, fans events out in offset order, keeps bounded per-channel history for resume, deduplicates publishes,
+/// enforces limits and heartbeats, and closes slow consumers without making anyone else wait.
+///
+/// Transport-independent: an adapter (such as `RealtimeKitHummingbird`) calls ``serve(connection:inbound:)`` for each
+/// accepted socket. Run ``run()`` for heartbeat enforcement; cancelling it shuts the hub down gracefully.
+public final class RealtimeHub: Sendable {
+  /// Turns a bearer token into a principal; `nil` or a thrown error rejects the token (close 4001).
+  public typealias Authenticate = @Sendable (_ token: String) async throws -> RealtimePrincipal?
+  /// Decides whether a principal may subscribe or publish to a channel.
+  public typealias Authorize =
+    @Sendable (_ principal: RealtimePrincipal, _ access: RealtimeAccess, _ channel: ChannelName) async throws -> Bool
+
+  /// The settings the hub was created with.
+  public let configuration: RealtimeHubConfiguration
+  /// The epoch of every channel's offsets in this hub.
+  public let epoch: String
+  let state: HubState
+  let authenticate: Authenticate
+  let authorize: Authorize
+
+  /// Creates a hub.
+  ///
+  /// - Parameters:
+  ///   - configuration: limits, timeouts and queue sizes.
+  ///   - authenticate: called once per connection with the `hello` token.
+  ///   - authorize: called on every subscribe and publish; allow everything by default.
+  public init(
+    configuration: RealtimeHubConfiguration = RealtimeHubConfiguration(),
+    authenticate: @escaping Authenticate,
+    authorize: @escaping Authorize = { _, _, _ in true }
+  ) {
+    self.configuration = configuration
+    let epoch = configuration.epoch ?? String(UInt32.random(in: 0...UInt32.max), radix: 36)
+    self.epoch = epoch
+    self.state = HubState(configuration: configuration, epoch: epoch)
+    self.authenticate = authenticate
+    self.authorize = authorize
+  }
+
+  // MARK: Serving connections
+
+  /// Serves one connection until its inbound messages end; rethrows the inbound sequence's error after cleanup.
+  public func serve<Inbound: AsyncSequence>(connection: some RealtimeServerConnection, inbound: Inbound) async throws
+  where Inbound.Element == RealtimeInboundMessage {
+    let (stream, continuation) = AsyncStream<Outbound>.makeStream(
+      bufferingPolicy: .bufferingOldest(max(1, configuration.sendQueueCapacity))
+    )
+    let writer = Task {
+      for await outbound in stream {
+        switch outbound {
+        case .text(let text):
+          do { try await connection.send(text) } catch { return }
+        case .close(let code, let reason):
+          await connection.close(code: code, reason: reason)
+          return
+        }
+      }
+    }
+    let id = await state.register(transport: connection, continuation: continuation, writer: writer)
+    var session = Session(id: id)
+    do {
+      for try await message in inbound {
+        await handle(message, session: &session)
+      }
+    } catch {
+      await state.unregister(id)
+      throw error
+    }
+    await state.unregister(id)
+  }
+
+  struct Session {
+    let id: UInt64
+    var helloSeen = false
+    var principal: RealtimePrincipal?
+  }
+
+  func handle(_ message: RealtimeInboundMessage, session: inout Session) async {
+    let id = session.id
+    guard await state.isOpen(id) else { return }
+    await state.touch(id)
+    let text: String
+    switch message {
+    case .binary:
+      await violation(id, "binary messages are not allowed; send JSON text")
+      return
+    case .text(let value):
+      text = value
+    }
+    let frame: ClientFrame
+    do {
+      frame = try RealtimeCodec.decodeClientFrame(text, maxBytes: configuration.limits.maxFrameBytes)
+    } catch {
+      if error.isTooLarge {
+        await state.close(id, code: .messageTooBig, reason: "message too big")
+      } else if session.principal == nil {
+        await violation(id, "the first message must be a valid hello (\(error.message))")
+      } else {
+        await state.send(id, .error(error.errorFrame))
+      }
+      return
+    }
+    if case .hello(let hello) = frame {
+      guard !session.helloSeen else {
+        await violation(id, "hello was already sent")
+        return
+      }
+      session.helloSeen = true
+      await handleHello(hello, session: &session)
+      return
+    }
+    guard let principal = session.principal else {
+      await violation(id, "the first message must be hello")
+      return
+    }
+    switch frame {
+    case .hello, .ping:
+      await state.send(id, .pong(time: currentTimestamp()))
+    case .subscribe(let request):
+      await subscribe(id, principal: principal, request)
+    case .unsubscribe(let channel):
+      await state.unsubscribe(id, channel)
+    case .publish(let request):
+      await publish(id, principal: principal, request)
+    }
+  }
+
+  func violation(_ id: UInt64, _ message: String) async {
+    await state.close(
+      id,
+      code: .protocolViolation,
+      reason: "protocol violation",
+      error: RealtimeError(code: .protocolViolation, message: message, fatal: true)
+    )
+  }
+
+  func handleHello(_ hello: Hello, session: inout Session) async {
+    let principal: RealtimePrincipal?
+    do {
+      principal = try await authenticate(hello.token)
+    } catch {
+      principal = nil
+    }
+    guard let principal else {
+      await state.close(
+        session.id,
+        code: .unauthorized,
+        reason: "unauthorized",
+        error: RealtimeError(code: .unauthorized, message: "the token is missing, invalid or expired", fatal: true)
+      )
+      return
+    }
+    session.principal = principal
+    await state.welcome(session.id, principal: principal)
+    for request in hello.resume { await subscribe(session.id, principal: principal, request) }
+  }
+
+  func servesNamespace(of channel: ChannelName) -> Bool {
+    configuration.namespaces?.contains(channel.namespace) ?? true
+  }
+
+  func subscribe(_ id: UInt64, principal: RealtimePrincipal, _ request: SubscribeRequest) async {
+    let channel = request.channel
+    guard servesNamespace(of: channel) else {
+      await state.send(id, .error(namespaceError(channel)))
+      return
+    }
+    // A revocation that lands while the hook runs invalidates its answer: ask again.
+    for _ in 0..<8 {
+      let generation = await state.revocationGeneration
+      guard await isAllowed(id, principal, .subscribe, channel, publishID: nil) else { return }
+      if await state.subscribe(id, request, authorizedAt: generation) == .done { return }
+    }
+  }
+
+  func publish(_ id: UInt64, principal: RealtimePrincipal, _ request: PublishRequest) async {
+    guard servesNamespace(of: request.channel) else {
+      var error = namespaceError(request.channel)
+      error.id = request.id
+      await state.send(id, .error(error))
+      return
+    }
+    guard await isAllowed(id, principal, .publish, request.channel, publishID: request.id) else { return }
+    await state.publish(id, principalID: principal.id, request)
+  }
+
+  func namespaceError(_ channel: ChannelName) -> RealtimeError {
+    RealtimeError(
+      code: .invalidChannel,
+      message: "this server does not serve the namespace `\(channel.namespace)`",
+      channel: channel.rawValue
+    )
+  }
+
+  func isAllowed(
+    _ id: UInt64,
+    _ principal: RealtimePrincipal,
+    _ access: RealtimeAccess,
+    _ channel: ChannelName,
+    publishID: String?
+  ) async -> Bool {
+    let verb = access == .subscribe ? "subscribe to" : "publish to"
+    do {
+      if try await authorize(principal, access, channel) { return true }
+      await state.send(
+        id,
+        .error(
+          RealtimeError(
+            code: .forbidden, message: "not allowed to \(verb) \(channel)", id: publishID, channel: channel.rawValue)
+        )
+      )
+    } catch {
+      await state.send(
+        id,
+        .error(
+          RealtimeError(
+            code: .internal,
+            message: "could not check access to \(channel); retry later",
+            id: publishID,
+            channel: channel.rawValue
+          )
+        )
+      )
+    }
+    return false
+  }
+
+  // MARK: Lifecycle
+
+  /// Enforces heartbeats and hello timeouts until cancelled, then shuts down gracefully (close 4004 for everyone).
+  public func run() async {
+    let period = min(configuration.heartbeatInterval, configuration.helloTimeout) / 4
+    while !Task.isCancelled {
+      do {
+        try await Task.sleep(for: max(period, .milliseconds(50)))
+      } catch {
+        break
+      }
+      await state.sweep()
+    }
+    await shutdown()
+  }
+
+  /// Closes every connection with ``RealtimeCloseCode/serverShuttingDown`` after what is already queued for it,
+  /// refuses new ones the same way, and waits up to ``RealtimeHubConfiguration/shutdownTimeout`` for them to end.
+  public func shutdown() async {
+    await state.shutdown()
+    let deadline = ContinuousClock.now + configuration.shutdownTimeout
+    while await state.connectionCount > 0, ContinuousClock.now < deadline {
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+  }
+
+  // MARK: App-side API
+
+  /// Publishes an event from the app (for example a stored fix to `user:<id>`) and returns its offset.
+  @discardableResult
+  public func publish(_ payload: JSONValue, to channel: ChannelName) async -> UInt64 {
+    await state.append(payload, to: channel)
+  }
+
+  /// Withdraws a principal's live access to a channel at once: its subscriptions end with `unsubscribed`
+  /// (`revoked`), and authorization answers given before this call are not used. Pass `nil` to revoke everyone.
+  ///
+  /// Make the authorization hook refuse the access first, so that a re-subscribe is refused too.
+  public func revoke(_ channel: ChannelName, from principalID: String?) async {
+    await state.revoke(channel: channel, principalID: principalID)
+  }
+
+  /// Closes every connection of a principal with `code`; with `nil`, drops them without a close handshake.
+  public func disconnect(principalID: String, code: RealtimeCloseCode? = .normal, reason: String = "disconnected")
+    async
+  {
+    if let code {
+      await state.disconnect(principalID: principalID, code: code, reason: reason)
+    } else {
+      for connection in await state.abort(principalID: principalID) { await connection.abort() }
+    }
+  }
+
+  /// The distinct principals currently subscribed to a channel.
+  public func presence(of channel: ChannelName) async -> [RealtimePrincipal] {
+    await state.presence(of: channel)
+  }
+
+  /// A channel's current offset and epoch.
+  public func position(of channel: ChannelName) async -> ChannelPosition {
+    await state.position(of: channel)
+  }
+
+  /// The number of open connections.
+  public var connectionCount: Int {
+    get async { await state.connectionCount }
+  }
+}

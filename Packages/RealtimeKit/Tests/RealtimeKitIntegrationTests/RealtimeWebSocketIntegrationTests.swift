@@ -1,0 +1,237 @@
+import Foundation
+import NIOCore
+import RealtimeKit
+import RealtimeKitHummingbird
+import RealtimeKitTesting
+import RealtimeKitWebSocketClient
+import Testing
+import WSClient
+
+@Suite(.serialized) struct RealtimeWebSocketIntegrationTests {
+  let group = ChannelName.test("group:1")
+
+  @Test func publishReachesBothSubscribersInOrder() async throws {
+    let hub = makeHub()
+    try await withServer(hub) { port in
+      let alice = makeClient(port: port, token: "alice")
+      let bob = makeClient(port: port, token: "bob")
+      for client in [alice, bob] {
+        await client.start()
+        await client.subscribe(group)
+        try await waitSubscribed(client, group)
+      }
+      async let aliceEvents = collect(alice) { $0.count == 20 }
+      async let bobEvents = collect(bob) { $0.count == 20 }
+      for index in 1...20 {
+        let ack = try await alice.publish(["n": .int(Int64(index))], to: group)
+        #expect(ack.offset == UInt64(index))
+      }
+      let (a, b) = try await (aliceEvents, bobEvents)
+      #expect(a.map(\.offset) == Array(1...20))
+      #expect(b.map(\.offset) == Array(1...20))
+      #expect(b.map { $0.payload["n"] } == (1...20).map { JSONValue.int(Int64($0)) })
+      await alice.stop()
+      await bob.stop()
+    }
+  }
+
+  @Test func cutConnectionResumesWithExactlyTheMissedEvents() async throws {
+    let hub = makeHub()
+    let channel = ChannelName.test("user:7")
+    try await withServer(hub) { port in
+      let client = makeClient(port: port, token: "watcher")
+      let sessions = Task {
+        var connected = 0
+        for await state in client.states {
+          if case .connected = state { connected += 1 }
+          if connected == 3 { break }
+        }
+        return connected
+      }
+      await client.start()
+      await client.subscribe(channel)
+      try await waitSubscribed(client, channel)
+      let publisher = Task {
+        for index in 1...100 {
+          await hub.publish(.int(Int64(index)), to: channel)
+          if index == 30 || index == 70 {
+            // Drop the TCP connection without a close handshake, mid-stream.
+            await hub.disconnect(principalID: "watcher", code: nil)
+          }
+          try? await Task.sleep(for: .milliseconds(3))
+        }
+      }
+      let events = try await collect(client) { $0.last?.offset == 100 }
+      await publisher.value
+      #expect(events.map(\.offset) == Array(1...100))
+      #expect(events.map(\.payload) == (1...100).map { JSONValue.int(Int64($0)) })
+      #expect(await sessions.value == 3)  // the first session and two reconnects
+      await client.stop()
+    }
+  }
+
+  @Test func resentPublishIsAcknowledgedAgainAndPublishedOnce() async throws {
+    let hub = makeHub()
+    try await withServer(hub) { port in
+      let publish = RealtimeCodec.encode(.publish(PublishRequest(id: "fix-1", channel: group, payload: ["lat": 1])))
+      let acks = Acks()
+      for _ in 0..<2 {  // two connections of the same principal, each sending the id twice
+        _ = try await rawSession(port: port) { inbound, outbound in
+          var iterator = inbound.makeAsyncIterator()
+          try await outbound.write(.text(hello()))
+          _ = try await iterator.nextFrame()
+          try await outbound.write(.text(publish))
+          try await outbound.write(.text(publish))
+          for _ in 0..<2 {
+            if case .ack(let ack)? = try await iterator.nextFrame() { acks.append(ack) }
+          }
+        }
+      }
+      #expect(acks.values == Array(repeating: PublishAck(id: "fix-1", channel: group, offset: 1), count: 4))
+      #expect(await hub.position(of: group).offset == 1)
+    }
+  }
+
+  @Test func slowConsumerIsClosedWhileOthersKeepReceiving() async throws {
+    var configuration = RealtimeHubConfiguration()
+    configuration.sendQueueCapacity = 64
+    configuration.historyCapacity = 2000
+    configuration.slowConsumerGrace = .seconds(20)
+    let hub = makeHub(configuration)
+    let channel = ChannelName.test("venue:1")
+    let count = 1500
+    try await withServer(hub) { port in
+      let fast = makeClient(port: port, token: "fast")
+      await fast.start()
+      await fast.subscribe(channel)
+      try await waitSubscribed(fast, channel)
+      async let fastEvents = collect(fast) { $0.count == count }
+      let slowCode = Task {
+        try await rawSession(port: port) { inbound, outbound in
+          var iterator = inbound.makeAsyncIterator()
+          try await outbound.write(.text(hello("slow")))
+          _ = try await iterator.nextFrame()
+          try await outbound.write(.text(RealtimeCodec.encode(.subscribe(SubscribeRequest(channel: channel)))))
+          _ = try await iterator.nextFrame()
+          try await Task.sleep(for: .seconds(3))  // stop reading: the socket buffers fill up
+          while try await iterator.nextFrame() != nil {}
+        }
+      }
+      while await hub.presence(of: channel).count < 2 { try await Task.sleep(for: .milliseconds(10)) }
+      let payload = JSONValue.string(String(repeating: "x", count: 16_000))
+      for index in 1...count {
+        await hub.publish(payload, to: channel)
+        if index % 10 == 0 { try await Task.sleep(for: .milliseconds(2)) }  // a steady stream, not one burst
+      }
+      let events = try await fastEvents
+      #expect(events.map(\.offset) == (1...count).map { UInt64($0) })
+      #expect(try await slowCode.value == RealtimeCloseCode.slowConsumer.rawValue)
+      await fast.stop()
+    }
+  }
+
+  @Test func badFramesGetErrorsAndRandomBytesCloseWithoutCrashing() async throws {
+    let hub = makeHub()
+    try await withServer(hub) { port in
+      let errors = Acks()
+      let code = try await rawSession(port: port) { inbound, outbound in
+        var iterator = inbound.makeAsyncIterator()
+        try await outbound.write(.text(hello()))
+        _ = try await iterator.nextFrame()
+        for text in [
+          "{", "null", #"{"type":"warp"}"#, #"{"type":"publish","id":"x","channel":"user:1"}"#, "\u{1}\u{2}",
+        ] {
+          try await outbound.write(.text(text))
+          if case .error(let error)? = try await iterator.nextFrame() { errors.appendError(error) }
+        }
+        try await outbound.write(.text(RealtimeCodec.encode(.ping)))
+        if case .pong? = try await iterator.nextFrame() {
+          errors.appendError(RealtimeError(code: .init(rawValue: "pong"), message: ""))
+        }
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<512).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
+        while try await iterator.nextFrame() != nil {}
+      }
+      #expect(errors.codes == ["bad_frame", "bad_frame", "unknown_type", "bad_frame", "bad_frame", "pong"])
+      #expect(code == RealtimeCloseCode.protocolViolation.rawValue)
+
+      // Oversized message: 1009.
+      let big = try await rawSession(port: port) { inbound, outbound in
+        try await outbound.write(.text(hello()))
+        try await outbound.write(.text(String(repeating: "a", count: 70_000)))
+        _ = try await readAll(inbound)
+      }
+      #expect(big == 1009)
+
+      // Invalid UTF-8 in a text frame: 1007.
+      let invalid = try await rawSession(port: port) { inbound, outbound in
+        try await outbound.write(.custom(.init(fin: true, opcode: .text, data: ByteBuffer(bytes: [0xFF, 0xFE, 0x80]))))
+        _ = try await readAll(inbound)
+      }
+      #expect(invalid == 1007)
+
+      // The server still serves.
+      let client = makeClient(port: port)
+      await client.start()
+      await client.subscribe(group)
+      try await waitSubscribed(client, group)
+      await client.stop()
+    }
+  }
+
+  @Test func badTokenIsClosedWith4001() async throws {
+    let hub = makeHub()
+    try await withServer(hub) { port in
+      let code = try await rawSession(port: port) { inbound, outbound in
+        try await outbound.write(.text(hello("bad-token")))
+        _ = try await readAll(inbound)
+      }
+      #expect(code == RealtimeCloseCode.unauthorized.rawValue)
+      let client = makeClient(port: port, token: "bad-token")
+      await client.start()
+      let final = try await withTimeout {
+        var last: RealtimeConnectionState?
+        for await state in client.states {
+          last = state
+          if case .stopped = state { break }
+        }
+        return last
+      }
+      #expect(final == .stopped(code: .unauthorized))
+    }
+  }
+
+  @Test func upgradeWithoutTheSubprotocolIsRefused() async throws {
+    try await withServer(makeHub()) { port in
+      await #expect(throws: (any Error).self) {
+        _ = try await rawSession(port: port, subprotocol: nil) { _, _ in }
+      }
+    }
+  }
+
+  @Test func gracefulShutdownClosesWith4004() async throws {
+    let hub = makeHub()
+    try await withServer(hub) { port in
+      let code = try await rawSession(port: port) { inbound, outbound in
+        var iterator = inbound.makeAsyncIterator()
+        try await outbound.write(.text(hello()))
+        _ = try await iterator.nextFrame()
+        Task { await hub.shutdown() }
+        while try await iterator.nextFrame() != nil {}
+      }
+      #expect(code == RealtimeCloseCode.serverShuttingDown.rawValue)
+    }
+  }
+}
+
+/// A thread-safe recorder for values produced inside WebSocket handlers.
+final class Acks: @unchecked Sendable {
+  private let lock = NSLock()
+  private var acks: [PublishAck] = []
+  private var errorCodes: [String] = []
+  func append(_ ack: PublishAck) { lock.withLock { acks.append(ack) } }
+  func appendError(_ error: RealtimeError) { lock.withLock { errorCodes.append(error.code.rawValue) } }
+  var values: [PublishAck] { lock.withLock { acks } }
+  var codes: [String] { lock.withLock { errorCodes } }
+}

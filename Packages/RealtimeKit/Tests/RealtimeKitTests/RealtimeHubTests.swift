@@ -1,0 +1,229 @@
+import Foundation
+import RealtimeKit
+import RealtimeKitTesting
+import Testing
+
+@Suite struct RealtimeHubTests {
+  let channel = ChannelName.test("group:7")
+
+  @Test func helloWelcomesWithLimitsAndBadTokenCloses4001() async throws {
+    let transport = InMemoryRealtimeTransport(hub: makeHub())
+    let peer = try Peer(transport)
+    guard case .welcome(let welcome)? = await peer.hello() else {
+      Issue.record("no welcome")
+      return
+    }
+    #expect(welcome.limits == RealtimeLimits())
+    #expect(welcome.heartbeatMilliseconds == 15000)
+
+    let intruder = try Peer(transport)
+    guard case .error(let error)? = await intruder.hello("bad-token") else {
+      Issue.record("no error")
+      return
+    }
+    #expect(error.code == .unauthorized && error.fatal)
+    #expect(await intruder.closed() == .unauthorized)
+  }
+
+  @Test func anythingBeforeHelloIsAProtocolViolation() async throws {
+    let transport = InMemoryRealtimeTransport(hub: makeHub())
+    let peer = try Peer(transport)
+    peer.send(.subscribe(SubscribeRequest(channel: channel)))
+    guard case .error(let error)? = await peer.next() else {
+      Issue.record("no error")
+      return
+    }
+    #expect(error.code == .protocolViolation)
+    #expect(await peer.closed() == .protocolViolation)
+  }
+
+  @Test func badFramesAfterHelloAreErrorsAndTheConnectionLives() async throws {
+    let transport = InMemoryRealtimeTransport(hub: makeHub())
+    let peer = try Peer(transport)
+    await peer.hello()
+    for text in ["nope", "[]", #"{"type":"teleport"}"#, #"{"type":"subscribe","channel":"x"}"#, "\u{0}\u{1}"] {
+      peer.sendText(text)
+      guard case .error(let error)? = await peer.next() else {
+        Issue.record("no error for \(text)")
+        return
+      }
+      #expect(!error.fatal)
+    }
+    peer.send(.ping)
+    guard case .pong? = await peer.next() else {
+      Issue.record("no pong")
+      return
+    }
+    peer.socket.send(.binary(byteCount: 3))
+    _ = await peer.next()
+    #expect(await peer.closed() == .protocolViolation)
+  }
+
+  @Test func oversizedMessageCloses1009() async throws {
+    var configuration = RealtimeHubConfiguration(epoch: "e1")
+    configuration.limits.maxFrameBytes = 256
+    let peer = try Peer(InMemoryRealtimeTransport(hub: makeHub(configuration)))
+    await peer.hello()
+    peer.send(.publish(PublishRequest(id: "1", channel: channel, payload: .string(String(repeating: "x", count: 300)))))
+    #expect(await peer.closed() == .messageTooBig)
+  }
+
+  @Test func publishIsFannedOutInOrderAndDeduplicated() async throws {
+    let hub = makeHub()
+    let transport = InMemoryRealtimeTransport(hub: hub)
+    let publisher = try Peer(transport)
+    let subscriber = try Peer(transport)
+    await publisher.hello()
+    await subscriber.hello("bob")
+    subscriber.send(.subscribe(SubscribeRequest(channel: channel)))
+    #expect(await subscriber.next() == .subscribed(ChannelPosition(channel: channel, offset: 0, epoch: "e1")))
+    for index in 1...5 {
+      publisher.send(.publish(PublishRequest(id: "m\(index)", channel: channel, payload: .int(Int64(index)))))
+      #expect(await publisher.next() == .ack(PublishAck(id: "m\(index)", channel: channel, offset: UInt64(index))))
+    }
+    publisher.send(.publish(PublishRequest(id: "m3", channel: channel, payload: 3)))
+    #expect(await publisher.next() == .ack(PublishAck(id: "m3", channel: channel, offset: 3)))
+    // A new connection of the same principal re-sending the id is deduplicated too.
+    let again = try Peer(transport)
+    await again.hello()
+    again.send(.publish(PublishRequest(id: "m5", channel: channel, payload: 5)))
+    #expect(await again.next() == .ack(PublishAck(id: "m5", channel: channel, offset: 5)))
+    var offsets: [UInt64] = []
+    for _ in 1...5 {
+      guard case .event(let event)? = await subscriber.next() else { break }
+      offsets.append(event.offset)
+      #expect(event.payload == .int(Int64(event.offset)))
+    }
+    #expect(offsets == [1, 2, 3, 4, 5])
+    #expect(await hub.position(of: channel).offset == 5)
+  }
+
+  @Test func resumeReplaysExactlyTheMissedEventsOrReloads() async throws {
+    var configuration = RealtimeHubConfiguration(epoch: "e1")
+    configuration.historyCapacity = 4
+    let hub = makeHub(configuration)
+    for index in 1...10 { await hub.publish(.int(Int64(index)), to: channel) }
+    let peer = try Peer(InMemoryRealtimeTransport(hub: hub))
+    await peer.hello()
+    peer.send(.subscribe(SubscribeRequest(channel: channel, resume: ResumePosition(offset: 7, epoch: "e1"))))
+    #expect(await peer.next() == .subscribed(ChannelPosition(channel: channel, offset: 10, epoch: "e1")))
+    var replayed: [UInt64] = []
+    for _ in 8...10 {
+      if case .event(let event)? = await peer.next() { replayed.append(event.offset) }
+    }
+    #expect(replayed == [8, 9, 10])
+    // Too old: history holds 7...10 only.
+    let other = ChannelName.test("user:1")
+    for index in 1...10 { await hub.publish(.int(Int64(index)), to: other) }
+    peer.send(.subscribe(SubscribeRequest(channel: other, resume: ResumePosition(offset: 5, epoch: "e1"))))
+    _ = await peer.next()
+    #expect(await peer.next() == .reload(ChannelPosition(channel: other, offset: 10, epoch: "e1")))
+    // Other epoch: history of that epoch is gone.
+    let third = ChannelName.test("user:2")
+    peer.send(.subscribe(SubscribeRequest(channel: third, resume: ResumePosition(offset: 3, epoch: "old"))))
+    _ = await peer.next()
+    #expect(await peer.next() == .reload(ChannelPosition(channel: third, offset: 0, epoch: "e1")))
+  }
+
+  @Test func authorizationRateAndSubscriptionLimits() async throws {
+    var configuration = RealtimeHubConfiguration(epoch: "e1")
+    configuration.limits.maxSubscriptions = 2
+    configuration.limits.publishBurst = 3
+    configuration.limits.publishPerSecond = 1
+    let hub = makeHub(configuration) { principal, access, channel in
+      !(channel.namespace == "venue" && access == .publish) && channel.id != "secret"
+    }
+    let peer = try Peer(InMemoryRealtimeTransport(hub: hub))
+    await peer.hello()
+    peer.send(.subscribe(SubscribeRequest(channel: .test("user:secret"))))
+    guard case .error(let forbidden)? = await peer.next() else {
+      Issue.record("no error")
+      return
+    }
+    #expect(forbidden.code == .forbidden && forbidden.channel == "user:secret")
+    peer.send(.publish(PublishRequest(id: "v", channel: .test("venue:1"), payload: 1)))
+    guard case .error(let refused)? = await peer.next() else {
+      Issue.record("no error")
+      return
+    }
+    #expect(refused.code == .forbidden && refused.id == "v")
+    peer.send(.subscribe(SubscribeRequest(channel: .test("other:1"))))
+    guard case .error(let namespace)? = await peer.next() else {
+      Issue.record("no error")
+      return
+    }
+    #expect(namespace.code == .invalidChannel)
+
+    peer.send(.subscribe(SubscribeRequest(channel: .test("user:1"))))
+    peer.send(.subscribe(SubscribeRequest(channel: .test("user:2"))))
+    peer.send(.subscribe(SubscribeRequest(channel: .test("user:3"))))
+    _ = await peer.next()
+    _ = await peer.next()
+    guard case .error(let tooMany)? = await peer.next() else {
+      Issue.record("no error")
+      return
+    }
+    #expect(tooMany.code == .tooManySubscriptions)
+
+    var codes: [String] = []
+    for index in 1...5 {
+      peer.send(.publish(PublishRequest(id: "r\(index)", channel: .test("group:1"), payload: 1)))
+      switch await peer.next() {
+      case .ack?: codes.append("ack")
+      case .error(let error)?: codes.append(error.code.rawValue)
+      default: codes.append("?")
+      }
+    }
+    #expect(codes == ["ack", "ack", "ack", "rate_limited", "rate_limited"])
+  }
+
+  @Test func revokeRemovesLiveAccessAndPresenceFollows() async throws {
+    let hub = makeHub()
+    let transport = InMemoryRealtimeTransport(hub: hub)
+    let bob = try Peer(transport)
+    let carol = try Peer(transport)
+    await bob.hello("bob")
+    await carol.hello("carol")
+    let alice = ChannelName.test("user:alice")
+    bob.send(.subscribe(SubscribeRequest(channel: alice)))
+    carol.send(.subscribe(SubscribeRequest(channel: alice)))
+    _ = await bob.next()
+    _ = await carol.next()
+    #expect(await hub.presence(of: alice).map(\.id) == ["bob", "carol"])
+    await hub.revoke(alice, from: "bob")
+    #expect(await bob.next() == .unsubscribed(alice, reason: .revoked))
+    await hub.publish("fix", to: alice)
+    guard case .event(let event)? = await carol.next() else {
+      Issue.record("carol lost access")
+      return
+    }
+    #expect(event.payload == "fix")
+    bob.send(.ping)
+    guard case .pong? = await bob.next() else {
+      Issue.record("bob received an event after revoke")
+      return
+    }
+    #expect(await hub.presence(of: alice).map(\.id) == ["carol"])
+  }
+
+  @Test func shutdownClosesWith4004AndHelloTimeoutWith4002() async throws {
+    var configuration = RealtimeHubConfiguration(epoch: "e1")
+    configuration.helloTimeout = .milliseconds(200)
+    configuration.heartbeatInterval = .milliseconds(200)
+    configuration.heartbeatTimeout = .milliseconds(200)
+    let hub = makeHub(configuration)
+    let runner = Task { await hub.run() }
+    let transport = InMemoryRealtimeTransport(hub: hub)
+    let silent = try Peer(transport)
+    #expect(await silent.closed() == .protocolViolation)
+    let quiet = try Peer(transport)
+    await quiet.hello()
+    #expect(await quiet.closed() == .heartbeatTimeout)
+    let active = try Peer(transport)
+    await active.hello()
+    runner.cancel()
+    await runner.value
+    #expect(await active.closed() == .serverShuttingDown)
+    #expect(await hub.connectionCount == 0)
+  }
+}
