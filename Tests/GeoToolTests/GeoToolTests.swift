@@ -102,7 +102,8 @@ import Testing
   @Test func executableReportsBadLinesAndExitsNonZero() throws {
     let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     let binary = directory.appendingPathComponent("meridian-geo")
-    guard FileManager.default.isExecutableFile(atPath: binary.path) else { return }  // built elsewhere
+    // `swift test` builds every target of the package, the executable included.
+    try #require(FileManager.default.isExecutableFile(atPath: binary.path), "meridian-geo not built at \(binary.path)")
     let process = Process()
     process.executableURL = binary
     process.arguments = ["inverse", "-p", "3"]

@@ -27,7 +27,6 @@ public struct GeoToolError: Error, Sendable, Equatable, CustomStringConvertible 
   public init(_ message: String) { self.message = message }
 
   /// The message.
-  /// The message.
   public var description: String { message }
 }
 

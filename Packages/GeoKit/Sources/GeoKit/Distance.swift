@@ -44,8 +44,11 @@ extension Coordinate {
 
   /// The point reached by travelling `distance` metres along the WGS84 geodesic that starts with `bearing`
   /// (degrees clockwise from north).
-  public func destination(bearing: Double, distance: Double) -> Coordinate {
-    Geodesic.wgs84.direct(from: self, azimuth: bearing, distance: distance).destination
+  /// - Throws: ``CoordinateError/notFinite(name:value:)`` when `bearing` or `distance` is NaN or infinite.
+  public func destination(bearing: Double, distance: Double) throws(CoordinateError) -> Coordinate {
+    guard bearing.isFinite else { throw .notFinite(name: "bearing", value: bearing) }
+    guard distance.isFinite else { throw .notFinite(name: "distance", value: distance) }
+    return Geodesic.wgs84.direct(from: self, azimuth: bearing, distance: distance).destination
   }
 
   /// The shortest distance in metres from this point to the great-circle segment `start`–`end` (spherical

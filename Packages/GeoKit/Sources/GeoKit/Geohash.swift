@@ -114,7 +114,22 @@ public enum GeohashError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// The eight compass directions to a cell's neighbours.
 public enum GeohashDirection: Int, Sendable, Hashable, CaseIterable {
-  case north, northEast, east, southEast, south, southWest, west, northWest
+  /// Towards the North Pole.
+  case north
+  /// North and east.
+  case northEast
+  /// Towards increasing longitude (wrapping at 180°).
+  case east
+  /// South and east.
+  case southEast
+  /// Towards the South Pole.
+  case south
+  /// South and west.
+  case southWest
+  /// Towards decreasing longitude (wrapping at -180°).
+  case west
+  /// North and west.
+  case northWest
 
   /// The (latitude, longitude) step of this direction in cells.
   @inlinable var step: (latitude: Int, longitude: Int) {

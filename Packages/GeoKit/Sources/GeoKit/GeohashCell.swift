@@ -35,7 +35,13 @@ public struct GeohashCell: Sendable, Hashable, Comparable, CustomStringConvertib
   public init(_ hash: some StringProtocol) throws(GeohashError) {
     let utf8 = hash.utf8
     let count = utf8.count
-    guard count >= 1, count <= Geohash.maxPrecision else { throw .invalidLength(hash.count) }
+    guard count >= 1, count <= Geohash.maxPrecision else {
+      // A non-ASCII character is the real fault (and makes the byte count differ from the character count).
+      if let offset = hash.firstIndex(where: { !$0.isASCII }) {
+        throw .invalidCharacter(hash[offset], offset: hash.distance(from: hash.startIndex, to: offset))
+      }
+      throw .invalidLength(count)
+    }
     var value: UInt64 = 0
     var offset = 0
     for byte in utf8 {

@@ -131,7 +131,7 @@ measure("polyline.decode.1k", operations: 256) {
   for _ in 0..<256 { sum &+= UInt64((try? Polyline.decode(text))?.count ?? 0) }
   return sum
 }
-measure("track.simplify.1k", operations: 64) {
+measure("track.simplify.1k", operations: 16) {
   var sum: UInt64 = 0
   for _ in 0..<16 { sum &+= UInt64(Track.simplify(track, tolerance: 5).count) }
   return sum

@@ -24,7 +24,7 @@ import Testing
         // Bias towards the rim, where misses would happen.
         let distance = radius * (1 - pow(Double.random(in: 0..<1, using: &random), 4))
         let spherical = center.sphericalDestination(bearing: bearing, distance: distance)
-        let ellipsoidal = center.destination(bearing: bearing, distance: distance)
+        let ellipsoidal = try center.destination(bearing: bearing, distance: distance)
         for point in [spherical, ellipsoidal] {
           #expect(covering.contains(point), "\(center) r=\(radius) missed \(point)")
           let key = try GeohashCell(point, bits: 62).value

@@ -29,6 +29,14 @@ import Testing
     }
   }
 
+  @Test func destinationRejectsNonFiniteInput() throws {
+    let origin = try Coordinate(latitude: 10, longitude: 20)
+    #expect(throws: CoordinateError.notFinite(name: "bearing", value: .infinity)) {
+      try origin.destination(bearing: .infinity, distance: 1)
+    }
+    #expect(throws: CoordinateError.self) { try origin.destination(bearing: 0, distance: .nan) }
+  }
+
   @Test func cheapRulerErrorIsAsDocumented() throws {
     var random = SeededRandom(seed: 3)
     // (latitude limit, distance limit, documented relative error), ruler built at the area's mean latitude.
@@ -38,7 +46,7 @@ import Testing
       for _ in 0..<2000 {
         let a = random.coordinate(latitudes: -latitudeLimit...latitudeLimit)
         let distance = Double.random(in: 1...distanceLimit, using: &random)
-        let b = a.destination(bearing: Double.random(in: -180..<180, using: &random), distance: distance)
+        let b = try a.destination(bearing: Double.random(in: -180..<180, using: &random), distance: distance)
         let ruler = CheapRuler(latitude: (a.latitude + b.latitude) / 2)
         worst = max(worst, abs(ruler.distance(a, b) - distance) / distance)
       }
@@ -93,7 +101,7 @@ import Testing
 
     let cafe = try Coordinate(latitude: 50.45, longitude: 30.52)
     let circle = Geofence.circle(center: cafe, radius: 100)
-    #expect(circle.contains(cafe.destination(bearing: 30, distance: 99)))
-    #expect(!circle.contains(cafe.destination(bearing: 30, distance: 101)))
+    #expect(try circle.contains(cafe.destination(bearing: 30, distance: 99)))
+    #expect(try !circle.contains(cafe.destination(bearing: 30, distance: 101)))
   }
 }

@@ -65,6 +65,9 @@ import Testing
     let point = try Coordinate(latitude: 1, longitude: 2)
     #expect(throws: GeohashError.invalidPrecision(13)) { try Geohash.encode(point, precision: 13) }
     #expect(throws: GeohashError.invalidPrecision(0)) { try Geohash.encode(point, precision: 0) }
+    // Seven characters but more than 12 bytes: the fault is the non-ASCII character, not the length.
+    #expect(throws: GeohashError.invalidCharacter("ж", offset: 3)) { try Geohash.decode("u4pжжжж") }
+    #expect(throws: GeohashError.invalidLength(13)) { try Geohash.decode("u4pruydqqvjzz") }
     #expect(throws: GeohashError.invalidBits(65)) { try GeohashCell(point, bits: 65) }
     #expect(throws: GeohashError.valueTooWide(8, bits: 3)) { try GeohashCell(value: 8, bits: 3) }
     #expect(try Geohash.decode("EZS42") == Geohash.decode("ezs42"))

@@ -31,7 +31,7 @@ import Testing
     #expect(abs(haversine - geodesic) / geodesic < 0.0056)
     let line = Geodesic.wgs84.inverse(from: kyiv, to: lviv)
     #expect(line.distance == geodesic && line.initialAzimuth == kyiv.initialBearing(to: lviv))
-    let west = kyiv.destination(bearing: 270, distance: 5_000)
+    let west = try kyiv.destination(bearing: 270, distance: 5_000)
     #expect(abs(kyiv.geodesicDistance(to: west) - 5_000) < 1e-6)
     #expect(abs(CheapRuler(latitude: kyiv.latitude).distance(kyiv, west) - 5_000) < 0.01)
     #expect(BoundingBox(around: kyiv, radius: 2_000).contains(kyiv))

@@ -25,6 +25,10 @@ import Testing
   @Test func polylineRejectsMalformedInput() throws {
     #expect(throws: PolylineError.invalidCharacter(32, offset: 2)) { try Polyline.decode("_p iF") }
     #expect(throws: PolylineError.truncated(offset: 3)) { try Polyline.decode("_p~") }
+    // (0, 181): no real polyline leaves [-180, 180], so this is corrupt input, not a longitude to wrap.
+    #expect(throws: PolylineError.invalidCoordinate(pointIndex: 0, latitude: 0, longitude: 181)) {
+      try Polyline.decode("?_qvoa@")
+    }
     #expect(throws: PolylineError.missingLongitude(pointIndex: 0)) { try Polyline.decode("_p~iF") }
     #expect(throws: PolylineError.valueTooLong(offset: 13)) { try Polyline.decode(String(repeating: "~", count: 20)) }
     let tooFarNorth = Polyline.encode([Coordinate(uncheckedLatitude: 100, longitude: 0)])
@@ -39,28 +43,28 @@ import Testing
     let start = try Coordinate(latitude: 48.85, longitude: 2.35)
     var points: [Coordinate] = []
     for index in 0...100 {
-      let along = start.destination(bearing: 90, distance: Double(index) * 10)
+      let along = try start.destination(bearing: 90, distance: Double(index) * 10)
       let offset = index == 50 ? 200.0 : (index % 2 == 0 ? 1 : -1)
-      points.append(along.destination(bearing: 0, distance: offset))
+      try points.append(along.destination(bearing: 0, distance: offset))
     }
     let simplified = Track.simplify(points, tolerance: 5)
     #expect(simplified.count == 5)
     #expect(simplified.first == points.first && simplified.last == points.last && simplified.contains(points[50]))
     #expect(Track.simplify(points, tolerance: 0.5).count == points.count)
-    #expect(abs(Track.length([start, start.destination(bearing: 0, distance: 1_000)]) - 1_000) < 6)
+    #expect(try abs(Track.length([start, start.destination(bearing: 0, distance: 1_000)]) - 1_000) < 6)
   }
 
   @Test func stayPointDetectorFindsVisits() throws {
     let home = try Coordinate(latitude: 50.45, longitude: 30.52)
-    let shop = home.destination(bearing: 45, distance: 2_000)
+    let shop = try home.destination(bearing: 45, distance: 2_000)
     var fixes: [TrackFix] = []
     var time = 0.0
     for index in 0..<20 {  // 19 minutes at home, jittering 20 m
-      fixes.append(TrackFix(home.destination(bearing: Double(index) * 40, distance: 20), time: time))
+      try fixes.append(TrackFix(home.destination(bearing: Double(index) * 40, distance: 20), time: time))
       time += 60
     }
     for index in 1...10 {  // walking to the shop
-      fixes.append(TrackFix(home.destination(bearing: 45, distance: Double(index) * 200), time: time))
+      try fixes.append(TrackFix(home.destination(bearing: 45, distance: Double(index) * 200), time: time))
       time += 60
     }
     for _ in 0..<3 {  // 2 minutes in the shop: too short
@@ -82,15 +86,15 @@ import Testing
   /// Arriving: the first fix is within 100 m of the second but not of the later ones; the stay starts at the second.
   @Test func stayStartsWhereTheDeviceArrived() throws {
     let cafe = try Coordinate(latitude: 48.8566, longitude: 2.3522)
-    let approach = cafe.destination(bearing: 180, distance: 80)
+    let approach = try cafe.destination(bearing: 180, distance: 80)
     var detector = StayPointDetector()
     var stays: [StayPoint] = []
     if let stay = detector.add(TrackFix(approach, time: 0)) { stays.append(stay) }
     for minute in 1...10 {
-      let wobble = cafe.destination(bearing: 0, distance: minute % 2 == 0 ? 30 : 0)
+      let wobble = try cafe.destination(bearing: 0, distance: minute % 2 == 0 ? 30 : 0)
       if let stay = detector.add(TrackFix(wobble, time: Double(minute) * 60)) { stays.append(stay) }
     }
-    if let stay = detector.add(TrackFix(cafe.destination(bearing: 0, distance: 2_000), time: 660)) {
+    if let stay = try detector.add(TrackFix(cafe.destination(bearing: 0, distance: 2_000), time: 660)) {
       stays.append(stay)
     }
     if let stay = detector.finish() { stays.append(stay) }
