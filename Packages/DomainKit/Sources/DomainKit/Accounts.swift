@@ -25,15 +25,32 @@ public enum Credential: Sendable, Hashable, Codable {
 
   private enum CodingKeys: String, CodingKey { case kind, value }
 
-  public init(from decoder: any Decoder) throws {
-    let c = try decoder.container(keyedBy: CodingKeys.self)
-    let value = try c.decode(String.self, forKey: .value)
-    switch try c.decode(CredentialKind.self, forKey: .kind) {
-    case .phone: self = .phone(value)
-    case .email: self = .email(value)
+  /// A validated credential: the phone number normalized to E.164 (``PhoneNumber/normalize(_:)``), the email
+  /// address checked and its domain lowercased (``EmailAddress/validate(_:)``).
+  /// - Throws: ``CredentialError`` saying what is wrong.
+  public static func validated(kind: CredentialKind, value: String) throws(CredentialError) -> Credential {
+    switch kind {
+    case .phone: .phone(try PhoneNumber.normalize(value))
+    case .email: .email(try EmailAddress.validate(value))
     }
   }
 
+  /// Decodes `{kind, value}` through ``validated(kind:value:)``, so a stored or sent credential is always a valid
+  /// E.164 number or email address.
+  /// - Throws: `DecodingError.dataCorrupted` naming `value` with the ``CredentialError`` message.
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    let value = try c.decode(String.self, forKey: .value)
+    let kind = try c.decode(CredentialKind.self, forKey: .kind)
+    do {
+      self = try Self.validated(kind: kind, value: value)
+    } catch {
+      throw DecodingError.dataCorruptedError(
+        forKey: .value, in: c, debugDescription: "value: \(error.description)")
+    }
+  }
+
+  /// Encodes `{kind, value}`.
   public func encode(to encoder: any Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
     try c.encode(kind, forKey: .kind)
@@ -153,14 +170,17 @@ public struct CalendarDay: Sendable, Hashable, Codable, Comparable, CustomString
     self.init(year: y, month: m, day: d)
   }
 
+  /// The `YYYY-MM-DD` form.
   public var description: String {
     String(format: "%04d-%02d-%02d", year, month, day)
   }
 
+  /// Calendar order.
   public static func < (lhs: Self, rhs: Self) -> Bool {
     (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
   }
 
+  /// Decodes a `YYYY-MM-DD` string, rejecting impossible dates.
   public init(from decoder: any Decoder) throws {
     let text = try decoder.singleValueContainer().decode(String.self)
     guard let day = CalendarDay(text) else {
@@ -170,6 +190,7 @@ public struct CalendarDay: Sendable, Hashable, Codable, Comparable, CustomString
     self = day
   }
 
+  /// Encodes the `YYYY-MM-DD` string.
   public func encode(to encoder: any Encoder) throws {
     var c = encoder.singleValueContainer()
     try c.encode(description)
@@ -235,6 +256,7 @@ public struct Profile: Sendable, Hashable, Codable {
     case avatar, fullName, phone, birthday, gender, status, audience
   }
 
+  /// Decodes the documented wire names; `audience` keys must be ``ProfileField`` names.
   public init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     userID = try c.decode(UserID.self, forKey: .userID)
@@ -256,6 +278,7 @@ public struct Profile: Sendable, Hashable, Codable {
     audience = map
   }
 
+  /// Encodes the documented wire names, `audience` as an object keyed by field name.
   public func encode(to encoder: any Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
     try c.encode(userID, forKey: .userID)

@@ -23,6 +23,7 @@ public enum CredentialError: Error, Sendable, Hashable, CustomStringConvertible 
   /// Not an international phone number.
   case phoneInvalid
 
+  /// A sentence for the person typing the credential.
   public var description: String {
     switch self {
     case .emailEmpty: "Please enter your email address."

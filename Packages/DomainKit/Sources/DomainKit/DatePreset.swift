@@ -97,6 +97,7 @@ public enum DatePreset: Sendable, Hashable, Codable {
 
   private enum CodingKeys: String, CodingKey { case preset, from, to }
 
+  /// Decodes `{preset}` or `{preset: "custom", from, to}`, rejecting unknown names and `to` before `from`.
   public init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     let name = try c.decode(String.self, forKey: .preset)
@@ -114,6 +115,7 @@ public enum DatePreset: Sendable, Hashable, Codable {
     }
   }
 
+  /// Encodes `{preset}`, plus `from` and `to` for ``custom(from:to:)``.
   public func encode(to encoder: any Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
     try c.encode(name, forKey: .preset)

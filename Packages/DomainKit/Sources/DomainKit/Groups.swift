@@ -50,6 +50,7 @@ public enum GroupError: Error, Sendable, Hashable, CustomStringConvertible {
   /// Owners cannot be members of their own groups.
   case ownerCannotBeMember
 
+  /// A sentence for the person managing their groups.
   public var description: String {
     switch self {
     case .cannotDeleteStandardGroup(let kind): "The \(kind.rawValue) group is a standard group and can't be deleted."
@@ -146,5 +147,40 @@ public struct Group: Sendable, Hashable, Codable, Identifiable {
     case id
     case ownerID = "ownerId"
     case kind, name, members, visibility
+  }
+
+  /// Decodes a group with the same rules as ``init(id:ownerID:name:members:visibility:)``: a name of 1…64
+  /// characters (trimmed), the owner not among the members, and standard groups keeping their standard name.
+  /// - Throws: `DecodingError.dataCorrupted` naming `name` or `members`.
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    id = try c.decode(GroupID.self, forKey: .id)
+    ownerID = try c.decode(UserID.self, forKey: .ownerID)
+    kind = try c.decode(GroupKind.self, forKey: .kind)
+    let rawName = try c.decode(String.self, forKey: .name)
+    do {
+      name = try Self.validatedName(rawName)
+    } catch {
+      throw DecodingError.dataCorruptedError(forKey: .name, in: c, debugDescription: "name: \(error.description)")
+    }
+    if let standard = Self.standardName(of: kind), name != standard {
+      throw DecodingError.dataCorruptedError(
+        forKey: .name, in: c, debugDescription: "name: the \(kind.rawValue) group must be named '\(standard)'")
+    }
+    members = try c.decodeIfPresent(Set<UserID>.self, forKey: .members) ?? []
+    guard !members.contains(ownerID) else {
+      throw DecodingError.dataCorruptedError(
+        forKey: .members, in: c, debugDescription: "members: \(GroupError.ownerCannotBeMember.description)")
+    }
+    visibility = try c.decode(GroupVisibility.self, forKey: .visibility)
+  }
+
+  static func standardName(of kind: GroupKind) -> String? {
+    switch kind {
+    case .family: "Family"
+    case .friends: "Friends"
+    case .blacklist: "Blacklist"
+    case .custom: nil
+    }
   }
 }

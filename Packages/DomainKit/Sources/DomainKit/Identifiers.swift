@@ -13,17 +13,21 @@ public struct Identifier<Tag>: Sendable, Hashable, Codable, Comparable, CustomSt
   /// Wraps a string literal.
   public init(stringLiteral value: String) { self.rawValue = value }
 
+  /// Decodes a bare JSON string.
   public init(from decoder: any Decoder) throws {
     rawValue = try decoder.singleValueContainer().decode(String.self)
   }
 
+  /// Encodes a bare JSON string.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
     try container.encode(rawValue)
   }
 
+  /// Orders by ``rawValue``.
   public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
+  /// The ``rawValue``.
   public var description: String { rawValue }
 }
 

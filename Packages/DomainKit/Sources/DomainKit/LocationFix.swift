@@ -83,6 +83,7 @@ public struct FixValidationError: Error, Sendable, Hashable, CustomStringConvert
     self.allowed = allowed
   }
 
+  /// A sentence naming the field, the value and the allowed range.
   public var description: String {
     value.isFinite
       ? "\(field) \(value) is outside the allowed range \(allowed)"
@@ -201,6 +202,7 @@ public struct LocationFix: Sendable, Hashable, Codable {
     case course, floor, batteryLevel, batteryState, kind, trigger, refinedBy
   }
 
+  /// Decodes the documented wire names and validates like ``init(deviceID:timestamp:latitude:longitude:horizontalAccuracy:verticalAccuracy:altitude:speed:speedAccuracy:course:floor:batteryLevel:batteryState:kind:trigger:refinedBy:)``.
   public init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     try self.init(

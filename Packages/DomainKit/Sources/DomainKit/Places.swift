@@ -22,10 +22,12 @@ public struct LocalizedText: Sendable, Hashable, Codable {
     return values["en"] ?? values.keys.sorted().first.flatMap { values[$0] }
   }
 
+  /// Decodes an object from language code to text.
   public init(from decoder: any Decoder) throws {
     values = try decoder.singleValueContainer().decode([String: String].self)
   }
 
+  /// Encodes an object from language code to text.
   public func encode(to encoder: any Encoder) throws {
     var c = encoder.singleValueContainer()
     try c.encode(values)
@@ -40,7 +42,9 @@ public struct PlaceKind: RawRepresentable, Sendable, Hashable, Codable, Expressi
   public init(rawValue: String) { self.rawValue = rawValue }
   /// A kind from a literal.
   public init(stringLiteral value: String) { rawValue = value }
+  /// Decodes the bare wire name.
   public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+  /// Encodes the bare wire name.
   public func encode(to encoder: any Encoder) throws {
     var c = encoder.singleValueContainer()
     try c.encode(rawValue)
@@ -64,6 +68,19 @@ public struct PlaceKind: RawRepresentable, Sendable, Hashable, Codable, Expressi
   public static let programme: PlaceKind = "programme"
   /// A venue (café, restaurant, shop…); see ``Place/venueType``.
   public static let venue: PlaceKind = "venue"
+}
+
+/// Why a ``Place`` was rejected.
+public enum PlaceError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The time zone is not a known IANA identifier (such as `Europe/Kyiv`).
+  case unknownTimeZone(String)
+
+  /// A sentence for the person editing the place.
+  public var description: String {
+    switch self {
+    case .unknownTimeZone(let identifier): "'\(identifier)' is not a known time zone (use one like Europe/Kyiv)."
+    }
+  }
 }
 
 /// A place of the directory or a venue. Wire names: `id`, `parentId`, `kind`, `name` (localized),
@@ -96,18 +113,21 @@ public struct Place: Sendable, Hashable, Codable, Identifiable {
   public var venueType: String?
   /// Logo image URL.
   public var logoURL: String?
-  /// IANA time zone of the place (for promotion windows and day counting); UTC when absent.
-  public var timeZone: String?
+  /// IANA time zone of the place (for promotion windows and day counting); UTC when absent. Always a known
+  /// identifier: set it with ``setTimeZone(_:)``.
+  public private(set) var timeZone: String?
   /// Search keywords.
   public var keywords: [String]
 
   /// A place.
+  /// - Throws: ``PlaceError/unknownTimeZone(_:)`` when `timeZone` is not a known IANA identifier.
   public init(
     id: PlaceID, parentID: PlaceID? = nil, kind: PlaceKind, name: LocalizedText,
     description: LocalizedText = LocalizedText(), address: String? = nil, location: Coordinate? = nil,
     city: String? = nil, site: String? = nil, phone: String? = nil, email: String? = nil, venueType: String? = nil,
     logoURL: String? = nil, timeZone: String? = nil, keywords: [String] = []
-  ) {
+  ) throws(PlaceError) {
+    try Self.checkTimeZone(timeZone)
     self.id = id
     self.parentID = parentID
     self.kind = kind
@@ -125,8 +145,20 @@ public struct Place: Sendable, Hashable, Codable, Identifiable {
     self.keywords = keywords
   }
 
-  /// The place's time zone (UTC when absent or unknown).
+  /// The place's time zone (UTC when absent; an identifier is checked when it is set, so it always resolves).
   public var resolvedTimeZone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? .gmt }
+
+  /// Sets the IANA time zone (nil for UTC).
+  /// - Throws: ``PlaceError/unknownTimeZone(_:)`` for an unknown identifier (the place is unchanged).
+  public mutating func setTimeZone(_ identifier: String?) throws(PlaceError) {
+    try Self.checkTimeZone(identifier)
+    timeZone = identifier
+  }
+
+  static func checkTimeZone(_ identifier: String?) throws(PlaceError) {
+    guard let identifier else { return }
+    guard TimeZone(identifier: identifier) != nil else { throw .unknownTimeZone(identifier) }
+  }
 
   /// Whether `query` (case- and diacritic-insensitive) occurs in any name or keyword.
   public func matches(query: String) -> Bool {
@@ -144,6 +176,7 @@ public struct Place: Sendable, Hashable, Codable, Identifiable {
     case timeZone, keywords
   }
 
+  /// Decodes the documented wire names; an unknown `timeZone` is a `dataCorrupted` error naming it.
   public init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     id = try c.decode(PlaceID.self, forKey: .id)
@@ -160,6 +193,11 @@ public struct Place: Sendable, Hashable, Codable, Identifiable {
     venueType = try c.decodeIfPresent(String.self, forKey: .venueType)
     logoURL = try c.decodeIfPresent(String.self, forKey: .logoURL)
     timeZone = try c.decodeIfPresent(String.self, forKey: .timeZone)
+    do {
+      try Self.checkTimeZone(timeZone)
+    } catch {
+      throw DecodingError.dataCorruptedError(forKey: .timeZone, in: c, debugDescription: "timeZone: \(error)")
+    }
     keywords = try c.decodeIfPresent([String].self, forKey: .keywords) ?? []
   }
 }
@@ -209,6 +247,23 @@ public struct Review: Sendable, Hashable, Codable, Identifiable {
     case authorID = "authorId"
     case grade, grades, text, createdAt
   }
+
+  /// Decodes a review with the same validation as
+  /// ``init(id:placeID:authorID:grade:grades:text:createdAt:)`` (every grade 1…5).
+  /// - Throws: `DecodingError.dataCorrupted` naming `grade` or `grades.<criterion>`.
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    do {
+      try self.init(
+        id: c.decode(ReviewID.self, forKey: .id), placeID: c.decode(PlaceID.self, forKey: .placeID),
+        authorID: c.decode(UserID.self, forKey: .authorID), grade: c.decode(Int.self, forKey: .grade),
+        grades: c.decodeIfPresent([String: Int].self, forKey: .grades) ?? [:],
+        text: c.decodeIfPresent(String.self, forKey: .text) ?? "", createdAt: c.decode(Int64.self, forKey: .createdAt))
+    } catch let error as FixValidationError {
+      throw DecodingError.dataCorruptedError(
+        forKey: error.field == "grade" ? .grade : .grades, in: c, debugDescription: error.description)
+    }
+  }
 }
 
 /// The rating of a place: the sum and count of grades, so that levels aggregate exactly (never an average of
@@ -233,12 +288,14 @@ public struct RatingAggregate: Sendable, Hashable, Codable {
 
   private enum CodingKeys: String, CodingKey { case sum, count, average }
 
+  /// Decodes `sum` and `count` (`average` is derived, so it is ignored).
   public init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     sum = try c.decode(Int.self, forKey: .sum)
     count = try c.decode(Int.self, forKey: .count)
   }
 
+  /// Encodes `sum`, `count` and, when there are reviews, `average`.
   public func encode(to encoder: any Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
     try c.encode(sum, forKey: .sum)
@@ -352,14 +409,31 @@ public struct PageRequest: Sendable, Hashable, Codable {
   /// Items per page.
   public var pageSize: Int
 
-  /// A request; out-of-range values are clamped (page ≥ 1, size 1…100).
+  /// The largest page number accepted (so that ``offset`` always fits in an `Int`).
+  public static let maximumPage = Int.max / maximumPageSize
+
+  /// A request; out-of-range values are clamped (page 1…``maximumPage``, size 1…100).
   public init(page: Int = 1, pageSize: Int = PageRequest.defaultPageSize) {
-    self.page = max(1, page)
+    self.page = min(max(1, page), Self.maximumPage)
     self.pageSize = min(max(1, pageSize), Self.maximumPageSize)
   }
 
-  /// The index of the first item.
-  public var offset: Int { (page - 1) * pageSize }
+  /// The index of the first item (0 for a page below 1; saturates instead of overflowing).
+  public var offset: Int {
+    let (value, overflow) = (max(1, page) - 1).multipliedReportingOverflow(by: max(1, pageSize))
+    return overflow ? Int.max : value
+  }
+
+  private enum CodingKeys: String, CodingKey { case page, pageSize }
+
+  /// Decodes `page` and `pageSize` (both optional) and clamps them like ``init(page:pageSize:)``, so a request
+  /// from a client can never ask for page 0, a negative size or an offset that overflows.
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    self.init(
+      page: try c.decodeIfPresent(Int.self, forKey: .page) ?? 1,
+      pageSize: try c.decodeIfPresent(Int.self, forKey: .pageSize) ?? Self.defaultPageSize)
+  }
 }
 
 /// One page of results. Wire names: `items`, `page`, `pageSize`, `total`, `hasMore`.
@@ -375,10 +449,12 @@ public struct Page<Item: Sendable & Hashable & Codable>: Sendable, Hashable, Cod
   /// Whether a next page exists.
   public var hasMore: Bool
 
-  /// The page of `all` that `request` asks for (empty past the end).
+  /// The page of `all` that `request` asks for (empty past the end). The request is clamped again (page ≥ 1,
+  /// size 1…100), since its properties may have been set to anything after construction.
   public init(_ all: [Item], request: PageRequest) {
+    let request = PageRequest(page: request.page, pageSize: request.pageSize)
     let start = min(request.offset, all.count)
-    let end = min(start + request.pageSize, all.count)
+    let end = start + min(request.pageSize, all.count - start)
     items = Array(all[start..<end])
     page = request.page
     pageSize = request.pageSize

@@ -70,6 +70,7 @@ public enum PointsError: Error, Sendable, Hashable, CustomStringConvertible {
   /// Amounts must be positive.
   case invalidAmount(Int)
 
+  /// A sentence for the person, e.g. "Not enough points: this coupon costs 12 and you have 11."
   public var description: String {
     switch self {
     case .notEnoughPoints(let balance, let required):
@@ -93,8 +94,13 @@ public struct PointsLedger: Sendable, Hashable, Codable {
     self.entries = entries
   }
 
-  /// The sum of all entries.
-  public var balance: Int { entries.reduce(0) { $0 + $1.amount } }
+  /// The sum of all entries (saturating at `Int.min`/`Int.max` rather than trapping on absurd ledgers).
+  public var balance: Int {
+    entries.reduce(0) { sum, entry in
+      let (value, overflow) = sum.addingReportingOverflow(entry.amount)
+      return overflow ? (entry.amount > 0 ? .max : .min) : value
+    }
+  }
 
   /// Adds earned points.
   /// - Throws: ``PointsError/invalidAmount(_:)`` when `amount` ≤ 0.

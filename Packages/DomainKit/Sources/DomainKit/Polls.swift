@@ -39,7 +39,10 @@ public enum PollError: Error, Sendable, Hashable, CustomStringConvertible {
   case alreadyVoted(UserID)
   /// A comment is empty or longer than 1000 characters.
   case invalidComment
+  /// The vote is for another poll than the ballot's.
+  case wrongPoll(PollID)
 
+  /// A sentence for the person writing the poll or voting.
   public var description: String {
     switch self {
     case .invalidTitle(let length):
@@ -48,6 +51,7 @@ public enum PollError: Error, Sendable, Hashable, CustomStringConvertible {
     case .emptyOption(let choice): "Option \(choice.rawValue + 1) needs some text."
     case .alreadyVoted: "You have already voted in this poll."
     case .invalidComment: "A comment needs between 1 and 1000 characters."
+    case .wrongPoll: "This vote belongs to another poll."
     }
   }
 }
@@ -97,6 +101,35 @@ public struct Poll: Sendable, Hashable, Codable, Identifiable {
     case id
     case authorID = "authorId"
     case title, description, options, createdAt
+  }
+
+  /// Decodes a poll with the same validation as
+  /// ``init(id:authorID:title:description:first:second:createdAt:)``: exactly two non-empty options, a title of
+  /// 1…255 characters and a description of at most 500.
+  /// - Throws: `DecodingError.dataCorrupted` naming `title`, `description` or `options`.
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    let options = try c.decode([PollOption].self, forKey: .options)
+    guard options.count == 2 else {
+      throw DecodingError.dataCorruptedError(
+        forKey: .options, in: c, debugDescription: "options: a poll has exactly 2 options, not \(options.count)")
+    }
+    do {
+      try self.init(
+        id: c.decode(PollID.self, forKey: .id), authorID: c.decode(UserID.self, forKey: .authorID),
+        title: c.decode(String.self, forKey: .title),
+        description: c.decodeIfPresent(String.self, forKey: .description) ?? "", first: options[0],
+        second: options[1], createdAt: c.decode(Int64.self, forKey: .createdAt))
+    } catch let error as PollError {
+      let key: CodingKeys =
+        switch error {
+        case .invalidTitle: .title
+        case .descriptionTooLong: .description
+        default: .options
+        }
+      throw DecodingError.dataCorruptedError(
+        forKey: key, in: c, debugDescription: "\(key.stringValue): \(error.description)")
+    }
   }
 }
 
@@ -172,17 +205,26 @@ public struct PollResults: Sendable, Hashable, Codable {
   public init(counts: [Int]) {
     let counts = counts.map { max(0, $0) }
     self.counts = counts
-    self.total = counts.reduce(0, +)
+    self.total = counts.reduce(0) { $0.addingReportingOverflow($1).overflow ? .max : $0 + $1 }
     self.percentages = Self.largestRemainder(counts)
   }
 
   /// Whole percentages by the largest-remainder (Hamilton) method: floor each share, then give the missing
   /// points to the largest remainders (ties to the earlier option). No votes → all 0, never NaN.
+  /// Negative counts count as 0; counts whose sum would overflow are scaled down first (never traps).
   public static func largestRemainder(_ counts: [Int]) -> [Int] {
-    let total = counts.reduce(0, +)
+    var counts = counts.map { max(0, $0) }
+    var (total, overflow) = (0, false)
+    for count in counts where !overflow { (total, overflow) = total.addingReportingOverflow(count) }
+    if overflow {
+      counts = counts.map { $0 / Swift.max(1, counts.count) }
+      total = counts.reduce(0, +)
+    }
     guard total > 0 else { return counts.map { _ in 0 } }
-    var result = counts.map { $0 * 100 / total }
-    let remainders = counts.map { $0 * 100 % total }
+    // count × 100 in double width: exact for any count ≤ total.
+    let shares = counts.map { total.dividingFullWidth($0.multipliedFullWidth(by: 100)) }
+    var result = shares.map(\.quotient)
+    let remainders = shares.map(\.remainder)
     var missing = 100 - result.reduce(0, +)
     let order = remainders.indices.sorted {
       remainders[$0] != remainders[$1] ? remainders[$0] > remainders[$1] : $0 < $1
@@ -209,8 +251,10 @@ public struct Ballot: Sendable, Hashable, Codable {
   }
 
   /// Records a vote.
-  /// - Throws: ``PollError/alreadyVoted(_:)`` when the user has voted in this poll before.
+  /// - Throws: ``PollError/wrongPoll(_:)`` when the vote is for another poll, ``PollError/alreadyVoted(_:)``
+  ///   when the user has voted in this poll before.
   public mutating func cast(_ vote: Vote) throws(PollError) {
+    guard vote.pollID == pollID else { throw .wrongPoll(vote.pollID) }
     guard votes[vote.userID] == nil else { throw .alreadyVoted(vote.userID) }
     votes[vote.userID] = vote.choice
   }

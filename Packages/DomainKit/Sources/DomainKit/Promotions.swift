@@ -37,8 +37,31 @@ public struct TimeOfDayWindow: Sendable, Hashable, Codable {
   }
 
   /// A window from hours and minutes (`from: (7, 0), to: (11, 0)`).
+  /// - Throws: ``FixValidationError`` naming `start` or `end` when the time is not within 00:00…23:59.
   public init(from: (hour: Int, minute: Int), to: (hour: Int, minute: Int)) throws(FixValidationError) {
-    try self.init(start: from.hour * 60 + from.minute, end: to.hour * 60 + to.minute)
+    func minutes(_ time: (hour: Int, minute: Int), _ field: String) throws(FixValidationError) -> Int {
+      guard (0..<24).contains(time.hour), (0..<60).contains(time.minute) else {
+        throw FixValidationError(field: field, value: Double(time.hour) * 60 + Double(time.minute), allowed: "0…1439")
+      }
+      return time.hour * 60 + time.minute
+    }
+    try self.init(start: minutes(from, "start"), end: minutes(to, "end"))
+  }
+
+  private enum CodingKeys: String, CodingKey { case start, end }
+
+  /// Decodes a window with the same validation as ``init(start:end:)`` (both minutes in 0…1439).
+  /// - Throws: `DecodingError.dataCorrupted` naming `start` or `end`.
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    let start = try c.decode(Int.self, forKey: .start)
+    let end = try c.decode(Int.self, forKey: .end)
+    do {
+      try self.init(start: start, end: end)
+    } catch {
+      throw DecodingError.dataCorruptedError(
+        forKey: error.field == "start" ? .start : .end, in: c, debugDescription: error.description)
+    }
   }
 
   /// Whether minute-of-day `minute` lies in the window.

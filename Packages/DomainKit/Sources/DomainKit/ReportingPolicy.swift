@@ -49,6 +49,8 @@ public enum AccuracyProfile: String, Sendable, Hashable, Codable, CaseIterable {
 public enum SkipReason: Sendable, Hashable, CustomStringConvertible {
   /// The fix's accuracy is worse than the profile allows.
   case accuracyTooPoor(accuracy: Double, limit: Double)
+  /// The fix has no horizontal accuracy, so it can't be shown to meet the profile's bound (`limit` metres).
+  case accuracyUnknown(limit: Double)
   /// The device has not moved far enough since the last sent fix.
   case tooClose(distance: Double, required: Double)
   /// Less than the minimum interval passed since the last sent fix (milliseconds).
@@ -56,9 +58,11 @@ public enum SkipReason: Sendable, Hashable, CustomStringConvertible {
   /// The fix is not newer than the last sent fix.
   case outOfOrder
 
+  /// Why the fix was skipped, for logs.
   public var description: String {
     switch self {
     case .accuracyTooPoor(let accuracy, let limit): "accuracy \(accuracy) m is worse than the profile's \(limit) m"
+    case .accuracyUnknown(let limit): "accuracy unknown, the profile needs \(limit) m or better"
     case .tooClose(let distance, let required): "moved \(distance) m, needs \(required) m"
     case .tooSoon(let elapsed, let required): "\(elapsed) ms since the last fix, needs \(required) ms"
     case .outOfOrder: "not newer than the last sent fix"
@@ -77,7 +81,9 @@ public enum ReportingDecision: Sendable, Hashable {
 /// The device reporting policy: which recorded fixes are sent to the server.
 ///
 /// A stateful value: it remembers the last sent fix. Distances are measured from the last *sent* fix, so slow
-/// drift eventually triggers a send. Fixes without a horizontal accuracy are treated as acceptable.
+/// drift eventually triggers a send. A fix without a horizontal accuracy passes the accuracy check only when the
+/// profile has no accuracy bound (``AccuracyProfile/worstAcceptedAccuracy`` infinite); every current profile has
+/// one, so such fixes are skipped with ``SkipReason/accuracyUnknown(limit:)``.
 /// Rules, in order: newer than the last sent fix; accuracy within the profile; at least `minimumInterval` ms
 /// since the last sent fix; moved at least max(app state distance, profile distance). The first fix is sent
 /// when it passes the accuracy check.
@@ -115,11 +121,14 @@ public struct ReportingPolicy: Sendable, Hashable {
   /// The decision for `fix` without changing state.
   public func evaluate(_ fix: LocationFix) -> ReportingDecision {
     if let last = lastSent, fix.timestamp <= last.timestamp { return .skip(.outOfOrder) }
-    if let accuracy = fix.horizontalAccuracy, accuracy > profile.worstAcceptedAccuracy {
-      return .skip(.accuracyTooPoor(accuracy: accuracy, limit: profile.worstAcceptedAccuracy))
+    let limit = profile.worstAcceptedAccuracy
+    if let accuracy = fix.horizontalAccuracy {
+      if accuracy > limit { return .skip(.accuracyTooPoor(accuracy: accuracy, limit: limit)) }
+    } else if limit.isFinite {
+      return .skip(.accuracyUnknown(limit: limit))
     }
     guard let last = lastSent else { return .send }
-    let elapsed = fix.timestamp - last.timestamp
+    let elapsed = fix.timestamp.saturatingDifference(last.timestamp)
     if elapsed < minimumInterval { return .skip(.tooSoon(elapsed: elapsed, required: minimumInterval)) }
     let required = requiredDistance
     if required > 0 {

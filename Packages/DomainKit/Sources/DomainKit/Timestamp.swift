@@ -4,9 +4,36 @@ import Foundation
 ///
 /// Hand-written so that it is fast, `Sendable` and identical on every platform.
 public enum Timestamp {
-  /// Milliseconds since 1970-01-01T00:00:00Z for `date`, rounded to the nearest millisecond.
+  /// Milliseconds since 1970-01-01T00:00:00Z for `date`, rounded to the nearest millisecond (saturating at the
+  /// ends of `Int64` rather than trapping for absurd dates).
   public static func milliseconds(_ date: Date) -> Int64 {
-    Int64((date.timeIntervalSince1970 * 1000).rounded())
+    let value = (date.timeIntervalSince1970 * 1000).rounded()
+    guard value.isFinite else { return value > 0 ? .max : .min }
+    guard value > -9.2e18 else { return .min }
+    guard value < 9.2e18 else { return .max }
+    return Int64(value)
+  }
+
+  /// The times accepted from outside input (file and wire formats): 1970-01-01T00:00:00.000Z through
+  /// 2200-12-31T23:59:59.999Z, in UTC milliseconds.
+  public static let plausibleRange: ClosedRange<Int64> = 0...7_289_654_399_999
+
+  /// UTC milliseconds for whole epoch `seconds`, or nil when the result falls outside ``plausibleRange``
+  /// (never overflows).
+  public static func milliseconds(epochSeconds seconds: Int64) -> Int64? {
+    let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+    guard !overflow, plausibleRange.contains(ms) else { return nil }
+    return ms
+  }
+
+  /// UTC milliseconds for fractional epoch `seconds` (rounded to the millisecond), or nil when not finite or
+  /// outside ``plausibleRange``.
+  public static func milliseconds(epochSeconds seconds: Double) -> Int64? {
+    let ms = (seconds * 1000).rounded()
+    guard ms.isFinite, ms >= Double(plausibleRange.lowerBound), ms <= Double(plausibleRange.upperBound) else {
+      return nil
+    }
+    return Int64(ms)
   }
 
   /// The `Date` for `milliseconds` since 1970 UTC.

@@ -34,7 +34,7 @@ public struct Visit: Sendable, Hashable, Codable {
   }
 
   /// Duration in milliseconds.
-  public var duration: Int64 { departure - arrival }
+  public var duration: Int64 { departure.saturatingDifference(arrival) }
 
   private enum CodingKeys: String, CodingKey {
     case id
@@ -70,7 +70,9 @@ public struct VisitDetector: Sendable, Hashable {
       var end = start + 1
       while end < usable.count, usable[start].distance(to: usable[end]) <= radius { end += 1 }
       let stay = usable[start..<end]
-      if let first = stay.first, let last = stay.last, last.timestamp - first.timestamp >= minimumDuration {
+      if let first = stay.first, let last = stay.last,
+        last.timestamp.saturatingDifference(first.timestamp) >= minimumDuration
+      {
         let lat = stay.reduce(0) { $0 + $1.latitude } / Double(stay.count)
         let lon = stay.reduce(0) { $0 + $1.longitude } / Double(stay.count)
         result.append(
@@ -102,5 +104,15 @@ extension PlaceDirectory {
     }
     return counts.compactMap { id, count in byID[id].map { (place: $0, visits: count) } }
       .sorted { $0.visits != $1.visits ? $0.visits > $1.visits : $0.place.id < $1.place.id }
+  }
+}
+
+extension Int64 {
+  /// `self − other`, clamped to `Int64.min…Int64.max` instead of trapping (times from outside input may be
+  /// anything).
+  func saturatingDifference(_ other: Int64) -> Int64 {
+    let (value, overflow) = subtractingReportingOverflow(other)
+    guard overflow else { return value }
+    return other < 0 ? .max : .min
   }
 }

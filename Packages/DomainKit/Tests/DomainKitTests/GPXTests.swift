@@ -122,4 +122,52 @@ import Testing
     #expect(error(truncated) != nil)
     #expect(error("<kml></kml>")?.message.contains("<gpx>") == true)
   }
+
+  @Test func waypointsAndRoutePointsWithoutTimeAreSkippedAndReported() throws {
+    let text = """
+      <?xml version="1.0"?>
+      <gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1">
+        <wpt lat="50.1" lon="30.1"><name>Home</name></wpt>
+        <wpt lat="50.2" lon="30.2"><time>2024-05-01T10:00:00Z</time></wpt>
+        <rte><rtept lat="50.3" lon="30.3"/><rtept lat="50.4" lon="30.4"><time>2024-05-01T10:01:00Z</time></rtept></rte>
+      </gpx>
+      """
+    let result = try GPX.readWithSkipped(data: Data(text.utf8))
+    #expect(result.points.map(\.fix.latitude) == [50.2, 50.4])
+    #expect(result.skipped.count == 2)
+    #expect(result.skipped.map(\.line) == [3, 5])
+    #expect(result.skipped[0].kind == .waypoint(name: "Home"))
+    #expect(result.skipped[1].kind == .route(route: 0))
+    #expect(result.skipped[0].reason.contains("line 3"))
+    #expect(try GPX.read(data: Data(text.utf8)).count == 2)
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("skip-\(UUID().uuidString).gpx")
+    try Data(text.utf8).write(to: url)
+    defer { try? FileManager.default.removeItem(at: url) }
+    var skipped = 0
+    var read = 0
+    try GPX.read(contentsOf: url, skipped: { _ in skipped += 1 }) { _ in read += 1 }
+    #expect(skipped == 2 && read == 2)
+  }
+
+  @Test func trackPointWithoutTimeIsAnErrorNamingTheLine() {
+    let text = """
+      <?xml version="1.0"?>
+      <gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1">
+        <trk><trkseg>
+          <trkpt lat="50.1" lon="30.1"><time>2024-05-01T10:00:00Z</time></trkpt>
+          <trkpt lat="50.2" lon="30.2"><ele>3</ele></trkpt>
+        </trkseg></trk>
+      </gpx>
+      """
+    do {
+      _ = try GPX.read(data: Data(text.utf8))
+      Issue.record("expected an error")
+    } catch let error as FormatError {
+      #expect(error.line == 5 && error.field == "time")
+      #expect(error.message.contains("line 5"))
+      #expect(error.description.contains("line 5"))
+    } catch {
+      Issue.record("unexpected \(error)")
+    }
+  }
 }

@@ -52,8 +52,21 @@ import Testing
     var low = ReportingPolicy(profile: .low)
     #expect(low.decide(Self.fix(0, north: 0, acc: 2500)) == .send)
     #expect(low.decide(Self.fix(10, north: 0, acc: 3500)) != .send)
-    // Unknown accuracy is accepted.
-    #expect(high.decide(Self.fix(5, north: 0, acc: nil)) == .send)
+    // Unknown accuracy can't be shown to meet a bounded profile: every current profile skips it.
+    for profile in AccuracyProfile.allCases {
+      var policy = ReportingPolicy(profile: profile)
+      let limit = profile.worstAcceptedAccuracy
+      #expect(policy.decide(Self.fix(5, north: 0, acc: nil)) == .skip(.accuracyUnknown(limit: limit)))
+      #expect(policy.lastSent == nil)
+    }
+  }
+
+  @Test func hostileTimestampsDoNotOverflowElapsed() throws {
+    var policy = ReportingPolicy(appState: .foreground, minimumInterval: 1000)
+    let early = try LocationFix(timestamp: .min, latitude: 0, longitude: 0, horizontalAccuracy: 5)
+    let late = try LocationFix(timestamp: .max, latitude: 0, longitude: 0, horizontalAccuracy: 5)
+    #expect(policy.decide(early) == .send)
+    #expect(policy.decide(late) == .send)
   }
 
   @Test func minimumIntervalAndOrdering() {

@@ -86,7 +86,7 @@ import Testing
 
 @Suite struct PlaceDirectoryTests {
   static func place(_ id: PlaceID, parent: PlaceID? = nil, lat: Double = 50, name: String? = nil) -> Place {
-    Place(
+    try! Place(
       id: id, parentID: parent, kind: .faculty, name: LocalizedText(["en": name ?? id.rawValue]),
       location: Coordinate(uncheckedLatitude: lat, longitude: 30), city: "Kyiv")
   }
@@ -149,7 +149,7 @@ import Testing
     #expect(name.values.count == 3)
     #expect(name.resolved(for: ["uk-UA"]) == "КПІ")
     #expect(name.resolved(for: ["de"]) == "Kyiv Polytechnic")
-    let place = Place(id: "p", kind: .university, name: name, keywords: ["engineering"])
+    let place = try Place(id: "p", kind: .university, name: name, keywords: ["engineering"])
     #expect(place.matches(query: "polytech") && place.matches(query: "кпі") && place.matches(query: "ENGINEER"))
     #expect(!place.matches(query: "medicine"))
     let data = try JSONEncoder().encode(place)
@@ -169,7 +169,7 @@ import Testing
 
 @Suite struct PromotionTests {
   let kyiv = TimeZone(identifier: "Europe/Kyiv")!
-  let venue = Place(
+  let venue = try! Place(
     id: "cafe", kind: .venue, name: LocalizedText(["en": "Café"]),
     location: Coordinate(uncheckedLatitude: 50.45, longitude: 30.52), venueType: "cafe", timeZone: "Europe/Kyiv")
 
@@ -274,7 +274,7 @@ import Testing
 @Suite struct VisitTests {
   @Test func visitCountsByAdministrativeLevel() {
     func place(_ id: PlaceID, _ kind: PlaceKind, _ parent: PlaceID?) -> Place {
-      Place(id: id, parentID: parent, kind: kind, name: LocalizedText(["en": id.rawValue]))
+      try! Place(id: id, parentID: parent, kind: kind, name: LocalizedText(["en": id.rawValue]))
     }
     let places = [
       place("UA", .country, nil), place("PL", .country, nil), place("kyiv-obl", .region, "UA"),

@@ -109,13 +109,91 @@ import Testing
       sharing.groupUntil[group.id] = 1_000 + Int64.random(in: -500...500, using: &rng)
     }
     for user in users where Int.random(in: 0..<4, using: &rng) == 0 {
-      sharing.viewerGrants[user] = Bool.random(using: &rng) ? nil : 1_000 + Int64.random(in: -500...500, using: &rng)
+      // `viewerGrants[user] = nil` would delete the key; `updateValue(nil, …)` stores an "always" grant.
+      sharing.viewerGrants.updateValue(
+        Bool.random(using: &rng) ? nil : 1_000 + Int64.random(in: -500...500, using: &rng), forKey: user)
     }
     return Graph(
       settings: PrivacySettings(owner: "o", groups: groups, fieldAudience: audience, sharing: sharing), users: users)
   }
 
   static let everything: [Visible] = [.location] + ProfileField.allCases.map { .field($0) }
+
+  /// An independent reference model of PRODUCT.md's visibility rules, written from the rules and not from
+  /// `Sharing`: the owner sees everything; a Blacklist member sees nothing; location needs sharing on (not
+  /// paused, global expiry not reached) and either a direct grant (no expiry, or not yet expired) or membership
+  /// of a non-Blacklist group that grants location and whose per-group expiry is not reached; a field is visible
+  /// to everyone, to nobody, or (the default) to members of a non-Blacklist group that grants that field.
+  static func oracle(_ viewer: UserID, _ what: Visible, _ settings: PrivacySettings, _ now: Int64) -> Bool {
+    if viewer == settings.owner { return true }
+    for group in settings.groups where group.kind == .blacklist {
+      if group.members.contains(viewer) { return false }
+    }
+    var viewerGroups: [Group] = []
+    for group in settings.groups where group.kind != .blacklist {
+      if group.members.contains(viewer) { viewerGroups.append(group) }
+    }
+    switch what {
+    case .location:
+      if settings.sharing.paused { return false }
+      if let until = settings.sharing.until, now >= until { return false }
+      for (grantee, expiry) in settings.sharing.viewerGrants where grantee == viewer {
+        switch expiry {
+        case .none: return true
+        case .some(let end): if now < end { return true }
+        }
+      }
+      for group in viewerGroups where group.visibility.location {
+        guard let end = settings.sharing.groupUntil[group.id] else { return true }
+        if now < end { return true }
+      }
+      return false
+    case .field(let field):
+      let audience = settings.fieldAudience[field] ?? .groups
+      if audience == .everyone { return true }
+      if audience == .nobody { return false }
+      for group in viewerGroups where group.visibility.fields.contains(field) { return true }
+      return false
+    }
+  }
+
+  @Test func canSeeMatchesReferenceModelOnRandomGraphs() {
+    var rng = SplitMix64(seed: 0x5EED_0F_0AC1E)
+    var checked: [Visible: (shown: Int, hidden: Int)] = [:]
+    var alwaysGrantsSeen = 0
+    var shownOnlyByDirectGrant = 0
+    for _ in 0..<500 {
+      let graph = Self.randomGraph(&rng)
+      let settings = graph.settings
+      alwaysGrantsSeen += settings.sharing.viewerGrants.values.count { $0 == nil }
+      for now: Int64 in [499, 999, 1_000, 1_001, 1_501] {
+        for viewer in graph.users + ["o", "stranger"] {
+          for what in Self.everything {
+            let expected = Self.oracle(viewer, what, settings, now)
+            #expect(
+              Sharing.canSee(viewer, what, of: settings, at: now) == expected,
+              "viewer \(viewer), \(what), now \(now), settings \(settings)")
+            if viewer != "o" {
+              checked[what, default: (0, 0)].shown += expected ? 1 : 0
+              checked[what, default: (0, 0)].hidden += expected ? 0 : 1
+            }
+          }
+          if viewer != "o", Self.oracle(viewer, .location, settings, now) {
+            var withoutGrant = settings
+            withoutGrant.sharing.viewerGrants.removeValue(forKey: viewer)
+            if !Self.oracle(viewer, .location, withoutGrant, now) { shownOnlyByDirectGrant += 1 }
+          }
+        }
+      }
+    }
+    // The generator exercises both answers for every kind of information, and "always" direct grants.
+    for what in Self.everything {
+      #expect(
+        (checked[what]?.shown ?? 0) > 100 && (checked[what]?.hidden ?? 0) > 100, "\(what): \(checked[what] as Any)")
+    }
+    #expect(alwaysGrantsSeen > 50)
+    #expect(shownOnlyByDirectGrant > 50)
+  }
 
   @Test func propertiesOnRandomGraphs() {
     var rng = SplitMix64(seed: 0xC0FFEE)

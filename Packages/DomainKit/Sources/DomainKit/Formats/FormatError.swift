@@ -35,6 +35,7 @@ public struct FormatError: Error, Sendable, Hashable, CustomStringConvertible {
     self.message = message
   }
 
+  /// `FORMAT line N, field 'f': message`, for logs and import reports.
   public var description: String {
     var text = format.rawValue.uppercased()
     if let line { text += " line \(line)" }

@@ -22,6 +22,25 @@ public struct GPXPoint: Sendable, Hashable {
   public var kind: GPXPointKind
 }
 
+/// A `wpt` or `rtept` that was skipped rather than read, because a ``LocationFix`` needs a time and GPX makes
+/// `<time>` optional there. (A `trkpt` without `<time>` is an error instead: a track is a timed sequence.)
+public struct GPXSkippedPoint: Sendable, Hashable {
+  /// The waypoint (with its `name`) or route point.
+  public var kind: GPXPointKind
+  /// 1-based line of the point's start tag.
+  public var line: Int
+  /// Why it was skipped, for a person.
+  public var reason: String
+}
+
+/// Everything read from a GPX document: the points, and the waypoints/route points skipped for lack of a time.
+public struct GPXReadResult: Sendable, Hashable {
+  /// The points read, in document order.
+  public var points: [GPXPoint]
+  /// The points skipped, in document order (`skipped.count` is the number to report to the user).
+  public var skipped: [GPXSkippedPoint]
+}
+
 /// A track to write: a name and its segments of fixes.
 public struct GPXTrack: Sendable, Hashable {
   /// The track's `name`, if any.
@@ -40,37 +59,60 @@ public struct GPXTrack: Sendable, Hashable {
 ///
 /// Reads `trk/trkseg/trkpt`, `wpt` and `rte/rtept` with `lat`/`lon` attributes and `ele`, `time` children; speed
 /// (m/s) and course (degrees) come from the Garmin `TrackPointExtension` (`gpxtpx:speed`, `gpxtpx:course`), from plain
-/// `<speed>`/`<course>` children (GPX 1.0 style) or from any extension element with those local names. Every point
-/// needs a `time` (a fix is identified by its time). Errors name the line.
+/// `<speed>`/`<course>` children (GPX 1.0 style) or from any extension element with those local names. A fix is
+/// identified by its time, so a `trkpt` without `<time>` is an error naming its line, while a `wpt` or `rtept`
+/// without one (valid GPX) is skipped and reported as a ``GPXSkippedPoint``. Errors name the line.
 public enum GPX {
   /// The GPX 1.1 namespace.
   public static let namespace = "http://www.topografix.com/GPX/1/1"
   /// The Garmin TrackPointExtension v2 namespace (speed, course).
   public static let trackPointExtensionNamespace = "http://www.garmin.com/xmlschemas/TrackPointExtension/v2"
 
-  /// Streams the GPX file at `url`, calling `body` for each point in document order.
+  /// Streams the GPX file at `url`, calling `body` for each point in document order and `skipped` for each
+  /// waypoint or route point without a time.
   public static func read(
-    contentsOf url: URL, deviceID: DeviceID? = nil, kind: FixKind = .imported, _ body: (GPXPoint) throws -> Void
+    contentsOf url: URL, deviceID: DeviceID? = nil, kind: FixKind = .imported,
+    skipped: (GPXSkippedPoint) -> Void = { _ in }, _ body: (GPXPoint) throws -> Void
   ) throws {
     guard let stream = InputStream(url: url) else {
       throw FormatError(.gpx, "cannot open \(url.path)")
     }
-    try parse(XMLParser(stream: stream), deviceID: deviceID, kind: kind, body)
+    try parse(XMLParser(stream: stream), deviceID: deviceID, kind: kind, skipped: skipped, body)
   }
 
-  /// Reads every point of an in-memory GPX document.
+  /// Reads every point of an in-memory GPX document (waypoints and route points without a time are left out;
+  /// ``readWithSkipped(data:deviceID:kind:)`` reports them).
   public static func read(data: Data, deviceID: DeviceID? = nil, kind: FixKind = .imported) throws -> [GPXPoint] {
-    var points: [GPXPoint] = []
-    try parse(XMLParser(data: data), deviceID: deviceID, kind: kind) { points.append($0) }
-    return points
+    try readWithSkipped(data: data, deviceID: deviceID, kind: kind).points
+  }
+
+  /// Reads every point of an in-memory GPX document and lists the waypoints and route points skipped for lack
+  /// of a `<time>`.
+  public static func readWithSkipped(
+    data: Data, deviceID: DeviceID? = nil, kind: FixKind = .imported
+  ) throws -> GPXReadResult {
+    var result = GPXReadResult(points: [], skipped: [])
+    try parse(XMLParser(data: data), deviceID: deviceID, kind: kind, skipped: { result.skipped.append($0) }) {
+      result.points.append($0)
+    }
+    return result
   }
 
   private static func parse(
-    _ parser: XMLParser, deviceID: DeviceID?, kind: FixKind, _ body: (GPXPoint) throws -> Void
+    _ parser: XMLParser, deviceID: DeviceID?, kind: FixKind, skipped: (GPXSkippedPoint) -> Void,
+    _ body: (GPXPoint) throws -> Void
   ) throws {
-    try withoutActuallyEscaping(body) { body in
-      let delegate = GPXParserDelegate(deviceID: deviceID, kind: kind, body: body)
+    try withoutActuallyEscaping(skipped) { skipped in
+      try withoutActuallyEscaping(body) { body in
+        try run(parser, GPXParserDelegate(deviceID: deviceID, kind: kind, skipped: skipped, body: body))
+      }
+    }
+  }
+
+  private static func run(_ parser: XMLParser, _ delegate: GPXParserDelegate) throws {
+    do {
       parser.delegate = delegate
+      defer { parser.delegate = nil }
       let ok = parser.parse()
       if let error = delegate.error { throw error }
       if !ok {
@@ -174,6 +216,7 @@ private final class GPXParserDelegate: NSObject, XMLParserDelegate {
   let deviceID: DeviceID?
   let kind: FixKind
   let body: (GPXPoint) throws -> Void
+  let skipped: (GPXSkippedPoint) -> Void
   var error: (any Error)?
   var sawRoot = false
   var rootClosed = false
@@ -186,9 +229,13 @@ private final class GPXParserDelegate: NSObject, XMLParserDelegate {
   private var routeIndex = -1
   private var depthInPoint = 0
 
-  init(deviceID: DeviceID?, kind: FixKind, body: @escaping (GPXPoint) throws -> Void) {
+  init(
+    deviceID: DeviceID?, kind: FixKind, skipped: @escaping (GPXSkippedPoint) -> Void,
+    body: @escaping (GPXPoint) throws -> Void
+  ) {
     self.deviceID = deviceID
     self.kind = kind
+    self.skipped = skipped
     self.body = body
   }
 
@@ -296,14 +343,23 @@ private final class GPXParserDelegate: NSObject, XMLParserDelegate {
       }
       return value
     }
+    var kind = p.kind
+    if case .waypoint = kind { kind = .waypoint(name: values["name"]) }
     guard let timeText = values["time"] else {
-      throw FormatError(.gpx, line: p.line, field: "time", "point has no <time>")
+      switch kind {
+      case .track:
+        throw FormatError(
+          .gpx, line: p.line, field: "time", "the <trkpt> on line \(p.line) has no <time> (a track point needs one)")
+      case .waypoint:
+        skipped(GPXSkippedPoint(kind: kind, line: p.line, reason: "the <wpt> on line \(p.line) has no <time>"))
+      case .route:
+        skipped(GPXSkippedPoint(kind: kind, line: p.line, reason: "the <rtept> on line \(p.line) has no <time>"))
+      }
+      return
     }
     guard let timestamp = Timestamp.parseISO8601(timeText) else {
       throw FormatError(.gpx, line: p.line, field: "time", "'\(timeText)' is not an ISO 8601 time")
     }
-    var kind = p.kind
-    if case .waypoint = kind { kind = .waypoint(name: values["name"]) }
     var course = try number("course")
     if course == 360 { course = 0 }
     do {

@@ -283,12 +283,19 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
       let lat = try double(numbers[1], "latitude")
       let alt = numbers.count > 2 ? try double(numbers[2], "altitude") : nil
       func prop(_ key: String) -> Double? { props[key]?.double }
+      var floor: Int?
+      if let value = prop("floor") {
+        guard value.rounded() == value, abs(value) <= 1000 else {
+          throw fail("\(path).floor", "\(value) is not a floor number (a whole number −1000…1000)")
+        }
+        floor = Int(value)
+      }
       do {
         return try LocationFix(
           deviceID: props["deviceId"]?.string.map { DeviceID($0) } ?? deviceID, timestamp: time, latitude: lat,
           longitude: lon, horizontalAccuracy: prop("horizontalAccuracy") ?? prop("accuracy"),
           verticalAccuracy: prop("verticalAccuracy"), altitude: alt, speed: prop("speed"),
-          speedAccuracy: prop("speedAccuracy"), course: prop("course"), floor: prop("floor").map { Int($0) },
+          speedAccuracy: prop("speedAccuracy"), course: prop("course"), floor: floor,
           batteryLevel: prop("batteryLevel"),
           batteryState: props["batteryState"]?.string.flatMap(BatteryState.init(rawValue:)),
           kind: props["kind"]?.string.flatMap(FixKind.init(rawValue:)) ?? kind,

@@ -29,11 +29,13 @@ public struct JSONSyntaxError: Error, Sendable, Hashable, CustomStringConvertibl
   /// What was wrong.
   public var message: String
 
+  /// `line L, column C: message`.
   public var description: String { "line \(line), column \(column): \(message)" }
 }
 
 /// A small incremental (push) JSON tokenizer: feed it chunks of bytes of any size, get events as soon as each
-/// token is complete. Memory use is bounded by the longest single token and the nesting depth, so files of
+/// token is complete. Memory use is bounded by the longest single token and the nesting depth (at most
+/// ``maximumDepth``), so files of
 /// hundreds of megabytes stream through it. It checks the full grammar (RFC 8259).
 public struct JSONTokenizer: Sendable {
   /// Receives each event and the line it ended on.
@@ -52,6 +54,10 @@ public struct JSONTokenizer: Sendable {
   /// Current 1-based line.
   public private(set) var line = 1
   private var column = 0
+
+  /// The deepest nesting of objects and arrays accepted (deeper documents are rejected: the values built from
+  /// them would be released recursively and could exhaust the stack).
+  public static let maximumDepth = 512
 
   /// A tokenizer at the start of a document.
   public init() {}
@@ -151,10 +157,12 @@ public struct JSONTokenizer: Sendable {
   private mutating func startValue(_ byte: UInt8, _ emit: Emit) throws {
     switch byte {
     case 123:
+      guard stack.count < Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
       stack.append(.object)
       expect = .keyOrEnd
       try emit(.beginObject, line)
     case 91:
+      guard stack.count < Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
       stack.append(.array)
       expect = .valueOrEnd
       try emit(.beginArray, line)

@@ -37,6 +37,7 @@ public indirect enum JSONValue: Sendable, Hashable {
     return elements
   }
 
+  /// Structural equality; object members are compared in order (as they appeared in the document).
   public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
     switch (lhs, rhs) {
     case (.object(let a), .object(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
@@ -48,6 +49,7 @@ public indirect enum JSONValue: Sendable, Hashable {
     }
   }
 
+  /// Hashes consistently with ``==(_:_:)``.
   public func hash(into hasher: inout Hasher) {
     switch self {
     case .object(let members):

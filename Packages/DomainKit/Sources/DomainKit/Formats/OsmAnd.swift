@@ -72,7 +72,8 @@ public enum OsmAnd {
     let timestamp: Int64
     if let text = values["timestamp"], !text.isEmpty {
       guard let parsed = parseTime(text) else {
-        throw FormatError(.osmand, field: "timestamp", "'\(text)' is not epoch seconds, milliseconds or ISO 8601")
+        throw FormatError(
+          .osmand, field: "timestamp", "'\(text)' is not epoch seconds, milliseconds or ISO 8601 between 1970 and 2200")
       }
       timestamp = parsed
     } else {
@@ -145,8 +146,11 @@ public enum OsmAnd {
     } catch let error as DecodingError {
       throw FormatError(.osmand, field: OwnTracks.field(of: error), OwnTracks.message(of: error))
     }
-    guard let timestamp = Timestamp.parseISO8601(body.location.timestamp) else {
-      throw FormatError(.osmand, field: "location.timestamp", "'\(body.location.timestamp)' is not ISO 8601")
+    guard let timestamp = Timestamp.parseISO8601(body.location.timestamp),
+      Timestamp.plausibleRange.contains(timestamp)
+    else {
+      throw FormatError(
+        .osmand, field: "location.timestamp", "'\(body.location.timestamp)' is not ISO 8601 between 1970 and 2200")
     }
     let coords = body.location.coords
     // Location SDKs report unknown speed/heading as -1.
@@ -166,10 +170,14 @@ public enum OsmAnd {
   }
 
   /// Epoch seconds, epoch milliseconds (≥ 10^11, i.e. after 1973 in ms) or ISO 8601, as UTC milliseconds.
+  /// Returns nil for anything else, and for times outside ``Timestamp/plausibleRange`` (1970…2200).
   public static func parseTime(_ text: String) -> Int64? {
-    if let integer = Int64(text) { return integer >= 100_000_000_000 ? integer : integer * 1000 }
-    if let seconds = Double(text), seconds.isFinite { return Int64((seconds * 1000).rounded()) }
-    return Timestamp.parseISO8601(text)
+    if let integer = Int64(text) {
+      guard integer >= 100_000_000_000 else { return Timestamp.milliseconds(epochSeconds: integer) }
+      return Timestamp.plausibleRange.contains(integer) ? integer : nil
+    }
+    if let seconds = Double(text) { return Timestamp.milliseconds(epochSeconds: seconds) }
+    return Timestamp.parseISO8601(text).flatMap { Timestamp.plausibleRange.contains($0) ? $0 : nil }
   }
 
   /// The query string a client sends for `fix` (speed in knots, timestamp in seconds).

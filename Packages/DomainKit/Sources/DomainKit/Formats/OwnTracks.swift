@@ -79,6 +79,7 @@ public enum OwnTracks {
       case createdAt = "created_at"
     }
 
+    /// Decodes a `location` message; integers may be written as JSON floats (rounded), `tst` is required.
     public init(from decoder: any Decoder) throws {
       let c = try decoder.container(keyedBy: CodingKeys.self)
       lat = try c.decode(Double.self, forKey: .lat)
@@ -115,9 +116,12 @@ public enum OwnTracks {
         case 0: .unknown
         default: nil
         }
+      guard let timestamp = Timestamp.milliseconds(epochSeconds: tst) else {
+        throw FormatError(.owntracks, field: "tst", "\(tst) is not epoch seconds between 1970 and 2200")
+      }
       do {
         return try LocationFix(
-          deviceID: deviceID, timestamp: tst * 1000, latitude: lat, longitude: lon,
+          deviceID: deviceID, timestamp: timestamp, latitude: lat, longitude: lon,
           horizontalAccuracy: acc.map(Double.init), verticalAccuracy: vac.map(Double.init),
           altitude: alt.map(Double.init), speed: vel.map { Double($0) / 3.6 },
           course: cog.map { Double($0 == 360 ? 0 : $0) }, batteryLevel: batt.map(Double.init), batteryState: state,
@@ -133,7 +137,10 @@ public enum OwnTracks {
 
     /// The message for `fix` (seconds truncate the milliseconds; metres and km/h are rounded).
     public init(_ fix: LocationFix, tid: String? = nil, topic: String? = nil) {
-      func round(_ value: Double?) -> Int? { value.map { Int($0.rounded()) } }
+      // Values too large for an OwnTracks integer (|x| ≥ 10^15 — never a real reading) are left out.
+      func round(_ value: Double?) -> Int? {
+        value.flatMap { $0.isFinite && abs($0) < 1e15 ? Int($0.rounded()) : nil }
+      }
       let bs: Int? =
         switch fix.batteryState {
         case .unknown: 0
@@ -260,6 +267,7 @@ public enum OwnTracks {
 
     private enum TypeKey: String, CodingKey { case type = "_type" }
 
+    /// Decodes the message named by `_type`; unknown types become ``other(type:)``.
     public init(from decoder: any Decoder) throws {
       let type = try decoder.container(keyedBy: TypeKey.self).decode(String.self, forKey: .type)
       switch type {
@@ -272,6 +280,7 @@ public enum OwnTracks {
       }
     }
 
+    /// Encodes the message with its `_type`.
     public func encode(to encoder: any Encoder) throws {
       var c = encoder.container(keyedBy: TypeKey.self)
       switch self {
@@ -369,10 +378,16 @@ public enum OwnTracks {
 }
 
 extension KeyedDecodingContainer {
-  /// An integer that may be written as a JSON float (rounded), or nil when absent.
+  /// An integer that may be written as a JSON float (rounded), or nil when absent; magnitudes of 10^15 and more
+  /// (never a real OwnTracks value, and enough to overflow unit conversions) are rejected.
   func lenientInt(_ key: Key) throws -> Int? {
     guard contains(key), try !decodeNil(forKey: key) else { return nil }
-    if let value = try? decode(Int.self, forKey: key) { return value }
+    if let value = try? decode(Int.self, forKey: key) {
+      guard value.magnitude < 1_000_000_000_000_000 else {
+        throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "\(value) is out of range")
+      }
+      return value
+    }
     let value = try decode(Double.self, forKey: key)
     guard value.isFinite, abs(value) < 1e15 else {
       throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "\(value) is out of range")
