@@ -40,8 +40,7 @@ actor HubState {
   struct Connection {
     let session: String
     let transport: any RealtimeServerConnection
-    let continuation: AsyncStream<Outbound>.Continuation
-    let writer: Task<Void, Never>
+    let queue: SendQueue
     let openedAt: ContinuousClock.Instant
     var lastSeen: ContinuousClock.Instant
     var principal: RealtimePrincipal?
@@ -85,18 +84,13 @@ actor HubState {
 
   // MARK: Connections
 
-  func register(
-    transport: any RealtimeServerConnection,
-    continuation: AsyncStream<Outbound>.Continuation,
-    writer: Task<Void, Never>
-  ) -> UInt64 {
+  func register(transport: any RealtimeServerConnection) -> UInt64 {
     nextID += 1
     let now = clock.now
     connections[nextID] = Connection(
       session: "\(epoch)-\(nextID)",
       transport: transport,
-      continuation: continuation,
-      writer: writer,
+      queue: SendQueue(transport: transport, capacity: configuration.sendQueueCapacity),
       openedAt: now,
       lastSeen: now,
       tokens: Double(configuration.limits.publishBurst),
@@ -109,8 +103,7 @@ actor HubState {
   func unregister(_ id: UInt64) {
     guard let connection = connections.removeValue(forKey: id) else { return }
     detach(id, connection)
-    connection.continuation.finish()
-    connection.writer.cancel()
+    connection.queue.stop()
   }
 
   private func detach(_ id: UInt64, _ connection: Connection) {
@@ -144,11 +137,10 @@ actor HubState {
 
   private func enqueue(_ id: UInt64, _ outbound: Outbound) {
     guard let connection = connections[id], !connection.closing else { return }
-    switch connection.continuation.yield(outbound) {
+    switch connection.queue.enqueue(outbound) {
     case .enqueued: break
     case .dropped: dropSlowConsumer(id)
     case .terminated: connections[id]?.closing = true
-    @unknown default: break
     }
   }
 
@@ -162,7 +154,7 @@ actor HubState {
     detach(id, connection)
     connection.subscriptions = []
     connections[id] = connection
-    connection.continuation.finish()
+    connection.queue.finish()
   }
 
   private func dropSlowConsumer(_ id: UInt64) {
@@ -171,8 +163,7 @@ actor HubState {
     detach(id, connection)
     connection.subscriptions = []
     connections[id] = connection
-    connection.writer.cancel()
-    connection.continuation.finish()
+    connection.queue.stop()
     let transport = connection.transport
     let grace = configuration.slowConsumerGrace
     Task.detached {

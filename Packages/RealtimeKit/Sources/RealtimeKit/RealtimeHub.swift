@@ -45,21 +45,7 @@ public final class RealtimeHub: Sendable {
   /// Serves one connection until its inbound messages end; rethrows the inbound sequence's error after cleanup.
   public func serve<Inbound: AsyncSequence>(connection: some RealtimeServerConnection, inbound: Inbound) async throws
   where Inbound.Element == RealtimeInboundMessage {
-    let (stream, continuation) = AsyncStream<Outbound>.makeStream(
-      bufferingPolicy: .bufferingOldest(max(1, configuration.sendQueueCapacity))
-    )
-    let writer = Task {
-      for await outbound in stream {
-        switch outbound {
-        case .text(let text):
-          do { try await connection.send(text) } catch { return }
-        case .close(let code, let reason):
-          await connection.close(code: code, reason: reason)
-          return
-        }
-      }
-    }
-    let id = await state.register(transport: connection, continuation: continuation, writer: writer)
+    let id = await state.register(transport: connection)
     var session = Session(id: id)
     do {
       for try await message in inbound {

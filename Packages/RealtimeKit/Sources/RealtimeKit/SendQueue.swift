@@ -1,0 +1,103 @@
+import Foundation
+
+/// One connection's bounded send queue.
+///
+/// It is drained by a task that exists only while the queue has something in it: an idle connection owns no writer
+/// task. (A Swift task keeps the slabs of its high-water async stack until it ends, so a permanent writer task per
+/// connection cost several kilobytes of memory on every idle connection.)
+///
+/// At most one drain task runs at a time, so the transport's `send` is called from one task at a time, in order.
+final class SendQueue: @unchecked Sendable {
+  enum EnqueueResult {
+    /// Queued; it will be sent after everything queued before it.
+    case enqueued
+    /// The queue is full (the consumer is too slow); nothing was queued.
+    case dropped
+    /// The queue was finished or stopped; nothing was queued.
+    case terminated
+  }
+
+  private let lock = NSLock()
+  private let transport: any RealtimeServerConnection
+  private let capacity: Int
+  /// Pending messages are `items[head...]`; the one being sent is no longer counted.
+  private var items: [Outbound] = []
+  private var head = 0
+  /// No more messages are accepted; what is queued is still sent.
+  private var finished = false
+  /// Nothing more is sent; what is queued is dropped.
+  private var stopped = false
+  private var drainer: Task<Void, Never>?
+
+  init(transport: any RealtimeServerConnection, capacity: Int) {
+    self.transport = transport
+    self.capacity = max(1, capacity)
+  }
+
+  /// Queues `outbound`, starting a drain task if none is running.
+  func enqueue(_ outbound: Outbound) -> EnqueueResult {
+    lock.withLock {
+      guard !finished, !stopped else { return .terminated }
+      guard items.count - head < capacity else { return .dropped }
+      items.append(outbound)
+      if drainer == nil {
+        drainer = Task.detached { await self.drain() }
+      }
+      return .enqueued
+    }
+  }
+
+  /// Accepts no more messages; those already queued are still sent.
+  func finish() {
+    lock.withLock { finished = true }
+  }
+
+  /// Drops what is queued and cancels the send in progress, if any.
+  func stop() {
+    let task: Task<Void, Never>? = lock.withLock {
+      stopped = true
+      items = []
+      head = 0
+      defer { drainer = nil }
+      return drainer
+    }
+    task?.cancel()
+  }
+
+  private func next() -> Outbound? {
+    lock.withLock {
+      guard !stopped, head < items.count else {
+        // Ends this drain task; the next enqueue starts a new one. Release the buffer: idle connections keep none.
+        items = []
+        head = 0
+        drainer = nil
+        return nil
+      }
+      let outbound = items[head]
+      head += 1
+      if head >= 64, head * 2 >= items.count {
+        items.removeFirst(head)
+        head = 0
+      }
+      return outbound
+    }
+  }
+
+  private func drain() async {
+    while let outbound = next() {
+      switch outbound {
+      case .text(let text):
+        do {
+          try await transport.send(text)
+        } catch {
+          stop()
+          return
+        }
+      case .close(let code, let reason):
+        await transport.close(code: code, reason: reason)
+        stop()
+        return
+      }
+    }
+  }
+}
