@@ -45,7 +45,7 @@ let package = Package(
     .target(
       name: "NetworkingKitTestSupport",
       dependencies: [
-        "NetworkingKit",
+        "NetworkingKit", "CZlib",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),

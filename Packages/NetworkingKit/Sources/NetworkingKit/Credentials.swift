@@ -13,6 +13,9 @@ public protocol CredentialsProvider: Sendable {
 public actor BearerTokenCredentials: CredentialsProvider {
   private var token: String?
   private var inFlight: (rejected: String, task: Task<String?, any Error>)?
+  /// The rejected token whose refresh last completed; a late failure carrying it gets the current token (even `nil`,
+  /// signed out) rather than a second refresh.
+  private var lastRefreshed: String?
   private let refresh: @Sendable (_ rejectedToken: String) async throws -> String?
 
   /// How many times `refresh` ran.
@@ -30,9 +33,12 @@ public actor BearerTokenCredentials: CredentialsProvider {
   /// Replaces the token (after sign-in or sign-out).
   public func setToken(_ token: String?) { self.token = token }
 
-  /// Refreshes once per rejected token; a request that failed with an older token gets the current one at once.
+  /// Refreshes once per rejected token; a request that failed with an older token gets the current one at once —
+  /// also after a refresh returned `nil` (signed out): a late failure with the token that refresh replaced gets `nil`
+  /// without refreshing again. A refresh that threw may be retried by the next failure.
   public func refreshToken(rejected rejectedToken: String) async throws -> String? {
     if let token, token != rejectedToken { return token }
+    if token == nil, lastRefreshed == rejectedToken { return nil }
     if let inFlight, inFlight.rejected == rejectedToken { return try await inFlight.task.value }
     refreshCount += 1
     let refresh = self.refresh
@@ -41,6 +47,7 @@ public actor BearerTokenCredentials: CredentialsProvider {
     defer { inFlight = nil }
     let newToken = try await task.value
     token = newToken
+    lastRefreshed = rejectedToken
     return newToken
   }
 }

@@ -194,6 +194,11 @@ public indirect enum NetworkingError: Error, Sendable, CustomStringConvertible {
     }
   }
 
+  /// The wait the server asked for with `Retry-After`, looking through budget and deadline wrappers. When the request
+  /// ended because the wait was longer than ``RetryPolicy/maxRetryAfter``, this is the server's full requested wait
+  /// (never shortened): schedule the request again after it.
+  public var retryAfter: Duration? { serverError?.retryAfter }
+
   /// The transport error behind this error, looking through budget and deadline wrappers.
   public var transportError: TransportError? {
     switch self {

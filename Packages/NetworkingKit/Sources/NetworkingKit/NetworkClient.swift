@@ -147,6 +147,8 @@ public struct NetworkClient: Sendable {
       }
       let started = context.elapsed()
       let outcome: AttemptEvent.Outcome
+      // What this attempt failed with; every path that reaches the retry decision sets it.
+      let attemptError: NetworkingError
       var failedResponse: TransportResponse?
       var retryAfter: Duration?
       var cost = budget?.configuration.retryCost ?? 0
@@ -164,14 +166,14 @@ public struct NetworkClient: Sendable {
         outcome = .status(code)
         failedResponse = response
         retryAfter = response.head.headerFields[.retryAfter].flatMap { RetryAfter.parse($0) }
-        lastError = failure(response, envelope: context.errorEnvelope)
+        attemptError = failure(response, envelope: context.errorEnvelope)
       } catch let error as TransportError {
         guard context.retryable, error.isRetryable else {
           emit(request, context, attempt, .transport(error.kind), .finish, started)
           throw NetworkingError.transport(error)
         }
         outcome = .transport(error.kind)
-        lastError = .transport(error)
+        attemptError = .transport(error)
         if error.kind == .timedOut { cost = budget?.configuration.timeoutCost ?? 0 }
       } catch let error as ResponseTooLargeError {
         emit(request, context, attempt, .transport(.other), .finish, started)
@@ -185,6 +187,7 @@ public struct NetworkClient: Sendable {
         throw NetworkingError.transport(TransportError(.other, detail: String(describing: error)))
       }
 
+      lastError = attemptError
       let decision = decide(
         attempt: attempt, retryAfter: retryAfter, elapsed: context.elapsed(), budget: budget, cost: cost)
       emit(request, context, attempt, outcome, decision, started)
@@ -194,12 +197,14 @@ public struct NetworkClient: Sendable {
         attempt += 1
         lastRetryCost = cost
       case .budgetExhausted:
-        throw NetworkingError.retryBudgetExhausted(host: authority, lastError: lastError ?? .invalidRequest("?"))
+        throw NetworkingError.retryBudgetExhausted(host: authority, lastError: attemptError)
       case .deadlineExceeded:
-        throw NetworkingError.deadlineExceeded(lastError: lastError)
-      default:
+        throw NetworkingError.deadlineExceeded(lastError: attemptError)
+      case .attemptsExhausted, .retryAfterTooLong, .finish, .refreshCredentials:
+        // A failure response is returned for `send` to decode into its error (which, for `.retryAfterTooLong`, is
+        // the server error carrying the requested wait in `ServerError.retryAfter`); a transport failure is thrown.
         if let failedResponse { return failedResponse }
-        throw lastError ?? NetworkingError.invalidRequest("no attempt was made")
+        throw attemptError
       }
     }
   }
@@ -211,8 +216,10 @@ public struct NetworkClient: Sendable {
     guard attempt < policy.maxAttempts else { return .attemptsExhausted }
     var delay = policy.backoff(afterAttempt: attempt, unit: configuration.random.next())
     if let retryAfter {
+      // Never wait less than the server asked: a wait beyond the maximum ends the request (the error carries the
+      // requested wait); one within it is honoured exactly, instead of the backoff.
       guard retryAfter <= policy.maxRetryAfter else { return .retryAfterTooLong(retryAfter) }
-      delay = max(delay, retryAfter)
+      delay = retryAfter
     }
     if let deadline = policy.deadline, elapsed + delay >= deadline { return .deadlineExceeded }
     if let budget, !budget.tryAcquire(cost) { return .budgetExhausted }

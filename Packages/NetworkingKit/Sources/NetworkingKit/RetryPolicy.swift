@@ -5,7 +5,7 @@ import HTTPTypes
 ///
 /// Defaults: 3 attempts in all; exponential backoff with full jitter (a uniformly random wait between 0 and
 /// `min(maxDelay, baseDelay × 2^(n−1))` before attempt n+1), base 0.5 s, cap 20 s; an overall deadline of 60 s;
-/// `Retry-After` honoured up to 60 s. Retried: timeouts, lost connections, and statuses 408, 429, 500, 502, 503, 504 —
+/// `Retry-After` honoured exactly up to 60 s (a longer one ends the request with its wait, see ``maxRetryAfter``). Retried: timeouts, lost connections, and statuses 408, 429, 500, 502, 503, 504 —
 /// for idempotent methods, or any method when the request carries an `Idempotency-Key`.
 public struct RetryPolicy: Sendable, Hashable {
   /// Attempts in all, the first included (1 disables retries).
@@ -18,8 +18,13 @@ public struct RetryPolicy: Sendable, Hashable {
   public var deadline: Duration?
   /// Statuses that are retried.
   public var retryableStatuses: Set<Int>
-  /// The longest `Retry-After` the client will wait. A longer one is never shortened (the server asked for it):
-  /// the request fails at once with the server's error, which carries ``ServerError/retryAfter``.
+  /// The longest `Retry-After` the client will wait. The client never waits less than the server asked:
+  /// - a `Retry-After` within this maximum is honoured exactly (the next attempt follows after that wait, instead of
+  ///   the backoff), as long as it ends before the ``deadline``;
+  /// - a longer one is not shortened: the request ends at once, without another attempt, with
+  ///   ``NetworkingError/server(_:)`` whose ``ServerError/retryAfter`` is the server's requested wait (also read as
+  ///   ``NetworkingError/retryAfter``), so a caller or an outbox can schedule the request for then. The attempt
+  ///   event's decision is ``AttemptEvent/Decision/retryAfterTooLong(_:)``.
   public var maxRetryAfter: Duration
 
   /// Creates a policy; every argument has the documented default.

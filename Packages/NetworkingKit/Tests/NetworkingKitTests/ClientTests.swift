@@ -139,4 +139,14 @@ let profileJSON = SampleProfile.json
     #expect(throws: Gzip.Failure.self) { try Gzip.decompress(Data("not gzip".utf8), limit: 100) }
     #expect(throws: Gzip.Failure.self) { try Gzip.decompress(compressed.prefix(compressed.count / 2), limit: 1 << 20) }
   }
+
+  @Test func testBombIsValidGzipOfZeros() throws {
+    let bomb = GzipBomb.make(megabytes: 4)
+    #expect(bomb.count < 8 * 1024)
+    let inflated = try Gzip.decompress(Data(bomb), limit: 4 << 20)  // checks the CRC-32 and size too
+    #expect(inflated.count == 4 << 20)
+    #expect(inflated.allSatisfy { $0 == 0 })
+    #expect(throws: Gzip.Failure.limitExceeded(limit: 1 << 20)) { try Gzip.decompress(Data(bomb), limit: 1 << 20) }
+    #expect(GzipBomb.make(megabytes: 1024).count < 1_100_000)
+  }
 }

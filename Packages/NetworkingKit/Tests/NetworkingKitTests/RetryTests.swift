@@ -114,6 +114,39 @@ import Testing
     #expect(long.clock.sleeps.isEmpty)
   }
 
+  @Test func retryAfterWithinTheMaximumIsHonouredExactlyAndBeyondItEndsWithTheRequestedWait() async throws {
+    // Within the maximum: exactly the server's wait, even when the backoff would be longer (10 s × 0.5 = 5 s here).
+    let within = try Harness(
+      [.status(.serviceUnavailable, headerFields: [.retryAfter: "1"]), .json(profileJSON)],
+      configure: { $0.retryPolicy = RetryPolicy(baseDelay: .seconds(10), maxRetryAfter: .seconds(30)) })
+    _ = try await within.client.send(API.me)
+    #expect(within.clock.sleeps == [.seconds(1)])
+    #expect(within.events.events.first?.decision == .retry(after: .seconds(1)))
+
+    // At the maximum: still honoured.
+    let atMaximum = try Harness(
+      [.status(.tooManyRequests, headerFields: [.retryAfter: "30"]), .json(profileJSON)],
+      configure: { $0.retryPolicy = RetryPolicy(maxRetryAfter: .seconds(30)) })
+    _ = try await atMaximum.client.send(API.me)
+    #expect(atMaximum.clock.sleeps == [.seconds(30)])
+
+    // Beyond it: no wait, no second attempt, a server error carrying the full requested wait.
+    let beyond = try Harness(
+      [.status(.tooManyRequests, headerFields: [.retryAfter: "31"]), .json(profileJSON)],
+      configure: { $0.retryPolicy = RetryPolicy(maxRetryAfter: .seconds(30)) })
+    let error = await #expect(throws: NetworkingError.self) { try await beyond.client.send(API.me) }
+    guard case .server(let serverError) = error else {
+      Issue.record("got \(String(describing: error))")
+      return
+    }
+    #expect(serverError.status == .tooManyRequests)
+    #expect(serverError.retryAfter == .seconds(31))
+    #expect(error?.retryAfter == .seconds(31))
+    #expect(beyond.transport.requests.count == 1)
+    #expect(beyond.clock.sleeps.isEmpty)
+    #expect(beyond.events.events.map(\.decision) == [.retryAfterTooLong(.seconds(31))])
+  }
+
   @Test func postWithoutKeyIsNotRetriedButWithKeyIsWithTheSameKey() async throws {
     let batch = FixBatch(deviceId: "d", fixes: [])
     let plain = try Harness([.status(.serviceUnavailable), .json(#"{"accepted":0}"#)])
@@ -161,6 +194,25 @@ import Testing
     #expect(last.serverError?.status == .serviceUnavailable)
     #expect(harness.transport.requests.count == 4)
     #expect(harness.events.events.last?.decision == .budgetExhausted)
+  }
+
+  @Test func budgetExhaustionCarriesTheLastTransportError() async throws {
+    let budgets = RetryBudgets(configuration: RetryBudgetConfiguration(capacity: 9, retryCost: 5, timeoutCost: 10))
+    let harness = try Harness(
+      [.failure(TransportError(.timedOut, detail: "slow")), .json(profileJSON)],
+      configure: { $0.retryBudgets = budgets })
+    let error = await #expect(throws: NetworkingError.self) { try await harness.client.send(API.me) }
+    guard case .retryBudgetExhausted(let host, let last) = error else {
+      Issue.record("got \(String(describing: error))")
+      return
+    }
+    #expect(host == "api.test")
+    guard case .transport(let transportError) = last else {
+      Issue.record("got last error \(last)")
+      return
+    }
+    #expect(transportError == TransportError(.timedOut, detail: "slow"))
+    #expect(harness.transport.requests.count == 1)
   }
 
   @Test func deadlineStopsRetries() async throws {
@@ -250,6 +302,40 @@ import Testing
     #expect(stubborn.transport.requests.count == 2)
   }
 
+  @Test func lateFailureAfterASignedOutRefreshDoesNotRefreshAgain() async throws {
+    let credentials = BearerTokenCredentials(token: "old") { _ in
+      try await Task.sleep(for: .milliseconds(20))
+      return nil
+    }
+    let first = try await withThrowingTaskGroup(of: String?.self) { group in
+      for _ in 0..<5 { group.addTask { try await credentials.refreshToken(rejected: "old") } }
+      return try await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(first == Array(repeating: nil, count: 5))
+    #expect(await credentials.refreshCount == 1)
+    // A request that was still in flight with the old token fails later: no second refresh.
+    #expect(try await credentials.refreshToken(rejected: "old") == nil)
+    #expect(try await credentials.refreshToken(rejected: "old") == nil)
+    #expect(await credentials.refreshCount == 1)
+    // After signing in again, a rejection of the new token refreshes again.
+    await credentials.setToken("signed-in")
+    #expect(try await credentials.refreshToken(rejected: "old") == "signed-in")
+    #expect(try await credentials.refreshToken(rejected: "signed-in") == nil)
+    #expect(await credentials.refreshCount == 2)
+  }
+
+  @Test func refreshThatThrewMayBeRetried() async throws {
+    struct Offline: Error {}
+    let attempts = AttemptCounter()
+    let credentials = BearerTokenCredentials(token: "old") { _ in
+      if attempts.next() == 0 { throw Offline() }
+      return "new"
+    }
+    await #expect(throws: Offline.self) { try await credentials.refreshToken(rejected: "old") }
+    #expect(try await credentials.refreshToken(rejected: "old") == "new")
+    #expect(await credentials.refreshCount == 2)
+  }
+
   @Test func signedOutRefreshReportsUnauthorized() async throws {
     let harness = try Harness([.status(.unauthorized)], credentials: BearerTokenCredentials(token: "a") { _ in nil })
     let error = await #expect(throws: NetworkingError.self) { try await harness.client.send(API.me) }
@@ -295,5 +381,17 @@ struct CapturingLogHandler: LogHandler {
   func log(event: LogEvent) {
     let merged = (event.metadata ?? [:]).mapValues { "\($0)" }
     capture.append(LogCapture.Entry(level: event.level, metadata: merged))
+  }
+}
+
+final class AttemptCounter: @unchecked Sendable {
+  private let lock = NSLock()
+  private var count = 0
+
+  func next() -> Int {
+    lock.lock()
+    defer { lock.unlock() }
+    count += 1
+    return count - 1
   }
 }
