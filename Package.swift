@@ -6,16 +6,91 @@ let package = Package(
   name: "Meridian",
   platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
   products: [
-    .executable(name: "meridian-geo", targets: ["meridian-geo"])
+    .executable(name: "meridian-geo", targets: ["meridian-geo"]),
+    .executable(name: "meridian-server", targets: ["meridian-server"]),
   ],
   dependencies: [
     .package(path: "Packages/GeoKit"),
     .package(path: "Packages/PersistenceKit"),
     .package(path: "Packages/NetworkingKit"),
+    .package(path: "Packages/RealtimeKit"),
     .package(path: "Packages/DomainKit"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.7.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
   ],
   targets: [
+    // Apps: the HTTP API shared by the server and every client
+    .target(
+      name: "MeridianAPI",
+      dependencies: [
+        .product(name: "NetworkingKit", package: "NetworkingKit"),
+        .product(name: "DomainKit", package: "DomainKit"),
+      ],
+      path: "Apps/API/MeridianAPI"),
+    // Apps: the server
+    .target(
+      name: "MeridianServer",
+      dependencies: [
+        "MeridianAPI",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "GeoKit", package: "GeoKit"),
+        .product(name: "PersistenceKit", package: "PersistenceKit"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "NetworkingKit", package: "NetworkingKit"),
+        .product(name: "RealtimeKit", package: "RealtimeKit"),
+        .product(name: "RealtimeKitHummingbird", package: "RealtimeKit"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Metrics", package: "swift-metrics"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      path: "Apps/Server/MeridianServer"),
+    .executableTarget(
+      name: "meridian-server",
+      dependencies: [
+        "MeridianServer",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Apps/Server/meridian-server"),
+    .testTarget(
+      name: "MeridianServerTests",
+      dependencies: [
+        "MeridianServer", "MeridianAPI",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "NetworkingKit", package: "NetworkingKit"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Tests/MeridianServerTests"),
+    .testTarget(
+      name: "MeridianServerIntegrationTests",
+      dependencies: [
+        "MeridianServer", "MeridianAPI",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "NetworkingKit", package: "NetworkingKit"),
+        .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Tests/MeridianServerIntegrationTests"),
     // Tools
     .target(
       name: "GeoTool",

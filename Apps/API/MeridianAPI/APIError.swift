@@ -1,0 +1,104 @@
+import Foundation
+import NetworkingKit
+
+/// The stable, machine-readable codes of the error envelope `{"error":{"code","message"}}`.
+///
+/// Clients switch on these; the message is for people. Codes never change meaning once published.
+public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
+  /// The body is not valid JSON or does not have the expected shape.
+  case invalidJSON = "invalid_json"
+  /// A path or query parameter, or a body field, is missing or out of range.
+  case invalidRequest = "invalid_request"
+  /// A location fix has a field out of range (the message names it).
+  case invalidFix = "invalid_fix"
+  /// The body is larger than the server accepts.
+  case bodyTooLarge = "body_too_large"
+  /// The `Content-Encoding` is not supported or the compressed body is corrupt.
+  case unsupportedEncoding = "unsupported_encoding"
+  /// The bearer token is missing, unknown, revoked or expired: sign in again.
+  case tokenInvalid = "token_invalid"
+  /// No route for this path.
+  case routeNotFound = "route_not_found"
+  /// The path exists but not with this method.
+  case methodNotAllowed = "method_not_allowed"
+  /// The resource (user, group, …) does not exist or is not visible to the caller.
+  case notFound = "not_found"
+  /// Too many requests; retry later.
+  case rateLimited = "rate_limited"
+  /// The phone number is not an international number.
+  case invalidPhone = "invalid_phone"
+  /// The email address is not valid.
+  case invalidEmail = "invalid_email"
+  /// The password does not meet the rules.
+  case invalidPassword = "invalid_password"
+  /// The one-time code is wrong.
+  case otpInvalid = "otp_invalid"
+  /// No valid one-time code: never requested, expired or used up.
+  case otpExpired = "otp_expired"
+  /// Too many wrong codes; request a new one.
+  case otpAttemptsExceeded = "otp_attempts_exceeded"
+  /// The email address already has an account.
+  case emailTaken = "email_taken"
+  /// Email and password don't match an account.
+  case invalidCredentials = "invalid_credentials"
+  /// Standard groups (Family, Friends, Blacklist) can't be renamed or deleted.
+  case standardGroup = "standard_group"
+  /// The group name is empty or too long.
+  case invalidGroupName = "invalid_group_name"
+  /// The user can't be a member of that group (e.g. the owner themselves).
+  case invalidMember = "invalid_member"
+  /// The device is registered to another account.
+  case deviceNotOwned = "device_not_owned"
+  /// The user's location is unknown or not shared with the caller.
+  case locationUnavailable = "location_unavailable"
+  /// An `Idempotency-Key` was reused for a different request.
+  case idempotencyConflict = "idempotency_conflict"
+  /// The server is shutting down or temporarily unable to answer.
+  case unavailable = "unavailable"
+  /// An unexpected server failure.
+  case `internal` = "internal"
+}
+
+/// A failure as the API reports it: an HTTP status and the envelope's code and message.
+///
+/// The server throws it from handlers; clients see it as NetworkingKit's `ServerError` with the same code.
+public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The HTTP status code.
+  public var status: Int
+  /// The stable code.
+  public var code: APIErrorCode
+  /// A sentence that says what was wrong and what to do.
+  public var message: String
+
+  /// Creates an error.
+  public init(status: Int, code: APIErrorCode, message: String) {
+    self.status = status
+    self.code = code
+    self.message = message
+  }
+
+  /// The envelope this error is sent as.
+  public var envelope: StandardErrorEnvelope { StandardErrorEnvelope(code: code.rawValue, message: message) }
+
+  /// `status code: message`.
+  public var description: String { "\(status) \(code.rawValue): \(message)" }
+
+  /// 400 with ``APIErrorCode/invalidRequest``.
+  public static func invalidRequest(_ message: String) -> APIError {
+    APIError(status: 400, code: .invalidRequest, message: message)
+  }
+
+  /// 401 with ``APIErrorCode/tokenInvalid``.
+  public static let tokenInvalid = APIError(
+    status: 401, code: .tokenInvalid, message: "The access token is missing, invalid or expired. Sign in again.")
+
+  /// 404 with ``APIErrorCode/notFound``.
+  public static func notFound(_ message: String) -> APIError {
+    APIError(status: 404, code: .notFound, message: message)
+  }
+
+  /// 429 with ``APIErrorCode/rateLimited``.
+  public static func rateLimited(_ message: String) -> APIError {
+    APIError(status: 429, code: .rateLimited, message: message)
+  }
+}

@@ -1,0 +1,271 @@
+import DomainKit
+import Foundation
+
+/// `GET /health`: liveness and a database round trip.
+public struct HealthStatus: Sendable, Hashable, Codable {
+  /// `ok` when the server and its database answer.
+  public var status: String
+  /// `ok`, or what the database check reported.
+  public var database: String
+  /// A status.
+  public init(status: String, database: String) {
+    self.status = status
+    self.database = database
+  }
+}
+
+/// `POST /v1/auth/otp/request`.
+public struct OTPRequest: Sendable, Hashable, Codable {
+  /// The phone number, international form (`+380…`); spaces and dashes are ignored.
+  public var phone: String
+  /// A request for a code sent to `phone`.
+  public init(phone: String) { self.phone = phone }
+}
+
+/// `POST /v1/auth/otp/verify`.
+public struct OTPVerification: Sendable, Hashable, Codable {
+  /// The phone number the code was sent to.
+  public var phone: String
+  /// The 6-digit code.
+  public var code: String
+  /// A verification.
+  public init(phone: String, code: String) {
+    self.phone = phone
+    self.code = code
+  }
+}
+
+/// `POST /v1/auth/register` and `POST /v1/auth/login`.
+public struct EmailCredentials: Sendable, Hashable, Codable {
+  /// The email address.
+  public var email: String
+  /// The password (at least 8 characters).
+  public var password: String
+  /// Credentials.
+  public init(email: String, password: String) {
+    self.email = email
+    self.password = password
+  }
+}
+
+/// A signed-in session: the opaque bearer token and whose it is.
+public struct AuthSession: Sendable, Hashable, Codable {
+  /// The bearer token; send it as `Authorization: Bearer <token>`.
+  public var token: String
+  /// The signed-in user.
+  public var userId: UserID
+  /// When the token expires, UTC ms.
+  public var expiresAt: Int64
+  /// For OTP sign-in: whether the account was created by this sign-in.
+  public var isNew: Bool?
+  /// A session.
+  public init(token: String, userId: UserID, expiresAt: Int64, isNew: Bool? = nil) {
+    self.token = token
+    self.userId = userId
+    self.expiresAt = expiresAt
+    self.isNew = isNew
+  }
+}
+
+/// `GET /v1/me`: the caller's account, profile and sharing state.
+public struct Me: Sendable, Hashable, Codable {
+  /// The account with its credentials.
+  public var account: Account
+  /// The full profile with every field's audience.
+  public var profile: Profile
+  /// The sharing switches.
+  public var sharing: SharingState
+  /// The caller's data.
+  public init(account: Account, profile: Profile, sharing: SharingState) {
+    self.account = account
+    self.profile = profile
+    self.sharing = sharing
+  }
+}
+
+/// `PATCH /v1/me/profile`: absent fields stay as they are; an empty string clears a text field.
+public struct ProfileUpdate: Sendable, Hashable, Codable {
+  /// Avatar image URL.
+  public var avatar: String?
+  /// Full name.
+  public var fullName: String?
+  /// Birthday (`YYYY-MM-DD`).
+  public var birthday: CalendarDay?
+  /// Gender.
+  public var gender: Gender?
+  /// Status text.
+  public var status: String?
+  /// New audiences for the listed fields (others unchanged).
+  public var audience: [String: FieldAudience]?
+  /// An update.
+  public init(
+    avatar: String? = nil, fullName: String? = nil, birthday: CalendarDay? = nil, gender: Gender? = nil,
+    status: String? = nil, audience: [ProfileField: FieldAudience]? = nil
+  ) {
+    self.avatar = avatar
+    self.fullName = fullName
+    self.birthday = birthday
+    self.gender = gender
+    self.status = status
+    self.audience = audience.map { Dictionary(uniqueKeysWithValues: $0.map { ($0.key.rawValue, $0.value) }) }
+  }
+}
+
+/// `GET /v1/users/search`: profiles redacted to what the caller may see.
+public struct UserSearchResult: Sendable, Hashable, Codable {
+  /// Matching users (at most 50), blacklisting owners excluded.
+  public var users: [Profile]
+  /// A result.
+  public init(users: [Profile]) { self.users = users }
+}
+
+/// `GET /v1/groups`.
+public struct GroupList: Sendable, Hashable, Codable {
+  /// The caller's groups: Family, Friends, Blacklist, then custom groups by name.
+  public var groups: [Group]
+  /// A list.
+  public init(groups: [Group]) { self.groups = groups }
+}
+
+/// `POST /v1/groups`.
+public struct NewGroup: Sendable, Hashable, Codable {
+  /// The name, 1…64 characters.
+  public var name: String
+  /// What members may see; nothing by default.
+  public var visibility: GroupVisibility?
+  /// A new custom group.
+  public init(name: String, visibility: GroupVisibility? = nil) {
+    self.name = name
+    self.visibility = visibility
+  }
+}
+
+/// `PATCH /v1/groups/{id}`: absent fields stay as they are. Standard groups accept only `visibility`.
+public struct GroupUpdate: Sendable, Hashable, Codable {
+  /// A new name (custom groups only).
+  public var name: String?
+  /// A new visibility.
+  public var visibility: GroupVisibility?
+  /// An update.
+  public init(name: String? = nil, visibility: GroupVisibility? = nil) {
+    self.name = name
+    self.visibility = visibility
+  }
+}
+
+/// `POST /v1/sharing/until`.
+public struct SharingUntil: Sendable, Hashable, Codable {
+  /// Share the location until this instant (UTC ms, in the future).
+  public var until: Int64
+  /// A deadline.
+  public init(until: Int64) { self.until = until }
+}
+
+/// `POST /v1/fixes`: 1…1000 fixes of one device. Each fix's own `deviceId` is replaced by the batch's.
+public struct FixBatch: Sendable, Hashable, Codable {
+  /// The reporting device.
+  public var deviceId: DeviceID
+  /// The fixes, validated by DomainKit's ``LocationFix`` rules.
+  public var fixes: [LocationFix]
+  /// A batch.
+  public init(deviceId: DeviceID, fixes: [LocationFix]) {
+    self.deviceId = deviceId
+    self.fixes = fixes
+  }
+}
+
+/// The answer to `POST /v1/fixes`, sent only after the fixes are durably committed.
+public struct FixReceipt: Sendable, Hashable, Codable {
+  /// Fixes stored by this request.
+  public var accepted: Int
+  /// Fixes already stored (same device and timestamp), not stored again.
+  public var duplicates: Int
+  /// A receipt.
+  public init(accepted: Int, duplicates: Int) {
+    self.accepted = accepted
+    self.duplicates = duplicates
+  }
+}
+
+/// `GET /v1/users/{id}/location`: the last known fix of a user the caller may see.
+public struct UserLocation: Sendable, Hashable, Codable {
+  /// The user.
+  public var userId: UserID
+  /// The newest stored fix.
+  public var fix: LocationFix
+  /// A location.
+  public init(userId: UserID, fix: LocationFix) {
+    self.userId = userId
+    self.fix = fix
+  }
+}
+
+/// `GET /v1/history`: one page of the caller's fixes, newest first.
+public struct HistoryPage: Sendable, Hashable, Codable {
+  /// The fixes, newest first.
+  public var fixes: [LocationFix]
+  /// Pass as `cursor` for the next (older) page; absent on the last page.
+  public var nextCursor: String?
+  /// A page.
+  public init(fixes: [LocationFix], nextCursor: String?) {
+    self.fixes = fixes
+    self.nextCursor = nextCursor
+  }
+}
+
+/// One geohash cell of `GET /v1/history/clusters`.
+public struct HistoryCluster: Sendable, Hashable, Codable {
+  /// The cell (as long as the requested precision).
+  public var geohash: String
+  /// Fixes in the cell.
+  public var count: Int
+  /// Mean latitude of those fixes.
+  public var latitude: Double
+  /// Mean longitude of those fixes.
+  public var longitude: Double
+  /// A cluster.
+  public init(geohash: String, count: Int, latitude: Double, longitude: Double) {
+    self.geohash = geohash
+    self.count = count
+    self.latitude = latitude
+    self.longitude = longitude
+  }
+}
+
+/// `GET /v1/history/clusters`.
+public struct HistoryClusters: Sendable, Hashable, Codable {
+  /// The precision the cells were grouped by.
+  public var precision: Int
+  /// The cells, most fixes first.
+  public var clusters: [HistoryCluster]
+  /// Clusters.
+  public init(precision: Int, clusters: [HistoryCluster]) {
+    self.precision = precision
+    self.clusters = clusters
+  }
+}
+
+/// The answer to `DELETE /v1/history`.
+public struct HistoryDeletion: Sendable, Hashable, Codable {
+  /// Fixes deleted.
+  public var deleted: Int
+  /// A result.
+  public init(deleted: Int) { self.deleted = deleted }
+}
+
+/// The payload of a live event on `user:<id>` and `group:<id>` (`GET /ws`, subprotocol `meridian.v1`): fixes
+/// just stored for a user, oldest first.
+public struct LiveLocation: Sendable, Hashable, Codable {
+  /// Whose fixes these are.
+  public var userId: UserID
+  /// The device that reported them.
+  public var deviceId: DeviceID
+  /// The stored fixes, oldest first.
+  public var fixes: [LocationFix]
+  /// A live location event.
+  public init(userId: UserID, deviceId: DeviceID, fixes: [LocationFix]) {
+    self.userId = userId
+    self.deviceId = deviceId
+    self.fixes = fixes
+  }
+}

@@ -1,0 +1,259 @@
+import DomainKit
+import Foundation
+import NetworkingKit
+
+/// Parameters that the server reads back from a request's path and query, the inverse of what the
+/// endpoint's path template and query function write. Defined next to the endpoints so both sides agree.
+public protocol RouteParameters: Sendable {
+  /// Reads the parameters from the path captures (by template name) and the query items (by name; repeated
+  /// names keep every value in order).
+  /// - Throws: ``APIError`` with ``APIErrorCode/invalidRequest`` naming the bad parameter.
+  init(path: [String: String], query: [String: [String]]) throws(APIError)
+}
+
+extension [String: String] {
+  /// The path parameter `name`, or an error naming it.
+  func required(_ name: String) throws(APIError) -> String {
+    guard let value = self[name], !value.isEmpty else { throw .invalidRequest("The path needs a '\(name)'.") }
+    return value
+  }
+}
+
+extension [String: [String]] {
+  /// The last value of query item `name`, if present and not empty.
+  func string(_ name: String) -> String? {
+    guard let value = self[name]?.last, !value.isEmpty else { return nil }
+    return value
+  }
+
+  /// The query item `name` as a whole number, if present.
+  func int64(_ name: String) throws(APIError) -> Int64? {
+    guard let text = string(name) else { return nil }
+    guard let value = Int64(text) else { throw .invalidRequest("'\(name)' must be a whole number, not '\(text)'.") }
+    return value
+  }
+
+  /// The query item `name` as a finite number, if present.
+  func double(_ name: String) throws(APIError) -> Double? {
+    guard let text = string(name) else { return nil }
+    guard let value = Double(text), value.isFinite else {
+      throw .invalidRequest("'\(name)' must be a number, not '\(text)'.")
+    }
+    return value
+  }
+}
+
+/// A user in the path: `/v1/users/{id}/…`.
+public struct UserRef: RouteParameters, Hashable {
+  /// The user.
+  public var id: UserID
+  /// A reference to `id`.
+  public init(id: UserID) { self.id = id }
+  /// Reads `{id}`.
+  public init(path: [String: String], query: [String: [String]]) throws(APIError) {
+    id = UserID(try path.required("id"))
+  }
+}
+
+/// A group in the path: `/v1/groups/{id}`.
+public struct GroupRef: RouteParameters, Hashable {
+  /// The group.
+  public var id: GroupID
+  /// A reference to `id`.
+  public init(id: GroupID) { self.id = id }
+  /// Reads `{id}`.
+  public init(path: [String: String], query: [String: [String]]) throws(APIError) {
+    id = GroupID(try path.required("id"))
+  }
+}
+
+/// A member of a group in the path: `/v1/groups/{id}/members/{userId}`.
+public struct GroupMemberRef: RouteParameters, Hashable {
+  /// The group.
+  public var groupID: GroupID
+  /// The member.
+  public var userID: UserID
+  /// A reference to a membership.
+  public init(groupID: GroupID, userID: UserID) {
+    self.groupID = groupID
+    self.userID = userID
+  }
+  /// Reads `{id}` and `{userId}`.
+  public init(path: [String: String], query: [String: [String]]) throws(APIError) {
+    groupID = GroupID(try path.required("id"))
+    userID = UserID(try path.required("userId"))
+  }
+}
+
+/// `GET /v1/users/search?q=`: a name (substring) or phone number.
+public struct UserSearchQuery: RouteParameters, Hashable {
+  /// The search text, at least 2 characters.
+  public var q: String
+  /// A query.
+  public init(q: String) { self.q = q }
+  /// Reads `q`.
+  public init(path: [String: String], query: [String: [String]]) throws(APIError) {
+    guard let text = query.string("q")?.trimmingCharacters(in: .whitespaces), text.count >= 2 else {
+      throw .invalidRequest("'q' needs at least 2 characters (a name or a phone number).")
+    }
+    q = text
+  }
+  var queryItems: [QueryItem] { [QueryItem("q", q)] }
+}
+
+/// The history filters: a preset or a custom range, a worst accepted accuracy and kinds.
+///
+/// Query form: `preset=today|yesterday|thisMonth|lastMonth|thisYear|lastYear|allTime`, or `from=&to=` (UTC ms,
+/// half-open), `minAccuracy=` (metres), `kinds=movement,visit` (comma-separated or repeated).
+public struct HistoryQuery: RouteParameters, Hashable {
+  /// A named preset, computed in `timeZone` at request time; wins over `from`/`to`.
+  public var preset: DatePreset?
+  /// Inclusive start, UTC ms.
+  public var from: Int64?
+  /// Exclusive end, UTC ms.
+  public var to: Int64?
+  /// Keep fixes with a horizontal accuracy of at most this many metres.
+  public var minAccuracy: Double?
+  /// The kinds to include; empty means all.
+  public var kinds: [FixKind]
+  /// The IANA time zone that presets are computed in (default UTC).
+  public var timeZone: String?
+  /// At most this many fixes per page (1…1000, default 100).
+  public var limit: Int?
+  /// The `nextCursor` of the previous page.
+  public var cursor: String?
+
+  /// A query; every filter optional.
+  public init(
+    preset: DatePreset? = nil, from: Int64? = nil, to: Int64? = nil, minAccuracy: Double? = nil,
+    kinds: [FixKind] = [], timeZone: String? = nil, limit: Int? = nil, cursor: String? = nil
+  ) {
+    self.preset = preset
+    self.from = from
+    self.to = to
+    self.minAccuracy = minAccuracy
+    self.kinds = kinds
+    self.timeZone = timeZone
+    self.limit = limit
+    self.cursor = cursor
+  }
+
+  /// Reads the filters from the query.
+  public init(path: [String: String], query: [String: [String]]) throws(APIError) {
+    if let name = query.string("preset") {
+      guard let preset = DatePreset(name: name) else {
+        throw .invalidRequest(
+          "'preset' must be one of today, yesterday, thisMonth, lastMonth, thisYear, lastYear, allTime.")
+      }
+      self.preset = preset
+    }
+    from = try query.int64("from")
+    to = try query.int64("to")
+    if let from, let to, from > to { throw .invalidRequest("'from' must not be after 'to'.") }
+    minAccuracy = try query.double("minAccuracy")
+    if let minAccuracy, minAccuracy < 0 { throw .invalidRequest("'minAccuracy' must be 0 or more metres.") }
+    var kinds: [FixKind] = []
+    for name in (query["kinds"] ?? []).flatMap({ $0.split(separator: ",") }) {
+      guard let kind = FixKind(rawValue: String(name)) else {
+        throw .invalidRequest("Unknown kind '\(name)'; use movement, visit, imported or photo.")
+      }
+      kinds.append(kind)
+    }
+    self.kinds = kinds
+    timeZone = query.string("timeZone")
+    if let timeZone, TimeZone(identifier: timeZone) == nil {
+      throw .invalidRequest("'timeZone' must be an IANA time zone such as Europe/Kyiv.")
+    }
+    if let limit = try query.int64("limit") {
+      guard (1...1000).contains(limit) else { throw .invalidRequest("'limit' must be between 1 and 1000.") }
+      self.limit = Int(limit)
+    }
+    cursor = query.string("cursor")
+  }
+
+  /// The DomainKit filter at `now`.
+  public func filter(now: Date) -> HistoryFilter {
+    let zone = timeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .current
+    let range = preset.map { $0.range(now: now, timeZone: zone) } ?? TimeRange(start: from, end: to)
+    return HistoryFilter(range: range, minimumAccuracy: minAccuracy, kinds: Set(kinds))
+  }
+
+  var queryItems: [QueryItem] {
+    var items: [QueryItem] = []
+    if let preset, preset.name != "custom" { items.append(QueryItem("preset", preset.name)) }
+    if let from { items.append(QueryItem("from", from)) }
+    if let to { items.append(QueryItem("to", to)) }
+    if let minAccuracy { items.append(QueryItem("minAccuracy", minAccuracy)) }
+    if !kinds.isEmpty { items.append(QueryItem("kinds", kinds.map(\.rawValue).joined(separator: ","))) }
+    if let timeZone { items.append(QueryItem("timeZone", timeZone)) }
+    if let limit { items.append(QueryItem("limit", limit)) }
+    if let cursor { items.append(QueryItem("cursor", cursor)) }
+    return items
+  }
+}
+
+/// `GET /v1/history/clusters`: the history filters plus a geohash precision (2…6) and an optional box.
+public struct ClusterQuery: RouteParameters, Hashable {
+  /// The history filters.
+  public var history: HistoryQuery
+  /// The geohash length to group by, 2…6 (a zoom level).
+  public var precision: Int
+  /// `south,west,north,east` in degrees; absent means the whole world.
+  public var bbox: ClusterBox?
+
+  /// A query.
+  public init(history: HistoryQuery = HistoryQuery(), precision: Int, bbox: ClusterBox? = nil) {
+    self.history = history
+    self.precision = precision
+    self.bbox = bbox
+  }
+
+  /// Reads `precision`, `bbox` and the history filters.
+  public init(path: [String: String], query: [String: [String]]) throws(APIError) {
+    history = try HistoryQuery(path: path, query: query)
+    guard let precision = try query.int64("precision"), (2...6).contains(precision) else {
+      throw .invalidRequest("'precision' must be a geohash length between 2 and 6.")
+    }
+    self.precision = Int(precision)
+    if let text = query.string("bbox") {
+      let parts = text.split(separator: ",").compactMap { Double($0) }
+      guard parts.count == 4, let box = ClusterBox(south: parts[0], west: parts[1], north: parts[2], east: parts[3])
+      else {
+        throw .invalidRequest("'bbox' must be south,west,north,east in degrees with south ≤ north.")
+      }
+      bbox = box
+    }
+  }
+
+  var queryItems: [QueryItem] {
+    var items = history.queryItems
+    items.append(QueryItem("precision", precision))
+    if let bbox { items.append(QueryItem("bbox", "\(bbox.south),\(bbox.west),\(bbox.north),\(bbox.east)")) }
+    return items
+  }
+}
+
+/// A latitude/longitude box for clusters; `west > east` crosses the antimeridian.
+public struct ClusterBox: Sendable, Hashable, Codable {
+  /// Southern latitude.
+  public var south: Double
+  /// Western longitude.
+  public var west: Double
+  /// Northern latitude.
+  public var north: Double
+  /// Eastern longitude.
+  public var east: Double
+
+  /// A box, or nil when a bound is out of range or south > north.
+  public init?(south: Double, west: Double, north: Double, east: Double) {
+    let lat: ClosedRange<Double> = -90...90
+    let lon: ClosedRange<Double> = -180...180
+    guard lat.contains(south), lat.contains(north), lon.contains(west), lon.contains(east), south <= north else {
+      return nil
+    }
+    self.south = south
+    self.west = west
+    self.north = north
+    self.east = east
+  }
+}

@@ -1,0 +1,154 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// Everything the server is configured with, as one typed value.
+///
+/// Resolution order: the defaults below (local development), then `MERIDIAN_*` environment variables, then flags.
+/// Secrets (the admin token) have a default only in development mode.
+public struct ServerConfiguration: Sendable, Hashable {
+  /// How the server runs: development allows default secrets and the log SMS sender.
+  public enum Mode: String, Sendable, Hashable, CaseIterable, ExpressibleByArgument {
+    /// Local development.
+    case development
+    /// A real deployment: every secret must be configured.
+    case production
+  }
+
+  /// Where one-time codes go.
+  public enum SMSSenderKind: String, Sendable, Hashable, CaseIterable, ExpressibleByArgument {
+    /// One log line `OTP <phone> <code>`.
+    case log
+  }
+
+  /// The address to listen on.
+  public var host = "127.0.0.1"
+  /// The port to listen on; 0 lets the system choose.
+  public var port = 8080
+  /// The SQLite file (created and migrated on start).
+  public var databasePath = "./data/meridian.sqlite"
+  /// Development or production.
+  public var mode = Mode.development
+  /// The SMS sender.
+  public var smsSender = SMSSenderKind.log
+  /// The bearer token of the operators' admin API.
+  public var adminToken: String? = nil
+  /// How long a bearer token is valid, in seconds.
+  public var tokenLifetime: Int64 = 30 * 24 * 3600
+  /// The bcrypt cost for passwords (4…31).
+  public var bcryptCost = 12
+  /// The largest request body accepted on the wire, in bytes.
+  public var maxBodyBytes = 2 * 1024 * 1024
+  /// The largest request body after gzip decompression, in bytes.
+  public var maxDecompressedBytes = 16 * 1024 * 1024
+  /// One-time codes per phone number per hour.
+  public var otpPerPhonePerHour = 5
+  /// One-time code requests per client address per hour.
+  public var otpPerAddressPerHour = 30
+  /// The log level.
+  public var logLevel = Logger.Level.info
+
+  /// The development defaults.
+  public init() {}
+
+  /// The development admin token, used only in development mode when none is configured.
+  public static let developmentAdminToken = "development-admin-token"
+
+  /// Resolves defaults, then `environment` (`MERIDIAN_*`), then `options`.
+  /// - Throws: ``ConfigurationError`` naming the bad setting.
+  public static func resolve(environment: [String: String], options: ServerOptions) throws(ConfigurationError)
+    -> ServerConfiguration
+  {
+    var configuration = ServerConfiguration()
+    func value(_ flag: String?, _ name: String) -> String? {
+      flag ?? environment[name].flatMap { $0.isEmpty ? nil : $0 }
+    }
+    func parse<T>(_ flag: String?, _ name: String, _ convert: (String) -> T?) throws(ConfigurationError) -> T? {
+      guard let text = value(flag, name) else { return nil }
+      guard let result = convert(text) else { throw ConfigurationError(setting: name, value: text) }
+      return result
+    }
+    if let host = value(options.host, "MERIDIAN_HOST") { configuration.host = host }
+    if let port = try parse(options.port, "MERIDIAN_PORT", { Int($0).flatMap { (0...65535).contains($0) ? $0 : nil } })
+    {
+      configuration.port = port
+    }
+    if let path = value(options.database, "MERIDIAN_DATABASE") { configuration.databasePath = path }
+    if let mode = try parse(options.mode, "MERIDIAN_MODE", Mode.init(rawValue:)) { configuration.mode = mode }
+    if let sender = try parse(options.smsSender, "MERIDIAN_SMS_SENDER", SMSSenderKind.init(rawValue:)) {
+      configuration.smsSender = sender
+    }
+    configuration.adminToken = value(options.adminToken, "MERIDIAN_ADMIN_TOKEN")
+    if let lifetime = try parse(
+      options.tokenLifetime, "MERIDIAN_TOKEN_LIFETIME", { Int64($0).flatMap { $0 > 0 ? $0 : nil } })
+    {
+      configuration.tokenLifetime = lifetime
+    }
+    if let cost = try parse(
+      options.bcryptCost, "MERIDIAN_BCRYPT_COST", { Int($0).flatMap { (4...31).contains($0) ? $0 : nil } })
+    {
+      configuration.bcryptCost = cost
+    }
+    if let bytes = try parse(options.maxBodyBytes, "MERIDIAN_MAX_BODY_BYTES", { Int($0).flatMap { $0 > 0 ? $0 : nil } })
+    {
+      configuration.maxBodyBytes = bytes
+    }
+    if let level = try parse(options.logLevel, "MERIDIAN_LOG_LEVEL", Logger.Level.init(rawValue:)) {
+      configuration.logLevel = level
+    }
+    if configuration.adminToken == nil {
+      guard configuration.mode == .development else {
+        throw ConfigurationError(
+          setting: "MERIDIAN_ADMIN_TOKEN", value: nil,
+          reason: "is required in production mode (set it or pass --admin-token)")
+      }
+      configuration.adminToken = developmentAdminToken
+    }
+    return configuration
+  }
+}
+
+/// A setting that could not be used; `description` says which and why.
+public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The environment variable (or flag) name.
+  public var setting: String
+  /// The value given, if any.
+  public var value: String?
+  /// Why it was refused.
+  public var reason: String
+  /// An error for `setting`.
+  public init(setting: String, value: String?, reason: String = "has an invalid value") {
+    self.setting = setting
+    self.value = value
+    self.reason = reason
+  }
+  /// `MERIDIAN_PORT has an invalid value: 'abc'`.
+  public var description: String { "\(setting) \(reason)" + (value.map { ": '\($0)'" } ?? ".") }
+}
+
+/// The command-line flags; each overrides its environment variable. `--help` lists them all.
+public struct ServerOptions: ParsableArguments, Sendable {
+  @Option(help: "Address to listen on (MERIDIAN_HOST, default 127.0.0.1).")
+  public var host: String?
+  @Option(help: "Port to listen on, 0 for any free port (MERIDIAN_PORT, default 8080).")
+  public var port: String?
+  @Option(help: "SQLite database file (MERIDIAN_DATABASE, default ./data/meridian.sqlite).")
+  public var database: String?
+  @Option(help: "development or production (MERIDIAN_MODE, default development).")
+  public var mode: String?
+  @Option(help: "Where one-time codes go: log (MERIDIAN_SMS_SENDER, default log).")
+  public var smsSender: String?
+  @Option(help: "Admin API token, a secret (MERIDIAN_ADMIN_TOKEN; required in production).")
+  public var adminToken: String?
+  @Option(help: "Bearer token lifetime in seconds (MERIDIAN_TOKEN_LIFETIME, default 2592000 = 30 days).")
+  public var tokenLifetime: String?
+  @Option(help: "bcrypt cost 4…31 (MERIDIAN_BCRYPT_COST, default 12).")
+  public var bcryptCost: String?
+  @Option(help: "Largest request body in bytes (MERIDIAN_MAX_BODY_BYTES, default 2097152).")
+  public var maxBodyBytes: String?
+  @Option(help: "trace, debug, info, notice, warning, error or critical (MERIDIAN_LOG_LEVEL, default info).")
+  public var logLevel: String?
+
+  /// Required by ArgumentParser; use `ServerOptions.parse(_:)` to get values.
+  public init() {}
+}

@@ -1,0 +1,282 @@
+import DomainKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import MeridianAPI
+import NIOCore
+import NetworkingKit
+
+/// The request context of Meridian's routes: Hummingbird's core context plus the client address (for rate limits).
+public struct MeridianRequestContext: RequestContext, RemoteAddressRequestContext {
+  /// Hummingbird's storage.
+  public var coreContext: CoreRequestContextStorage
+  /// The connected client's address.
+  public let remoteAddress: SocketAddress?
+
+  /// A context for a request on `source.channel`.
+  public init(source: ApplicationRequestContextSource) {
+    coreContext = CoreRequestContextStorage(source: source)
+    remoteAddress = source.channel.remoteAddress
+  }
+
+  /// The client address without the port, for rate limits and logs.
+  public var clientAddress: String { remoteAddress?.ipAddress ?? "unknown" }
+}
+
+extension APIError {
+  /// The error as a JSON response with the standard envelope.
+  func response() -> Response {
+    let body = (try? JSONEncoder().encode(envelope)) ?? Data()
+    return Response(
+      status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json"],
+      body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+  }
+}
+
+/// Turns every failure into the error envelope with a stable code; unexpected errors become 500 `internal`
+/// and are logged, never shown.
+struct ErrorEnvelopeMiddleware: RouterMiddleware {
+  typealias Context = MeridianRequestContext
+
+  func handle(
+    _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+  ) async throws -> Response {
+    do {
+      return try await next(request, context)
+    } catch let error as APIError {
+      return error.response()
+    } catch let error as HTTPError {
+      return Self.apiError(for: error.status).response()
+    } catch {
+      context.logger.error("Request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+      return APIError(status: 500, code: .internal, message: "Something went wrong on the server; try again.")
+        .response()
+    }
+  }
+
+  static func apiError(for status: HTTPResponse.Status) -> APIError {
+    switch status {
+    case .notFound: APIError(status: 404, code: .routeNotFound, message: "There is no such route.")
+    case .methodNotAllowed:
+      APIError(status: 405, code: .methodNotAllowed, message: "This route does not accept that method.")
+    case .contentTooLarge: APIError(status: 413, code: .bodyTooLarge, message: "The request body is too large.")
+    case .unauthorized: .tokenInvalid
+    default:
+      APIError(
+        status: status.code, code: status.code >= 500 ? .internal : .invalidRequest, message: status.reasonPhrase)
+    }
+  }
+}
+
+/// What a handler receives: the decoded parameters and body, the signed-in user, and the raw request.
+public struct RouteCall<Parameters: Sendable, Body: Sendable>: Sendable {
+  /// Path and query parameters.
+  public let parameters: Parameters
+  /// The decoded body.
+  public let body: Body
+  /// The signed-in user, for endpoints with bearer authentication.
+  public let user: UserID?
+  /// The hash of the bearer token used, for logout.
+  public let tokenHash: String?
+  /// The request's header fields.
+  public let headers: HTTPFields
+  /// The client address without port.
+  public let clientAddress: String
+  /// The request's logger.
+  public let logger: Logger
+
+  /// The signed-in user; throws `token_invalid` on an endpoint without authentication.
+  public func authenticated() throws(APIError) -> UserID {
+    guard let user else { throw .tokenInvalid }
+    return user
+  }
+}
+
+/// Registers routes from MeridianAPI's endpoint definitions: method and path come from the endpoint; the
+/// registrar reads parameters, authenticates, reads (and gunzips) the body, decodes it, replays idempotent
+/// answers, calls the handler and encodes its answer.
+struct RouteRegistrar {
+  let router: Router<MeridianRequestContext>
+  let store: any MeridianStore
+  let metrics: ServerMetrics
+  let keyLocks = KeyedLock()
+  let limits: BodyLimits
+  let clock: @Sendable () -> Int64
+
+  struct BodyLimits: Sendable {
+    var wire: Int
+    var decompressed: Int
+  }
+
+  /// Registers `handler` for `endpoint`, answering `status` on success.
+  func on<Parameters, Body, Response>(
+    _ endpoint: Endpoint<Parameters, Body, Response>, status: HTTPResponse.Status = .ok,
+    _ handler: @escaping @Sendable (RouteCall<Parameters, Body>) async throws -> Response
+  ) {
+    let store = self.store
+    let metrics = self.metrics
+    let keyLocks = self.keyLocks
+    let limits = self.limits
+    let clock = self.clock
+    let template = endpoint.path
+    let needsAuth = endpoint.authentication == .bearer
+    let usesKey = endpoint.idempotency == .key
+    router.on(RouterPath(endpoint.pathTemplate), method: endpoint.method) { request, context in
+      // The endpoint's own template reads (and percent-decodes) the path parameters; the query is decoded already.
+      let captures = template.match(request.uri.path) ?? [:]
+      var query: [String: [String]] = [:]
+      for (name, value) in request.uri.queryParameters { query[String(name), default: []].append(String(value)) }
+      let parameters: Parameters = try Self.decodeParameters(captures, query)
+      var user: UserID?
+      var tokenHash: String?
+      if needsAuth {
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
+          case let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces), !token.isEmpty
+        else { throw APIError.tokenInvalid }
+        let hash = SecretHash.sha256(token)
+        guard let owner = try await store.user(forTokenHash: hash, now: clock()) else { throw APIError.tokenInvalid }
+        user = owner
+        tokenHash = hash
+      }
+      let data = try await Self.readBody(request, limits: limits)
+      let body: Body = try Self.decodeBody(data)
+      let key = usesKey ? request.headers[.idempotencyKey] : nil
+      if let key, key.isEmpty || key.utf8.count > 255 {
+        throw APIError.invalidRequest("The Idempotency-Key header must have 1 to 255 characters.")
+      }
+      // JSON key order is not stable between encoders, so the fingerprint hashes the body re-encoded canonically.
+      let fingerprint =
+        key == nil
+        ? "" : SecretHash.sha256("\(endpoint.method.rawValue) \(request.uri.path)\n" + (try Self.canonicalJSON(body)))
+      let call = RouteCall(
+        parameters: parameters, body: body, user: user, tokenHash: tokenHash, headers: request.headers,
+        clientAddress: context.clientAddress, logger: context.logger)
+      let answer: (status: HTTPResponse.Status, body: Data?)
+      if let key, let user {
+        answer = try await keyLocks.withLock(user.rawValue + "\n" + key) {
+          if let stored = try await store.idempotentResponse(userID: user, key: key) {
+            guard stored.requestHash == fingerprint else {
+              throw APIError(
+                status: 422, code: .idempotencyConflict,
+                message: "This Idempotency-Key was already used for a different request; use a new key.")
+            }
+            metrics.idempotentReplays.increment()
+            return (HTTPResponse.Status(code: stored.status), stored.body)
+          }
+          let encoded = try Self.encode(try await handler(call))
+          if let encoded {
+            try await store.saveIdempotentResponse(
+              StoredResponse(requestHash: fingerprint, status: status.code, body: encoded), userID: user, key: key,
+              now: clock())
+          }
+          return (status, encoded)
+        }
+      } else {
+        answer = (status, try Self.encode(try await handler(call)))
+      }
+      guard let encoded = answer.body else { return Hummingbird.Response(status: answer.status) }
+      return Hummingbird.Response(
+        status: answer.status, headers: [.contentType: "application/json"],
+        body: ResponseBody(byteBuffer: ByteBuffer(bytes: encoded)))
+    }
+  }
+
+  static func decodeParameters<Parameters>(_ path: [String: String], _ query: [String: [String]]) throws
+    -> Parameters
+  {
+    if let none = () as? Parameters { return none }
+    guard let type = Parameters.self as? any RouteParameters.Type,
+      let value = try type.init(path: path, query: query) as? Parameters
+    else {
+      throw APIError(status: 500, code: .internal, message: "The route's parameters can't be read.")
+    }
+    return value
+  }
+
+  static func readBody(_ request: Request, limits: BodyLimits) async throws -> Data {
+    let buffer: ByteBuffer
+    do {
+      buffer = try await request.body.collect(upTo: limits.wire)
+    } catch is NIOTooManyBytesError {
+      throw APIError(
+        status: 413, code: .bodyTooLarge, message: "The request body is larger than \(limits.wire) bytes; send less.")
+    }
+    let data = Data(buffer.readableBytesView)
+    switch request.headers[.contentEncoding]?.lowercased() {
+    case nil, "identity": return data
+    case "gzip":
+      do {
+        return try Gzip.decompress(data, limit: limits.decompressed)
+      } catch .limitExceeded {
+        throw APIError(
+          status: 413, code: .bodyTooLarge,
+          message: "The decompressed body is larger than \(limits.decompressed) bytes; send less.")
+      } catch {
+        throw APIError(status: 400, code: .unsupportedEncoding, message: "The gzip body is corrupt: \(error).")
+      }
+    case let other?:
+      throw APIError(
+        status: 415, code: .unsupportedEncoding, message: "Content-Encoding '\(other)' is not supported; use gzip.")
+    }
+  }
+
+  static func decodeBody<Body>(_ data: Data) throws -> Body {
+    if let none = NoBody() as? Body { return none }
+    guard let type = Body.self as? any Decodable.Type else {
+      throw APIError(status: 500, code: .internal, message: "The route's body type can't be decoded.")
+    }
+    guard !data.isEmpty else {
+      throw APIError(status: 400, code: .invalidJSON, message: "The request needs a JSON body.")
+    }
+    do {
+      guard let value = try decodeJSON(type, data) as? Body else {
+        throw APIError(status: 500, code: .internal, message: "The route's body type can't be decoded.")
+      }
+      return value
+    } catch let error as FixValidationError {
+      throw APIError(status: 400, code: .invalidFix, message: "A fix is invalid: \(error.description)")
+    } catch let error as DecodingError {
+      throw APIError(status: 400, code: .invalidJSON, message: Self.describe(error))
+    }
+  }
+
+  private static func decodeJSON<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+    try JSONDecoder().decode(type, from: data)
+  }
+
+  static func canonicalJSON<Body>(_ body: Body) throws -> String {
+    guard let encodable = body as? any Encodable else { return "" }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    return String(decoding: try encoder.encode(encodable), as: UTF8.self)
+  }
+
+  static func encode<Response>(_ value: Response) throws -> Data? {
+    if value is NoContent { return nil }
+    guard let encodable = value as? any Encodable else {
+      throw APIError(status: 500, code: .internal, message: "The route's answer can't be encoded.")
+    }
+    return try JSONEncoder().encode(encodable)
+  }
+
+  static func describe(_ error: DecodingError) -> String {
+    func path(_ codingPath: [any CodingKey]) -> String {
+      let text = codingPath.map { key in key.intValue.map { "[\($0)]" } ?? ".\(key.stringValue)" }.joined()
+      return text.hasPrefix(".") ? String(text.dropFirst()) : text.isEmpty ? "the body" : text
+    }
+    switch error {
+    case .dataCorrupted(let context):
+      if context.codingPath.isEmpty { return "The body is not valid JSON." }
+      return "\(path(context.codingPath)) is invalid: \(context.debugDescription)"
+    case .keyNotFound(let key, let context):
+      return "\(path(context.codingPath + [key])) is missing."
+    case .typeMismatch(let type, let context):
+      return "\(path(context.codingPath)) must be of type \(type)."
+    case .valueNotFound(let type, let context):
+      return "\(path(context.codingPath)) must be a \(type), not null."
+    @unknown default:
+      return "The body does not match the expected JSON."
+    }
+  }
+}

@@ -1,0 +1,134 @@
+import DomainKit
+import Foundation
+import Logging
+import MeridianAPI
+import RealtimeKit
+
+/// Live locations over the RealtimeKit hub (`GET /ws`, subprotocol `meridian.v1`).
+///
+/// Channels:
+/// - `user:<id>`: every fix stored for that user. Only viewers who may see the user's location may subscribe.
+/// - `group:<id>`: the fixes the group's owner shares with that group; its members (and its owner) may subscribe
+///   while the group grants location.
+///
+/// The hub delivers an event to every subscriber of a channel, so before each event and after every change of an
+/// owner's privacy (pause, expiry, groups, Blacklist) the subscribers who may no longer see the owner are revoked
+/// at once (`unsubscribed` with reason `revoked`); the authorization hook refuses their re-subscribe.
+public struct LiveUpdates: Sendable {
+  /// The hub serving `/ws`.
+  public let hub: RealtimeHub
+  private let store: any MeridianStore
+  private let now: @Sendable () -> Int64
+  private let metrics: ServerMetrics
+
+  /// A hub authenticating with the store's bearer tokens and authorizing with DomainKit's sharing rules.
+  public init(
+    store: any MeridianStore, metrics: ServerMetrics, configuration: RealtimeHubConfiguration = .init(),
+    now: @escaping @Sendable () -> Int64
+  ) {
+    self.store = store
+    self.now = now
+    self.metrics = metrics
+    var configuration = configuration
+    configuration.namespaces = ["user", "group"]
+    hub = RealtimeHub(
+      configuration: configuration,
+      authenticate: { token in
+        guard let user = try await store.user(forTokenHash: SecretHash.sha256(token), now: now()) else { return nil }
+        return RealtimePrincipal(id: user.rawValue)
+      },
+      authorize: { principal, access, channel in
+        // Clients only listen: positions arrive over HTTP, where they are validated and stored first.
+        guard access == .subscribe else { return false }
+        return try await Self.maySubscribe(UserID(principal.id), to: channel, store: store, now: now())
+      })
+  }
+
+  /// Whether `viewer` may receive `channel`'s events now.
+  static func maySubscribe(_ viewer: UserID, to channel: ChannelName, store: any MeridianStore, now: Int64)
+    async throws -> Bool
+  {
+    switch channel.namespace {
+    case "user":
+      guard let settings = try await store.privacySettings(owner: UserID(channel.id)) else { return false }
+      return Sharing.canSee(viewer, .location, of: settings, at: now)
+    case "group":
+      guard let group = try await store.group(GroupID(channel.id)), group.kind != .blacklist,
+        group.ownerID == viewer || group.members.contains(viewer),
+        let settings = try await store.privacySettings(owner: group.ownerID)
+      else { return false }
+      return group.ownerID == viewer
+        || (group.visibility.location && Sharing.canSee(viewer, .location, of: settings, at: now))
+    default:
+      return false
+    }
+  }
+
+  /// The channels an owner's fixes go to: `user:<owner>` and `group:<id>` of each group granting location.
+  static func channels(of settings: PrivacySettings) -> [ChannelName] {
+    var channels = [ChannelName.user(settings.owner.rawValue)]
+    for group in settings.groups where group.kind != .blacklist && group.visibility.location {
+      channels.append(ChannelName.group(group.id.rawValue))
+    }
+    return channels.compactMap { $0 }
+  }
+
+  /// Revokes, on every channel of `owner` (including groups that no longer grant location), the live subscribers
+  /// who may not see the owner's location now. Call after any change to the owner's sharing or groups.
+  public func enforce(owner: UserID) async throws {
+    guard let settings = try await store.privacySettings(owner: owner) else { return }
+    var channels = [ChannelName.user(owner.rawValue)].compactMap { $0 }
+    channels += settings.groups.compactMap { ChannelName.group($0.id.rawValue) }
+    try await enforce(settings, on: channels)
+  }
+
+  /// Revokes a deleted group's channel from everyone.
+  public func groupDeleted(_ group: GroupID) async {
+    guard let channel = ChannelName.group(group.rawValue) else { return }
+    await hub.revoke(channel, from: nil)
+  }
+
+  private func enforce(_ settings: PrivacySettings, on channels: [ChannelName]) async throws {
+    let time = now()
+    for channel in channels {
+      for principal in await hub.presence(of: channel) {
+        let viewer = UserID(principal.id)
+        if !(try await Self.maySubscribe(viewer, to: channel, store: store, now: time)) {
+          await hub.revoke(channel, from: principal.id)
+        }
+      }
+    }
+  }
+
+  /// Fans each batch's fixes out to its owner's channels as one event, after revoking anyone who may no longer see
+  /// them (a sharing expiry passes without any request). Batches that were all duplicates send nothing.
+  func publish(_ batches: [FixInsertBatch], receipts: [FixReceipt]) async {
+    var settingsCache: [UserID: PrivacySettings?] = [:]
+    for (batch, receipt) in zip(batches, receipts) where receipt.accepted > 0 {
+      do {
+        let settings: PrivacySettings?
+        if let cached = settingsCache[batch.userID] {
+          settings = cached
+        } else {
+          settings = try await store.privacySettings(owner: batch.userID)
+          settingsCache[batch.userID] = settings
+          if let settings { try await enforce(settings, on: Self.channels(of: settings)) }
+        }
+        guard let settings else { continue }
+        let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }
+        let payload = try Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes))
+        for channel in Self.channels(of: settings) {
+          await hub.publish(payload, to: channel)
+          metrics.liveEvents.increment()
+        }
+      } catch {
+        // A live event is best effort: the fixes are stored and readable over HTTP.
+        continue
+      }
+    }
+  }
+
+  static func payload(_ value: some Encodable) throws -> RealtimeKit.JSONValue {
+    try JSONDecoder().decode(RealtimeKit.JSONValue.self, from: JSONEncoder().encode(value))
+  }
+}

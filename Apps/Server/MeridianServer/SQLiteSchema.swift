@@ -1,0 +1,131 @@
+import PersistenceKit
+
+/// The server's SQLite schema as append-only, named SQL migrations (they never reference model types).
+public enum SQLiteSchema {
+  /// Every migration, in order. Append new ones; never edit an applied one (its checksum is recorded).
+  public static var migrator: Migrator {
+    var migrator = Migrator()
+    migrator.append(.sql("2026-11-22 accounts", accounts))
+    migrator.append(.sql("2026-11-22 groups and sharing", groupsAndSharing))
+    migrator.append(.sql("2026-11-22 devices and fixes", devicesAndFixes))
+    migrator.append(.sql("2026-11-22 idempotency keys", idempotency))
+    return migrator
+  }
+
+  static let accounts = """
+    CREATE TABLE users(
+      id TEXT PRIMARY KEY NOT NULL,
+      created_at INTEGER NOT NULL,
+      disabled INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE credentials(
+      kind TEXT NOT NULL CHECK (kind IN ('phone', 'email')),
+      value TEXT NOT NULL,
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      password_hash TEXT,
+      created_at INTEGER NOT NULL,
+      PRIMARY KEY (kind, value)
+    );
+    CREATE INDEX credentials_user ON credentials(user_id);
+    CREATE TABLE tokens(
+      hash TEXT PRIMARY KEY NOT NULL,
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      created_at INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL,
+      revoked_at INTEGER
+    );
+    CREATE INDEX tokens_user ON tokens(user_id);
+    CREATE TABLE otp_codes(
+      phone TEXT PRIMARY KEY NOT NULL,
+      code_hash TEXT NOT NULL,
+      expires_at INTEGER NOT NULL,
+      attempts_left INTEGER NOT NULL,
+      created_at INTEGER NOT NULL
+    );
+    CREATE TABLE profiles(
+      user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      avatar TEXT,
+      full_name TEXT,
+      phone TEXT,
+      birthday TEXT,
+      gender TEXT,
+      status TEXT,
+      audience TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX profiles_phone ON profiles(phone);
+    """
+
+  static let groupsAndSharing = """
+    CREATE TABLE groups(
+      id TEXT PRIMARY KEY NOT NULL,
+      owner_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      kind TEXT NOT NULL CHECK (kind IN ('family', 'friends', 'blacklist', 'custom')),
+      name TEXT NOT NULL,
+      visibility TEXT NOT NULL,
+      created_at INTEGER NOT NULL
+    );
+    CREATE INDEX groups_owner ON groups(owner_id);
+    CREATE TABLE group_members(
+      group_id TEXT NOT NULL REFERENCES groups(id) ON DELETE CASCADE,
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      PRIMARY KEY (group_id, user_id)
+    );
+    CREATE INDEX group_members_user ON group_members(user_id);
+    CREATE TABLE sharing(
+      user_id TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      state TEXT NOT NULL
+    );
+    """
+
+  static let devicesAndFixes = """
+    CREATE TABLE devices(
+      id TEXT PRIMARY KEY NOT NULL,
+      owner_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      created_at INTEGER NOT NULL
+    );
+    CREATE INDEX devices_owner ON devices(owner_id);
+    CREATE TABLE fixes(
+      id INTEGER PRIMARY KEY,
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      device_id TEXT NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+      timestamp INTEGER NOT NULL,
+      latitude REAL NOT NULL,
+      longitude REAL NOT NULL,
+      horizontal_accuracy REAL,
+      vertical_accuracy REAL,
+      altitude REAL,
+      speed REAL,
+      speed_accuracy REAL,
+      course REAL,
+      floor INTEGER,
+      battery_level REAL,
+      battery_state TEXT,
+      kind TEXT NOT NULL,
+      trigger TEXT,
+      refined_by_device TEXT,
+      refined_by_timestamp INTEGER,
+      geohash2 TEXT NOT NULL,
+      geohash3 TEXT NOT NULL,
+      geohash4 TEXT NOT NULL,
+      geohash5 TEXT NOT NULL,
+      geohash6 TEXT NOT NULL,
+      geokey INTEGER NOT NULL,
+      received_at INTEGER NOT NULL
+    );
+    CREATE UNIQUE INDEX fixes_device_timestamp ON fixes(device_id, timestamp);
+    CREATE INDEX fixes_user_timestamp ON fixes(user_id, timestamp);
+    CREATE INDEX fixes_geokey ON fixes(geokey);
+    """
+
+  static let idempotency = """
+    CREATE TABLE idempotency_keys(
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      key TEXT NOT NULL,
+      request_hash TEXT NOT NULL,
+      status INTEGER NOT NULL,
+      body BLOB NOT NULL,
+      created_at INTEGER NOT NULL,
+      PRIMARY KEY (user_id, key)
+    );
+    """
+}

@@ -1,0 +1,67 @@
+import Crypto
+import Foundation
+import HummingbirdBcrypt
+import NIOPosix
+
+/// SHA-256 of secrets (tokens, one-time codes) as lowercase hex: what the database stores instead of the secret.
+public enum SecretHash {
+  /// The hex SHA-256 of `secret`'s UTF-8 bytes.
+  public static func sha256(_ secret: String) -> String {
+    SHA256.hash(data: Data(secret.utf8)).map { byte in
+      let hex = String(byte, radix: 16)
+      return byte < 16 ? "0" + hex : hex
+    }.joined()
+  }
+
+  /// Compares two hashes without an early exit, so timing does not reveal a matching prefix.
+  public static func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
+    let a = Array(lhs.utf8)
+    let b = Array(rhs.utf8)
+    guard a.count == b.count else { return false }
+    var difference: UInt8 = 0
+    for index in a.indices { difference |= a[index] ^ b[index] }
+    return difference == 0
+  }
+}
+
+/// Random secrets from the system's cryptographic generator.
+public enum Secrets {
+  /// An opaque bearer token: 32 random bytes, base64url without padding (43 characters).
+  public static func token() -> String {
+    var generator = SystemRandomNumberGenerator()
+    let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+  }
+
+  /// A uniformly random 6-digit code, leading zeros kept.
+  public static func otpCode() -> String {
+    var generator = SystemRandomNumberGenerator()
+    let value = Int.random(in: 0..<1_000_000, using: &generator)
+    let text = String(value)
+    return String(repeating: "0", count: 6 - text.count) + text
+  }
+
+  /// A new user id (a lowercase UUID).
+  public static func userID() -> String { UUID().uuidString.lowercased() }
+}
+
+/// Password hashing with bcrypt (hummingbird-auth), run on NIO's thread pool so it never blocks request threads.
+public struct PasswordHasher: Sendable {
+  /// The bcrypt cost (work factor 2^cost); 12 in production, lower in tests.
+  public var cost: UInt8
+
+  /// A hasher with `cost`.
+  public init(cost: UInt8) { self.cost = cost }
+
+  /// The bcrypt hash of `password`.
+  public func hash(_ password: String) async throws -> String {
+    let cost = self.cost
+    return try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
+  }
+
+  /// Whether `password` matches `hash`.
+  public func verify(_ password: String, hash: String) async throws -> Bool {
+    try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+  }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Hummingbird
+import Logging
+import MeridianAPI
+import NIOCore
+import RealtimeKit
+import RealtimeKitHummingbird
+import ServiceLifecycle
+import UnixSignals
+
+/// The whole server, composed: the store, the group-commit writer and the Hummingbird application, run as
+/// services of one `ServiceGroup` (SIGTERM and SIGINT shut it down gracefully: the HTTP server stops accepting and
+/// finishes in-flight requests, then the writer commits what was handed over).
+public struct ServerApp: Sendable {
+  /// The services' group; `run()` runs it, `shutdown()` triggers the graceful shutdown.
+  public let serviceGroup: ServiceGroup
+  /// The handlers' environment (store, SMS sender, clock).
+  public let environment: ServerEnvironment
+  /// The live-updates hub behind `GET /ws`.
+  public let live: LiveUpdates
+
+  /// Builds the server from a configuration.
+  ///
+  /// - Parameters:
+  ///   - configuration: the resolved settings.
+  ///   - store: the storage; by default the SQLite file of `configuration.databasePath`, created and migrated.
+  ///   - smsSender: the SMS sender; by default the one `configuration.smsSender` names.
+  ///   - metrics: the Prometheus metrics `GET /metrics` emits.
+  ///   - logger: the server's logger.
+  ///   - signals: the signals that start a graceful shutdown (none in tests).
+  ///   - realtime: the live hub's limits and timeouts.
+  ///   - onRunning: called with the bound port once the server accepts connections.
+  public init(
+    configuration: ServerConfiguration, store: (any MeridianStore)? = nil, smsSender: (any SMSSender)? = nil,
+    metrics: ServerMetrics = ServerMetrics(), realtime: RealtimeHubConfiguration = RealtimeHubConfiguration(),
+    logger: Logger, signals: [UnixSignal] = [.sigterm, .sigint],
+    onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+  ) throws {
+    let store = try store ?? SQLiteStore.open(at: configuration.databasePath)
+    let sender: any SMSSender =
+      smsSender
+      ?? {
+        switch configuration.smsSender {
+        case .log: LogSMSSender(logger: logger)
+        }
+      }()
+    let environment = ServerEnvironment(store: store, smsSender: sender, configuration: configuration)
+    let live = LiveUpdates(
+      store: store, metrics: metrics, configuration: realtime, now: environment.now)
+    let writer = FixWriter(store: store, metrics: metrics, logger: logger) { batches, receipts in
+      await live.publish(batches, receipts: receipts)
+    }
+    let router = Self.makeRouter(
+      configuration: configuration, environment: environment, writer: writer, live: live, metrics: metrics)
+    let application = Application(
+      router: router,
+      server: .realtime(hub: live.hub),
+      configuration: ApplicationConfiguration(
+        address: .hostname(configuration.host, port: configuration.port), serverName: "meridian-server"),
+      onServerRunning: { channel in
+        let port = channel.localAddress?.port ?? configuration.port
+        logger.notice("meridian-server listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
+        await onRunning(port)
+      },
+      logger: logger)
+    self.environment = environment
+    self.live = live
+    // Services stop in reverse order: live sockets first (closed with 4004, shutting down), then the HTTP server
+    // (stops accepting, drains in-flight requests), then the writer (commits what they handed over).
+    serviceGroup = ServiceGroup(
+      configuration: ServiceGroupConfiguration(
+        services: [
+          .init(service: writer), .init(service: application), .init(service: RealtimeHubService(hub: live.hub)),
+        ],
+        gracefulShutdownSignals: signals,
+        logger: logger))
+  }
+
+  /// Runs until a shutdown signal or ``shutdown()``.
+  public func run() async throws { try await serviceGroup.run() }
+
+  /// Starts the graceful shutdown.
+  public func shutdown() async { await serviceGroup.triggerGracefulShutdown() }
+
+  /// The router with every endpoint of ``API`` registered.
+  static func makeRouter(
+    configuration: ServerConfiguration, environment: ServerEnvironment, writer: FixWriter, live: LiveUpdates,
+    metrics: ServerMetrics
+  ) -> Router<MeridianRequestContext> {
+    let router = Router(context: MeridianRequestContext.self)
+    router.add(middleware: MetricsMiddleware(metrics: metrics))
+    router.add(middleware: ErrorEnvelopeMiddleware())
+    router.on(RouterPath(API.metrics.pathTemplate), method: API.metrics.method) { _, _ in
+      metrics.liveConnections.set(Double(await live.hub.connectionCount))
+      return Response(
+        status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+        body: ResponseBody(byteBuffer: metrics.exposition()))
+    }
+    let registrar = RouteRegistrar(
+      router: router, store: environment.store, metrics: metrics,
+      limits: RouteRegistrar.BodyLimits(
+        wire: configuration.maxBodyBytes, decompressed: configuration.maxDecompressedBytes),
+      clock: environment.now)
+    Features(environment: environment, writer: writer, live: live).register(on: registrar)
+    return router
+  }
+}

@@ -1,0 +1,92 @@
+import Hummingbird
+import MeridianAPI
+import NIOCore
+import Prometheus
+
+/// The server's Prometheus metrics, on a registry the server owns (no global bootstrap, so tests can run several
+/// servers in one process). `GET /metrics` emits it in the text exposition format.
+public struct ServerMetrics: Sendable {
+  /// The registry `GET /metrics` emits.
+  public let registry: PrometheusCollectorRegistry
+  /// Fixes stored.
+  let fixesAccepted: Counter
+  /// Fixes received again (same device and timestamp) and not stored.
+  let fixesDuplicate: Counter
+  /// Requests answered from the idempotency store: client retries the server had already processed.
+  let idempotentReplays: Counter
+  /// Requests handed to one group commit.
+  let commitRequests: ValueHistogram
+  /// Live events published to channels.
+  let liveEvents: Counter
+  /// Open live (WebSocket) connections, sampled when `/metrics` is read.
+  let liveConnections: Gauge
+
+  /// Metrics on `registry`.
+  public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+    self.registry = registry
+    fixesAccepted = registry.makeCounter(
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "fixes_accepted", unitName: "total", helpText: "Fixes stored."))
+    fixesDuplicate = registry.makeCounter(
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "fixes_duplicate", unitName: "total",
+        helpText: "Fixes already stored (same device and timestamp)."))
+    idempotentReplays = registry.makeCounter(
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "idempotent_replays", unitName: "total",
+        helpText: "Requests answered again for a repeated Idempotency-Key (client retries seen)."))
+    commitRequests = registry.makeValueHistogram(
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "commit_requests", unitName: "count",
+        helpText: "Requests stored by one group commit."),
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512])
+    liveEvents = registry.makeCounter(
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "live_events", unitName: "total",
+        helpText: "Live location events published to channels (each reaches every allowed subscriber)."))
+    liveConnections = registry.makeGauge(
+      name: "meridian_live_connections", help: "Open live (WebSocket) connections.")
+  }
+
+  /// Counts one answered request.
+  func recordRequest(method: String, route: String, status: Int, duration: Duration) {
+    registry.makeCounter(
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "http_requests", unitName: "total", helpText: "HTTP requests answered."),
+      labels: [("method", method), ("route", route), ("status", String(status))]
+    ).increment()
+    registry.makeDurationHistogram(
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "http_request_duration", unitName: "seconds",
+        helpText: "Time to answer HTTP requests."),
+      labels: [("method", method), ("route", route)],
+      buckets: [
+        .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+      ]
+    ).record(duration)
+  }
+
+  /// The exposition text.
+  func exposition() -> ByteBuffer {
+    ByteBuffer(bytes: registry.emitToBuffer())
+  }
+}
+
+/// Records every request's route, status and duration (outside the error middleware, so errors count with their
+/// envelope's status).
+struct MetricsMiddleware: RouterMiddleware {
+  typealias Context = MeridianRequestContext
+  let metrics: ServerMetrics
+
+  func handle(
+    _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+  ) async throws -> Response {
+    let start = ContinuousClock.now
+    let response = try await next(request, context)
+    metrics.recordRequest(
+      method: request.method.rawValue, route: context.endpointPath ?? "unmatched", status: response.status.code,
+      duration: ContinuousClock.now - start)
+    return response
+  }
+}

@@ -1,0 +1,154 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+
+/// Everything the server keeps, behind one interface so that a PostgreSQL implementation can replace
+/// ``SQLiteStore`` without touching the routes.
+///
+/// Secrets arrive already hashed (``SecretHash``); times are UTC milliseconds. Every method is one transaction.
+public protocol MeridianStore: Sendable {
+  /// A round trip to the database; throws when it does not answer.
+  func checkHealth() async throws
+
+  // MARK: Accounts and credentials
+
+  /// Creates an account signing in with `credential` (and `passwordHash` for email), its empty profile, its
+  /// standard groups and default sharing state. Returns nil when the credential already belongs to an account.
+  func createAccount(id: UserID, credential: Credential, passwordHash: String?, now: Int64) async throws -> Account?
+  /// The account signing in with `credential` and its password hash (email accounts).
+  func account(for credential: Credential) async throws -> (account: Account, passwordHash: String?)?
+  /// An account by id.
+  func account(_ id: UserID) async throws -> Account?
+
+  // MARK: Tokens
+
+  /// Stores a token by its hash.
+  func insertToken(hash: String, userID: UserID, createdAt: Int64, expiresAt: Int64) async throws
+  /// The user of an unrevoked, unexpired token.
+  func user(forTokenHash hash: String, now: Int64) async throws -> UserID?
+  /// Revokes a token.
+  func revokeToken(hash: String) async throws
+
+  // MARK: One-time codes
+
+  /// Replaces any code for `phone` with a new one.
+  func replaceOTP(phone: String, codeHash: String, expiresAt: Int64, maxAttempts: Int, now: Int64) async throws
+  /// Checks a code and counts the attempt; a valid code is consumed.
+  func checkOTP(phone: String, codeHash: String, now: Int64) async throws -> OTPCheck
+
+  // MARK: Profiles
+
+  /// A user's full profile.
+  func profile(_ userID: UserID) async throws -> Profile?
+  /// Replaces a user's profile.
+  func saveProfile(_ profile: Profile) async throws
+  /// Profiles whose name contains `text` or whose phone equals `phone`, at most `limit`.
+  func searchProfiles(text: String, phone: String?, excluding: UserID, limit: Int) async throws -> [Profile]
+
+  // MARK: Groups and sharing
+
+  /// The groups `owner` owns, with members.
+  func groups(owner: UserID) async throws -> [Group]
+  /// One group with members.
+  func group(_ id: GroupID) async throws -> Group?
+  /// Inserts or updates a group and replaces its members.
+  func saveGroup(_ group: Group) async throws
+  /// Deletes a group and its memberships.
+  func deleteGroup(_ id: GroupID) async throws
+  /// The owner's sharing switches.
+  func sharing(owner: UserID) async throws -> SharingState
+  /// Replaces the owner's sharing switches.
+  func saveSharing(_ state: SharingState, owner: UserID) async throws
+  /// Groups, field audiences and sharing of `owner`: the input of DomainKit's `Sharing.canSee`.
+  func privacySettings(owner: UserID) async throws -> PrivacySettings?
+
+  // MARK: Devices and fixes
+
+  /// Registers `device` for `owner` if new. Returns false when it belongs to someone else.
+  func claimDevice(_ device: DeviceID, owner: UserID, now: Int64) async throws -> Bool
+  /// Stores several requests' fixes in one durable transaction (group commit); one receipt per batch, in order.
+  /// A fix whose device and timestamp are already stored counts as a duplicate.
+  func insertFixes(_ batches: [FixInsertBatch], now: Int64) async throws -> [FixReceipt]
+  /// The newest fix of any of the user's devices.
+  func lastFix(owner: UserID) async throws -> LocationFix?
+  /// The user's fixes matching `filter`, newest first, older than `before` (timestamp, rowid) when given.
+  func history(owner: UserID, filter: HistoryFilter, limit: Int, before: HistoryCursor?) async throws
+    -> [(fix: LocationFix, cursor: HistoryCursor)]
+  /// Deletes the user's fixes matching `filter`; returns how many.
+  func deleteHistory(owner: UserID, filter: HistoryFilter) async throws -> Int
+  /// Count and centroid per geohash cell of `precision` characters.
+  func clusters(owner: UserID, filter: HistoryFilter, precision: Int, box: ClusterBox?) async throws
+    -> [HistoryCluster]
+
+  // MARK: Idempotency
+
+  /// The stored answer for a user's idempotency key.
+  func idempotentResponse(userID: UserID, key: String) async throws -> StoredResponse?
+  /// Stores the answer for a key (first writer wins).
+  func saveIdempotentResponse(_ response: StoredResponse, userID: UserID, key: String, now: Int64) async throws
+}
+
+/// The outcome of checking a one-time code.
+public enum OTPCheck: Sendable, Hashable {
+  /// The code matched and was consumed.
+  case valid
+  /// The code was wrong; this many attempts remain.
+  case wrong(remaining: Int)
+  /// No code, or it expired.
+  case expired
+  /// The attempts are used up.
+  case exhausted
+}
+
+/// One request's fixes for the group-commit writer.
+public struct FixInsertBatch: Sendable {
+  /// The owner.
+  public var userID: UserID
+  /// The reporting device.
+  public var deviceID: DeviceID
+  /// The validated fixes.
+  public var fixes: [LocationFix]
+  /// A batch.
+  public init(userID: UserID, deviceID: DeviceID, fixes: [LocationFix]) {
+    self.userID = userID
+    self.deviceID = deviceID
+    self.fixes = fixes
+  }
+}
+
+/// A position in the history: the fix's timestamp and its row, so that pages never skip or repeat.
+public struct HistoryCursor: Sendable, Hashable {
+  /// The fix's timestamp.
+  public var timestamp: Int64
+  /// The fix's row id (tie-break).
+  public var row: Int64
+  /// A cursor.
+  public init(timestamp: Int64, row: Int64) {
+    self.timestamp = timestamp
+    self.row = row
+  }
+  /// `timestamp.row`, the wire form.
+  public var text: String { "\(timestamp).\(row)" }
+  /// Parses the wire form.
+  public init?(text: String) {
+    let parts = text.split(separator: ".")
+    guard parts.count == 2, let timestamp = Int64(parts[0]), let row = Int64(parts[1]) else { return nil }
+    self.init(timestamp: timestamp, row: row)
+  }
+}
+
+/// A response remembered for an `Idempotency-Key`.
+public struct StoredResponse: Sendable, Hashable {
+  /// A fingerprint of the request (method, path, body) so a reused key with another request is refused.
+  public var requestHash: String
+  /// The status sent.
+  public var status: Int
+  /// The body sent.
+  public var body: Data
+  /// A stored response.
+  public init(requestHash: String, status: Int, body: Data) {
+    self.requestHash = requestHash
+    self.status = status
+    self.body = body
+  }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MeridianServer
+
+/// `meridian-server`: reads the configuration (defaults, `MERIDIAN_*` variables, flags), builds the server and
+/// runs it until SIGTERM or SIGINT.
+@main
+struct MeridianServerCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "meridian-server",
+    abstract: "Meridian's HTTP server: accounts, sharing, locations and history on SQLite.",
+    discussion: "Settings come from defaults, then MERIDIAN_* environment variables, then these flags.")
+
+  @OptionGroup var options: ServerOptions
+
+  func run() async throws {
+    let configuration: ServerConfiguration
+    do {
+      configuration = try ServerConfiguration.resolve(
+        environment: ProcessInfo.processInfo.environment, options: options)
+    } catch {
+      throw ValidationError(error.description)
+    }
+    LoggingSystem.bootstrap(StreamLogHandler.standardError)
+    var logger = Logger(label: "meridian-server")
+    logger.logLevel = configuration.logLevel
+    let server = try ServerApp(configuration: configuration, logger: logger)
+    try await server.run()
+  }
+}

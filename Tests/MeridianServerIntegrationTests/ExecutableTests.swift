@@ -1,0 +1,121 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import NetworkingKit
+import NetworkingKitAsyncHTTPClient
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The built `meridian-server` next to the test bundle, if `swift build` made it.
+private let serverExecutable: URL? = {
+  let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+  for candidate in [directory, directory.deletingLastPathComponent()] {
+    let url = candidate.appendingPathComponent("meridian-server")
+    if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+  }
+  return nil
+}()
+
+/// Text a child process writes, collected from a pipe's handler thread.
+private final class CollectedOutput: @unchecked Sendable {
+  private let lock = NSLock()
+  private var text = ""
+
+  func append(_ data: Data) {
+    lock.lock()
+    text += String(decoding: data, as: UTF8.self)
+    lock.unlock()
+  }
+
+  var value: String {
+    lock.lock()
+    defer { lock.unlock() }
+    return text
+  }
+}
+
+@Suite("The meridian-server executable")
+struct ExecutableTests {
+  /// SIGTERM while clients upload: the process exits 0 and every acknowledged fix is in the database.
+  @Test(.enabled(if: serverExecutable != nil, "meridian-server is not built"))
+  func sigtermDuringIngestLosesNoAcknowledgedFix() async throws {
+    let executable = try #require(serverExecutable)
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-exe-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let database = directory.appendingPathComponent("meridian.sqlite").path
+
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = ["--port", "0", "--database", database, "--bcrypt-cost", "4", "--log-level", "notice"]
+    let pipe = Pipe()
+    let output = CollectedOutput()
+    process.standardError = pipe
+    process.standardOutput = pipe
+    pipe.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
+    let exited = AsyncStream.makeStream(of: Int32.self)
+    process.terminationHandler = { process in
+      exited.continuation.yield(process.terminationStatus)
+      exited.continuation.finish()
+    }
+    try process.run()
+
+    var port: Int?
+    for _ in 0..<200 where port == nil {
+      try await Task.sleep(for: .milliseconds(50))
+      if let range = output.value.range(of: #"port=(\d+)"#, options: .regularExpression) {
+        port = Int(output.value[range].dropFirst("port=".count))
+      }
+    }
+    let boundPort = try #require(port, "no port in the server's log: \(output.value)")
+
+    let transport = AsyncHTTPClientTransport()
+    var configuration = NetworkClient.Configuration()
+    configuration.retryBudgets = nil
+    let url = try #require(URL(string: "http://127.0.0.1:\(boundPort)"))
+    let session = try await NetworkClient(baseURL: url, transport: transport, configuration: configuration)
+      .send(API.register, body: EmailCredentials(email: "anna@example.com", password: "correct horse"))
+    let client = try NetworkClient(
+      baseURL: url, transport: transport, credentials: BearerTokenCredentials(token: session.token) { _ in nil },
+      configuration: configuration)
+
+    let acknowledged = try await withThrowingTaskGroup(of: [Int64].self) { group in
+      for worker in 0..<8 {
+        group.addTask {
+          var stored: [Int64] = []
+          for round in 0..<2000 {
+            let start = 1_700_000_000_000 + Int64(worker) * 100_000_000 + Int64(round) * 20_000
+            let fixes = try makeFixes(count: 20, start: start)
+            do {
+              let receipt = try await client.send(API.postFixes, body: FixBatch(deviceId: "rig", fixes: fixes))
+              guard receipt.accepted == 20 else { break }
+              stored += fixes.map(\.timestamp)
+            } catch {
+              break
+            }
+          }
+          return stored
+        }
+      }
+      try await Task.sleep(for: .milliseconds(500))
+      kill(process.processIdentifier, SIGTERM)
+      return try await group.reduce(into: []) { $0 += $1 }
+    }
+    try await transport.shutdown()
+    var status: Int32?
+    for await code in exited.stream { status = code }
+    pipe.fileHandleForReading.readabilityHandler = nil
+    #expect(status == 0, "\(output.value)")
+    #expect(!acknowledged.isEmpty)
+
+    let store = try MeridianServerStoreProbe.open(database)
+    let stored = try await store.timestamps(of: session.userId)
+    #expect(
+      Set(acknowledged).isSubset(of: stored), "\(Set(acknowledged).subtracting(stored).count) acknowledged fixes lost")
+  }
+}

@@ -1,0 +1,132 @@
+import DomainKit
+import Foundation
+import Logging
+import MeridianAPI
+import MeridianServer
+import NetworkingKit
+import NetworkingKitAsyncHTTPClient
+import Testing
+
+/// Records the one-time codes the server "sends", so tests can sign in by phone.
+actor CapturingSMSSender: SMSSender {
+  private(set) var codes: [String: [String]] = [:]
+
+  func sendCode(_ code: String, to phone: String) async throws {
+    codes[phone, default: []].append(code)
+  }
+
+  func lastCode(for phone: String) -> String? { codes[phone]?.last }
+}
+
+/// A real meridian-server on 127.0.0.1 with an OS-chosen port and a database in a temporary directory.
+struct TestServer: Sendable {
+  let app: ServerApp
+  let port: Int
+  let sms: CapturingSMSSender
+  let directory: URL
+  let transport: AsyncHTTPClientTransport
+  let task: Task<Void, any Error>
+
+  /// Starts a server; `configure` adjusts the test configuration.
+  static func start(_ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "meridian-server-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    var configuration = ServerConfiguration()
+    configuration.host = "127.0.0.1"
+    configuration.port = 0
+    configuration.databasePath = directory.appendingPathComponent("meridian.sqlite").path
+    configuration.bcryptCost = 4
+    configuration.maxBodyBytes = 512 * 1024
+    configure(&configuration)
+    var logger = Logger(label: "meridian-server-test")
+    logger.logLevel = .warning
+    let sms = CapturingSMSSender()
+    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+    let app = try ServerApp(
+      configuration: configuration, smsSender: sms, logger: logger, signals: [],
+      onRunning: { port in portContinuation.yield(port) })
+    let task = Task { try await app.run() }
+    var iterator = ports.makeAsyncIterator()
+    guard let port = await iterator.next() else { throw CancellationError() }
+    return TestServer(
+      app: app, port: port, sms: sms, directory: directory, transport: AsyncHTTPClientTransport(), task: task)
+  }
+
+  /// A client of this server, with `token` as bearer credentials.
+  func client(token: String? = nil, compressionThreshold: Int? = 4096) throws -> NetworkClient {
+    var configuration = NetworkClient.Configuration()
+    configuration.retryBudgets = nil
+    configuration.compressionThreshold = compressionThreshold
+    let url = try #require(URL(string: "http://127.0.0.1:\(port)"))
+    return try NetworkClient(
+      baseURL: url, transport: transport, credentials: BearerTokenCredentials(token: token) { _ in nil },
+      configuration: configuration)
+  }
+
+  /// Shuts the server down gracefully and removes its files.
+  func stop() async throws {
+    try await transport.shutdown()
+    await app.shutdown()
+    try await task.value
+    try? FileManager.default.removeItem(at: directory)
+  }
+
+  /// Runs `body` against a fresh server and always stops it.
+  static func with(
+    _ configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (TestServer) async throws -> Void
+  ) async throws {
+    let server = try await start(configure)
+    do {
+      try await body(server)
+    } catch {
+      try await server.stop()
+      throw error
+    }
+    try await server.stop()
+  }
+
+  /// Registers an email account and returns its session and a signed-in client.
+  func signUp(_ name: String) async throws -> (session: AuthSession, client: NetworkClient) {
+    let session = try await client().send(
+      API.register, body: EmailCredentials(email: "\(name)@example.com", password: "correct horse"))
+    let client = try client(token: session.token)
+    _ = try await client.send(API.updateProfile, body: ProfileUpdate(fullName: name.capitalized))
+    return (session, client)
+  }
+}
+
+/// Expects `body` to fail with the error envelope `code` and HTTP `status`.
+func expectAPIError(
+  _ code: APIErrorCode, status: Int, sourceLocation: SourceLocation = #_sourceLocation,
+  _ body: () async throws -> some Any
+) async {
+  do {
+    _ = try await body()
+    Issue.record("expected \(status) \(code.rawValue), got success", sourceLocation: sourceLocation)
+  } catch let error as NetworkingError {
+    guard let server = error.serverError else {
+      Issue.record("expected \(status) \(code.rawValue), got \(error)", sourceLocation: sourceLocation)
+      return
+    }
+    #expect(server.code == code.rawValue, "\(server)", sourceLocation: sourceLocation)
+    #expect(server.status.code == status, "\(server)", sourceLocation: sourceLocation)
+  } catch {
+    Issue.record("expected \(status) \(code.rawValue), got \(error)", sourceLocation: sourceLocation)
+  }
+}
+
+/// `count` fixes of `device`, one per second from `start`, walking north-east from Kyiv.
+func makeFixes(count: Int, start: Int64 = 1_700_000_000_000, latitude: Double = 50.45) throws -> [LocationFix] {
+  var fixes: [LocationFix] = []
+  for index in 0..<count {
+    let step = Double(index) * 0.0001
+    let accuracy = Double(5 + index % 20)
+    let timestamp = start + Int64(index) * 1000
+    fixes.append(
+      try LocationFix(
+        timestamp: timestamp, latitude: latitude + step, longitude: 30.52 + step, horizontalAccuracy: accuracy,
+        kind: .movement))
+  }
+  return fixes
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Logging
+import MeridianServer
+import Testing
+
+@Suite struct ConfigurationTests {
+  @Test func defaultsAreForLocalDevelopment() throws {
+    let configuration = try ServerConfiguration.resolve(environment: [:], options: try ServerOptions.parse([]))
+    #expect(configuration.host == "127.0.0.1")
+    #expect(configuration.port == 8080)
+    #expect(configuration.databasePath == "./data/meridian.sqlite")
+    #expect(configuration.mode == .development)
+    #expect(configuration.smsSender == .log)
+    #expect(configuration.adminToken == ServerConfiguration.developmentAdminToken)
+  }
+
+  @Test func environmentThenFlags() throws {
+    let environment = [
+      "MERIDIAN_HOST": "0.0.0.0", "MERIDIAN_PORT": "9000", "MERIDIAN_DATABASE": "/tmp/x.sqlite",
+      "MERIDIAN_LOG_LEVEL": "debug", "MERIDIAN_BCRYPT_COST": "10",
+    ]
+    let fromEnvironment = try ServerConfiguration.resolve(
+      environment: environment, options: try ServerOptions.parse([]))
+    #expect(fromEnvironment.host == "0.0.0.0")
+    #expect(fromEnvironment.port == 9000)
+    #expect(fromEnvironment.databasePath == "/tmp/x.sqlite")
+    #expect(fromEnvironment.logLevel == .debug)
+    #expect(fromEnvironment.bcryptCost == 10)
+
+    let options = try ServerOptions.parse(["--port", "9100", "--database", "/tmp/y.sqlite"])
+    let flagged = try ServerConfiguration.resolve(environment: environment, options: options)
+    #expect(flagged.port == 9100)
+    #expect(flagged.databasePath == "/tmp/y.sqlite")
+    #expect(flagged.host == "0.0.0.0")
+  }
+
+  @Test func badValuesNameTheSetting() {
+    #expect(throws: ConfigurationError(setting: "MERIDIAN_PORT", value: "eighty")) {
+      try ServerConfiguration.resolve(environment: ["MERIDIAN_PORT": "eighty"], options: try ServerOptions.parse([]))
+    }
+    #expect(throws: ConfigurationError(setting: "MERIDIAN_MODE", value: "staging")) {
+      try ServerConfiguration.resolve(environment: [:], options: try ServerOptions.parse(["--mode", "staging"]))
+    }
+  }
+
+  @Test func secretsHaveNoDefaultsInProduction() throws {
+    #expect(throws: ConfigurationError.self) {
+      try ServerConfiguration.resolve(
+        environment: ["MERIDIAN_MODE": "production"], options: try ServerOptions.parse([]))
+    }
+    let configured = try ServerConfiguration.resolve(
+      environment: ["MERIDIAN_MODE": "production", "MERIDIAN_ADMIN_TOKEN": "s3cret"],
+      options: try ServerOptions.parse([]))
+    #expect(configured.adminToken == "s3cret")
+  }
+
+  @Test func helpListsEverySetting() {
+    let help = ServerOptions.helpMessage()
+    for name in [
+      "MERIDIAN_HOST", "MERIDIAN_PORT", "MERIDIAN_DATABASE", "MERIDIAN_MODE", "MERIDIAN_SMS_SENDER",
+      "MERIDIAN_ADMIN_TOKEN", "MERIDIAN_TOKEN_LIFETIME", "MERIDIAN_BCRYPT_COST", "MERIDIAN_MAX_BODY_BYTES",
+      "MERIDIAN_LOG_LEVEL",
+    ] {
+      #expect(help.contains(name), "--help does not mention \(name)")
+    }
+  }
+}
