@@ -92,6 +92,8 @@ public enum MigrationError: Error, CustomStringConvertible {
   case targetBelowApplied(target: String, appliedAfterTarget: [String])
   /// A migration threw; its own transaction was rolled back and the earlier migrations stay applied.
   case migrationFailed(identifier: String, underlying: any Error)
+  /// A ledger row's `applied_at` is missing or isn't an ISO 8601 timestamp: the ledger was edited by hand or damaged.
+  case unreadableLedgerDate(identifier: String, appliedAt: String?)
 
   /// A message that says what went wrong and what to do.
   public var description: String {
@@ -114,6 +116,10 @@ public enum MigrationError: Error, CustomStringConvertible {
         + "Migrations are never undone."
     case .migrationFailed(let identifier, let underlying):
       return "Migration '\(identifier)' failed and was rolled back: \(underlying)"
+    case .unreadableLedgerDate(let identifier, let appliedAt):
+      return
+        "The ledger row of migration '\(identifier)' has an unreadable applied_at (\(appliedAt.map { "'\($0)'" } ?? "NULL")). "
+        + "Restore an ISO 8601 timestamp such as 2026-11-22T09:00:00.000Z."
     }
   }
 }

@@ -121,14 +121,18 @@ public struct SQLiteMigrationConnection: MigrationConnection {
       database,
       sql: "SELECT identifier, checksum, applied_at, duration_ms FROM \(table.quotedDatabaseIdentifier) ORDER BY rowid"
     )
-    return rows.map { row in
-      let appliedAt: String = row[2]
-      let milliseconds: Double = row[3]
+    return try rows.map { row in
+      let identifier: String = row[0]
+      let text: String? = row[2]
+      guard let text, let appliedAt = LedgerDate.parse(text) else {
+        throw MigrationError.unreadableLedgerDate(identifier: identifier, appliedAt: text)
+      }
+      let milliseconds: Double? = row[3]
       return AppliedMigration(
-        identifier: row[0],
+        identifier: identifier,
         checksum: row[1],
-        appliedAt: LedgerDate.parse(appliedAt),
-        duration: milliseconds / 1000
+        appliedAt: appliedAt,
+        duration: (milliseconds ?? 0) / 1000
       )
     }
   }
@@ -152,7 +156,8 @@ enum LedgerDate {
 
   static func format(_ date: Date) -> String { style.format(date) }
 
-  static func parse(_ text: String) -> Date {
-    (try? style.parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text)) ?? Date(timeIntervalSince1970: 0)
+  /// The date of an ISO 8601 timestamp, with or without fractional seconds; `nil` for anything else.
+  static func parse(_ text: String) -> Date? {
+    (try? style.parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text))
   }
 }

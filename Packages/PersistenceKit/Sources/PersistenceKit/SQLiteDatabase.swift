@@ -42,8 +42,9 @@ public struct DatabaseOptions: Sendable {
 /// for tests.
 ///
 /// Every file connection uses `journal_mode=WAL`, `synchronous=NORMAL`, `foreign_keys=ON` and a busy timeout.
-/// Open each file **once** per process and share the value (it is `Sendable`): one pool per file is what keeps
-/// writes serialized and reads concurrent.
+/// A process has **one pool per file** (what keeps writes serialized and reads concurrent): ``open(at:options:)``
+/// returns the pool already open for the same file, however the path is spelled (relative, `..`, symlinks). Sharing
+/// one value (it is `Sendable`) is still the simplest; each open is released by its own ``close()``.
 ///
 /// ```swift
 /// let database = try SQLiteDatabase.open(at: "/var/lib/meridian/main.sqlite")
@@ -55,14 +56,23 @@ public struct SQLiteDatabase: Sendable {
   public let writer: any DatabaseWriter
   /// The file path, or `nil` for an in-memory database.
   public let path: String?
+  /// This open's share of a registered pool; `nil` for in-memory databases and wrapped writers.
+  private let lease: PoolLease?
 
   /// Opens (creating it if needed) the database file at `path` with a WAL connection pool.
+  ///
+  /// If the file is already open in this process — by this path or any other that resolves to it — the existing pool
+  /// is returned and `options` are ignored: the first open's options apply until its last ``close()``.
   ///
   /// - Throws: A GRDB `DatabaseError` when the file can't be opened or isn't a database.
   public static func open(at path: String, options: DatabaseOptions = DatabaseOptions()) throws -> SQLiteDatabase {
     let directory = (path as NSString).deletingLastPathComponent
     if !directory.isEmpty {
       try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+    let key = PoolRegistry.canonicalPath(path)
+    if let lease = PoolRegistry.shared.acquire(key) {
+      return SQLiteDatabase(writer: lease.pool, path: path, lease: lease)
     }
     // Switching a new file to WAL needs an exclusive lock and SQLite doesn't wait for it, so when several
     // processes create the same file at once, retry within the busy timeout.
@@ -71,7 +81,10 @@ public struct SQLiteDatabase: Sendable {
     while true {
       do {
         let pool = try DatabasePool(path: path, configuration: options.grdbConfiguration())
-        return SQLiteDatabase(writer: pool, path: path)
+        // The pool was created outside the registry's lock; if another thread registered one meanwhile, use that.
+        let lease = PoolRegistry.shared.register(pool, for: key)
+        if lease.pool !== pool { try? pool.close() }
+        return SQLiteDatabase(writer: lease.pool, path: path, lease: lease)
       } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline {
         Thread.sleep(forTimeInterval: Double.random(in: 0.005...0.02))
       }
@@ -83,10 +96,15 @@ public struct SQLiteDatabase: Sendable {
     SQLiteDatabase(writer: try DatabaseQueue(configuration: options.grdbConfiguration()), path: nil)
   }
 
-  /// Wraps an existing GRDB writer.
+  /// Wraps an existing GRDB writer (not registered: ``close()`` closes it).
   public init(writer: any DatabaseWriter, path: String?) {
+    self.init(writer: writer, path: path, lease: nil)
+  }
+
+  private init(writer: any DatabaseWriter, path: String?, lease: PoolLease?) {
     self.writer = writer
     self.path = path
+    self.lease = lease
   }
 
   /// Runs `body` in a read-only snapshot.
@@ -170,9 +188,13 @@ public struct SQLiteDatabase: Sendable {
     }
   }
 
-  /// Closes every connection. Further use of this value throws.
+  /// Releases this open of the file; the pool's connections close when the last open of the file is closed (or
+  /// dropped). Closing the same open twice does nothing. For an in-memory database or a wrapped writer, closes it.
+  /// Once the pool is closed, further use throws.
   public func close() throws {
-    if let pool = writer as? DatabasePool {
+    if let lease {
+      try lease.close()
+    } else if let pool = writer as? DatabasePool {
       try pool.close()
     } else if let queue = writer as? DatabaseQueue {
       try queue.close()
@@ -205,5 +227,112 @@ public struct ForeignKeyViolation: Sendable, Equatable {
     self.rowID = rowID
     self.parentTable = parentTable
     self.foreignKeyIndex = foreignKeyIndex
+  }
+}
+
+/// One ``SQLiteDatabase/open(at:options:)``'s hold on a registered pool, shared by copies of the value.
+final class PoolLease: @unchecked Sendable {
+  let pool: DatabasePool
+  let key: String
+  private let lock = NSLock()
+  private var released = false
+
+  init(pool: DatabasePool, key: String) {
+    self.pool = pool
+    self.key = key
+  }
+
+  /// Releases the hold once; closes the pool if it was the last.
+  func close() throws {
+    guard markReleased() else { return }
+    if PoolRegistry.shared.release(pool, for: key) { try pool.close() }
+  }
+
+  private func markReleased() -> Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    if released { return false }
+    released = true
+    return true
+  }
+
+  deinit {
+    // Dropped without `close()`: give the hold back; the pool closes itself when its last reference goes.
+    if markReleased() { _ = PoolRegistry.shared.release(pool, for: key) }
+  }
+}
+
+/// The process-wide map from a database file's canonical path to its one open pool (GRDB: one pool per file).
+///
+/// Pools are held weakly and counted by open leases: the last ``PoolLease/close()`` closes the pool and removes it,
+/// so a later open makes a fresh one.
+final class PoolRegistry: @unchecked Sendable {
+  static let shared = PoolRegistry()
+
+  private struct Entry {
+    weak var pool: DatabasePool?
+    var leases: Int
+  }
+
+  private let lock = NSLock()
+  private var entries: [String: Entry] = [:]
+
+  /// A new lease on the pool registered for `key`, if one is open.
+  func acquire(_ key: String) -> PoolLease? {
+    lock.lock()
+    defer { lock.unlock() }
+    guard let entry = entries[key], let pool = entry.pool, entry.leases > 0 else { return nil }
+    entries[key]?.leases += 1
+    return PoolLease(pool: pool, key: key)
+  }
+
+  /// Registers `pool` for `key` and leases it, unless another pool got there first: then leases that one.
+  func register(_ pool: DatabasePool, for key: String) -> PoolLease {
+    lock.lock()
+    defer { lock.unlock() }
+    if let entry = entries[key], let existing = entry.pool, entry.leases > 0 {
+      entries[key]?.leases += 1
+      return PoolLease(pool: existing, key: key)
+    }
+    entries[key] = Entry(pool: pool, leases: 1)
+    return PoolLease(pool: pool, key: key)
+  }
+
+  /// Gives back one lease on `pool`; returns whether it was the last, in which case the entry is removed.
+  func release(_ pool: DatabasePool, for key: String) -> Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    guard let entry = entries[key], entry.pool === pool else { return false }
+    if entry.leases <= 1 {
+      entries[key] = nil
+      return true
+    }
+    entries[key]?.leases -= 1
+    return false
+  }
+
+  /// How many leases the pool registered for `path` has (0 when none is open), for tests.
+  func leaseCount(forPath path: String) -> Int {
+    lock.lock()
+    defer { lock.unlock() }
+    return entries[Self.canonicalPath(path)]?.leases ?? 0
+  }
+
+  /// The absolute path with symlinks, `.` and `..` resolved; for a file that doesn't exist yet, its directory's
+  /// resolved path plus its name.
+  static func canonicalPath(_ path: String) -> String {
+    if let resolved = resolve(path) { return resolved }
+    let directory = (path as NSString).deletingLastPathComponent
+    let name = (path as NSString).lastPathComponent
+    if let resolvedDirectory = resolve(directory.isEmpty ? "." : directory) {
+      return (resolvedDirectory as NSString).appendingPathComponent(name)
+    }
+    return URL(fileURLWithPath: path).standardizedFileURL.path
+  }
+
+  private static func resolve(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
   }
 }

@@ -38,15 +38,15 @@ public enum PluralCategory: String, Sendable, CaseIterable, Codable, Comparable 
 public struct PluralOperands: Sendable, Equatable {
   /// The absolute value.
   public var n: Double
-  /// The integer digits of `n`.
+  /// The integer digits of `n` (beyond 18 digits, 10^18 plus the last 18: all any rule can tell apart).
   public var i: UInt64
   /// The number of visible fraction digits, with trailing zeros.
   public var v: Int
   /// The number of visible fraction digits, without trailing zeros.
   public var w: Int
-  /// The visible fraction digits, with trailing zeros, as an integer.
+  /// The visible fraction digits, with trailing zeros, as an integer (beyond 18 digits, as for `i`).
   public var f: UInt64
-  /// The visible fraction digits, without trailing zeros, as an integer.
+  /// The visible fraction digits, without trailing zeros, as an integer (beyond 18 digits, as for `i`).
   public var t: UInt64
   /// The compact decimal exponent (`c`/`e`), 0 unless the number was written like `1.2c6`.
   public var e: Int
@@ -64,7 +64,8 @@ public struct PluralOperands: Sendable, Equatable {
   }
 
   /// The operands of a floating-point value shown with `fractionDigits` digits after the point, or with the fewest
-  /// digits that show it exactly when `nil` (so `1.0` counts as the integer 1 and `1.5` has one fraction digit).
+  /// digits that read back as it when `nil` (so `1.0` counts as the integer 1, `1.5` has one fraction digit and
+  /// `1e20` is a 1 and twenty zeros).
   public init(_ value: Double, fractionDigits: Int? = nil) {
     let magnitude = value.magnitude
     let text: String
@@ -73,10 +74,9 @@ public struct PluralOperands: Sendable, Equatable {
     } else if magnitude == magnitude.rounded(), magnitude < 1e18 {
       text = String(UInt64(magnitude))
     } else {
-      var shortest = String(format: "%.15f", magnitude)
-      while shortest.hasSuffix("0") { shortest.removeLast() }
-      if shortest.hasSuffix(".") { shortest.removeLast() }
-      text = shortest
+      // The shortest text that reads back as the value (`0.1`, `1e+20` written out), which is also what an integer
+      // specifier prints for it, so the form and the digits shown always agree.
+      text = StringFormatter.decimalText(of: magnitude)
     }
     self = PluralOperands(decimal: text) ?? PluralOperands(0)
   }
@@ -89,7 +89,7 @@ public struct PluralOperands: Sendable, Equatable {
     if body.first == "-" || body.first == "+" { body.removeFirst() }
     var exponent = 0
     if let marker = body.firstIndex(where: { $0 == "c" || $0 == "e" }) {
-      guard let parsed = Int(body[body.index(after: marker)...]), (0...18).contains(parsed) else { return nil }
+      guard let parsed = Int(body[body.index(after: marker)...]), (0...400).contains(parsed) else { return nil }
       exponent = parsed
       body = body[..<marker]
     }
@@ -107,15 +107,22 @@ public struct PluralOperands: Sendable, Equatable {
       fraction = String(fraction.dropFirst(exponent))
     }
     let trimmedFraction = String(fraction.reversed().drop(while: { $0 == "0" }).reversed())
-    // Rules look at i modulo powers of ten up to 10^6, so the last 18 digits keep every answer exact.
-    let integerDigits = integer.drop(while: { $0 == "0" }).suffix(18)
-    self.i = UInt64(integerDigits) ?? 0
+    self.i = Self.operand(integer)
     self.v = fraction.count
     self.w = trimmedFraction.count
-    self.f = UInt64(fraction.prefix(18)) ?? 0
-    self.t = UInt64(trimmedFraction.prefix(18)) ?? 0
+    self.f = Self.operand(fraction)
+    self.t = Self.operand(trimmedFraction)
     self.e = exponent
     self.n = Double(integer + (fraction.isEmpty ? "" : "." + fraction)) ?? 0
+  }
+
+  /// The integer written by `digits`. Rules look at operands modulo powers of ten up to 10^6 and compare them with
+  /// small numbers, so more than 18 significant digits are kept as 10^18 plus the last 18: the same remainders, and
+  /// never mistaken for 0, 1 or 2.
+  private static func operand(_ digits: String) -> UInt64 {
+    let significant = digits.drop(while: { $0 == "0" })
+    let last = UInt64(significant.suffix(18)) ?? 0
+    return significant.count > 18 ? 1_000_000_000_000_000_000 + last : last
   }
 
   /// Whether the value has no non-zero fraction digit, i.e. `n` is a whole number.

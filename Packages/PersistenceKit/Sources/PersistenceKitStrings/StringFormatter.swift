@@ -7,6 +7,11 @@ public enum FormatArgument: Sendable, Equatable, ExpressibleByIntegerLiteral, Ex
   /// An integer (`%d`, `%lld`, and plural selection).
   case int(Int)
   /// A floating-point value (`%f`, `%.1f`, …); for plural selection its shortest exact form is used.
+  ///
+  /// Under an integer specifier (`%lld`, `%d`, …) a whole value in `Int64`'s range prints as an integer; any other
+  /// value prints as its decimal text instead of being truncated: `1.5` → `1.5`, `1e20` → `100000000000000000000`,
+  /// so the digits shown match the plural form chosen (`"1.5 балла"`, not `"1 балла"`). `.decimal` text does the
+  /// same and keeps its visible fraction digits (`"1.50"`).
   case double(Double)
   /// A decimal written as text, whose visible fraction digits choose the plural form (`"1.0"` ≠ `"1"`).
   case decimal(String)
@@ -236,17 +241,27 @@ struct StringFormatter {
     let prefix = "%" + specifier.flags + specifier.width + specifier.precision
     switch specifier.valueKind {
     case "integer":
-      let value: Int
+      // Only a whole number in Int64's range goes through printf; anything else (1.5, 1e20, "1.50", ∞) prints as
+      // its decimal text, so the digits shown always match the number the plural form was chosen for.
+      let value: Int64
       switch argument {
-      case .int(let int): value = int
-      case .double(let double): value = double.isFinite ? Int(double) : 0
+      case .int(let int): value = Int64(int)
+      case .double(let double):
+        guard let exact = Int64(exactly: double) else { return pad(Self.decimalText(of: double), specifier) }
+        value = exact
       case .decimal(let text), .string(let text):
-        guard let parsed = Double(text), parsed.isFinite else { return text }
-        value = Int(parsed)
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let exact = Int64(trimmed) {
+          value = exact
+        } else if let plain = Self.plainDecimal(trimmed) {
+          return pad(plain, specifier)
+        } else {
+          return text
+        }
       }
       if plain && "di".contains(specifier.conversion) { return String(value) }
       let conversion = specifier.conversion == "c" ? "d" : String(specifier.conversion)
-      return String(format: prefix + "ll" + conversion, Int64(value))
+      return String(format: prefix + "ll" + conversion, value)
     case "float":
       let value: Double
       switch argument {
@@ -264,5 +279,57 @@ struct StringFormatter {
       case .decimal(let text), .string(let text): return text
       }
     }
+  }
+
+  /// Pads `text` to the specifier's width (left-aligned with the `-` flag), for values printed as decimal text.
+  private func pad(_ text: String, _ specifier: FormatSpecifier) -> String {
+    guard let width = Int(specifier.width), text.count < width else { return text }
+    let padding = String(repeating: " ", count: width - text.count)
+    return specifier.flags.contains("-") ? text + padding : padding + text
+  }
+
+  /// The shortest decimal text that reads back as `value`, without an exponent: `1.5`, `100000000000000000000`
+  /// for `1e20`; `inf`, `-inf` and `nan` as printf writes them.
+  static func decimalText(of value: Double) -> String {
+    if value.isNaN { return "nan" }
+    if value.isInfinite { return value < 0 ? "-inf" : "inf" }
+    return plainDecimal(value.description) ?? value.description
+  }
+
+  /// Rewrites a decimal number's text without an exponent, keeping its visible fraction digits: `"1e30"` → `1`
+  /// followed by 30 zeros, `"-2.50"` → `"-2.50"`, `"1.2c6"` → `"1200000"`. Returns `nil` for anything else, or when
+  /// the exponent is beyond ±400 (no finite `Double` needs more).
+  static func plainDecimal(_ text: String) -> String? {
+    var body = Substring(text)
+    var sign = ""
+    if let first = body.first, first == "-" || first == "+" {
+      if first == "-" { sign = "-" }
+      body.removeFirst()
+    }
+    var exponent = 0
+    if let marker = body.firstIndex(where: { "eEcC".contains($0) }) {
+      guard let parsed = Int(body[body.index(after: marker)...]), (-400...400).contains(parsed) else { return nil }
+      exponent = parsed
+      body = body[..<marker]
+    }
+    let parts = body.split(separator: ".", omittingEmptySubsequences: false)
+    guard parts.count <= 2 else { return nil }
+    var integer = String(parts[0])
+    var fraction = parts.count == 2 ? String(parts[1]) : ""
+    guard !(integer.isEmpty && fraction.isEmpty), (integer + fraction).allSatisfy({ $0.isASCII && $0.isNumber })
+    else { return nil }
+    if exponent > 0 {
+      let moved = fraction.prefix(exponent)
+      integer += moved + String(repeating: "0", count: exponent - moved.count)
+      fraction = String(fraction.dropFirst(exponent))
+    } else if exponent < 0 {
+      let shift = -exponent
+      let padded = String(repeating: "0", count: max(0, shift - integer.count)) + integer
+      fraction = String(padded.suffix(shift)) + fraction
+      integer = String(padded.dropLast(shift))
+    }
+    integer = String(integer.drop(while: { $0 == "0" }))
+    if integer.isEmpty { integer = "0" }
+    return sign + integer + (fraction.isEmpty ? "" : "." + fraction)
   }
 }

@@ -7,9 +7,34 @@ import GRDB
 import GRDBSQLite
 import PersistenceKit
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-let rowCount = arguments.first.flatMap { Int($0) } ?? 1_000_000
-let only = arguments.firstIndex(of: "--only").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+let usage = "usage: persistencekit-bench [rows] [--only kit|c_api|grdb_arguments]"
+let paths = ["kit", "c_api", "grdb_arguments"]
+
+/// Prints `message` and the usage line to standard error and exits with status 2 (bad command line).
+func usageError(_ message: String) -> Never {
+  FileHandle.standardError.write(Data("persistencekit-bench: \(message)\n\(usage)\n".utf8))
+  exit(2)
+}
+
+func parseArguments(_ arguments: [String]) -> (rows: Int, only: String?) {
+  var rows = 1_000_000
+  var only: String?
+  var remaining = arguments[...]
+  while let argument = remaining.popFirst() {
+    if argument == "--only" {
+      guard let path = remaining.popFirst() else { usageError("--only needs a path") }
+      guard paths.contains(path) else { usageError("unknown path '\(path)'") }
+      only = path
+    } else if let count = Int(argument), count > 0 {
+      rows = count
+    } else {
+      usageError("unknown argument '\(argument)'")
+    }
+  }
+  return (rows, only)
+}
+
+let (rowCount, only) = parseArguments(Array(CommandLine.arguments.dropFirst()))
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("persistencekit-bench-\(getpid())")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
@@ -153,7 +178,7 @@ if let only {
   case "kit": print("insert.rows_per_s \(Int(try benchmarkKit(path: path))) rows/s")
   case "c_api": print("insert.c_api.rows_per_s \(Int(benchmarkCAPI(path: path))) rows/s")
   case "grdb_arguments": print("insert.grdb_arguments.rows_per_s \(Int(try benchmarkGRDBArguments(path: path))) rows/s")
-  default: fatalError("unknown path \(only); use kit, c_api or grdb_arguments")
+  default: usageError("unknown path '\(only)'")
   }
   try? FileManager.default.removeItem(at: directory)
   exit(0)

@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
-import PersistenceKit
 import PersistenceKitTesting
 import Testing
+
+@testable import PersistenceKit
 
 @Suite struct DatabaseTests {
   @Test func fileDatabaseUsesWALAndSafeSettings() throws {
@@ -96,50 +97,184 @@ import Testing
     #expect(!result.isOK)
   }
 
+  /// The number of transactions in `database`'s `debit` table.
+  static func transactionCount(_ database: SQLiteDatabase) throws -> Int {
+    try database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM debit") ?? -1 }
+  }
+
+  /// Polls `condition` every 5 ms for up to 30 s; returns whether it became true.
+  static func eventually(_ condition: () throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(30)
+    while ContinuousClock.now < deadline {
+      if try condition() { return true }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    return try condition()
+  }
+
   @Test func backupWhileWritersRun() async throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let database = try SQLiteDatabase.open(at: directory.path("live.sqlite"))
-    // Every transaction writes one row in each table, so a consistent copy has equal counts.
+    defer { try? database.close() }
+    // Transaction n writes (n, n) into both tables, so a consistent copy holds the same rows 1…count in each.
     try await database.write { db in
-      try db.execute(sql: "CREATE TABLE debit(id INTEGER PRIMARY KEY, amount INTEGER, pad BLOB)")
-      try db.execute(sql: "CREATE TABLE credit(id INTEGER PRIMARY KEY, amount INTEGER, pad BLOB)")
+      try db.execute(sql: "CREATE TABLE debit(tx INTEGER PRIMARY KEY, amount INTEGER NOT NULL, pad BLOB)")
+      try db.execute(sql: "CREATE TABLE credit(tx INTEGER PRIMARY KEY, amount INTEGER NOT NULL, pad BLOB)")
     }
+    // The writer runs until the backups are done.
     let writer = Task.detached {
       var transactions = 0
-      while !Task.isCancelled && transactions < 3000 {
+      while !Task.isCancelled && transactions < 1_000_000 {
+        let tx = transactions + 1
         try await database.write { db in
-          try db.execute(sql: "INSERT INTO debit(amount, pad) VALUES (1, zeroblob(512))")
-          try db.execute(sql: "INSERT INTO credit(amount, pad) VALUES (1, zeroblob(512))")
+          try db.execute(sql: "INSERT INTO debit VALUES (?, ?, zeroblob(512))", arguments: [tx, tx])
+          try db.execute(sql: "INSERT INTO credit VALUES (?, ?, zeroblob(512))", arguments: [tx, tx])
         }
-        transactions += 1
+        transactions = tx
       }
       return transactions
     }
-    try await Task.sleep(for: .milliseconds(50))
-    var backups: [Int] = []
-    for round in 0..<3 {
+    #expect(try await Self.eventually { try Self.transactionCount(database) >= 200 })
+    let start = try Self.transactionCount(database)
+
+    var copied: [Int] = []
+    for round in 0..<40 {
+      let before = try Self.transactionCount(database)
       let path = directory.path("backup-\(round).sqlite")
-      let pages = try database.backup(to: path)
-      #expect(pages > 0)
+      #expect(try database.backup(to: path) > 0)
+      let after = try Self.transactionCount(database)
+
       let copy = try SQLiteDatabase.open(at: path)
       #expect(try copy.integrityCheck().isOK)
-      let (debits, credits) = try await copy.read { db in
+      let (debits, credits, unmatched, maxDebit, maxCredit, debitSum, creditSum) = try await copy.read { db in
         (
           try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM debit") ?? -1,
-          try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM credit") ?? -2
+          try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM credit") ?? -2,
+          try Int.fetchOne(
+            db,
+            sql: """
+              SELECT (SELECT COUNT(*) FROM debit d WHERE NOT EXISTS
+                        (SELECT 1 FROM credit c WHERE c.tx = d.tx AND c.amount = d.amount))
+                   + (SELECT COUNT(*) FROM credit c WHERE NOT EXISTS (SELECT 1 FROM debit d WHERE d.tx = c.tx))
+              """
+          ) ?? -3,
+          try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(tx), 0) FROM debit") ?? -4,
+          try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(tx), 0) FROM credit") ?? -5,
+          try Int.fetchOne(db, sql: "SELECT TOTAL(amount) FROM debit") ?? -6,
+          try Int.fetchOne(db, sql: "SELECT TOTAL(amount) FROM credit") ?? -7
         )
       }
-      #expect(debits == credits)
-      backups.append(debits)
       try copy.close()
-      try await Task.sleep(for: .milliseconds(20))
+      // Consistent: every transaction is in both tables or in neither, and the transactions are exactly 1…count.
+      #expect(debits == credits)
+      #expect(unmatched == 0)
+      #expect(maxDebit == debits && maxCredit == credits)
+      #expect(debitSum == creditSum && debitSum == debits * (debits + 1) / 2)
+      // A snapshot taken during the call: no older than before it, no newer than after it.
+      #expect(before <= debits && debits <= after, "copy \(debits) outside \(before)…\(after)")
+      copied.append(debits)
+      if round >= 2 && copied.contains(where: { $0 > start }) { break }
+      try await Task.sleep(for: .milliseconds(10))
     }
+    // Let the writer commit past the last copy, then stop it.
+    let newest = copied.max() ?? 0
+    #expect(try await Self.eventually { try Self.transactionCount(database) > newest })
+    writer.cancel()
     let total = try await writer.value
-    #expect(total == 3000)
-    #expect(backups == backups.sorted())
-    #expect(backups.last ?? 0 <= total)
-    #expect(try await database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM debit") } == 3000)
+    let final = try Self.transactionCount(database)
+    #expect(final == total)
+    #expect(copied == copied.sorted())
+    // At least one backup overlapped the writer: it saw some of its transactions but not all.
+    #expect(copied.contains { start < $0 && $0 < final }, "start \(start), copies \(copied), final \(final)")
+  }
+
+  @Test func oneSharedPoolPerFile() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.path("data/shared.sqlite")
+    let first = try SQLiteDatabase.open(at: path)
+    let again = try SQLiteDatabase.open(at: path)
+    #expect(first.writer === again.writer)
+
+    // The same file through `.` and `..`, a path relative to the working directory, a symlinked directory and a
+    // symlink to the file itself.
+    let dotted = try SQLiteDatabase.open(at: directory.path("data/../data/./shared.sqlite"))
+    let workingDirectoryDepth = FileManager.default.currentDirectoryPath.split(separator: "/").count
+    let relativePath = String(repeating: "../", count: workingDirectoryDepth) + path.dropFirst()
+    #expect(!relativePath.hasPrefix("/"))
+    let relative = try SQLiteDatabase.open(at: relativePath)
+    try FileManager.default.createSymbolicLink(
+      atPath: directory.path("link"), withDestinationPath: directory.path("data"))
+    let linkedDirectory = try SQLiteDatabase.open(at: directory.path("link/shared.sqlite"))
+    try FileManager.default.createSymbolicLink(atPath: directory.path("file-link.sqlite"), withDestinationPath: path)
+    let linkedFile = try SQLiteDatabase.open(at: directory.path("file-link.sqlite"))
+    for other in [dotted, relative, linkedDirectory, linkedFile] {
+      #expect(other.writer === first.writer, "\(other.path ?? "")")
+    }
+    #expect(PoolRegistry.shared.leaseCount(forPath: path) == 6)
+    #expect(PoolRegistry.shared.leaseCount(forPath: directory.path("link/shared.sqlite")) == 6)
+
+    // A different file has its own pool.
+    let different = try SQLiteDatabase.open(at: directory.path("data/other.sqlite"))
+    #expect(different.writer !== first.writer)
+    #expect(PoolRegistry.shared.leaseCount(forPath: directory.path("data/other.sqlite")) == 1)
+
+    try first.write { db in try db.execute(sql: "CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1)") }
+    #expect(try linkedFile.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM t") } == 1)
+
+    // Each open is released by its own close (twice is harmless); the pool closes with the last one.
+    try first.close()
+    try first.close()
+    #expect(PoolRegistry.shared.leaseCount(forPath: path) == 5)
+    #expect(try again.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM t") } == 1)
+    for database in [again, dotted, relative, linkedDirectory] { try database.close() }
+    #expect(try linkedFile.read { db in try Int.fetchOne(db, sql: "SELECT x FROM t") } == 1)
+    try linkedFile.close()
+    #expect(PoolRegistry.shared.leaseCount(forPath: path) == 0)
+    #expect(throws: (any Error).self) { try first.read { db in try Int.fetchOne(db, sql: "SELECT 1") } }
+
+    // After the last close, an open makes a fresh pool.
+    let reopened = try SQLiteDatabase.open(at: path)
+    #expect(reopened.writer !== first.writer)
+    #expect(try reopened.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM t") } == 1)
+    try reopened.close()
+    try different.close()
+
+    // An open dropped without close gives its hold back too.
+    do {
+      let dropped = try SQLiteDatabase.open(at: path)
+      #expect(PoolRegistry.shared.leaseCount(forPath: path) == 1)
+      _ = dropped
+    }
+    #expect(PoolRegistry.shared.leaseCount(forPath: path) == 0)
+  }
+
+  @Test func concurrentOpensOfANewFileShareOnePool() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.path("race.sqlite")
+    final class Opened: @unchecked Sendable {
+      let lock = NSLock()
+      var databases: [SQLiteDatabase] = []
+      var errors: [any Error] = []
+    }
+    let opened = Opened()
+    DispatchQueue.concurrentPerform(iterations: 8) { index in
+      let spelling = index.isMultiple(of: 2) ? path : directory.path("./race.sqlite")
+      let result = Result { try SQLiteDatabase.open(at: spelling) }
+      opened.lock.lock()
+      defer { opened.lock.unlock() }
+      switch result {
+      case .success(let database): opened.databases.append(database)
+      case .failure(let error): opened.errors.append(error)
+      }
+    }
+    #expect(opened.errors.isEmpty, "\(opened.errors)")
+    #expect(Set(opened.databases.map { ObjectIdentifier($0.writer) }).count == 1)
+    #expect(PoolRegistry.shared.leaseCount(forPath: path) == 8)
+    for database in opened.databases { try database.close() }
+    #expect(PoolRegistry.shared.leaseCount(forPath: path) == 0)
   }
 
   @Test func temporaryDatabaseForOtherKitsTests() throws {

@@ -34,6 +34,59 @@ import Testing
     #expect(Self.catalog(template).string("key", locale: "en", arguments: arguments) == expected)
   }
 
+  /// Integer specifiers never trap and never truncate: a value that isn't a whole number in Int64's range prints as
+  /// its decimal text (the same number the plural form is chosen for).
+  static let integerSpecifierCases: [(String, [FormatArgument], String)] = [
+    ("%lld", [.double(1e20)], "100000000000000000000"),
+    ("%lld", [.double(-1e20)], "-100000000000000000000"),
+    ("%d", [.double(9.3e18)], "9300000000000000000"),
+    ("%lld", [.double(0x1p63)], "9223372036854776000"),  // just past Int64.max; its shortest form, written out
+    ("%lld", [.decimal("1e30")], "1" + String(repeating: "0", count: 30)),
+    ("%lld", [.decimal("-2.5e1")], "-25"),
+    ("%lld", [.decimal("9223372036854775807")], "9223372036854775807"),
+    ("%lld", [.decimal("9223372036854775808")], "9223372036854775808"),
+    ("%lld", [.decimal("1.2c6")], "1200000"),
+    ("%lld", [.double(1.5)], "1.5"),
+    ("%lld", [.decimal("1.50")], "1.50"),
+    ("%lld", [.string("2.0")], "2.0"),
+    ("%lld", [.double(3.0)], "3"),
+    ("%lld", [.double(-0.0)], "0"),
+    ("%lld", [.double(1e-7)], "0.0000001"),
+    ("%lld", [.double(.infinity)], "inf"),
+    ("%lld", [.double(-.infinity)], "-inf"),
+    ("%lld", [.double(.nan)], "nan"),
+    ("%5lld|", [.double(1.5)], "  1.5|"),
+    ("%-5lld|", [.double(1.5)], "1.5  |"),
+    ("%x", [.double(1e20)], "100000000000000000000"),
+    ("%03d", [.double(7)], "007"),
+  ]
+
+  @Test(arguments: integerSpecifierCases)
+  func integerSpecifiersWithValuesOutsideInt(template: String, arguments: [FormatArgument], expected: String) {
+    #expect(Self.catalog(template).string("key", locale: "en", arguments: arguments) == expected)
+  }
+
+  /// The plural form comes from the decimal operands and the digits printed are the same number.
+  @Test func pluralWithNonIntegerUnderLLD() {
+    let catalog = StringCatalog.single(
+      key: "points",
+      language: "ru",
+      variations: .plural([
+        "one": "%lld балл", "few": "%lld балла", "many": "%lld баллов", "other": "%lld балла",
+      ])
+    )
+    #expect(catalog.string("points", locale: "ru", arguments: [.double(1.5)]) == "1.5 балла")
+    #expect(catalog.string("points", locale: "ru", arguments: [.decimal("1.0")]) == "1.0 балла")
+    #expect(catalog.string("points", locale: "ru", arguments: [.double(21)]) == "21 балл")
+    #expect(catalog.string("points", locale: "ru", arguments: [.double(1e20)]) == "100000000000000000000 баллов")
+    #expect(
+      catalog.string("points", locale: "ru", arguments: [.decimal("1e30")])
+        == "1" + String(repeating: "0", count: 30) + " баллов")
+    #expect(
+      catalog.string("points", locale: "ru", arguments: [.decimal("1000000000000000000001")])
+        == "1000000000000000000001 балл")
+  }
+
   @Test func deviceVariationsWithNestedPlurals() {
     let catalog = StringCatalog.single(
       key: "taps",

@@ -1,7 +1,8 @@
 import Foundation
 import GRDB
-import PersistenceKit
 import Testing
+
+@testable import PersistenceKit
 
 @Suite struct MigrationTests {
   static let createPlace = Migration.sql(
@@ -67,8 +68,14 @@ import Testing
     let codeRevised = Migration.code("x", revision: "2") { _ in }
     #expect(code.checksum == codeAgain.checksum)
     #expect(code.checksum != codeRevised.checksum)
-    // A published SHA-256 test vector: SHA-256("revision\nabc") is what code revision "abc" records.
-    #expect(Migration.code("x", revision: "abc") { _ in }.checksum.count == 71)
+    // The hash behind every checksum is SHA-256: it gives FIPS 180-2's published vector for "abc"…
+    #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    // …and the checksums are SHA-256 of the prefixed text, as computed independently by coreutils:
+    // `printf 'revision\nabc' | sha256sum` and `printf 'sql\nCREATE TABLE a(\n  id INTEGER\n);\n' | sha256sum`.
+    #expect(
+      Migration.code("x", revision: "abc") { _ in }.checksum
+        == "sha256:8f3a434eb8f8bd4eb98c8f6cb5ec2e91608fdfef6cbfbba2de131826e7d14d32")
+    #expect(windows.checksum == "sha256:6d41541661d3121eed2d4caab38a224ce5e49070a4c42f83ea122094d6133e82")
   }
 
   @Test func failingMigrationRollsBackItselfOnlyAndSaysWhich() throws {
@@ -163,10 +170,38 @@ import Testing
     // Nothing ran.
     #expect(try database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM place") } == 0)
 
-    // Only line endings differ: not drift.
-    let crlf = Migration.sql(
-      "002 add rating", "ALTER TABLE place ADD COLUMN rating REAL".replacingOccurrences(of: "\n", with: "\r\n"))
-    #expect(try database.migrationStatus(migrator(Self.createPlace, crlf)).drifted.isEmpty)
+    // Only line endings differ: not drift. "001" was applied with LF line endings; its CRLF copy matches.
+    let lf = try #require(Self.createPlace.sql)
+    let crlfText = lf.replacingOccurrences(of: "\n", with: "\r\n")
+    #expect(lf.contains("\n") && !lf.contains("\r") && crlfText.contains("\r\n") && crlfText != lf)
+    let crlf = Migration.sql("001 create place", crlfText)
+    #expect(crlf.checksum == Self.createPlace.checksum)
+    let crlfStatus = try database.migrationStatus(migrator(crlf, Self.addRating))
+    #expect(crlfStatus.drifted.isEmpty)
+    #expect(crlfStatus.isUpToDate)
+  }
+
+  @Test func unreadableAppliedAtIsATypedError() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try SQLiteDatabase.open(at: directory.path("ledger.sqlite"))
+    let migrator = migrator(Self.createPlace)
+    try database.migrate(migrator)
+    let ledger = migrator.ledgerTable.quotedDatabaseIdentifier
+    try database.write { db in try db.execute(sql: "UPDATE \(ledger) SET applied_at = 'yesterday'") }
+    do {
+      _ = try database.migrationStatus(migrator)
+      Issue.record("expected an unreadable ledger date")
+    } catch MigrationError.unreadableLedgerDate(let identifier, let appliedAt) {
+      #expect(identifier == "001 create place")
+      #expect(appliedAt == "yesterday")
+    }
+    #expect(throws: MigrationError.self) { try database.migrate(migrator) }
+
+    // ISO 8601 without fractional seconds is read, not mistaken for 1970.
+    try database.write { db in try db.execute(sql: "UPDATE \(ledger) SET applied_at = '2026-11-22T09:00:00Z'") }
+    let entry = try #require(try database.migrationExecutor.readLedger(table: migrator.ledgerTable).first)
+    #expect(entry.appliedAt == Date(timeIntervalSince1970: 1_795_338_000))
   }
 
   @Test func databaseNewerThanTheAppIsRefused() throws {

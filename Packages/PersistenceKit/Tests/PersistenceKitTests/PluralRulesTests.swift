@@ -33,7 +33,21 @@ import Testing
 
   typealias Samples = [PluralCategory: String]
 
+  static let englishLike: Samples = [
+    .one: "1",
+    .other: "0, 2~16, 100, 1000, 10000, 100000, 1000000, 0.0~1.5, 10.0, 100.0, 1000.0, 10000.0, 100000.0, 1000000.0",
+  ]
+  static let otherOnly: Samples = [
+    .other: "0~15, 100, 1000, 10000, 100000, 1000000, 0.0~1.5, 10.0, 100.0, 1000.0, 10000.0, 100000.0, 1000000.0"
+  ]
+
   static let cldrSamples: [(String, Samples)] = [
+    ("nl", englishLike),
+    ("sv", englishLike),
+    ("ja", otherOnly),
+    ("ko", otherOnly),
+    ("zh", otherOnly),
+    ("und", otherOnly),
     (
       "en",
       [
@@ -186,6 +200,24 @@ import Testing
     }
   }
 
+  /// Integer parts longer than 18 digits keep their remainders and are never taken for 0, 1 or 2.
+  @Test func hugeNumbers() {
+    let huge = "1" + String(repeating: "0", count: 18)  // 10^18: its last 18 digits are all zero
+    #expect(PluralRules(locale: "fr").category(forDecimal: huge) == .many)
+    #expect(PluralRules(locale: "es").category(forDecimal: huge) == .many)
+    #expect(PluralRules(locale: "ar").category(forDecimal: huge) == .other)
+    #expect(PluralRules(locale: "ru").category(forDecimal: huge) == .many)
+    #expect(PluralRules(locale: "ru").category(forDecimal: huge + "001") == .one)
+    #expect(PluralRules(locale: "pl").category(forDecimal: "1" + String(repeating: "0", count: 20) + "1") == .many)
+    #expect(PluralRules(locale: "ar").category(forDecimal: "1" + String(repeating: "0", count: 20) + "2") == .other)
+    #expect(PluralRules(locale: "ar").category(forDecimal: "1" + String(repeating: "0", count: 20) + "5") == .few)
+    #expect(PluralRules(locale: "fr").category(for: 1e20) == .many)
+    #expect(PluralRules(locale: "ru").category(for: 1e20) == .many)
+    #expect(PluralRules(locale: "ru").category(forDecimal: "1e30") == .many)
+    #expect(PluralRules(locale: "fr").category(forDecimal: "1c30") == .many)
+    #expect(PluralRules(locale: "fr").category(forDecimal: "1.5c2") == .other)
+  }
+
   @Test func operandsFollowUTS35() throws {
     let operands = try #require(PluralOperands(decimal: "1.230"))
     #expect(operands.i == 1 && operands.v == 3 && operands.w == 2 && operands.f == 230 && operands.t == 23)
@@ -199,6 +231,13 @@ import Testing
     #expect(PluralOperands(1.5) == PluralOperands(decimal: "1.5"))
     #expect(PluralOperands(2.0) == PluralOperands(2))
     #expect(PluralOperands(1, fractionDigits: 1) == PluralOperands(decimal: "1.0"))
+    #expect(PluralOperands(0.1) == PluralOperands(decimal: "0.1"))
+    #expect(PluralOperands(1e20) == PluralOperands(decimal: "1" + String(repeating: "0", count: 20)))
+    // A long fraction keeps its non-zero digits visible to the rules.
+    let tiny = try #require(PluralOperands(decimal: "0." + String(repeating: "0", count: 19) + "1"))
+    #expect(tiny.t != 0 && tiny.t % 10 == 1 && tiny.v == 20)
+    #expect(PluralRules(locale: "ar").category(for: 1e-20) == .other)
+    #expect(PluralRules(locale: "ar").category(forDecimal: "0." + String(repeating: "0", count: 25)) == .zero)
   }
 
   @Test func issueExamples() {
