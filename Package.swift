@@ -8,6 +8,7 @@ let package = Package(
   products: [
     .executable(name: "meridian-geo", targets: ["meridian-geo"]),
     .executable(name: "meridian-server", targets: ["meridian-server"]),
+    .executable(name: "meridian-tracker", targets: ["meridian-tracker"]),
   ],
   dependencies: [
     .package(path: "Packages/GeoKit"),
@@ -26,6 +27,7 @@ let package = Package(
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+    .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
   ],
   targets: [
     // Apps: the HTTP API shared by the server and every client
@@ -34,6 +36,7 @@ let package = Package(
       dependencies: [
         .product(name: "NetworkingKit", package: "NetworkingKit"),
         .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "GeoKit", package: "GeoKit"),
       ],
       path: "Apps/API/MeridianAPI"),
     // Apps: the server
@@ -70,6 +73,42 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Apps/Server/meridian-server"),
+    // Apps: the tracker
+    .target(
+      name: "MeridianTracker",
+      dependencies: [
+        "MeridianAPI",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "PersistenceKit", package: "PersistenceKit"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "NetworkingKit", package: "NetworkingKit"),
+        .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Apps/Tracker/MeridianTracker"),
+    .executableTarget(
+      name: "meridian-tracker",
+      dependencies: [
+        "MeridianTracker",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Apps/Tracker/meridian-tracker"),
+    .executableTarget(
+      name: "meridian-server-bench",
+      dependencies: [
+        "MeridianServer", "MeridianAPI",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "NetworkingKit", package: "NetworkingKit"),
+        .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
+        .product(name: "RealtimeKit", package: "RealtimeKit"),
+        .product(name: "RealtimeKitWebSocketClient", package: "RealtimeKit"),
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Apps/Server/meridian-server-bench"),
     .testTarget(
       name: "MeridianServerTests",
       dependencies: [
@@ -83,10 +122,14 @@ let package = Package(
     .testTarget(
       name: "MeridianServerIntegrationTests",
       dependencies: [
-        "MeridianServer", "MeridianAPI",
+        "MeridianServer", "MeridianAPI", "MeridianTracker",
         .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "GeoKit", package: "GeoKit"),
+        .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
         .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
+        .product(name: "RealtimeKit", package: "RealtimeKit"),
+        .product(name: "RealtimeKitWebSocketClient", package: "RealtimeKit"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Logging", package: "swift-log"),
       ],

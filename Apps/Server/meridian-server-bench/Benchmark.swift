@@ -1,0 +1,233 @@
+// meridian-server-bench: the real server (SQLite file, group commit, live hub) on a loopback port, loaded by 32
+// concurrent clients through the shared API client, next to a trivial Hummingbird route in the same run (the
+// framework's ceiling). Prints `<name> <value> <unit>` lines.
+//
+//   swift run -c release meridian-server-bench [seconds-per-phase]
+import AsyncHTTPClient
+import DomainKit
+import Foundation
+import Hummingbird
+import Logging
+import MeridianAPI
+import MeridianServer
+import NetworkingKit
+import NetworkingKitAsyncHTTPClient
+import RealtimeKit
+import RealtimeKitWebSocketClient
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Concurrent clients in every HTTP phase.
+let clients = 32
+
+func emit(_ name: String, _ value: Double, _ unit: String) {
+  let text = value >= 100 ? String(Int(value.rounded())) : String(format: "%.3f", value)
+  print("\(name) \(text) \(unit)")
+  fflush(nil)
+}
+
+/// The `q`-quantile of sorted durations, in milliseconds.
+func quantile(_ sorted: [Duration], _ q: Double) -> Double {
+  guard !sorted.isEmpty else { return .nan }
+  let duration = sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]
+  return Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+}
+
+/// Peak resident memory of this process (client and server together), from `/proc/self/status`.
+func peakResidentBytes() -> Int {
+  guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+    let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+    let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+  else { return 0 }
+  return kilobytes * 1024
+}
+
+/// Runs `operation(task, iteration)` on `clients` tasks for `phase`; returns the count and sorted latencies.
+func load(for phase: Duration, _ operation: @escaping @Sendable (Int, Int) async throws -> Void) async throws -> (
+  count: Int, seconds: Double, latencies: [Duration]
+) {
+  let clock = ContinuousClock()
+  let start = clock.now
+  let end = start + phase
+  let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
+    for task in 0..<clients {
+      group.addTask {
+        var latencies: [Duration] = []
+        var iteration = 0
+        while clock.now < end {
+          let begin = clock.now
+          try await operation(task, iteration)
+          latencies.append(clock.now - begin)
+          iteration += 1
+        }
+        return latencies
+      }
+    }
+    return try await group.reduce(into: []) { $0 += $1 }
+  }
+  let elapsed = clock.now - start
+  let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+  return (latencies.count, seconds, latencies.sorted())
+}
+
+func makeClient(
+  port: Int, token: String?, transport: AsyncHTTPClientTransport, configuration: NetworkClient.Configuration
+) throws -> NetworkClient {
+  try NetworkClient(
+    baseURL: URL(string: "http://127.0.0.1:\(port)")!, transport: transport,
+    credentials: token.map { token in BearerTokenCredentials(token: token) { _ in nil } },
+    configuration: configuration)
+}
+
+/// A fix of device `task` at a timestamp no other request of the run uses.
+func fix(_ timestamp: Int64) throws -> LocationFix {
+  let step = Double(timestamp % 10_000) * 0.00001
+  return try LocationFix(
+    timestamp: timestamp, latitude: 50.45 + step, longitude: 30.52 + step, horizontalAccuracy: 8, kind: .movement)
+}
+
+actor SendTimes {
+  var sent: [Int64: ContinuousClock.Instant] = [:]
+  func mark(_ timestamp: Int64) { sent[timestamp] = .now }
+  func time(of timestamp: Int64) -> ContinuousClock.Instant? { sent[timestamp] }
+}
+
+/// The whole run, phase by phase.
+enum Benchmark {
+  static func run() async throws {
+    let phaseSeconds = CommandLine.arguments.dropFirst().first.flatMap(Double.init) ?? 5
+    guard phaseSeconds > 0 else {
+      FileHandle.standardError.write(Data("usage: meridian-server-bench [seconds-per-phase > 0]\n".utf8))
+      exit(2)
+    }
+    let phase = Duration.milliseconds(Int(phaseSeconds * 1000))
+
+    // MARK: The server and the clients
+
+    var logger = Logger(label: "meridian-server-bench")
+    logger.logLevel = .error
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-server-bench-\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+
+    var configuration = ServerConfiguration()
+    configuration.port = 0
+    configuration.databasePath = directory.appendingPathComponent("bench.sqlite").path
+    configuration.bcryptCost = 4
+    let ports = AsyncStream.makeStream(of: Int.self)
+    let server = try ServerApp(
+      configuration: configuration, logger: logger, signals: [], onRunning: { ports.continuation.yield($0) })
+    let serverTask = Task { try await server.run() }
+    var portIterator = ports.stream.makeAsyncIterator()
+    guard let port = await portIterator.next() else { fatalError("the server did not start") }
+
+    var httpConfiguration = AsyncHTTPClientTransport.makeConfiguration()
+    httpConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = clients
+    let httpClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: httpConfiguration)
+    let transport = AsyncHTTPClientTransport(client: httpClient)
+    var clientConfiguration = NetworkClient.Configuration()
+    clientConfiguration.retryBudgets = nil
+    clientConfiguration.compressionThreshold = nil
+
+    let session = try await makeClient(port: port, token: nil, transport: transport, configuration: clientConfiguration)
+      .send(
+        API.register, body: EmailCredentials(email: "bench@example.com", password: "benchmark password"))
+    let api = try makeClient(port: port, token: session.token, transport: transport, configuration: clientConfiguration)
+
+    // MARK: Ingest
+
+    let base: Int64 = 1_700_000_000_000
+    let single = try await load(for: phase) { task, iteration in
+      let timestamp = base + Int64(iteration) * 1000
+      _ = try await api.send(
+        API.postFixes, body: FixBatch(deviceId: DeviceID("single-\(task)"), fixes: [try fix(timestamp)]))
+    }
+    emit("ingest.single.requests_per_s", Double(single.count) / single.seconds, "requests/s")
+    emit("ingest.single.p50_ms", quantile(single.latencies, 0.5), "ms")
+    emit("ingest.single.p99_ms", quantile(single.latencies, 0.99), "ms")
+
+    let batch = try await load(for: phase) { task, iteration in
+      let first = base + Int64(iteration) * 100_000
+      let fixes = try (0..<100).map { try fix(first + Int64($0) * 1000) }
+      _ = try await api.send(API.postFixes, body: FixBatch(deviceId: DeviceID("batch-\(task)"), fixes: fixes))
+    }
+    emit("ingest.batch100.fixes_per_s", Double(batch.count * 100) / batch.seconds, "fixes/s")
+    emit("ingest.batch100.p50_ms", quantile(batch.latencies, 0.5), "ms")
+    emit("ingest.batch100.p99_ms", quantile(batch.latencies, 0.99), "ms")
+
+    // MARK: The framework's ceiling: a trivial route, same clients, same run
+
+    let ping = Endpoint<Void, NoBody, Data>(.get, "/ping", body: .none, response: .raw, authentication: .none)
+    let trivialRouter = Router()
+    trivialRouter.get("/ping") { _, _ in "ok" }
+    let trivialPorts = AsyncStream.makeStream(of: Int.self)
+    let trivial = Application(
+      router: trivialRouter, configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
+      onServerRunning: { trivialPorts.continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
+    let trivialTask = Task { try await trivial.runService() }
+    var trivialIterator = trivialPorts.stream.makeAsyncIterator()
+    guard let trivialPort = await trivialIterator.next() else { fatalError("the trivial server did not start") }
+    let trivialClient = try makeClient(
+      port: trivialPort, token: nil, transport: transport, configuration: clientConfiguration)
+    let ceiling = try await load(for: phase) { _, _ in _ = try await trivialClient.send(ping) }
+    emit("ceiling.requests_per_s", Double(ceiling.count) / ceiling.seconds, "requests/s")
+    emit("ceiling.p99_ms", quantile(ceiling.latencies, 0.99), "ms")
+    emit(
+      "ingest.single.share_of_ceiling",
+      (Double(single.count) / single.seconds) / (Double(ceiling.count) / ceiling.seconds) * 100, "%")
+    trivialTask.cancel()
+
+    // MARK: Live: from sending a fix to a subscriber receiving it
+
+    let sendTimes = SendTimes()
+    let watcher = RealtimeClient(
+      transport: WebSocketRealtimeTransport(url: "ws://127.0.0.1:\(port)/ws"),
+      configuration: RealtimeClientConfiguration(clientName: "meridian-server-bench", clientVersion: "1") {
+        session.token
+      })
+    let ownChannel = ChannelName.user(session.userId.rawValue)!
+    let liveEvents = 500
+    let received = Task {
+      var latencies: [Duration] = []
+      for await item in watcher.events {
+        guard case .event(let event) = item,
+          let location = try? JSONDecoder().decode(
+            LiveLocation.self, from: JSONEncoder().encode(event.payload)), let first = location.fixes.first,
+          let sent = await sendTimes.time(of: first.timestamp)
+        else { continue }
+        latencies.append(.now - sent)
+        if latencies.count == liveEvents { break }
+      }
+      return latencies.sorted()
+    }
+    await watcher.start()
+    await watcher.subscribe(ownChannel)
+    try await Task.sleep(for: .milliseconds(300))
+    let liveBase: Int64 = 1_800_000_000_000
+    for index in 0..<liveEvents {
+      let timestamp = liveBase + Int64(index) * 1000
+      await sendTimes.mark(timestamp)
+      _ = try await api.send(API.postFixes, body: FixBatch(deviceId: "live", fixes: [try fix(timestamp)]))
+      try await Task.sleep(for: .milliseconds(2))
+    }
+    let watchdog = Task {
+      try await Task.sleep(for: .seconds(15))
+      received.cancel()  // a lost event must not hang the benchmark; the quantiles then cover what arrived
+    }
+    let liveLatencies = await received.value
+    watchdog.cancel()
+    if liveLatencies.count < liveEvents { emit("live.lost_events", Double(liveEvents - liveLatencies.count), "events") }
+    emit("live.p50_ms", quantile(liveLatencies, 0.5), "ms")
+    emit("live.p99_ms", quantile(liveLatencies, 0.99), "ms")
+    await watcher.stop()
+
+    emit("memory.peak_rss_mb", Double(peakResidentBytes()) / 1_048_576, "MiB")
+
+    try await transport.shutdown()
+    await server.shutdown()
+    try await serverTask.value
+
+  }
+}

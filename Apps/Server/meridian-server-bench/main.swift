@@ -1,0 +1,2 @@
+// meridian-server-bench: see Benchmark.swift.
+try await Benchmark.run()

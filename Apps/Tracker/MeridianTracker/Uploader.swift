@@ -1,0 +1,81 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import NetworkingKit
+
+/// Sends the outbox to the server in batches and removes each batch only after the server acknowledged it.
+///
+/// Exactly once, whatever happens: a batch's `Idempotency-Key` is derived from the rows it holds, so a batch re-sent
+/// after a lost acknowledgement (or after `kill -9` and a restart) replays the server's first answer; and the server
+/// stores a fix once per device and timestamp even if a batch is formed differently after a restart.
+public struct Uploader: Sendable {
+  /// The local history and outbox.
+  public let store: TrackerStore
+  /// The server's client (NetworkingKit retries within one attempt's policy).
+  public let client: NetworkClient
+  /// This device.
+  public let deviceID: DeviceID
+  /// Fixes per request (the server takes up to 1000).
+  public let batchSize: Int
+
+  /// An uploader.
+  public init(store: TrackerStore, client: NetworkClient, deviceID: DeviceID, batchSize: Int = 500) {
+    self.store = store
+    self.client = client
+    self.deviceID = deviceID
+    self.batchSize = min(max(batchSize, 1), 1000)
+  }
+
+  /// What one ``drain()`` did.
+  public struct Progress: Sendable, Hashable {
+    /// Fixes acknowledged by the server.
+    public var acknowledged = 0
+    /// Of those, fixes the server already had.
+    public var duplicates = 0
+  }
+
+  /// Uploads until the outbox is empty.
+  ///
+  /// - Throws: ``TrackerError/tokenRejected`` when the server refuses the token; `NetworkingError` when the server
+  ///   can't be reached or keeps failing after the client's retries (the batch stays queued: call again later).
+  public func drain() async throws -> Progress {
+    var progress = Progress()
+    while true {
+      let batch = try await store.pending(limit: batchSize)
+      guard !batch.isEmpty else { return progress }
+      let receipt: FixReceipt
+      do {
+        receipt = try await client.send(
+          API.postFixes, body: FixBatch(deviceId: deviceID, fixes: batch.map(\.fix)),
+          idempotencyKey: Self.idempotencyKey(device: deviceID, rows: batch.map { ($0.id, $0.fix.timestamp) }))
+      } catch let error as NetworkingError {
+        if case .unauthorized = error { throw TrackerError.tokenRejected }
+        throw error
+      }
+      try await store.acknowledge(batch.map(\.id))
+      progress.acknowledged += batch.count
+      progress.duplicates += receipt.duplicates
+      try await store.setValue(String(Timestamp.milliseconds(Date())), for: "last_upload")
+    }
+  }
+
+  /// A key that names exactly these rows (row id and fix timestamp) of this device: the same batch gets the same key
+  /// after any restart, and a history rebuilt from scratch can't reuse a key for other fixes.
+  static func idempotencyKey(device: DeviceID, rows: [(id: Int64, timestamp: Int64)]) -> String {
+    // FNV-1a over the device and the rows, twice with different offsets for 128 bits.
+    var first: UInt64 = 0xcbf2_9ce4_8422_2325
+    var second: UInt64 = 0x6c62_272e_07bb_0142
+    func mix(_ byte: UInt8) {
+      first = (first ^ UInt64(byte)) &* 0x100_0000_01b3
+      second = (second ^ UInt64(byte)) &* 0x100_0000_01b3
+    }
+    for byte in device.rawValue.utf8 { mix(byte) }
+    for row in rows {
+      mix(0xff)
+      for value in [row.id, row.timestamp] {
+        withUnsafeBytes(of: value.littleEndian) { for byte in $0 { mix(byte) } }
+      }
+    }
+    return "tracker-\(String(first, radix: 16))\(String(second, radix: 16))-\(rows.count)"
+  }
+}

@@ -1,0 +1,212 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import NetworkingKit
+import RealtimeKit
+import RealtimeKitWebSocketClient
+import Testing
+
+/// A signed-in user's live connection to `GET /ws`, recording everything the client reports.
+final class LiveWatcher: Sendable {
+  let client: RealtimeClient
+  private let log = Log()
+  private let pump: Task<Void, Never>
+
+  actor Log {
+    var items: [RealtimeClientEvent] = []
+    func append(_ item: RealtimeClientEvent) { items.append(item) }
+  }
+
+  init(server: TestServer, token: String) async {
+    client = RealtimeClient(
+      transport: WebSocketRealtimeTransport(url: "ws://127.0.0.1:\(server.port)/ws"),
+      configuration: RealtimeClientConfiguration(clientName: "live-tests", clientVersion: "1") { token })
+    let client = self.client
+    let log = self.log
+    pump = Task {
+      for await item in client.events { await log.append(item) }
+    }
+    await client.start()
+  }
+
+  /// Everything reported so far.
+  var items: [RealtimeClientEvent] { get async { await log.items } }
+
+  /// The live locations received on `channel`, in order.
+  func locations(on channel: ChannelName) async throws -> [LiveLocation] {
+    try await items.compactMap { item -> LiveLocation? in
+      guard case .event(let event) = item, event.channel == channel else { return nil }
+      return try JSONDecoder().decode(LiveLocation.self, from: JSONEncoder().encode(event.payload))
+    }
+  }
+
+  /// Polls until `condition` holds over what was reported, for up to 10 s.
+  func wait(
+    _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+    until condition: ([RealtimeClientEvent]) async throws -> Bool
+  ) async throws {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while ContinuousClock.now < deadline {
+      if try await condition(await items) { return }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    Issue.record("timed out waiting for \(what): \(await items)", sourceLocation: sourceLocation)
+    throw CancellationError()
+  }
+
+  /// Subscribes and waits for the server's answer: true when subscribed, false when refused.
+  func subscribe(_ channel: ChannelName) async throws -> Bool {
+    let before = await items.count
+    await client.subscribe(channel)
+    var answer: Bool?
+    try await wait("an answer to subscribing \(channel)") { items in
+      for item in items.dropFirst(before) {
+        switch item {
+        case .subscribed(let position) where position.channel == channel: answer = true
+        case .error(let error) where error.code == .forbidden: answer = false
+        case .unsubscribed(let name, _) where name == channel: answer = false
+        default: continue
+        }
+      }
+      return answer != nil
+    }
+    return answer ?? false
+  }
+
+  func stop() async {
+    await client.stop()
+    pump.cancel()
+  }
+}
+
+extension ChannelName {
+  static func of(user: UserID) throws -> ChannelName { try #require(ChannelName.user(user.rawValue)) }
+  static func of(group: GroupID) throws -> ChannelName { try #require(ChannelName.group(group.rawValue)) }
+}
+
+func isRevoked(_ channel: ChannelName) -> ([RealtimeClientEvent]) -> Bool {
+  { items in items.contains(.unsubscribed(channel, reason: .revoked)) }
+}
+
+@Suite("Live updates over the WebSocket")
+struct LiveUpdateTests {
+  @Test func fixesReachExactlyTheViewersAllowedToSeeThem() async throws {
+    try await TestServer.with { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      let (bobSession, _) = try await server.signUp("bob")
+      let (carolSession, _) = try await server.signUp("carol")
+      let groups = try await anna.send(API.groups).groups
+      let friends = try #require(groups.first { $0.kind == .friends })
+      let blacklist = try #require(groups.first { $0.kind == .blacklist })
+      _ = try await anna.send(API.addMember, parameters: GroupMemberRef(groupID: friends.id, userID: bobSession.userId))
+      let annaChannel = try ChannelName.of(user: annaSession.userId)
+      let friendsChannel = try ChannelName.of(group: friends.id)
+
+      let bob = await LiveWatcher(server: server, token: bobSession.token)
+      let carol = await LiveWatcher(server: server, token: carolSession.token)
+      defer {
+        Task {
+          await bob.stop()
+          await carol.stop()
+        }
+      }
+      #expect(try await bob.subscribe(annaChannel))
+      #expect(try await bob.subscribe(friendsChannel))
+      #expect(try await !carol.subscribe(annaChannel))
+      #expect(try await !carol.subscribe(friendsChannel))
+
+      // A fix stored over REST reaches Bob on both channels, with the fixes as stored.
+      let fixes = try makeFixes(count: 3)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: fixes))
+      try await bob.wait("anna's fixes") { _ in
+        let direct = try await bob.locations(on: annaChannel).count
+        let viaGroup = try await bob.locations(on: friendsChannel).count
+        return direct == 1 && viaGroup == 1
+      }
+      let received = try #require(try await bob.locations(on: annaChannel).first)
+      #expect(received.userId == annaSession.userId)
+      #expect(received.deviceId == "anna-phone")
+      #expect(received.fixes.map(\.timestamp) == fixes.map(\.timestamp))
+      // The same fixes again are duplicates: nothing new to tell.
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: fixes))
+
+      // Pausing revokes Bob's live view at once; a re-subscribe is refused and later fixes don't reach him.
+      _ = try await anna.send(API.pauseSharing)
+      try await bob.wait("revocation after pause", until: isRevoked(annaChannel))
+      try await bob.wait("group revocation after pause", until: isRevoked(friendsChannel))
+      #expect(try await !bob.subscribe(annaChannel))
+      _ = try await anna.send(
+        API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 2, start: 1_700_000_100_000)))
+
+      // Resumed, Bob may subscribe again and gets the next fix; blacklisting him revokes it again.
+      _ = try await anna.send(API.resumeSharing)
+      #expect(try await bob.subscribe(annaChannel))
+      _ = try await anna.send(
+        API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 1, start: 1_700_000_200_000)))
+      try await bob.wait("the fix after resume") { _ in try await bob.locations(on: annaChannel).count == 2 }
+      _ = try await anna.send(
+        API.addMember, parameters: GroupMemberRef(groupID: blacklist.id, userID: bobSession.userId))
+      try await bob.wait("revocation after blacklisting") { items in
+        items.filter { $0 == .unsubscribed(annaChannel, reason: .revoked) }.count == 2
+      }
+      #expect(try await !bob.subscribe(annaChannel))
+
+      // Exactly the two allowed events on Anna's channel; the paused batch and the duplicates never arrived.
+      let timestamps = try await bob.locations(on: annaChannel).map { $0.fixes.map(\.timestamp) }
+      #expect(timestamps == [fixes.map(\.timestamp), [1_700_000_200_000]])
+      #expect(try await carol.locations(on: annaChannel).isEmpty)
+    }
+  }
+
+  @Test func sharingExpiryEndsTheLiveViewBeforeTheNextFix() async throws {
+    try await TestServer.with { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      let (bobSession, _) = try await server.signUp("bob")
+      let friends = try #require(try await anna.send(API.groups).groups.first { $0.kind == .friends })
+      _ = try await anna.send(API.addMember, parameters: GroupMemberRef(groupID: friends.id, userID: bobSession.userId))
+      let until = Timestamp.milliseconds(Date()) + 800
+      _ = try await anna.send(API.shareUntil, body: SharingUntil(until: until))
+      let annaChannel = try ChannelName.of(user: annaSession.userId)
+      let bob = await LiveWatcher(server: server, token: bobSession.token)
+      defer { Task { await bob.stop() } }
+      #expect(try await bob.subscribe(annaChannel))
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 1)))
+      try await bob.wait("the fix before expiry") { _ in try await bob.locations(on: annaChannel).count == 1 }
+
+      try await Task.sleep(for: .milliseconds(max(0, until - Timestamp.milliseconds(Date())) + 100))
+      _ = try await anna.send(
+        API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 1, start: 1_700_000_100_000)))
+      try await bob.wait("revocation at expiry", until: isRevoked(annaChannel))
+      #expect(try await bob.locations(on: annaChannel).count == 1)
+    }
+  }
+
+  @Test func aWrongTokenIsClosedWith4001() async throws {
+    try await TestServer.with { server in
+      let watcher = await LiveWatcher(server: server, token: "not-a-token")
+      defer { Task { await watcher.stop() } }
+      let states = Task {
+        for await state in watcher.client.states {
+          if case .stopped(let code) = state, code != nil { return code }
+        }
+        return nil
+      }
+      let code = try await withTimeoutOrNil { await states.value }
+      #expect(code == .unauthorized)
+    }
+  }
+}
+
+/// The value of `body`, or nil after 10 s.
+func withTimeoutOrNil<T: Sendable>(_ body: @escaping @Sendable () async -> T?) async throws -> T? {
+  await withTaskGroup(of: T?.self) { group in
+    group.addTask { await body() }
+    group.addTask {
+      try? await Task.sleep(for: .seconds(10))
+      return nil
+    }
+    let first = await group.next() ?? nil
+    group.cancelAll()
+    return first
+  }
+}

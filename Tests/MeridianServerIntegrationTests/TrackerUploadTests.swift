@@ -1,0 +1,113 @@
+import DomainKit
+import Foundation
+import Logging
+import MeridianAPI
+import MeridianTracker
+import NetworkingKit
+import Testing
+
+/// The tracker's library against a real server: record, queue, upload, acknowledge.
+@Suite("Tracker upload to a real server")
+struct TrackerUploadTests {
+  static let exampleTrack = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("Tools/examples/kyiv-walk.gpx")
+
+  /// A tracker store in the server's temporary directory, and an uploader signed in as a new user.
+  static func tracker(_ server: TestServer, name: String) async throws -> (
+    store: TrackerStore, uploader: Uploader, session: AuthSession, client: NetworkClient
+  ) {
+    let (session, client) = try await server.signUp(name)
+    let store = try TrackerStore.open(at: server.directory.appendingPathComponent("\(name)-tracker.sqlite").path)
+    let uploader = Uploader(store: store, client: client, deviceID: DeviceID("\(name)-tracker"), batchSize: 200)
+    return (store, uploader, session, client)
+  }
+
+  /// Every fix the server holds for the signed-in user, oldest first.
+  static func serverHistory(_ client: NetworkClient) async throws -> [LocationFix] {
+    var fixes: [LocationFix] = []
+    var cursor: String?
+    repeat {
+      let page = try await client.send(API.history, parameters: HistoryQuery(limit: 1000, cursor: cursor))
+      fixes += page.fixes
+      cursor = page.nextCursor
+    } while cursor != nil
+    return fixes.sorted { $0.timestamp < $1.timestamp }
+  }
+
+  @Test func aReplayedGPXTrackReachesTheServerExactlyOnce() async throws {
+    try await TestServer.with { server in
+      let (store, uploader, _, client) = try await Self.tracker(server, name: "walker")
+      let agent = TrackerAgent(
+        store: store, uploader: uploader, policy: ReportingPolicy(), logger: Logger(label: "tracker-test"))
+      let source = FixSource.replay(Self.exampleTrack, format: .gpx, speed: 0, keepTimes: true)
+      let summary = try await agent.run(source.fixes(defaultAccuracy: 5))
+      let track = try FixSource.read(Self.exampleTrack, format: .gpx)
+      #expect(summary.received == track.count)
+      #expect(summary.recorded == track.count)
+      // Foreground: every fix at least a second apart is sent (the example has one every two seconds).
+      #expect(summary.queued == track.count)
+      #expect(summary.uploaded == track.count)
+      let stored = try await Self.serverHistory(client)
+      #expect(stored.map(\.timestamp) == track.map(\.timestamp))
+      #expect(stored.first?.latitude == track.first?.latitude)
+      #expect(try await store.counts() == (history: track.count, queued: 0))
+
+      // Running the same track again records nothing new and uploads nothing.
+      let again = try await agent.run(source.fixes(defaultAccuracy: 5))
+      #expect(again.recorded == 0 && again.uploaded == 0)
+      #expect(try await Self.serverHistory(client).count == track.count)
+    }
+  }
+
+  @Test func aLostAcknowledgementIsNotStoredTwice() async throws {
+    try await TestServer.with { server in
+      let (store, uploader, _, client) = try await Self.tracker(server, name: "ack")
+      let fixes = try makeFixes(count: 50)
+      for fix in fixes { try await store.record(fix, send: true, now: fix.timestamp) }
+      // The server stores the first 20, but the answer never reaches the tracker (the outbox keeps them).
+      let pending = try await store.pending(limit: 20)
+      _ = try await client.send(API.postFixes, body: FixBatch(deviceId: uploader.deviceID, fixes: pending.map(\.fix)))
+      let progress = try await uploader.drain()
+      #expect(progress.acknowledged == 50)
+      #expect(progress.duplicates == 20)
+      #expect(try await Self.serverHistory(client).map(\.timestamp) == fixes.map(\.timestamp))
+      #expect(try await store.counts().queued == 0)
+    }
+  }
+
+  @Test func anUnreachableServerKeepsEverythingQueued() async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tracker-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let store = try TrackerStore.open(at: directory.appendingPathComponent("history.sqlite").path)
+    // A port nothing listens on: bind one, then close it.
+    let connection = try TrackerConnection(server: "http://127.0.0.1:9")
+    defer { Task { try? await connection.shutdown() } }
+    var configuration = NetworkClient.Configuration()
+    configuration.retryPolicy.maxAttempts = 1
+    let client = try NetworkClient(
+      baseURL: connection.server, transport: connection.transport, configuration: configuration)
+    let uploader = Uploader(store: store, client: client, deviceID: "offline")
+    for fix in try makeFixes(count: 5) { try await store.record(fix, send: true, now: fix.timestamp) }
+    await #expect(throws: NetworkingError.self) { try await uploader.drain() }
+    #expect(try await store.counts() == (history: 5, queued: 5))
+  }
+
+  @Test func backgroundModeSendsEveryTenMetresAndRecordsEverything() async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tracker-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let store = try TrackerStore.open(at: directory.appendingPathComponent("history.sqlite").path)
+    // 40 fixes 3 m apart northwards (0.000027° of latitude ≈ 3.0 m), 2 s apart.
+    var policy = ReportingPolicy(appState: .background, profile: .high)
+    var queued = 0
+    for index in 0..<40 {
+      let fix = try LocationFix(
+        timestamp: 1_700_000_000_000 + Int64(index) * 2000, latitude: 50.45 + Double(index) * 0.000027,
+        longitude: 30.52, horizontalAccuracy: 5)
+      let send = policy.decide(fix) == .send
+      if case .stored(true) = try await store.record(fix, send: send, now: fix.timestamp) { queued += 1 }
+    }
+    // The first fix, then one every 4th fix (12 m ≥ 10 m): 1 + 9.
+    #expect(queued == 10)
+    #expect(try await store.counts() == (history: 40, queued: 10))
+  }
+}
