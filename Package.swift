@@ -83,6 +83,8 @@ let package = Package(
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
         .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
+        .product(name: "RealtimeKit", package: "RealtimeKit"),
+        .product(name: "RealtimeKitWebSocketClient", package: "RealtimeKit"),
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Apps/Tracker/MeridianTracker"),

@@ -161,6 +161,26 @@ public struct SharingUntil: Sendable, Hashable, Codable {
   public init(until: Int64) { self.until = until }
 }
 
+/// `GET /v1/sharing/visible`: the people whose location the caller may see now.
+public struct VisibleUsers: Sendable, Hashable, Codable {
+  /// One person.
+  public struct Person: Sendable, Hashable, Codable {
+    /// The account.
+    public var userId: UserID
+    /// The full name, when the caller may see it.
+    public var fullName: String?
+    /// A person.
+    public init(userId: UserID, fullName: String?) {
+      self.userId = userId
+      self.fullName = fullName
+    }
+  }
+  /// The people, by id.
+  public var users: [Person]
+  /// A list.
+  public init(users: [Person]) { self.users = users }
+}
+
 /// `POST /v1/fixes`: 1…1000 fixes of one device. Each fix's own `deviceId` is replaced by the batch's.
 public struct FixBatch: Sendable, Hashable, Codable {
   /// The reporting device.

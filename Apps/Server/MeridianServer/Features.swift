@@ -91,6 +91,7 @@ struct Features: Sendable {
         state.until = until
       }
     }
+    routes.on(API.visibleUsers) { call in try await visibleUsers(viewer: call.authenticated()) }
     routes.on(API.postFixes) { call in try await postFixes(call.authenticated(), call.body) }
     routes.on(API.userLocation) { call in try await userLocation(viewer: call.authenticated(), of: call.parameters.id) }
     routes.on(API.history) { call in try await history(call.authenticated(), call.parameters) }
@@ -99,6 +100,9 @@ struct Features: Sendable {
       return HistoryDeletion(deleted: try await store.deleteHistory(owner: call.authenticated(), filter: filter))
     }
     routes.on(API.historyClusters) { call in try await clusters(call.authenticated(), call.parameters) }
+    registerVenues(on: routes)
+    PhoneAppIngest(features: self).register(on: routes)
+    HistoryExport(environment: environment).register(on: routes)
   }
 
   // MARK: Health
@@ -355,6 +359,22 @@ struct Features: Sendable {
     try await store.saveSharing(state, owner: owner)
     try await live.enforce(owner: owner)
     return state
+  }
+
+  /// The people whose location `viewer` may see now, with their names where visible.
+  func visibleUsers(viewer: UserID) async throws -> VisibleUsers {
+    let now = environment.now()
+    var people: [VisibleUsers.Person] = []
+    for owner in Set(try await store.sharingCandidates(viewer: viewer)) where owner != viewer {
+      guard let settings = try await store.privacySettings(owner: owner),
+        Sharing.canSee(viewer, .location, of: settings, at: now)
+      else { continue }
+      let name =
+        Sharing.canSee(viewer, .field(.fullName), of: settings, at: now)
+        ? try await store.profile(owner)?.fullName : nil
+      people.append(VisibleUsers.Person(userId: owner, fullName: name))
+    }
+    return VisibleUsers(users: people.sorted { $0.userId.rawValue < $1.userId.rawValue })
   }
 
   // MARK: Fixes and history

@@ -117,30 +117,11 @@ struct RouteRegistrar {
     let store = self.store
     let metrics = self.metrics
     let keyLocks = self.keyLocks
-    let limits = self.limits
     let clock = self.clock
-    let template = endpoint.path
-    let needsAuth = endpoint.authentication == .bearer
+    let prepare = preparation(for: endpoint)
     let usesKey = endpoint.idempotency == .key
     router.on(RouterPath(endpoint.pathTemplate), method: endpoint.method) { request, context in
-      // The endpoint's own template reads (and percent-decodes) the path parameters; the query is decoded already.
-      let captures = template.match(request.uri.path) ?? [:]
-      var query: [String: [String]] = [:]
-      for (name, value) in request.uri.queryParameters { query[String(name), default: []].append(String(value)) }
-      let parameters: Parameters = try Self.decodeParameters(captures, query)
-      var user: UserID?
-      var tokenHash: String?
-      if needsAuth {
-        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
-          case let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces), !token.isEmpty
-        else { throw APIError.tokenInvalid }
-        let hash = SecretHash.sha256(token)
-        guard let owner = try await store.user(forTokenHash: hash, now: clock()) else { throw APIError.tokenInvalid }
-        user = owner
-        tokenHash = hash
-      }
-      let data = try await Self.readBody(request, limits: limits)
-      let body: Body = try Self.decodeBody(data)
+      let call = try await prepare(request, context)
       let key = usesKey ? request.headers[.idempotencyKey] : nil
       if let key, key.isEmpty || key.utf8.count > 255 {
         throw APIError.invalidRequest("The Idempotency-Key header must have 1 to 255 characters.")
@@ -148,12 +129,10 @@ struct RouteRegistrar {
       // JSON key order is not stable between encoders, so the fingerprint hashes the body re-encoded canonically.
       let fingerprint =
         key == nil
-        ? "" : SecretHash.sha256("\(endpoint.method.rawValue) \(request.uri.path)\n" + (try Self.canonicalJSON(body)))
-      let call = RouteCall(
-        parameters: parameters, body: body, user: user, tokenHash: tokenHash, headers: request.headers,
-        clientAddress: context.clientAddress, logger: context.logger)
+        ? ""
+        : SecretHash.sha256("\(endpoint.method.rawValue) \(request.uri.path)\n" + (try Self.canonicalJSON(call.body)))
       let answer: (status: HTTPResponse.Status, body: Data?)
-      if let key, let user {
+      if let key, let user = call.user {
         answer = try await keyLocks.withLock(user.rawValue + "\n" + key) {
           if let stored = try await store.idempotentResponse(userID: user, key: key) {
             guard stored.requestHash == fingerprint else {
@@ -179,6 +158,66 @@ struct RouteRegistrar {
       return Hummingbird.Response(
         status: answer.status, headers: [.contentType: "application/json"],
         body: ResponseBody(byteBuffer: ByteBuffer(bytes: encoded)))
+    }
+  }
+
+  /// A body the handler chose the media type of (exports), sent as is.
+  struct RawBody: Sendable {
+    /// The `Content-Type`.
+    var contentType: String
+    /// The suggested file name (`Content-Disposition: attachment`), if any.
+    var filename: String?
+    /// The bytes.
+    var data: Data
+  }
+
+  /// Registers `handler` for an endpoint whose success answer is raw bytes of a type the handler chooses.
+  func onRaw<Parameters, Body>(
+    _ endpoint: Endpoint<Parameters, Body, Data>,
+    _ handler: @escaping @Sendable (RouteCall<Parameters, Body>) async throws -> RawBody
+  ) {
+    let prepare = preparation(for: endpoint)
+    router.on(RouterPath(endpoint.pathTemplate), method: endpoint.method) { request, context in
+      let raw = try await handler(try await prepare(request, context))
+      var headers: HTTPFields = [.contentType: raw.contentType]
+      if let filename = raw.filename { headers[.contentDisposition] = "attachment; filename=\"\(filename)\"" }
+      return Hummingbird.Response(
+        status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: raw.data)))
+    }
+  }
+
+  /// What every route does before its handler: reads the path and query parameters with the endpoint's own types,
+  /// authenticates bearer endpoints (`token_invalid`), reads (and gunzips) the body within the limits and decodes it.
+  private func preparation<Parameters, Body, Response>(for endpoint: Endpoint<Parameters, Body, Response>)
+    -> @Sendable (Request, MeridianRequestContext) async throws -> RouteCall<Parameters, Body>
+  {
+    let store = self.store
+    let limits = self.limits
+    let clock = self.clock
+    let template = endpoint.path
+    let needsAuth = endpoint.authentication == .bearer
+    return { request, context in
+      // The endpoint's own template reads (and percent-decodes) the path parameters; the query is decoded already.
+      let captures = template.match(request.uri.path) ?? [:]
+      var query: [String: [String]] = [:]
+      for (name, value) in request.uri.queryParameters { query[String(name), default: []].append(String(value)) }
+      let parameters: Parameters = try Self.decodeParameters(captures, query)
+      var user: UserID?
+      var tokenHash: String?
+      if needsAuth {
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
+          case let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces), !token.isEmpty
+        else { throw APIError.tokenInvalid }
+        let hash = SecretHash.sha256(token)
+        guard let owner = try await store.user(forTokenHash: hash, now: clock()) else { throw APIError.tokenInvalid }
+        user = owner
+        tokenHash = hash
+      }
+      let data = try await Self.readBody(request, limits: limits)
+      let body: Body = try Self.decodeBody(data)
+      return RouteCall(
+        parameters: parameters, body: body, user: user, tokenHash: tokenHash, headers: request.headers,
+        clientAddress: context.clientAddress, logger: context.logger)
     }
   }
 

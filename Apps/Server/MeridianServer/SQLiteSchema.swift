@@ -9,6 +9,7 @@ public enum SQLiteSchema {
     migrator.append(.sql("2026-11-22 groups and sharing", groupsAndSharing))
     migrator.append(.sql("2026-11-22 devices and fixes", devicesAndFixes))
     migrator.append(.sql("2026-11-22 idempotency keys", idempotency))
+    appendVenueMigrations(to: &migrator)
     return migrator
   }
 

@@ -224,7 +224,32 @@ public struct SQLiteStore: MeridianStore {
     }
   }
 
+  public func sharingCandidates(viewer: UserID) async throws -> [UserID] {
+    // Direct grants live in the sharing state's JSON; the id as a JSON string finds them (canSee checks after).
+    let quoted = try JSONColumn.encode(viewer)
+    return try await database.read { db in
+      try String.fetchAll(
+        db,
+        sql: """
+          SELECT g.owner_id FROM group_members m JOIN groups g ON g.id = m.group_id
+          WHERE m.user_id = ? AND g.kind <> 'blacklist' AND g.owner_id <> ?
+          UNION
+          SELECT user_id FROM sharing WHERE instr(state, ?) > 0 AND user_id <> ?
+          ORDER BY 1
+          """,
+        arguments: [viewer.rawValue, viewer.rawValue, quoted, viewer.rawValue]
+      ).map { UserID($0) }
+    }
+  }
+
   // MARK: Devices and fixes
+
+  public func deviceOwner(_ device: DeviceID) async throws -> UserID? {
+    try await database.read { db in
+      try String.fetchOne(db, sql: "SELECT owner_id FROM devices WHERE id = ?", arguments: [device.rawValue])
+        .map { UserID($0) }
+    }
+  }
 
   public func claimDevice(_ device: DeviceID, owner: UserID, now: Int64) async throws -> Bool {
     try await database.write { db in

@@ -1,5 +1,6 @@
 import DomainKit
 import Foundation
+import GeoKit
 import MeridianAPI
 
 /// Everything the server keeps, behind one interface so that a PostgreSQL implementation can replace
@@ -61,11 +62,17 @@ public protocol MeridianStore: Sendable {
   func saveSharing(_ state: SharingState, owner: UserID) async throws
   /// Groups, field audiences and sharing of `owner`: the input of DomainKit's `Sharing.canSee`.
   func privacySettings(owner: UserID) async throws -> PrivacySettings?
+  /// The users who may share their location with `viewer`: owners of groups (other than Blacklists) that have
+  /// the viewer as a member, and owners with a direct grant to the viewer. A superset, without the viewer, sorted;
+  /// `Sharing.canSee` decides.
+  func sharingCandidates(viewer: UserID) async throws -> [UserID]
 
   // MARK: Devices and fixes
 
   /// Registers `device` for `owner` if new. Returns false when it belongs to someone else.
   func claimDevice(_ device: DeviceID, owner: UserID, now: Int64) async throws -> Bool
+  /// The account `device` is registered to, if any.
+  func deviceOwner(_ device: DeviceID) async throws -> UserID?
   /// Stores several requests' fixes in one durable transaction (group commit); one receipt per batch, in order.
   /// A fix whose device and timestamp are already stored counts as a duplicate.
   func insertFixes(_ batches: [FixInsertBatch], now: Int64) async throws -> [FixReceipt]
@@ -79,6 +86,24 @@ public protocol MeridianStore: Sendable {
   /// Count and centroid per geohash cell of `precision` characters.
   func clusters(owner: UserID, filter: HistoryFilter, precision: Int, box: ClusterBox?) async throws
     -> [HistoryCluster]
+
+  // MARK: Venues and promotions
+
+  /// Inserts venues or updates them by id (with their ratings); their geohash columns are computed here.
+  func upsertVenues(_ venues: [VenueRecord]) async throws
+  /// One venue, its name and description in `language` (else English, else the base value).
+  func venue(_ id: PlaceID, language: String?) async throws -> Venue?
+  /// The venues within `query.radius` metres of `query.center`, each with its distance, sorted and paged by
+  /// DomainKit's `PlaceDirectory` rules.
+  func nearbyVenues(_ query: VenueQuery) async throws -> Page<Venue>
+  /// Inserts a promotion of a stored venue, or replaces the one with its id.
+  func insertPromotion(_ promotion: Promotion) async throws
+  /// Every stored promotion of a venue (running or not), by id.
+  func promotions(venue: PlaceID) async throws -> [Promotion]
+  /// The owner's fixes within `radius` metres of `center` with timestamps in `from...to`, oldest first, split into
+  /// runs of fixes that follow one another in the owner's whole history (so visit detection sees no false stays).
+  func fixRuns(owner: UserID, near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws
+    -> [[LocationFix]]
 
   // MARK: Idempotency
 

@@ -163,9 +163,11 @@ enum Benchmark {
     let trivialRouter = Router()
     trivialRouter.get("/ping") { _, _ in "ok" }
     let trivialPorts = AsyncStream.makeStream(of: Int.self)
+    var quiet = logger
+    quiet.logLevel = .critical  // cancelling the trivial server at the end of its phase is expected
     let trivial = Application(
       router: trivialRouter, configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
-      onServerRunning: { trivialPorts.continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
+      onServerRunning: { trivialPorts.continuation.yield($0.localAddress?.port ?? 0) }, logger: quiet)
     let trivialTask = Task { try await trivial.runService() }
     var trivialIterator = trivialPorts.stream.makeAsyncIterator()
     guard let trivialPort = await trivialIterator.next() else { fatalError("the trivial server did not start") }

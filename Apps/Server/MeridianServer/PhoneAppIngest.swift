@@ -1,0 +1,198 @@
+import DomainKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import MeridianAPI
+import NIOCore
+
+/// The routes phone apps report to in their own formats: OwnTracks HTTP mode (`POST /pub`) and the OsmAnd /
+/// Traccar client protocol (`GET|POST /osmand`). DomainKit parses the messages; every fix then takes the path of
+/// `POST /v1/fixes` (``Features/postFixes(_:_:)``: validation, device claim, group commit, live fan-out), so it is
+/// durable before the answer and reaches exactly the viewers allowed to see it.
+struct PhoneAppIngest: Sendable {
+  let features: Features
+
+  var environment: ServerEnvironment { features.environment }
+  var store: any MeridianStore { features.store }
+
+  static let deviceField = HTTPField.Name(OwnTracksAuth.deviceHeader)!
+
+  func register(on routes: RouteRegistrar) {
+    let limits = routes.limits
+    routes.router.on(RouterPath(API.ownTracksPublish.pathTemplate), method: API.ownTracksPublish.method) {
+      request, _ in
+      do {
+        let user = try await authenticate(request.headers)
+        let data = try await RouteRegistrar.readBody(request, limits: limits)
+        let reply = try await publish(user: user, headers: request.headers, body: data)
+        return Response(
+          status: .ok, headers: [.contentType: "application/json"],
+          body: ResponseBody(byteBuffer: ByteBuffer(bytes: reply)))
+      } catch let error as APIError where error.status == 401 {
+        var response = error.response()
+        response.headers[.wwwAuthenticate] = "Basic realm=\"meridian\", charset=\"UTF-8\""
+        return response
+      }
+    }
+    routes.router.on(RouterPath(API.osmAndReport.pathTemplate), method: API.osmAndReport.method) { request, _ in
+      try await osmAnd(query: request.uri.query ?? "", body: nil, contentType: nil)
+    }
+    routes.router.on(RouterPath(API.osmAndPost.pathTemplate), method: API.osmAndPost.method) { request, _ in
+      let data = try await RouteRegistrar.readBody(request, limits: limits)
+      return try await osmAnd(
+        query: request.uri.query ?? "", body: data, contentType: request.headers[.contentType])
+    }
+  }
+
+  // MARK: OwnTracks
+
+  /// The account of an HTTP Basic `Authorization`: a bearer token of the account as the password (with any user
+  /// name, or the account's email), else the account's email and password.
+  func authenticate(_ headers: HTTPFields) async throws -> UserID {
+    guard let value = headers[.authorization],
+      let (username, password) = OwnTracksAuth.credentials(fromAuthorization: value),
+      !password.isEmpty
+    else {
+      throw APIError(
+        status: 401, code: .invalidCredentials,
+        message: "Sign in with HTTP Basic: your email and password, or an access token as the password.")
+    }
+    let wrong = APIError(status: 401, code: .invalidCredentials, message: "The email or password is wrong.")
+    let namesEmail = username.contains("@")
+    // A token is checked first: a hash lookup, where a password costs a bcrypt verification.
+    if let user = try await store.user(forTokenHash: SecretHash.sha256(password), now: environment.now()) {
+      if namesEmail {
+        guard let account = try await store.account(user),
+          account.credentials.contains(.email(username.lowercased()))
+        else { throw wrong }
+      }
+      return user
+    }
+    guard namesEmail else {
+      throw APIError(
+        status: 401, code: .tokenInvalid,
+        message: "The password is not a current access token. To sign in with your password, use your email as "
+          + "the user name.")
+    }
+    guard let email = try? EmailAddress.validate(username).lowercased(),
+      let found = try await store.account(for: .email(email)), let hash = found.passwordHash,
+      try await environment.passwords.verify(password, hash: hash)
+    else { throw wrong }
+    return found.account.id
+  }
+
+  /// Stores the `location` messages of `body` (other types are ignored) and answers the caller's friends.
+  func publish(user: UserID, headers: HTTPFields, body: Data) async throws -> Data {
+    // The apps post an empty body when a friend is deleted; it carries nothing to store.
+    let blank = body.allSatisfy { $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }
+    let messages: [OwnTracks.Message]
+    do {
+      messages = blank ? [] : try OwnTracks.decode(body)
+    } catch let error as FormatError {
+      throw APIError(status: 400, code: .invalidJSON, message: "The OwnTracks message is malformed: \(error).")
+    }
+    let locations = messages.compactMap { message -> OwnTracks.Location? in
+      if case .location(let location) = message { return location }
+      return nil
+    }
+    if let first = locations.first {
+      let device = try Self.deviceName(headers[Self.deviceField], first)
+      var fixes: [LocationFix] = []
+      for location in locations {
+        do {
+          fixes.append(try location.fix())
+        } catch let error as FormatError {
+          throw APIError(status: 400, code: .invalidFix, message: "A fix is invalid: \(error).")
+        }
+      }
+      _ = try await features.postFixes(user, FixBatch(deviceId: device, fixes: fixes))
+    }
+    return try OwnTracks.encode(try await friends(of: user))
+  }
+
+  /// `X-Limit-D`, else the device of the topic `owntracks/<user>/<device>`, else the tracker id.
+  static func deviceName(_ header: String?, _ location: OwnTracks.Location) throws(APIError) -> DeviceID {
+    func clean(_ text: String?) -> String? {
+      guard let text = text?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+      return text
+    }
+    let topicDevice = location.topic.flatMap { topic -> String? in
+      let parts = topic.split(separator: "/", omittingEmptySubsequences: false)
+      return parts.count >= 3 ? String(parts[2]) : nil
+    }
+    guard let name = clean(header) ?? clean(topicDevice) ?? clean(location.tid) else {
+      throw .invalidRequest(
+        "Name the device: set the Device ID in the app (sent as \(OwnTracksAuth.deviceHeader)), or send a topic.")
+    }
+    return DeviceID(name)
+  }
+
+  /// The last location and card of every user whose location `viewer` may see now (the viewer excluded).
+  func friends(of viewer: UserID) async throws -> [OwnTracks.Message] {
+    let now = environment.now()
+    var messages: [OwnTracks.Message] = []
+    for owner in try await store.sharingCandidates(viewer: viewer) where owner != viewer {
+      guard let settings = try await store.privacySettings(owner: owner),
+        Sharing.canSee(viewer, .location, of: settings, at: now),
+        let fix = try await store.lastFix(owner: owner)
+      else { continue }
+      let profile = try await store.profile(owner)?.redacted(
+        keeping: Sharing.visibleFields(to: viewer, of: settings, at: now))
+      let tid = Self.trackerID(name: profile?.fullName, user: owner)
+      let device = (fix.deviceID?.rawValue ?? "device").map { "/+#".contains($0) ? "-" : $0 }
+      let topic = "owntracks/\(owner.rawValue)/\(String(device))"
+      messages.append(.location(OwnTracks.Location(fix, tid: tid, topic: topic)))
+      let face = profile?.avatar.flatMap(Self.pngBase64)
+      if profile?.fullName != nil || face != nil {
+        messages.append(.card(OwnTracks.Card(name: profile?.fullName, face: face, tid: tid)))
+      }
+    }
+    return messages
+  }
+
+  /// Two characters for the map: the initials of a visible name, else the end of the user id.
+  static func trackerID(name: String?, user: UserID) -> String {
+    if let name {
+      let words = name.split(whereSeparator: \.isWhitespace)
+      let initials = words.count >= 2 ? String(words[0].prefix(1) + words[1].prefix(1)) : String(name.prefix(2))
+      if !initials.isEmpty { return initials.uppercased() }
+    }
+    return String(user.rawValue.suffix(2)).uppercased()
+  }
+
+  /// The base64 PNG of a `data:image/png;base64,` avatar (OwnTracks faces are base64 PNG; URLs are not sent).
+  static func pngBase64(_ avatar: String) -> String? {
+    let prefix = "data:image/png;base64,"
+    guard avatar.lowercased().hasPrefix(prefix) else { return nil }
+    let data = String(avatar.dropFirst(prefix.count))
+    return data.isEmpty ? nil : data
+  }
+
+  // MARK: OsmAnd
+
+  /// Stores one OsmAnd / Traccar report for the account its device is registered to. The protocol carries no
+  /// credentials: the registered device id is the only proof, as in Traccar.
+  func osmAnd(query: String, body: Data?, contentType: String?) async throws -> Response {
+    let report: OsmAndReport
+    do {
+      if let body, contentType?.lowercased().hasPrefix("application/json") == true {
+        report = try OsmAnd.parse(json: body)
+      } else {
+        var text = query
+        if let body, !body.isEmpty { text += "&" + String(decoding: body, as: UTF8.self) }
+        report = try OsmAnd.parse(query: text, receivedAt: environment.now())
+      }
+    } catch let error as FormatError {
+      let code: APIErrorCode = error.field == "id" || error.field == nil ? .invalidRequest : .invalidFix
+      throw APIError(status: 400, code: code, message: "The OsmAnd report is invalid: \(error).")
+    }
+    let device = DeviceID(report.deviceID.rawValue.trimmingCharacters(in: .whitespaces))
+    guard let owner = try await store.deviceOwner(device) else {
+      throw APIError.notFound(
+        "No account has the device '\(device.rawValue)'. Register it first by reporting once with this device id "
+          + "from a signed-in app (POST /v1/fixes or /pub).")
+    }
+    _ = try await features.postFixes(owner, FixBatch(deviceId: device, fixes: [report.fix]))
+    return Response(status: .ok)
+  }
+}

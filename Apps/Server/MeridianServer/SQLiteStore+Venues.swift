@@ -1,0 +1,291 @@
+import DomainKit
+import Foundation
+import GRDB
+import GeoKit
+import MeridianAPI
+import PersistenceKit
+
+/// A venue found by a radius query: what the covering index `venues_geokey` holds, plus the exact distance.
+public struct VenueMatch: Sendable, Hashable {
+  /// The venue's row (to read the whole row later).
+  public var row: Int64
+  /// The venue.
+  public var id: PlaceID
+  /// Its type.
+  public var type: String?
+  /// Its rating.
+  public var rating: RatingAggregate
+  /// Haversine distance from the query point, metres.
+  public var distance: Double
+}
+
+extension SQLiteStore {
+  /// Cells of the covering of a radius query: more cells fit the circle better (fewer rows filtered out by the
+  /// exact distance) but cost one index range each; merged neighbours scan as one range.
+  static let coveringCells = 16
+  /// Bits of the integer geohash in `geokey` (as for fixes).
+  static let geokeyBits = 62
+
+  // MARK: Venues
+
+  public func upsertVenues(_ venues: [VenueRecord]) async throws {
+    guard !venues.isEmpty else { return }
+    let now = Timestamp.milliseconds(Date())
+    let rows = try venues.map { record in
+      (
+        record, GeohashPrefixes(record.location).all,
+        Int64(bitPattern: try GeohashCell(record.location, bits: Self.geokeyBits).value),
+        try JSONColumn.encode(record.place.keywords)
+      )
+    }
+    try await database.write { db in
+      let languages = try SQLiteSchema.localization.languages(db)
+      let localized = languages.flatMap { ["name_\($0)", "description_\($0)"] }
+      let columns =
+        [
+          "id", "name", "description", "venue_type", "address", "city", "site", "phone", "email", "logo_url",
+          "time_zone", "keywords", "latitude", "longitude", "geohash2", "geohash3", "geohash4", "geohash5",
+          "geohash6", "geokey", "rating_sum", "rating_count", "updated_at",
+        ] + localized
+      let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+      let statement = try db.cachedStatement(
+        sql: """
+          INSERT INTO venues(\(columns.joined(separator: ", ")))
+          VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
+          ON CONFLICT(id) DO UPDATE SET \(updates)
+          """)
+      for (record, cells, geokey, keywords) in rows {
+        let place = record.place
+        var values: [(any DatabaseValueConvertible)?] = [
+          place.id.rawValue, place.name.resolved(for: ["en"]) ?? "", place.description.resolved(for: ["en"]),
+          place.venueType, place.address, place.city, place.site, place.phone, place.email, place.logoURL,
+          place.timeZone, keywords, record.location.latitude, record.location.longitude,
+        ]
+        values += cells.map { $0 as (any DatabaseValueConvertible)? }
+        values += [geokey, record.rating.sum, record.rating.count, now]
+        for language in languages {
+          values.append(Self.translation(place.name, language))
+          values.append(Self.translation(place.description, language))
+        }
+        try statement.execute(arguments: StatementArguments(values))
+      }
+    }
+  }
+
+  public func venue(_ id: PlaceID, language: String?) async throws -> Venue? {
+    try await database.read { db in
+      let select = try Self.venueSelect(db, language: language)
+      return try Row.fetchOne(db, sql: "\(select.sql) WHERE id = ?", arguments: [id.rawValue]).map {
+        try Self.venue($0, languages: select.languages, distance: nil)
+      }
+    }
+  }
+
+  public func nearbyVenues(_ query: VenueQuery) async throws -> Page<Venue> {
+    try await database.read { db in
+      let matches = try Self.venues(db, within: query.radius, of: query.center, type: query.type)
+      let entries = try matches.map { match in
+        PlaceDirectory.Entry(
+          place: try Place(id: match.id, kind: .venue, name: LocalizedText()), rating: match.rating,
+          distance: match.distance)
+      }
+      let page = Page(PlaceDirectory.sorted(entries, by: query.sort), request: query.page)
+      let rows = Dictionary(matches.map { ($0.id, $0.row) }, uniquingKeysWith: { first, _ in first })
+      let select = try Self.venueSelect(db, language: query.language)
+      let statement = try db.cachedStatement(sql: "\(select.sql) WHERE rowid = ?")
+      var result = Page<Venue>([], request: query.page)
+      result.total = page.total
+      result.hasMore = page.hasMore
+      result.items = try page.items.compactMap { entry in
+        guard let row = rows[entry.place.id], let found = try Row.fetchOne(statement, arguments: [row]) else {
+          return nil
+        }
+        return try Self.venue(found, languages: select.languages, distance: entry.distance)
+      }
+      return result
+    }
+  }
+
+  /// The venues within `radius` metres of `center` (optionally only of `type`), in no particular order: a geohash
+  /// covering of the circle becomes a few `geokey` ranges scanned in the covering index alone, then the exact
+  /// haversine distance drops what lies outside the circle.
+  public func venues(within radius: Double, of center: Coordinate, type: String? = nil) async throws -> [VenueMatch] {
+    try await database.read { db in try Self.venues(db, within: radius, of: center, type: type) }
+  }
+
+  static func venues(_ db: Database, within radius: Double, of center: Coordinate, type: String?) throws
+    -> [VenueMatch]
+  {
+    let ranges = try GeohashCovering(center: center, radius: radius, maxCells: coveringCells).ranges(
+      keyBits: geokeyBits)
+    let (south, north) = latitudeBounds(center, radius)
+    let statement = try db.cachedStatement(
+      sql: """
+        SELECT rowid, id, latitude, longitude, venue_type, rating_sum, rating_count
+        FROM venues INDEXED BY venues_geokey
+        WHERE geokey BETWEEN ? AND ? AND latitude BETWEEN ? AND ?\(type == nil ? "" : " AND venue_type = ?")
+        """)
+    var matches: [VenueMatch] = []
+    for range in ranges {
+      var arguments: StatementArguments = [
+        Int64(bitPattern: range.lowerBound), Int64(bitPattern: range.upperBound), south, north,
+      ]
+      if let type { arguments += [type] }
+      let rows = try Row.fetchCursor(statement, arguments: arguments)
+      while let row = try rows.next() {
+        let point = Coordinate(uncheckedLatitude: row[2], longitude: row[3])
+        let distance = center.haversineDistance(to: point)
+        guard distance <= radius else { continue }
+        matches.append(
+          VenueMatch(
+            row: row[0], id: PlaceID(row[1] as String), type: row[4],
+            rating: RatingAggregate(sum: row[5], count: row[6]), distance: distance))
+      }
+    }
+    return matches
+  }
+
+  // MARK: Promotions
+
+  public func insertPromotion(_ promotion: Promotion) async throws {
+    try await database.write { db in
+      guard
+        try Row.fetchOne(db, sql: "SELECT 1 FROM venues WHERE id = ?", arguments: [promotion.venueID.rawValue])
+          != nil
+      else { throw VenueRecordError.unknownVenue(promotion.venueID) }
+      try db.execute(
+        sql: """
+          INSERT INTO venue_promotions(id, venue_id, name, promo_code, image_url, old_price_amount,
+            old_price_currency, new_price_amount, new_price_currency, audience, valid_from, valid_until, window_start,
+            window_end)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          ON CONFLICT(id) DO UPDATE SET venue_id = excluded.venue_id, name = excluded.name,
+            promo_code = excluded.promo_code, image_url = excluded.image_url,
+            old_price_amount = excluded.old_price_amount, old_price_currency = excluded.old_price_currency,
+            new_price_amount = excluded.new_price_amount, new_price_currency = excluded.new_price_currency,
+            audience = excluded.audience, valid_from = excluded.valid_from, valid_until = excluded.valid_until,
+            window_start = excluded.window_start, window_end = excluded.window_end
+          """,
+        arguments: [
+          promotion.id.rawValue, promotion.venueID.rawValue, promotion.name, promotion.promoCode,
+          promotion.imageURL, promotion.oldPrice?.amount, promotion.oldPrice?.currency, promotion.newPrice?.amount,
+          promotion.newPrice?.currency, promotion.audience.rawValue, promotion.validFrom, promotion.validUntil,
+          promotion.window?.start, promotion.window?.end,
+        ])
+    }
+  }
+
+  public func promotions(venue: PlaceID) async throws -> [Promotion] {
+    try await database.read { db in
+      try Row.fetchAll(
+        db, sql: "SELECT * FROM venue_promotions WHERE venue_id = ? ORDER BY id", arguments: [venue.rawValue]
+      ).map(Self.promotion)
+    }
+  }
+
+  // MARK: Fixes near a point
+
+  public func fixRuns(owner: UserID, near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws
+    -> [[LocationFix]]
+  {
+    let ranges = try GeohashCovering(center: center, radius: radius, maxCells: Self.coveringCells).ranges(
+      keyBits: Self.geokeyBits)
+    let (south, north) = Self.latitudeBounds(center, radius)
+    var arguments: StatementArguments = [owner.rawValue, from, to, south, north]
+    for range in ranges { arguments += [Int64(bitPattern: range.lowerBound), Int64(bitPattern: range.upperBound)] }
+    let cells = Array(repeating: "f.geokey BETWEEN ? AND ?", count: ranges.count).joined(separator: " OR ")
+    // `previous_id` is the fix just before each one in the owner's whole history: a run ends where it is not the
+    // previous fix kept.
+    let sql = """
+      SELECT f.*, (
+        SELECT p.id FROM fixes p
+        WHERE p.user_id = f.user_id AND p.timestamp <= f.timestamp AND (p.timestamp < f.timestamp OR p.id < f.id)
+        ORDER BY p.timestamp DESC, p.id DESC LIMIT 1
+      ) AS previous_id
+      FROM fixes f
+      WHERE f.user_id = ? AND f.timestamp BETWEEN ? AND ? AND f.latitude BETWEEN ? AND ?
+        AND (\(ranges.isEmpty ? "0" : cells))
+      ORDER BY f.timestamp, f.id
+      """
+    let values = arguments
+    return try await database.read { db in
+      var runs: [[LocationFix]] = []
+      var last: Int64?
+      let rows = try Row.fetchCursor(db, sql: sql, arguments: values)
+      while let row = try rows.next() {
+        let fix = try FixRow.fix(row)
+        guard fix.coordinate.haversineDistance(to: center) <= radius else { continue }
+        let id: Int64 = row["id"]
+        let previous: Int64? = row["previous_id"]
+        if let last, previous == last, !runs.isEmpty {
+          runs[runs.count - 1].append(fix)
+        } else {
+          runs.append([fix])
+        }
+        last = id
+      }
+      return runs
+    }
+  }
+
+  // MARK: Helpers
+
+  /// Latitudes that can hold a point within `radius` of `center` (a cheap pre-filter on the index's `latitude`).
+  static func latitudeBounds(_ center: Coordinate, _ radius: Double) -> (Double, Double) {
+    let degrees = (radius * 1.006 + 0.01) / meanEarthRadius * 180 / Double.pi
+    return (max(-90, center.latitude - degrees), min(90, center.latitude + degrees))
+  }
+
+  /// The text of `text` in the column language `language` (`pt_br` matches `pt-BR`), or nil.
+  static func translation(_ text: LocalizedText, _ language: String) -> String? {
+    text.values.first { key, value in
+      !value.isEmpty && (try? LocalizationRegistry.normalizedLanguage(key)) == language
+    }?.value
+  }
+
+  /// `SELECT` of a venue's columns with `name` and `description` resolved for `language` through the localized
+  /// columns (then English, then the base value), and the languages the database has.
+  static func venueSelect(_ db: Database, language: String?) throws -> (sql: String, languages: [String]) {
+    let languages = try SQLiteSchema.localization.languages(db)
+    let chain = LocalizationRegistry.fallbackChain(for: language ?? "en", fallbacks: ["en"], available: languages)
+    let name = try LocalizationRegistry.resolvedExpression(field: "name", languages: chain, as: "resolved_name")
+    let description = try LocalizationRegistry.resolvedExpression(
+      field: "description", languages: chain, as: "resolved_description")
+    return ("SELECT *, \(name), \(description) FROM venues", languages)
+  }
+
+  static func venue(_ row: Row, languages: [String], distance: Double?) throws -> Venue {
+    var names = LocalizedText()
+    for language in languages {
+      if let text: String = row["name_\(language)"], !text.isEmpty {
+        names.set(text, for: language.replacingOccurrences(of: "_", with: "-"))
+      }
+    }
+    return Venue(
+      id: PlaceID(row["id"] as String), name: row["resolved_name"], names: names,
+      description: row["resolved_description"], type: row["venue_type"],
+      location: Coordinate(uncheckedLatitude: row["latitude"], longitude: row["longitude"]), address: row["address"],
+      city: row["city"], site: row["site"], phone: row["phone"], email: row["email"], logoURL: row["logo_url"],
+      timeZone: row["time_zone"], rating: RatingAggregate(sum: row["rating_sum"], count: row["rating_count"]),
+      distance: distance)
+  }
+
+  static func promotion(_ row: Row) throws -> Promotion {
+    func money(_ prefix: String) -> Money? {
+      guard let amount: Int = row["\(prefix)_amount"], let currency: String = row["\(prefix)_currency"] else {
+        return nil
+      }
+      return Money(amount: amount, currency: currency)
+    }
+    var window: TimeOfDayWindow?
+    if let start: Int = row["window_start"], let end: Int = row["window_end"] {
+      window = try TimeOfDayWindow(start: start, end: end)
+    }
+    return Promotion(
+      id: PromotionID(row["id"] as String), venueID: PlaceID(row["venue_id"] as String), name: row["name"],
+      promoCode: row["promo_code"], imageURL: row["image_url"], oldPrice: money("old_price"),
+      newPrice: money("new_price"),
+      audience: PromotionAudience(rawValue: row["audience"] as String) ?? .special, validFrom: row["valid_from"],
+      validUntil: row["valid_until"], window: window)
+  }
+}

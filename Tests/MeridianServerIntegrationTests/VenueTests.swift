@@ -1,0 +1,422 @@
+import DomainKit
+import Foundation
+import GRDB
+import GeoKit
+import MeridianAPI
+import MeridianServer
+import NetworkingKit
+import Testing
+
+/// A deterministic random source (SplitMix64), so a failing case can be replayed.
+struct SeededRandom: RandomNumberGenerator {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
+
+/// A store on a fresh file in a temporary directory.
+func withTemporaryStore(_ body: (SQLiteStore) async throws -> Void) async throws {
+  let directory = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-venues-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: directory) }
+  try await body(try SQLiteStore.open(at: directory.appendingPathComponent("venues.sqlite").path))
+}
+
+/// `count` venues scattered uniformly in a box, with random types and ratings.
+func randomVenues(
+  count: Int, prefix: String, latitudes: ClosedRange<Double>, longitudes: ClosedRange<Double>,
+  random: inout SeededRandom
+) throws -> [VenueRecord] {
+  let types = ["cafe", "restaurant", "shop"]
+  return try (0..<count).map { index in
+    let location = try Coordinate(
+      latitude: Double.random(in: latitudes, using: &random), longitude: Double.random(in: longitudes, using: &random))
+    let reviews = Int.random(in: 0...20, using: &random)
+    let place = try Place(
+      id: PlaceID(String(format: "%@-%05d", prefix, index)), kind: .venue,
+      name: LocalizedText(["en": "Venue \(index)"]), location: location,
+      venueType: types[Int.random(in: 0..<types.count, using: &random)])
+    return try VenueRecord(
+      place: place, rating: RatingAggregate(sum: reviews * Int.random(in: 1...5, using: &random), count: reviews))
+  }
+}
+
+/// `distance` metres east of `point` (small distances).
+func east(of point: Coordinate, _ distance: Double) -> Coordinate {
+  Coordinate(
+    uncheckedLatitude: point.latitude,
+    longitude: point.longitude + distance / (meanEarthRadius * cos(point.latitude * .pi / 180)) * 180 / .pi)
+}
+
+@Suite("Venue store: radius queries against a brute-force scan")
+struct VenueStoreTests {
+  @Test func radiusQueriesMatchABruteForceHaversineScan() async throws {
+    try await withTemporaryStore { store in
+      var random = SeededRandom(state: 7)
+      // Kyiv, about 11 × 11 km, and a strip across the antimeridian.
+      let kyiv = try randomVenues(
+        count: 3000, prefix: "kyiv", latitudes: 50.40...50.50, longitudes: 30.44...30.60, random: &random)
+      let pacific =
+        try randomVenues(
+          count: 200, prefix: "east", latitudes: -16.02...(-15.98), longitudes: 179.97...179.9999, random: &random)
+        + randomVenues(
+          count: 200, prefix: "west", latitudes: -16.02...(-15.98), longitudes: -180...(-179.97), random: &random)
+      let all = kyiv + pacific
+      try await store.upsertVenues(all)
+
+      var centres: [(Coordinate, Double, String?)] = []
+      for index in 0..<40 {
+        let centre = try Coordinate(
+          latitude: Double.random(in: 50.39...50.51, using: &random),
+          longitude: Double.random(in: 30.43...30.61, using: &random))
+        let type: String? = index % 4 == 0 ? "cafe" : nil
+        centres.append((centre, Double.random(in: 30...3000, using: &random), type))
+      }
+      for _ in 0..<10 {
+        let centre = try Coordinate(
+          latitude: Double.random(in: -16.01...(-15.99), using: &random),
+          longitude: Double.random(in: -180...(-179.99), using: &random) + (Bool.random(using: &random) ? 360 : 0))
+        centres.append((centre, Double.random(in: 100...2500, using: &random), nil))
+      }
+      centres.append((try Coordinate(latitude: 50.45, longitude: 30.52), 1000, nil))
+      centres.append((try Coordinate(latitude: 0, longitude: 0), 1000, nil))  // nothing there
+
+      var nonEmpty = 0
+      for (centre, radius, type) in centres {
+        let expected = Dictionary(
+          uniqueKeysWithValues: all.compactMap { record -> (PlaceID, Double)? in
+            let distance = centre.haversineDistance(to: record.location)
+            guard distance <= radius, type == nil || record.place.venueType == type else { return nil }
+            return (record.place.id, distance)
+          })
+        let found = try await store.venues(within: radius, of: centre, type: type)
+        #expect(found.count == expected.count, "\(centre) r=\(radius)")
+        #expect(Set(found.map(\.id)) == Set(expected.keys), "\(centre) r=\(radius)")
+        for match in found {
+          #expect(abs(match.distance - (expected[match.id] ?? .infinity)) < 1e-6)
+        }
+        if !expected.isEmpty { nonEmpty += 1 }
+      }
+      #expect(nonEmpty >= 40)
+    }
+  }
+
+  @Test(arguments: PlaceDirectory.SortOrder.allCases)
+  func pagesFollowTheDirectorySortOrder(_ order: PlaceDirectory.SortOrder) async throws {
+    try await withTemporaryStore { store in
+      var random = SeededRandom(state: 11)
+      let all = try randomVenues(
+        count: 2000, prefix: "v", latitudes: 50.43...50.47, longitudes: 30.49...30.55, random: &random)
+      try await store.upsertVenues(all)
+      let centre = try Coordinate(latitude: 50.45, longitude: 30.52)
+      let entries = all.compactMap { record -> PlaceDirectory.Entry? in
+        let distance = centre.haversineDistance(to: record.location)
+        guard distance <= 1500 else { return nil }
+        return PlaceDirectory.Entry(place: record.place, rating: record.rating, distance: distance)
+      }
+      let expected = PlaceDirectory.sorted(entries, by: order)
+      var seen: [Venue] = []
+      var page = 1
+      while true {
+        let result = try await store.nearbyVenues(
+          VenueQuery(center: centre, radius: 1500, sort: order, page: PageRequest(page: page, pageSize: 100)))
+        #expect(result.total == expected.count)
+        seen += result.items
+        guard result.hasMore else { break }
+        page += 1
+      }
+      #expect(seen.map(\.id) == expected.map(\.place.id))
+      #expect(seen.map(\.distance) == expected.map(\.distance))
+      #expect(seen.map(\.rating) == expected.map(\.rating))
+      #expect(seen.allSatisfy { $0.name.hasPrefix("Venue ") })
+    }
+  }
+
+  @Test func radiusQueryReadsOnlyTheCoveringIndex() async throws {
+    try await withTemporaryStore { store in
+      let plan = try await store.database.read { db in
+        try Row.fetchAll(
+          db,
+          sql: """
+            EXPLAIN QUERY PLAN SELECT rowid, id, latitude, longitude, venue_type, rating_sum, rating_count
+            FROM venues INDEXED BY venues_geokey
+            WHERE geokey BETWEEN 1 AND 2 AND latitude BETWEEN 0 AND 1 AND venue_type = 'cafe'
+            """
+        ).map { $0["detail"] as String }
+      }
+      #expect(plan.contains { $0.contains("USING COVERING INDEX venues_geokey (geokey>? AND geokey<?)") }, "\(plan)")
+    }
+  }
+
+  @Test func localizedNamesUpdatesAndPromotions() async throws {
+    try await withTemporaryStore { store in
+      let location = try Coordinate(latitude: 50.45, longitude: 30.52)
+      var place = try Place(
+        id: "lviv-croissants", kind: .venue,
+        name: LocalizedText(["en": "Lviv Croissants", "uk": "Львівські круасани", "ru": "Львовские круассаны"]),
+        description: LocalizedText(["en": "Bakery", "uk": "Пекарня"]), location: location, venueType: "cafe",
+        timeZone: "Europe/Kyiv")
+      try await store.upsertVenues([try VenueRecord(place: place, rating: RatingAggregate(sum: 9, count: 2))])
+
+      let english = try #require(try await store.venue("lviv-croissants", language: nil))
+      #expect(english.name == "Lviv Croissants")
+      #expect(english.description == "Bakery")
+      #expect(
+        english.names
+          == LocalizedText(["en": "Lviv Croissants", "uk": "Львівські круасани", "ru": "Львовские круассаны"]))
+      #expect(english.rating == RatingAggregate(sum: 9, count: 2))
+      #expect(english.timeZone == "Europe/Kyiv")
+      #expect(english.location == location)
+      let ukrainian = try #require(try await store.venue("lviv-croissants", language: "uk-UA"))
+      #expect(ukrainian.name == "Львівські круасани")
+      #expect(ukrainian.description == "Пекарня")
+      let russian = try #require(try await store.venue("lviv-croissants", language: "ru"))
+      #expect(russian.name == "Львовские круассаны")
+      #expect(russian.description == "Bakery")  // no Russian description: English
+      #expect(try await store.venue("lviv-croissants", language: "de")?.name == "Lviv Croissants")
+      #expect(try await store.venue("nowhere", language: nil) == nil)
+
+      // An update by id replaces the values and keeps the promotions.
+      let promotion = Promotion(
+        id: "coffee", venueID: "lviv-croissants", name: "Coffee", promoCode: "CAFE10",
+        oldPrice: Money(amount: 6000, currency: "UAH"), newPrice: Money(amount: 4500, currency: "UAH"),
+        audience: .special, validFrom: 1, validUntil: 2, window: try TimeOfDayWindow(start: 420, end: 660))
+      try await store.insertPromotion(promotion)
+      place.name.set("Croissants of Lviv", for: "en")
+      try await store.upsertVenues([try VenueRecord(place: place, rating: RatingAggregate(sum: 14, count: 3))])
+      let updated = try #require(try await store.venue("lviv-croissants", language: "en"))
+      #expect(updated.name == "Croissants of Lviv")
+      #expect(updated.rating == RatingAggregate(sum: 14, count: 3))
+      #expect(try await store.promotions(venue: "lviv-croissants") == [promotion])
+
+      await #expect(throws: VenueRecordError.unknownVenue("nowhere")) {
+        try await store.insertPromotion(
+          Promotion(id: "x", venueID: "nowhere", name: "x", promoCode: "x"))
+      }
+      #expect(throws: VenueRecordError.missingLocation("no-location")) {
+        try VenueRecord(place: try Place(id: "no-location", kind: .venue, name: LocalizedText(["en": "?"])))
+      }
+    }
+  }
+}
+
+/// The venue list with a raw query, to send what `VenueQuery` never writes.
+private let rawVenues = Endpoint<[QueryItem], NoBody, Page<Venue>>(
+  .get, PathTemplate(stringLiteral: API.venues.pathTemplate), query: { $0 })
+
+@Suite("Venues and promotions over HTTP")
+struct VenueTests {
+  static let kyiv = Coordinate(uncheckedLatitude: 50.45, longitude: 30.52)
+
+  @Test func nearbyVenuesCarryDistancesAndMatchABruteForceScan() async throws {
+    try await TestServer.with { server in
+      var random = SeededRandom(state: 3)
+      let all = try randomVenues(
+        count: 400, prefix: "v", latitudes: 50.43...50.47, longitudes: 30.49...30.55, random: &random)
+      try await server.app.environment.store.upsertVenues(all)
+      let (_, anna) = try await server.signUp("anna")
+
+      let expected = all.filter { Self.kyiv.haversineDistance(to: $0.location) <= 1000 }
+      var seen: [Venue] = []
+      var page = 1
+      while true {
+        let result = try await anna.send(
+          API.venues, parameters: VenueQuery(center: Self.kyiv, page: PageRequest(page: page, pageSize: 100)))
+        #expect(result.total == expected.count)
+        #expect(result.pageSize == 100)
+        seen += result.items
+        guard result.hasMore else { break }
+        page += 1
+      }
+      #expect(Set(seen.map(\.id)) == Set(expected.map(\.place.id)))
+      let distances = seen.compactMap(\.distance)
+      #expect(distances.count == seen.count)
+      #expect(distances == distances.sorted())
+      #expect(distances.allSatisfy { $0 <= 1000 })
+      for venue in seen {
+        #expect(abs((venue.distance ?? -1) - Self.kyiv.haversineDistance(to: venue.location)) < 1e-6)
+      }
+
+      // Type filter, rating order and small pages.
+      let cafes = try await anna.send(
+        API.venues,
+        parameters: VenueQuery(
+          center: Self.kyiv, radius: 800, type: "cafe", sort: .rating, page: PageRequest(pageSize: 7)))
+      let expectedCafes = PlaceDirectory.sorted(
+        all.compactMap { record in
+          let distance = Self.kyiv.haversineDistance(to: record.location)
+          guard distance <= 800, record.place.venueType == "cafe" else { return nil }
+          return PlaceDirectory.Entry(place: record.place, rating: record.rating, distance: distance)
+        }, by: .rating)
+      #expect(cafes.items.map(\.id) == expectedCafes.prefix(7).map(\.place.id))
+      #expect(cafes.total == expectedCafes.count)
+      #expect(cafes.items.allSatisfy { $0.type == "cafe" })
+      let second = try await anna.send(
+        API.venues,
+        parameters: VenueQuery(
+          center: Self.kyiv, radius: 800, type: "cafe", sort: .rating, page: PageRequest(page: 2, pageSize: 7)))
+      #expect(second.items.map(\.id) == expectedCafes.dropFirst(7).prefix(7).map(\.place.id))
+      let past = try await anna.send(
+        API.venues, parameters: VenueQuery(center: Self.kyiv, page: PageRequest(page: 1000, pageSize: 100)))
+      #expect(past.items.isEmpty && !past.hasMore && past.total == expected.count)
+    }
+  }
+
+  @Test func venueByIDInTheCallersLanguage() async throws {
+    try await TestServer.with { server in
+      let place = try Place(
+        id: "kyiv/arsenal cafe", kind: .venue,
+        name: LocalizedText(["en": "Arsenal Café", "ru": "Кафе Арсенал", "uk": "Кав'ярня Арсенал"]),
+        location: Self.kyiv, venueType: "cafe")
+      try await server.app.environment.store.upsertVenues([try VenueRecord(place: place)])
+      let (_, anna) = try await server.signUp("anna")
+      let venue = try await anna.send(API.venue, parameters: VenueRef(id: place.id, language: "uk"))
+      #expect(venue.name == "Кав'ярня Арсенал")
+      #expect(venue.names == place.name)
+      #expect(venue.distance == nil)
+      #expect(try await anna.send(API.venue, parameters: VenueRef(id: place.id)).name == "Arsenal Café")
+      let list = try await anna.send(API.venues, parameters: VenueQuery(center: Self.kyiv, language: "ru"))
+      #expect(list.items.map(\.name) == ["Кафе Арсенал"])
+      #expect(list.items.first?.distance == 0)
+      await expectAPIError(.notFound, status: 404) {
+        try await anna.send(API.venue, parameters: VenueRef(id: "no-such-venue"))
+      }
+      await expectAPIError(.notFound, status: 404) {
+        try await anna.send(API.venuePromotions, parameters: VenueRef(id: "no-such-venue"))
+      }
+      await expectAPIError(.tokenInvalid, status: 401) {
+        try await server.client().send(API.venue, parameters: VenueRef(id: place.id))
+      }
+    }
+  }
+
+  @Test func badVenueQueriesAreRefusedWithTheParameterNamed() async throws {
+    try await TestServer.with { server in
+      let (_, anna) = try await server.signUp("anna")
+      let bad: [[QueryItem]] = [
+        [],
+        [QueryItem("lat", 50)],
+        [QueryItem("lat", "north"), QueryItem("lon", 30)],
+        [QueryItem("lat", 91), QueryItem("lon", 30)],
+        [QueryItem("lat", 50), QueryItem("lon", 181)],
+        [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("radius", 0)],
+        [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("radius", -5)],
+        [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("radius", 50_001)],
+        [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("radius", "nan")],
+        [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("sort", "nearest")],
+        [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("page", 0)],
+        [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("page", "two")],
+        [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("pageSize", 0)],
+        [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("pageSize", 101)],
+        [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("lang", "'; DROP TABLE venues; --")],
+      ]
+      for items in bad {
+        await expectAPIError(.invalidRequest, status: 400) { try await anna.send(rawVenues, parameters: items) }
+      }
+      // The edges are accepted.
+      let edge = try await anna.send(
+        rawVenues,
+        parameters: [
+          QueryItem("lat", -90), QueryItem("lon", 180), QueryItem("radius", 50_000), QueryItem("pageSize", 100),
+          QueryItem("lang", "pt-BR"),
+        ])
+      #expect(edge.items.isEmpty)
+    }
+  }
+
+  @Test func specialPromotionsOnlyForPeopleWhoKeepPassingBy() async throws {
+    try await TestServer.with { server in
+      let store = server.app.environment.store
+      let venue = try Place(
+        id: "croissants", kind: .venue, name: LocalizedText(["en": "Croissants"]), location: Self.kyiv,
+        venueType: "cafe", timeZone: "Europe/Kyiv")
+      try await store.upsertVenues([try VenueRecord(place: venue)])
+      let now = Timestamp.milliseconds(Date())
+      let day: Int64 = 86_400_000
+      let hour: Int64 = 3_600_000
+      // Minute of day in Kyiv now, to build windows that are (not) running.
+      var calendar = Calendar(identifier: .gregorian)
+      calendar.timeZone = try #require(TimeZone(identifier: "Europe/Kyiv"))
+      let parts = calendar.dateComponents([.hour, .minute], from: Date())
+      let minute = (parts.hour ?? 0) * 60 + (parts.minute ?? 0)
+      let open = try TimeOfDayWindow(start: (minute + 1380) % 1440, end: (minute + 60) % 1440)
+      let closed = try TimeOfDayWindow(start: (minute + 120) % 1440, end: (minute + 180) % 1440)
+      func promotion(
+        _ id: String, _ audience: PromotionAudience, from: Int64? = nil, until: Int64? = nil,
+        window: TimeOfDayWindow? = nil
+      ) -> Promotion {
+        Promotion(
+          id: PromotionID(id), venueID: venue.id, name: id, promoCode: id.uppercased(),
+          oldPrice: Money(amount: 6000, currency: "UAH"), newPrice: Money(amount: 4500, currency: "UAH"),
+          audience: audience, validFrom: from, validUntil: until, window: window)
+      }
+      let general = promotion("a-general", .general, from: now - day, until: now + day, window: open)
+      let special = promotion("b-special", .special)
+      for item in [
+        general, special, promotion("c-expired", .general, until: now - hour),
+        promotion("d-future", .general, from: now + hour), promotion("e-closed", .general, window: closed),
+        promotion("f-special-expired", .special, until: now - hour),
+      ] {
+        try await store.insertPromotion(item)
+      }
+
+      func walkPast(_ start: Int64) -> [LocationFix] {
+        // 7 fixes 20 s apart from 90 m west to 90 m east of the venue: two minutes, no stay.
+        (0..<7).compactMap { step in
+          let point = east(of: Self.kyiv, Double(step - 3) * 30)
+          return try? LocationFix(
+            timestamp: start + Int64(step) * 20_000, latitude: point.latitude, longitude: point.longitude,
+            horizontalAccuracy: 10)
+        }
+      }
+      func at(_ point: Coordinate, _ times: [Int64]) -> [LocationFix] {
+        times.compactMap {
+          try? LocationFix(timestamp: $0, latitude: point.latitude, longitude: point.longitude, horizontalAccuracy: 10)
+        }
+      }
+      let office = Coordinate(uncheckedLatitude: Self.kyiv.latitude + 0.045, longitude: Self.kyiv.longitude)
+      let home = Coordinate(uncheckedLatitude: Self.kyiv.latitude - 0.03, longitude: Self.kyiv.longitude)
+      // A working day: home, past the venue, the office, past the venue again, home.
+      // Local midnight today; walks at 08:00 and 17:00 local time keep each commute on one local day.
+      let today = Timestamp.milliseconds(calendar.startOfDay(for: Timestamp.date(now)))
+      func commute(_ days: Int) -> [LocationFix] {
+        let morning = today - Int64(days) * day + 8 * hour
+        return at(home, [morning - hour]) + walkPast(morning)
+          + at(office, (1...8).map { morning + Int64($0) * hour }) + walkPast(morning + 9 * hour)
+          + at(home, [morning + 10 * hour])
+      }
+      // Anna walks past to the office and back on three days, and never goes in. (Between the morning and the
+      // evening walk her nearby fixes are consecutive: without the office fixes in between they would look like a
+      // nine-hour stay.)
+      let anna = (1...3).flatMap(commute)
+      // Bob commutes the same way, but had a coffee there yesterday (20 minutes at the venue).
+      let coffee = at(east(of: Self.kyiv, 5), (0...20).map { today - day + 17 * hour + 1_800_000 + Int64($0) * 60_000 })
+      let bob = ((1...3).flatMap(commute) + coffee).sorted { $0.timestamp < $1.timestamp }
+      // Carol walked past on two days only.
+      let carol = (1...2).flatMap(commute)
+
+      var clients: [String: NetworkClient] = [:]
+      for (name, fixes) in [("anna", anna), ("bob", bob), ("carol", carol)] {
+        let (_, client) = try await server.signUp(name)
+        _ = try await client.send(API.postFixes, body: FixBatch(deviceId: DeviceID("\(name)-phone"), fixes: fixes))
+        clients[name] = client
+      }
+      let (_, dave) = try await server.signUp("dave")
+      clients["dave"] = dave
+
+      let annas = try await #require(clients["anna"]).send(API.venuePromotions, parameters: VenueRef(id: venue.id))
+      #expect(annas.eligible)
+      #expect(annas.promotions == [general, special])
+      #expect(annas.venueId == venue.id)
+      for name in ["bob", "carol", "dave"] {
+        let answer = try await #require(clients[name]).send(API.venuePromotions, parameters: VenueRef(id: venue.id))
+        #expect(!answer.eligible, "\(name)")
+        #expect(answer.promotions == [general], "\(name)")
+      }
+    }
+  }
+}
