@@ -9,7 +9,7 @@ struct MeridianTrackerCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "meridian-tracker",
     abstract: "The Meridian device agent: records, filters, stores and uploads positions.",
-    subcommands: [Login.self, Run.self, Status.self])
+    subcommands: [Login.self, Run.self, Watch.self, Status.self])
 }
 
 /// Options every command shares.
@@ -172,6 +172,83 @@ struct Run: AsyncParsableCommand {
         )
       }
     }
+  }
+}
+
+struct Watch: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Print friends' positions as they arrive over the live socket, until Ctrl-C.")
+
+  @OptionGroup var options: StateOptions
+  @Option(help: "Watch only the members of your group with this name (e.g. Family).") var group: String?
+  @Option(help: "Exit after this many position updates (for scripts).") var count: Int?
+  @Flag(help: "Print one JSON object per line.") var json = false
+
+  func run() async throws {
+    try await reportingErrors {
+      let session = try options.session()
+      let connection = try TrackerConnection(server: session.server)
+      let watcher = FriendWatcher(session: session, client: try connection.client(token: session.token))
+      let json = self.json
+      let limit = count
+      let received = Counter()
+      let watching = Task {
+        try await watcher.watch(group: group) { update in
+          Self.print(update, json: json)
+          if case .location = update, let limit, received.increment() >= limit { Foundation.exit(0) }
+        }
+      }
+      try await watching.value
+      try await connection.shutdown()
+    }
+  }
+
+  /// A thread-safe count of updates.
+  final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func increment() -> Int {
+      lock.withLock {
+        value += 1
+        return value
+      }
+    }
+  }
+
+  static func print(_ update: FriendWatcher.Update, json: Bool) {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    switch update {
+    case .watching(let people):
+      if json {
+        emitJSON(["watching": people.map(\.userId.rawValue)])
+      } else {
+        let names = people.map { $0.fullName ?? $0.userId.rawValue }
+        Swift.print(
+          people.isEmpty ? "Nobody shares a location with you yet." : "Watching \(names.joined(separator: ", ")).")
+      }
+    case .location(let location, let name):
+      guard let fix = location.fixes.last else { return }
+      if json, let data = try? encoder.encode(location) {
+        Swift.print(String(decoding: data, as: UTF8.self))
+      } else if !json {
+        Swift.print(
+          String(
+            format: "%@ %@ %.6f %.6f ±%.0f m", Timestamp.date(fix.timestamp).formatted(.iso8601),
+            name ?? location.userId.rawValue, fix.latitude, fix.longitude, fix.horizontalAccuracy ?? 0))
+      }
+    case .stoppedSharing(let user):
+      if json { emitJSON(["stoppedSharing": user.rawValue]) } else { Swift.print("\(user) stopped sharing with you.") }
+    case .connection(let state):
+      if !json { FileHandle.standardError.write(Data("connection: \(state)\n".utf8)) }
+    }
+    fflush(nil)
+  }
+
+  static func emitJSON(_ value: [String: some Encodable]) {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    if let data = try? encoder.encode(value) { Swift.print(String(decoding: data, as: UTF8.self)) }
   }
 }
 
