@@ -9,6 +9,7 @@ let package = Package(
     .executable(name: "meridian-geo", targets: ["meridian-geo"]),
     .executable(name: "meridian-server", targets: ["meridian-server"]),
     .executable(name: "meridian-tracker", targets: ["meridian-tracker"]),
+    .executable(name: "meridian-admin", targets: ["meridian-admin"]),
   ],
   dependencies: [
     .package(path: "Packages/GeoKit"),
@@ -102,6 +103,7 @@ let package = Package(
       dependencies: [
         "MeridianServer", "MeridianAPI",
         .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
         .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
         .product(name: "RealtimeKit", package: "RealtimeKit"),
@@ -136,6 +138,31 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tests/MeridianServerIntegrationTests"),
+    // Apps: the operators' CLI
+    .target(
+      name: "MeridianAdmin",
+      dependencies: [
+        "MeridianServer", "MeridianAPI",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "GeoKit", package: "GeoKit"),
+        .product(name: "PersistenceKit", package: "PersistenceKit"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      path: "Apps/Admin/MeridianAdmin"),
+    .executableTarget(
+      name: "meridian-admin",
+      dependencies: ["MeridianAdmin"],
+      path: "Apps/Admin/meridian-admin"),
+    .testTarget(
+      name: "MeridianAdminTests",
+      dependencies: [
+        "MeridianAdmin", "MeridianServer",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "PersistenceKit", package: "PersistenceKit"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+      ],
+      path: "Tests/MeridianAdminTests"),
     // Tools
     .target(
       name: "GeoTool",

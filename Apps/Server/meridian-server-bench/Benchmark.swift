@@ -6,6 +6,7 @@
 import AsyncHTTPClient
 import DomainKit
 import Foundation
+import GeoKit
 import Hummingbird
 import Logging
 import MeridianAPI
@@ -224,6 +225,45 @@ enum Benchmark {
     emit("live.p50_ms", quantile(liveLatencies, 0.5), "ms")
     emit("live.p99_ms", quantile(liveLatencies, 0.99), "ms")
     await watcher.stop()
+
+    // MARK: Radius query: 1 km around random points over 1,000,000 venues
+
+    let venueCount = Int(ProcessInfo.processInfo.environment["BENCH_VENUES"] ?? "") ?? 1_000_000
+    let store = try SQLiteStore.open(at: configuration.databasePath)
+    let seedStart = ContinuousClock.now
+    var random = SystemRandomNumberGenerator()
+    let types = ["cafe", "restaurant", "museum", "park", "shop"]
+    for chunk in stride(from: 0, to: venueCount, by: 10_000) {
+      let records = try (chunk..<min(chunk + 10_000, venueCount)).map { index in
+        // Kyiv and around: 1° of latitude × 1.5° of longitude, about 270 venues within 1 km of any point.
+        let location = try Coordinate(
+          latitude: Double.random(in: 50.0...51.0, using: &random),
+          longitude: Double.random(in: 30.0...31.5, using: &random))
+        let place = try Place(
+          id: PlaceID("venue-\(index)"), kind: .venue, name: LocalizedText(["en": "Venue \(index)"]),
+          location: location, venueType: types[index % types.count])
+        return try VenueRecord(place: place, rating: RatingAggregate(sum: index % 50, count: index % 11))
+      }
+      try await store.upsertVenues(records)
+    }
+    let seeded = ContinuousClock.now - seedStart
+    emit(
+      "venues.seed_rows_per_s",
+      Double(venueCount) / (Double(seeded.components.seconds) + Double(seeded.components.attoseconds) / 1e18), "rows/s")
+    var queryLatencies: [Duration] = []
+    var found = 0
+    for _ in 0..<2000 {
+      let center = try Coordinate(
+        latitude: Double.random(in: 50.1...50.9, using: &random),
+        longitude: Double.random(in: 30.1...31.4, using: &random))
+      let begin = ContinuousClock.now
+      found += try await store.venues(within: 1000, of: center).count
+      queryLatencies.append(ContinuousClock.now - begin)
+    }
+    queryLatencies.sort()
+    emit("venues.radius_1km.p50_ms", quantile(queryLatencies, 0.5), "ms")
+    emit("venues.radius_1km.p99_ms", quantile(queryLatencies, 0.99), "ms")
+    emit("venues.radius_1km.matches", Double(found) / 2000, "venues")
 
     emit("memory.peak_rss_mb", Double(peakResidentBytes()) / 1_048_576, "MiB")
 
