@@ -99,6 +99,14 @@ let package = Package(
       ],
       path: "Apps/Tracker/meridian-tracker"),
     .executableTarget(
+      name: "meridian-tracker-bench",
+      dependencies: [
+        "MeridianTracker", "MeridianServer", "MeridianAPI",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Apps/Tracker/meridian-tracker-bench"),
+    .executableTarget(
       name: "meridian-server-bench",
       dependencies: [
         "MeridianServer", "MeridianAPI",
@@ -127,6 +135,7 @@ let package = Package(
       name: "MeridianServerIntegrationTests",
       dependencies: [
         "MeridianServer", "MeridianAPI", "MeridianTracker",
+        .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "GRDB", package: "GRDB.swift"),

@@ -12,32 +12,7 @@ import Testing
 #endif
 
 /// The built `meridian-server` next to the test bundle, if `swift build` made it.
-private let serverExecutable: URL? = {
-  let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-  for candidate in [directory, directory.deletingLastPathComponent()] {
-    let url = candidate.appendingPathComponent("meridian-server")
-    if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-  }
-  return nil
-}()
-
-/// Text a child process writes, collected from a pipe's handler thread.
-private final class CollectedOutput: @unchecked Sendable {
-  private let lock = NSLock()
-  private var text = ""
-
-  func append(_ data: Data) {
-    lock.lock()
-    text += String(decoding: data, as: UTF8.self)
-    lock.unlock()
-  }
-
-  var value: String {
-    lock.lock()
-    defer { lock.unlock() }
-    return text
-  }
-}
+private let serverExecutable = builtExecutable("meridian-server")
 
 @Suite("The meridian-server executable")
 struct ExecutableTests {

@@ -117,11 +117,13 @@ struct Run: AsyncParsableCommand {
   @Option(help: "Horizontal accuracy (m) assumed for fixes that carry none, as GPX tracks don't.")
   var defaultAccuracy: Double = 5
   @Flag(help: "Print one JSON line per fix and a JSON summary.") var json = false
+  @Option(help: "Fixes per upload request (1…1000).") var batchSize = 500
 
   func validate() throws {
     let sources = [gpx != nil, csv != nil, geojson != nil, stdin].filter { $0 }.count
     guard sources == 1 else { throw ValidationError("give exactly one source: --gpx, --csv, --geojson or --stdin") }
     guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more") }
+    guard (1...1000).contains(batchSize) else { throw ValidationError("--batch-size must be between 1 and 1000") }
     guard defaultAccuracy > 0, defaultAccuracy.isFinite else { throw ValidationError("--default-accuracy must be > 0") }
   }
 
@@ -144,7 +146,8 @@ struct Run: AsyncParsableCommand {
       let agent = TrackerAgent(
         store: store,
         uploader: Uploader(
-          store: store, client: try connection.client(token: session.token), deviceID: session.deviceId),
+          store: store, client: try connection.client(token: session.token), deviceID: session.deviceId,
+          batchSize: batchSize),
         policy: ReportingPolicy(appState: mode, profile: accuracy), logger: logger)
       let json = self.json
       let summary = try await agent.run(source.fixes(defaultAccuracy: defaultAccuracy)) { fix, decision in
