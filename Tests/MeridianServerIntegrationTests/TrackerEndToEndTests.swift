@@ -38,7 +38,7 @@ struct TrackerEndToEndTests {
     return try await TrackerUploadTests.serverHistory(try server.client(token: session.token)).map(\.timestamp)
   }
 
-  @Test(.enabled(if: trackerExecutable != nil, "meridian-tracker is not built"))
+  @Test
   func killDashNineDuringUploadLosesAndDoublesNothing() async throws {
     let executable = try #require(trackerExecutable)
     try await TestServer.with { server in
@@ -74,7 +74,7 @@ struct TrackerEndToEndTests {
     }
   }
 
-  @Test(.enabled(if: trackerExecutable != nil, "meridian-tracker is not built"))
+  @Test
   func aProxyThatFailsAndLosesAnswersStillGetsEveryFixExactlyOnce() async throws {
     let executable = try #require(trackerExecutable)
     try await TestServer.with { server in
@@ -98,7 +98,7 @@ struct TrackerEndToEndTests {
     }
   }
 
-  @Test(.enabled(if: trackerExecutable != nil, "meridian-tracker is not built"))
+  @Test
   func aFriendsWatchSeesTheMovesAndABlacklistedUsersDoesNot() async throws {
     let executable = try #require(trackerExecutable)
     try await TestServer.with { server in
