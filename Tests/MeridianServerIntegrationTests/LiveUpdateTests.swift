@@ -155,6 +155,12 @@ struct LiveUpdateTests {
       let timestamps = try await bob.locations(on: annaChannel).map { $0.fixes.map(\.timestamp) }
       #expect(timestamps == [fixes.map(\.timestamp), [1_700_000_200_000]])
       #expect(try await carol.locations(on: annaChannel).isEmpty)
+
+      // The metrics count the open live connections and the events fanned out.
+      let metrics = String(decoding: try await server.client().send(API.metrics), as: UTF8.self)
+      #expect(metrics.contains("meridian_live_connections 2"), "\(metrics)")
+      let events = metrics.split(separator: "\n").first { $0.hasPrefix("meridian_live_events_total ") }
+      #expect(events.flatMap { Double($0.split(separator: " ").last ?? "") }.map { $0 >= 3 } == true, "\(metrics)")
     }
   }
 
