@@ -170,7 +170,7 @@ struct LiveUpdateTests {
       let (bobSession, _) = try await server.signUp("bob")
       let friends = try #require(try await anna.send(API.groups).groups.first { $0.kind == .friends })
       _ = try await anna.send(API.addMember, parameters: GroupMemberRef(groupID: friends.id, userID: bobSession.userId))
-      let until = Timestamp.milliseconds(Date()) + 800
+      let until = Timestamp.milliseconds(Date()) + 3000  // room for a loaded machine before the expiry
       _ = try await anna.send(API.shareUntil, body: SharingUntil(until: until))
       let annaChannel = try ChannelName.of(user: annaSession.userId)
       let bob = await LiveWatcher(server: server, token: bobSession.token)

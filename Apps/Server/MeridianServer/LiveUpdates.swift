@@ -20,6 +20,9 @@ public struct LiveUpdates: Sendable {
   private let store: any MeridianStore
   private let now: @Sendable () -> Int64
   private let metrics: ServerMetrics
+  /// Owners' privacy settings for the fan-out, dropped on every change made through the API (``enforce(owner:)``)
+  /// and after a few seconds anyway (changes made by another process, such as the admin CLI).
+  private let settingsCache = SettingsCache(lifetime: 5_000)
 
   /// A hub authenticating with the store's bearer tokens and authorizing with DomainKit's sharing rules.
   public init(
@@ -48,17 +51,33 @@ public struct LiveUpdates: Sendable {
   static func maySubscribe(_ viewer: UserID, to channel: ChannelName, store: any MeridianStore, now: Int64)
     async throws -> Bool
   {
+    let owner: UserID
+    switch channel.namespace {
+    case "user": owner = UserID(channel.id)
+    case "group":
+      guard let group = try await store.group(GroupID(channel.id)) else { return false }
+      owner = group.ownerID
+    default: return false
+    }
+    guard let settings = try await store.privacySettings(owner: owner) else { return false }
+    return mayReceive(viewer, channel, of: settings, at: now)
+  }
+
+  /// Whether `viewer` may receive the events of `channel`, one of the channels of the owner of `settings`:
+  /// `user:<owner>` when they may see the location; `group:<id>` when they own the group, or are a member of it,
+  /// it grants location and they may see the location.
+  static func mayReceive(_ viewer: UserID, _ channel: ChannelName, of settings: PrivacySettings, at now: Int64)
+    -> Bool
+  {
     switch channel.namespace {
     case "user":
-      guard let settings = try await store.privacySettings(owner: UserID(channel.id)) else { return false }
-      return Sharing.canSee(viewer, .location, of: settings, at: now)
+      return channel.id == settings.owner.rawValue && Sharing.canSee(viewer, .location, of: settings, at: now)
     case "group":
-      guard let group = try await store.group(GroupID(channel.id)), group.kind != .blacklist,
-        group.ownerID == viewer || group.members.contains(viewer),
-        let settings = try await store.privacySettings(owner: group.ownerID)
+      guard let group = settings.groups.first(where: { $0.id.rawValue == channel.id }), group.kind != .blacklist
       else { return false }
-      return group.ownerID == viewer
-        || (group.visibility.location && Sharing.canSee(viewer, .location, of: settings, at: now))
+      if viewer == settings.owner { return true }
+      return group.members.contains(viewer) && group.visibility.location
+        && Sharing.canSee(viewer, .location, of: settings, at: now)
     default:
       return false
     }
@@ -76,10 +95,11 @@ public struct LiveUpdates: Sendable {
   /// Revokes, on every channel of `owner` (including groups that no longer grant location), the live subscribers
   /// who may not see the owner's location now. Call after any change to the owner's sharing or groups.
   public func enforce(owner: UserID) async throws {
+    settingsCache.remove(owner)
     guard let settings = try await store.privacySettings(owner: owner) else { return }
     var channels = [ChannelName.user(owner.rawValue)].compactMap { $0 }
     channels += settings.groups.compactMap { ChannelName.group($0.id.rawValue) }
-    try await enforce(settings, on: channels)
+    await enforce(settings, on: channels)
   }
 
   /// Revokes a deleted group's channel from everyone.
@@ -88,12 +108,11 @@ public struct LiveUpdates: Sendable {
     await hub.revoke(channel, from: nil)
   }
 
-  private func enforce(_ settings: PrivacySettings, on channels: [ChannelName]) async throws {
+  private func enforce(_ settings: PrivacySettings, on channels: [ChannelName]) async {
     let time = now()
     for channel in channels {
       for principal in await hub.presence(of: channel) {
-        let viewer = UserID(principal.id)
-        if !(try await Self.maySubscribe(viewer, to: channel, store: store, now: time)) {
+        if !Self.mayReceive(UserID(principal.id), channel, of: settings, at: time) {
           await hub.revoke(channel, from: principal.id)
         }
       }
@@ -103,18 +122,19 @@ public struct LiveUpdates: Sendable {
   /// Fans each batch's fixes out to its owner's channels as one event, after revoking anyone who may no longer see
   /// them (a sharing expiry passes without any request). Batches that were all duplicates send nothing.
   func publish(_ batches: [FixInsertBatch], receipts: [FixReceipt]) async {
-    var settingsCache: [UserID: PrivacySettings?] = [:]
+    var enforced: Set<UserID> = []
     for (batch, receipt) in zip(batches, receipts) where receipt.accepted > 0 {
       do {
-        let settings: PrivacySettings?
-        if let cached = settingsCache[batch.userID] {
+        let time = now()
+        let settings: PrivacySettings
+        if let cached = settingsCache.settings(of: batch.userID, at: time) {
           settings = cached
         } else {
-          settings = try await store.privacySettings(owner: batch.userID)
-          settingsCache[batch.userID] = settings
-          if let settings { try await enforce(settings, on: Self.channels(of: settings)) }
+          guard let loaded = try await store.privacySettings(owner: batch.userID) else { continue }
+          settingsCache.store(loaded, at: time)
+          settings = loaded
         }
-        guard let settings else { continue }
+        if enforced.insert(batch.userID).inserted { await enforce(settings, on: Self.channels(of: settings)) }
         let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }
         let payload = try Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes))
         for channel in Self.channels(of: settings) {
@@ -130,5 +150,33 @@ public struct LiveUpdates: Sendable {
 
   static func payload(_ value: some Encodable) throws -> RealtimeKit.JSONValue {
     try JSONDecoder().decode(RealtimeKit.JSONValue.self, from: JSONEncoder().encode(value))
+  }
+}
+
+/// A small time-limited map of owners' privacy settings, shared by the fan-out's calls.
+final class SettingsCache: @unchecked Sendable {
+  private let lock = NSLock()
+  private var entries: [UserID: (settings: PrivacySettings, loadedAt: Int64)] = [:]
+  private let lifetime: Int64
+
+  /// A cache whose entries live `lifetime` milliseconds.
+  init(lifetime: Int64) { self.lifetime = lifetime }
+
+  func settings(of owner: UserID, at now: Int64) -> PrivacySettings? {
+    lock.withLock {
+      guard let entry = entries[owner], now - entry.loadedAt < lifetime else { return nil }
+      return entry.settings
+    }
+  }
+
+  func store(_ settings: PrivacySettings, at now: Int64) {
+    lock.withLock {
+      if entries.count > 10_000 { entries.removeAll(keepingCapacity: true) }
+      entries[settings.owner] = (settings, now)
+    }
+  }
+
+  func remove(_ owner: UserID) {
+    _ = lock.withLock { entries.removeValue(forKey: owner) }
   }
 }
