@@ -80,6 +80,7 @@ let package = Package(
       dependencies: [
         "MeridianAPI",
         .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
@@ -87,6 +88,8 @@ let package = Package(
         .product(name: "RealtimeKit", package: "RealtimeKit"),
         .product(name: "RealtimeKitWebSocketClient", package: "RealtimeKit"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
       ],
       path: "Apps/Tracker/MeridianTracker"),
     .executableTarget(
@@ -145,6 +148,8 @@ let package = Package(
         .product(name: "RealtimeKitWebSocketClient", package: "RealtimeKit"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
       ],
       path: "Tests/MeridianServerIntegrationTests"),
     // Apps: the operators' CLI

@@ -71,6 +71,8 @@ struct TrackerEndToEndTests {
       let report = try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any]
       #expect(report?["queued"] as? Int == 0)
       #expect(report?["history"] as? Int == expected.count)
+      let history = state.appendingPathComponent("history.sqlite").path
+      #expect(try FileManager.default.attributesOfItem(atPath: history)[.posixPermissions] as? Int == 0o600)
     }
   }
 

@@ -7,6 +7,12 @@ public enum FixSource: Sendable {
   case replay(URL, format: FileFormat, speed: Double, keepTimes: Bool)
   /// JSON lines on standard input, one `LocationFix` object per line.
   case standardInput
+  /// A simulated walk or drive, paced `speed` times faster than real time (0 = no waiting). Fixes are one
+  /// interval apart on the simulated clock, which is set so that no fix is in the future: in real time the trip
+  /// starts now; faster (or at once) it ends when the run ends.
+  case simulate(SimulatedRoute, speed: Double)
+  /// A GPS read through gpsd (its JSON protocol's TPV reports), reconnecting whenever the connection drops.
+  case gpsd(GPSDEndpoint)
 
   /// The track file formats a replay reads.
   public enum FileFormat: String, Sendable, CaseIterable {
@@ -57,6 +63,25 @@ public enum FixSource: Sendable {
         }
         continuation.onTermination = { _ in task.cancel() }
       }
+    case .simulate(let route, let speed):
+      return AsyncThrowingStream { continuation in
+        let task = Task {
+          do {
+            let now = Timestamp.milliseconds(Date())
+            let early = speed == 0 ? 1 : max(0, 1 - 1 / speed)  // the share of the trip that is in the past
+            let start = now - Int64((route.duration * 1000 * early).rounded())
+            try await Self.replay(
+              route.fixes(start: start), speed: speed, keepTimes: true, defaultAccuracy: defaultAccuracy
+            ) { continuation.yield($0) }
+            continuation.finish()
+          } catch {
+            continuation.finish(throwing: error)
+          }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+      }
+    case .gpsd(let endpoint):
+      return GPSDClient(endpoint: endpoint).fixes(defaultAccuracy: defaultAccuracy)
     }
   }
 

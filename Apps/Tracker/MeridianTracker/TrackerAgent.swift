@@ -92,7 +92,7 @@ public struct TrackerAgent: Sendable {
         let progress = try await uploader.drain()
         uploaded += progress.acknowledged
         if progress.acknowledged > 0 {
-          logger.info("uploaded", metadata: ["fixes": "\(progress.acknowledged)", "total": "\(uploaded)"])
+          logger.debug("uploaded", metadata: ["fixes": "\(progress.acknowledged)", "total": "\(uploaded)"])
         }
         failures = 0
         if finished { return uploaded }

@@ -30,6 +30,16 @@ public struct TrackerStateDirectory: Sendable {
     try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: url.path)
   }
 
+  /// Opens (creating and migrating) the history, readable by the owner only, like the rest of the directory.
+  public func openHistory() throws -> TrackerStore {
+    try prepare()
+    let store = try TrackerStore.open(at: historyPath)
+    for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: historyPath + suffix) {
+      try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: historyPath + suffix)
+    }
+    return store
+  }
+
   /// The saved sign-in, or nil before `login`.
   public func loadSession() throws -> TrackerSession? {
     guard FileManager.default.fileExists(atPath: sessionURL.path) else { return nil }

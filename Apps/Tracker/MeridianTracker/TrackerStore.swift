@@ -54,6 +54,7 @@ public struct TrackerStore: Sendable {
           value TEXT NOT NULL
         );
         """))
+    migrator.append(historyIndexesMigration)
     return migrator
   }
 

@@ -9,7 +9,7 @@ struct MeridianTrackerCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "meridian-tracker",
     abstract: "The Meridian device agent: records, filters, stores and uploads positions.",
-    subcommands: [Login.self, Run.self, Watch.self, Status.self])
+    subcommands: [Login.self, Run.self, Watch.self, Status.self, History.self])
 }
 
 /// Options every command shares.
@@ -109,6 +109,7 @@ struct Run: AsyncParsableCommand {
   @Option(help: "Replay a CSV track.") var csv: String?
   @Option(help: "Replay a GeoJSON track.") var geojson: String?
   @Flag(help: "Read JSON fixes, one per line, from standard input.") var stdin = false
+  @OptionGroup var live: LiveSourceOptions
   @Option(help: "Replay this many times faster than recorded (0: as fast as possible).") var speed: Double = 1
   @Flag(help: "Keep the track's own times instead of replaying it as happening now.") var keepTimes = false
   @Option(help: "foreground (every fix), background (10 m) or closed (100 m).") var mode: AppState = .foreground
@@ -120,14 +121,17 @@ struct Run: AsyncParsableCommand {
   @Option(help: "Fixes per upload request (1…1000).") var batchSize = 500
 
   func validate() throws {
-    let sources = [gpx != nil, csv != nil, geojson != nil, stdin].filter { $0 }.count
-    guard sources == 1 else { throw ValidationError("give exactly one source: --gpx, --csv, --geojson or --stdin") }
+    let sources = [gpx != nil, csv != nil, geojson != nil, stdin].filter { $0 }.count + live.count
+    guard sources == 1 else {
+      throw ValidationError("give exactly one source: --gpx, --csv, --geojson, --stdin, --simulate or --gpsd")
+    }
     guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more") }
     guard (1...1000).contains(batchSize) else { throw ValidationError("--batch-size must be between 1 and 1000") }
     guard defaultAccuracy > 0, defaultAccuracy.isFinite else { throw ValidationError("--default-accuracy must be > 0") }
   }
 
   var source: FixSource {
+    if let simulatedOrGPSD = try? live.source(speed: speed) { return simulatedOrGPSD }
     if let gpx { return .replay(URL(fileURLWithPath: gpx), format: .gpx, speed: speed, keepTimes: keepTimes) }
     if let csv { return .replay(URL(fileURLWithPath: csv), format: .csv, speed: speed, keepTimes: keepTimes) }
     if let geojson {
@@ -139,7 +143,7 @@ struct Run: AsyncParsableCommand {
   func run() async throws {
     try await reportingErrors {
       let session = try options.session()
-      let store = try TrackerStore.open(at: options.directory.historyPath)
+      let store = try options.directory.openHistory()
       let connection = try TrackerConnection(server: session.server)
       var logger = Logger(label: "meridian-tracker")
       logger.logLevel = json ? .warning : .info
@@ -265,7 +269,7 @@ struct Status: AsyncParsableCommand {
   func run() async throws {
     try await reportingErrors {
       let session = try options.session()
-      let store = try TrackerStore.open(at: options.directory.historyPath)
+      let store = try options.directory.openHistory()
       let (history, queued) = try await store.counts()
       let lastUpload = try await store.value("last_upload").flatMap(Int64.init)
       if json {
