@@ -128,6 +128,7 @@ let package = Package(
       name: "MeridianServerTests",
       dependencies: [
         "MeridianServer", "MeridianAPI",
+        .product(name: "RealtimeKit", package: "RealtimeKit"),
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

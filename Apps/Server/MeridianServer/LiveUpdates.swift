@@ -136,7 +136,7 @@ public struct LiveUpdates: Sendable {
         }
         if enforced.insert(batch.userID).inserted { await enforce(settings, on: Self.channels(of: settings)) }
         let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }
-        let payload = try Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes))
+        let payload = Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes))
         for channel in Self.channels(of: settings) {
           await hub.publish(payload, to: channel)
           metrics.liveEvents.increment()
@@ -148,8 +148,39 @@ public struct LiveUpdates: Sendable {
     }
   }
 
-  static func payload(_ value: some Encodable) throws -> RealtimeKit.JSONValue {
-    try JSONDecoder().decode(RealtimeKit.JSONValue.self, from: JSONEncoder().encode(value))
+  /// The event payload of `location`: its JSON form (`LiveLocation`'s and `LocationFix`'s wire names) built directly,
+  /// without a JSON encoder and decoder round trip for every batch.
+  static func payload(_ location: LiveLocation) -> RealtimeKit.JSONValue {
+    .object([
+      "userId": .string(location.userId.rawValue), "deviceId": .string(location.deviceId.rawValue),
+      "fixes": .array(location.fixes.map(json)),
+    ])
+  }
+
+  /// A fix as `LocationFix`'s `Codable` form writes it (absent values left out).
+  static func json(_ fix: LocationFix) -> RealtimeKit.JSONValue {
+    var object: [String: RealtimeKit.JSONValue] = [
+      "timestamp": .int(fix.timestamp), "latitude": .double(fix.latitude), "longitude": .double(fix.longitude),
+      "kind": .string(fix.kind.rawValue),
+    ]
+    func set(_ key: String, _ value: Double?) { if let value { object[key] = .double(value) } }
+    if let device = fix.deviceID { object["deviceId"] = .string(device.rawValue) }
+    set("horizontalAccuracy", fix.horizontalAccuracy)
+    set("verticalAccuracy", fix.verticalAccuracy)
+    set("altitude", fix.altitude)
+    set("speed", fix.speed)
+    set("speedAccuracy", fix.speedAccuracy)
+    set("course", fix.course)
+    set("batteryLevel", fix.batteryLevel)
+    if let floor = fix.floor { object["floor"] = .int(Int64(floor)) }
+    if let state = fix.batteryState { object["batteryState"] = .string(state.rawValue) }
+    if let trigger = fix.trigger { object["trigger"] = .string(trigger.rawValue) }
+    if let refined = fix.refinedBy {
+      var link: [String: RealtimeKit.JSONValue] = ["timestamp": .int(refined.timestamp)]
+      if let device = refined.deviceID { link["deviceId"] = .string(device.rawValue) }
+      object["refinedBy"] = .object(link)
+    }
+    return .object(object)
   }
 }
 

@@ -1,0 +1,42 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import RealtimeKit
+import Testing
+
+@testable import MeridianServer
+
+/// The live event payload is built by hand for speed; it must read back as exactly the `LiveLocation` it stands for.
+@Suite struct LivePayloadTests {
+  @Test func handBuiltPayloadDecodesAsTheLocation() throws {
+    let full = try LocationFix(
+      deviceID: "phone", timestamp: 1_700_000_000_123, latitude: 50.45, longitude: -0.000_1, horizontalAccuracy: 4.5,
+      verticalAccuracy: 3, altitude: -12.25, speed: 1.4, speedAccuracy: 0.2, course: 359.9, floor: -2,
+      batteryLevel: 0.5, batteryState: .charging, kind: .visit, trigger: .manual,
+      refinedBy: FixID(deviceID: "watch", timestamp: 1_700_000_000_000))
+    let bare = try LocationFix(timestamp: 1_700_000_001_000, latitude: 0, longitude: 180)
+    let refinedWithoutDevice = try LocationFix(
+      timestamp: 1_700_000_002_000, latitude: -90, longitude: 10, refinedBy: FixID(deviceID: nil, timestamp: 1))
+    let location = LiveLocation(userId: "anna", deviceId: "phone", fixes: [full, bare, refinedWithoutDevice])
+
+    let payload = LiveUpdates.payload(location)
+    let viaPayload = try JSONDecoder().decode(LiveLocation.self, from: JSONEncoder().encode(payload))
+    #expect(viaPayload == location)
+    // And it is the same JSON value the Codable form produces.
+    let viaCodable = try JSONDecoder().decode(RealtimeKit.JSONValue.self, from: JSONEncoder().encode(location))
+    #expect(
+      try JSONDecoder().decode(LiveLocation.self, from: JSONEncoder().encode(viaCodable))
+        == JSONDecoder().decode(LiveLocation.self, from: JSONEncoder().encode(payload)))
+    #expect(Set(Self.keys(payload)) == Set(Self.keys(viaCodable)))
+  }
+
+  /// Every key path in a JSON value, e.g. `fixes.refinedBy.deviceId`.
+  static func keys(_ value: RealtimeKit.JSONValue, prefix: String = "") -> [String] {
+    switch value {
+    case .object(let object):
+      object.flatMap { key, child in [prefix + key] + keys(child, prefix: prefix + key + ".") }
+    case .array(let items): items.flatMap { keys($0, prefix: prefix) }
+    default: []
+    }
+  }
+}
