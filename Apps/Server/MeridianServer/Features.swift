@@ -92,7 +92,9 @@ struct Features: Sendable {
       }
     }
     routes.on(API.visibleUsers) { call in try await visibleUsers(viewer: call.authenticated()) }
-    routes.on(API.postFixes) { call in try await postFixes(call.authenticated(), call.body) }
+    routes.on(API.postFixes) { call in
+      try await postFixes(call.authenticated(), call.body, idempotency: call.idempotency)
+    }
     routes.on(API.userLocation) { call in try await userLocation(viewer: call.authenticated(), of: call.parameters.id) }
     routes.on(API.history) { call in try await history(call.authenticated(), call.parameters) }
     routes.on(API.deleteHistory) { call in
@@ -379,7 +381,7 @@ struct Features: Sendable {
 
   // MARK: Fixes and history
 
-  func postFixes(_ user: UserID, _ batch: FixBatch) async throws -> FixReceipt {
+  func postFixes(_ user: UserID, _ batch: FixBatch, idempotency: IdempotencyClaim? = nil) async throws -> FixReceipt {
     guard (1...1000).contains(batch.fixes.count) else {
       throw APIError.invalidRequest("Send between 1 and 1000 fixes per request (got \(batch.fixes.count)).")
     }
@@ -391,7 +393,8 @@ struct Features: Sendable {
       throw APIError(
         status: 403, code: .deviceNotOwned, message: "The device '\(device)' is registered to another account.")
     }
-    return try await writer.submit(FixInsertBatch(userID: user, deviceID: DeviceID(device), fixes: batch.fixes))
+    return try await writer.submit(
+      FixInsertBatch(userID: user, deviceID: DeviceID(device), fixes: batch.fixes, idempotency: idempotency))
   }
 
   func userLocation(viewer: UserID, of user: UserID) async throws -> UserLocation {

@@ -112,6 +112,7 @@ public final class FixWriter: Service, Sendable {
         for (job, receipt) in zip(slice, receipts) {
           metrics.fixesAccepted.increment(by: Int64(receipt.accepted))
           metrics.fixesDuplicate.increment(by: Int64(receipt.duplicates))
+          job.batch.idempotency?.markStored()
           job.continuation.resume(returning: receipt)
         }
         if onCommit != nil { committedContinuation.yield((slice.map(\.batch), receipts)) }

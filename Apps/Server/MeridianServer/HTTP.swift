@@ -85,6 +85,9 @@ public struct RouteCall<Parameters: Sendable, Body: Sendable>: Sendable {
   public let clientAddress: String
   /// The request's logger.
   public let logger: Logger
+  /// The request's `Idempotency-Key` on `.key` endpoints; a handler that stores the answer itself (in the same
+  /// transaction as its effect) marks it, and the route then doesn't store it again.
+  public var idempotency: IdempotencyClaim? = nil
 
   /// The signed-in user; throws `token_invalid` on an endpoint without authentication.
   public func authenticated() throws(APIError) -> UserID {
@@ -121,7 +124,7 @@ struct RouteRegistrar {
     let prepare = preparation(for: endpoint)
     let usesKey = endpoint.idempotency == .key
     router.on(RouterPath(endpoint.pathTemplate), method: endpoint.method) { request, context in
-      let call = try await prepare(request, context)
+      var call = try await prepare(request, context)
       let key = usesKey ? request.headers[.idempotencyKey] : nil
       if let key, key.isEmpty || key.utf8.count > 255 {
         throw APIError.invalidRequest("The Idempotency-Key header must have 1 to 255 characters.")
@@ -133,6 +136,9 @@ struct RouteRegistrar {
         : SecretHash.sha256("\(endpoint.method.rawValue) \(request.uri.path)\n" + (try Self.canonicalJSON(call.body)))
       let answer: (status: HTTPResponse.Status, body: Data?)
       if let key, let user = call.user {
+        let claim = IdempotencyClaim(key: key, requestHash: fingerprint)
+        call.idempotency = claim
+        let call = call
         answer = try await keyLocks.withLock(user.rawValue + "\n" + key) {
           if let stored = try await store.idempotentResponse(userID: user, key: key) {
             guard stored.requestHash == fingerprint else {
@@ -144,7 +150,7 @@ struct RouteRegistrar {
             return (HTTPResponse.Status(code: stored.status), stored.body)
           }
           let encoded = try Self.encode(try await handler(call))
-          if let encoded {
+          if let encoded, !claim.isStored {
             try await store.saveIdempotentResponse(
               StoredResponse(requestHash: fingerprint, status: status.code, body: encoded), userID: user, key: key,
               now: clock())

@@ -278,7 +278,16 @@ public struct SQLiteStore: MeridianStore {
           }
         }
         let accepted = db.totalChangesCount - before
-        receipts.append(FixReceipt(accepted: accepted, duplicates: batchRows.count - accepted))
+        let receipt = FixReceipt(accepted: accepted, duplicates: batchRows.count - accepted)
+        receipts.append(receipt)
+        if let claim = batch.idempotency {
+          try db.execute(
+            sql: """
+              INSERT OR IGNORE INTO idempotency_keys(user_id, key, request_hash, status, body, created_at)
+              VALUES (?, ?, ?, 200, ?, ?)
+              """,
+            arguments: [batch.userID.rawValue, claim.key, claim.requestHash, try JSONEncoder().encode(receipt), now])
+        }
       }
       return receipts
     }

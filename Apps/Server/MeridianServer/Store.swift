@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import GeoKit
 import MeridianAPI
+import Synchronization
 
 /// Everything the server keeps, behind one interface so that a PostgreSQL implementation can replace
 /// ``SQLiteStore`` without touching the routes.
@@ -133,12 +134,36 @@ public struct FixInsertBatch: Sendable {
   public var deviceID: DeviceID
   /// The validated fixes.
   public var fixes: [LocationFix]
+  /// The request's `Idempotency-Key` and fingerprint: the answer (the receipt as JSON, status 200) is stored with
+  /// the fixes in the same transaction, so it is never stored without them and costs no transaction of its own.
+  public var idempotency: IdempotencyClaim?
   /// A batch.
-  public init(userID: UserID, deviceID: DeviceID, fixes: [LocationFix]) {
+  public init(userID: UserID, deviceID: DeviceID, fixes: [LocationFix], idempotency: IdempotencyClaim? = nil) {
     self.userID = userID
     self.deviceID = deviceID
     self.fixes = fixes
+    self.idempotency = idempotency
   }
+}
+
+/// A request's `Idempotency-Key`, whose answer the handler stores itself (``RouteCall/idempotency``).
+public final class IdempotencyClaim: Sendable {
+  /// The key.
+  public let key: String
+  /// The request's fingerprint (method, path, canonical body).
+  public let requestHash: String
+  private let stored = Mutex(false)
+
+  init(key: String, requestHash: String) {
+    self.key = key
+    self.requestHash = requestHash
+  }
+
+  /// Marks the answer as stored by the handler, so the route doesn't store it again.
+  public func markStored() { stored.withLock { $0 = true } }
+
+  /// Whether the handler stored the answer.
+  public var isStored: Bool { stored.withLock { $0 } }
 }
 
 /// A position in the history: the fix's timestamp and its row, so that pages never skip or repeat.
