@@ -5,7 +5,7 @@ extension SQLiteSchema {
   static let venueLanguages = ["en", "ru", "uk"]
 
   /// The localized fields: `venues.name` and `venues.description`, each with one column per language.
-  static let localization: LocalizationRegistry = {
+  public static let localization: LocalizationRegistry = {
     var registry = LocalizationRegistry()
     registry.register(table: "venues", fields: ["name", "description"])
     return registry

@@ -1,0 +1,178 @@
+import ArgumentParser
+import DomainKit
+import Foundation
+import MeridianServer
+
+/// `meridian-admin`: the operators' CLI, run on the server's machine against its SQLite database.
+public struct AdminCommand: AsyncParsableCommand {
+  /// The commands.
+  public static let configuration = CommandConfiguration(
+    commandName: "meridian-admin",
+    abstract: "Operate a Meridian server's database: migrations, backups, users, history, retention, venues.",
+    discussion: """
+      The database is --database PATH, else MERIDIAN_DATABASE, else ./data/meridian.sqlite (as for \
+      meridian-server). Every command prints a readable table, or JSON with --json. Destructive commands need --yes.
+
+      Exit codes: 0 success; 1 failure (including problems found by `db check` and `i18n check`); 2 usage error \
+      (bad option, missing --yes); 3 not found (user, token, venue, database or input file).
+      """,
+    subcommands: [
+      DatabaseCommand.self, UsersCommand.self, TokensCommand.self, GroupsCommand.self, HistoryCommand.self,
+      RetentionCommand.self, VenuesCommand.self, PromotionsCommand.self, StatsCommand.self, I18nCommand.self,
+    ])
+
+  /// Required by ArgumentParser.
+  public init() {}
+}
+
+/// Options every command takes.
+public struct GlobalOptions: ParsableArguments, Sendable {
+  @Option(help: "SQLite database file (MERIDIAN_DATABASE, default ./data/meridian.sqlite).")
+  public var database: String?
+
+  @Flag(help: "Print JSON instead of a table.")
+  public var json = false
+
+  /// Required by ArgumentParser.
+  public init() {}
+
+  /// The database path: the flag, else `MERIDIAN_DATABASE`, else the server's default.
+  public var databasePath: String {
+    if let database { return database }
+    if let value = ProcessInfo.processInfo.environment["MERIDIAN_DATABASE"], !value.isEmpty { return value }
+    return ServerConfiguration().databasePath
+  }
+
+  /// Opens the database (existing, schema up to date).
+  public func open() throws -> AdminDatabase { try AdminDatabase.open(path: databasePath) }
+
+  /// Prints `value` as JSON with `--json`, else `text()`.
+  public func emit(_ value: some Encodable, _ text: () -> String) throws {
+    if json { try Console.json(value) } else { Console.print(text()) }
+  }
+}
+
+/// Runs the CLI and maps every outcome to a documented exit code.
+public enum AdminCLI {
+  /// Parses `arguments` (without the program name), runs the command and returns the exit code.
+  public static func main(_ arguments: [String]) async -> Int32 {
+    do {
+      var command = try AdminCommand.parseAsRoot(arguments)
+      if var command = command as? any AsyncParsableCommand {
+        try await command.run()
+      } else {
+        try command.run()
+      }
+      return ExitStatus.ok
+    } catch let error as ExitCode {
+      return error.rawValue
+    } catch let error as AdminError {
+      Console.error("error: \(error.message)")
+      return error.exitCode
+    } catch {
+      let code = AdminCommand.exitCode(for: error)
+      let message = AdminCommand.fullMessage(for: error)
+      if code == .success {
+        if !message.isEmpty { Console.print(message) }
+        return ExitStatus.ok
+      }
+      if code == .validationFailure {
+        Console.error(message)
+        return ExitStatus.usage
+      }
+      Console.error("error: \(message)")
+      return ExitStatus.failure
+    }
+  }
+}
+
+/// Refuses to run a destructive command without `--yes`.
+func requireConfirmation(_ yes: Bool, _ what: String) throws(AdminError) {
+  guard yes else { throw .usage("\(what) can't be undone; pass --yes to confirm (or --dry-run where offered).") }
+}
+
+// MARK: stats
+
+struct StatsCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "stats", abstract: "Users, devices, fixes per day for the last 7 days, database size.")
+
+  @OptionGroup var options: GlobalOptions
+
+  @Option(help: "Days of fixes per day to show.")
+  var days = 7
+
+  func run() async throws {
+    guard (1...366).contains(days) else { throw AdminError.usage("--days must be 1…366.") }
+    let database = try options.open()
+    let statistics = try await database.statistics(now: Timestamp.milliseconds(Date()), days: days)
+    try options.emit(statistics) {
+      var table = TextTable(["what", "count"])
+      table.add(["users", "\(statistics.users) (\(statistics.disabledUsers) disabled)"])
+      table.add(["devices", "\(statistics.devices)"])
+      table.add(["fixes", "\(statistics.fixes)"])
+      table.add(["active tokens", "\(statistics.activeTokens)"])
+      table.add(["venues", "\(statistics.venues)"])
+      table.add(["promotions", "\(statistics.promotions)"])
+      table.add(["database", AdminFormat.bytes(statistics.databaseBytes)])
+      table.add(["free in database", AdminFormat.bytes(statistics.freeBytes)])
+      table.add(["write-ahead log", AdminFormat.bytes(statistics.walBytes)])
+      var perDay = TextTable(["day (UTC)", "fixes"])
+      for day in statistics.fixesPerDay { perDay.add([day.day, "\(day.fixes)"]) }
+      return table.text + "\n\n" + perDay.text
+    }
+  }
+}
+
+// MARK: retention
+
+struct RetentionCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "retention", abstract: "Delete old location history.", subcommands: [Apply.self])
+
+  struct Apply: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Delete fixes older than a duration, in small batches that never block the server's writers for long.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "Delete fixes older than this: 365d, 8w, 12h, 30m.")
+    var olderThan: String
+
+    @Option(help: "Rows per write transaction.")
+    var batchSize = 1000
+
+    @Flag(help: "Only count what would be deleted.")
+    var dryRun = false
+
+    @Flag(help: "Confirm the deletion.")
+    var yes = false
+
+    func run() async throws {
+      let age = try AdminFormat.parseDuration(olderThan, option: "--older-than")
+      guard (1...100_000).contains(batchSize) else { throw AdminError.usage("--batch-size must be 1…100000.") }
+      if !dryRun { try requireConfirmation(yes, "retention apply") }
+      let database = try options.open()
+      let cutoff = Timestamp.milliseconds(Date()) - age
+      let report: RetentionReport
+      if dryRun {
+        report = try await database.retentionPreview(olderThan: cutoff)
+      } else {
+        report = try await database.applyRetention(olderThan: cutoff, batchSize: batchSize) { deleted in
+          Console.progress("deleted \(deleted) fixes…")
+        }
+        Console.endProgress()
+      }
+      try options.emit(report) {
+        let verb = report.dryRun ? "Would delete" : "Deleted"
+        var text =
+          "\(verb) \(report.deleted) fixes of \(report.users) users older than \(AdminFormat.time(report.cutoff))"
+        if !report.dryRun { text += " in \(report.batches) batches" }
+        if report.deleted > 0 {
+          text += " (from \(AdminFormat.time(report.oldest)) to \(AdminFormat.time(report.newest)))"
+        }
+        return text + "."
+      }
+    }
+  }
+}

@@ -1,0 +1,195 @@
+import ArgumentParser
+import DomainKit
+import Foundation
+import MeridianAPI
+import MeridianServer
+
+/// History files: the formats `history export` writes (the server's export formats) and `history import` reads.
+public typealias HistoryFileFormat = HistoryExportFormat
+
+extension HistoryExportFormat: ExpressibleByArgument {
+  /// The format of a file by its extension (`.json` is GeoJSON).
+  public init?(fileExtension: String) {
+    switch fileExtension.lowercased() {
+    case "gpx": self = .gpx
+    case "csv": self = .csv
+    case "geojson", "json": self = .geojson
+    default: return nil
+    }
+  }
+}
+
+/// Reading and writing a user's history through the server's store.
+public enum HistoryTransfer {
+  /// Fixes inserted per transaction on import.
+  public static let importBatch = 1000
+
+  /// Every fix of `user` in `range`, oldest first.
+  public static func fixes(of user: UserID, in range: TimeRange, store: SQLiteStore) async throws -> [LocationFix] {
+    try await HistoryExport.fixes(of: user, matching: HistoryFilter(range: range), store: store)
+  }
+
+  /// The fixes as a document: GPX with one track per device, CSV, or GeoJSON points (as the server's export).
+  public static func document(_ fixes: [LocationFix], format: HistoryFileFormat) -> String {
+    HistoryExport.document(fixes, format: format, creator: "meridian-admin")
+  }
+
+  /// Reads a whole file; a bad record throws a `FormatError` naming its line, before anything is stored.
+  public static func read(_ url: URL, format: HistoryFileFormat) throws -> [LocationFix] {
+    var fixes: [LocationFix] = []
+    switch format {
+    case .gpx: try GPX.read(contentsOf: url) { fixes.append($0.fix) }
+    case .csv: try CSVReader.read(contentsOf: url) { fixes.append($0) }
+    case .geojson: try GeoJSONReader.read(contentsOf: url) { fixes.append($0) }
+    }
+    return fixes
+  }
+}
+
+struct HistoryCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "history", abstract: "Export and import a user's location history.",
+    subcommands: [Export.self, Import.self])
+
+  struct ExportOutput: Codable {
+    var user: String
+    var format: String
+    var file: String
+    var fixes: Int
+  }
+
+  struct Export: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Write a user's history as GPX, CSV or GeoJSON (to standard output, or --output FILE).")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "User id, email address or phone number.")
+    var user: String
+
+    @Option(help: "gpx, csv or geojson.")
+    var format: HistoryFileFormat
+
+    @Option(help: "From this time on (2026-11-01, 2026-11-01T08:00:00Z or epoch ms).")
+    var from: String?
+
+    @Option(help: "Before this time (exclusive).")
+    var to: String?
+
+    @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
+    var output: String?
+
+    func run() async throws {
+      if options.json && output == nil {
+        throw AdminError.usage("--json prints a summary, so it needs --output FILE for the document.")
+      }
+      let range = TimeRange(
+        start: try from.map { try AdminFormat.parseTime($0, option: "--from") },
+        end: try to.map { try AdminFormat.parseTime($0, option: "--to") })
+      if let start = range.start, let end = range.end, start >= end {
+        throw AdminError.usage("--from must be before --to.")
+      }
+      let database = try options.open()
+      let id = try await database.resolveUser(user)
+      let fixes = try await HistoryTransfer.fixes(of: id, in: range, store: database.store)
+      let document = HistoryTransfer.document(fixes, format: format)
+      guard let output else {
+        FileHandle.standardOutput.write(Data(document.utf8))
+        return
+      }
+      try Data(document.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+      let summary = ExportOutput(user: id.rawValue, format: format.rawValue, file: output, fixes: fixes.count)
+      try options.emit(summary) { "Wrote \(fixes.count) fixes of \(id) to \(output)." }
+    }
+  }
+
+  struct ImportOutput: Codable {
+    var user: String
+    var file: String
+    var read: Int
+    var accepted: Int
+    var duplicates: Int
+    var devices: [String]
+  }
+
+  struct Import: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Merge a GPX, CSV or GeoJSON file into a user's history; fixes already stored are skipped.",
+      discussion: """
+        The whole file is read and checked first: a bad record names its line and nothing is stored. Fixes are
+        identified by device and timestamp, so importing the same file twice stores nothing the second time.
+        """)
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "User id, email address or phone number.")
+    var user: String
+
+    @Argument(help: "The file (.gpx, .csv, .geojson or .json).")
+    var file: String
+
+    @Option(help: "gpx, csv or geojson (default: by the file's extension).")
+    var format: HistoryFileFormat?
+
+    @Option(
+      help: "Store every fix under this device (default: the file's device ids, else import-<user id>).")
+    var device: String?
+
+    func run() async throws {
+      let url = URL(fileURLWithPath: file)
+      guard FileManager.default.fileExists(atPath: url.path) else {
+        throw AdminError.notFound("There is no file \(file).")
+      }
+      guard let format = format ?? HistoryFileFormat(fileExtension: url.pathExtension) else {
+        throw AdminError.usage("Can't tell the format of \(file) from its extension; pass --format gpx|csv|geojson.")
+      }
+      let database = try options.open()
+      let id = try await database.resolveUser(user)
+      let fallback = DeviceID("import-\(id.rawValue)")
+      let read: [LocationFix]
+      do {
+        read = try HistoryTransfer.read(url, format: format)
+      } catch let error as FormatError {
+        throw AdminError.failure("\(file): \(error.description). Nothing was imported.")
+      }
+      var byDevice: [DeviceID: [LocationFix]] = [:]
+      for var fix in read {
+        let deviceID = device.map { DeviceID($0) } ?? fix.deviceID ?? fallback
+        fix.deviceID = deviceID
+        byDevice[deviceID, default: []].append(fix)
+      }
+      let devices = byDevice.keys.sorted()
+      for deviceID in devices {
+        if let owner = try await database.store.deviceOwner(deviceID), owner != id {
+          throw AdminError.failure(
+            "Device '\(deviceID)' belongs to another user; pass --device to import under another device. "
+              + "Nothing was imported.")
+        }
+      }
+      let now = Timestamp.milliseconds(Date())
+      var accepted = 0
+      var duplicates = 0
+      for deviceID in devices {
+        guard try await database.store.claimDevice(deviceID, owner: id, now: now) else {
+          throw AdminError.failure("Device '\(deviceID)' was just claimed by another user.")
+        }
+        let fixes = byDevice[deviceID] ?? []
+        for start in stride(from: 0, to: fixes.count, by: HistoryTransfer.importBatch) {
+          let batch = Array(fixes[start..<min(start + HistoryTransfer.importBatch, fixes.count)])
+          let receipts = try await database.store.insertFixes(
+            [FixInsertBatch(userID: id, deviceID: deviceID, fixes: batch)], now: now)
+          accepted += receipts.reduce(0) { $0 + $1.accepted }
+          duplicates += receipts.reduce(0) { $0 + $1.duplicates }
+          Console.progress("imported \(accepted + duplicates) of \(read.count) fixes…")
+        }
+      }
+      Console.endProgress()
+      let output = ImportOutput(
+        user: id.rawValue, file: file, read: read.count, accepted: accepted, duplicates: duplicates,
+        devices: devices.map(\.rawValue))
+      try options.emit(output) {
+        "Imported \(accepted) new fixes of \(read.count) into \(id)'s history (\(duplicates) already stored)."
+      }
+    }
+  }
+}

@@ -1,0 +1,524 @@
+import ArgumentParser
+import DomainKit
+import Foundation
+import GRDB
+import GeoKit
+import MeridianAPI
+import MeridianServer
+import PersistenceKit
+
+/// Reads venue files for `venues import`: CSV with one column per language, or GeoJSON points.
+///
+/// CSV columns (header names, any order): `id`, `latitude`, `longitude` (required), `name` (English) and/or
+/// `name_<lang>` (at least one name per row), `description`/`description_<lang>`, `type`, `address`, `city`, `site`,
+/// `phone`, `email`, `logo_url`, `time_zone`, `keywords` (separated by `;`), `rating_sum`, `rating_count`.
+/// GeoJSON: a `FeatureCollection` of `Point` features whose `properties` hold the same fields (`id` may be the
+/// feature's `id`; `name`/`description` may be an object `{"en": …, "uk": …}`; `venueType`, `logoUrl`, `timeZone`
+/// are accepted too).
+public enum VenueFile {
+  /// A bad record: where it is and what was wrong.
+  public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
+    /// `line 4` (CSV) or `feature 3` (GeoJSON).
+    public var location: String
+    /// The field at fault, if one.
+    public var field: String?
+    /// What was wrong.
+    public var message: String
+
+    /// `line 4, field 'latitude': …`.
+    public var description: String { location + (field.map { ", field '\($0)'" } ?? "") + ": " + message }
+  }
+
+  /// Reads every venue of `data` (`.csv` or `.geojson`/`.json` by `fileExtension`); the first bad record throws.
+  public static func read(_ data: Data, fileExtension: String) throws -> [VenueRecord] {
+    switch fileExtension.lowercased() {
+    case "csv": return try readCSV(data)
+    case "geojson", "json": return try readGeoJSON(data)
+    default:
+      throw Problem(location: "file", field: nil, message: "use a .csv, .geojson or .json file")
+    }
+  }
+
+  static let plainColumns: Set<String> = [
+    "id", "latitude", "longitude", "name", "description", "type", "address", "city", "site", "phone", "email",
+    "logo_url", "time_zone", "keywords", "rating_sum", "rating_count",
+  ]
+  static let aliases = ["lat": "latitude", "lon": "longitude", "lng": "longitude", "venue_type": "type"]
+
+  /// Reads CSV; errors name the 1-based line.
+  public static func readCSV(_ data: Data) throws -> [VenueRecord] {
+    var parser = CSVRecordParser(format: .csv)
+    var header: [String]?
+    var records: [VenueRecord] = []
+    var seen: [String: Int] = [:]
+    let handle: ([String], Int) throws -> Void = { cells, line in
+      guard let columns = header else {
+        var names: [String] = []
+        for (index, raw) in cells.enumerated() {
+          var name = raw.trimmingCharacters(in: .whitespaces).lowercased()
+          if index == 0, name.hasPrefix("\u{FEFF}") { name.removeFirst() }
+          name = aliases[name] ?? name
+          if !plainColumns.contains(name) && localizedColumn(name) == nil {
+            throw Problem(
+              location: "line \(line)", field: name,
+              message: "unknown column; use id, latitude, longitude, name_<lang>, description_<lang>, type, …")
+          }
+          if names.contains(name) { throw Problem(location: "line \(line)", field: name, message: "duplicate column") }
+          names.append(name)
+        }
+        for required in ["id", "latitude", "longitude"] where !names.contains(required) {
+          throw Problem(location: "line \(line)", field: required, message: "the header has no '\(required)' column")
+        }
+        header = names
+        return
+      }
+      if cells.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) { return }
+      var fields: [String: String] = [:]
+      for (index, name) in columns.enumerated() where index < cells.count {
+        let value = cells[index].trimmingCharacters(in: .whitespaces)
+        if !value.isEmpty { fields[name] = value }
+      }
+      if cells.count > columns.count {
+        throw Problem(
+          location: "line \(line)", field: nil,
+          message: "\(cells.count) cells but the header has \(columns.count) columns")
+      }
+      let record = try venue(fields, location: "line \(line)")
+      if let first = seen[record.place.id.rawValue] {
+        throw Problem(
+          location: "line \(line)", field: "id", message: "'\(record.place.id)' is already on line \(first)")
+      }
+      seen[record.place.id.rawValue] = line
+      records.append(record)
+    }
+    do {
+      try parser.feed(data, handle)
+      try parser.finish(handle)
+    } catch let error as FormatError {
+      throw Problem(location: "line \(error.line ?? 0)", field: error.field, message: error.message)
+    }
+    if header == nil { throw Problem(location: "line 1", field: nil, message: "empty file: expected a header line") }
+    return records
+  }
+
+  /// Reads a GeoJSON FeatureCollection of points; errors name the feature (1-based) and its id.
+  public static func readGeoJSON(_ data: Data) throws -> [VenueRecord] {
+    let root: Any
+    do {
+      root = try JSONSerialization.jsonObject(with: data)
+    } catch {
+      throw Problem(location: "file", field: nil, message: "not valid JSON")
+    }
+    guard let object = root as? [String: Any], object["type"] as? String == "FeatureCollection",
+      let features = object["features"] as? [Any]
+    else { throw Problem(location: "file", field: "type", message: "expected a GeoJSON FeatureCollection") }
+    var records: [VenueRecord] = []
+    var seen: [String: Int] = [:]
+    for (index, item) in features.enumerated() {
+      var location = "feature \(index + 1)"
+      guard let feature = item as? [String: Any] else {
+        throw Problem(location: location, field: nil, message: "not an object")
+      }
+      let properties = feature["properties"] as? [String: Any] ?? [:]
+      var fields: [String: String] = [:]
+      if let id = feature["id"].flatMap(text) { fields["id"] = id }
+      for (key, value) in properties {
+        let name = ["venueType": "type", "logoUrl": "logo_url", "timeZone": "time_zone"][key] ?? key
+        if name == "name" || name == "description", let translations = value as? [String: Any] {
+          for (language, text) in translations {
+            guard let text = text as? String else {
+              throw Problem(location: location, field: "\(name).\(language)", message: "expected a string")
+            }
+            fields["\(name)_\(language.lowercased().replacingOccurrences(of: "-", with: "_"))"] = text
+          }
+        } else if name == "keywords", let list = value as? [Any] {
+          fields["keywords"] = list.compactMap(text).joined(separator: ";")
+        } else if name == "rating", let rating = value as? [String: Any] {
+          fields["rating_sum"] = rating["sum"].flatMap(text)
+          fields["rating_count"] = rating["count"].flatMap(text)
+        } else if let value = text(value) {
+          fields[name] = value
+        }
+      }
+      if let id = fields["id"] { location += " (id '\(id)')" }
+      guard let geometry = feature["geometry"] as? [String: Any], geometry["type"] as? String == "Point",
+        let position = geometry["coordinates"] as? [Any], position.count >= 2,
+        let longitude = (position[0] as? NSNumber)?.doubleValue, let latitude = (position[1] as? NSNumber)?.doubleValue
+      else {
+        throw Problem(location: location, field: "geometry", message: "expected a Point with [longitude, latitude]")
+      }
+      fields["latitude"] = String(latitude)
+      fields["longitude"] = String(longitude)
+      let record = try venue(fields, location: location)
+      if let first = seen[record.place.id.rawValue] {
+        throw Problem(location: location, field: "id", message: "'\(record.place.id)' is already feature \(first)")
+      }
+      seen[record.place.id.rawValue] = index + 1
+      records.append(record)
+    }
+    return records
+  }
+
+  private static func text(_ value: Any) -> String? {
+    if let string = value as? String { return string.trimmingCharacters(in: .whitespaces) }
+    if let number = value as? NSNumber { return number.stringValue }
+    return nil
+  }
+
+  /// `name_uk` → (`name`, `uk`); nil for other columns or a bad language code.
+  static func localizedColumn(_ column: String) -> (field: String, language: String)? {
+    for field in ["name", "description"] where column.hasPrefix(field + "_") {
+      let code = String(column.dropFirst(field.count + 1))
+      guard let language = try? LocalizationRegistry.normalizedLanguage(code) else { return nil }
+      return (field, language)
+    }
+    return nil
+  }
+
+  static func venue(_ fields: [String: String], location: String) throws -> VenueRecord {
+    func problem(_ field: String?, _ message: String) -> Problem {
+      Problem(location: location, field: field, message: message)
+    }
+    guard let id = fields["id"] else { throw problem("id", "every venue needs an id") }
+    func number(_ field: String) throws -> Double? {
+      guard let text = fields[field] else { return nil }
+      guard let value = Double(text), value.isFinite else { throw problem(field, "'\(text)' is not a number") }
+      return value
+    }
+    func integer(_ field: String) throws -> Int {
+      guard let text = fields[field] else { return 0 }
+      guard let value = Int(text), value >= 0 else { throw problem(field, "'\(text)' is not a whole number ≥ 0") }
+      return value
+    }
+    guard let latitude = try number("latitude") else { throw problem("latitude", "missing") }
+    guard let longitude = try number("longitude") else { throw problem("longitude", "missing") }
+    let coordinate: Coordinate
+    do {
+      coordinate = try Coordinate(latitude: latitude, longitude: longitude)
+    } catch {
+      throw problem("latitude", "(\(latitude), \(longitude)) is not a position: \(error)")
+    }
+    var name = LocalizedText()
+    var description = LocalizedText()
+    for (column, value) in fields.sorted(by: { $0.key < $1.key }) {
+      if column == "name" {
+        name.set(value, for: "en")
+      } else if column == "description" {
+        description.set(value, for: "en")
+      } else if let localized = localizedColumn(column) {
+        if localized.field == "name" {
+          name.set(value, for: localized.language)
+        } else {
+          description.set(value, for: localized.language)
+        }
+      }
+    }
+    guard !name.values.isEmpty else { throw problem("name", "every venue needs a name (name or name_<lang>)") }
+    let place: Place
+    do {
+      place = try Place(
+        id: PlaceID(id), kind: "venue", name: name, description: description, address: fields["address"],
+        location: coordinate, city: fields["city"], site: fields["site"], phone: fields["phone"],
+        email: fields["email"], venueType: fields["type"], logoURL: fields["logo_url"], timeZone: fields["time_zone"],
+        keywords: fields["keywords"]?.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+          .filter { !$0.isEmpty } ?? [])
+    } catch {
+      throw problem("time_zone", error.description)
+    }
+    let rating = RatingAggregate(sum: try integer("rating_sum"), count: try integer("rating_count"))
+    return try VenueRecord(place: place, rating: rating)
+  }
+
+  /// The languages used by `records` that the database has no columns for.
+  static func missingLanguages(_ records: [VenueRecord], available: [String]) -> [String] {
+    var used = Set<String>()
+    for record in records {
+      for key in record.place.name.values.keys { used.insert(key) }
+      for key in record.place.description.values.keys { used.insert(key) }
+    }
+    return used.compactMap { try? LocalizationRegistry.normalizedLanguage($0) }.filter { !available.contains($0) }
+      .sorted()
+  }
+}
+
+struct VenuesCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "venues", abstract: "Import and find venues.", subcommands: [Import.self, List.self])
+
+  struct ImportOutput: Codable {
+    var file: String
+    var imported: Int
+    var created: Int
+    var updated: Int
+  }
+
+  struct Import: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Insert or update venues from CSV or GeoJSON, all in one transaction.",
+      discussion: """
+        CSV header: id, latitude, longitude, name_en, name_ru, name_uk, description_en, …, type, address, city, site,
+        phone, email, logo_url, time_zone, keywords (a;b), rating_sum, rating_count. GeoJSON: a FeatureCollection of
+        Points with the same properties (name may be {"en": …, "uk": …}). A bad record names its line (CSV) or
+        feature (GeoJSON), and then nothing is imported.
+        """)
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The .csv, .geojson or .json file.")
+    var file: String
+
+    func run() async throws {
+      let url = URL(fileURLWithPath: file)
+      guard let data = FileManager.default.contents(atPath: url.path) else {
+        throw AdminError.notFound("There is no readable file \(file).")
+      }
+      let records: [VenueRecord]
+      do {
+        records = try VenueFile.read(data, fileExtension: url.pathExtension)
+      } catch let problem as VenueFile.Problem {
+        throw AdminError.failure("\(file) \(problem.description). Nothing was imported.")
+      } catch let error as VenueRecordError {
+        throw AdminError.failure("\(file): \(error.description) Nothing was imported.")
+      }
+      let database = try options.open()
+      let languages = try await database.database.read { db in try SQLiteSchema.localization.languages(db) }
+      let missing = VenueFile.missingLanguages(records, available: languages)
+      if !missing.isEmpty {
+        throw AdminError.failure(
+          "\(file) has names in \(missing.joined(separator: ", ")), which the database has no columns for; run "
+            + "`meridian-admin i18n add-language CODE` first. Nothing was imported.")
+      }
+      let ids = records.map(\.place.id.rawValue)
+      let existing = try await database.database.read { db in
+        try ids.reduce(0) { count, id in
+          count + (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM venues WHERE id = ?", arguments: [id]) ?? 0)
+        }
+      }
+      try await database.store.upsertVenues(records)
+      let output = ImportOutput(
+        file: file, imported: records.count, created: records.count - existing, updated: existing)
+      try options.emit(output) {
+        "Imported \(records.count) venues from \(file) (\(output.created) new, \(output.updated) updated)."
+      }
+    }
+  }
+
+  struct List: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "List the venues within a radius of a point, nearest first.",
+      discussion: "Write a negative latitude as --near=-33.86,151.21.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "The centre, LAT,LON.")
+    var near: String
+
+    @Option(help: "Metres around the centre (at most 50000).")
+    var radius = VenueQuery.defaultRadius
+
+    @Option(help: "Only venues of this type.")
+    var type: String?
+
+    @Option(help: "Language of names (falls back to English).")
+    var language: String?
+
+    @Option(help: "distance, rating or reviews.")
+    var sort = "distance"
+
+    @Option(help: "At most this many venues (1…100).")
+    var limit = 20
+
+    func run() async throws {
+      let parts = near.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+      guard parts.count == 2, let latitude = parts[0], let longitude = parts[1],
+        let center = try? Coordinate(latitude: latitude, longitude: longitude)
+      else { throw AdminError.usage("--near '\(near)' is not LAT,LON (e.g. 50.4501,30.5234).") }
+      guard radius > 0, radius <= VenueQuery.maximumRadius else {
+        throw AdminError.usage("--radius must be more than 0 and at most \(Int(VenueQuery.maximumRadius)) metres.")
+      }
+      guard let order = PlaceDirectory.SortOrder(rawValue: sort) else {
+        throw AdminError.usage("--sort must be distance, rating or reviews.")
+      }
+      guard (1...PageRequest.maximumPageSize).contains(limit) else {
+        throw AdminError.usage("--limit must be 1…\(PageRequest.maximumPageSize).")
+      }
+      let database = try options.open()
+      let page = try await database.store.nearbyVenues(
+        VenueQuery(
+          center: center, radius: radius, type: type, sort: order, page: PageRequest(page: 1, pageSize: limit),
+          language: language))
+      try options.emit(page) {
+        var table = TextTable(["id", "name", "type", "distance", "rating", "address"])
+        for venue in page.items {
+          table.add([
+            venue.id.rawValue, venue.name, venue.type ?? "-", venue.distance.map { "\(Int($0.rounded())) m" } ?? "-",
+            venue.rating.count == 0
+              ? "-"
+              : String(format: "%.1f", Double(venue.rating.sum) / Double(venue.rating.count))
+                + " (\(venue.rating.count))",
+            venue.address ?? "-",
+          ])
+        }
+        return page.items.isEmpty
+          ? "No venues within \(Int(radius)) m."
+          : table.text + "\n\(page.items.count) of \(page.total) venues within \(Int(radius)) m."
+      }
+    }
+  }
+}
+
+struct I18nCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "i18n", abstract: "Languages of the localized data (venue names and descriptions).",
+    subcommands: [Languages.self, AddLanguage.self, Check.self])
+
+  /// The ledger of languages added by the admin CLI, kept apart from the server's migrations.
+  static let ledgerTable = "meridian_admin_migrations"
+
+  struct LanguageOutput: Codable {
+    struct Field: Codable {
+      var table: String
+      var field: String
+      var translated: Int
+      var total: Int
+    }
+    var language: String
+    var translated: Int
+    var total: Int
+    var percent: Double
+    var fields: [Field]
+  }
+
+  static func completeness(_ database: AdminDatabase) async throws -> [LanguageOutput] {
+    try await database.database.read { db in
+      try SQLiteSchema.localization.completeness(db).map { entry in
+        LanguageOutput(
+          language: entry.language, translated: entry.translated, total: entry.total,
+          percent: (entry.fraction * 1000).rounded() / 10,
+          fields: entry.fields.map {
+            .init(table: $0.table, field: $0.field, translated: $0.translated, total: $0.total)
+          })
+      }
+    }
+  }
+
+  static func table(_ languages: [LanguageOutput]) -> String {
+    var table = TextTable(["language", "translated", "of", "complete"])
+    for language in languages {
+      table.add([language.language, "\(language.translated)", "\(language.total)", "\(language.percent) %"])
+    }
+    return table.text
+  }
+
+  struct Languages: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "List the languages of the database and how much of the localized data each has.")
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+      let languages = try await I18nCommand.completeness(try options.open())
+      try options.emit(languages) { I18nCommand.table(languages) }
+    }
+  }
+
+  struct AddLanguageOutput: Codable {
+    var language: String
+    var added: Bool
+  }
+
+  struct AddLanguage: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "add-language",
+      abstract: "Add a language: one column per localized field; every existing translation is kept.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "A language code such as de or pt-BR.")
+    var code: String
+
+    func run() async throws {
+      let migration: Migration
+      do {
+        migration = try SQLiteSchema.localization.addLanguageMigration(code)
+      } catch let error as LocalizationError {
+        throw AdminError.usage(error.description)
+      }
+      let database = try options.open()
+      let normalized = try LocalizationRegistry.normalizedLanguage(code)
+      let before = try await database.database.read { db in try SQLiteSchema.localization.languages(db) }
+      if !before.contains(normalized) {
+        try database.database.migrate(Migrator([migration], ledgerTable: I18nCommand.ledgerTable))
+      }
+      let output = AddLanguageOutput(language: normalized, added: !before.contains(normalized))
+      try options.emit(output) {
+        output.added ? "Added language \(normalized)." : "The database already has language \(normalized)."
+      }
+    }
+  }
+
+  /// Values that exist in some language but not in `language`.
+  struct Missing: Codable {
+    var language: String
+    var table: String
+    var field: String
+    var rows: Int
+    var examples: [String]
+  }
+
+  struct CheckOutput: Codable {
+    var ok: Bool
+    var missing: [Missing]
+  }
+
+  struct Check: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "List values that have a text in some language but not in another; exit 1 when there are any.")
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+      let database = try options.open()
+      let missing = try await database.database.read { db -> [Missing] in
+        let registry = SQLiteSchema.localization
+        var missing: [Missing] = []
+        for language in try registry.languages(db) {
+          for table in registry.tables where try db.tableExists(table) {
+            let columns = Set(try db.columns(in: table).map { $0.name.lowercased() })
+            for field in registry.fieldsByTable[table] ?? [] {
+              let column = "\(field)_\(language)"
+              guard columns.contains(column.lowercased()) else { continue }
+              // The base column holds English, else any translation: non-empty means the value exists.
+              let condition = """
+                COALESCE(\(field.quotedDatabaseIdentifier), '') <> '' AND COALESCE(\(column.quotedDatabaseIdentifier), '') = ''
+                """
+              let rows =
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier) WHERE \(condition)")
+                ?? 0
+              guard rows > 0 else { continue }
+              let examples =
+                columns.contains("id")
+                ? try String.fetchAll(
+                  db, sql: "SELECT id FROM \(table.quotedDatabaseIdentifier) WHERE \(condition) ORDER BY id LIMIT 10")
+                : []
+              missing.append(Missing(language: language, table: table, field: field, rows: rows, examples: examples))
+            }
+          }
+        }
+        return missing
+      }
+      let output = CheckOutput(ok: missing.isEmpty, missing: missing)
+      try options.emit(output) {
+        guard !missing.isEmpty else { return "Every localized value has a text in every language." }
+        var table = TextTable(["language", "field", "missing", "e.g."])
+        for entry in missing {
+          table.add([
+            entry.language, "\(entry.table).\(entry.field)", "\(entry.rows)", entry.examples.joined(separator: ", "),
+          ])
+        }
+        return table.text
+      }
+      if !missing.isEmpty { throw ExitCode(ExitStatus.failure) }
+    }
+  }
+}
