@@ -161,6 +161,15 @@ extension JSONValue {
 
   static func writeString(_ string: String, to output: inout String) {
     output += "\""
+    // Most strings (ids, keys, names) need no escaping: append them whole rather than scalar by scalar.
+    let needsEscaping = string.utf8.contains { byte in
+      byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+    if !needsEscaping {
+      output += string
+      output += "\""
+      return
+    }
     for scalar in string.unicodeScalars {
       switch scalar {
       case "\"": output += "\\\""
