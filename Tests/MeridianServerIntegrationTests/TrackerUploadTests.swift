@@ -114,4 +114,32 @@ struct TrackerUploadTests {
     #expect(queued == Array(stride(from: 0, to: 40, by: 4)))
     #expect(try await store.counts() == (history: 40, queued: 10))
   }
+
+  @Test func thePolicyResumesFromTheLastSentFixAfterARestart() async throws {
+    try await TestServer.with { server in
+      let (store, uploader, _, _) = try await Self.tracker(server, name: "restarter")
+      let policy = ReportingPolicy(appState: .background, profile: .high)
+      func run(_ fixes: [LocationFix]) async throws -> TrackerAgent.Summary {
+        // A new agent each time, as after a restart: only the database remembers.
+        let agent = TrackerAgent(store: store, uploader: uploader, policy: policy, logger: Logger(label: "restart"))
+        let source = AsyncThrowingStream<LocationFix, any Error> { continuation in
+          for fix in fixes { continuation.yield(fix) }
+          continuation.finish()
+        }
+        return try await agent.run(source)
+      }
+      func fix(_ index: Int, metresNorth: Double) throws -> LocationFix {
+        try LocationFix(
+          timestamp: 1_700_000_000_000 + Int64(index) * 5000, latitude: 50.45 + metresNorth / 111_195,
+          longitude: 30.52, horizontalAccuracy: 5)
+      }
+      #expect(try await run([fix(0, metresNorth: 0)]).queued == 1)
+      let sent = try #require(try await store.value(TrackerStore.lastSentKey))
+      #expect(try JSONDecoder().decode(LocationFix.self, from: Data(sent.utf8)).timestamp == 1_700_000_000_000)
+      // 6 m from the last sent fix: background mode keeps it local, although this agent never saw that fix.
+      #expect(try await run([fix(1, metresNorth: 6)]).queued == 0)
+      // 11 m from it: sent.
+      #expect(try await run([fix(2, metresNorth: 11)]).queued == 1)
+    }
+  }
 }

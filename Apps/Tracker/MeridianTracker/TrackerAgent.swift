@@ -49,7 +49,7 @@ public struct TrackerAgent: Sendable {
     let uploads = Task { try await uploadLoop(wake: wake.stream) }
     var summary = Summary()
     var policy = self.policy
-    if policy.lastSent == nil, let last = try await store.value("last_sent") {
+    if policy.lastSent == nil, let last = try await store.value(TrackerStore.lastSentKey) {
       policy = ReportingPolicy(
         appState: policy.appState, profile: policy.profile, minimumInterval: policy.minimumInterval,
         lastSent: try? JSONDecoder().decode(LocationFix.self, from: Data(last.utf8)))
@@ -63,7 +63,6 @@ public struct TrackerAgent: Sendable {
           summary.recorded += 1
           if queued {
             summary.queued += 1
-            try await store.setValue(String(decoding: try JSONEncoder().encode(fix), as: UTF8.self), for: "last_sent")
             wake.continuation.yield()
           }
         }

@@ -66,7 +66,11 @@ public struct TrackerStore: Sendable {
     case duplicate
   }
 
-  /// Stores `fix` in the history and, when `send` is true, queues it for upload — one transaction.
+  /// The `agent_state` key of the last fix the reporting policy sent, from which it resumes after a restart.
+  public static let lastSentKey = "last_sent"
+
+  /// Stores `fix` in the history and, when `send` is true, queues it for upload and remembers it as the last sent
+  /// fix (``lastSentKey``) — one transaction.
   @discardableResult
   public func record(_ fix: LocationFix, send: Bool, now: Int64) async throws -> Recorded {
     let json = String(decoding: try JSONEncoder().encode(fix), as: UTF8.self)
@@ -83,7 +87,13 @@ public struct TrackerStore: Sendable {
           cells[0], cells[1], cells[2], cells[3], cells[4], json, now,
         ])
       guard db.changesCount == 1 else { return .duplicate }
-      if send { try db.execute(sql: "INSERT INTO outbox(fix_id) VALUES (?)", arguments: [db.lastInsertedRowID]) }
+      if send {
+        try db.execute(sql: "INSERT INTO outbox(fix_id) VALUES (?)", arguments: [db.lastInsertedRowID])
+        try db.execute(
+          sql:
+            "INSERT INTO agent_state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+          arguments: [Self.lastSentKey, json])
+      }
       return .stored(queued: send)
     }
   }
