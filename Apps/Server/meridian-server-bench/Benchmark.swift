@@ -20,6 +20,15 @@ import RealtimeKitWebSocketClient
   import Glibc
 #endif
 
+/// Group commits so far and the requests they held, from the server's `/metrics`.
+func commitCounts(_ client: NetworkClient) async throws -> (commits: Double, requests: Double) {
+  let text = String(decoding: try await client.send(API.metrics), as: UTF8.self)
+  func value(_ name: String) -> Double {
+    text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) } ?? 0
+  }
+  return (value("meridian_commit_requests_count_count"), value("meridian_commit_requests_count_sum"))
+}
+
 /// Concurrent clients in every HTTP phase.
 let clients = 32
 
@@ -148,6 +157,9 @@ enum Benchmark {
     emit("ingest.single.requests_per_s", Double(single.count) / single.seconds, "requests/s")
     emit("ingest.single.p50_ms", quantile(single.latencies, 0.5), "ms")
     emit("ingest.single.p99_ms", quantile(single.latencies, 0.99), "ms")
+    let commitsAfterSingle = try await commitCounts(api)
+    emit(
+      "ingest.single.requests_per_commit", commitsAfterSingle.requests / max(commitsAfterSingle.commits, 1), "requests")
 
     let batch = try await load(for: phase) { task, iteration in
       let first = base + Int64(iteration) * 100_000
@@ -157,6 +169,11 @@ enum Benchmark {
     emit("ingest.batch100.fixes_per_s", Double(batch.count * 100) / batch.seconds, "fixes/s")
     emit("ingest.batch100.p50_ms", quantile(batch.latencies, 0.5), "ms")
     emit("ingest.batch100.p99_ms", quantile(batch.latencies, 0.99), "ms")
+    let commitsAfterBatch = try await commitCounts(api)
+    emit(
+      "ingest.batch100.requests_per_commit",
+      (commitsAfterBatch.requests - commitsAfterSingle.requests)
+        / max(commitsAfterBatch.commits - commitsAfterSingle.commits, 1), "requests")
 
     // MARK: The framework's ceiling: a trivial route, same clients, same run
 
