@@ -163,6 +163,8 @@ let package = Package(
         .product(name: "PersistenceKit", package: "PersistenceKit"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "NetworkingKit", package: "NetworkingKit"),
+        .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
       ],
       path: "Apps/Admin/MeridianAdmin"),
     .executableTarget(
@@ -172,10 +174,13 @@ let package = Package(
     .testTarget(
       name: "MeridianAdminTests",
       dependencies: [
-        "MeridianAdmin", "MeridianServer",
+        "MeridianAdmin", "MeridianServer", "MeridianAPI",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
         .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "NetworkingKit", package: "NetworkingKit"),
+        .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
+        .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tests/MeridianAdminTests"),
     // Tools

@@ -104,5 +104,8 @@ public enum API {
     historyClusters.descriptor, historyVisits.descriptor, historyExport.descriptor,
     venues.descriptor, venue.descriptor, venuePromotions.descriptor,
     ownTracksPublish.descriptor, osmAndReport.descriptor, osmAndPost.descriptor,
+    adminStats.descriptor, adminUsers.descriptor, adminUser.descriptor, adminDisableUser.descriptor,
+    adminEnableUser.descriptor, adminDeleteUser.descriptor, adminRevokeUserTokens.descriptor, adminTokens.descriptor,
+    adminRevokeToken.descriptor,
   ]
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DomainKit
 import Foundation
+import MeridianAPI
 import MeridianServer
 
 /// `meridian-admin`: the operators' CLI, run on the server's machine against its SQLite database.
@@ -12,6 +13,10 @@ public struct AdminCommand: AsyncParsableCommand {
     discussion: """
       The database is --database PATH, else MERIDIAN_DATABASE, else ./data/meridian.sqlite (as for \
       meridian-server). Every command prints a readable table, or JSON with --json. Destructive commands need --yes.
+
+      Where the database is not local, stats, users list|show|disable|enable|delete and tokens list|revoke use a \
+      running server's admin API instead: --server URL (MERIDIAN_SERVER) with --token T (MERIDIAN_ADMIN_TOKEN, the \
+      server's admin token).
 
       Exit codes: 0 success; 1 failure (including problems found by `db check` and `i18n check`); 2 usage error \
       (bad option, missing --yes); 3 not found (user, token, venue, database or input file).
@@ -30,14 +35,43 @@ public struct GlobalOptions: ParsableArguments, Sendable {
   @Option(help: "SQLite database file (MERIDIAN_DATABASE, default ./data/meridian.sqlite).")
   public var database: String?
 
+  @Option(
+    name: .customLong("server"),
+    help: "A running server's URL: stats, users and tokens go through its admin API (MERIDIAN_SERVER).")
+  public var serverURL: String?
+
+  @Option(name: .customLong("token"), help: "The server's admin token, with --server (MERIDIAN_ADMIN_TOKEN).")
+  public var adminToken: String?
+
   @Flag(help: "Print JSON instead of a table.")
   public var json = false
 
   /// Required by ArgumentParser.
   public init() {}
 
+  /// The server to use instead of a local database: `--server`, else `MERIDIAN_SERVER` unless `--database` is given.
+  public var server: String? {
+    if let serverURL { return serverURL }
+    guard database == nil, let value = ProcessInfo.processInfo.environment["MERIDIAN_SERVER"], !value.isEmpty
+    else { return nil }
+    return value
+  }
+
   /// The database path: the flag, else `MERIDIAN_DATABASE`, else the server's default.
+  /// - Throws: ``AdminError`` (usage) with a server: the command works on a local database only.
   public var databasePath: String {
+    get throws(AdminError) {
+      if server != nil {
+        throw .usage(
+          "This command works on a local database only; run it on the server's machine (--database PATH) without "
+            + "--server or MERIDIAN_SERVER. With a server: stats, users list|show|disable|enable|delete, "
+            + "tokens list|revoke.")
+      }
+      return localDatabasePath
+    }
+  }
+
+  private var localDatabasePath: String {
     if let database { return database }
     if let value = ProcessInfo.processInfo.environment["MERIDIAN_DATABASE"], !value.isEmpty { return value }
     return ServerConfiguration().databasePath
@@ -45,6 +79,29 @@ public struct GlobalOptions: ParsableArguments, Sendable {
 
   /// Opens the database (existing, schema up to date).
   public func open() throws -> AdminDatabase { try AdminDatabase.open(path: databasePath) }
+
+  /// Runs `body` with the server's admin API (`--server`) or, without one, the local database, and then closes it.
+  func withBackend<Value>(_ body: (any AdminBackend) async throws -> Value) async throws -> Value {
+    let backend: any AdminBackend
+    if let server {
+      if database != nil { throw AdminError.usage("Give --database or --server, not both.") }
+      let environment = ProcessInfo.processInfo.environment["MERIDIAN_ADMIN_TOKEN"]
+      guard let token = adminToken ?? environment, !token.isEmpty else {
+        throw AdminError.usage("--server needs the server's admin token: --token T or MERIDIAN_ADMIN_TOKEN.")
+      }
+      backend = try AdminServer(server: server, token: token)
+    } else {
+      backend = try open().administration
+    }
+    do {
+      let value = try await body(backend)
+      await backend.close()
+      return value
+    } catch {
+      await backend.close()
+      throw error
+    }
+  }
 
   /// Prints `value` as JSON with `--json`, else `text()`.
   public func emit(_ value: some Encodable, _ text: () -> String) throws {
@@ -69,6 +126,9 @@ public enum AdminCLI {
     } catch let error as AdminError {
       Console.error("error: \(error.message)")
       return error.exitCode
+    } catch let error as APIError {
+      Console.error("error: \(error.message)")
+      return AdminError(status: error.status, message: error.message).exitCode
     } catch {
       let code = AdminCommand.exitCode(for: error)
       let message = AdminCommand.fullMessage(for: error)
@@ -95,7 +155,9 @@ func requireConfirmation(_ yes: Bool, _ what: String) throws(AdminError) {
 
 struct StatsCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "stats", abstract: "Users, devices, fixes per day for the last 7 days, database size.")
+    commandName: "stats",
+    abstract:
+      "Users, devices, fixes per day for the last 7 days, database size; with --server, live connections and ingest.")
 
   @OptionGroup var options: GlobalOptions
 
@@ -104,8 +166,7 @@ struct StatsCommand: AsyncParsableCommand {
 
   func run() async throws {
     guard (1...366).contains(days) else { throw AdminError.usage("--days must be 1…366.") }
-    let database = try options.open()
-    let statistics = try await database.statistics(now: Timestamp.milliseconds(Date()), days: days)
+    let statistics = try await options.withBackend { try await $0.statistics(days: days) }
     try options.emit(statistics) {
       var table = TextTable(["what", "count"])
       table.add(["users", "\(statistics.users) (\(statistics.disabledUsers) disabled)"])
@@ -117,6 +178,13 @@ struct StatsCommand: AsyncParsableCommand {
       table.add(["database", AdminFormat.bytes(statistics.databaseBytes)])
       table.add(["free in database", AdminFormat.bytes(statistics.freeBytes)])
       table.add(["write-ahead log", AdminFormat.bytes(statistics.walBytes)])
+      if let live = statistics.live {
+        table.add(["live connections", "\(live.connections)"])
+        table.add([
+          "ingest (last \(live.windowSeconds) s)",
+          "\(live.fixesAccepted) fixes, " + String(format: "%.1f", live.fixesPerSecond) + " fixes/s",
+        ])
+      }
       var perDay = TextTable(["day (UTC)", "fixes"])
       for day in statistics.fixesPerDay { perDay.add([day.day, "\(day.fixes)"]) }
       return table.text + "\n\n" + perDay.text

@@ -43,7 +43,7 @@ struct DatabaseCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-      let path = options.databasePath
+      let path = try options.databasePath
       let migrator = SQLiteSchema.migrator
       let exists = FileManager.default.fileExists(atPath: path)
       if plan || status {
@@ -157,7 +157,7 @@ struct DatabaseCommand: AsyncParsableCommand {
           "The backup at \(file) fails its integrity check: \(integrity.problems.joined(separator: "; "))")
       }
       let output = BackupOutput(
-        database: options.databasePath, backup: file, pages: pages, bytes: AdminDatabase.fileSize(file),
+        database: try options.databasePath, backup: file, pages: pages, bytes: SQLiteStore.fileSize(file),
         integrity: "ok")
       try options.emit(output) {
         "Backed up \(output.database) to \(file) (\(pages) pages, \(AdminFormat.bytes(output.bytes))); integrity ok."
@@ -188,7 +188,7 @@ struct DatabaseCommand: AsyncParsableCommand {
     var quick = false
 
     func run() async throws {
-      let path = options.databasePath
+      let path = try options.databasePath
       let database = try AdminDatabase.openFile(path: path)
       let integrity = try database.integrityCheck(quick: quick)
       let violations = try database.foreignKeyCheck()
@@ -234,13 +234,13 @@ struct DatabaseCommand: AsyncParsableCommand {
 
     func run() async throws {
       let database = try options.open()
-      let before = AdminDatabase.fileSize(database.path)
+      let before = SQLiteStore.fileSize(database.path)
       try await database.database.writer.vacuum()
       _ = try database.database.writer.writeWithoutTransaction { db in
         try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
       }
       let output = VacuumOutput(
-        database: database.path, bytesBefore: before, bytesAfter: AdminDatabase.fileSize(database.path))
+        database: database.path, bytesBefore: before, bytesAfter: SQLiteStore.fileSize(database.path))
       try options.emit(output) {
         "Vacuumed \(output.database): \(AdminFormat.bytes(before)) → \(AdminFormat.bytes(output.bytesAfter))."
       }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DomainKit
 import Foundation
+import MeridianAPI
 import MeridianServer
 
 struct UsersCommand: AsyncParsableCommand {
@@ -34,7 +35,7 @@ struct UsersCommand: AsyncParsableCommand {
       guard limit > 0, offset >= 0 else {
         throw AdminError.usage("--limit must be positive and --offset not negative.")
       }
-      let users = try await options.open().users(limit: limit, offset: offset)
+      let users = try await options.withBackend { try await $0.users(limit: limit, offset: offset) }
       try options.emit(users) { users.isEmpty ? "No users." : UsersCommand.table(users) }
     }
   }
@@ -48,8 +49,7 @@ struct UsersCommand: AsyncParsableCommand {
     var user: String
 
     func run() async throws {
-      let database = try options.open()
-      let detail = try await database.userDetail(try await database.resolveUser(user))
+      let detail = try await options.withBackend { try await $0.user(user) }
       try options.emit(detail) {
         var devices = TextTable(["device", "registered (UTC)", "fixes", "last fix"])
         for device in detail.devices {
@@ -115,15 +115,9 @@ struct UsersCommand: AsyncParsableCommand {
         profile.fullName = name
         try await database.store.saveProfile(profile)
       }
-      let detail = try await database.userDetail(account.id)
+      let detail = try await database.administration.user(account.id.rawValue)
       try options.emit(detail.user) { "Created user \(account.id) (\(credential.kind.rawValue) \(value))." }
     }
-  }
-
-  struct StateOutput: Codable {
-    var user: String
-    var disabled: Bool
-    var changed: Bool
   }
 
   struct Disable: AsyncParsableCommand {
@@ -150,20 +144,11 @@ struct UsersCommand: AsyncParsableCommand {
   }
 
   static func setDisabled(_ options: GlobalOptions, _ text: String, _ disabled: Bool) async throws {
-    let database = try options.open()
-    let id = try await database.resolveUser(text)
-    let changed = try await database.setDisabled(id, disabled)
-    let output = StateOutput(user: id.rawValue, disabled: disabled, changed: changed)
+    let output = try await options.withBackend { try await $0.setDisabled(text, disabled) }
+    let changed = output.changed
     try options.emit(output) {
-      "User \(id) is \(disabled ? "disabled" : "enabled")\(changed ? "" : " (it already was")\(changed ? "." : ").")"
+      "User \(output.user) is \(disabled ? "disabled" : "enabled")\(changed ? "" : " (it already was")\(changed ? "." : ").")"
     }
-  }
-
-  struct DeleteOutput: Codable {
-    var user: String
-    var dryRun: Bool
-    var tables: [TableCount]
-    var total: Int
   }
 
   struct Delete: AsyncParsableCommand {
@@ -183,15 +168,11 @@ struct UsersCommand: AsyncParsableCommand {
 
     func run() async throws {
       if !dryRun { try requireConfirmation(yes, "users delete") }
-      let database = try options.open()
-      let id = try await database.resolveUser(user)
-      let counts = try await database.deleteUser(id, dryRun: dryRun)
-      let output = DeleteOutput(
-        user: id.rawValue, dryRun: dryRun, tables: counts, total: counts.reduce(0) { $0 + $1.rows })
+      let output = try await options.withBackend { [dryRun] in try await $0.deleteUser(user, dryRun: dryRun) }
       try options.emit(output) {
         var table = TextTable(["table", "rows"])
-        for count in counts { table.add([count.table, "\(count.rows)"]) }
-        return (dryRun ? "Would delete user \(id):" : "Deleted user \(id):") + "\n" + table.text
+        for count in output.tables { table.add([count.table, "\(count.rows)"]) }
+        return (dryRun ? "Would delete user \(output.user):" : "Deleted user \(output.user):") + "\n" + table.text
       }
     }
   }
@@ -214,9 +195,9 @@ struct TokensCommand: AsyncParsableCommand {
     var all = false
 
     func run() async throws {
-      let database = try options.open()
-      let id = try await user.asyncMap { try await database.resolveUser($0) }
-      let tokens = try await database.tokens(user: id, includeInactive: all, now: Timestamp.milliseconds(Date()))
+      let tokens = try await options.withBackend { [user, all] in
+        try await $0.tokens(user: user, includeInactive: all)
+      }
       try options.emit(tokens) {
         var table = TextTable(["token", "user", "state", "created (UTC)", "expires (UTC)"])
         for token in tokens {
@@ -227,10 +208,6 @@ struct TokensCommand: AsyncParsableCommand {
         return tokens.isEmpty ? "No tokens." : table.text
       }
     }
-  }
-
-  struct RevokeOutput: Codable {
-    var revoked: Int
   }
 
   struct Revoke: AsyncParsableCommand {
@@ -250,30 +227,15 @@ struct TokensCommand: AsyncParsableCommand {
 
     func validate() throws {
       if (token == nil) == (user == nil) { throw ValidationError("Give a token id or --user, not both.") }
-      if let token, token.count < 8 || !token.allSatisfy(\.isHexDigit) {
-        throw ValidationError("Give at least 8 hexadecimal characters of the token id (as `tokens list` shows).")
-      }
     }
 
     func run() async throws {
       try requireConfirmation(yes, "tokens revoke")
-      let database = try options.open()
-      let now = Timestamp.milliseconds(Date())
-      let revoked: Int
-      if let user {
-        revoked = try await database.revokeTokens(user: try await database.resolveUser(user), now: now)
-      } else {
-        let hashes = try await database.tokenHashes(prefix: token ?? "", now: now)
-        guard let hash = hashes.first else {
-          throw AdminError.notFound("No usable token starts with '\(token ?? "")'.")
-        }
-        guard hashes.count == 1 else {
-          throw AdminError.usage("\(hashes.count) tokens start with '\(token ?? "")'; give more characters.")
-        }
-        try await database.store.revokeToken(hash: hash)
-        revoked = 1
+      let output = try await options.withBackend { [user, token] backend in
+        if let user { return try await backend.revokeTokens(user: user) }
+        return try await backend.revokeToken(prefix: token ?? "")
       }
-      try options.emit(RevokeOutput(revoked: revoked)) { "Revoked \(revoked) token(s)." }
+      try options.emit(output) { "Revoked \(output.revoked) token(s)." }
     }
   }
 }
@@ -306,12 +268,5 @@ struct GroupsCommand: AsyncParsableCommand {
       let groups = try await database.store.groups(owner: try await database.resolveUser(user)).map(GroupSummary.init)
       try options.emit(groups) { GroupsCommand.table(groups) }
     }
-  }
-}
-
-extension Optional {
-  func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-    guard let self else { return nil }
-    return try await transform(self)
   }
 }

@@ -25,6 +25,8 @@ public struct ServerEnvironment: Sendable {
   public var otpPhoneLimiter: RateLimiter
   /// Code requests per client address per hour.
   public var otpAddressLimiter: RateLimiter
+  /// The admin API's bearer token (`MERIDIAN_ADMIN_TOKEN`); nil refuses every admin request.
+  public var adminToken: String?
 
   /// An environment from a configuration.
   public init(
@@ -38,6 +40,7 @@ public struct ServerEnvironment: Sendable {
     self.tokenLifetime = configuration.tokenLifetime * 1000
     self.otpPhoneLimiter = RateLimiter(limit: configuration.otpPerPhonePerHour, window: 3_600_000)
     self.otpAddressLimiter = RateLimiter(limit: configuration.otpPerAddressPerHour, window: 3_600_000)
+    self.adminToken = configuration.adminToken
   }
 }
 
@@ -105,6 +108,7 @@ struct Features: Sendable {
     registerVenues(on: routes)
     PhoneAppIngest(features: self).register(on: routes)
     HistoryExport(environment: environment).register(on: routes)
+    AdminFeatures(features: self).register(on: routes)
   }
 
   // MARK: Health

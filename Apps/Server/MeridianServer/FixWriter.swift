@@ -38,6 +38,8 @@ public final class FixWriter: Service, Sendable {
 
   private let store: any MeridianStore
   private let metrics: ServerMetrics
+  /// Fixes accepted over the last minute (the admin API's ingest rate).
+  public let ingestRate = IngestRate()
   private let logger: Logger
   private let queue = Queue()
   private let signal: AsyncStream<Void>
@@ -107,8 +109,10 @@ public final class FixWriter: Service, Sendable {
       let end = min(start + maxJobsPerCommit, jobs.endIndex)
       let slice = jobs[start..<end]
       do {
-        let receipts = try await store.insertFixes(slice.map(\.batch), now: Timestamp.milliseconds(Date()))
+        let now = Timestamp.milliseconds(Date())
+        let receipts = try await store.insertFixes(slice.map(\.batch), now: now)
         metrics.commitRequests.record(Double(slice.count))
+        ingestRate.record(receipts.reduce(0) { $0 + $1.accepted }, at: now)
         for (job, receipt) in zip(slice, receipts) {
           metrics.fixesAccepted.increment(by: Int64(receipt.accepted))
           metrics.fixesDuplicate.increment(by: Int64(receipt.duplicates))

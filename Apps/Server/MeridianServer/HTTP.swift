@@ -106,6 +106,17 @@ struct RouteRegistrar {
   let keyLocks = KeyedLock()
   let limits: BodyLimits
   let clock: @Sendable () -> Int64
+  /// Whose bearer token the `.bearer` endpoints registered through this registrar take.
+  var bearer: Bearer = .user
+
+  /// Whose bearer token an endpoint takes.
+  enum Bearer: Sendable {
+    /// A user's token, looked up in the store (``RouteCall/user`` is its owner).
+    case user
+    /// Only the admin token (`MERIDIAN_ADMIN_TOKEN`), compared in constant time; users' tokens are refused and
+    /// nil refuses everything.
+    case admin(String?)
+  }
 
   struct BodyLimits: Sendable {
     var wire: Int
@@ -202,6 +213,7 @@ struct RouteRegistrar {
     let clock = self.clock
     let template = endpoint.path
     let needsAuth = endpoint.authentication == .bearer
+    let bearer = self.bearer
     return { request, context in
       // The endpoint's own template reads (and percent-decodes) the path parameters; the query is decoded already.
       let captures = template.match(request.uri.path) ?? [:]
@@ -214,10 +226,18 @@ struct RouteRegistrar {
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
           case let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces), !token.isEmpty
         else { throw APIError.tokenInvalid }
-        let hash = SecretHash.sha256(token)
-        guard let owner = try await store.user(forTokenHash: hash, now: clock()) else { throw APIError.tokenInvalid }
-        user = owner
-        tokenHash = hash
+        switch bearer {
+        case .user:
+          let hash = SecretHash.sha256(token)
+          guard let owner = try await store.user(forTokenHash: hash, now: clock()) else { throw APIError.tokenInvalid }
+          user = owner
+          tokenHash = hash
+        case .admin(let adminToken):
+          // Hashing both sides first makes the comparison's length, too, independent of the secret.
+          guard let adminToken,
+            SecretHash.constantTimeEqual(SecretHash.sha256(token), SecretHash.sha256(adminToken))
+          else { throw APIError.tokenInvalid }
+        }
       }
       let data = try await Self.readBody(request, limits: limits)
       let body: Body = try Self.decodeBody(data)

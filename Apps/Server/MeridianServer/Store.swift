@@ -8,7 +8,7 @@ import Synchronization
 /// ``SQLiteStore`` without touching the routes.
 ///
 /// Secrets arrive already hashed (``SecretHash``); times are UTC milliseconds. Every method is one transaction.
-public protocol MeridianStore: Sendable {
+public protocol MeridianStore: MeridianAdminStore {
   /// A round trip to the database; throws when it does not answer.
   func checkHealth() async throws
 

@@ -1,0 +1,59 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import RealtimeKit
+
+/// The admin API (`/v1/admin/…`): ``Administration`` over the server's store, plus what only the running server
+/// knows (live connections, ingest rate) and does (closing the live sockets of a user who was disabled, deleted or
+/// had every token revoked). Its routes accept only the admin token (``RouteRegistrar/Bearer/admin(_:)``).
+struct AdminFeatures: Sendable {
+  let features: Features
+
+  func register(on routes: RouteRegistrar) {
+    var routes = routes
+    routes.bearer = .admin(features.environment.adminToken)
+    let administration = Administration(store: features.store, now: features.environment.now)
+    let live = features.live
+    let ingestRate = features.writer.ingestRate
+    routes.on(API.adminStats) { call in
+      var statistics = try await administration.statistics(days: call.parameters.days)
+      statistics.live = LiveStatistics(
+        connections: await live.hub.connectionCount,
+        fixesAccepted: ingestRate.accepted(at: Timestamp.milliseconds(Date())),
+        windowSeconds: ingestRate.windowSeconds)
+      return statistics
+    }
+    routes.on(API.adminUsers) { call in
+      AdminUserList(users: try await administration.users(limit: call.parameters.limit, offset: call.parameters.offset))
+    }
+    routes.on(API.adminUser) { call in try await administration.user(call.parameters.user) }
+    routes.on(API.adminDisableUser) { call in
+      let state = try await administration.setDisabled(call.parameters.user, true)
+      await Self.disconnect(state.user, from: live, reason: "account disabled")
+      return state
+    }
+    routes.on(API.adminEnableUser) { call in try await administration.setDisabled(call.parameters.user, false) }
+    routes.on(API.adminDeleteUser) { call in
+      let deletion = try await administration.deleteUser(call.parameters.user, dryRun: call.parameters.dryRun)
+      if !deletion.dryRun { await Self.disconnect(deletion.user, from: live, reason: "account deleted") }
+      return deletion
+    }
+    routes.on(API.adminRevokeUserTokens) { call in
+      let user = try await administration.user(named: call.parameters.user)
+      let revocation = try await administration.revokeTokens(user: user.rawValue)
+      await Self.disconnect(user.rawValue, from: live, reason: "tokens revoked")
+      return revocation
+    }
+    routes.on(API.adminTokens) { call in
+      AdminTokenList(
+        tokens: try await administration.tokens(user: call.parameters.user, includeInactive: call.parameters.all))
+    }
+    routes.on(API.adminRevokeToken) { call in try await administration.revokeToken(prefix: call.parameters.id) }
+  }
+
+  /// Closes every live connection of `user` with 4001 (unauthorized): its token no longer works, so the client
+  /// must not reconnect with it.
+  static func disconnect(_ user: String, from live: LiveUpdates, reason: String) async {
+    await live.hub.disconnect(principalID: user, code: .unauthorized, reason: reason)
+  }
+}

@@ -1,0 +1,92 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+
+/// The operators' operations over a ``MeridianStore``, shared by the admin API (``AdminFeatures``) and
+/// `meridian-admin`'s local mode, so both name users, check input and word failures the same way.
+///
+/// Users are named by id, email address or phone number. Failures are ``APIError``s: 404 `not_found` for a user or
+/// token that does not exist, 400 `invalid_request` for bad input.
+public struct Administration: Sendable {
+  /// The store.
+  public let store: any MeridianStore
+  /// The current time, UTC ms (token expiry, statistics' days).
+  public let now: @Sendable () -> Int64
+
+  /// Operations on `store`.
+  public init(store: any MeridianStore, now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }) {
+    self.store = store
+    self.now = now
+  }
+
+  /// The user named `text` (id, email address or phone number).
+  public func user(named text: String) async throws -> UserID {
+    guard let id = try await store.findUser(text) else {
+      throw APIError.notFound("No user '\(text)' (looked for an id, an email address and a phone number).")
+    }
+    return id
+  }
+
+  /// Counts, fixes per UTC day for the last `days` days (1…366) and the database's size.
+  public func statistics(days: Int) async throws -> DatabaseStatistics {
+    guard (1...366).contains(days) else { throw APIError.invalidRequest("days must be 1…366.") }
+    return try await store.statistics(now: now(), days: days)
+  }
+
+  /// Accounts, oldest first.
+  public func users(limit: Int, offset: Int) async throws -> [UserSummary] {
+    guard limit > 0, offset >= 0 else {
+      throw APIError.invalidRequest("limit must be positive and offset not negative.")
+    }
+    return try await store.userSummaries(limit: limit, offset: offset)
+  }
+
+  /// One account: credentials, devices, usable tokens, groups.
+  public func user(_ text: String) async throws -> UserDetail {
+    let id = try await user(named: text)
+    guard let detail = try await store.userDetail(id, now: now()) else { throw APIError.notFound("No user '\(text)'.") }
+    return detail
+  }
+
+  /// Disables or enables sign-in; a disabled user's tokens stop working at once.
+  public func setDisabled(_ text: String, _ disabled: Bool) async throws -> AdminUserState {
+    let id = try await user(named: text)
+    let changed = try await store.setDisabled(id, disabled)
+    return AdminUserState(user: id.rawValue, disabled: disabled, changed: changed)
+  }
+
+  /// Deletes every row of the user (see ``MeridianAdminStore/deleteUser(_:dryRun:batchSize:)``); `dryRun` counts.
+  public func deleteUser(_ text: String, dryRun: Bool) async throws -> AdminUserDeletion {
+    let id = try await user(named: text)
+    let tables = try await store.deleteUser(id, dryRun: dryRun, batchSize: 1000)
+    return AdminUserDeletion(user: id.rawValue, dryRun: dryRun, tables: tables)
+  }
+
+  /// Tokens, newest first: everyone's or one user's; only usable ones unless `includeInactive`.
+  public func tokens(user text: String?, includeInactive: Bool) async throws -> [TokenSummary] {
+    var id: UserID?
+    if let text { id = try await user(named: text) }
+    return try await store.tokens(user: id, includeInactive: includeInactive, now: now())
+  }
+
+  /// Revokes the one usable token whose hash starts with `prefix` (at least 8 hexadecimal characters, as
+  /// ``tokens(user:includeInactive:)`` shows them).
+  public func revokeToken(prefix: String) async throws -> AdminTokenRevocation {
+    guard prefix.count >= 8, prefix.allSatisfy(\.isHexDigit) else {
+      throw APIError.invalidRequest(
+        "Give at least 8 hexadecimal characters of the token id (as `tokens list` shows), not '\(prefix)'.")
+    }
+    let hashes = try await store.tokenHashes(prefix: prefix, now: now())
+    guard let hash = hashes.first else { throw APIError.notFound("No usable token starts with '\(prefix)'.") }
+    guard hashes.count == 1 else {
+      throw APIError.invalidRequest("\(hashes.count) tokens start with '\(prefix)'; give more characters.")
+    }
+    try await store.revokeToken(hash: hash)
+    return AdminTokenRevocation(revoked: 1)
+  }
+
+  /// Revokes every usable token of the user.
+  public func revokeTokens(user text: String) async throws -> AdminTokenRevocation {
+    AdminTokenRevocation(revoked: try await store.revokeTokens(user: try await user(named: text), now: now()))
+  }
+}

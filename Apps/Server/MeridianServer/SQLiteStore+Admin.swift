@@ -1,0 +1,356 @@
+import DomainKit
+import Foundation
+import GRDB
+import MeridianAPI
+import PersistenceKit
+
+/// The operators' queries (the admin API's and `meridian-admin`'s): listings, counts, disabling and deleting a
+/// whole user, tokens by hash prefix, statistics.
+public protocol MeridianAdminStore: Sendable {
+  /// The user whose id, email address or phone number (any spelling `PhoneNumber.normalize` accepts) is `text`.
+  func findUser(_ text: String) async throws -> UserID?
+  /// Users with their credentials and activity, oldest account first.
+  func userSummaries(limit: Int, offset: Int) async throws -> [UserSummary]
+  /// One user's summary, devices, usable tokens and groups; nil when there is no such user.
+  func userDetail(_ id: UserID, now: Int64) async throws -> UserDetail?
+  /// Disables or enables sign-in (a disabled user's tokens stop working at once); returns whether it changed.
+  @discardableResult func setDisabled(_ id: UserID, _ disabled: Bool) async throws -> Bool
+  /// Deletes every row of a user (with `dryRun`, only counts); returns rows per table.
+  func deleteUser(_ id: UserID, dryRun: Bool, batchSize: Int) async throws -> [TableCount]
+  /// Tokens, newest first: all of them, or one user's; only usable ones unless `includeInactive`.
+  func tokens(user: UserID?, includeInactive: Bool, now: Int64) async throws -> [TokenSummary]
+  /// The full hashes of the usable tokens whose hash starts with `prefix`.
+  func tokenHashes(prefix: String, now: Int64) async throws -> [String]
+  /// Revokes every usable token of `user`; returns how many.
+  func revokeTokens(user: UserID, now: Int64) async throws -> Int
+  /// Counts, fixes per UTC day for the last `days` days, and the size of the database files.
+  func statistics(now: Int64, days: Int) async throws -> DatabaseStatistics
+}
+
+extension SQLiteStore {
+  // MARK: Users
+
+  /// Finds a user by id, email address or phone number.
+  public func findUser(_ text: String) async throws -> UserID? {
+    let trimmed = text.trimmingCharacters(in: .whitespaces)
+    let phone = (try? Credential.validated(kind: .phone, value: trimmed)).flatMap { credential -> String? in
+      if case .phone(let value) = credential { return value }
+      return nil
+    }
+    let found = try await database.read { db -> String? in
+      if let id = try String.fetchOne(db, sql: "SELECT id FROM users WHERE id = ?", arguments: [trimmed]) {
+        return id
+      }
+      return try String.fetchOne(
+        db,
+        sql: """
+          SELECT user_id FROM credentials
+          WHERE (kind = 'email' AND value = ?) OR (kind = 'phone' AND (value = ? OR value = ?))
+          """,
+        arguments: [trimmed.lowercased(), trimmed, phone])
+    }
+    return found.map { UserID($0) }
+  }
+
+  /// Users with their credentials and activity, oldest account first.
+  public func userSummaries(limit: Int, offset: Int) async throws -> [UserSummary] {
+    try await database.read { db in
+      try Row.fetchAll(
+        db, sql: "\(Self.userSummarySQL) ORDER BY u.created_at, u.id LIMIT ? OFFSET ?", arguments: [limit, offset]
+      ).map(Self.userSummary)
+    }
+  }
+
+  /// One user's summary, devices, token counts and groups.
+  public func userDetail(_ id: UserID, now: Int64) async throws -> UserDetail? {
+    let groups = try await groups(owner: id)
+    let detail = try await database.read { db -> UserDetail? in
+      guard
+        let row = try Row.fetchOne(db, sql: "\(Self.userSummarySQL) WHERE u.id = ?", arguments: [id.rawValue])
+      else { return nil }
+      let devices = try Row.fetchAll(
+        db,
+        sql: """
+          SELECT d.id, d.created_at, COUNT(f.id) AS fixes, MAX(f.timestamp) AS last_fix
+          FROM devices d LEFT JOIN fixes f ON f.device_id = d.id
+          WHERE d.owner_id = ? GROUP BY d.id ORDER BY d.created_at, d.id
+          """,
+        arguments: [id.rawValue]
+      ).map { row in
+        DeviceSummary(
+          id: row["id"], createdAt: row["created_at"], fixes: row["fixes"], lastFix: row["last_fix"])
+      }
+      let activeTokens =
+        try Int.fetchOne(
+          db,
+          sql: "SELECT COUNT(*) FROM tokens WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?",
+          arguments: [id.rawValue, now]) ?? 0
+      return UserDetail(
+        user: try Self.userSummary(row), devices: devices, activeTokens: activeTokens,
+        groups: groups.map(GroupSummary.init))
+    }
+    return detail
+  }
+
+  /// Disables or enables sign-in (a disabled user's tokens stop working at once).
+  /// - Returns: Whether the state changed.
+  @discardableResult
+  public func setDisabled(_ id: UserID, _ disabled: Bool) async throws -> Bool {
+    try await database.write { db in
+      try db.execute(
+        sql: "UPDATE users SET disabled = ? WHERE id = ? AND disabled <> ?",
+        arguments: [disabled, id.rawValue, disabled]
+      )
+      return db.changesCount > 0
+    }
+  }
+
+  /// Deletes every row of a user: the rows of every table that refers to the user through foreign keys (directly,
+  /// or through the user's groups and devices), the one-time codes of the user's phone numbers and the direct
+  /// sharing grants other users gave the user. With `dryRun`, only counts.
+  ///
+  /// A long history would hold the write lock for as long as its `DELETE` runs and stall the server's ingest, so
+  /// the account is disabled first (its tokens stop working), its fixes are deleted in batches of `batchSize` rows,
+  /// and then everything else (with any fix that arrived meanwhile) goes in one transaction. If that fails, the
+  /// account is still there, disabled, and running the command again finishes the job.
+  /// - Returns: Rows per table (tables with no rows are left out).
+  public func deleteUser(_ id: UserID, dryRun: Bool, batchSize: Int = 1000) async throws -> [TableCount] {
+    var batched = 0
+    if !dryRun {
+      try await setDisabled(id, true)
+      while true {
+        let deleted = try await database.write { db in
+          try db.execute(
+            sql: "DELETE FROM fixes WHERE id IN (SELECT id FROM fixes WHERE user_id = ? LIMIT ?)",
+            arguments: [id.rawValue, max(1, batchSize)])
+          return db.changesCount
+        }
+        if deleted == 0 { break }
+        batched += deleted
+        await Task.yield()
+      }
+    }
+    let alreadyDeleted = batched
+    let body: @Sendable (Database) throws -> [TableCount] = { db in
+      let plan = try Self.deletionPlan(db)
+      let arguments: StatementArguments = ["user": id.rawValue]
+      var counts: [TableCount] = []
+      if try db.tableExists("otp_codes"), try db.tableExists("credentials") {
+        let condition = "phone IN (SELECT value FROM credentials WHERE user_id = :user AND kind = 'phone')"
+        let count = try Self.apply(db, table: "otp_codes", condition: condition, arguments: arguments, dryRun: dryRun)
+        if count > 0 { counts.append(TableCount(table: "otp_codes", rows: count)) }
+      }
+      if try db.tableExists("sharing") {
+        let count = try Self.removeGrants(db, to: id, dryRun: dryRun)
+        if count > 0 { counts.append(TableCount(table: "sharing (grants to the user)", rows: count)) }
+      }
+      for step in plan {
+        var count = try Self.apply(
+          db, table: step.table, condition: step.condition, arguments: arguments, dryRun: dryRun)
+        if step.table == "fixes" { count += alreadyDeleted }
+        if count > 0 { counts.append(TableCount(table: step.table, rows: count)) }
+      }
+      return counts
+    }
+    return dryRun ? try await database.read(body) : try await database.write(body)
+  }
+
+  /// Every table that refers to `users`, with the condition that selects the user's rows (`:user` is the id),
+  /// children before parents, `users` last.
+  static func deletionPlan(_ db: Database) throws -> [(table: String, condition: String)] {
+    let tables = try String.fetchAll(
+      db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+    var keys: [String: [(column: String, parent: String, parentColumn: String)]] = [:]
+    for table in tables {
+      let rows = try Row.fetchAll(db, sql: "PRAGMA foreign_key_list(\(table.quotedDatabaseIdentifier))")
+      let grouped = Dictionary(grouping: rows) { $0["id"] as Int }
+      for (_, columns) in grouped where columns.count == 1 {
+        let row = columns[0]
+        let parent: String = row["table"]
+        var target: String? = row["to"]
+        if target == nil {
+          let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(\(parent.quotedDatabaseIdentifier))")
+          target = columns.first { ($0["pk"] as Int) == 1 }?["name"]
+        }
+        keys[table, default: []].append((row["from"], parent, target ?? "rowid"))
+      }
+    }
+    // Depth: the longest chain of references from `users` (a child is deleted before its parents).
+    var depth: [String: Int] = ["users": 0]
+    for _ in 0..<8 {
+      var changed = false
+      for table in tables where table != "users" {
+        let parents = (keys[table] ?? []).compactMap { $0.parent == table ? nil : depth[$0.parent] }
+        guard let deepest = parents.max(), depth[table] != deepest + 1 else { continue }
+        if deepest + 1 < 8 {
+          depth[table] = deepest + 1
+          changed = true
+        }
+      }
+      if !changed { break }
+    }
+    var conditions: [String: String] = ["users": "id = :user"]
+    for table in depth.keys.sorted(by: { (depth[$0] ?? 0, $0) < (depth[$1] ?? 0, $1) }) where table != "users" {
+      let parts = (keys[table] ?? []).compactMap { key -> String? in
+        guard let parentDepth = depth[key.parent], parentDepth < (depth[table] ?? 0),
+          let parentCondition = conditions[key.parent]
+        else { return nil }
+        let column = key.column.quotedDatabaseIdentifier
+        if key.parent == "users", key.parentColumn == "id" { return "\(column) = :user" }
+        return
+          "\(column) IN (SELECT \(key.parentColumn.quotedDatabaseIdentifier) FROM "
+          + "\(key.parent.quotedDatabaseIdentifier) WHERE \(parentCondition))"
+      }
+      if !parts.isEmpty { conditions[table] = parts.joined(separator: " OR ") }
+    }
+    return conditions.keys.sorted { (depth[$0] ?? 0, $1) > (depth[$1] ?? 0, $0) }.compactMap { table in
+      conditions[table].map { (table, $0) }
+    }
+  }
+
+  private static func apply(
+    _ db: Database, table: String, condition: String, arguments: StatementArguments, dryRun: Bool
+  ) throws -> Int {
+    let name = table.quotedDatabaseIdentifier
+    if dryRun {
+      return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(name) WHERE \(condition)", arguments: arguments) ?? 0
+    }
+    try db.execute(sql: "DELETE FROM \(name) WHERE \(condition)", arguments: arguments)
+    return db.changesCount
+  }
+
+  /// Removes direct sharing grants to `id` from other users' sharing states; returns how many states changed.
+  private static func removeGrants(_ db: Database, to id: UserID, dryRun: Bool) throws -> Int {
+    let quoted = String(decoding: try JSONEncoder().encode(id.rawValue), as: UTF8.self)
+    let rows = try Row.fetchAll(
+      db, sql: "SELECT user_id, state FROM sharing WHERE instr(state, ?) > 0 AND user_id <> ?",
+      arguments: [quoted, id.rawValue])
+    var changed = 0
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    for row in rows {
+      var state = try JSONDecoder().decode(SharingState.self, from: Data((row["state"] as String).utf8))
+      guard state.viewerGrants.removeValue(forKey: id) != nil else { continue }
+      changed += 1
+      if !dryRun {
+        try db.execute(
+          sql: "UPDATE sharing SET state = ? WHERE user_id = ?",
+          arguments: [String(decoding: try encoder.encode(state), as: UTF8.self), row["user_id"] as String])
+      }
+    }
+    return changed
+  }
+
+  static let userSummarySQL = """
+    SELECT u.id, u.created_at, u.disabled, p.full_name,
+      (SELECT group_concat(c.kind || ':' || c.value, ' ') FROM credentials c WHERE c.user_id = u.id) AS credentials,
+      (SELECT COUNT(*) FROM devices d WHERE d.owner_id = u.id) AS devices,
+      (SELECT COUNT(*) FROM fixes f WHERE f.user_id = u.id) AS fixes,
+      (SELECT MAX(f.timestamp) FROM fixes f WHERE f.user_id = u.id) AS last_fix
+    FROM users u LEFT JOIN profiles p ON p.user_id = u.id
+    """
+
+  static func userSummary(_ row: Row) throws -> UserSummary {
+    let credentials = (row["credentials"] as String?)?.split(separator: " ").map(String.init) ?? []
+    return UserSummary(
+      id: row["id"], createdAt: row["created_at"], disabled: row["disabled"], name: row["full_name"],
+      credentials: credentials.sorted(), devices: row["devices"], fixes: row["fixes"], lastFix: row["last_fix"])
+  }
+
+  // MARK: Tokens
+
+  /// Tokens, newest first: all of them, or one user's; only usable ones unless `includeInactive`.
+  public func tokens(user: UserID?, includeInactive: Bool, now: Int64) async throws -> [TokenSummary] {
+    try await database.read { db in
+      var conditions: [String] = []
+      var arguments: StatementArguments = []
+      if let user {
+        conditions.append("user_id = ?")
+        arguments += [user.rawValue]
+      }
+      if !includeInactive {
+        conditions.append("revoked_at IS NULL AND expires_at > ?")
+        arguments += [now]
+      }
+      let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+      return try Row.fetchAll(
+        db, sql: "SELECT * FROM tokens \(filter) ORDER BY created_at DESC, hash", arguments: arguments
+      ).map { row in
+        let revokedAt: Int64? = row["revoked_at"]
+        let expiresAt: Int64 = row["expires_at"]
+        let hash: String = row["hash"]
+        return TokenSummary(
+          id: String(hash.prefix(TokenSummary.idLength)), user: row["user_id"], createdAt: row["created_at"],
+          expiresAt: expiresAt, revokedAt: revokedAt,
+          state: revokedAt != nil ? "revoked" : expiresAt <= now ? "expired" : "active")
+      }
+    }
+  }
+
+  /// The full hashes of the usable tokens whose hash starts with `prefix`.
+  public func tokenHashes(prefix: String, now: Int64) async throws -> [String] {
+    guard !prefix.isEmpty, prefix.allSatisfy(\.isHexDigit) else { return [] }
+    let pattern = prefix.lowercased() + "%"
+    return try await database.read { db in
+      try String.fetchAll(
+        db, sql: "SELECT hash FROM tokens WHERE hash LIKE ? AND revoked_at IS NULL AND expires_at > ? ORDER BY hash",
+        arguments: [pattern, now])
+    }
+  }
+
+  /// Revokes every usable token of `user`; returns how many.
+  public func revokeTokens(user: UserID, now: Int64) async throws -> Int {
+    try await database.write { db in
+      try db.execute(
+        sql: "UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?",
+        arguments: [now, user.rawValue, now])
+      return db.changesCount
+    }
+  }
+
+  // MARK: Statistics
+
+  /// Counts, fixes per UTC day for the last `days` days, and the size of the database files.
+  public func statistics(now: Int64, days: Int = 7) async throws -> DatabaseStatistics {
+    let dayLength: Int64 = 86_400_000
+    let firstDay = now / dayLength - Int64(days - 1)
+    var statistics = try await database.read { db in
+      func count(_ sql: String, _ arguments: StatementArguments = []) throws -> Int {
+        try Int.fetchOne(db, sql: sql, arguments: arguments) ?? 0
+      }
+      let perDay = try Row.fetchAll(
+        db,
+        sql: """
+          SELECT f.timestamp / ? AS day, COUNT(*) AS n FROM users u JOIN fixes f ON f.user_id = u.id AND f.timestamp >= ?
+          GROUP BY day ORDER BY day
+          """,
+        arguments: [dayLength, firstDay * dayLength]
+      ).reduce(into: [Int64: Int]()) { $0[$1["day"]] = $1["n"] }
+      let days = (0..<Int64(days)).map { offset in
+        let day = firstDay + offset
+        return DayCount(day: String(Timestamp.formatISO8601(day * dayLength).prefix(10)), fixes: perDay[day] ?? 0)
+      }
+      let pageSize = try count("PRAGMA page_size")
+      return DatabaseStatistics(
+        users: try count("SELECT COUNT(*) FROM users"),
+        disabledUsers: try count("SELECT COUNT(*) FROM users WHERE disabled <> 0"),
+        devices: try count("SELECT COUNT(*) FROM devices"),
+        fixes: try count("SELECT COUNT(*) FROM fixes"),
+        activeTokens: try count(
+          "SELECT COUNT(*) FROM tokens WHERE revoked_at IS NULL AND expires_at > ?", [now]),
+        venues: try db.tableExists("venues") ? try count("SELECT COUNT(*) FROM venues") : 0,
+        promotions: try db.tableExists("venue_promotions") ? try count("SELECT COUNT(*) FROM venue_promotions") : 0,
+        fixesPerDay: days,
+        databaseBytes: Int64(try count("PRAGMA page_count") * pageSize),
+        freeBytes: Int64(try count("PRAGMA freelist_count") * pageSize),
+        walBytes: 0)
+    }
+    statistics.walBytes = database.path.map { Self.fileSize($0 + "-wal") } ?? 0
+    return statistics
+  }
+
+  /// The size of a file, 0 when it does not exist.
+  public static func fileSize(_ path: String) -> Int64 {
+    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
+  }
+}
