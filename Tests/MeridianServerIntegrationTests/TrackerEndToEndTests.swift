@@ -44,10 +44,9 @@ struct TrackerEndToEndTests {
     try await TestServer.with { server in
       let state = try await Self.login(
         "http://127.0.0.1:\(server.port)", email: "walker@example.com", directory: server.directory)
-      let run = [
-        "run", "--state", state.path, "--gpx", Self.track.path, "--speed", "0", "--keep-times", "--batch-size", "1",
-      ]
-      let first = try ChildProcess(executable, run)
+      let run = ["run", "--state", state.path, "--gpx", Self.track.path, "--keep-times", "--batch-size", "1"]
+      // Paced (the 33-minute walk in 10 s), so that the kill surely lands while fixes are still being uploaded.
+      let first = try ChildProcess(executable, run + ["--speed", "200"])
       // Kill it as soon as the server holds some of the fixes, mid-upload.
       var stored = 0
       for _ in 0..<400 {
@@ -61,7 +60,7 @@ struct TrackerEndToEndTests {
       #expect(stored > 0)
 
       // A restart uploads the rest: every fix exactly once.
-      let second = try await ChildProcess.run(executable, run)
+      let second = try await ChildProcess.run(executable, run + ["--speed", "0"])
       #expect(second.status == 0, "\(second.output)")
       // The restart found fixes still queued: the kill came mid-upload, not after it.
       let uploaded = second.output.firstMatch(of: /uploaded (\d+)/).flatMap { Int($0.1) }

@@ -96,7 +96,8 @@ extension SQLiteStore {
   /// - Returns: Whether the state changed.
   @discardableResult
   public func setDisabled(_ id: UserID, _ disabled: Bool) async throws -> Bool {
-    try await database.write { db in
+    defer { forget(id) }
+    return try await database.write { db in
       try db.execute(
         sql: "UPDATE users SET disabled = ? WHERE id = ? AND disabled <> ?",
         arguments: [disabled, id.rawValue, disabled]
@@ -115,6 +116,7 @@ extension SQLiteStore {
   /// account is still there, disabled, and running the command again finishes the job.
   /// - Returns: Rows per table (tables with no rows are left out).
   public func deleteUser(_ id: UserID, dryRun: Bool, batchSize: Int = 1000) async throws -> [TableCount] {
+    defer { if !dryRun { forget(id) } }
     var batched = 0
     if !dryRun {
       try await setDisabled(id, true)
@@ -300,12 +302,19 @@ extension SQLiteStore {
 
   /// Revokes every usable token of `user`; returns how many.
   public func revokeTokens(user: UserID, now: Int64) async throws -> Int {
-    try await database.write { db in
+    defer { forget(user) }
+    return try await database.write { db in
       try db.execute(
         sql: "UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?",
         arguments: [now, user.rawValue, now])
       return db.changesCount
     }
+  }
+
+  /// Drops what this store remembers about `user`'s tokens and devices, after a change to them.
+  func forget(_ user: UserID) {
+    tokens.removeAll { $0.user == user }
+    devices.removeAll { $0 == user }
   }
 
   // MARK: Statistics

@@ -9,6 +9,12 @@ import PersistenceKit
 public struct SQLiteStore: MeridianStore {
   /// The database.
   public let database: SQLiteDatabase
+  /// What every request looks up, remembered per database pool (so every store value on one file shares it).
+  let caches: StoreCaches
+  /// Bearer token hash → its user and expiry.
+  var tokens: LookupCache<String, (user: UserID, expiresAt: Int64)> { caches.tokens }
+  /// Device → owner.
+  var devices: LookupCache<DeviceID, UserID> { caches.devices }
 
   /// Opens (creating directories as needed) and migrates the database at `path`.
   public static func open(at path: String) throws -> SQLiteStore {
@@ -22,6 +28,7 @@ public struct SQLiteStore: MeridianStore {
   public init(migrating database: SQLiteDatabase) throws {
     try database.migrate(SQLiteSchema.migrator)
     self.database = database
+    caches = StoreCaches.shared(for: database.writer)
   }
 
   public func checkHealth() async throws {
@@ -80,19 +87,25 @@ public struct SQLiteStore: MeridianStore {
   }
 
   public func user(forTokenHash hash: String, now: Int64) async throws -> UserID? {
-    try await database.read { db in
-      try String.fetchOne(
+    let clock = Timestamp.milliseconds(Date())
+    if let cached = tokens.value(for: hash, now: clock) { return cached.expiresAt > now ? cached.user : nil }
+    let found = try await database.read { db in
+      try Row.fetchOne(
         db,
         sql: """
-          SELECT t.user_id FROM tokens t JOIN users u ON u.id = t.user_id
+          SELECT t.user_id, t.expires_at FROM tokens t JOIN users u ON u.id = t.user_id
           WHERE t.hash = ? AND t.revoked_at IS NULL AND t.expires_at > ? AND u.disabled = 0
           """,
         arguments: [hash, now]
-      ).map { UserID($0) }
+      ).map { row in (user: UserID(row[0] as String), expiresAt: row[1] as Int64) }
     }
+    guard let found else { return nil }
+    tokens.set(found, for: hash, now: clock)
+    return found.user
   }
 
   public func revokeToken(hash: String) async throws {
+    tokens.remove(hash)
     try await database.write { db in
       try db.execute(
         sql: "UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL",
@@ -252,8 +265,13 @@ public struct SQLiteStore: MeridianStore {
   }
 
   public func claimDevice(_ device: DeviceID, owner: UserID, now: Int64) async throws -> Bool {
-    // Almost every request comes from a known device: a concurrent read answers it without taking the writer.
-    if let known = try await deviceOwner(device) { return known == owner }
+    // Almost every request comes from a known device: memory or a concurrent read answers without the writer.
+    let clock = Timestamp.milliseconds(Date())
+    if let known = devices.value(for: device, now: clock) { return known == owner }
+    if let known = try await deviceOwner(device) {
+      devices.set(known, for: device, now: clock)
+      return known == owner
+    }
     return try await database.write { db in
       try db.execute(
         sql: "INSERT OR IGNORE INTO devices(id, owner_id, created_at) VALUES (?, ?, ?)",
