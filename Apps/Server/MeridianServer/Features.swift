@@ -95,7 +95,7 @@ struct Features: Sendable {
       }
     }
     routes.on(API.visibleUsers) { call in try await visibleUsers(viewer: call.authenticated()) }
-    routes.on(API.postFixes) { call in
+    routes.on(API.postFixes, keyResolvedByHandler: true) { call in
       try await postFixes(call.authenticated(), call.body, idempotency: call.idempotency)
     }
     routes.on(API.userLocation) { call in try await userLocation(viewer: call.authenticated(), of: call.parameters.id) }

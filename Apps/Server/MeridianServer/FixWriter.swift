@@ -112,14 +112,26 @@ public final class FixWriter: Service, Sendable {
         let now = Timestamp.milliseconds(Date())
         let receipts = try await store.insertFixes(slice.map(\.batch), now: now)
         metrics.commitRequests.record(Double(slice.count))
-        ingestRate.record(receipts.reduce(0) { $0 + $1.accepted }, at: now)
+        var stored: [(batch: FixInsertBatch, receipt: FixReceipt)] = []
         for (job, receipt) in zip(slice, receipts) {
-          metrics.fixesAccepted.increment(by: Int64(receipt.accepted))
-          metrics.fixesDuplicate.increment(by: Int64(receipt.duplicates))
-          job.batch.idempotency?.markStored()
-          job.continuation.resume(returning: receipt)
+          switch job.batch.idempotency?.resolution {
+          case .conflict?:
+            job.continuation.resume(
+              throwing: APIError(
+                status: 422, code: .idempotencyConflict,
+                message: "This Idempotency-Key was already used for a different request; use a new key."))
+          case .replayed?:
+            metrics.idempotentReplays.increment()
+            job.continuation.resume(returning: receipt)
+          default:
+            metrics.fixesAccepted.increment(by: Int64(receipt.accepted))
+            metrics.fixesDuplicate.increment(by: Int64(receipt.duplicates))
+            stored.append((job.batch, receipt))
+            job.continuation.resume(returning: receipt)
+          }
         }
-        if onCommit != nil { committedContinuation.yield((slice.map(\.batch), receipts)) }
+        ingestRate.record(stored.reduce(0) { $0 + $1.receipt.accepted }, at: now)
+        if onCommit != nil { committedContinuation.yield((stored.map(\.batch), stored.map(\.receipt))) }
       } catch {
         logger.error("Fix commit failed", metadata: ["error": "\(error)", "requests": "\(slice.count)"])
         for job in slice { job.continuation.resume(throwing: error) }

@@ -124,8 +124,14 @@ struct RouteRegistrar {
   }
 
   /// Registers `handler` for `endpoint`, answering `status` on success.
+  ///
+  /// On `.key` endpoints the route answers a retry with the stored first answer and refuses the key for another
+  /// request. With `keyResolvedByHandler`, the handler gets the key as ``RouteCall/idempotency`` and resolves it in
+  /// the transaction of its own effect (the fix upload does, in its group commit); otherwise the route looks the
+  /// key up before the handler and stores the answer after it, one request per key at a time.
   func on<Parameters, Body, Response>(
     _ endpoint: Endpoint<Parameters, Body, Response>, status: HTTPResponse.Status = .ok,
+    keyResolvedByHandler: Bool = false,
     _ handler: @escaping @Sendable (RouteCall<Parameters, Body>) async throws -> Response
   ) {
     let store = self.store
@@ -146,9 +152,10 @@ struct RouteRegistrar {
         ? ""
         : SecretHash.sha256("\(endpoint.method.rawValue) \(request.uri.path)\n" + (try Self.canonicalJSON(call.body)))
       let answer: (status: HTTPResponse.Status, body: Data?)
-      if let key, let user = call.user {
-        let claim = IdempotencyClaim(key: key, requestHash: fingerprint)
-        call.idempotency = claim
+      if let key, call.user != nil, keyResolvedByHandler {
+        call.idempotency = IdempotencyClaim(key: key, requestHash: fingerprint)
+        answer = (status, try Self.encode(try await handler(call)))
+      } else if let key, let user = call.user {
         let call = call
         answer = try await keyLocks.withLock(user.rawValue + "\n" + key) {
           if let stored = try await store.idempotentResponse(userID: user, key: key) {
@@ -161,7 +168,7 @@ struct RouteRegistrar {
             return (HTTPResponse.Status(code: stored.status), stored.body)
           }
           let encoded = try Self.encode(try await handler(call))
-          if let encoded, !claim.isStored {
+          if let encoded {
             try await store.saveIdempotentResponse(
               StoredResponse(requestHash: fingerprint, status: status.code, body: encoded), userID: user, key: key,
               now: clock())

@@ -288,6 +288,24 @@ public struct SQLiteStore: MeridianStore {
       var receipts: [FixReceipt] = []
       receipts.reserveCapacity(batches.count)
       for (batch, batchRows) in zip(batches, rows) {
+        // A key used before: the stored answer for the same request, or a conflict; nothing is inserted.
+        if let claim = batch.idempotency,
+          let stored = try Row.fetchOne(
+            db, sql: "SELECT request_hash, body FROM idempotency_keys WHERE user_id = ? AND key = ?",
+            arguments: [batch.userID.rawValue, claim.key])
+        {
+          let body: Data = stored["body"]
+          if stored["request_hash"] == claim.requestHash,
+            let receipt = try? JSONDecoder().decode(FixReceipt.self, from: body)
+          {
+            claim.resolve(.replayed)
+            receipts.append(receipt)
+          } else {
+            claim.resolve(.conflict)
+            receipts.append(FixReceipt(accepted: 0, duplicates: 0))
+          }
+          continue
+        }
         let before = db.totalChangesCount
         try db.batchInsert(into: "fixes", columns: FixRow.columns, onConflict: .ignore) { insert in
           for row in batchRows {
@@ -305,6 +323,7 @@ public struct SQLiteStore: MeridianStore {
               VALUES (?, ?, ?, 200, ?, ?)
               """,
             arguments: [batch.userID.rawValue, claim.key, claim.requestHash, try JSONEncoder().encode(receipt), now])
+          claim.resolve(.stored)
         }
       }
       return receipts

@@ -146,24 +146,38 @@ public struct FixInsertBatch: Sendable {
   }
 }
 
-/// A request's `Idempotency-Key`, whose answer the handler stores itself (``RouteCall/idempotency``).
+/// A request's `Idempotency-Key`, resolved by the handler itself in the transaction of its effect: the first request
+/// with the key stores its answer there, a retry finds it there (and changes nothing), another body with the same key
+/// is a conflict. Nothing is looked up or stored around the transaction.
 public final class IdempotencyClaim: Sendable {
+  /// What the transaction found.
+  public enum Resolution: Sendable, Hashable {
+    /// Not resolved yet (the transaction hasn't run, or failed).
+    case pending
+    /// First use of the key: the effect and its answer were stored.
+    case stored
+    /// The key was used before for this same request: the stored answer is returned, nothing else changed.
+    case replayed
+    /// The key was used before for a different request.
+    case conflict
+  }
+
   /// The key.
   public let key: String
   /// The request's fingerprint (method, path, canonical body).
   public let requestHash: String
-  private let stored = Mutex(false)
+  private let state = Mutex(Resolution.pending)
 
   init(key: String, requestHash: String) {
     self.key = key
     self.requestHash = requestHash
   }
 
-  /// Marks the answer as stored by the handler, so the route doesn't store it again.
-  public func markStored() { stored.withLock { $0 = true } }
+  /// Records what the transaction found.
+  public func resolve(_ resolution: Resolution) { state.withLock { $0 = resolution } }
 
-  /// Whether the handler stored the answer.
-  public var isStored: Bool { stored.withLock { $0 } }
+  /// What the transaction found.
+  public var resolution: Resolution { state.withLock { $0 } }
 }
 
 /// A position in the history: the fix's timestamp and its row, so that pages never skip or repeat.
