@@ -165,6 +165,7 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
         .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
+        .product(name: "PersistenceKitStrings", package: "PersistenceKit"),
       ],
       path: "Apps/Admin/MeridianAdmin"),
     .executableTarget(

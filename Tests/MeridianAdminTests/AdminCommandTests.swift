@@ -55,12 +55,12 @@ struct AdminCommandTests {
     #expect(backup.status == 0, "\(backup)")
     let check = try await sandbox.admin(["db", "check", "--json"])
     #expect(check.status == 1, "pending migrations are a problem: \(check)")
-    #expect((try check.object()["pendingMigrations"] as? [String])?.count == 5)
+    #expect((try check.object()["pendingMigrations"] as? [String])?.count == 6)
     let users = try await sandbox.admin(["users", "list"])
     #expect(users.status == 1, "\(users)")
     #expect(users.stderr.contains("db migrate"), "\(users.stderr)")
     let plan = try await sandbox.admin(["db", "migrate", "--plan", "--json"])
-    #expect((try plan.object()["migrations"] as? [Any])?.count == 5)
+    #expect((try plan.object()["migrations"] as? [Any])?.count == 6)
   }
 
   @Test func backupWhileWritingHoldsEveryAcknowledgedFixAndPassesCheck() async throws {
@@ -468,6 +468,10 @@ struct AdminCommandTests {
                       "rating": {"sum": 14, "count": 3}, "keywords": ["art", "history"], "timeZone": "Europe/Kyiv"}}
     ]}
     """.write(toFile: venues, atomically: true, encoding: .utf8)
+    let catalog = sandbox.path("Localizable.xcstrings")
+    try exampleCatalog.write(toFile: catalog, atomically: true, encoding: .utf8)
+    let broken = sandbox.path("Broken.xcstrings")
+    try brokenCatalog.write(toFile: broken, atomically: true, encoding: .utf8)
 
     let commands: [[String]] = [
       ["db", "migrate", "--plan"], ["db", "migrate", "--status"], ["db", "migrate"], ["db", "check"],
@@ -483,7 +487,9 @@ struct AdminCommandTests {
       ["promotions", "create", "--venue", "m-1", "--name", "Free entry", "--code", "FREE", "--audience", "special"],
       ["promotions", "list", "--venue", "m-1"], ["promotions", "stats", "--venue", "m-1"],
       ["venues", "list", "--near", "50.45,30.52", "--radius", "2000"], ["stats"], ["i18n", "languages"],
-      ["i18n", "add-language", "pt-BR"], ["i18n", "check"], ["tokens", "revoke", "--user", user.rawValue, "--yes"],
+      ["i18n", "add-language", "pt-BR"], ["i18n", "check"], ["i18n", "import-catalog", catalog],
+      ["i18n", "import-catalog", broken], ["i18n", "languages"], ["i18n", "check"],
+      ["tokens", "revoke", "--user", user.rawValue, "--yes"],
       ["users", "delete", user.rawValue, "--yes"],
     ]
     for command in commands {

@@ -45,8 +45,9 @@ struct TrackerEndToEndTests {
       let state = try await Self.login(
         "http://127.0.0.1:\(server.port)", email: "walker@example.com", directory: server.directory)
       let run = ["run", "--state", state.path, "--gpx", Self.track.path, "--keep-times", "--batch-size", "1"]
-      // Paced (the 33-minute walk in 10 s), so that the kill surely lands while fixes are still being uploaded.
-      let first = try ChildProcess(executable, run + ["--speed", "200"])
+      // Paced (the 33-minute walk in 100 s), so that the kill surely lands while the walk is still being replayed
+      // and uploaded, however loaded the machine.
+      let first = try ChildProcess(executable, run + ["--speed", "20"])
       // Kill it as soon as the server holds some of the fixes, mid-upload.
       var stored = 0
       for _ in 0..<400 {

@@ -369,8 +369,9 @@ struct VenuesCommand: AsyncParsableCommand {
 
 struct I18nCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "i18n", abstract: "Languages of the localized data (venue names and descriptions).",
-    subcommands: [Languages.self, AddLanguage.self, Check.self])
+    commandName: "i18n",
+    abstract: "Languages of the localized data (venue names and descriptions) and the product's string catalog.",
+    subcommands: [Languages.self, AddLanguage.self, ImportCatalog.self, Check.self])
 
   /// The ledger of languages added by the admin CLI, kept apart from the server's migrations.
   static let ledgerTable = "meridian_admin_migrations"
@@ -383,29 +384,50 @@ struct I18nCommand: AsyncParsableCommand {
       var total: Int
     }
     var language: String
+    /// Whether the database has columns for the language (false: it is only in the string catalog).
+    var hasColumns: Bool
     var translated: Int
     var total: Int
     var percent: Double
     var fields: [Field]
+    /// The imported string catalog's completeness in the language; nil without a catalog or not in it.
+    var catalog: StoredStringCatalog.Completeness?
   }
 
   static func completeness(_ database: AdminDatabase) async throws -> [LanguageOutput] {
-    try await database.database.read { db in
+    var languages = try await database.database.read { db in
       try SQLiteSchema.localization.completeness(db).map { entry in
         LanguageOutput(
-          language: entry.language, translated: entry.translated, total: entry.total,
+          language: entry.language, hasColumns: true, translated: entry.translated, total: entry.total,
           percent: (entry.fraction * 1000).rounded() / 10,
           fields: entry.fields.map {
             .init(table: $0.table, field: $0.field, translated: $0.translated, total: $0.total)
           })
       }
     }
+    for entry in try await storedCatalog(database)?.languages ?? [] {
+      if let index = languages.firstIndex(where: { $0.language == entry.language }) {
+        languages[index].catalog = entry
+      } else {
+        let total = languages.first?.total ?? 0
+        languages.append(
+          LanguageOutput(
+            language: entry.language, hasColumns: false, translated: 0, total: total, percent: total == 0 ? 100 : 0,
+            fields: [], catalog: entry))
+      }
+    }
+    return languages
   }
 
   static func table(_ languages: [LanguageOutput]) -> String {
-    var table = TextTable(["language", "translated", "of", "complete"])
+    var table = TextTable(["language", "data", "complete", "catalog", "complete"])
     for language in languages {
-      table.add([language.language, "\(language.translated)", "\(language.total)", "\(language.percent) %"])
+      let catalog = language.catalog.map { ["\($0.translated) of \($0.total)", "\($0.percent) %"] } ?? ["-", "-"]
+      table.add(
+        [
+          language.language, language.hasColumns ? "\(language.translated) of \(language.total)" : "no columns",
+          language.hasColumns ? "\(language.percent) %" : "-",
+        ] + catalog)
     }
     return table.text
   }
@@ -466,14 +488,25 @@ struct I18nCommand: AsyncParsableCommand {
     var examples: [String]
   }
 
+  /// The stored string catalog's validation.
+  struct CatalogCheck: Codable {
+    var file: String
+    var importedAt: String
+    var errors: [String]
+    var warnings: [String]
+  }
+
   struct CheckOutput: Codable {
     var ok: Bool
     var missing: [Missing]
+    /// Nil before a catalog is imported.
+    var catalog: CatalogCheck?
   }
 
   struct Check: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "List values that have a text in some language but not in another; exit 1 when there are any.")
+      abstract:
+        "List values without a text in some language and the string catalog's problems; exit 1 when there are any.")
 
     @OptionGroup var options: GlobalOptions
 
@@ -507,18 +540,38 @@ struct I18nCommand: AsyncParsableCommand {
         }
         return missing
       }
-      let output = CheckOutput(ok: missing.isEmpty, missing: missing)
-      try options.emit(output) {
-        guard !missing.isEmpty else { return "Every localized value has a text in every language." }
-        var table = TextTable(["language", "field", "missing", "e.g."])
-        for entry in missing {
-          table.add([
-            entry.language, "\(entry.table).\(entry.field)", "\(entry.rows)", entry.examples.joined(separator: ", "),
-          ])
-        }
-        return table.text
+      let catalog = try await I18nCommand.storedCatalog(database).map { stored in
+        CatalogCheck(
+          file: stored.file, importedAt: AdminFormat.time(stored.importedAt),
+          errors: stored.issues.filter(StoredStringCatalog.isError).map(\.description),
+          warnings: stored.issues.filter { !StoredStringCatalog.isError($0) }.map(\.description))
       }
-      if !missing.isEmpty { throw ExitCode(ExitStatus.failure) }
+      let catalogOK = catalog.map { $0.errors.isEmpty && $0.warnings.isEmpty } ?? true
+      let output = CheckOutput(ok: missing.isEmpty && catalogOK, missing: missing, catalog: catalog)
+      try options.emit(output) {
+        var text: String
+        if missing.isEmpty {
+          text = "Every localized value has a text in every language."
+        } else {
+          var table = TextTable(["language", "field", "missing", "e.g."])
+          for entry in missing {
+            table.add([
+              entry.language, "\(entry.table).\(entry.field)", "\(entry.rows)", entry.examples.joined(separator: ", "),
+            ])
+          }
+          text = table.text
+        }
+        if let catalog {
+          let problems = catalog.errors.map { "error: \($0)" } + catalog.warnings.map { "warning: \($0)" }
+          text +=
+            "\nString catalog \(catalog.file) (imported \(catalog.importedAt))"
+            + (problems.isEmpty ? ": no problems." : ":\n" + problems.joined(separator: "\n"))
+        } else {
+          text += "\nNo string catalog imported."
+        }
+        return text
+      }
+      if !missing.isEmpty || !catalogOK { throw ExitCode(ExitStatus.failure) }
     }
   }
 }

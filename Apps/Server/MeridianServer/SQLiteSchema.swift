@@ -10,8 +10,28 @@ public enum SQLiteSchema {
     migrator.append(.sql("2026-11-22 devices and fixes", devicesAndFixes))
     migrator.append(.sql("2026-11-22 idempotency keys", idempotency))
     appendVenueMigrations(to: &migrator)
+    migrator.append(.sql("2026-11-24 string catalog", stringCatalog))
     return migrator
   }
+
+  /// The product's imported String Catalog (`meridian-admin i18n import-catalog`): the document as imported (one row)
+  /// and each key's localization per language as Xcode's JSON, with the plain text when it has no variations.
+  static let stringCatalog = """
+    CREATE TABLE string_catalog_imports(
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      source_language TEXT NOT NULL,
+      file_name TEXT NOT NULL,
+      document TEXT NOT NULL,
+      imported_at INTEGER NOT NULL
+    );
+    CREATE TABLE string_catalog(
+      key TEXT NOT NULL,
+      language TEXT NOT NULL,
+      value TEXT,
+      value_json TEXT NOT NULL,
+      PRIMARY KEY (key, language)
+    ) WITHOUT ROWID;
+    """
 
   static let accounts = """
     CREATE TABLE users(
