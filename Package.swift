@@ -90,29 +90,18 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       path: "Apps/Tracker/MeridianTracker"),
     .executableTarget(
       name: "meridian-tracker",
-      dependencies: [
-        "MeridianTracker",
-        .product(name: "DomainKit", package: "DomainKit"),
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        .product(name: "Logging", package: "swift-log"),
-      ],
+      dependencies: ["MeridianTracker"],
       path: "Apps/Tracker/meridian-tracker"),
-    .executableTarget(
-      name: "meridian-tracker-bench",
+    // Apps: the benchmarks (library) and their executables
+    .target(
+      name: "MeridianBenchmarks",
       dependencies: [
-        "MeridianTracker", "MeridianServer", "MeridianAPI",
-        .product(name: "DomainKit", package: "DomainKit"),
-        .product(name: "Logging", package: "swift-log"),
-      ],
-      path: "Apps/Tracker/meridian-tracker-bench"),
-    .executableTarget(
-      name: "meridian-server-bench",
-      dependencies: [
-        "MeridianServer", "MeridianAPI",
+        "MeridianServer", "MeridianAPI", "MeridianTracker",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
@@ -123,7 +112,11 @@ let package = Package(
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
       ],
-      path: "Apps/Server/meridian-server-bench"),
+      path: "Apps/Benchmarks/MeridianBenchmarks"),
+    .executableTarget(
+      name: "meridian-tracker-bench", dependencies: ["MeridianBenchmarks"], path: "Apps/Tracker/meridian-tracker-bench"),
+    .executableTarget(
+      name: "meridian-server-bench", dependencies: ["MeridianBenchmarks"], path: "Apps/Server/meridian-server-bench"),
     .testTarget(
       name: "MeridianServerTests",
       dependencies: [
@@ -147,6 +140,7 @@ let package = Package(
         .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
         .product(name: "RealtimeKit", package: "RealtimeKit"),
         .product(name: "RealtimeKitWebSocketClient", package: "RealtimeKit"),
+        .product(name: "RealtimeKitTesting", package: "RealtimeKit"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),

@@ -1,4 +1,4 @@
-// meridian-server-bench: the real server (SQLite file, group commit, live hub) on a loopback port, loaded by 32
+// The server benchmark (`meridian-server-bench`): the real server (SQLite file, group commit, live hub) on a loopback port, loaded by 32
 // concurrent clients through the shared API client, next to a trivial Hummingbird route in the same run (the
 // framework's ceiling). Prints `<name> <value> <unit>` lines.
 //
@@ -31,28 +31,6 @@ func commitCounts(_ client: NetworkClient) async throws -> (commits: Double, req
 
 /// Concurrent clients in every HTTP phase.
 let clients = 32
-
-func emit(_ name: String, _ value: Double, _ unit: String) {
-  let text = value >= 100 ? String(Int(value.rounded())) : String(format: "%.3f", value)
-  print("\(name) \(text) \(unit)")
-  fflush(nil)
-}
-
-/// The `q`-quantile of sorted durations, in milliseconds.
-func quantile(_ sorted: [Duration], _ q: Double) -> Double {
-  guard !sorted.isEmpty else { return .nan }
-  let duration = sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]
-  return Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-}
-
-/// Peak resident memory of this process (client and server together), from `/proc/self/status`.
-func peakResidentBytes() -> Int {
-  guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-    let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-    let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-  else { return 0 }
-  return kilobytes * 1024
-}
 
 /// Runs `operation(task, iteration)` on `clients` tasks for `phase`; returns the count and sorted latencies.
 func load(for phase: Duration, _ operation: @escaping @Sendable (Int, Int) async throws -> Void) async throws -> (
@@ -105,12 +83,14 @@ actor SendTimes {
 }
 
 /// The whole run, phase by phase.
-enum Benchmark {
-  static func run() async throws {
-    let phaseSeconds = CommandLine.arguments.dropFirst().first.flatMap(Double.init) ?? 5
-    guard phaseSeconds > 0 else {
-      FileHandle.standardError.write(Data("usage: meridian-server-bench [seconds-per-phase > 0]\n".utf8))
-      exit(2)
+/// `meridian-server-bench`: ingest (single fixes and batches of 100), the framework's ceiling, live latency and the
+/// 1 km venue query, printed as `<name> <value> <unit>` lines.
+public enum ServerBenchmark {
+  /// Runs every phase; `arguments` are the command line's (`[seconds-per-phase]`, default 5).
+  /// - Throws: ``BenchmarkUsageError`` for a bad command line.
+  public static func run(arguments: [String]) async throws {
+    guard arguments.count <= 1, let phaseSeconds = arguments.first.map(Double.init) ?? 5, phaseSeconds > 0 else {
+      throw BenchmarkUsageError(description: "usage: meridian-server-bench [seconds-per-phase > 0]")
     }
     let phase = Duration.milliseconds(Int(phaseSeconds * 1000))
 
@@ -266,7 +246,7 @@ enum Benchmark {
     let seeded = ContinuousClock.now - seedStart
     emit(
       "venues.seed_rows_per_s",
-      Double(venueCount) / (Double(seeded.components.seconds) + Double(seeded.components.attoseconds) / 1e18), "rows/s")
+      Double(venueCount) / (seconds(seeded)), "rows/s")
     var queryLatencies: [Duration] = []
     var found = 0
     for _ in 0..<2000 {

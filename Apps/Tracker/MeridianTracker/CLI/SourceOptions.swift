@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import MeridianTracker
 
 extension SimulatedRoute.Mode: ExpressibleByArgument {}
 

@@ -1,7 +1,6 @@
 import ArgumentParser
 import DomainKit
 import Foundation
-import MeridianTracker
 
 #if canImport(Glibc)
   import Glibc

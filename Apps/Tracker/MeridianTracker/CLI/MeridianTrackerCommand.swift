@@ -2,14 +2,34 @@ import ArgumentParser
 import DomainKit
 import Foundation
 import Logging
-import MeridianTracker
 
-@main
-struct MeridianTrackerCommand: AsyncParsableCommand {
-  static let configuration = CommandConfiguration(
+/// The `meridian-tracker` command line: `login`, `run`, `watch`, `history …` and `status`. The executable only
+/// calls ``main()``; every command lives here so that it can be tested.
+public struct MeridianTrackerCommand: AsyncParsableCommand {
+  /// The command tree.
+  public static let configuration = CommandConfiguration(
     commandName: "meridian-tracker",
     abstract: "The Meridian device agent: records, filters, stores and uploads positions.",
     subcommands: [Login.self, Run.self, Watch.self, Status.self, History.self])
+
+  /// A command with no subcommand (prints the help).
+  public init() {}
+
+  /// Parses `arguments` (the command line without the program name), runs the command and exits: what the
+  /// executable's `main` does. (Called from outside, `main()` would resolve to the synchronous entry point.)
+  public static func run(arguments: [String]) async -> Never {
+    do {
+      var command = try parseAsRoot(arguments)
+      if var asynchronous = command as? any AsyncParsableCommand {
+        try await asynchronous.run()
+      } else {
+        try command.run()
+      }
+      exit()
+    } catch {
+      exit(withError: error)
+    }
+  }
 }
 
 /// Options every command shares.
@@ -300,5 +320,5 @@ struct StatusReport: Codable {
   var lastUpload: Int64?
 }
 
-extension AppState: ExpressibleByArgument {}
-extension AccuracyProfile: ExpressibleByArgument {}
+extension AppState: @retroactive ExpressibleByArgument {}
+extension AccuracyProfile: @retroactive ExpressibleByArgument {}

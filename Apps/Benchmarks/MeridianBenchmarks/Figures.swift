@@ -1,0 +1,38 @@
+import Foundation
+
+/// How the benchmarks print and measure: `<name> <value> <unit>` lines, durations in seconds and milliseconds, and
+/// the process's peak memory.
+
+/// Prints one figure line, at once (a benchmark's output is read while it runs).
+func emit(_ name: String, _ value: Double, _ unit: String) {
+  let text = value >= 100 ? String(Int(value.rounded())) : String(format: "%.3f", value)
+  print("\(name) \(text) \(unit)")
+  fflush(nil)
+}
+
+/// A duration in seconds.
+func seconds(_ duration: Duration) -> Double {
+  Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+/// The `q`-quantile of sorted durations, in milliseconds.
+func quantile(_ sorted: [Duration], _ q: Double) -> Double {
+  guard !sorted.isEmpty else { return .nan }
+  let duration = sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]
+  return Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+}
+
+/// Peak resident memory of this process (client and server together), from `/proc/self/status`.
+func peakResidentBytes() -> Int {
+  guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+    let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+    let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+  else { return 0 }
+  return kilobytes * 1024
+}
+
+/// A bad command line: the executable prints it with the usage and exits 2.
+public struct BenchmarkUsageError: Error, CustomStringConvertible {
+  /// What was wrong, and the usage line.
+  public let description: String
+}

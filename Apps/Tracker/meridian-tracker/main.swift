@@ -1,0 +1,4 @@
+import MeridianTracker
+
+// Composition only: every command lives in MeridianTracker (CLI/).
+await MeridianTrackerCommand.run(arguments: Array(CommandLine.arguments.dropFirst()))
