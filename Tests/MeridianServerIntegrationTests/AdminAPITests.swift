@@ -4,6 +4,7 @@ import MeridianAPI
 import MeridianServer
 import NetworkingKit
 import RealtimeKit
+import RealtimeKitTesting
 import Testing
 
 @Suite("Admin API")
@@ -83,7 +84,7 @@ struct AdminAPITests {
       let admin = try server.client(token: Self.adminToken)
       let state = try await admin.send(API.adminDisableUser, parameters: AdminUserRef(user: "anna@example.com"))
       #expect(state == AdminUserState(user: session.userId.rawValue, disabled: true, changed: true))
-      let code = try await withTimeoutOrNil { await stopped.value }
+      let code = try await withTimeout(.seconds(10)) { await stopped.value }
       #expect(code == .unauthorized)
       await expectAPIError(.tokenInvalid, status: 401) { try await anna.send(API.me) }
       // Bob is untouched.

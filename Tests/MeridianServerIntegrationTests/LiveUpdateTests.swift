@@ -3,6 +3,7 @@ import Foundation
 import MeridianAPI
 import NetworkingKit
 import RealtimeKit
+import RealtimeKitTesting
 import RealtimeKitWebSocketClient
 import Testing
 
@@ -197,22 +198,8 @@ struct LiveUpdateTests {
         }
         return nil
       }
-      let code = try await withTimeoutOrNil { await states.value }
+      let code = try await withTimeout(.seconds(10)) { await states.value }
       #expect(code == .unauthorized)
     }
-  }
-}
-
-/// The value of `body`, or nil after 10 s.
-func withTimeoutOrNil<T: Sendable>(_ body: @escaping @Sendable () async -> T?) async throws -> T? {
-  await withTaskGroup(of: T?.self) { group in
-    group.addTask { await body() }
-    group.addTask {
-      try? await Task.sleep(for: .seconds(10))
-      return nil
-    }
-    let first = await group.next() ?? nil
-    group.cancelAll()
-    return first
   }
 }

@@ -22,7 +22,7 @@ public struct LiveUpdates: Sendable {
   private let metrics: ServerMetrics
   /// Owners' privacy settings for the fan-out, dropped on every change made through the API (``enforce(owner:)``)
   /// and after a few seconds anyway (changes made by another process, such as the admin CLI).
-  private let settingsCache = SettingsCache(lifetime: 5_000)
+  private let settingsCache = LookupCache<UserID, PrivacySettings>(lifetime: 5_000, capacity: 10_000)
 
   /// A hub authenticating with the store's bearer tokens and authorizing with DomainKit's sharing rules.
   public init(
@@ -127,11 +127,11 @@ public struct LiveUpdates: Sendable {
       do {
         let time = now()
         let settings: PrivacySettings
-        if let cached = settingsCache.settings(of: batch.userID, at: time) {
+        if let cached = settingsCache.value(for: batch.userID, now: time) {
           settings = cached
         } else {
           guard let loaded = try await store.privacySettings(owner: batch.userID) else { continue }
-          settingsCache.store(loaded, at: time)
+          settingsCache.set(loaded, for: batch.userID, now: time)
           settings = loaded
         }
         if enforced.insert(batch.userID).inserted { await enforce(settings, on: Self.channels(of: settings)) }
@@ -181,33 +181,5 @@ public struct LiveUpdates: Sendable {
       object["refinedBy"] = .object(link)
     }
     return .object(object)
-  }
-}
-
-/// A small time-limited map of owners' privacy settings, shared by the fan-out's calls.
-final class SettingsCache: @unchecked Sendable {
-  private let lock = NSLock()
-  private var entries: [UserID: (settings: PrivacySettings, loadedAt: Int64)] = [:]
-  private let lifetime: Int64
-
-  /// A cache whose entries live `lifetime` milliseconds.
-  init(lifetime: Int64) { self.lifetime = lifetime }
-
-  func settings(of owner: UserID, at now: Int64) -> PrivacySettings? {
-    lock.withLock {
-      guard let entry = entries[owner], now - entry.loadedAt < lifetime else { return nil }
-      return entry.settings
-    }
-  }
-
-  func store(_ settings: PrivacySettings, at now: Int64) {
-    lock.withLock {
-      if entries.count > 10_000 { entries.removeAll(keepingCapacity: true) }
-      entries[settings.owner] = (settings, now)
-    }
-  }
-
-  func remove(_ owner: UserID) {
-    _ = lock.withLock { entries.removeValue(forKey: owner) }
   }
 }
