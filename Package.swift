@@ -133,6 +133,7 @@ let package = Package(
       dependencies: [
         "MeridianServer", "MeridianAPI", "MeridianTracker",
         .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,4 +1,5 @@
 import DomainKit
+import DomainKitTesting
 import Foundation
 import GRDB
 import GeoKit
@@ -21,34 +22,23 @@ struct TrackerHistoryTests {
     return try await body(directory)
   }
 
-  /// A deterministic pseudo-random source (SplitMix64).
-  struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-  }
-
   static let base: Int64 = 1_790_000_000_000  // 2026-09-21T13:33:20Z
 
   /// 600 fixes an hour apart around four cities, of every kind, some without accuracy, with altitude, speed and
   /// course; one at the Wikipedia geohash example point (57.64911, 10.40744 → u4pruydqqvj).
   static func sampleFixes() throws -> [LocationFix] {
-    var random = SplitMix(state: 42)
+    var random = SplitMix64(seed: 42)
     let centres = [(50.45, 30.52), (48.85, 2.35), (40.71, -74.0), (-33.87, 151.21)]
     var fixes = try (0..<600).map { index in
       let centre = centres[index % 4]
       return try LocationFix(
         timestamp: base + Int64(index) * 3_600_000 + Int64(random.next() % 1000),
-        latitude: centre.0 + (random.unit() - 0.5) * 0.6, longitude: centre.1 + (random.unit() - 0.5) * 0.6,
-        horizontalAccuracy: index % 7 == 0 ? nil : (random.unit() * 300).rounded(),
-        altitude: (random.unit() * 300).rounded(), speed: (random.unit() * 20).rounded(),
-        course: (random.unit() * 359).rounded(), kind: FixKind.allCases[(index / 4) % 4])
+        latitude: centre.0 + (Double.random(in: 0..<1, using: &random) - 0.5) * 0.6,
+        longitude: centre.1 + (Double.random(in: 0..<1, using: &random) - 0.5) * 0.6,
+        horizontalAccuracy: index % 7 == 0 ? nil : (Double.random(in: 0..<1, using: &random) * 300).rounded(),
+        altitude: (Double.random(in: 0..<1, using: &random) * 300).rounded(),
+        speed: (Double.random(in: 0..<1, using: &random) * 20).rounded(),
+        course: (Double.random(in: 0..<1, using: &random) * 359).rounded(), kind: FixKind.allCases[(index / 4) % 4])
     }
     fixes[1] = try LocationFix(
       timestamp: fixes[1].timestamp, latitude: 57.64911, longitude: 10.40744, horizontalAccuracy: 3)

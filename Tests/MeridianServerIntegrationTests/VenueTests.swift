@@ -1,4 +1,5 @@
 import DomainKit
+import DomainKitTesting
 import Foundation
 import GRDB
 import GeoKit
@@ -6,18 +7,6 @@ import MeridianAPI
 import MeridianServer
 import NetworkingKit
 import Testing
-
-/// A deterministic random source (SplitMix64), so a failing case can be replayed.
-struct SeededRandom: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
 
 /// A store on a fresh file in a temporary directory.
 func withTemporaryStore(_ body: (SQLiteStore) async throws -> Void) async throws {
@@ -29,7 +18,7 @@ func withTemporaryStore(_ body: (SQLiteStore) async throws -> Void) async throws
 /// `count` venues scattered uniformly in a box, with random types and ratings.
 func randomVenues(
   count: Int, prefix: String, latitudes: ClosedRange<Double>, longitudes: ClosedRange<Double>,
-  random: inout SeededRandom
+  random: inout SplitMix64
 ) throws -> [VenueRecord] {
   let types = ["cafe", "restaurant", "shop"]
   return try (0..<count).map { index in
@@ -56,7 +45,7 @@ func east(of point: Coordinate, _ distance: Double) -> Coordinate {
 struct VenueStoreTests {
   @Test func radiusQueriesMatchABruteForceHaversineScan() async throws {
     try await withTemporaryStore { store in
-      var random = SeededRandom(state: 7)
+      var random = SplitMix64(seed: 7)
       // Kyiv, about 11 × 11 km, and a strip across the antimeridian.
       let kyiv = try randomVenues(
         count: 3000, prefix: "kyiv", latitudes: 50.40...50.50, longitudes: 30.44...30.60, random: &random)
@@ -108,7 +97,7 @@ struct VenueStoreTests {
   @Test(arguments: PlaceDirectory.SortOrder.allCases)
   func pagesFollowTheDirectorySortOrder(_ order: PlaceDirectory.SortOrder) async throws {
     try await withTemporaryStore { store in
-      var random = SeededRandom(state: 11)
+      var random = SplitMix64(seed: 11)
       let all = try randomVenues(
         count: 2000, prefix: "v", latitudes: 50.43...50.47, longitudes: 30.49...30.55, random: &random)
       try await store.upsertVenues(all)
@@ -214,7 +203,7 @@ struct VenueTests {
 
   @Test func nearbyVenuesCarryDistancesAndMatchABruteForceScan() async throws {
     try await TestServer.with { server in
-      var random = SeededRandom(state: 3)
+      var random = SplitMix64(seed: 3)
       let all = try randomVenues(
         count: 400, prefix: "v", latitudes: 50.43...50.47, longitudes: 30.49...30.55, random: &random)
       try await server.app.environment.store.upsertVenues(all)
