@@ -117,6 +117,8 @@ let package = Package(
       name: "meridian-tracker-bench", dependencies: ["MeridianBenchmarks"], path: "Apps/Tracker/meridian-tracker-bench"),
     .executableTarget(
       name: "meridian-server-bench", dependencies: ["MeridianBenchmarks"], path: "Apps/Server/meridian-server-bench"),
+    // Tests: running the built executables
+    .target(name: "MeridianTestSupport", path: "Tests/MeridianTestSupport"),
     .testTarget(
       name: "MeridianServerTests",
       dependencies: [
@@ -131,7 +133,7 @@ let package = Package(
     .testTarget(
       name: "MeridianServerIntegrationTests",
       dependencies: [
-        "MeridianServer", "MeridianAPI", "MeridianTracker",
+        "MeridianServer", "MeridianAPI", "MeridianTracker", "MeridianTestSupport",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "DomainKit", package: "DomainKit"),
@@ -170,6 +172,7 @@ let package = Package(
     .testTarget(
       name: "MeridianAdminTests",
       dependencies: [
+        "MeridianTestSupport",
         "MeridianAdmin", "MeridianServer", "MeridianAPI",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),

@@ -2,18 +2,12 @@ import DomainKit
 import Foundation
 import GRDB
 import MeridianServer
+import MeridianTestSupport
 import PersistenceKit
 import Testing
 
 /// The built `meridian-admin` next to the test bundle (`swift build --build-tests` builds it).
-let adminExecutable: URL? = {
-  let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-  for candidate in [directory, directory.deletingLastPathComponent()] {
-    let url = candidate.appendingPathComponent("meridian-admin")
-    if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-  }
-  return nil
-}()
+let adminExecutable = builtExecutable("meridian-admin")
 
 /// One run of the binary.
 struct AdminRun: CustomStringConvertible {
@@ -59,46 +53,14 @@ final class AdminSandbox: @unchecked Sendable {
   /// blocking a thread, so concurrent writer tasks keep running.
   func admin(_ arguments: [String], database: String? = "", stdin: String? = nil) async throws -> AdminRun {
     let executable = try #require(adminExecutable, "meridian-admin is not built; run swift build --build-tests")
-    let id = UUID().uuidString
-    let outPath = path("out-\(id)")
-    let errPath = path("err-\(id)")
-    FileManager.default.createFile(atPath: outPath, contents: nil)
-    FileManager.default.createFile(atPath: errPath, contents: nil)
-    defer {
-      try? FileManager.default.removeItem(atPath: outPath)
-      try? FileManager.default.removeItem(atPath: errPath)
-    }
-    let process = Process()
-    process.executableURL = executable
     var all = arguments
     if let database { all += ["--database", database.isEmpty ? self.database : database] }
-    process.arguments = all
     var environment = ProcessInfo.processInfo.environment
     environment["MERIDIAN_DATABASE"] = nil
-    process.environment = environment
-    let out = try #require(FileHandle(forWritingAtPath: outPath))
-    let err = try #require(FileHandle(forWritingAtPath: errPath))
-    process.standardOutput = out
-    process.standardError = err
-    let input = Pipe()
-    process.standardInput = input
-    let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
-      process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-      do {
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try? input.fileHandleForWriting.close()
-      } catch {
-        process.terminationHandler = nil
-        continuation.resume(throwing: error)
-      }
-    }
-    try? out.close()
-    try? err.close()
+    let child = try ChildProcess(executable, all, input: stdin, environment: environment)
+    let status = await child.wait()
     return AdminRun(
-      arguments: all, status: status,
-      stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-      stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+      arguments: all, status: status, stdout: child.standardOutput.value, stderr: child.standardError.value)
   }
 }
 

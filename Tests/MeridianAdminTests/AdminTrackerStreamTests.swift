@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import MeridianAdmin
 import MeridianServer
+import MeridianTestSupport
 import PersistenceKit
 import Testing
 
@@ -11,60 +12,11 @@ import Testing
 #endif
 
 /// The built `meridian-tracker` next to the test bundle (a product of the same package).
-let trackerExecutable: URL? = {
-  let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-  for candidate in [directory, directory.deletingLastPathComponent()] {
-    let url = candidate.appendingPathComponent("meridian-tracker")
-    if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-  }
-  return nil
-}()
+let trackerExecutable = builtExecutable("meridian-tracker")
 
 /// The 998-fix walk the tracker replays.
 let kyivWalk = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
   .deletingLastPathComponent().appendingPathComponent("Tools/examples/kyiv-walk.gpx")
-
-/// A child process whose output goes to a file in the sandbox, awaited without blocking a thread.
-final class Child: Sendable {
-  let process: Process
-  let log: String
-  private let exited: AsyncStream<Int32>
-
-  init(_ executable: URL, _ arguments: [String], input: String? = nil, log: String) throws {
-    self.log = log
-    FileManager.default.createFile(atPath: log, contents: nil)
-    process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    let output = try #require(FileHandle(forWritingAtPath: log))
-    process.standardOutput = output
-    process.standardError = output
-    let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
-    exited = stream
-    process.terminationHandler = { process in
-      continuation.yield(process.terminationStatus)
-      continuation.finish()
-    }
-    let stdin = Pipe()
-    process.standardInput = stdin
-    try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-    try? stdin.fileHandleForWriting.close()
-  }
-
-  var isRunning: Bool { process.isRunning }
-
-  /// Ends the process at once (`kill -9`).
-  func kill() { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
-
-  var output: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-
-  func wait() async -> Int32 {
-    var status: Int32 = -1
-    for await code in exited { status = code }
-    return status
-  }
-}
 
 @Suite("meridian-admin against a running server while meridian-tracker streams")
 struct AdminTrackerStreamTests {
@@ -93,14 +45,14 @@ struct AdminTrackerStreamTests {
       store, user: old, device: "old-phone", fixes: try makeFixes(count: 2000, start: now - 400 * day, device: "old"))
 
     let state = sandbox.path("tracker-state")
-    let login = try Child(
+    let login = try ChildProcess(
       tracker,
       [
         "login", "--state", state, "--server", server.url, "--email", "walker@example.com", "--password-stdin",
         "--create",
       ],
-      input: "correct horse\n", log: sandbox.path("login.log"))
-    #expect(await login.wait() == 0, "\(login.output)")
+      input: "correct horse\n")
+    #expect(await login.wait() == 0, "\(login.output.value)")
     let walker = try #require(
       try await store.database.read { db in
         try String.fetchOne(db, sql: "SELECT user_id FROM credentials WHERE value = 'walker@example.com'")
@@ -117,14 +69,14 @@ struct AdminTrackerStreamTests {
     // The walk's 33 minutes in about 50 s, five fixes a request: it is still streaming through the backup and the
     // retention below even on a loaded machine; then it is stopped and a second run uploads the rest at once.
     let run = ["run", "--state", state, "--gpx", kyivWalk.path, "--keep-times", "--batch-size", "5"]
-    let streaming = try Child(tracker, run + ["--speed", "40"], log: sandbox.path("tracker.log"))
+    let streaming = try ChildProcess(tracker, run + ["--speed", "40"])
     var beforeBackup: [Int64] = []
     for _ in 0..<1000 {
       beforeBackup = try await stored()
       if beforeBackup.count >= 50 { break }
       try await Task.sleep(for: .milliseconds(10))
     }
-    #expect(beforeBackup.count >= 50, "the tracker uploaded nothing: \(streaming.output)")
+    #expect(beforeBackup.count >= 50, "the tracker uploaded nothing: \(streaming.output.value)")
 
     // Every fix the server committed (so every one it acknowledged) before the backup started is in the backup.
     let backupPath = sandbox.path("backup.sqlite")
@@ -154,10 +106,10 @@ struct AdminTrackerStreamTests {
     #expect(try retention.object()["deleted"] as? Int == 2000, "\(retention)")
     #expect((try retention.object()["batches"] as? Int ?? 0) >= 10)
 
-    streaming.kill()
+    streaming.terminate()
     _ = await streaming.wait()
-    let rest = try Child(tracker, run + ["--speed", "0"], log: sandbox.path("tracker-rest.log"))
-    #expect(await rest.wait() == 0, "\(rest.output)")
+    let rest = try ChildProcess(tracker, run + ["--speed", "0"])
+    #expect(await rest.wait() == 0, "\(rest.output.value)")
     #expect(try await stored() == expected, "every fix of the walk, once")
     let oldLeft = try await store.database.read { db in
       try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM fixes WHERE user_id = ?", arguments: [old.rawValue])

@@ -1,6 +1,7 @@
 import DomainKit
 import Foundation
 import MeridianAPI
+import MeridianTestSupport
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
 import Testing
@@ -25,20 +26,9 @@ struct ExecutableTests {
     defer { try? FileManager.default.removeItem(at: directory) }
     let database = directory.appendingPathComponent("meridian.sqlite").path
 
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = ["--port", "0", "--database", database, "--bcrypt-cost", "4", "--log-level", "notice"]
-    let pipe = Pipe()
-    let output = CollectedOutput()
-    process.standardError = pipe
-    process.standardOutput = pipe
-    pipe.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
-    let exited = AsyncStream.makeStream(of: Int32.self)
-    process.terminationHandler = { process in
-      exited.continuation.yield(process.terminationStatus)
-      exited.continuation.finish()
-    }
-    try process.run()
+    let server = try ChildProcess(
+      executable, ["--port", "0", "--database", database, "--bcrypt-cost", "4", "--log-level", "notice"])
+    let output = server.output
 
     var port: Int?
     for _ in 0..<200 where port == nil {
@@ -78,13 +68,11 @@ struct ExecutableTests {
         }
       }
       try await Task.sleep(for: .milliseconds(500))
-      kill(process.processIdentifier, SIGTERM)
+      server.terminate(with: SIGTERM)
       return try await group.reduce(into: []) { $0 += $1 }
     }
     try await transport.shutdown()
-    var status: Int32?
-    for await code in exited.stream { status = code }
-    pipe.fileHandleForReading.readabilityHandler = nil
+    let status = await server.wait()
     #expect(status == 0, "\(output.value)")
     #expect(!acknowledged.isEmpty)
 

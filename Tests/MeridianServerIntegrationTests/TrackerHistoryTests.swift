@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import GeoKit
 import Logging
+import MeridianTestSupport
 import MeridianTracker
 import NIOCore
 import NIOPosix
@@ -381,27 +382,11 @@ struct TrackerHistoryTests {
   // MARK: - The commands
 
   /// Runs the built `meridian-tracker` with `arguments`; returns its exit status, standard output and error.
-  static func tracker(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+  static func tracker(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
     let executable = try #require(builtExecutable("meridian-tracker"), "build meridian-tracker first")
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    let output = Pipe()
-    let error = Pipe()
-    process.standardOutput = output
-    process.standardError = error
-    try process.run()
-    // Read both pipes before waiting, so a full pipe can't block the child.
-    let errorData = Data.Box()
-    let reader = Thread { errorData.value = error.fileHandleForReading.readDataToEndOfFile() }
-    reader.start()
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    while !reader.isFinished { usleep(1_000) }
-    return (
-      process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-      String(decoding: errorData.value, as: UTF8.self)
-    )
+    let child = try ChildProcess(executable, arguments)
+    let status = await child.wait()
+    return (status, child.standardOutput.value, child.standardError.value)
   }
 
   @Test func theHistoryCommandsImportListClusterAndExport() async throws {
@@ -410,34 +395,36 @@ struct TrackerHistoryTests {
       let track = TrackerUploadTests.exampleTrack.path
       let expected = try FixSource.read(TrackerUploadTests.exampleTrack, format: .gpx)
 
-      let first = try Self.tracker(["history", "import", track, "--state", state, "--json", "--progress"])
+      let first = try await Self.tracker(["history", "import", track, "--state", state, "--json", "--progress"])
       #expect(first.status == 0, "\(first.error)")
       #expect(
         try JSONDecoder().decode(MergeResult.self, from: Data(first.output.utf8)) == MergeResult(new: expected.count))
       #expect(first.error.contains("imported \(expected.count.formatted()) fixes (100 %)"))
-      let again = try Self.tracker(["history", "import", track, "--state", state])
+      let again = try await Self.tracker(["history", "import", track, "--state", state])
       #expect(again.output.contains("0 new fixes, \(expected.count) duplicates skipped"))
 
-      let list = try Self.tracker(["history", "list", "--state", state, "--limit", "3", "--json", "--array"])
+      let list = try await Self.tracker(["history", "list", "--state", state, "--limit", "3", "--json", "--array"])
       let listed = try JSONDecoder().decode([LocationFix].self, from: Data(list.output.utf8))
       #expect(listed.map(\.timestamp) == expected.suffix(3).reversed().map(\.timestamp))
 
-      let clusters = try Self.tracker(["history", "clusters", "--state", state, "--precision", "4", "--json"])
+      let clusters = try await Self.tracker(["history", "clusters", "--state", state, "--precision", "4", "--json"])
       let cells = try clusters.output.split(separator: "\n").map {
         try JSONDecoder().decode(HistoryCluster.self, from: Data($0.utf8))
       }
       #expect(cells.map(\.count).reduce(0, +) == expected.count)
 
       let csv = directory.appendingPathComponent("walk.csv")
-      let export = try Self.tracker(["history", "export", "--state", state, "--output", csv.path, "--kind", "imported"])
+      let export = try await Self.tracker([
+        "history", "export", "--state", state, "--output", csv.path, "--kind", "imported",
+      ])
       #expect(export.status == 0, "\(export.error)")
       #expect(try CSVReader.read(String(contentsOf: csv, encoding: .utf8)).count == expected.count)
 
-      let bad = try Self.tracker(["history", "list", "--state", state, "--preset", "fortnight"])
+      let bad = try await Self.tracker(["history", "list", "--state", state, "--preset", "fortnight"])
       #expect(bad.status != 0 && bad.error.contains("unknown date preset 'fortnight'"))
-      let noFormat = try Self.tracker(["history", "export", "--state", state])
+      let noFormat = try await Self.tracker(["history", "export", "--state", state])
       #expect(noFormat.status != 0 && noFormat.error.contains("--format"))
-      let twoSources = try Self.tracker(["run", "--state", state, "--simulate", "walk", "--gpsd", "127.0.0.1"])
+      let twoSources = try await Self.tracker(["run", "--state", state, "--simulate", "walk", "--gpsd", "127.0.0.1"])
       #expect(twoSources.status != 0 && twoSources.error.contains("exactly one source"))
     }
   }
@@ -591,13 +578,6 @@ struct TrackerHistoryTests {
     // Each connection asked gpsd to watch, in JSON.
     #expect(server.commands.count >= 2)
     #expect(server.commands.prefix(2).allSatisfy { $0 == #"?WATCH={"enable":true,"json":true}"# })
-  }
-}
-
-extension Data {
-  /// A mutable box for data read on another thread.
-  final class Box: @unchecked Sendable {
-    var value = Data()
   }
 }
 
