@@ -112,6 +112,14 @@ import Testing
     return try condition()
   }
 
+  /// A flag one task raises and another polls.
+  final class StopFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var raised = false
+    var isRaised: Bool { lock.withLock { raised } }
+    func raise() { lock.withLock { raised = true } }
+  }
+
   @Test func backupWhileWritersRun() async throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
@@ -122,10 +130,12 @@ import Testing
       try db.execute(sql: "CREATE TABLE debit(tx INTEGER PRIMARY KEY, amount INTEGER NOT NULL, pad BLOB)")
       try db.execute(sql: "CREATE TABLE credit(tx INTEGER PRIMARY KEY, amount INTEGER NOT NULL, pad BLOB)")
     }
-    // The writer runs until the backups are done.
+    // The writer runs until the backups are done. It is stopped with a flag, not by cancelling its task: a
+    // cancelled `write` throws `CancellationError` instead of committing.
+    let stop = StopFlag()
     let writer = Task.detached {
       var transactions = 0
-      while !Task.isCancelled && transactions < 1_000_000 {
+      while !stop.isRaised && transactions < 1_000_000 {
         let tx = transactions + 1
         try await database.write { db in
           try db.execute(sql: "INSERT INTO debit VALUES (?, ?, zeroblob(512))", arguments: [tx, tx])
@@ -180,7 +190,7 @@ import Testing
     // Let the writer commit past the last copy, then stop it.
     let newest = copied.max() ?? 0
     #expect(try await Self.eventually { try Self.transactionCount(database) > newest })
-    writer.cancel()
+    stop.raise()
     let total = try await writer.value
     let final = try Self.transactionCount(database)
     #expect(final == total)
