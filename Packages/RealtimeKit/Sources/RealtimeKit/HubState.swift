@@ -243,11 +243,13 @@ actor HubState {
     send(id, .unsubscribed(name, reason: .client))
   }
 
-  func publish(_ id: UInt64, principalID: String, _ request: PublishRequest) {
-    guard var connection = connections[id], !connection.closing else { return }
+  /// Checks a publish against the deduplication window and the connection's rate limit. Returns `true` when it may
+  /// go ahead; otherwise it has been answered already (the original `ack` of a re-sent id, or `rate_limited`).
+  func admitPublish(_ id: UInt64, principalID: String, _ request: PublishRequest) -> Bool {
+    guard var connection = connections[id], !connection.closing else { return false }
     if let ack = dedup[principalID]?.acks[request.id] {
       send(id, .ack(ack))
-      return
+      return false
     }
     let now = clock.now
     let elapsed = connection.tokensUpdated.duration(to: now)
@@ -267,11 +269,20 @@ actor HubState {
           )
         )
       )
-      return
+      return false
     }
     connection.tokens -= 1
     connections[id] = connection
-    let offset = append(request.payload, to: request.channel)
+    return true
+  }
+
+  /// Publishes an admitted request's payload as is and acknowledges it.
+  func publish(_ id: UInt64, principalID: String, _ request: PublishRequest) {
+    acknowledge(id, principalID: principalID, request, offset: append(request.payload, to: request.channel))
+  }
+
+  /// Remembers an admitted publish as done (a re-sent id gets the same `ack`) and sends its `ack`.
+  func acknowledge(_ id: UInt64, principalID: String, _ request: PublishRequest, offset: UInt64) {
     let ack = PublishAck(id: request.id, channel: request.channel, offset: offset)
     var window = dedup[principalID] ?? DedupWindow(order: Ring(capacity: configuration.deduplicationCapacity))
     window.acks[request.id] = ack

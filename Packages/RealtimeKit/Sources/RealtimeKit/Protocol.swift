@@ -66,6 +66,8 @@ public struct RealtimeErrorCode: RawRepresentable, Sendable, Hashable, CustomStr
   public static let forbidden = RealtimeErrorCode(rawValue: "forbidden")
   /// The connection reached its subscription limit.
   public static let tooManySubscriptions = RealtimeErrorCode(rawValue: "too_many_subscriptions")
+  /// The server refused a publish's payload (for example a location outside the valid ranges); do not re-send it.
+  public static let invalidPayload = RealtimeErrorCode(rawValue: "invalid_payload")
   /// The publish rate was exceeded; the publish was not accepted and may be re-sent later with the same id.
   public static let rateLimited = RealtimeErrorCode(rawValue: "rate_limited")
   /// Bad, expired or missing token (fatal).

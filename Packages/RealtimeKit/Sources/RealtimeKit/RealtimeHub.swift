@@ -12,6 +12,13 @@ public final class RealtimeHub: Sendable {
   /// Decides whether a principal may subscribe or publish to a channel.
   public typealias Authorize =
     @Sendable (_ principal: RealtimePrincipal, _ access: RealtimeAccess, _ channel: ChannelName) async throws -> Bool
+  /// Takes over an authorized, admitted client `publish` instead of the hub fanning its payload out as is: for apps
+  /// that validate and store what clients send and then publish the result themselves with ``publish(_:to:)``.
+  ///
+  /// Returning acknowledges the publish (a re-sent id gets the same `ack` without a second call). Throwing a
+  /// ``RealtimeError`` answers with it (its `id` and `channel` set to the publish's); any other error answers
+  /// `internal`, which the client retries.
+  public typealias Receive = @Sendable (_ principal: RealtimePrincipal, _ request: PublishRequest) async throws -> Void
 
   /// The settings the hub was created with.
   public let configuration: RealtimeHubConfiguration
@@ -20,6 +27,7 @@ public final class RealtimeHub: Sendable {
   let state: HubState
   let authenticate: Authenticate
   let authorize: Authorize
+  let receive: Receive?
 
   /// Creates a hub.
   ///
@@ -27,10 +35,13 @@ public final class RealtimeHub: Sendable {
   ///   - configuration: limits, timeouts and queue sizes.
   ///   - authenticate: called once per connection with the `hello` token.
   ///   - authorize: called on every subscribe and publish; allow everything by default.
+  ///   - receive: handles clients' publishes in place of the hub's fan-out; by default the hub publishes their
+  ///     payloads as they are.
   public init(
     configuration: RealtimeHubConfiguration = RealtimeHubConfiguration(),
     authenticate: @escaping Authenticate,
-    authorize: @escaping Authorize = { _, _, _ in true }
+    authorize: @escaping Authorize = { _, _, _ in true },
+    receive: Receive? = nil
   ) {
     self.configuration = configuration
     let epoch = configuration.epoch ?? String(UInt32.random(in: 0...UInt32.max), radix: 36)
@@ -38,6 +49,7 @@ public final class RealtimeHub: Sendable {
     self.state = HubState(configuration: configuration, epoch: epoch)
     self.authenticate = authenticate
     self.authorize = authorize
+    self.receive = receive
   }
 
   // MARK: Serving connections
@@ -169,8 +181,25 @@ public final class RealtimeHub: Sendable {
       await state.send(id, .error(error))
       return
     }
-    guard await isAllowed(id, principal, .publish, request.channel, publishID: request.id) else { return }
-    await state.publish(id, principalID: principal.id, request)
+    guard await isAllowed(id, principal, .publish, request.channel, publishID: request.id),
+      await state.admitPublish(id, principalID: principal.id, request)
+    else { return }
+    guard let receive else {
+      await state.publish(id, principalID: principal.id, request)
+      return
+    }
+    do {
+      try await receive(principal, request)
+      let offset = await state.position(of: request.channel).offset
+      await state.acknowledge(id, principalID: principal.id, request, offset: offset)
+    } catch {
+      var answer =
+        error as? RealtimeError
+        ?? RealtimeError(code: .internal, message: "could not handle the publish; retry later")
+      answer.id = request.id
+      answer.channel = request.channel.rawValue
+      await state.send(id, .error(answer))
+    }
   }
 
   func namespaceError(_ channel: ChannelName) -> RealtimeError {

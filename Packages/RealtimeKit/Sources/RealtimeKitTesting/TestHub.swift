@@ -5,12 +5,14 @@ extension RealtimeHub {
   /// with `bad` are rejected (close 4001).
   public static func testing(
     _ configuration: RealtimeHubConfiguration = RealtimeHubConfiguration(),
-    authorize: @escaping Authorize = { _, _, _ in true }
+    authorize: @escaping Authorize = { _, _, _ in true },
+    receive: Receive? = nil
   ) -> RealtimeHub {
     RealtimeHub(
       configuration: configuration,
       authenticate: { token in token.hasPrefix("bad") ? nil : RealtimePrincipal(id: token) },
-      authorize: authorize
+      authorize: authorize,
+      receive: receive
     )
   }
 }

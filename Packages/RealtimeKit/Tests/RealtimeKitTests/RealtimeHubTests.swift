@@ -68,6 +68,64 @@ import Testing
     #expect(await peer.closed() == .messageTooBig)
   }
 
+  @Test func aReceiveHookTakesPublishesOverAndItsErrorsReachTheClient() async throws {
+    // The app stores what it accepts and publishes its own event; an odd number is refused, a 13 fails.
+    let stored = LockedValues()
+    let hubBox = HubBox()
+    let hub = makeHub(receive: { principal, request in
+      guard case .int(let value) = request.payload else {
+        throw RealtimeError(code: .invalidPayload, message: "send a number")
+      }
+      if value == 13 { throw CancellationError() }
+      guard value % 2 == 0 else { throw RealtimeError(code: .invalidPayload, message: "\(value) is odd") }
+      stored.append(value)
+      await hubBox.hub?.publish(["by": .string(principal.id), "stored": .int(value)], to: request.channel)
+    })
+    hubBox.hub = hub
+    let transport = InMemoryRealtimeTransport(hub: hub)
+    let publisher = try Peer(transport)
+    let subscriber = try Peer(transport)
+    await publisher.hello()
+    await subscriber.hello("bob")
+    subscriber.send(.subscribe(SubscribeRequest(channel: channel)))
+    #expect(await subscriber.next() == .subscribed(ChannelPosition(channel: channel, offset: 0, epoch: "e1")))
+
+    publisher.send(.publish(PublishRequest(id: "a", channel: channel, payload: 2)))
+    #expect(await publisher.next() == .ack(PublishAck(id: "a", channel: channel, offset: 1)))
+    // The subscriber gets the app's event, not the raw payload.
+    guard case .event(let event)? = await subscriber.next() else {
+      Issue.record("no event")
+      return
+    }
+    #expect(event.payload == ["by": "alice", "stored": 2])
+    // A re-sent id is acknowledged again without a second call.
+    publisher.send(.publish(PublishRequest(id: "a", channel: channel, payload: 2)))
+    #expect(await publisher.next() == .ack(PublishAck(id: "a", channel: channel, offset: 1)))
+    #expect(stored.values == [2])
+
+    publisher.send(.publish(PublishRequest(id: "b", channel: channel, payload: 3)))
+    guard case .error(let refused)? = await publisher.next() else {
+      Issue.record("no error")
+      return
+    }
+    #expect(refused == RealtimeError(code: .invalidPayload, message: "3 is odd", id: "b", channel: channel.rawValue))
+    publisher.send(.publish(PublishRequest(id: "c", channel: channel, payload: 13)))
+    guard case .error(let failed)? = await publisher.next() else {
+      Issue.record("no error")
+      return
+    }
+    #expect(failed.code == .internal && failed.id == "c" && failed.code.isRetryable)
+    // Neither became an event, and the connection still works.
+    publisher.send(.publish(PublishRequest(id: "d", channel: channel, payload: 4)))
+    #expect(await publisher.next() == .ack(PublishAck(id: "d", channel: channel, offset: 2)))
+    guard case .event(let second)? = await subscriber.next() else {
+      Issue.record("no second event")
+      return
+    }
+    #expect(second.offset == 2 && second.payload == ["by": "alice", "stored": 4])
+    #expect(stored.values == [2, 4])
+  }
+
   @Test func publishIsFannedOutInOrderAndDeduplicated() async throws {
     let hub = makeHub()
     let transport = InMemoryRealtimeTransport(hub: hub)

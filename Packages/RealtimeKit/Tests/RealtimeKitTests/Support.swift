@@ -46,9 +46,10 @@ final class Peer {
 
 func makeHub(
   _ configuration: RealtimeHubConfiguration = RealtimeHubConfiguration(epoch: "e1"),
-  authorize: @escaping RealtimeHub.Authorize = { _, _, _ in true }
+  authorize: @escaping RealtimeHub.Authorize = { _, _, _ in true },
+  receive: RealtimeHub.Receive? = nil
 ) -> RealtimeHub {
-  .testing(configuration, authorize: authorize)
+  .testing(configuration, authorize: authorize, receive: receive)
 }
 
 extension ChannelName {
@@ -96,4 +97,22 @@ func fastClientConfiguration(token: String = "alice") -> RealtimeClientConfigura
     publishRetryDelay: .milliseconds(50),
     token: { token }
   )
+}
+
+/// Integers appended from any task.
+final class LockedValues: @unchecked Sendable {
+  private let lock = NSLock()
+  private var stored: [Int64] = []
+  var values: [Int64] { lock.withLock { stored } }
+  func append(_ value: Int64) { lock.withLock { stored.append(value) } }
+}
+
+/// A hub a hook reaches after the hub was created (the hook is an argument of the hub's initializer).
+final class HubBox: @unchecked Sendable {
+  private let lock = NSLock()
+  private var stored: RealtimeHub?
+  var hub: RealtimeHub? {
+    get { lock.withLock { stored } }
+    set { lock.withLock { stored = newValue } }
+  }
 }
