@@ -20,13 +20,11 @@ import Testing
     let location = LiveLocation(userId: "anna", deviceId: "phone", fixes: [full, bare, refinedWithoutDevice])
 
     let payload = LiveUpdates.payload(location)
-    let viaPayload = try JSONDecoder().decode(LiveLocation.self, from: JSONEncoder().encode(payload))
+    let viaPayload = try payload.decode(as: LiveLocation.self)
     #expect(viaPayload == location)
     // And it is the same JSON value the Codable form produces.
-    let viaCodable = try JSONDecoder().decode(RealtimeKit.JSONValue.self, from: JSONEncoder().encode(location))
-    #expect(
-      try JSONDecoder().decode(LiveLocation.self, from: JSONEncoder().encode(viaCodable))
-        == JSONDecoder().decode(LiveLocation.self, from: JSONEncoder().encode(payload)))
+    let viaCodable = try RealtimeKit.JSONValue(encoding: location)
+    #expect(try viaCodable.decode(as: LiveLocation.self) == payload.decode(as: LiveLocation.self))
     #expect(Set(Self.keys(payload)) == Set(Self.keys(viaCodable)))
   }
 

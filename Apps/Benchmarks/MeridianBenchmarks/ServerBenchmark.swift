@@ -193,8 +193,7 @@ public enum ServerBenchmark {
       var latencies: [Duration] = []
       for await item in watcher.events {
         guard case .event(let event) = item,
-          let location = try? JSONDecoder().decode(
-            LiveLocation.self, from: JSONEncoder().encode(event.payload)), let first = location.fixes.first,
+          let location = try? event.payload.decode(as: LiveLocation.self), let first = location.fixes.first,
           let sent = await sendTimes.time(of: first.timestamp)
         else { continue }
         latencies.append(.now - sent)

@@ -66,7 +66,7 @@ public struct FriendWatcher: Sendable {
         switch item {
         case .event(let event):
           guard
-            let location = try? JSONDecoder().decode(LiveLocation.self, from: JSONEncoder().encode(event.payload))
+            let location = try? event.payload.decode(as: LiveLocation.self)
           else { continue }
           report(.location(location, name: names[location.userId] ?? nil))
         case .unsubscribed(let channel, .revoked):

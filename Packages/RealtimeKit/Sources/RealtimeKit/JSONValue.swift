@@ -117,6 +117,18 @@ extension JSONValue {
     }
   }
 
+  /// The JSON form of an `Encodable` value, as `JSONEncoder` writes it (for example a payload to publish).
+  public init(encoding value: some Encodable) throws {
+    self = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+  }
+
+  /// This value read as `type`, as `JSONDecoder` reads it (for example an event's payload).
+  ///
+  /// - Throws: the decoder's `DecodingError`, or the type's own error when it validates what it decodes.
+  public func decode<Value: Decodable>(as type: Value.Type) throws -> Value {
+    try JSONDecoder().decode(type, from: Data(jsonText.utf8))
+  }
+
   /// The compact JSON text of this value, with object keys sorted so that equal values give equal text.
   public var jsonText: String {
     var output = ""

@@ -14,6 +14,20 @@ import Testing
     }
   }
 
+  @Test func codableValuesConvertToAndFromJSONValues() throws {
+    struct Fix: Codable, Equatable {
+      var latitude: Double
+      var note: String?
+      var tags: [String]
+    }
+    let fix = Fix(latitude: 50.45, note: nil, tags: ["a", "b"])
+    let value = try JSONValue(encoding: fix)
+    #expect(value == ["latitude": 50.45, "tags": ["a", "b"]])
+    #expect(try value.decode(as: Fix.self) == fix)
+    let wrong: JSONValue = ["latitude": "north", "tags": []]
+    #expect(throws: DecodingError.self) { try wrong.decode(as: Fix.self) }
+  }
+
   @Test func clientFramesRoundTrip() throws {
     let frames: [ClientFrame] = [
       .hello(
