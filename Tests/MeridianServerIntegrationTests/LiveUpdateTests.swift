@@ -37,7 +37,7 @@ final class LiveWatcher: Sendable {
   func locations(on channel: ChannelName) async throws -> [LiveLocation] {
     try await items.compactMap { item -> LiveLocation? in
       guard case .event(let event) = item, event.channel == channel else { return nil }
-      return try JSONDecoder().decode(LiveLocation.self, from: JSONEncoder().encode(event.payload))
+      return try event.payload.decode(as: LiveLocation.self)
     }
   }
 
@@ -162,6 +162,85 @@ struct LiveUpdateTests {
       #expect(metrics.contains("meridian_live_connections 2"), "\(metrics)")
       let events = metrics.split(separator: "\n").first { $0.hasPrefix("meridian_live_events_total ") }
       #expect(events.flatMap { Double($0.split(separator: " ").last ?? "") }.map { $0 >= 3 } == true, "\(metrics)")
+    }
+  }
+
+  @Test func aDevicePublishesItsFixesOverTheSocketDurablyAndOnce() async throws {
+    try await TestServer.with { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      let (bobSession, bobClient) = try await server.signUp("bob")
+      let friends = try #require(try await anna.send(API.groups).groups.first { $0.kind == .friends })
+      _ = try await anna.send(API.addMember, parameters: GroupMemberRef(groupID: friends.id, userID: bobSession.userId))
+      _ = try await bobClient.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: try makeFixes(count: 1)))
+      let annaChannel = try ChannelName.of(user: annaSession.userId)
+      let bob = await LiveWatcher(server: server, token: bobSession.token)
+      let annaLive = await LiveWatcher(server: server, token: annaSession.token)
+      defer {
+        Task {
+          await bob.stop()
+          await annaLive.stop()
+        }
+      }
+      #expect(try await bob.subscribe(annaChannel))
+      func storedTimestamps() async throws -> [Int64] {
+        try await anna.send(API.history, parameters: HistoryQuery(limit: 1000)).fixes.map(\.timestamp).sorted()
+      }
+      func publish(_ batch: FixBatch, id: String, on channel: ChannelName? = nil) async throws -> PublishAck {
+        try await annaLive.client.publish(JSONValue(encoding: batch), to: channel ?? annaChannel, id: id)
+      }
+
+      // The ack comes once the fixes are durable: they are in the history at once, and Bob sees them live.
+      let fixes = try makeFixes(count: 3)
+      _ = try await publish(FixBatch(deviceId: "anna-phone", fixes: fixes), id: "batch-1")
+      #expect(try await storedTimestamps() == fixes.map(\.timestamp))
+      try await bob.wait("the published fixes") { _ in try await bob.locations(on: annaChannel).count == 1 }
+      let received = try #require(try await bob.locations(on: annaChannel).first)
+      #expect(received.deviceId == "anna-phone" && received.fixes == fixes)
+
+      // Re-sent under the same id, under a new id, or uploaded over HTTP: stored once, no second event.
+      _ = try await publish(FixBatch(deviceId: "anna-phone", fixes: fixes), id: "batch-1")
+      _ = try await publish(FixBatch(deviceId: "anna-phone", fixes: fixes), id: "batch-1-again")
+      let receipt = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: fixes))
+      #expect(receipt.accepted == 0 && receipt.duplicates == 3)
+      #expect(try await storedTimestamps() == fixes.map(\.timestamp))
+
+      // Refusals name the problem and store nothing: a fix out of range, a payload that isn't a batch, an empty
+      // batch, another account's device, and someone else's channel.
+      var outOfRange = try RealtimeKit.JSONValue(
+        encoding: FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 1)))
+      if case .object(var batch) = outOfRange, case .array(var list) = batch["fixes"], case .object(var fix) = list[0] {
+        fix["latitude"] = 91
+        fix["timestamp"] = 1_800_000_000_000
+        list[0] = .object(fix)
+        batch["fixes"] = .array(list)
+        outOfRange = .object(batch)
+      }
+      let refusals: [(String, RealtimeKit.JSONValue, ChannelName, RealtimeErrorCode)] = [
+        ("latitude", outOfRange, annaChannel, .invalidPayload),
+        ("not-a-batch", ["deviceId": "anna-phone", "fixes": "none"], annaChannel, .invalidPayload),
+        ("empty", ["deviceId": "anna-phone", "fixes": []], annaChannel, .invalidPayload),
+        (
+          "bobs-device",
+          try JSONValue(encoding: FixBatch(deviceId: "bob-phone", fixes: try makeFixes(count: 1, start: 1))),
+          annaChannel, .forbidden
+        ),
+        (
+          "bobs-channel",
+          try JSONValue(encoding: FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 1, start: 2))),
+          try ChannelName.of(user: bobSession.userId), .forbidden
+        ),
+      ]
+      for (id, payload, channel, code) in refusals {
+        do {
+          _ = try await annaLive.client.publish(payload, to: channel, id: id)
+          Issue.record("\(id) was accepted")
+        } catch RealtimeClientError.rejected(let error) {
+          #expect(error.code == code, "\(id): \(error)")
+          #expect(error.id == id && !error.message.isEmpty)
+        }
+      }
+      #expect(try await storedTimestamps() == fixes.map(\.timestamp))
+      #expect(try await bob.locations(on: annaChannel).count == 1)
     }
   }
 

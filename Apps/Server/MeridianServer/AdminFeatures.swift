@@ -14,7 +14,7 @@ struct AdminFeatures: Sendable {
     routes.bearer = .admin(features.environment.adminToken)
     let administration = Administration(store: features.store, now: features.environment.now)
     let live = features.live
-    let ingestRate = features.writer.ingestRate
+    let ingestRate = features.ingest.writer.ingestRate
     routes.on(API.adminStats) { call in
       var statistics = try await administration.statistics(days: call.parameters.days)
       statistics.live = LiveStatistics(

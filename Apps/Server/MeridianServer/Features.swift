@@ -47,7 +47,7 @@ public struct ServerEnvironment: Sendable {
 /// The route handlers, one method per endpoint of ``API``.
 struct Features: Sendable {
   let environment: ServerEnvironment
-  let writer: FixWriter
+  let ingest: FixIngest
   let live: LiveUpdates
 
   var store: any MeridianStore { environment.store }
@@ -96,7 +96,7 @@ struct Features: Sendable {
     }
     routes.on(API.visibleUsers) { call in try await visibleUsers(viewer: call.authenticated()) }
     routes.on(API.postFixes, keyResolvedByHandler: true) { call in
-      try await postFixes(call.authenticated(), call.body, idempotency: call.idempotency)
+      try await ingest.submit(call.authenticated(), call.body, idempotency: call.idempotency)
     }
     routes.on(API.userLocation) { call in try await userLocation(viewer: call.authenticated(), of: call.parameters.id) }
     routes.on(API.history) { call in try await history(call.authenticated(), call.parameters) }
@@ -384,22 +384,6 @@ struct Features: Sendable {
   }
 
   // MARK: Fixes and history
-
-  func postFixes(_ user: UserID, _ batch: FixBatch, idempotency: IdempotencyClaim? = nil) async throws -> FixReceipt {
-    guard (1...1000).contains(batch.fixes.count) else {
-      throw APIError.invalidRequest("Send between 1 and 1000 fixes per request (got \(batch.fixes.count)).")
-    }
-    let device = batch.deviceId.rawValue.trimmingCharacters(in: .whitespaces)
-    guard (1...128).contains(device.count) else {
-      throw APIError.invalidRequest("'deviceId' must have between 1 and 128 characters.")
-    }
-    guard try await store.claimDevice(DeviceID(device), owner: user, now: environment.now()) else {
-      throw APIError(
-        status: 403, code: .deviceNotOwned, message: "The device '\(device)' is registered to another account.")
-    }
-    return try await writer.submit(
-      FixInsertBatch(userID: user, deviceID: DeviceID(device), fixes: batch.fixes, idempotency: idempotency))
-  }
 
   func userLocation(viewer: UserID, of user: UserID) async throws -> UserLocation {
     let unavailable = APIError(

@@ -46,26 +46,23 @@ public final class FixWriter: Service, Sendable {
   private let signalContinuation: AsyncStream<Void>.Continuation
   /// The largest number of requests committed together, to bound one transaction.
   private let maxJobsPerCommit: Int
-  /// Called with every commit's batches and receipts, in commit order, off the commit path.
-  private let onCommit: (@Sendable ([FixInsertBatch], [FixReceipt]) async -> Void)?
-  private let committed: AsyncStream<([FixInsertBatch], [FixReceipt])>
-  private let committedContinuation: AsyncStream<([FixInsertBatch], [FixReceipt])>.Continuation
+  /// Each commit's newly stored batches with their receipts, in commit order, after the requests were answered;
+  /// it ends after the writer's last commit. The live fan-out reads it (one reader); unread, it keeps only the
+  /// newest ``commitBacklog`` commits, so a commit never waits for its readers.
+  public let commits: AsyncStream<CommittedFixes>
+  private let commitsContinuation: AsyncStream<CommittedFixes>.Continuation
+  /// Commits kept for a slow or absent reader of ``commits``.
+  public static let commitBacklog = 4096
 
   /// A writer storing into `store`.
-  ///
-  /// - Parameter onCommit: receives each commit's batches and receipts after the requests were answered (the live
-  ///   fan-out), in commit order, on a task of its own so that it never delays a commit.
-  public init(
-    store: any MeridianStore, metrics: ServerMetrics, logger: Logger, maxJobsPerCommit: Int = 512,
-    onCommit: (@Sendable ([FixInsertBatch], [FixReceipt]) async -> Void)? = nil
-  ) {
+  public init(store: any MeridianStore, metrics: ServerMetrics, logger: Logger, maxJobsPerCommit: Int = 512) {
     self.store = store
     self.metrics = metrics
     self.logger = logger
     self.maxJobsPerCommit = maxJobsPerCommit
-    self.onCommit = onCommit
     (signal, signalContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-    (committed, committedContinuation) = AsyncStream.makeStream(of: ([FixInsertBatch], [FixReceipt]).self)
+    (commits, commitsContinuation) = AsyncStream.makeStream(
+      of: CommittedFixes.self, bufferingPolicy: .bufferingNewest(Self.commitBacklog))
   }
 
   /// Stores `batch` and returns its receipt once the transaction holding it has committed.
@@ -84,13 +81,8 @@ public final class FixWriter: Service, Sendable {
     }
   }
 
-  /// Commits until graceful shutdown, then commits what is still queued and refuses new batches.
+  /// Commits until graceful shutdown, then commits what is still queued, refuses new batches and ends ``commits``.
   public func run() async throws {
-    let onCommit = self.onCommit
-    let committed = self.committed
-    let fanOut = Task {
-      for await (batches, receipts) in committed { await onCommit?(batches, receipts) }
-    }
     await withGracefulShutdownHandler {
       for await _ in signal {
         await commit(await queue.takeAll())
@@ -99,8 +91,7 @@ public final class FixWriter: Service, Sendable {
       self.signalContinuation.finish()
     }
     await commit(await queue.close())
-    committedContinuation.finish()
-    await fanOut.value
+    commitsContinuation.finish()
   }
 
   private func commit(_ jobs: [Job]) async {
@@ -131,7 +122,9 @@ public final class FixWriter: Service, Sendable {
           }
         }
         ingestRate.record(stored.reduce(0) { $0 + $1.receipt.accepted }, at: now)
-        if onCommit != nil { committedContinuation.yield((stored.map(\.batch), stored.map(\.receipt))) }
+        if !stored.isEmpty {
+          commitsContinuation.yield(CommittedFixes(batches: stored.map(\.batch), receipts: stored.map(\.receipt)))
+        }
       } catch {
         logger.error("Fix commit failed", metadata: ["error": "\(error)", "requests": "\(slice.count)"])
         for job in slice { job.continuation.resume(throwing: error) }
@@ -139,4 +132,12 @@ public final class FixWriter: Service, Sendable {
       start = end
     }
   }
+}
+
+/// One commit's newly stored batches (not replays or conflicts) and their receipts, in the same order.
+public struct CommittedFixes: Sendable {
+  /// The batches.
+  public let batches: [FixInsertBatch]
+  /// Their receipts.
+  public let receipts: [FixReceipt]
 }

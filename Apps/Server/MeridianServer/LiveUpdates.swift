@@ -7,7 +7,9 @@ import RealtimeKit
 /// Live locations over the RealtimeKit hub (`GET /ws`, subprotocol `meridian.v1`).
 ///
 /// Channels:
-/// - `user:<id>`: every fix stored for that user. Only viewers who may see the user's location may subscribe.
+/// - `user:<id>`: every fix stored for that user. Only viewers who may see the user's location may subscribe. The
+///   user's own devices may also `publish` their fixes there (a ``FixBatch`` as the payload): the server validates
+///   and stores them like `POST /v1/fixes`, acknowledges once they are durable, and fans the stored fixes out.
 /// - `group:<id>`: the fixes the group's owner shares with that group; its members (and its owner) may subscribe
 ///   while the group grants location.
 ///
@@ -24,10 +26,11 @@ public struct LiveUpdates: Sendable {
   /// and after a few seconds anyway (changes made by another process, such as the admin CLI).
   private let settingsCache = LookupCache<UserID, PrivacySettings>(lifetime: 5_000, capacity: 10_000)
 
-  /// A hub authenticating with the store's bearer tokens and authorizing with DomainKit's sharing rules.
-  public init(
-    store: any MeridianStore, metrics: ServerMetrics, configuration: RealtimeHubConfiguration = .init(),
-    now: @escaping @Sendable () -> Int64
+  /// A hub authenticating with the store's bearer tokens, authorizing with DomainKit's sharing rules and storing
+  /// published fixes through `ingest`.
+  init(
+    store: any MeridianStore, ingest: FixIngest, metrics: ServerMetrics,
+    configuration: RealtimeHubConfiguration = .init(), now: @escaping @Sendable () -> Int64
   ) {
     self.store = store
     self.now = now
@@ -41,10 +44,39 @@ public struct LiveUpdates: Sendable {
         return RealtimePrincipal(id: user.rawValue)
       },
       authorize: { principal, access, channel in
-        // Clients only listen: positions arrive over HTTP, where they are validated and stored first.
-        guard access == .subscribe else { return false }
-        return try await Self.maySubscribe(UserID(principal.id), to: channel, store: store, now: now())
+        switch access {
+        case .subscribe: return try await Self.maySubscribe(UserID(principal.id), to: channel, store: store, now: now())
+        case .publish: return channel == ChannelName.user(principal.id)
+        }
+      },
+      receive: { principal, request in
+        try await Self.store(request.payload, from: UserID(principal.id), through: ingest)
       })
+  }
+
+  /// Stores a `publish`'s payload, a ``FixBatch``, for `user` the way `POST /v1/fixes` does; returns once it is
+  /// durable. Its fan-out follows from the commit.
+  ///
+  /// - Throws: `RealtimeError` `invalid_payload` for a payload that isn't a valid batch, `forbidden` for another
+  ///   account's device, `internal` (retried by the client) when the server can't store it now.
+  static func store(_ payload: RealtimeKit.JSONValue, from user: UserID, through ingest: FixIngest) async throws {
+    do {
+      let batch: FixBatch = try RouteRegistrar.decodeBody(Data(payload.jsonText.utf8))
+      _ = try await ingest.submit(user, batch)
+    } catch let error as APIError {
+      let code: RealtimeErrorCode =
+        switch error.status {
+        case 403: .forbidden
+        case 400..<500: .invalidPayload
+        default: .internal
+        }
+      throw RealtimeError(code: code, message: "\(error.code.rawValue): \(error.message)")
+    }
+  }
+
+  /// Fans out every commit of `commits` (the writer's ``FixWriter/commits``) until it ends.
+  func fanOut(_ commits: AsyncStream<CommittedFixes>) async {
+    for await commit in commits { await publish(commit.batches, receipts: commit.receipts) }
   }
 
   /// Whether `viewer` may receive `channel`'s events now.

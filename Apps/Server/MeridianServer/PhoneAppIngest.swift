@@ -7,7 +7,7 @@ import NIOCore
 
 /// The routes phone apps report to in their own formats: OwnTracks HTTP mode (`POST /pub`) and the OsmAnd /
 /// Traccar client protocol (`GET|POST /osmand`). DomainKit parses the messages; every fix then takes the path of
-/// `POST /v1/fixes` (``Features/postFixes(_:_:)``: validation, device claim, group commit, live fan-out), so it is
+/// `POST /v1/fixes` (``FixIngest/submit(_:_:idempotency:)``: validation, device claim, group commit, live fan-out), so it is
 /// durable before the answer and reaches exactly the viewers allowed to see it.
 struct PhoneAppIngest: Sendable {
   let features: Features
@@ -105,7 +105,7 @@ struct PhoneAppIngest: Sendable {
           throw APIError(status: 400, code: .invalidFix, message: "A fix is invalid: \(error).")
         }
       }
-      _ = try await features.postFixes(user, FixBatch(deviceId: device, fixes: fixes))
+      _ = try await features.ingest.submit(user, FixBatch(deviceId: device, fixes: fixes))
     }
     return try OwnTracks.encode(try await friends(of: user))
   }
@@ -192,7 +192,7 @@ struct PhoneAppIngest: Sendable {
         "No account has the device '\(device.rawValue)'. Register it first by reporting once with this device id "
           + "from a signed-in app (POST /v1/fixes or /pub).")
     }
-    _ = try await features.postFixes(owner, FixBatch(deviceId: device, fixes: [report.fix]))
+    _ = try await features.ingest.submit(owner, FixBatch(deviceId: device, fixes: [report.fix]))
     return Response(status: .ok)
   }
 }

@@ -45,13 +45,12 @@ public struct ServerApp: Sendable {
         }
       }()
     let environment = ServerEnvironment(store: store, smsSender: sender, configuration: configuration)
+    let writer = FixWriter(store: store, metrics: metrics, logger: logger)
+    let ingest = FixIngest(store: store, writer: writer, now: environment.now)
     let live = LiveUpdates(
-      store: store, metrics: metrics, configuration: realtime, now: environment.now)
-    let writer = FixWriter(store: store, metrics: metrics, logger: logger) { batches, receipts in
-      await live.publish(batches, receipts: receipts)
-    }
+      store: store, ingest: ingest, metrics: metrics, configuration: realtime, now: environment.now)
     let router = Self.makeRouter(
-      configuration: configuration, environment: environment, writer: writer, live: live, metrics: metrics)
+      configuration: configuration, environment: environment, ingest: ingest, live: live, metrics: metrics)
     let application = Application(
       router: router,
       server: .realtime(hub: live.hub),
@@ -66,11 +65,13 @@ public struct ServerApp: Sendable {
     self.environment = environment
     self.live = live
     // Services stop in reverse order: live sockets first (closed with 4004, shutting down), then the HTTP server
-    // (stops accepting, drains in-flight requests), then the writer (commits what they handed over).
+    // (stops accepting, drains in-flight requests), then the writer (commits what they handed over and ends its
+    // commit stream), then the fan-out (done once it has read that stream to its end).
     serviceGroup = ServiceGroup(
       configuration: ServiceGroupConfiguration(
         services: [
-          .init(service: writer), .init(service: application), .init(service: RealtimeHubService(hub: live.hub)),
+          .init(service: LiveFanOut(live: live, commits: writer.commits)), .init(service: writer),
+          .init(service: application), .init(service: RealtimeHubService(hub: live.hub)),
         ],
         gracefulShutdownSignals: signals,
         logger: logger))
@@ -84,7 +85,7 @@ public struct ServerApp: Sendable {
 
   /// The router with every endpoint of ``API`` registered.
   static func makeRouter(
-    configuration: ServerConfiguration, environment: ServerEnvironment, writer: FixWriter, live: LiveUpdates,
+    configuration: ServerConfiguration, environment: ServerEnvironment, ingest: FixIngest, live: LiveUpdates,
     metrics: ServerMetrics
   ) -> Router<MeridianRequestContext> {
     let router = Router(context: MeridianRequestContext.self)
@@ -101,7 +102,16 @@ public struct ServerApp: Sendable {
       limits: RouteRegistrar.BodyLimits(
         wire: configuration.maxBodyBytes, decompressed: configuration.maxDecompressedBytes),
       clock: environment.now)
-    Features(environment: environment, writer: writer, live: live).register(on: registrar)
+    Features(environment: environment, ingest: ingest, live: live).register(on: registrar)
     return router
   }
+}
+
+/// The live fan-out as a service: publishes every commit of the writer until the writer ends its stream (it ignores
+/// the graceful shutdown signal, which reaches it after the writer's last commit).
+struct LiveFanOut: Service {
+  let live: LiveUpdates
+  let commits: AsyncStream<CommittedFixes>
+
+  func run() async { await live.fanOut(commits) }
 }
