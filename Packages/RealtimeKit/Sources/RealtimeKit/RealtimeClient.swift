@@ -110,12 +110,18 @@ public actor RealtimeClient {
 
   private struct PendingPublish {
     var request: PublishRequest
-    var waiters: [CheckedContinuation<PublishAck, any Error>]
+    var waiters: [Waiter]
+  }
+
+  private struct Waiter {
+    let id: UInt64
+    let continuation: CheckedContinuation<PublishAck, any Error>
   }
 
   private var subscriptions: [ChannelName: Subscription] = [:]
   private var subscriptionOrder: [ChannelName] = []
   private var outbox: [PendingPublish] = []
+  private var nextWaiterID: UInt64 = 0
   private var connection: RealtimeClientConnection?
   private var connectionGeneration = 0
   private var welcome: Welcome?
@@ -124,6 +130,8 @@ public actor RealtimeClient {
   private var stopped = false
   /// The current connection state.
   public private(set) var state: RealtimeConnectionState = .stopped(code: nil)
+  /// The server's limits from the current connection's `welcome`; nil while not connected.
+  public var limits: RealtimeLimits? { welcome?.limits }
 
   /// Creates a client; call ``start()`` to connect.
   public init(transport: some RealtimeClientTransport, configuration: RealtimeClientConfiguration) {
@@ -148,7 +156,9 @@ public actor RealtimeClient {
     runTask?.cancel()
     if let connection { await connection.close(.normal) }
     connection = nil
-    for pending in outbox { for waiter in pending.waiters { waiter.resume(throwing: RealtimeClientError.stopped) } }
+    for pending in outbox {
+      for waiter in pending.waiters { waiter.continuation.resume(throwing: RealtimeClientError.stopped) }
+    }
     outbox = []
     setState(.stopped(code: .normal))
     eventSink.finish()
@@ -179,6 +189,9 @@ public actor RealtimeClient {
   /// Publishes a payload and waits for its `ack`, across reconnects: the publish stays in the outbox and is re-sent
   /// with the same `id` until acknowledged, so it is published exactly once.
   ///
+  /// Cancelling the calling task withdraws the publish from the outbox (unless another call waits for the same id)
+  /// and throws `CancellationError`; if it was sent already, the server may still have accepted it.
+  ///
   /// - Throws: ``RealtimeClientError/rejected(_:)`` when the server refuses it for good,
   ///   ``RealtimeClientError/stopped`` when the client stops first.
   @discardableResult
@@ -187,16 +200,37 @@ public actor RealtimeClient {
   {
     if stopped { throw RealtimeClientError.stopped }
     let request = PublishRequest(id: id, channel: channel, payload: payload)
-    return try await withCheckedThrowingContinuation { continuation in
-      if let index = outbox.firstIndex(where: { $0.request.id == id }) {
-        outbox[index].waiters.append(continuation)
-        return
+    nextWaiterID += 1
+    let waiterID = nextWaiterID
+    return try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { continuation in
+        let waiter = Waiter(id: waiterID, continuation: continuation)
+        if Task.isCancelled {
+          continuation.resume(throwing: CancellationError())
+          return
+        }
+        if let index = outbox.firstIndex(where: { $0.request.id == id }) {
+          outbox[index].waiters.append(waiter)
+          return
+        }
+        outbox.append(PendingPublish(request: request, waiters: [waiter]))
+        if welcome != nil {
+          Task { await self.send(.publish(request)) }
+        }
       }
-      outbox.append(PendingPublish(request: request, waiters: [continuation]))
-      if welcome != nil {
-        Task { await self.send(.publish(request)) }
-      }
+    } onCancel: {
+      Task { await self.withdraw(id, waiter: waiterID) }
     }
+  }
+
+  /// Ends one waiter of a publish with `CancellationError`, and drops the publish when nobody else waits for it.
+  private func withdraw(_ id: String, waiter: UInt64) {
+    guard let index = outbox.firstIndex(where: { $0.request.id == id }),
+      let position = outbox[index].waiters.firstIndex(where: { $0.id == waiter })
+    else { return }
+    let removed = outbox[index].waiters.remove(at: position)
+    if outbox[index].waiters.isEmpty { outbox.remove(at: index) }
+    removed.continuation.resume(throwing: CancellationError())
   }
 
   /// The number of publishes waiting for an `ack`.
@@ -339,7 +373,7 @@ public actor RealtimeClient {
     case .ack(let ack):
       guard let index = outbox.firstIndex(where: { $0.request.id == ack.id }) else { break }
       let pending = outbox.remove(at: index)
-      for waiter in pending.waiters { waiter.resume(returning: ack) }
+      for waiter in pending.waiters { waiter.continuation.resume(returning: ack) }
     case .unsubscribed(let channel, let reason):
       if reason == .revoked {
         subscriptions[channel] = nil
@@ -365,7 +399,7 @@ public actor RealtimeClient {
         }
       } else {
         let pending = outbox.remove(at: index)
-        for waiter in pending.waiters { waiter.resume(throwing: RealtimeClientError.rejected(error)) }
+        for waiter in pending.waiters { waiter.continuation.resume(throwing: RealtimeClientError.rejected(error)) }
       }
     } else if error.id == nil, let raw = error.channel, let channel = ChannelName(raw),
       [.forbidden, .invalidChannel, .tooManySubscriptions].contains(error.code)

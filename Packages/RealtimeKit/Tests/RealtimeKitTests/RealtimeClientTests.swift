@@ -93,6 +93,39 @@ import Testing
     #expect(states.last == .stopped(code: .unauthorized))
   }
 
+  @Test func cancellingAPublishWithdrawsItFromTheOutbox() async throws {
+    let hub = makeHub()
+    let transport = InMemoryRealtimeTransport(hub: hub)
+    transport.setRefusesConnections(true)
+    let client = RealtimeClient(transport: transport, configuration: fastClientConfiguration())
+    await client.start()
+    let channel = ChannelName.test("group:1")
+    let withdrawn = Task { try await client.publish(1, to: channel, id: "withdrawn") }
+    let kept = Task { try await client.publish(2, to: channel, id: "kept") }
+    // A second caller waiting for the same id keeps it alive when the first one gives up.
+    let shared = Task { try await client.publish(3, to: channel, id: "shared") }
+    let sharedAgain = Task { try await client.publish(3, to: channel, id: "shared") }
+    try await Task.sleep(for: .milliseconds(100))
+    #expect(await client.pendingPublishCount == 3)
+    withdrawn.cancel()
+    shared.cancel()
+    await #expect(throws: CancellationError.self) { try await withdrawn.value }
+    await #expect(throws: CancellationError.self) { try await shared.value }
+    #expect(await client.pendingPublishCount == 2)
+    transport.setRefusesConnections(false)
+    #expect(try await kept.value.offset >= 1)
+    #expect(try await sharedAgain.value.id == "shared")
+    #expect(await hub.position(of: channel).offset == 2)
+    // A publish from an already cancelled task never enters the outbox.
+    let late = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      return try await client.publish(4, to: channel, id: "late")
+    }
+    await #expect(throws: CancellationError.self) { try await late.value }
+    #expect(await client.pendingPublishCount == 0)
+    await client.stop()
+  }
+
   @Test func rejectedPublishThrows() async throws {
     let hub = makeHub { _, access, _ in access == .subscribe }
     let client = RealtimeClient(
