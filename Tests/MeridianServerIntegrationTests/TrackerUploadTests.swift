@@ -4,6 +4,7 @@ import Logging
 import MeridianAPI
 import MeridianTracker
 import NetworkingKit
+import RealtimeKit
 import Testing
 
 /// The tracker's library against a real server: record, queue, upload, acknowledge.
@@ -140,6 +141,94 @@ struct TrackerUploadTests {
       #expect(try await run([fix(1, metresNorth: 6)]).queued == 0)
       // 11 m from it: sent.
       #expect(try await run([fix(2, metresNorth: 11)]).queued == 1)
+    }
+  }
+
+  /// A source yielding `fixes` `interval` apart.
+  static func paced(_ fixes: [LocationFix], interval: Duration) -> AsyncThrowingStream<LocationFix, any Error> {
+    AsyncThrowingStream { continuation in
+      let feeding = Task {
+        for fix in fixes {
+          continuation.yield(fix)
+          try? await Task.sleep(for: interval)
+        }
+        continuation.finish()
+      }
+      continuation.onTermination = { _ in feeding.cancel() }
+    }
+  }
+
+  /// A live link for `session`, connected (or not, with a wrong token) before it is returned.
+  static func link(_ server: TestServer, _ session: AuthSession, client: NetworkClient, device: DeviceID) async throws
+    -> LiveLink
+  {
+    let link = LiveLink(
+      session: TrackerSession(
+        server: "http://127.0.0.1:\(server.port)", token: session.token, userId: session.userId, deviceId: device),
+      client: client)
+    await link.start()
+    return link
+  }
+
+  /// An agent whose uploader is `plain`'s with the live socket `link`, at medium accuracy (every fix of
+  /// `makeFixes`, 5…24 m, is sent).
+  static func agent(_ store: TrackerStore, uploading plain: Uploader, over link: LiveLink) -> TrackerAgent {
+    TrackerAgent(
+      store: store,
+      uploader: Uploader(store: store, client: plain.client, deviceID: plain.deviceID, batchSize: 200, live: link),
+      policy: ReportingPolicy(profile: .medium), logger: Logger(label: "tracker-test"))
+  }
+
+  @Test func withTheLiveSocketFixesGoOverItDurablyAndAFriendSeesEachOnce() async throws {
+    try await TestServer.with { server in
+      let (store, plain, session, client) = try await Self.tracker(server, name: "socket")
+      let (bobSession, _) = try await server.signUp("bob")
+      let friends = try #require(try await client.send(API.groups).groups.first { $0.kind == .friends })
+      _ = try await client.send(
+        API.addMember, parameters: GroupMemberRef(groupID: friends.id, userID: bobSession.userId))
+      let channel = try ChannelName.of(user: session.userId)
+      let bob = await LiveWatcher(server: server, token: bobSession.token)
+      let link = try await Self.link(server, session, client: client, device: plain.deviceID)
+      defer {
+        Task {
+          await bob.stop()
+          await link.stop()
+        }
+      }
+      #expect(try await bob.subscribe(channel))
+      let deadline = ContinuousClock.now + .seconds(10)
+      while await !link.isConnected, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+      #expect(await link.isConnected)
+
+      let agent = Self.agent(store, uploading: plain, over: link)
+      // Slower than the server's publish rate (20 per second), so that almost every fix can take the socket.
+      let fixes = try makeFixes(count: 40)
+      let summary = try await agent.run(Self.paced(fixes, interval: .milliseconds(70)))
+      #expect(summary.uploaded == 40)
+      #expect(summary.uploadedOverSocket >= 20, "\(summary)")
+      #expect(try await Self.serverHistory(client).map(\.timestamp) == fixes.map(\.timestamp))
+      #expect(try await store.counts().queued == 0)
+      try await bob.wait("every fix, live") { _ in
+        try await bob.locations(on: channel).flatMap(\.fixes).count >= 40
+      }
+      let seen = try await bob.locations(on: channel).flatMap(\.fixes).map(\.timestamp)
+      #expect(seen == fixes.map(\.timestamp))
+      #expect(try await ConnectionReport.load(from: store)?.state == .stopped)
+    }
+  }
+
+  @Test func aRefusedSocketLeavesEverythingToHTTP() async throws {
+    try await TestServer.with { server in
+      let (store, plain, session, client) = try await Self.tracker(server, name: "refused")
+      var wrong = session
+      wrong.token = "not-a-token"
+      let link = try await Self.link(server, wrong, client: client, device: plain.deviceID)
+      defer { Task { await link.stop() } }
+      let fixes = try makeFixes(count: 20)
+      let summary = try await Self.agent(store, uploading: plain, over: link).run(
+        Self.paced(fixes, interval: .milliseconds(20)))
+      #expect(summary.uploaded == 20 && summary.uploadedOverSocket == 0)
+      #expect(try await Self.serverHistory(client).map(\.timestamp) == fixes.map(\.timestamp))
     }
   }
 }

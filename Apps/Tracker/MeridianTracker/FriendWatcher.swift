@@ -3,7 +3,6 @@ import Foundation
 import MeridianAPI
 import NetworkingKit
 import RealtimeKit
-import RealtimeKitWebSocketClient
 
 /// Friends' live positions: subscribes to `user:<id>` for everyone whose location the signed-in user may see (or
 /// the members of one of their groups) and reports each event as it arrives.
@@ -46,14 +45,7 @@ public struct FriendWatcher: Sendable {
     let people = try await people(group: group)
     report(.watching(people))
     let names = Dictionary(people.map { ($0.userId, $0.fullName) }, uniquingKeysWith: { first, _ in first })
-    let factory = client.factory
-    let socketURL =
-      (factory.scheme == "https" ? "wss" : "ws") + "://" + factory.authority + factory.basePath
-      + RealtimeProtocol.path
-    let token = session.token
-    let realtime = RealtimeClient(
-      transport: WebSocketRealtimeTransport(url: socketURL),
-      configuration: RealtimeClientConfiguration(clientName: "meridian-tracker", clientVersion: "1") { token })
+    let realtime = RealtimeClient.meridian(for: client, token: session.token)
     let states = Task {
       for await state in realtime.states { report(.connection(state)) }
     }

@@ -36,6 +36,8 @@ public struct TrackerAgent: Sendable {
     public var queued = 0
     /// Fixes the server acknowledged during the run.
     public var uploaded = 0
+    /// Of those, fixes sent over the live socket.
+    public var uploadedOverSocket = 0
   }
 
   /// Runs until `fixes` ends and everything queued is uploaded (or until cancelled: queued fixes stay queued).
@@ -73,16 +75,30 @@ public struct TrackerAgent: Sendable {
       throw error
     }
     wake.continuation.finish()
-    summary.uploaded = try await uploads.value
+    (summary.uploaded, summary.uploadedOverSocket) = try await uploads.value
+    try await ConnectionReport(state: .stopped, since: Timestamp.milliseconds(Date())).save(to: store)
     return summary
   }
 
   /// Drains the outbox whenever woken, and once more after the wake-ups end; retries failures with backoff.
-  private func uploadLoop(wake: AsyncStream<Void>) async throws -> Int {
+  private func uploadLoop(wake: AsyncStream<Void>) async throws -> (total: Int, overSocket: Int) {
     var uploaded = 0
+    var overSocket = 0
     var failures = 0
     var iterator = wake.makeAsyncIterator()
     var finished = false
+    var reported: ConnectionReport.State?
+    /// Keeps the connection's state in the store for `status` (written when it changes) and logs the change.
+    func report(_ state: ConnectionReport.State, detail: String? = nil) async {
+      guard state != reported else { return }
+      reported = state
+      try? await ConnectionReport(state: state, since: Timestamp.milliseconds(Date()), detail: detail).save(to: store)
+      switch state {
+      case .live: logger.info("uploading over the live socket")
+      case .http: logger.info("uploading over HTTP")
+      case .offline, .stopped: break
+      }
+    }
     while true {
       if !finished, failures == 0 {
         finished = await iterator.next() == nil
@@ -90,17 +106,20 @@ public struct TrackerAgent: Sendable {
       do {
         let progress = try await uploader.drain()
         uploaded += progress.acknowledged
+        overSocket += progress.overSocket
         if progress.acknowledged > 0 {
           logger.debug("uploaded", metadata: ["fixes": "\(progress.acknowledged)", "total": "\(uploaded)"])
         }
+        await report(await uploader.live?.isConnected == true ? .live : .http)
         failures = 0
-        if finished { return uploaded }
+        if finished { return (uploaded, overSocket) }
       } catch let error as TrackerError {
         throw error
       } catch is CancellationError {
-        return uploaded
+        return (uploaded, overSocket)
       } catch {
         failures += 1
+        await report(.offline, detail: "\(error)")
         let delay = min(30.0, pow(2, Double(min(failures - 1, 5))))
         logger.warning(
           "upload failed; fixes stay queued", metadata: ["error": "\(error)", "retry_in_s": "\(Int(delay))"])

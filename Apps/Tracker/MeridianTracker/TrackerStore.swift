@@ -68,6 +68,10 @@ public struct TrackerStore: Sendable {
 
   /// The `agent_state` key of the last fix the reporting policy sent, from which it resumes after a restart.
   public static let lastSentKey = "last_sent"
+  /// The `agent_state` key of the time (UTC ms) of the last acknowledged upload.
+  public static let lastUploadKey = "last_upload"
+  /// The `agent_state` key of the running agent's connection (``ConnectionReport`` as JSON).
+  public static let connectionKey = "connection"
 
   /// Stores `fix` in the history and, when `send` is true, queues it for upload and remembers it as the last sent
   /// fix (``lastSentKey``) — one transaction.
@@ -153,5 +157,46 @@ public struct TrackerStore: Sendable {
         sql: "INSERT INTO agent_state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         arguments: [key, value])
     }
+  }
+}
+
+/// What the running agent last reported about its connection to the server, kept in the store for `status`.
+public struct ConnectionReport: Sendable, Hashable, Codable {
+  /// The connection's state.
+  public enum State: String, Sendable, Hashable, Codable {
+    /// The live socket is connected: small batches go over it.
+    case live
+    /// The live socket is (re)connecting or off; uploads go over HTTP.
+    case http
+    /// The last upload failed; fixes stay queued and are retried.
+    case offline
+    /// The agent stopped.
+    case stopped
+  }
+
+  /// The state.
+  public var state: State
+  /// Since when (UTC ms).
+  public var since: Int64
+  /// Why, for ``State/offline``.
+  public var detail: String?
+
+  /// A report.
+  public init(state: State, since: Int64, detail: String? = nil) {
+    self.state = state
+    self.since = since
+    self.detail = detail
+  }
+
+  /// Reads the stored report; nil if the agent never ran.
+  public static func load(from store: TrackerStore) async throws -> ConnectionReport? {
+    guard let text = try await store.value(TrackerStore.connectionKey) else { return nil }
+    return try? JSONDecoder().decode(ConnectionReport.self, from: Data(text.utf8))
+  }
+
+  /// Stores this report.
+  public func save(to store: TrackerStore) async throws {
+    try await store.setValue(
+      String(decoding: try JSONEncoder().encode(self), as: UTF8.self), for: TrackerStore.connectionKey)
   }
 }

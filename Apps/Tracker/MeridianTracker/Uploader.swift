@@ -3,7 +3,8 @@ import Foundation
 import MeridianAPI
 import NetworkingKit
 
-/// Sends the outbox to the server in batches and removes each batch only after the server acknowledged it.
+/// Sends the outbox to the server in batches and removes each batch only after the server acknowledged it: over
+/// the live socket when a ``LiveLink`` is connected and can carry the batch, over HTTP otherwise.
 ///
 /// Exactly once, whatever happens: a batch's `Idempotency-Key` is derived from the rows it holds, so a batch re-sent
 /// after a lost acknowledgement (or after `kill -9` and a restart) replays the server's first answer; and the server
@@ -17,21 +18,28 @@ public struct Uploader: Sendable {
   public let deviceID: DeviceID
   /// Fixes per request (the server takes up to 1000).
   public let batchSize: Int
+  /// The live socket, when the tracker keeps one open.
+  public let live: LiveLink?
 
   /// An uploader.
-  public init(store: TrackerStore, client: NetworkClient, deviceID: DeviceID, batchSize: Int = 500) {
+  public init(
+    store: TrackerStore, client: NetworkClient, deviceID: DeviceID, batchSize: Int = 500, live: LiveLink? = nil
+  ) {
     self.store = store
     self.client = client
     self.deviceID = deviceID
     self.batchSize = min(max(batchSize, 1), 1000)
+    self.live = live
   }
 
   /// What one ``drain()`` did.
   public struct Progress: Sendable, Hashable {
     /// Fixes acknowledged by the server.
     public var acknowledged = 0
-    /// Of those, fixes the server already had.
+    /// Of those, fixes the server already had (known for uploads over HTTP only).
     public var duplicates = 0
+    /// Of those, fixes sent over the live socket.
+    public var overSocket = 0
   }
 
   /// Uploads until the outbox is empty.
@@ -43,19 +51,21 @@ public struct Uploader: Sendable {
     while true {
       let batch = try await store.pending(limit: batchSize)
       guard !batch.isEmpty else { return progress }
-      let receipt: FixReceipt
-      do {
-        receipt = try await client.send(
-          API.postFixes, body: FixBatch(deviceId: deviceID, fixes: batch.map(\.fix)),
-          idempotencyKey: Self.idempotencyKey(device: deviceID, rows: batch.map { ($0.id, $0.fix.timestamp) }))
-      } catch let error as NetworkingError {
-        if case .unauthorized = error { throw TrackerError.tokenRejected }
-        throw error
+      let body = FixBatch(deviceId: deviceID, fixes: batch.map(\.fix))
+      let key = Self.idempotencyKey(device: deviceID, rows: batch.map { ($0.id, $0.fix.timestamp) })
+      if let live, await live.send(body, id: key) {
+        progress.overSocket += batch.count
+      } else {
+        do {
+          progress.duplicates += try await client.send(API.postFixes, body: body, idempotencyKey: key).duplicates
+        } catch let error as NetworkingError {
+          if case .unauthorized = error { throw TrackerError.tokenRejected }
+          throw error
+        }
       }
       try await store.acknowledge(batch.map(\.id))
       progress.acknowledged += batch.count
-      progress.duplicates += receipt.duplicates
-      try await store.setValue(String(Timestamp.milliseconds(Date())), for: "last_upload")
+      try await store.setValue(String(Timestamp.milliseconds(Date())), for: TrackerStore.lastUploadKey)
     }
   }
 

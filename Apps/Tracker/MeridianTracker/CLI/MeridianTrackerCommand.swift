@@ -139,6 +139,10 @@ struct Run: AsyncParsableCommand {
   var defaultAccuracy: Double = 5
   @Flag(help: "Print one JSON line per fix and a JSON summary.") var json = false
   @Option(help: "Fixes per upload request (1…1000).") var batchSize = 500
+  @Flag(
+    inversion: .prefixedNo,
+    help: "Send fixes over the live socket while it is connected (HTTP when it isn't, and for backlogs).")
+  var liveSocket = true
 
   func validate() throws {
     let sources = [gpx != nil, csv != nil, geojson != nil, stdin].filter { $0 }.count + live.count
@@ -167,11 +171,13 @@ struct Run: AsyncParsableCommand {
       let connection = try TrackerConnection(server: session.server)
       var logger = Logger(label: "meridian-tracker")
       logger.logLevel = json ? .warning : .info
+      let client = try connection.client(token: session.token)
+      let link = liveSocket ? LiveLink(session: session, client: client) : nil
+      await link?.start()
       let agent = TrackerAgent(
         store: store,
         uploader: Uploader(
-          store: store, client: try connection.client(token: session.token), deviceID: session.deviceId,
-          batchSize: batchSize),
+          store: store, client: client, deviceID: session.deviceId, batchSize: batchSize, live: link),
         policy: ReportingPolicy(appState: mode, profile: accuracy), logger: logger)
       let json = self.json
       let summary = try await agent.run(source.fixes(defaultAccuracy: defaultAccuracy)) { fix, decision in
@@ -188,14 +194,16 @@ struct Run: AsyncParsableCommand {
               reason))
         }
       }
+      await link?.stop()
       try await connection.shutdown()
       if json {
         print(
-          #"{"received":\#(summary.received),"recorded":\#(summary.recorded),"queued":\#(summary.queued),"uploaded":\#(summary.uploaded)}"#
+          #"{"received":\#(summary.received),"recorded":\#(summary.recorded),"queued":\#(summary.queued),"uploaded":\#(summary.uploaded),"uploadedOverSocket":\#(summary.uploadedOverSocket)}"#
         )
       } else {
         print(
           "received \(summary.received), recorded \(summary.recorded), queued \(summary.queued), uploaded \(summary.uploaded)"
+            + " (\(summary.uploadedOverSocket) over the live socket)"
         )
       }
     }
@@ -291,11 +299,12 @@ struct Status: AsyncParsableCommand {
       let session = try options.session()
       let store = try options.directory.openHistory()
       let (history, queued) = try await store.counts()
-      let lastUpload = try await store.value("last_upload").flatMap(Int64.init)
+      let lastUpload = try await store.value(TrackerStore.lastUploadKey).flatMap(Int64.init)
+      let connection = try await ConnectionReport.load(from: store)
       if json {
         let report = StatusReport(
           server: session.server, userId: session.userId, deviceId: session.deviceId, history: history, queued: queued,
-          lastUpload: lastUpload)
+          lastUpload: lastUpload, connection: connection)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         print(String(decoding: try encoder.encode(report), as: UTF8.self))
@@ -305,7 +314,20 @@ struct Status: AsyncParsableCommand {
         print("history      \(history) fixes")
         print("queued       \(queued) fixes")
         print("last upload  \(lastUpload.map { Timestamp.date($0).formatted(.iso8601) } ?? "never")")
+        print("connection   \(connection.map(Self.describe) ?? "the agent has not run")")
       }
+    }
+  }
+
+  /// `connection` as a line: the state and since when (an agent killed without a chance to say so still reads as
+  /// its last state).
+  static func describe(_ connection: ConnectionReport) -> String {
+    let since = Timestamp.date(connection.since).formatted(.iso8601)
+    return switch connection.state {
+    case .live: "uploading over the live socket since \(since)"
+    case .http: "uploading over HTTP since \(since)"
+    case .offline: "server unreachable since \(since): \(connection.detail ?? "unknown error")"
+    case .stopped: "agent stopped at \(since)"
     }
   }
 }
@@ -318,6 +340,7 @@ struct StatusReport: Codable {
   var history: Int
   var queued: Int
   var lastUpload: Int64?
+  var connection: ConnectionReport?
 }
 
 extension AppState: @retroactive ExpressibleByArgument {}
