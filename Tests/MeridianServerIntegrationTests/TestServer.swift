@@ -27,14 +27,18 @@ struct TestServer: Sendable {
   let transport: AsyncHTTPClientTransport
   let task: Task<Void, any Error>
 
-  /// Starts a server; `configure` adjusts the test configuration.
-  static func start(_ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "meridian-server-tests-\(UUID().uuidString)")
+  /// Starts a server; `configure` adjusts the test configuration. By default it gets a new temporary directory and
+  /// an OS-chosen port.
+  static func start(
+    directory: URL? = nil, port: Int = 0, _ configure: (inout ServerConfiguration) -> Void = { _ in }
+  ) async throws -> TestServer {
+    let directory =
+      directory
+      ?? FileManager.default.temporaryDirectory.appendingPathComponent("meridian-server-tests-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     var configuration = ServerConfiguration()
     configuration.host = "127.0.0.1"
-    configuration.port = 0
+    configuration.port = port
     configuration.databasePath = directory.appendingPathComponent("meridian.sqlite").path
     configuration.bcryptCost = 4
     configuration.maxBodyBytes = 512 * 1024
@@ -53,24 +57,31 @@ struct TestServer: Sendable {
       app: app, port: port, sms: sms, directory: directory, transport: AsyncHTTPClientTransport(), task: task)
   }
 
-  /// A client of this server, with `token` as bearer credentials.
-  func client(token: String? = nil, compressionThreshold: Int? = 4096) throws -> NetworkClient {
+  /// A client of this server, with `token` as bearer credentials, on this server's transport unless given another
+  /// (one that outlives the server across a restart).
+  func client(
+    token: String? = nil, compressionThreshold: Int? = 4096, transport: AsyncHTTPClientTransport? = nil
+  ) throws -> NetworkClient {
     var configuration = NetworkClient.Configuration()
     configuration.retryBudgets = nil
     configuration.compressionThreshold = compressionThreshold
     let url = try #require(URL(string: "http://127.0.0.1:\(port)"))
     return try NetworkClient(
-      baseURL: url, transport: transport, credentials: BearerTokenCredentials(token: token) { _ in nil },
+      baseURL: url, transport: transport ?? self.transport,
+      credentials: BearerTokenCredentials(token: token) { _ in nil },
       configuration: configuration)
   }
 
-  /// Shuts the server down gracefully and removes its files.
-  func stop() async throws {
+  /// Shuts the server down gracefully and removes its files (unless `keepingFiles`).
+  func stop(keepingFiles: Bool = false) async throws {
     try await transport.shutdown()
     await app.shutdown()
     try await task.value
-    try? FileManager.default.removeItem(at: directory)
+    if !keepingFiles { try? FileManager.default.removeItem(at: directory) }
   }
+
+  /// A new server on this (stopped) server's port and database.
+  func restarted() async throws -> TestServer { try await Self.start(directory: directory, port: port) }
 
   /// Runs `body` against a fresh server and always stops it.
   static func with(

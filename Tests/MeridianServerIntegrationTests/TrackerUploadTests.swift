@@ -4,6 +4,7 @@ import Logging
 import MeridianAPI
 import MeridianTracker
 import NetworkingKit
+import NetworkingKitAsyncHTTPClient
 import RealtimeKit
 import Testing
 
@@ -230,5 +231,54 @@ struct TrackerUploadTests {
       #expect(summary.uploaded == 20 && summary.uploadedOverSocket == 0)
       #expect(try await Self.serverHistory(client).map(\.timestamp) == fixes.map(\.timestamp))
     }
+  }
+
+  @Test func theSocketResumesAfterAServerRestartAndTheBacklogArrivesOnce() async throws {
+    var server = try await TestServer.start()
+    let (store, plain, session, _) = try await Self.tracker(server, name: "restart")
+    // The tracker's HTTP client outlives the server.
+    let transport = AsyncHTTPClientTransport()
+    let client = try server.client(token: session.token, transport: transport)
+    let link = try await Self.link(server, session, client: client, device: plain.deviceID)
+    let uploader = Uploader(store: store, client: client, deviceID: plain.deviceID, batchSize: 200, live: link)
+    func connected() async throws -> Bool {
+      let deadline = ContinuousClock.now + .seconds(20)
+      while await !link.isConnected, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+      return await link.isConnected
+    }
+    func record(_ fixes: [LocationFix]) async throws {
+      for fix in fixes { try await store.record(fix, send: true, now: fix.timestamp) }
+    }
+    // Uploads a batch at least one publish interval (50 ms) after the last, so the socket can take it.
+    func drain() async throws -> Uploader.Progress {
+      try await Task.sleep(for: .milliseconds(60))
+      return try await uploader.drain()
+    }
+    let fixes = try makeFixes(count: 15)
+    do {
+      #expect(try await connected())
+      try await record(Array(fixes[0..<5]))
+      #expect(try await drain().overSocket == 5)
+
+      // The server goes away: recording goes on, uploading fails and everything stays queued.
+      try await server.stop(keepingFiles: true)
+      try await record(Array(fixes[5..<10]))
+      await #expect(throws: (any Error).self) { try await uploader.drain() }
+      #expect(try await store.counts().queued == 5)
+
+      // Back on the same port and database: the socket reconnects by itself and carries the backlog, then new fixes.
+      server = try await server.restarted()
+      #expect(try await connected())
+      #expect(try await drain().overSocket == 5)
+      try await record(Array(fixes[10..<15]))
+      #expect(try await drain().overSocket == 5)
+      #expect(try await Self.serverHistory(client).map(\.timestamp) == fixes.map(\.timestamp))
+      #expect(try await store.counts().queued == 0)
+    } catch {
+      Issue.record(error)
+    }
+    await link.stop()
+    try await transport.shutdown()
+    try await server.stop()
   }
 }
