@@ -406,6 +406,46 @@ struct VenueTests {
         #expect(!answer.eligible, "\(name)")
         #expect(answer.promotions == [general], "\(name)")
       }
+
+      // Redeeming: what was offered, with its code (case and spaces aside), once per person.
+      let annaClient = try #require(clients["anna"])
+      let bobClient = try #require(clients["bob"])
+      func redeem(_ client: NetworkClient, _ promotion: Promotion, _ code: String) async throws -> PromotionRedemption {
+        try await client.send(
+          API.redeemPromotion, parameters: PromotionRef(id: promotion.id), body: PromotionCode(code: code))
+      }
+      let redeemed = try await redeem(annaClient, special, " b-special ")
+      #expect(redeemed.promotionId == special.id && redeemed.venueId == venue.id)
+      await expectAPIError(.alreadyRedeemed, status: 409) { try await redeem(annaClient, special, "B-SPECIAL") }
+      await expectAPIError(.promotionCodeInvalid, status: 422) { try await redeem(annaClient, general, "WRONG") }
+      _ = try await redeem(annaClient, general, "A-GENERAL")
+      // Bob was never offered the special one; expired and closed ones aren't running; unknown ids are 404.
+      await expectAPIError(.promotionNotAvailable, status: 403) { try await redeem(bobClient, special, "B-SPECIAL") }
+      await expectAPIError(.promotionNotAvailable, status: 403) {
+        try await redeem(bobClient, promotion("c-expired", .general), "C-EXPIRED")
+      }
+      await expectAPIError(.promotionNotAvailable, status: 403) {
+        try await redeem(bobClient, promotion("e-closed", .general, window: closed), "E-CLOSED")
+      }
+      await expectAPIError(.notFound, status: 404) { try await redeem(bobClient, promotion("zz", .general), "ZZ") }
+      _ = try await redeem(bobClient, general, "a-general")
+
+      // The venue's figures: the general one was offered to four people (Anna twice, after a second listing), the
+      // special one to Anna; each was redeemed as above.
+      _ = try await annaClient.send(API.venuePromotions, parameters: VenueRef(id: venue.id))
+      let activity = try await store.promotionActivity(venue: venue.id)
+      #expect(
+        activity.first { $0.promotionID == general.id }
+          == PromotionActivity(
+            promotionID: general.id, offeredUsers: 4, offers: 5, redeemed: 2))
+      #expect(
+        activity.first { $0.promotionID == special.id }
+          == PromotionActivity(
+            promotionID: special.id, offeredUsers: 1, offers: 2, redeemed: 1))
+      #expect(
+        activity.first { $0.promotionID == "c-expired" }
+          == PromotionActivity(
+            promotionID: "c-expired", offeredUsers: 0, offers: 0, redeemed: 0))
     }
   }
 }

@@ -102,7 +102,7 @@ public enum API {
     visibleUsers.descriptor,
     postFixes.descriptor, userLocation.descriptor, history.descriptor, deleteHistory.descriptor,
     historyClusters.descriptor, historyVisits.descriptor, historyExport.descriptor,
-    venues.descriptor, venue.descriptor, venuePromotions.descriptor,
+    venues.descriptor, venue.descriptor, venuePromotions.descriptor, redeemPromotion.descriptor,
     ownTracksPublish.descriptor, osmAndReport.descriptor, osmAndPost.descriptor,
     adminStats.descriptor, adminUsers.descriptor, adminUser.descriptor, adminDisableUser.descriptor,
     adminEnableUser.descriptor, adminDeleteUser.descriptor, adminRevokeUserTokens.descriptor, adminTokens.descriptor,

@@ -53,6 +53,12 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   case locationUnavailable = "location_unavailable"
   /// An `Idempotency-Key` was reused for a different request.
   case idempotencyConflict = "idempotency_conflict"
+  /// The promotion doesn't run now, or was never offered to the caller (403).
+  case promotionNotAvailable = "promotion_not_available"
+  /// The promo code is not the promotion's (422).
+  case promotionCodeInvalid = "promotion_code_invalid"
+  /// The caller already redeemed this promotion (409).
+  case alreadyRedeemed = "already_redeemed"
   /// The server is shutting down or temporarily unable to answer.
   case unavailable = "unavailable"
   /// An unexpected server failure.

@@ -18,6 +18,46 @@ extension API {
   /// caller is eligible (DomainKit's `PromotionEligibility`).
   public static let venuePromotions = Endpoint<VenueRef, NoBody, VenuePromotions>(
     .get, "/v1/venues/\(\.id, "id")/promotions")
+  /// `POST /v1/promotions/{id}/redeem {code}`: redeems a running promotion the caller was offered, with its promo
+  /// code (what the venue reads from the QR code); once per user.
+  public static let redeemPromotion = Endpoint<PromotionRef, PromotionCode, PromotionRedemption>(
+    .post, "/v1/promotions/\(\.id, "id")/redeem")
+}
+
+/// A promotion in the path: `/v1/promotions/{id}/…`.
+public struct PromotionRef: RouteParameters, Hashable {
+  /// The promotion.
+  public var id: PromotionID
+  /// A reference to `id`.
+  public init(id: PromotionID) { self.id = id }
+  /// Reads `{id}`.
+  public init(path: [String: String], query: [String: [String]]) throws(APIError) {
+    id = PromotionID(try path.required("id"))
+  }
+}
+
+/// `POST /v1/promotions/{id}/redeem`: the promo code, compared without regard to case and surrounding spaces.
+public struct PromotionCode: Sendable, Hashable, Codable {
+  /// The code.
+  public var code: String
+  /// A code.
+  public init(code: String) { self.code = code }
+}
+
+/// The answer to `POST /v1/promotions/{id}/redeem`.
+public struct PromotionRedemption: Sendable, Hashable, Codable {
+  /// The promotion.
+  public var promotionId: PromotionID
+  /// Its venue.
+  public var venueId: PlaceID
+  /// When it was redeemed (UTC milliseconds).
+  public var redeemedAt: Int64
+  /// A redemption.
+  public init(promotionId: PromotionID, venueId: PlaceID, redeemedAt: Int64) {
+    self.promotionId = promotionId
+    self.venueId = venueId
+    self.redeemedAt = redeemedAt
+  }
 }
 
 /// A venue as the API shows it. Wire names: `id`, `name` (in the requested language), `names` (every stored

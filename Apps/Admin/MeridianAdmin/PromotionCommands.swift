@@ -183,15 +183,30 @@ struct PromotionsCommand: AsyncParsableCommand {
     var promotions: Int
     var running: Int
     var special: Int
+    /// Users the special promotions would be offered to now.
     var eligible: Int
-    var shown: Int?
-    var redeemed: Int?
-    var note: String
+    /// Offers to users, each promotion's users counted once.
+    var shown: Int
+    /// Redemptions.
+    var redeemed: Int
+    var byPromotion: [PromotionFigures]
+  }
+
+  struct PromotionFigures: Codable {
+    var id: String
+    var name: String
+    var audience: String
+    var running: Bool
+    /// Users it was offered to.
+    var shownUsers: Int
+    /// Times it was offered.
+    var shownTimes: Int
+    var redeemed: Int
   }
 
   struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "A venue's promotions: how many run now and how many users are eligible for its special ones.")
+      abstract: "A venue's promotions: how many run, who they were shown to, who redeemed them, who is eligible now.")
 
     @OptionGroup var options: GlobalOptions
 
@@ -203,19 +218,36 @@ struct PromotionsCommand: AsyncParsableCommand {
       let place = try await PromotionsCommand.venue(database, venue)
       let now = Timestamp.milliseconds(Date())
       let promotions = try await database.store.promotions(venue: place.id)
+      let activity = Dictionary(
+        try await database.store.promotionActivity(venue: place.id).map { ($0.promotionID, $0) },
+        uniquingKeysWith: { first, _ in first })
+      let figures = promotions.map { promotion in
+        let done = activity[promotion.id]
+        return PromotionFigures(
+          id: promotion.id.rawValue, name: promotion.name, audience: promotion.audience.rawValue,
+          running: promotion.isActive(at: now, timeZone: place.resolvedTimeZone), shownUsers: done?.offeredUsers ?? 0,
+          shownTimes: done?.offers ?? 0, redeemed: done?.redeemed ?? 0)
+      }
       let output = StatsOutput(
-        venue: place.id.rawValue, promotions: promotions.count,
-        running: promotions.filter { $0.isActive(at: now, timeZone: place.resolvedTimeZone) }.count,
+        venue: place.id.rawValue, promotions: promotions.count, running: figures.filter(\.running).count,
         special: promotions.filter { $0.audience == .special }.count,
-        eligible: try await database.eligibleAudience(venue: place, now: now), shown: nil, redeemed: nil,
-        note: "The server does not record impressions or redemptions yet, so shown and redeemed are unknown.")
+        eligible: try await database.eligibleAudience(venue: place, now: now),
+        shown: figures.reduce(0) { $0 + $1.shownUsers }, redeemed: figures.reduce(0) { $0 + $1.redeemed },
+        byPromotion: figures)
       try options.emit(output) {
-        var table = TextTable(["what", "count"])
-        table.add(["promotions", "\(output.promotions) (\(output.running) running, \(output.special) special)"])
-        table.add(["eligible users (special)", "\(output.eligible)"])
-        table.add(["shown", "unknown"])
-        table.add(["redeemed", "unknown"])
-        return table.text + "\n" + output.note
+        var totals = TextTable(["what", "count"])
+        totals.add(["promotions", "\(output.promotions) (\(output.running) running, \(output.special) special)"])
+        totals.add(["eligible users (special)", "\(output.eligible)"])
+        totals.add(["shown (users)", "\(output.shown)"])
+        totals.add(["redeemed", "\(output.redeemed)"])
+        var table = TextTable(["id", "name", "audience", "running", "shown to", "times", "redeemed"])
+        for row in figures {
+          table.add([
+            row.id, row.name, row.audience, row.running ? "yes" : "no", "\(row.shownUsers)", "\(row.shownTimes)",
+            "\(row.redeemed)",
+          ])
+        }
+        return totals.text + "\n" + table.text
       }
     }
   }

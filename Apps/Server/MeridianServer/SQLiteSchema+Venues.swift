@@ -71,4 +71,25 @@ extension SQLiteSchema {
     );
     CREATE INDEX venue_promotions_venue ON venue_promotions(venue_id);
     """
+
+  /// Who was offered which promotion (by `GET /v1/venues/{id}/promotions`: first and last time, how often) and who
+  /// redeemed it (once per user): the "shown" and "redeemed" of `meridian-admin promotions stats`.
+  static let promotionOffersAndRedemptions = """
+    CREATE TABLE promotion_offers(
+      promotion_id TEXT NOT NULL REFERENCES venue_promotions(id) ON DELETE CASCADE,
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      first_at INTEGER NOT NULL,
+      last_at INTEGER NOT NULL,
+      times INTEGER NOT NULL CHECK (times > 0),
+      PRIMARY KEY (promotion_id, user_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX promotion_offers_user ON promotion_offers(user_id);
+    CREATE TABLE promotion_redemptions(
+      promotion_id TEXT NOT NULL REFERENCES venue_promotions(id) ON DELETE CASCADE,
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      redeemed_at INTEGER NOT NULL,
+      PRIMARY KEY (promotion_id, user_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX promotion_redemptions_user ON promotion_redemptions(user_id);
+    """
 }

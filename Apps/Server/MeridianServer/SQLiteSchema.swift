@@ -11,6 +11,7 @@ public enum SQLiteSchema {
     migrator.append(.sql("2026-11-22 idempotency keys", idempotency))
     appendVenueMigrations(to: &migrator)
     migrator.append(.sql("2026-11-24 string catalog", stringCatalog))
+    migrator.append(.sql("2026-11-24 promotion offers and redemptions", promotionOffersAndRedemptions))
     return migrator
   }
 

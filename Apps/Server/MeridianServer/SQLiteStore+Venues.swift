@@ -183,6 +183,68 @@ extension SQLiteStore {
     }
   }
 
+  public func promotion(_ id: PromotionID) async throws -> Promotion? {
+    try await database.read { db in
+      try Row.fetchOne(db, sql: "SELECT * FROM venue_promotions WHERE id = ?", arguments: [id.rawValue])
+        .map(Self.promotion)
+    }
+  }
+
+  public func recordOffers(_ promotions: [PromotionID], to viewer: UserID, at time: Int64) async throws {
+    guard !promotions.isEmpty else { return }
+    try await database.write { db in
+      let statement = try db.cachedStatement(
+        sql: """
+          INSERT INTO promotion_offers(promotion_id, user_id, first_at, last_at, times) VALUES (?, ?, ?, ?, 1)
+          ON CONFLICT(promotion_id, user_id) DO UPDATE SET last_at = excluded.last_at, times = times + 1
+          """)
+      for promotion in promotions {
+        try statement.execute(arguments: [promotion.rawValue, viewer.rawValue, time, time])
+      }
+    }
+  }
+
+  public func redeem(_ promotion: PromotionID, by user: UserID, at time: Int64) async throws -> RedemptionOutcome {
+    try await database.write { db in
+      let arguments: StatementArguments = [promotion.rawValue, user.rawValue]
+      if let earlier = try Int64.fetchOne(
+        db, sql: "SELECT redeemed_at FROM promotion_redemptions WHERE promotion_id = ? AND user_id = ?",
+        arguments: arguments)
+      {
+        return .alreadyRedeemed(at: earlier)
+      }
+      guard
+        try Bool.fetchOne(
+          db, sql: "SELECT EXISTS(SELECT 1 FROM promotion_offers WHERE promotion_id = ? AND user_id = ?)",
+          arguments: arguments) == true
+      else { return .notOffered }
+      try db.execute(
+        sql: "INSERT INTO promotion_redemptions(promotion_id, user_id, redeemed_at) VALUES (?, ?, ?)",
+        arguments: [promotion.rawValue, user.rawValue, time])
+      return .redeemed
+    }
+  }
+
+  public func promotionActivity(venue: PlaceID) async throws -> [PromotionActivity] {
+    try await database.read { db in
+      try Row.fetchAll(
+        db,
+        sql: """
+          SELECT p.id,
+            (SELECT COUNT(*) FROM promotion_offers o WHERE o.promotion_id = p.id) AS offered_users,
+            (SELECT IFNULL(SUM(o.times), 0) FROM promotion_offers o WHERE o.promotion_id = p.id) AS offers,
+            (SELECT COUNT(*) FROM promotion_redemptions r WHERE r.promotion_id = p.id) AS redeemed
+          FROM venue_promotions p WHERE p.venue_id = ? ORDER BY p.id
+          """,
+        arguments: [venue.rawValue]
+      ).map { row in
+        PromotionActivity(
+          promotionID: PromotionID(row["id"] as String), offeredUsers: row["offered_users"], offers: row["offers"],
+          redeemed: row["redeemed"])
+      }
+    }
+  }
+
   // MARK: Fixes near a point
 
   public func fixRuns(owner: UserID, near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws

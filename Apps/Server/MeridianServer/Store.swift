@@ -101,6 +101,14 @@ public protocol MeridianStore: MeridianAdminStore {
   func insertPromotion(_ promotion: Promotion) async throws
   /// Every stored promotion of a venue (running or not), by id.
   func promotions(venue: PlaceID) async throws -> [Promotion]
+  /// One promotion.
+  func promotion(_ id: PromotionID) async throws -> Promotion?
+  /// Records that `promotions` were offered to `viewer` at `time`.
+  func recordOffers(_ promotions: [PromotionID], to viewer: UserID, at time: Int64) async throws
+  /// Redeems `promotion` for `user` at `time` if it was offered to them and they haven't redeemed it yet.
+  func redeem(_ promotion: PromotionID, by user: UserID, at time: Int64) async throws -> RedemptionOutcome
+  /// Offers and redemptions of each of a venue's promotions, by promotion id.
+  func promotionActivity(venue: PlaceID) async throws -> [PromotionActivity]
   /// The owner's fixes within `radius` metres of `center` with timestamps in `from...to`, oldest first, split into
   /// runs of fixes that follow one another in the owner's whole history (so visit detection sees no false stays).
   func fixRuns(owner: UserID, near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws
@@ -214,5 +222,35 @@ public struct StoredResponse: Sendable, Hashable {
     self.requestHash = requestHash
     self.status = status
     self.body = body
+  }
+}
+
+/// What ``MeridianStore/redeem(_:by:at:)`` did.
+public enum RedemptionOutcome: Sendable, Hashable {
+  /// Redeemed now.
+  case redeemed
+  /// The promotion was never offered to the user.
+  case notOffered
+  /// The user redeemed it before, at this time.
+  case alreadyRedeemed(at: Int64)
+}
+
+/// How one promotion did: whom it was offered to and who redeemed it.
+public struct PromotionActivity: Sendable, Hashable, Codable {
+  /// The promotion.
+  public var promotionID: PromotionID
+  /// Users it was offered to.
+  public var offeredUsers: Int
+  /// Times it was offered, all users together.
+  public var offers: Int
+  /// Users who redeemed it.
+  public var redeemed: Int
+
+  /// Activity figures.
+  public init(promotionID: PromotionID, offeredUsers: Int, offers: Int, redeemed: Int) {
+    self.promotionID = promotionID
+    self.offeredUsers = offeredUsers
+    self.offers = offers
+    self.redeemed = redeemed
   }
 }

@@ -3,12 +3,16 @@ import Foundation
 import MeridianAPI
 
 extension Features {
-  /// Registers `GET /v1/venues`, `GET /v1/venues/{id}` and `GET /v1/venues/{id}/promotions`.
+  /// Registers `GET /v1/venues`, `GET /v1/venues/{id}`, `GET /v1/venues/{id}/promotions` and
+  /// `POST /v1/promotions/{id}/redeem`.
   func registerVenues(on routes: RouteRegistrar) {
     routes.on(API.venues) { call in try await store.nearbyVenues(call.parameters) }
     routes.on(API.venue) { call in try await venue(call.parameters) }
     routes.on(API.venuePromotions) { call in
       try await venuePromotions(viewer: call.authenticated(), call.parameters.id)
+    }
+    routes.on(API.redeemPromotion) { call in
+      try await redeem(call.parameters.id, code: call.body.code, by: call.authenticated())
     }
   }
 
@@ -21,6 +25,8 @@ extension Features {
 
   /// The venue's running promotions (validity and daily window in the venue's time zone): the general ones, and
   /// the special ones when DomainKit's `PromotionEligibility` says the viewer keeps passing by without visiting.
+  /// The promotions answered are recorded as offered to the viewer (what they may redeem, and the "shown" of the
+  /// venue's statistics).
   func venuePromotions(viewer: UserID, _ id: PlaceID) async throws -> VenuePromotions {
     let place = try await venue(VenueRef(id: id)).place()
     let timeZone = place.resolvedTimeZone
@@ -40,6 +46,34 @@ extension Features {
     }
     let shown =
       running.filter { $0.audience == .general } + (eligible ? running.filter { $0.audience == .special } : [])
+    try await store.recordOffers(shown.map(\.id), to: viewer, at: now)
     return VenuePromotions(venueId: id, eligible: eligible, promotions: shown)
+  }
+
+  /// Redeems a running promotion offered to `user`, if `code` is its promo code (case and surrounding spaces aside).
+  func redeem(_ id: PromotionID, code: String, by user: UserID) async throws -> PromotionRedemption {
+    guard let promotion = try await store.promotion(id) else {
+      throw APIError.notFound("There is no promotion with this id.")
+    }
+    let notAvailable = APIError(
+      status: 403, code: .promotionNotAvailable,
+      message: "This promotion is not running now or was not offered to you; list the venue's promotions first.")
+    let now = environment.now()
+    let place = try await venue(VenueRef(id: promotion.venueID)).place()
+    guard promotion.isActive(at: now, timeZone: place.resolvedTimeZone) else { throw notAvailable }
+    let normalize = { (text: String) in text.trimmingCharacters(in: .whitespacesAndNewlines).uppercased() }
+    guard normalize(code) == normalize(promotion.promoCode) else {
+      throw APIError(status: 422, code: .promotionCodeInvalid, message: "This is not the promotion's code.")
+    }
+    switch try await store.redeem(id, by: user, at: now) {
+    case .redeemed:
+      return PromotionRedemption(promotionId: id, venueId: promotion.venueID, redeemedAt: now)
+    case .notOffered:
+      throw notAvailable
+    case .alreadyRedeemed(let time):
+      throw APIError(
+        status: 409, code: .alreadyRedeemed,
+        message: "You redeemed this promotion at \(Timestamp.date(time).formatted(.iso8601)); it is once per person.")
+    }
   }
 }
