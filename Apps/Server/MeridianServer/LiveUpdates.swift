@@ -141,14 +141,24 @@ public struct LiveUpdates: Sendable {
   }
 
   private func enforce(_ settings: PrivacySettings, on channels: [ChannelName]) async {
+    for (channel, principal) in await unauthorized(settings, on: channels) {
+      await hub.revoke(channel, from: principal)
+    }
+  }
+
+  /// The subscribers of `channels` who may not see the owner of `settings` now.
+  private func unauthorized(_ settings: PrivacySettings, on channels: [ChannelName]) async
+    -> [(channel: ChannelName, principal: String)]
+  {
     let time = now()
+    var found: [(channel: ChannelName, principal: String)] = []
     for channel in channels {
-      for principal in await hub.presence(of: channel) {
-        if !Self.mayReceive(UserID(principal.id), channel, of: settings, at: time) {
-          await hub.revoke(channel, from: principal.id)
-        }
+      for principal in await hub.presence(of: channel)
+      where !Self.mayReceive(UserID(principal.id), channel, of: settings, at: time) {
+        found.append((channel, principal.id))
       }
     }
+    return found
   }
 
   /// Fans each batch's fixes out to its owner's channels as one event, after revoking anyone who may no longer see
@@ -158,15 +168,17 @@ public struct LiveUpdates: Sendable {
     for (batch, receipt) in zip(batches, receipts) where receipt.accepted > 0 {
       do {
         let time = now()
-        let settings: PrivacySettings
-        if let cached = settingsCache.value(for: batch.userID, now: time) {
-          settings = cached
-        } else {
-          guard let loaded = try await store.privacySettings(owner: batch.userID) else { continue }
-          settingsCache.set(loaded, for: batch.userID, now: time)
-          settings = loaded
+        let load = { try await store.privacySettings(owner: batch.userID) }
+        guard var settings = try await settingsCache.value(for: batch.userID, now: time, load: load) else { continue }
+        // Remembered settings may predate a change (a resume): before revoking anyone, read them again.
+        if enforced.insert(batch.userID).inserted,
+          await !unauthorized(settings, on: Self.channels(of: settings)).isEmpty
+        {
+          settingsCache.remove(batch.userID)
+          guard let current = try await settingsCache.value(for: batch.userID, now: time, load: load) else { continue }
+          settings = current
+          await enforce(settings, on: Self.channels(of: settings))
         }
-        if enforced.insert(batch.userID).inserted { await enforce(settings, on: Self.channels(of: settings)) }
         let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }
         let payload = Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes))
         for channel in Self.channels(of: settings) {

@@ -7,6 +7,8 @@ import Foundation
 final class LookupCache<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
   private let lock = NSLock()
   private var entries: [Key: (value: Value, storedAt: Int64)] = [:]
+  /// Counts drops: a value loaded while one happened may be what the drop was about, so it is not stored.
+  private var drops: UInt64 = 0
   private let lifetime: Int64
   private let capacity: Int
 
@@ -24,22 +26,35 @@ final class LookupCache<Key: Hashable & Sendable, Value: Sendable>: @unchecked S
     }
   }
 
-  /// Stores `value` for `key`.
-  func set(_ value: Value, for key: Key, now: Int64) {
+  /// The value for `key`: the stored one unless it expired, else what `load` returns, which is stored unless an
+  /// entry was dropped while it loaded (the load may have read the state the drop was about, such as a token just
+  /// revoked, and must not bring it back).
+  func value(for key: Key, now: Int64, load: () async throws -> Value?) async throws -> Value? {
+    if let stored = value(for: key, now: now) { return stored }
+    let before = lock.withLock { drops }
+    guard let loaded = try await load() else { return nil }
     lock.withLock {
+      guard drops == before else { return }
       if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-      entries[key] = (value, now)
+      entries[key] = (loaded, now)
     }
+    return loaded
   }
 
   /// Drops `key`.
   func remove(_ key: Key) {
-    _ = lock.withLock { entries.removeValue(forKey: key) }
+    lock.withLock {
+      drops &+= 1
+      entries.removeValue(forKey: key)
+    }
   }
 
   /// Drops every entry whose value matches.
   func removeAll(where shouldRemove: (Value) -> Bool) {
-    lock.withLock { entries = entries.filter { !shouldRemove($0.value.value) } }
+    lock.withLock {
+      drops &+= 1
+      entries = entries.filter { !shouldRemove($0.value.value) }
+    }
   }
 }
 

@@ -87,20 +87,19 @@ public struct SQLiteStore: MeridianStore {
   }
 
   public func user(forTokenHash hash: String, now: Int64) async throws -> UserID? {
-    let clock = Timestamp.milliseconds(Date())
-    if let cached = tokens.value(for: hash, now: clock) { return cached.expiresAt > now ? cached.user : nil }
-    let found = try await database.read { db in
-      try Row.fetchOne(
-        db,
-        sql: """
-          SELECT t.user_id, t.expires_at FROM tokens t JOIN users u ON u.id = t.user_id
-          WHERE t.hash = ? AND t.revoked_at IS NULL AND t.expires_at > ? AND u.disabled = 0
-          """,
-        arguments: [hash, now]
-      ).map { row in (user: UserID(row[0] as String), expiresAt: row[1] as Int64) }
+    let found = try await tokens.value(for: hash, now: Timestamp.milliseconds(Date())) {
+      try await database.read { db in
+        try Row.fetchOne(
+          db,
+          sql: """
+            SELECT t.user_id, t.expires_at FROM tokens t JOIN users u ON u.id = t.user_id
+            WHERE t.hash = ? AND t.revoked_at IS NULL AND t.expires_at > ? AND u.disabled = 0
+            """,
+          arguments: [hash, now]
+        ).map { row in (user: UserID(row[0] as String), expiresAt: row[1] as Int64) }
+      }
     }
-    guard let found else { return nil }
-    tokens.set(found, for: hash, now: clock)
+    guard let found, found.expiresAt > now else { return nil }
     return found.user
   }
 
@@ -266,10 +265,9 @@ public struct SQLiteStore: MeridianStore {
 
   public func claimDevice(_ device: DeviceID, owner: UserID, now: Int64) async throws -> Bool {
     // Almost every request comes from a known device: memory or a concurrent read answers without the writer.
-    let clock = Timestamp.milliseconds(Date())
-    if let known = devices.value(for: device, now: clock) { return known == owner }
-    if let known = try await deviceOwner(device) {
-      devices.set(known, for: device, now: clock)
+    if let known = try await devices.value(
+      for: device, now: Timestamp.milliseconds(Date()), load: { try await deviceOwner(device) })
+    {
       return known == owner
     }
     return try await database.write { db in
