@@ -38,7 +38,7 @@ struct InProcessServer {
 struct AdminServerModeTests {
   static let token = "admin-cli-tests-secret"
 
-  @Test func statsUsersAndDisableGoThroughTheServer() async throws {
+  @Test func statsUsersGroupsAndPromotionsGoThroughTheServer() async throws {
     let sandbox = try AdminSandbox()
     let server = try await InProcessServer.start(database: sandbox.database, adminToken: Self.token)
     do {
@@ -102,6 +102,36 @@ struct AdminServerModeTests {
     let missing = try await sandbox.admin(["users", "show", "nobody@example.com"] + remote, database: nil)
     #expect(missing.status == 3, "\(missing)")
     #expect(missing.stderr.contains("No user 'nobody@example.com'"), "\(missing)")
+
+    // Groups and promotions: the same JSON and tables through the server as from the local database.
+    let venues = sandbox.path("venues.csv")
+    try """
+    id,name_en,type,latitude,longitude,time_zone
+    cafe-1,Blue Cup,cafe,50.4500,30.5200,Europe/Kyiv
+    """.write(toFile: venues, atomically: true, encoding: .utf8)
+    #expect(try await sandbox.admin(["venues", "import", venues]).status == 0)
+    let created = try await sandbox.admin([
+      "promotions", "create", "--venue", "cafe-1", "--name", "Cake", "--code", "CAKE", "--id", "p-cake", "--json",
+    ])
+    #expect(created.status == 0, "\(created)")
+    try await store.recordOffers(["p-cake"], to: bob, at: now)
+    #expect(try await store.redeem("p-cake", by: bob, at: now + 1) == .redeemed)
+    for command in [
+      ["groups", "list", "--user", "anna@example.com"], ["promotions", "list", "--venue", "cafe-1"],
+      ["promotions", "stats", "--venue", "cafe-1"],
+    ] {
+      let through = try await sandbox.admin(command + ["--json"] + remote, database: nil)
+      #expect(through.status == 0, "\(command): \(through)")
+      let direct = try await sandbox.admin(command + ["--json"])
+      #expect(through.stdout == direct.stdout, "\(command)")
+      let table = try await sandbox.admin(command + remote, database: nil)
+      #expect(table.stdout == (try await sandbox.admin(command)).stdout, "\(command)")
+    }
+    let statistics = try await sandbox.admin(
+      ["promotions", "stats", "--venue", "cafe-1", "--json"] + remote, database: nil)
+    #expect(try statistics.object()["shown"] as? Int == 1 && statistics.object()["redeemed"] as? Int == 1)
+    let noVenue = try await sandbox.admin(["promotions", "stats", "--venue", "nowhere"] + remote, database: nil)
+    #expect(noVenue.status == 3, "\(noVenue)")
   }
 
   @Test func aWrongTokenAndLocalOnlyCommandsAreRefused() async throws {

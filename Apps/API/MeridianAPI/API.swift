@@ -106,6 +106,7 @@ public enum API {
     ownTracksPublish.descriptor, osmAndReport.descriptor, osmAndPost.descriptor,
     adminStats.descriptor, adminUsers.descriptor, adminUser.descriptor, adminDisableUser.descriptor,
     adminEnableUser.descriptor, adminDeleteUser.descriptor, adminRevokeUserTokens.descriptor, adminTokens.descriptor,
-    adminRevokeToken.descriptor,
+    adminRevokeToken.descriptor, adminUserGroups.descriptor, adminVenuePromotions.descriptor,
+    adminPromotionStatistics.descriptor,
   ]
 }

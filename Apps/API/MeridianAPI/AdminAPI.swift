@@ -32,6 +32,15 @@ extension API {
   /// `POST /v1/admin/tokens/{id}/revoke`: revokes the one usable token whose hash starts with `id` (≥ 8 hex).
   public static let adminRevokeToken = Endpoint<AdminTokenRef, NoBody, AdminTokenRevocation>(
     .post, "/v1/admin/tokens/\(\.id, "id")/revoke")
+  /// `GET /v1/admin/users/{id}/groups`: the user's groups with members and visibility.
+  public static let adminUserGroups = Endpoint<AdminUserRef, NoBody, AdminGroupList>(
+    .get, "/v1/admin/users/\(\.user, "id")/groups")
+  /// `GET /v1/admin/venues/{id}/promotions`: every promotion of the venue, running or not, and the venue's time zone.
+  public static let adminVenuePromotions = Endpoint<VenueRef, NoBody, AdminPromotionList>(
+    .get, "/v1/admin/venues/\(\.id, "id")/promotions")
+  /// `GET /v1/admin/venues/{id}/promotions/stats`: shown, redeemed and the eligible audience, per promotion.
+  public static let adminPromotionStatistics = Endpoint<VenueRef, NoBody, VenuePromotionStatistics>(
+    .get, "/v1/admin/venues/\(\.id, "id")/promotions/stats")
 
 }
 
@@ -428,5 +437,95 @@ public struct DatabaseStatistics: Sendable, Hashable, Codable {
     self.freeBytes = freeBytes
     self.walBytes = walBytes
     self.live = live
+  }
+}
+
+/// `GET /v1/admin/users/{id}/groups`.
+public struct AdminGroupList: Sendable, Hashable, Codable {
+  /// The groups.
+  public var groups: [GroupSummary]
+  /// A list.
+  public init(groups: [GroupSummary]) { self.groups = groups }
+}
+
+/// `GET /v1/admin/venues/{id}/promotions`.
+public struct AdminPromotionList: Sendable, Hashable, Codable {
+  /// The venue.
+  public var venueId: PlaceID
+  /// Its IANA time zone (validity windows are in it).
+  public var timeZone: String
+  /// Every promotion, by id.
+  public var promotions: [Promotion]
+  /// A list.
+  public init(venueId: PlaceID, timeZone: String, promotions: [Promotion]) {
+    self.venueId = venueId
+    self.timeZone = timeZone
+    self.promotions = promotions
+  }
+}
+
+/// How a venue's promotions do (`GET /v1/admin/venues/{id}/promotions/stats`, `meridian-admin promotions stats`).
+public struct VenuePromotionStatistics: Sendable, Hashable, Codable {
+  /// The venue.
+  public var venue: String
+  /// Promotions stored.
+  public var promotions: Int
+  /// Of those, running now.
+  public var running: Int
+  /// Of those, special (personalized).
+  public var special: Int
+  /// Users the special promotions would be offered to now (DomainKit's `PromotionEligibility`).
+  public var eligible: Int
+  /// Users offered a promotion, each promotion's users counted once.
+  public var shown: Int
+  /// Redemptions.
+  public var redeemed: Int
+  /// Per promotion.
+  public var byPromotion: [PromotionFigures]
+
+  /// Statistics.
+  public init(
+    venue: String, promotions: Int, running: Int, special: Int, eligible: Int, shown: Int, redeemed: Int,
+    byPromotion: [PromotionFigures]
+  ) {
+    self.venue = venue
+    self.promotions = promotions
+    self.running = running
+    self.special = special
+    self.eligible = eligible
+    self.shown = shown
+    self.redeemed = redeemed
+    self.byPromotion = byPromotion
+  }
+}
+
+/// One promotion's figures.
+public struct PromotionFigures: Sendable, Hashable, Codable {
+  /// The promotion.
+  public var id: String
+  /// Its name.
+  public var name: String
+  /// general or special.
+  public var audience: String
+  /// Whether it runs now.
+  public var running: Bool
+  /// Users it was offered to.
+  public var shownUsers: Int
+  /// Times it was offered, all users together.
+  public var shownTimes: Int
+  /// Users who redeemed it.
+  public var redeemed: Int
+
+  /// Figures.
+  public init(
+    id: String, name: String, audience: String, running: Bool, shownUsers: Int, shownTimes: Int, redeemed: Int
+  ) {
+    self.id = id
+    self.name = name
+    self.audience = audience
+    self.running = running
+    self.shownUsers = shownUsers
+    self.shownTimes = shownTimes
+    self.redeemed = redeemed
   }
 }

@@ -1,10 +1,12 @@
+import DomainKit
 import Foundation
 import MeridianAPI
 import MeridianServer
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
 
-/// Where `stats`, `users list|show|disable|enable|delete` and `tokens list|revoke` run: the server's
+/// Where `stats`, `users list|show|disable|enable|delete`, `tokens list|revoke`, `groups list` and
+/// `promotions list|stats` run: the server's
 /// ``Administration`` on the local database, or a running server's admin API (`--server URL --token T`), which
 /// answers with the same values, so the commands print the same tables and JSON either way.
 protocol AdminBackend: Sendable {
@@ -24,6 +26,12 @@ protocol AdminBackend: Sendable {
   func revokeToken(prefix: String) async throws -> AdminTokenRevocation
   /// Revokes every usable token of a user.
   func revokeTokens(user: String) async throws -> AdminTokenRevocation
+  /// A user's groups.
+  func groups(user: String) async throws -> [GroupSummary]
+  /// A venue's promotions, running or not, with its time zone.
+  func promotions(venue: String) async throws -> AdminPromotionList
+  /// How a venue's promotions do.
+  func promotionStatistics(venue: String) async throws -> VenuePromotionStatistics
   /// Releases connections.
   func close() async
 }
@@ -92,6 +100,18 @@ struct AdminServer: AdminBackend {
 
   func revokeTokens(user: String) async throws -> AdminTokenRevocation {
     try await send { try await client.send(API.adminRevokeUserTokens, parameters: AdminUserRef(user: user)) }
+  }
+
+  func groups(user: String) async throws -> [GroupSummary] {
+    try await send { try await client.send(API.adminUserGroups, parameters: AdminUserRef(user: user)).groups }
+  }
+
+  func promotions(venue: String) async throws -> AdminPromotionList {
+    try await send { try await client.send(API.adminVenuePromotions, parameters: VenueRef(id: PlaceID(venue))) }
+  }
+
+  func promotionStatistics(venue: String) async throws -> VenuePromotionStatistics {
+    try await send { try await client.send(API.adminPromotionStatistics, parameters: VenueRef(id: PlaceID(venue))) }
   }
 
   func close() async { try? await transport.shutdown() }

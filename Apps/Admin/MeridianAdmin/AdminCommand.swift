@@ -14,8 +14,8 @@ public struct AdminCommand: AsyncParsableCommand {
       The database is --database PATH, else MERIDIAN_DATABASE, else ./data/meridian.sqlite (as for \
       meridian-server). Every command prints a readable table, or JSON with --json. Destructive commands need --yes.
 
-      Where the database is not local, stats, users list|show|disable|enable|delete and tokens list|revoke use a \
-      running server's admin API instead: --server URL (MERIDIAN_SERVER) with --token T (MERIDIAN_ADMIN_TOKEN, the \
+      Where the database is not local, stats, users list|show|disable|enable|delete, tokens list|revoke, groups list \
+      and promotions list|stats use a running server's admin API instead: --server URL (MERIDIAN_SERVER) with --token T (MERIDIAN_ADMIN_TOKEN, the \
       server's admin token).
 
       Exit codes: 0 success; 1 failure (including problems found by `db check` and `i18n check`); 2 usage error \
@@ -37,7 +37,9 @@ public struct GlobalOptions: ParsableArguments, Sendable {
 
   @Option(
     name: .customLong("server"),
-    help: "A running server's URL: stats, users and tokens go through its admin API (MERIDIAN_SERVER).")
+    help:
+      "A running server's URL: stats, users, tokens, groups and promotion figures go through its admin API (MERIDIAN_SERVER)."
+  )
   public var serverURL: String?
 
   @Option(name: .customLong("token"), help: "The server's admin token, with --server (MERIDIAN_ADMIN_TOKEN).")
@@ -65,7 +67,7 @@ public struct GlobalOptions: ParsableArguments, Sendable {
         throw .usage(
           "This command works on a local database only; run it on the server's machine (--database PATH) without "
             + "--server or MERIDIAN_SERVER. With a server: stats, users list|show|disable|enable|delete, "
-            + "tokens list|revoke.")
+            + "tokens list|revoke, groups list, promotions list|stats.")
       }
       return localDatabasePath
     }

@@ -5,62 +5,10 @@ import GRDB
 import GeoKit
 import MeridianServer
 
-extension AdminDatabase {
-  /// The users with at least one fix within `radius` metres (by bounding box) of `center` in `from...to`.
-  public func usersSeen(near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws -> [UserID] {
-    let latitudeDelta = radius / 111_320
-    let longitudeDelta = radius / max(1, 111_320 * cos(center.latitude * .pi / 180))
-    return try await database.read { db in
-      try String.fetchAll(
-        db,
-        sql: """
-          SELECT DISTINCT user_id FROM fixes
-          WHERE timestamp BETWEEN ? AND ? AND latitude BETWEEN ? AND ? AND longitude BETWEEN ? AND ?
-          ORDER BY user_id
-          """,
-        arguments: [
-          from, to, center.latitude - latitudeDelta, center.latitude + latitudeDelta,
-          center.longitude - longitudeDelta, center.longitude + longitudeDelta,
-        ]
-      ).map { UserID($0) }
-    }
-  }
-
-  /// How many users are eligible for the venue's special promotions now, by the rule the server applies
-  /// (`PromotionEligibility` over `fixRuns` and `VisitDetector`, as `GET /v1/venues/{id}/promotions` does).
-  public func eligibleAudience(venue place: Place, now: Int64) async throws -> Int {
-    guard let location = place.location else { return 0 }
-    let rule = PromotionEligibility()
-    let detector = VisitDetector()
-    let radius = rule.radius + 2 * detector.radius
-    let from = rule.periodStart(now: now, timeZone: place.resolvedTimeZone)
-    var eligible = 0
-    for user in try await usersSeen(near: location, radius: radius, from: from, to: now) {
-      let runs = try await store.fixRuns(owner: user, near: location, radius: radius, from: from, to: now)
-      if rule.isEligible(fixes: runs.joined(), visits: runs.flatMap { detector.visits(in: $0) }, venue: place, now: now)
-      {
-        eligible += 1
-      }
-    }
-    return eligible
-  }
-}
-
 struct PromotionsCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "promotions", abstract: "Create and list venues' promotions and see their audience.",
     subcommands: [Create.self, List.self, Stats.self])
-
-  static func venue(_ database: AdminDatabase, _ id: String) async throws -> Place {
-    guard let venue = try await database.store.venue(PlaceID(id), language: nil) else {
-      throw AdminError.notFound("There is no venue '\(id)'; import it with `meridian-admin venues import`.")
-    }
-    do {
-      return try venue.place()
-    } catch {
-      throw AdminError.failure("Venue '\(id)': \(error.description)")
-    }
-  }
 
   static func table(_ promotions: [Promotion], now: Int64, timeZone: TimeZone) -> String {
     var table = TextTable(["id", "name", "code", "audience", "price", "valid (UTC)", "window", "running"])
@@ -138,7 +86,7 @@ struct PromotionsCommand: AsyncParsableCommand {
       }
       let dailyWindow = try window.map(Self.parseWindow)
       let database = try options.open()
-      let place = try await PromotionsCommand.venue(database, venue)
+      let place = try await database.administration.place(venue: venue)
       let promotion = Promotion(
         id: PromotionID(id ?? UUID().uuidString.lowercased()), venueID: place.id, name: name, promoCode: code,
         imageURL: image, oldPrice: oldPrice.map { Money(amount: $0, currency: currency) },
@@ -167,41 +115,14 @@ struct PromotionsCommand: AsyncParsableCommand {
     var venue: String
 
     func run() async throws {
-      let database = try options.open()
-      let place = try await PromotionsCommand.venue(database, venue)
-      let promotions = try await database.store.promotions(venue: place.id)
-      try options.emit(promotions) {
-        promotions.isEmpty
-          ? "Venue \(place.id) has no promotions."
-          : PromotionsCommand.table(promotions, now: Timestamp.milliseconds(Date()), timeZone: place.resolvedTimeZone)
+      let list = try await options.withBackend { try await $0.promotions(venue: venue) }
+      let timeZone = TimeZone(identifier: list.timeZone) ?? .gmt
+      try options.emit(list.promotions) {
+        list.promotions.isEmpty
+          ? "Venue \(list.venueId) has no promotions."
+          : PromotionsCommand.table(list.promotions, now: Timestamp.milliseconds(Date()), timeZone: timeZone)
       }
     }
-  }
-
-  struct StatsOutput: Codable {
-    var venue: String
-    var promotions: Int
-    var running: Int
-    var special: Int
-    /// Users the special promotions would be offered to now.
-    var eligible: Int
-    /// Offers to users, each promotion's users counted once.
-    var shown: Int
-    /// Redemptions.
-    var redeemed: Int
-    var byPromotion: [PromotionFigures]
-  }
-
-  struct PromotionFigures: Codable {
-    var id: String
-    var name: String
-    var audience: String
-    var running: Bool
-    /// Users it was offered to.
-    var shownUsers: Int
-    /// Times it was offered.
-    var shownTimes: Int
-    var redeemed: Int
   }
 
   struct Stats: AsyncParsableCommand {
@@ -214,26 +135,7 @@ struct PromotionsCommand: AsyncParsableCommand {
     var venue: String
 
     func run() async throws {
-      let database = try options.open()
-      let place = try await PromotionsCommand.venue(database, venue)
-      let now = Timestamp.milliseconds(Date())
-      let promotions = try await database.store.promotions(venue: place.id)
-      let activity = Dictionary(
-        try await database.store.promotionActivity(venue: place.id).map { ($0.promotionID, $0) },
-        uniquingKeysWith: { first, _ in first })
-      let figures = promotions.map { promotion in
-        let done = activity[promotion.id]
-        return PromotionFigures(
-          id: promotion.id.rawValue, name: promotion.name, audience: promotion.audience.rawValue,
-          running: promotion.isActive(at: now, timeZone: place.resolvedTimeZone), shownUsers: done?.offeredUsers ?? 0,
-          shownTimes: done?.offers ?? 0, redeemed: done?.redeemed ?? 0)
-      }
-      let output = StatsOutput(
-        venue: place.id.rawValue, promotions: promotions.count, running: figures.filter(\.running).count,
-        special: promotions.filter { $0.audience == .special }.count,
-        eligible: try await database.eligibleAudience(venue: place, now: now),
-        shown: figures.reduce(0) { $0 + $1.shownUsers }, redeemed: figures.reduce(0) { $0 + $1.redeemed },
-        byPromotion: figures)
+      let output = try await options.withBackend { try await $0.promotionStatistics(venue: venue) }
       try options.emit(output) {
         var totals = TextTable(["what", "count"])
         totals.add(["promotions", "\(output.promotions) (\(output.running) running, \(output.special) special)"])
@@ -241,7 +143,7 @@ struct PromotionsCommand: AsyncParsableCommand {
         totals.add(["shown (users)", "\(output.shown)"])
         totals.add(["redeemed", "\(output.redeemed)"])
         var table = TextTable(["id", "name", "audience", "running", "shown to", "times", "redeemed"])
-        for row in figures {
+        for row in output.byPromotion {
           table.add([
             row.id, row.name, row.audience, row.running ? "yes" : "no", "\(row.shownUsers)", "\(row.shownTimes)",
             "\(row.redeemed)",

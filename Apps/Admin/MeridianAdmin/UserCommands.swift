@@ -264,8 +264,7 @@ struct GroupsCommand: AsyncParsableCommand {
     var user: String
 
     func run() async throws {
-      let database = try options.open()
-      let groups = try await database.store.groups(owner: try await database.resolveUser(user)).map(GroupSummary.init)
+      let groups = try await options.withBackend { try await $0.groups(user: user) }
       try options.emit(groups) { GroupsCommand.table(groups) }
     }
   }

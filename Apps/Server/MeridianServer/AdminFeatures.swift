@@ -49,6 +49,15 @@ struct AdminFeatures: Sendable {
         tokens: try await administration.tokens(user: call.parameters.user, includeInactive: call.parameters.all))
     }
     routes.on(API.adminRevokeToken) { call in try await administration.revokeToken(prefix: call.parameters.id) }
+    routes.on(API.adminUserGroups) { call in
+      AdminGroupList(groups: try await administration.groups(user: call.parameters.user))
+    }
+    routes.on(API.adminVenuePromotions) { call in
+      try await administration.promotions(venue: call.parameters.id.rawValue)
+    }
+    routes.on(API.adminPromotionStatistics) { call in
+      try await administration.promotionStatistics(venue: call.parameters.id.rawValue)
+    }
   }
 
   /// Closes every live connection of `user` with 4001 (unauthorized): its token no longer works, so the client

@@ -89,4 +89,71 @@ public struct Administration: Sendable {
   public func revokeTokens(user text: String) async throws -> AdminTokenRevocation {
     AdminTokenRevocation(revoked: try await store.revokeTokens(user: try await user(named: text), now: now()))
   }
+
+  /// The user's groups with members and visibility.
+  public func groups(user text: String) async throws -> [GroupSummary] {
+    try await store.groups(owner: try await user(named: text)).map(GroupSummary.init)
+  }
+
+  /// The venue `id` as a DomainKit place (its location and time zone drive the promotion rules).
+  public func place(venue id: String) async throws -> Place {
+    guard let venue = try await store.venue(PlaceID(id), language: nil) else {
+      throw APIError.notFound("There is no venue '\(id)'; import it with `meridian-admin venues import`.")
+    }
+    do {
+      return try venue.place()
+    } catch {
+      throw APIError(status: 500, code: .internal, message: "Venue '\(id)' is stored wrongly: \(error)")
+    }
+  }
+
+  /// Every promotion of the venue, running or not, with the venue's time zone.
+  public func promotions(venue id: String) async throws -> AdminPromotionList {
+    let place = try await place(venue: id)
+    return AdminPromotionList(
+      venueId: place.id, timeZone: place.resolvedTimeZone.identifier,
+      promotions: try await store.promotions(venue: place.id))
+  }
+
+  /// How the venue's promotions do: running, shown (offered by `GET /v1/venues/{id}/promotions`), redeemed, and
+  /// how many users the special ones would be offered to now.
+  public func promotionStatistics(venue id: String) async throws -> VenuePromotionStatistics {
+    let place = try await place(venue: id)
+    let time = now()
+    let promotions = try await store.promotions(venue: place.id)
+    let activity = Dictionary(
+      try await store.promotionActivity(venue: place.id).map { ($0.promotionID, $0) },
+      uniquingKeysWith: { first, _ in first })
+    let figures = promotions.map { promotion in
+      let done = activity[promotion.id]
+      return PromotionFigures(
+        id: promotion.id.rawValue, name: promotion.name, audience: promotion.audience.rawValue,
+        running: promotion.isActive(at: time, timeZone: place.resolvedTimeZone), shownUsers: done?.offeredUsers ?? 0,
+        shownTimes: done?.offers ?? 0, redeemed: done?.redeemed ?? 0)
+    }
+    return VenuePromotionStatistics(
+      venue: place.id.rawValue, promotions: promotions.count, running: figures.filter(\.running).count,
+      special: promotions.filter { $0.audience == .special }.count,
+      eligible: try await eligibleAudience(place, now: time), shown: figures.reduce(0) { $0 + $1.shownUsers },
+      redeemed: figures.reduce(0) { $0 + $1.redeemed }, byPromotion: figures)
+  }
+
+  /// How many users are eligible for the venue's special promotions now, by the rule
+  /// `GET /v1/venues/{id}/promotions` applies (`PromotionEligibility` over `fixRuns` and `VisitDetector`).
+  func eligibleAudience(_ place: Place, now: Int64) async throws -> Int {
+    guard let location = place.location else { return 0 }
+    let rule = PromotionEligibility()
+    let detector = VisitDetector()
+    let radius = rule.radius + 2 * detector.radius
+    let from = rule.periodStart(now: now, timeZone: place.resolvedTimeZone)
+    var eligible = 0
+    for user in try await store.usersSeen(near: location, radius: radius, from: from, to: now) {
+      let runs = try await store.fixRuns(owner: user, near: location, radius: radius, from: from, to: now)
+      if rule.isEligible(fixes: runs.joined(), visits: runs.flatMap { detector.visits(in: $0) }, venue: place, now: now)
+      {
+        eligible += 1
+      }
+    }
+    return eligible
+  }
 }

@@ -1,6 +1,7 @@
 import DomainKit
 import Foundation
 import GRDB
+import GeoKit
 import MeridianAPI
 import PersistenceKit
 
@@ -25,10 +26,31 @@ public protocol MeridianAdminStore: Sendable {
   func revokeTokens(user: UserID, now: Int64) async throws -> Int
   /// Counts, fixes per UTC day for the last `days` days, and the size of the database files.
   func statistics(now: Int64, days: Int) async throws -> DatabaseStatistics
+  /// The users with at least one fix within `radius` metres (by bounding box) of `center` in `from...to`.
+  func usersSeen(near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws -> [UserID]
 }
 
 extension SQLiteStore {
   // MARK: Users
+
+  public func usersSeen(near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws -> [UserID] {
+    let latitudeDelta = radius / 111_320
+    let longitudeDelta = radius / max(1, 111_320 * cos(center.latitude * .pi / 180))
+    return try await database.read { db in
+      try String.fetchAll(
+        db,
+        sql: """
+          SELECT DISTINCT user_id FROM fixes
+          WHERE timestamp BETWEEN ? AND ? AND latitude BETWEEN ? AND ? AND longitude BETWEEN ? AND ?
+          ORDER BY user_id
+          """,
+        arguments: [
+          from, to, center.latitude - latitudeDelta, center.latitude + latitudeDelta,
+          center.longitude - longitudeDelta, center.longitude + longitudeDelta,
+        ]
+      ).map { UserID($0) }
+    }
+  }
 
   /// Finds a user by id, email address or phone number.
   public func findUser(_ text: String) async throws -> UserID? {
