@@ -18,6 +18,15 @@ import Testing
     }
   }
 
+  @Test func pairTableSpellsEveryTenBitValue() {
+    let alphabet = Array("\(Geohash.alphabet)")
+    let pairs = Array("\(Geohash.pairs)")
+    #expect(pairs.count == 2048)
+    for value in 0..<1024 {
+      #expect(String(pairs[2 * value...2 * value + 1]) == String([alphabet[value >> 5], alphabet[value & 31]]))
+    }
+  }
+
   @Test func inlineTextOrdersAndHashesLikeStrings() throws {
     let hashes = ["u", "u4", "u4pruydqqvj", "u4pruydqqvjz", "s0000000000", "zzzzzzzzzzzz", "0"]
     let texts = try hashes.map { hash in try Geohash.encodeText(Geohash.decode(hash).center, precision: hash.count) }
