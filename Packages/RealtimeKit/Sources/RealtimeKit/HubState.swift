@@ -219,7 +219,8 @@ actor HubState {
       }
       connections[id]?.subscriptions.insert(name)
     }
-    var channel = channels[name] ?? Channel(history: Ring(capacity: configuration.historyCapacity))
+    // Taken out of the dictionary while it changes, so its history and subscribers are not copied on write.
+    var channel = channels.removeValue(forKey: name) ?? Channel(history: Ring(capacity: configuration.historyCapacity))
     channel.subscribers.insert(id)
     channels[name] = channel
     let position = ChannelPosition(channel: name, offset: channel.offset, epoch: epoch)
@@ -284,7 +285,8 @@ actor HubState {
   /// Remembers an admitted publish as done (a re-sent id gets the same `ack`) and sends its `ack`.
   func acknowledge(_ id: UInt64, principalID: String, _ request: PublishRequest, offset: UInt64) {
     let ack = PublishAck(id: request.id, channel: request.channel, offset: offset)
-    var window = dedup[principalID] ?? DedupWindow(order: Ring(capacity: configuration.deduplicationCapacity))
+    var window =
+      dedup.removeValue(forKey: principalID) ?? DedupWindow(order: Ring(capacity: configuration.deduplicationCapacity))
     window.acks[request.id] = ack
     if let evicted = window.order.append(request.id) { window.acks[evicted] = nil }
     dedup[principalID] = window
@@ -293,7 +295,8 @@ actor HubState {
 
   /// Appends an event and fans it out; returns its offset.
   func append(_ payload: JSONValue, to name: ChannelName) -> UInt64 {
-    var channel = channels[name] ?? Channel(history: Ring(capacity: configuration.historyCapacity))
+    // Taken out of the dictionary while it changes, so its history and subscribers are not copied on write.
+    var channel = channels.removeValue(forKey: name) ?? Channel(history: Ring(capacity: configuration.historyCapacity))
     channel.offset += 1
     let text = RealtimeCodec.encodeEvent(
       channel: name,
