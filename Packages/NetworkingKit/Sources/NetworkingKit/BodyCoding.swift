@@ -20,9 +20,12 @@ extension RequestBodyCoding where Body == NoBody {
 }
 
 extension RequestBodyCoding where Body: Encodable {
-  /// A JSON body (`application/json`). The encoder is configured by `configure` once.
+  /// A JSON body (`application/json`). Keys are sorted, so one value always becomes the same bytes (a retry, or the
+  /// same request rebuilt after a restart, matches an `Idempotency-Key` fingerprint of the bytes); `configure` may
+  /// change the encoder once.
   public static func json(configure: @Sendable (JSONEncoder) -> Void = { _ in }) -> Self {
     let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
     configure(encoder)
     let box = UncheckedSendable(encoder)
     return Self(contentType: "application/json") { try box.value.encode($0) }

@@ -63,6 +63,18 @@ enum API {
     #expect(API.login.descriptor.authentication == .none)
   }
 
+  @Test func jsonBodiesAreTheSameBytesForTheSameValue() throws {
+    struct Reading: Encodable, Sendable {
+      var zeta = 1
+      var alpha = "a"
+      var nested = ["m": 2, "b": 3, "x": 4, "c": 5]
+    }
+    let coding = RequestBodyCoding<Reading>.json()
+    let first = try #require(try coding.encode(Reading()))
+    #expect(String(decoding: first, as: UTF8.self) == #"{"alpha":"a","nested":{"b":3,"c":5,"m":2,"x":4},"zeta":1}"#)
+    for _ in 0..<20 { #expect(try coding.encode(Reading()) == first) }
+  }
+
   @Test func retryabilityFollowsMethodAndKey() {
     #expect(API.profile.isRetryable)
     #expect(API.member.isRetryable)  // PUT is idempotent
