@@ -10,6 +10,9 @@ enum RawAPI {
   static let postFixes = Endpoint<Void, Data, FixReceipt>(
     .post, PathTemplate(stringLiteral: API.postFixes.pathTemplate), body: .raw(contentType: "application/json"),
     response: .json())
+  static let keyedFixes = Endpoint<Void, Data, FixReceipt>(
+    .post, PathTemplate(stringLiteral: API.postFixes.pathTemplate), body: .raw(contentType: "application/json"),
+    response: .json(), idempotency: .key)
   static let gzipFixes = Endpoint<Void, Data, FixReceipt>(
     .post, PathTemplate(stringLiteral: API.postFixes.pathTemplate), headerFields: [.contentEncoding: "gzip"],
     body: .raw(contentType: "application/json"), response: .json())

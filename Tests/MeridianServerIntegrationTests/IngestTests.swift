@@ -24,7 +24,7 @@ struct IngestTests {
 
   @Test func idempotencyKeyReplaysTheFirstAnswer() async throws {
     try await TestServer.with { server in
-      let (_, anna) = try await server.signUp("anna")
+      let (annaSession, anna) = try await server.signUp("anna")
       let batch = FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 5))
       let first = try await anna.send(API.postFixes, body: batch, idempotencyKey: "upload-1")
       #expect(first == FixReceipt(accepted: 5, duplicates: 0))
@@ -36,6 +36,18 @@ struct IngestTests {
       let other = FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 5, start: 1_800_000_000_000))
       await expectAPIError(.idempotencyConflict, status: 422) {
         try await anna.send(API.postFixes, body: other, idempotencyKey: "upload-1")
+      }
+      // The fingerprint is of the bytes: the same fixes spelled with other key order under a used key are refused.
+      let raw = try server.client(token: annaSession.token)
+      let spelled =
+        #"{"fixes":[{"timestamp":1750000000000,"latitude":50.45,"longitude":30.52,"kind":"movement"}],"deviceId":"anna-phone"}"#
+      let respelled =
+        #"{"deviceId":"anna-phone","fixes":[{"kind":"movement","longitude":30.52,"latitude":50.45,"timestamp":1750000000000}]}"#
+      let stored = try await raw.send(RawAPI.keyedFixes, body: Data(spelled.utf8), idempotencyKey: "spelled")
+      #expect(stored == FixReceipt(accepted: 1, duplicates: 0))
+      #expect(try await raw.send(RawAPI.keyedFixes, body: Data(spelled.utf8), idempotencyKey: "spelled") == stored)
+      await expectAPIError(.idempotencyConflict, status: 422) {
+        try await raw.send(RawAPI.keyedFixes, body: Data(respelled.utf8), idempotencyKey: "spelled")
       }
       // Keys are per user: Bob's "upload-1" is his own.
       let (_, bob) = try await server.signUp("bob")

@@ -75,6 +75,8 @@ public struct RouteCall<Parameters: Sendable, Body: Sendable>: Sendable {
   public let parameters: Parameters
   /// The decoded body.
   public let body: Body
+  /// The body as received (after gunzip).
+  public let bodyBytes: Data
   /// The signed-in user, for endpoints with bearer authentication.
   public let user: UserID?
   /// The hash of the bearer token used, for logout.
@@ -146,11 +148,11 @@ struct RouteRegistrar {
       if let key, key.isEmpty || key.utf8.count > 255 {
         throw APIError.invalidRequest("The Idempotency-Key header must have 1 to 255 characters.")
       }
-      // JSON key order is not stable between encoders, so the fingerprint hashes the body re-encoded canonically.
+      // The fingerprint is of the request as sent: method, path and the body's bytes (after gunzip). A retry sends
+      // the same bytes; another request under the same key is refused even if it only differs in spelling.
       let fingerprint =
         key == nil
-        ? ""
-        : SecretHash.sha256("\(endpoint.method.rawValue) \(request.uri.path)\n" + (try Self.canonicalJSON(call.body)))
+        ? "" : SecretHash.sha256(Data("\(endpoint.method.rawValue) \(request.uri.path)\n".utf8) + call.bodyBytes)
       let answer: (status: HTTPResponse.Status, body: Data?)
       if let key, call.user != nil, keyResolvedByHandler {
         call.idempotency = IdempotencyClaim(key: key, requestHash: fingerprint)
@@ -249,7 +251,7 @@ struct RouteRegistrar {
       let data = try await Self.readBody(request, limits: limits)
       let body: Body = try Self.decodeBody(data)
       return RouteCall(
-        parameters: parameters, body: body, user: user, tokenHash: tokenHash, headers: request.headers,
+        parameters: parameters, body: body, bodyBytes: data, user: user, tokenHash: tokenHash, headers: request.headers,
         clientAddress: context.clientAddress, logger: context.logger)
     }
   }
@@ -315,13 +317,6 @@ struct RouteRegistrar {
 
   private static func decodeJSON<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
     try JSONDecoder().decode(type, from: data)
-  }
-
-  static func canonicalJSON<Body>(_ body: Body) throws -> String {
-    guard let encodable = body as? any Encodable else { return "" }
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = .sortedKeys
-    return String(decoding: try encoder.encode(encodable), as: UTF8.self)
   }
 
   static func encode<Response>(_ value: Response) throws -> Data? {

@@ -6,11 +6,21 @@ import NIOPosix
 /// SHA-256 of secrets (tokens, one-time codes) as lowercase hex: what the database stores instead of the secret.
 public enum SecretHash {
   /// The hex SHA-256 of `secret`'s UTF-8 bytes.
-  public static func sha256(_ secret: String) -> String {
-    SHA256.hash(data: Data(secret.utf8)).map { byte in
-      let hex = String(byte, radix: 16)
-      return byte < 16 ? "0" + hex : hex
-    }.joined()
+  public static func sha256(_ secret: String) -> String { sha256(Data(secret.utf8)) }
+
+  /// The hex SHA-256 of `bytes`.
+  public static func sha256(_ bytes: Data) -> String {
+    let digest = SHA256.hash(data: bytes)
+    let digits: StaticString = "0123456789abcdef"
+    return String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { buffer in
+      var index = 0
+      for byte in digest {
+        buffer[index] = digits.utf8Start[Int(byte >> 4)]
+        buffer[index + 1] = digits.utf8Start[Int(byte & 15)]
+        index += 2
+      }
+      return index
+    }
   }
 
   /// Compares two hashes without an early exit, so timing does not reveal a matching prefix.

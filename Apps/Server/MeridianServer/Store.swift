@@ -172,7 +172,7 @@ public final class IdempotencyClaim: Sendable {
 
   /// The key.
   public let key: String
-  /// The request's fingerprint (method, path, canonical body).
+  /// The request's fingerprint (method, path, body bytes).
   public let requestHash: String
   private let state = Mutex(Resolution.pending)
 
@@ -211,7 +211,7 @@ public struct HistoryCursor: Sendable, Hashable {
 
 /// A response remembered for an `Idempotency-Key`.
 public struct StoredResponse: Sendable, Hashable {
-  /// A fingerprint of the request (method, path, body) so a reused key with another request is refused.
+  /// A fingerprint of the request (method, path, body bytes) so a reused key with another request is refused.
   public var requestHash: String
   /// The status sent.
   public var status: Int
