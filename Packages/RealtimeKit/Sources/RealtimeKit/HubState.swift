@@ -295,15 +295,21 @@ actor HubState {
 
   /// Appends an event and fans it out; returns its offset.
   func append(_ payload: JSONValue, to name: ChannelName) -> UInt64 {
+    append(payloadJSON: payload.jsonText, to: name, time: currentTimestamp())
+  }
+
+  /// Appends one event with the same payload to each channel (the payload encoded once); returns their offsets.
+  func append(_ payload: JSONValue, to names: [ChannelName]) -> [UInt64] {
+    let payloadJSON = payload.jsonText
+    let time = currentTimestamp()
+    return names.map { append(payloadJSON: payloadJSON, to: $0, time: time) }
+  }
+
+  private func append(payloadJSON: String, to name: ChannelName, time: RealtimeTimestamp) -> UInt64 {
     // Taken out of the dictionary while it changes, so its history and subscribers are not copied on write.
     var channel = channels.removeValue(forKey: name) ?? Channel(history: Ring(capacity: configuration.historyCapacity))
     channel.offset += 1
-    let text = RealtimeCodec.encodeEvent(
-      channel: name,
-      offset: channel.offset,
-      time: currentTimestamp(),
-      payloadJSON: payload.jsonText
-    )
+    let text = RealtimeCodec.encodeEvent(channel: name, offset: channel.offset, time: time, payloadJSON: payloadJSON)
     _ = channel.history.append((channel.offset, text))
     channels[name] = channel
     for subscriber in channel.subscribers { enqueue(subscriber, .text(text)) }

@@ -132,6 +132,7 @@ extension JSONValue {
   /// The compact JSON text of this value, with object keys sorted so that equal values give equal text.
   public var jsonText: String {
     var output = ""
+    output.reserveCapacity(256)
     write(to: &output)
     return output
   }
@@ -161,11 +162,13 @@ extension JSONValue {
       output += "]"
     case .object(let members):
       output += "{"
-      for (index, key) in members.keys.sorted().enumerated() {
-        if index > 0 { output += "," }
+      var first = true
+      for (key, value) in members.sorted(by: { $0.key < $1.key }) {
+        if !first { output += "," }
+        first = false
         Self.writeString(key, to: &output)
         output += ":"
-        members[key, default: .null].write(to: &output)
+        value.write(to: &output)
       }
       output += "}"
     }

@@ -277,6 +277,13 @@ public final class RealtimeHub: Sendable {
     await state.append(payload, to: channel)
   }
 
+  /// Publishes one event with the same payload to each of `channels` (the payload is encoded once) and returns
+  /// their offsets, in order.
+  @discardableResult
+  public func publish(_ payload: JSONValue, to channels: [ChannelName]) async -> [UInt64] {
+    await state.append(payload, to: channels)
+  }
+
   /// Withdraws a principal's live access to a channel at once: its subscriptions end with `unsubscribed`
   /// (`revoked`), and authorization answers given before this call are not used. Pass `nil` to revoke everyone.
   ///

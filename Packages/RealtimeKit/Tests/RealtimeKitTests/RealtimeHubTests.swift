@@ -126,6 +126,27 @@ import Testing
     #expect(stored.values == [2, 4])
   }
 
+  @Test func onePayloadToSeveralChannels() async throws {
+    let hub = makeHub()
+    let transport = InMemoryRealtimeTransport(hub: hub)
+    let other = ChannelName.test("user:9")
+    await hub.publish(0, to: other)
+    let subscriber = try Peer(transport)
+    await subscriber.hello("bob")
+    for name in [channel, other] {
+      subscriber.send(.subscribe(SubscribeRequest(channel: name)))
+      _ = await subscriber.next()
+    }
+    #expect(await hub.publish(["fix": 1], to: [channel, other]) == [1, 2])
+    var events: [RealtimeEvent] = []
+    for _ in 0..<2 {
+      guard case .event(let event)? = await subscriber.next() else { break }
+      events.append(event)
+    }
+    #expect(events.map(\.channel) == [channel, other] && events.map(\.offset) == [1, 2])
+    #expect(events.allSatisfy { $0.payload == ["fix": 1] } && events[0].time == events[1].time)
+  }
+
   @Test func publishIsFannedOutInOrderAndDeduplicated() async throws {
     let hub = makeHub()
     let transport = InMemoryRealtimeTransport(hub: hub)
