@@ -181,10 +181,9 @@ public struct LiveUpdates: Sendable {
         }
         let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }
         let payload = Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes))
-        for channel in Self.channels(of: settings) {
-          await hub.publish(payload, to: channel)
-          metrics.liveEvents.increment()
-        }
+        let channels = Self.channels(of: settings)
+        await hub.publish(payload, to: channels)
+        metrics.liveEvents.increment(by: Int64(channels.count))
       } catch {
         // A live event is best effort: the fixes are stored and readable over HTTP.
         continue
