@@ -15,24 +15,33 @@ public final class FixWriter: Service, Sendable {
     let continuation: CheckedContinuation<FixReceipt, any Error>
   }
 
-  private actor Queue {
-    var jobs: [Job] = []
-    var closed = false
+  /// The jobs handed over since the last commit, behind a lock: a request appends without a task or an actor hop.
+  private final class Queue: @unchecked Sendable {
+    private let lock = NSLock()
+    private var jobs: [Job] = []
+    private var closed = false
 
     func append(_ job: Job) -> Bool {
-      guard !closed else { return false }
-      jobs.append(job)
-      return true
+      lock.withLock {
+        guard !closed else { return false }
+        jobs.append(job)
+        return true
+      }
     }
 
     func takeAll() -> [Job] {
-      defer { jobs.removeAll(keepingCapacity: true) }
-      return jobs
+      lock.withLock {
+        defer { jobs.removeAll(keepingCapacity: true) }
+        return jobs
+      }
     }
 
     func close() -> [Job] {
-      closed = true
-      return takeAll()
+      lock.withLock {
+        closed = true
+        defer { jobs.removeAll() }
+        return jobs
+      }
     }
   }
 
@@ -70,13 +79,11 @@ public final class FixWriter: Service, Sendable {
   ///   commit failed (nothing of the batch was stored).
   public func submit(_ batch: FixInsertBatch) async throws -> FixReceipt {
     try await withCheckedThrowingContinuation { continuation in
-      Task {
-        if await queue.append(Job(batch: batch, continuation: continuation)) {
-          signalContinuation.yield()
-        } else {
-          continuation.resume(
-            throwing: APIError(status: 503, code: .unavailable, message: "The server is shutting down; retry shortly."))
-        }
+      if queue.append(Job(batch: batch, continuation: continuation)) {
+        signalContinuation.yield()
+      } else {
+        continuation.resume(
+          throwing: APIError(status: 503, code: .unavailable, message: "The server is shutting down; retry shortly."))
       }
     }
   }
@@ -85,12 +92,12 @@ public final class FixWriter: Service, Sendable {
   public func run() async throws {
     await withGracefulShutdownHandler {
       for await _ in signal {
-        await commit(await queue.takeAll())
+        await commit(queue.takeAll())
       }
     } onGracefulShutdown: {
       self.signalContinuation.finish()
     }
-    await commit(await queue.close())
+    await commit(queue.close())
     commitsContinuation.finish()
   }
 
