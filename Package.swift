@@ -125,6 +125,7 @@ let package = Package(
         "MeridianServer", "MeridianAPI",
         .product(name: "RealtimeKit", package: "RealtimeKit"),
         .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),

@@ -303,6 +303,8 @@ struct RouteRegistrar {
     guard !data.isEmpty else {
       throw APIError(status: 400, code: .invalidJSON, message: "The request needs a JSON body.")
     }
+    // Fix uploads, the hot path, take the fast reader first; anything outside its common form goes to JSONDecoder.
+    if Body.self == FixBatch.self, let batch = FixBatch.decodeCommonForm(data) as? Body { return batch }
     do {
       guard let value = try decodeJSON(type, data) as? Body else {
         throw APIError(status: 500, code: .internal, message: "The route's body type can't be decoded.")

@@ -1,0 +1,212 @@
+import DomainKit
+import Foundation
+
+extension FixBatch {
+  /// Decodes the common form of a fix upload several times faster than `JSONDecoder`, or returns `nil` so that the
+  /// caller decodes with `JSONDecoder` (which then also words any error).
+  ///
+  /// The common form is what clients send: an object with `deviceId` and `fixes`, each fix an object of the
+  /// documented fields with numbers and ASCII strings (no escapes, no `null`, no `refinedBy`, no unknown or
+  /// repeated keys), in any key order and with any JSON whitespace. Every fix goes through the same validating
+  /// initializer as the `Codable` path, so a result is always the one `JSONDecoder` would give; anything else,
+  /// including a fix that fails validation, is `nil`.
+  public static func decodeCommonForm(_ data: Data) -> FixBatch? {
+    data.withUnsafeBytes { raw in
+      var scanner = CommonFormScanner(bytes: raw.bindMemory(to: UInt8.self))
+      return scanner.batch()
+    }
+  }
+}
+
+/// A forward-only reader of the common form; every method returns `nil` (give up) on anything outside it.
+private struct CommonFormScanner {
+  let bytes: UnsafeBufferPointer<UInt8>
+  var index = 0
+
+  init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+  mutating func batch() -> FixBatch? {
+    guard take(UInt8(ascii: "{")) else { return nil }
+    var device: DeviceID?
+    var fixes: [LocationFix]?
+    repeat {
+      guard let key = string() else { return nil }
+      guard take(UInt8(ascii: ":")) else { return nil }
+      switch key {
+      case "deviceId" where device == nil:
+        guard let value = string() else { return nil }
+        device = DeviceID(value)
+      case "fixes" where fixes == nil:
+        guard let list = fixList() else { return nil }
+        fixes = list
+      default:
+        return nil
+      }
+    } while take(UInt8(ascii: ","))
+    guard take(UInt8(ascii: "}")), let device, let fixes else { return nil }
+    skipWhitespace()
+    guard index == bytes.count else { return nil }
+    return FixBatch(deviceId: device, fixes: fixes)
+  }
+
+  private mutating func fixList() -> [LocationFix]? {
+    guard take(UInt8(ascii: "[")) else { return nil }
+    var fixes: [LocationFix] = []
+    if take(UInt8(ascii: "]")) { return fixes }
+    repeat {
+      guard let fix = fix() else { return nil }
+      fixes.append(fix)
+    } while take(UInt8(ascii: ","))
+    guard take(UInt8(ascii: "]")) else { return nil }
+    return fixes
+  }
+
+  private mutating func fix() -> LocationFix? {
+    guard take(UInt8(ascii: "{")) else { return nil }
+    var device: String?
+    var timestamp: Int64?
+    var floor: Int?
+    var numbers: [Double?] = Array(repeating: nil, count: 9)
+    var batteryState: BatteryState?
+    var kind: FixKind?
+    var trigger: FixTrigger?
+    if !take(UInt8(ascii: "}")) {
+      repeat {
+        guard let key = string(), take(UInt8(ascii: ":")) else { return nil }
+        if let slot = Self.numberFields[key] {
+          guard numbers[slot] == nil, let value = double() else { return nil }
+          numbers[slot] = value
+          continue
+        }
+        switch key {
+        case "timestamp" where timestamp == nil:
+          guard let value = integer() else { return nil }
+          timestamp = value
+        case "floor" where floor == nil:
+          guard let value = integer(), let small = Int(exactly: value) else { return nil }
+          floor = small
+        case "deviceId" where device == nil:
+          guard let value = string() else { return nil }
+          device = value
+        case "kind" where kind == nil:
+          guard let value = string().flatMap(FixKind.init(rawValue:)) else { return nil }
+          kind = value
+        case "batteryState" where batteryState == nil:
+          guard let value = string().flatMap(BatteryState.init(rawValue:)) else { return nil }
+          batteryState = value
+        case "trigger" where trigger == nil:
+          guard let value = string().flatMap(FixTrigger.init(rawValue:)) else { return nil }
+          trigger = value
+        default:
+          return nil
+        }
+      } while take(UInt8(ascii: ","))
+      guard take(UInt8(ascii: "}")) else { return nil }
+    }
+    guard let timestamp, let latitude = numbers[0], let longitude = numbers[1] else { return nil }
+    return try? LocationFix(
+      deviceID: device.map { DeviceID($0) }, timestamp: timestamp, latitude: latitude, longitude: longitude,
+      horizontalAccuracy: numbers[2], verticalAccuracy: numbers[3], altitude: numbers[4], speed: numbers[5],
+      speedAccuracy: numbers[6], course: numbers[7], floor: floor, batteryLevel: numbers[8],
+      batteryState: batteryState, kind: kind ?? .movement, trigger: trigger)
+  }
+
+  /// The fields read as `Double`, by their slot in `fix()`.
+  private static let numberFields: [String: Int] = [
+    "latitude": 0, "longitude": 1, "horizontalAccuracy": 2, "verticalAccuracy": 3, "altitude": 4, "speed": 5,
+    "speedAccuracy": 6, "course": 7, "batteryLevel": 8,
+  ]
+
+  // MARK: Tokens
+
+  private mutating func skipWhitespace() {
+    while index < bytes.count {
+      switch bytes[index] {
+      case 0x20, 0x0A, 0x0D, 0x09: index += 1
+      default: return
+      }
+    }
+  }
+
+  /// Skips whitespace, then consumes `byte` if it comes next.
+  private mutating func take(_ byte: UInt8) -> Bool {
+    skipWhitespace()
+    guard index < bytes.count, bytes[index] == byte else { return false }
+    index += 1
+    return true
+  }
+
+  /// A string of printable ASCII without escapes (ids and enum values; anything else is left to `JSONDecoder`).
+  private mutating func string() -> String? {
+    guard take(UInt8(ascii: "\"")) else { return nil }
+    let start = index
+    while index < bytes.count {
+      let byte = bytes[index]
+      if byte == UInt8(ascii: "\"") {
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        index += 1
+        return text
+      }
+      if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { return nil }
+      index += 1
+    }
+    return nil
+  }
+
+  /// The extent of a number token that follows JSON's grammar (`-? int frac? exp?`), and whether it is an integer.
+  private mutating func numberToken() -> (range: Range<Int>, isInteger: Bool)? {
+    skipWhitespace()
+    let start = index
+    func digits() -> Int {
+      let first = index
+      while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") { index += 1 }
+      return index - first
+    }
+    if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+    guard index < bytes.count else { return nil }
+    if bytes[index] == UInt8(ascii: "0") {
+      index += 1
+    } else {
+      guard digits() > 0 else { return nil }
+    }
+    var isInteger = true
+    if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+      index += 1
+      isInteger = false
+      guard digits() > 0 else { return nil }
+    }
+    if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+      index += 1
+      isInteger = false
+      if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+      guard digits() > 0 else { return nil }
+    }
+    return (start..<index, isInteger)
+  }
+
+  /// A plain integer that fits `Int64`.
+  private mutating func integer() -> Int64? {
+    guard let token = numberToken(), token.isInteger else { return nil }
+    var position = token.range.lowerBound
+    let negative = bytes[position] == UInt8(ascii: "-")
+    if negative { position += 1 }
+    var value: Int64 = 0
+    while position < token.range.upperBound {
+      let digit = Int64(bytes[position] &- UInt8(ascii: "0"))
+      let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+      let (sum, carry) = negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+      guard !overflow, !carry else { return nil }
+      value = sum
+      position += 1
+    }
+    return value
+  }
+
+  /// A finite number.
+  private mutating func double() -> Double? {
+    guard let token = numberToken() else { return nil }
+    let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[token.range]), as: UTF8.self)
+    guard let value = Double(text), value.isFinite else { return nil }
+    return value
+  }
+}
