@@ -285,11 +285,12 @@ public struct SQLiteStore: MeridianStore {
     return try await database.write { db in
       var receipts: [FixReceipt] = []
       receipts.reserveCapacity(batches.count)
+      let encoder = JSONEncoder()
       for (batch, batchRows) in zip(batches, rows) {
         // A key used before: the stored answer for the same request, or a conflict; nothing is inserted.
         if let claim = batch.idempotency,
           let stored = try Row.fetchOne(
-            db, sql: "SELECT request_hash, body FROM idempotency_keys WHERE user_id = ? AND key = ?",
+            db.cachedStatement(sql: "SELECT request_hash, body FROM idempotency_keys WHERE user_id = ? AND key = ?"),
             arguments: [batch.userID.rawValue, claim.key])
         {
           let body: Data = stored["body"]
@@ -315,12 +316,12 @@ public struct SQLiteStore: MeridianStore {
         let receipt = FixReceipt(accepted: accepted, duplicates: batchRows.count - accepted)
         receipts.append(receipt)
         if let claim = batch.idempotency {
-          try db.execute(
+          try db.cachedStatement(
             sql: """
               INSERT OR IGNORE INTO idempotency_keys(user_id, key, request_hash, status, body, created_at)
               VALUES (?, ?, ?, 200, ?, ?)
-              """,
-            arguments: [batch.userID.rawValue, claim.key, claim.requestHash, try JSONEncoder().encode(receipt), now])
+              """
+          ).execute(arguments: [batch.userID.rawValue, claim.key, claim.requestHash, try encoder.encode(receipt), now])
           claim.resolve(.stored)
         }
       }
