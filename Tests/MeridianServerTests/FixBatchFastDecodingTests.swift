@@ -75,6 +75,7 @@ import Testing
       #"{"deviceId":"p","fixes":[{"timestamp":1,"latitude":-,"longitude":1}]}"#,
       #"{"deviceId":"p","fixes":[{"timestamp":1,"latitude":+1,"longitude":1}]}"#,
       #"{"deviceId":"p","fixes":[{"timestamp":1,"latitude":1e400,"longitude":1}]}"#,
+      #"{"deviceId":"p","fixes":[{"timestamp":1,"latitude":1e-400,"longitude":1}]}"#,  // underflows to 0
       #"{"deviceId":"p","fixes":[{"timestamp":1.5,"latitude":1,"longitude":1}]}"#,
       #"{"deviceId":"p","fixes":[{"timestamp":99999999999999999999,"latitude":1,"longitude":1}]}"#,
       #"{"deviceId":"p","fixes":[{"timestamp":1,"latitude":91,"longitude":1}]}"#,  // fails validation
@@ -89,7 +90,7 @@ import Testing
       #expect(Self.expectAgreement(text) == nil, "\(text)")
     }
     // The JSON number forms JSONDecoder reads are read alike.
-    for number in ["0", "-0", "12.5", "-12.5e1", "1E2", "1e-2", "0.000001"] {
+    for number in ["0", "-0", "0.0e5", "12.5", "-12.5e1", "1E2", "1e-2", "0.000001", "1e-300"] {
       let text = #"{"deviceId":"p","fixes":[{"timestamp":1,"latitude":1,"longitude":\#(number)}]}"#
       #expect(Self.expectAgreement(text) != nil, "\(number)")
     }

@@ -202,11 +202,17 @@ private struct CommonFormScanner {
     return value
   }
 
-  /// A finite number.
+  /// A finite number; one too small to represent (`1e-400`, which `Double` rounds to zero) is declined, as
+  /// `JSONDecoder` refuses it.
   private mutating func double() -> Double? {
     guard let token = numberToken() else { return nil }
     let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[token.range]), as: UTF8.self)
     guard let value = Double(text), value.isFinite else { return nil }
+    if value == 0 {
+      let mantissa = text.utf8.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
+      guard mantissa.allSatisfy({ $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+      else { return nil }
+    }
     return value
   }
 }
