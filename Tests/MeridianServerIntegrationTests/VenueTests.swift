@@ -421,6 +421,8 @@ struct VenueTests {
       _ = try await redeem(annaClient, general, "A-GENERAL")
       // Bob was never offered the special one; expired and closed ones aren't running; unknown ids are 404.
       await expectAPIError(.promotionNotAvailable, status: 403) { try await redeem(bobClient, special, "B-SPECIAL") }
+      // …and can't learn whether a code is right: a wrong one is the same 403.
+      await expectAPIError(.promotionNotAvailable, status: 403) { try await redeem(bobClient, special, "GUESS") }
       await expectAPIError(.promotionNotAvailable, status: 403) {
         try await redeem(bobClient, promotion("c-expired", .general), "C-EXPIRED")
       }

@@ -204,6 +204,14 @@ extension SQLiteStore {
     }
   }
 
+  public func wasOffered(_ promotion: PromotionID, to user: UserID) async throws -> Bool {
+    try await database.read { db in
+      try Bool.fetchOne(
+        db, sql: "SELECT EXISTS(SELECT 1 FROM promotion_offers WHERE promotion_id = ? AND user_id = ?)",
+        arguments: [promotion.rawValue, user.rawValue]) == true
+    }
+  }
+
   public func redeem(_ promotion: PromotionID, by user: UserID, at time: Int64) async throws -> RedemptionOutcome {
     try await database.write { db in
       let arguments: StatementArguments = [promotion.rawValue, user.rawValue]

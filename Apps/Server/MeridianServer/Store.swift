@@ -105,6 +105,8 @@ public protocol MeridianStore: MeridianAdminStore {
   func promotion(_ id: PromotionID) async throws -> Promotion?
   /// Records that `promotions` were offered to `viewer` at `time`.
   func recordOffers(_ promotions: [PromotionID], to viewer: UserID, at time: Int64) async throws
+  /// Whether `promotion` was ever offered to `user`.
+  func wasOffered(_ promotion: PromotionID, to user: UserID) async throws -> Bool
   /// Redeems `promotion` for `user` at `time` if it was offered to them and they haven't redeemed it yet.
   func redeem(_ promotion: PromotionID, by user: UserID, at time: Int64) async throws -> RedemptionOutcome
   /// Offers and redemptions of each of a venue's promotions, by promotion id.
@@ -174,12 +176,20 @@ public final class IdempotencyClaim: Sendable {
   public let key: String
   /// The request's fingerprint (method, path, body bytes).
   public let requestHash: String
+  /// The fingerprint servers before 2026-11-24 stored (method, path, the body re-encoded as canonical JSON),
+  /// computed only when a stored fingerprint differs from ``requestHash``: a client that retries a key from before
+  /// an upgrade with a body spelled in another key order still gets its first answer.
+  public let legacyRequestHash: @Sendable () -> String?
   private let state = Mutex(Resolution.pending)
 
-  init(key: String, requestHash: String) {
+  init(key: String, requestHash: String, legacyRequestHash: @escaping @Sendable () -> String? = { nil }) {
     self.key = key
     self.requestHash = requestHash
+    self.legacyRequestHash = legacyRequestHash
   }
+
+  /// Whether `stored`, the fingerprint kept with the key, is this request's.
+  public func matches(_ stored: String) -> Bool { stored == requestHash || stored == legacyRequestHash() }
 
   /// Records what the transaction found.
   public func resolve(_ resolution: Resolution) { state.withLock { $0 = resolution } }

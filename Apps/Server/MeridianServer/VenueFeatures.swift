@@ -46,7 +46,8 @@ extension Features {
     }
     let shown =
       running.filter { $0.audience == .general } + (eligible ? running.filter { $0.audience == .special } : [])
-    try await store.recordOffers(shown.map(\.id), to: viewer, at: now)
+    // Best effort: a listing must not fail because its statistics could not be written.
+    try? await store.recordOffers(shown.map(\.id), to: viewer, at: now)
     return VenuePromotions(venueId: id, eligible: eligible, promotions: shown)
   }
 
@@ -61,6 +62,8 @@ extension Features {
     let now = environment.now()
     let place = try await venue(VenueRef(id: promotion.venueID)).place()
     guard promotion.isActive(at: now, timeZone: place.resolvedTimeZone) else { throw notAvailable }
+    // Whether it was offered comes before the code, so that codes can't be probed for promotions never offered.
+    guard try await store.wasOffered(id, to: user) else { throw notAvailable }
     let normalize = { (text: String) in text.trimmingCharacters(in: .whitespacesAndNewlines).uppercased() }
     guard normalize(code) == normalize(promotion.promoCode) else {
       throw APIError(status: 422, code: .promotionCodeInvalid, message: "This is not the promotion's code.")
