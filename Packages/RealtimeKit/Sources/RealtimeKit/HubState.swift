@@ -74,6 +74,9 @@ actor HubState {
   private var channels: [ChannelName: Channel] = [:]
   private var principals: [String: Set<UInt64>] = [:]
   private var dedup: [String: DedupWindow] = [:]
+  /// Publishes admitted but not answered yet, by principal and id, with the connections that sent the same id again
+  /// meanwhile (after a reconnect): they get the same answer, and the publish is handled once.
+  private var inFlight: [String: [String: [UInt64]]] = [:]
   private(set) var revocationGeneration: UInt64 = 0
   private(set) var isShuttingDown = false
 
@@ -252,6 +255,10 @@ actor HubState {
       send(id, .ack(ack))
       return false
     }
+    if inFlight[principalID]?[request.id] != nil {
+      inFlight[principalID]?[request.id]?.append(id)
+      return false
+    }
     let now = clock.now
     let elapsed = connection.tokensUpdated.duration(to: now)
     let refill = Double(elapsed.milliseconds) / 1000 * Double(configuration.limits.publishPerSecond)
@@ -274,7 +281,20 @@ actor HubState {
     }
     connection.tokens -= 1
     connections[id] = connection
+    inFlight[principalID, default: [:]][request.id] = []
     return true
+  }
+
+  /// The connections waiting for the answer to an admitted publish: the one that sent it and any that re-sent it.
+  private func finish(_ id: UInt64, principalID: String, _ request: PublishRequest) -> [UInt64] {
+    let waiting = inFlight[principalID]?.removeValue(forKey: request.id) ?? []
+    if inFlight[principalID]?.isEmpty == true { inFlight[principalID] = nil }
+    return [id] + waiting.filter { $0 != id }
+  }
+
+  /// Answers an admitted publish the app refused with `error`; a re-send may try again.
+  func refuse(_ id: UInt64, principalID: String, _ request: PublishRequest, _ error: RealtimeError) {
+    for waiter in finish(id, principalID: principalID, request) { send(waiter, .error(error)) }
   }
 
   /// Publishes an admitted request's payload as is and acknowledges it.
@@ -290,7 +310,7 @@ actor HubState {
     window.acks[request.id] = ack
     if let evicted = window.order.append(request.id) { window.acks[evicted] = nil }
     dedup[principalID] = window
-    send(id, .ack(ack))
+    for waiter in finish(id, principalID: principalID, request) { send(waiter, .ack(ack)) }
   }
 
   /// Appends an event and fans it out; returns its offset.

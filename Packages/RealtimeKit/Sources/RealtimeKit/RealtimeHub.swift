@@ -198,7 +198,7 @@ public final class RealtimeHub: Sendable {
         ?? RealtimeError(code: .internal, message: "could not handle the publish; retry later")
       answer.id = request.id
       answer.channel = request.channel.rawValue
-      await state.send(id, .error(answer))
+      await state.refuse(id, principalID: principal.id, request, answer)
     }
   }
 

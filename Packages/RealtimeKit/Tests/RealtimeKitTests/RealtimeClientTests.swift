@@ -105,7 +105,10 @@ import Testing
     // A second caller waiting for the same id keeps it alive when the first one gives up.
     let shared = Task { try await client.publish(3, to: channel, id: "shared") }
     let sharedAgain = Task { try await client.publish(3, to: channel, id: "shared") }
-    try await Task.sleep(for: .milliseconds(100))
+    let deadline = ContinuousClock.now + .seconds(10)
+    while await client.pendingPublishCount < 3, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
     #expect(await client.pendingPublishCount == 3)
     withdrawn.cancel()
     shared.cancel()

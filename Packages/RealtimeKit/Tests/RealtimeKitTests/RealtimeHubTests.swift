@@ -126,6 +126,29 @@ import Testing
     #expect(stored.values == [2, 4])
   }
 
+  @Test func anIdReSentWhileTheHookRunsIsHandledOnce() async throws {
+    // The hook is slow (a commit); meanwhile the client reconnects and re-sends the same id.
+    let calls = LockedValues()
+    let gate = Gate()
+    let hub = makeHub(receive: { _, _ in
+      calls.append(1)
+      await gate.wait()
+    })
+    let transport = InMemoryRealtimeTransport(hub: hub)
+    let first = try Peer(transport)
+    let second = try Peer(transport)
+    await first.hello()
+    await second.hello()
+    first.send(.publish(PublishRequest(id: "slow", channel: channel, payload: 1)))
+    try await Task.sleep(for: .milliseconds(50))
+    second.send(.publish(PublishRequest(id: "slow", channel: channel, payload: 1)))
+    try await Task.sleep(for: .milliseconds(100))
+    await gate.open()
+    #expect(await first.next() == .ack(PublishAck(id: "slow", channel: channel, offset: 0)))
+    #expect(await second.next() == .ack(PublishAck(id: "slow", channel: channel, offset: 0)))
+    #expect(calls.values == [1])
+  }
+
   @Test func onePayloadToSeveralChannels() async throws {
     let hub = makeHub()
     let transport = InMemoryRealtimeTransport(hub: hub)

@@ -116,3 +116,20 @@ final class HubBox: @unchecked Sendable {
     set { lock.withLock { stored = newValue } }
   }
 }
+
+/// Holds tasks in ``wait()`` until ``open()``.
+actor Gate {
+  private var isOpen = false
+  private var waiting: [CheckedContinuation<Void, Never>] = []
+
+  func wait() async {
+    if isOpen { return }
+    await withCheckedContinuation { waiting.append($0) }
+  }
+
+  func open() {
+    isOpen = true
+    for continuation in waiting { continuation.resume() }
+    waiting = []
+  }
+}
