@@ -150,18 +150,23 @@ struct RouteRegistrar {
       }
       // The fingerprint is of the request as sent: method, path and the body's bytes (after gunzip). A retry sends
       // the same bytes; another request under the same key is refused even if it only differs in spelling.
-      let fingerprint =
-        key == nil
-        ? "" : SecretHash.sha256(Data("\(endpoint.method.rawValue) \(request.uri.path)\n".utf8) + call.bodyBytes)
+      let requestLine = "\(endpoint.method.rawValue) \(request.uri.path)\n"
+      let fingerprint = key == nil ? "" : SecretHash.sha256(Data(requestLine.utf8) + call.bodyBytes)
+      let body = call.body
+      let claim = key.map { key in
+        IdempotencyClaim(key: key, requestHash: fingerprint) {
+          (try? Self.canonicalJSON(body)).map { SecretHash.sha256(requestLine + $0) }
+        }
+      }
       let answer: (status: HTTPResponse.Status, body: Data?)
-      if let key, call.user != nil, keyResolvedByHandler {
-        call.idempotency = IdempotencyClaim(key: key, requestHash: fingerprint)
+      if let claim, call.user != nil, keyResolvedByHandler {
+        call.idempotency = claim
         answer = (status, try Self.encode(try await handler(call)))
       } else if let key, let user = call.user {
         let call = call
         answer = try await keyLocks.withLock(user.rawValue + "\n" + key) {
           if let stored = try await store.idempotentResponse(userID: user, key: key) {
-            guard stored.requestHash == fingerprint else {
+            guard claim?.matches(stored.requestHash) == true else {
               throw APIError(
                 status: 422, code: .idempotencyConflict,
                 message: "This Idempotency-Key was already used for a different request; use a new key.")
@@ -319,6 +324,14 @@ struct RouteRegistrar {
 
   private static func decodeJSON<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
     try JSONDecoder().decode(type, from: data)
+  }
+
+  /// The body as canonical JSON (sorted keys): what fingerprints were made of before they hashed the bytes.
+  static func canonicalJSON<Body>(_ body: Body) throws -> String {
+    guard let encodable = body as? any Encodable else { return "" }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    return String(decoding: try encoder.encode(encodable), as: UTF8.self)
   }
 
   static func encode<Response>(_ value: Response) throws -> Data? {

@@ -294,7 +294,7 @@ public struct SQLiteStore: MeridianStore {
             arguments: [batch.userID.rawValue, claim.key])
         {
           let body: Data = stored["body"]
-          if stored["request_hash"] == claim.requestHash,
+          if claim.matches(stored["request_hash"]),
             let receipt = try? JSONDecoder().decode(FixReceipt.self, from: body)
           {
             claim.resolve(.replayed)
