@@ -240,7 +240,11 @@ struct LiveUpdateTests {
         }
       }
       #expect(try await storedTimestamps() == fixes.map(\.timestamp))
-      #expect(try await bob.locations(on: annaChannel).count == 1)
+      // Events are in commit order: once a later batch has arrived, nothing else can have come before it.
+      let sentinel = try makeFixes(count: 1, start: 1_750_000_000_000)
+      _ = try await publish(FixBatch(deviceId: "anna-phone", fixes: sentinel), id: "sentinel")
+      try await bob.wait("the sentinel") { _ in try await bob.locations(on: annaChannel).count >= 2 }
+      #expect(try await bob.locations(on: annaChannel).map(\.fixes) == [fixes, sentinel])
     }
   }
 
