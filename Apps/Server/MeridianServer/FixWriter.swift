@@ -57,7 +57,8 @@ public final class FixWriter: Service, Sendable {
   private let maxJobsPerCommit: Int
   /// Each commit's newly stored batches with their receipts, in commit order, after the requests were answered;
   /// it ends after the writer's last commit. The live fan-out reads it (one reader); unread, it keeps only the
-  /// newest ``commitBacklog`` commits, so a commit never waits for its readers.
+  /// newest ``commitBacklog`` commits, so a commit never waits for its readers (`meridian_live_commits_dropped_total`
+  /// counts the commits it had to drop).
   public let commits: AsyncStream<CommittedFixes>
   private let commitsContinuation: AsyncStream<CommittedFixes>.Continuation
   /// Commits kept for a slow or absent reader of ``commits``.
@@ -129,8 +130,11 @@ public final class FixWriter: Service, Sendable {
           }
         }
         ingestRate.record(stored.reduce(0) { $0 + $1.receipt.accepted }, at: now)
-        if !stored.isEmpty {
-          commitsContinuation.yield(CommittedFixes(batches: stored.map(\.batch), receipts: stored.map(\.receipt)))
+        if !stored.isEmpty,
+          case .dropped = commitsContinuation.yield(
+            CommittedFixes(batches: stored.map(\.batch), receipts: stored.map(\.receipt)))
+        {
+          metrics.liveCommitsDropped.increment()
         }
       } catch {
         logger.error("Fix commit failed", metadata: ["error": "\(error)", "requests": "\(slice.count)"])

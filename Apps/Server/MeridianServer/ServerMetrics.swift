@@ -18,6 +18,8 @@ public struct ServerMetrics: Sendable {
   let commitRequests: ValueHistogram
   /// Live events published to channels.
   let liveEvents: Counter
+  /// Commits whose live events were dropped because the fan-out fell too far behind.
+  let liveCommitsDropped: Counter
   /// Open live (WebSocket) connections, sampled when `/metrics` is read.
   let liveConnections: Gauge
 
@@ -44,6 +46,10 @@ public struct ServerMetrics: Sendable {
       descriptor: MetricNameDescriptor(
         namespace: "meridian", metricName: "live_events", unitName: "total",
         helpText: "Live location events published to channels (each reaches every allowed subscriber)."))
+    liveCommitsDropped = registry.makeCounter(
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "live_commits_dropped", unitName: "total",
+        helpText: "Commits whose live events were dropped because the fan-out fell behind (the fixes are stored)."))
     liveConnections = registry.makeGauge(
       name: "meridian_live_connections", help: "Open live (WebSocket) connections.")
   }
