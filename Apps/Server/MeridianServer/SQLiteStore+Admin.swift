@@ -26,7 +26,8 @@ public protocol MeridianAdminStore: Sendable {
   func revokeTokens(user: UserID, now: Int64) async throws -> Int
   /// Counts, fixes per UTC day for the last `days` days, and the size of the database files.
   func statistics(now: Int64, days: Int) async throws -> DatabaseStatistics
-  /// The users with at least one fix within `radius` metres (by bounding box) of `center` in `from...to`.
+  /// The users who may have a fix within `radius` metres of `center` in `from...to` (by the geohash covering that
+  /// ``fixRuns(owner:near:radius:from:to:)`` uses; it checks the exact distance).
   func usersSeen(near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws -> [UserID]
 }
 
@@ -34,20 +35,12 @@ extension SQLiteStore {
   // MARK: Users
 
   public func usersSeen(near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws -> [UserID] {
-    let latitudeDelta = radius / 111_320
-    let longitudeDelta = radius / max(1, 111_320 * cos(center.latitude * .pi / 180))
+    let near = try Self.nearbyFixes(center, radius)
     return try await database.read { db in
       try String.fetchAll(
         db,
-        sql: """
-          SELECT DISTINCT user_id FROM fixes
-          WHERE timestamp BETWEEN ? AND ? AND latitude BETWEEN ? AND ? AND longitude BETWEEN ? AND ?
-          ORDER BY user_id
-          """,
-        arguments: [
-          from, to, center.latitude - latitudeDelta, center.latitude + latitudeDelta,
-          center.longitude - longitudeDelta, center.longitude + longitudeDelta,
-        ]
+        sql: "SELECT DISTINCT f.user_id FROM fixes f WHERE f.timestamp BETWEEN ? AND ? AND \(near.sql) ORDER BY 1",
+        arguments: [from, to] + near.arguments
       ).map { UserID($0) }
     }
   }

@@ -258,12 +258,7 @@ extension SQLiteStore {
   public func fixRuns(owner: UserID, near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws
     -> [[LocationFix]]
   {
-    let ranges = try GeohashCovering(center: center, radius: radius, maxCells: Self.coveringCells).ranges(
-      keyBits: Self.geokeyBits)
-    let (south, north) = Self.latitudeBounds(center, radius)
-    var arguments: StatementArguments = [owner.rawValue, from, to, south, north]
-    for range in ranges { arguments += [Int64(bitPattern: range.lowerBound), Int64(bitPattern: range.upperBound)] }
-    let cells = Array(repeating: "f.geokey BETWEEN ? AND ?", count: ranges.count).joined(separator: " OR ")
+    let near = try Self.nearbyFixes(center, radius)
     // `previous_id` is the fix just before each one in the owner's whole history: a run ends where it is not the
     // previous fix kept.
     let sql = """
@@ -273,11 +268,10 @@ extension SQLiteStore {
         ORDER BY p.timestamp DESC, p.id DESC LIMIT 1
       ) AS previous_id
       FROM fixes f
-      WHERE f.user_id = ? AND f.timestamp BETWEEN ? AND ? AND f.latitude BETWEEN ? AND ?
-        AND (\(ranges.isEmpty ? "0" : cells))
+      WHERE f.user_id = ? AND f.timestamp BETWEEN ? AND ? AND \(near.sql)
       ORDER BY f.timestamp, f.id
       """
-    let values = arguments
+    let values: StatementArguments = [owner.rawValue, from, to] + near.arguments
     return try await database.read { db in
       var runs: [[LocationFix]] = []
       var last: Int64?
@@ -299,6 +293,22 @@ extension SQLiteStore {
   }
 
   // MARK: Helpers
+
+  /// The condition on the fixes aliased `f` that keeps those that may lie within `radius` metres of `center`: the
+  /// `geokey` ranges of the circle's geohash covering (the `fixes_geokey` index) and the latitude band. It can keep
+  /// a few fixes outside the circle, never drop one inside; check the exact distance afterwards.
+  static func nearbyFixes(_ center: Coordinate, _ radius: Double) throws -> (sql: String, arguments: StatementArguments)
+  {
+    let ranges = try GeohashCovering(center: center, radius: radius, maxCells: coveringCells).ranges(
+      keyBits: geokeyBits)
+    let (south, north) = latitudeBounds(center, radius)
+    var arguments: StatementArguments = [south, north]
+    for range in ranges { arguments += [Int64(bitPattern: range.lowerBound), Int64(bitPattern: range.upperBound)] }
+    let cells =
+      ranges.isEmpty
+      ? "0" : Array(repeating: "f.geokey BETWEEN ? AND ?", count: ranges.count).joined(separator: " OR ")
+    return ("f.latitude BETWEEN ? AND ? AND (\(cells))", arguments)
+  }
 
   /// Latitudes that can hold a point within `radius` of `center` (a cheap pre-filter on the index's `latitude`).
   static func latitudeBounds(_ center: Coordinate, _ radius: Double) -> (Double, Double) {
