@@ -134,26 +134,8 @@ public struct Administration: Sendable {
     return VenuePromotionStatistics(
       venue: place.id.rawValue, promotions: promotions.count, running: figures.filter(\.running).count,
       special: promotions.filter { $0.audience == .special }.count,
-      eligible: try await eligibleAudience(place, now: time), shown: figures.reduce(0) { $0 + $1.shownUsers },
+      eligible: try await EligibleAudience(store: store).count(for: place, now: time),
+      shown: figures.reduce(0) { $0 + $1.shownUsers },
       redeemed: figures.reduce(0) { $0 + $1.redeemed }, byPromotion: figures)
-  }
-
-  /// How many users are eligible for the venue's special promotions now, by the rule
-  /// `GET /v1/venues/{id}/promotions` applies (`PromotionEligibility` over `fixRuns` and `VisitDetector`).
-  func eligibleAudience(_ place: Place, now: Int64) async throws -> Int {
-    guard let location = place.location else { return 0 }
-    let rule = PromotionEligibility()
-    let detector = VisitDetector()
-    let radius = rule.radius + 2 * detector.radius
-    let from = rule.periodStart(now: now, timeZone: place.resolvedTimeZone)
-    var eligible = 0
-    for user in try await store.usersSeen(near: location, radius: radius, from: from, to: now) {
-      let runs = try await store.fixRuns(owner: user, near: location, radius: radius, from: from, to: now)
-      if rule.isEligible(fixes: runs.joined(), visits: runs.flatMap { detector.visits(in: $0) }, venue: place, now: now)
-      {
-        eligible += 1
-      }
-    }
-    return eligible
   }
 }

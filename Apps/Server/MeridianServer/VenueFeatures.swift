@@ -33,16 +33,8 @@ extension Features {
     let now = environment.now()
     let running = try await store.promotions(venue: id).filter { $0.isActive(at: now, timeZone: timeZone) }
     var eligible = false
-    if let location = place.location, running.contains(where: { $0.audience == .special }) {
-      let rule = PromotionEligibility()
-      let detector = VisitDetector()
-      // A visit counts when its centre is within the rule's radius; its fixes lie within the detector's radius of
-      // its first fix, so every fix of such a visit is within radius + 2 × detector radius of the venue.
-      let runs = try await store.fixRuns(
-        owner: viewer, near: location, radius: rule.radius + 2 * detector.radius,
-        from: rule.periodStart(now: now, timeZone: timeZone), to: now)
-      eligible = rule.isEligible(
-        fixes: runs.joined(), visits: runs.flatMap { detector.visits(in: $0) }, venue: place, now: now)
+    if running.contains(where: { $0.audience == .special }) {
+      eligible = try await EligibleAudience(store: store).isEligible(viewer, for: place, now: now)
     }
     let shown =
       running.filter { $0.audience == .general } + (eligible ? running.filter { $0.audience == .special } : [])

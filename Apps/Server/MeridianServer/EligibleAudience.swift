@@ -1,0 +1,40 @@
+import DomainKit
+import Foundation
+import GeoKit
+
+/// Who may see a venue's special promotions: DomainKit's `PromotionEligibility` ("keeps passing by without
+/// visiting") over the stored fixes near the venue, with `VisitDetector` finding the visits. One rule for the
+/// listing a user sees (`GET /v1/venues/{id}/promotions`) and the audience an operator counts (`promotions stats`).
+struct EligibleAudience: Sendable {
+  let store: any MeridianStore
+  let rule = PromotionEligibility()
+  let detector = VisitDetector()
+
+  /// How far from the venue fixes are read: a visit counts when its centre is within the rule's radius, and its
+  /// fixes lie within the detector's radius of its first fix, so every fix of such a visit is within
+  /// radius + 2 × detector radius of the venue.
+  var searchRadius: Double { rule.radius + 2 * detector.radius }
+
+  /// Whether `user` is eligible for `place`'s special promotions at `now`.
+  func isEligible(_ user: UserID, for place: Place, now: Int64) async throws -> Bool {
+    guard let location = place.location else { return false }
+    let runs = try await store.fixRuns(
+      owner: user, near: location, radius: searchRadius,
+      from: rule.periodStart(now: now, timeZone: place.resolvedTimeZone),
+      to: now)
+    return rule.isEligible(
+      fixes: runs.joined(), visits: runs.flatMap { detector.visits(in: $0) }, venue: place, now: now)
+  }
+
+  /// How many users are eligible for `place`'s special promotions at `now`.
+  func count(for place: Place, now: Int64) async throws -> Int {
+    guard let location = place.location else { return 0 }
+    let from = rule.periodStart(now: now, timeZone: place.resolvedTimeZone)
+    var eligible = 0
+    for user in try await store.usersSeen(near: location, radius: searchRadius, from: from, to: now)
+    where try await isEligible(user, for: place, now: now) {
+      eligible += 1
+    }
+    return eligible
+  }
+}
