@@ -308,8 +308,10 @@ struct RouteRegistrar {
     guard !data.isEmpty else {
       throw APIError(status: 400, code: .invalidJSON, message: "The request needs a JSON body.")
     }
-    // Fix uploads, the hot path, take the fast reader first; anything outside its common form goes to JSONDecoder.
-    if Body.self == FixBatch.self, let batch = FixBatch.decodeCommonForm(data) as? Body { return batch }
+    // Bodies with a fast reader (fix uploads, the hot path) try it first; what it declines goes to JSONDecoder.
+    if let fast = Body.self as? any CommonFormDecodable.Type, let value = fast.decodeCommonForm(data) as? Body {
+      return value
+    }
     do {
       guard let value = try decodeJSON(type, data) as? Body else {
         throw APIError(status: 500, code: .internal, message: "The route's body type can't be decoded.")
