@@ -83,12 +83,7 @@ import Testing
     })
     hubBox.hub = hub
     let transport = InMemoryRealtimeTransport(hub: hub)
-    let publisher = try Peer(transport)
-    let subscriber = try Peer(transport)
-    await publisher.hello()
-    await subscriber.hello("bob")
-    subscriber.send(.subscribe(SubscribeRequest(channel: channel)))
-    #expect(await subscriber.next() == .subscribed(ChannelPosition(channel: channel, offset: 0, epoch: "e1")))
+    let (publisher, subscriber) = try await publisherAndSubscriber(transport, on: channel)
 
     publisher.send(.publish(PublishRequest(id: "a", channel: channel, payload: 2)))
     #expect(await publisher.next() == .ack(PublishAck(id: "a", channel: channel, offset: 1)))
@@ -173,12 +168,7 @@ import Testing
   @Test func publishIsFannedOutInOrderAndDeduplicated() async throws {
     let hub = makeHub()
     let transport = InMemoryRealtimeTransport(hub: hub)
-    let publisher = try Peer(transport)
-    let subscriber = try Peer(transport)
-    await publisher.hello()
-    await subscriber.hello("bob")
-    subscriber.send(.subscribe(SubscribeRequest(channel: channel)))
-    #expect(await subscriber.next() == .subscribed(ChannelPosition(channel: channel, offset: 0, epoch: "e1")))
+    let (publisher, subscriber) = try await publisherAndSubscriber(transport, on: channel)
     for index in 1...5 {
       publisher.send(.publish(PublishRequest(id: "m\(index)", channel: channel, payload: .int(Int64(index)))))
       #expect(await publisher.next() == .ack(PublishAck(id: "m\(index)", channel: channel, offset: UInt64(index))))

@@ -133,3 +133,16 @@ actor Gate {
     waiting = []
   }
 }
+
+/// Alice, signed in to publish, and Bob, signed in and subscribed to `channel` from its start (epoch `e1`).
+func publisherAndSubscriber(_ transport: InMemoryRealtimeTransport, on channel: ChannelName) async throws -> (
+  publisher: Peer, subscriber: Peer
+) {
+  let publisher = try Peer(transport)
+  let subscriber = try Peer(transport)
+  await publisher.hello()
+  await subscriber.hello("bob")
+  subscriber.send(.subscribe(SubscribeRequest(channel: channel)))
+  #expect(await subscriber.next() == .subscribed(ChannelPosition(channel: channel, offset: 0, epoch: "e1")))
+  return (publisher, subscriber)
+}
