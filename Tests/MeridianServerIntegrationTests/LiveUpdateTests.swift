@@ -254,12 +254,13 @@ struct LiveUpdateTests {
       let (bobSession, _) = try await server.signUp("bob")
       let friends = try #require(try await anna.send(API.groups).groups.first { $0.kind == .friends })
       _ = try await anna.send(API.addMember, parameters: GroupMemberRef(groupID: friends.id, userID: bobSession.userId))
-      let until = Timestamp.milliseconds(Date()) + 3000  // room for a loaded machine before the expiry
-      _ = try await anna.send(API.shareUntil, body: SharingUntil(until: until))
       let annaChannel = try ChannelName.of(user: annaSession.userId)
       let bob = await LiveWatcher(server: server, token: bobSession.token)
       defer { Task { await bob.stop() } }
       #expect(try await bob.subscribe(annaChannel))
+      // Shared for a few seconds from now: room for a loaded machine to deliver one fix before the expiry.
+      let until = Timestamp.milliseconds(Date()) + 4000
+      _ = try await anna.send(API.shareUntil, body: SharingUntil(until: until))
       _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 1)))
       try await bob.wait("the fix before expiry") { _ in try await bob.locations(on: annaChannel).count == 1 }
 
