@@ -6,9 +6,8 @@ import Testing
 
 /// A meridian-server running in this process on an OS-chosen loopback port, on the sandbox's database.
 struct InProcessServer {
-  let app: ServerApp
-  let task: Task<Void, any Error>
-  let url: String
+  let running: RunningServer
+  var url: String { "http://127.0.0.1:\(running.port)" }
 
   static func start(database: String, adminToken: String) async throws -> InProcessServer {
     var configuration = ServerConfiguration()
@@ -19,19 +18,10 @@ struct InProcessServer {
     configuration.adminToken = adminToken
     var logger = Logger(label: "meridian-admin-tests")
     logger.logLevel = .warning
-    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-    let app = try ServerApp(
-      configuration: configuration, logger: logger, signals: [], onRunning: { port in portContinuation.yield(port) })
-    let task = Task { try await app.run() }
-    var iterator = ports.makeAsyncIterator()
-    guard let port = await iterator.next() else { throw CancellationError() }
-    return InProcessServer(app: app, task: task, url: "http://127.0.0.1:\(port)")
+    return InProcessServer(running: try await RunningServer.start(configuration: configuration, logger: logger))
   }
 
-  func stop() async throws {
-    await app.shutdown()
-    try await task.value
-  }
+  func stop() async throws { try await running.stop() }
 }
 
 @Suite("meridian-admin --server (the admin API)")

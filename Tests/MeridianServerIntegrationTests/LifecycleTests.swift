@@ -68,7 +68,7 @@ struct LifecycleTests {
       await server.app.shutdown()
       return try await group.reduce(into: []) { $0 += $1 }
     }
-    try await server.task.value
+    try await server.running.stop()
     try await server.transport.shutdown()
     #expect(!acknowledged.isEmpty)
 

@@ -20,12 +20,13 @@ actor CapturingSMSSender: SMSSender {
 
 /// A real meridian-server on 127.0.0.1 with an OS-chosen port and a database in a temporary directory.
 struct TestServer: Sendable {
-  let app: ServerApp
-  let port: Int
+  let running: RunningServer
   let sms: CapturingSMSSender
   let directory: URL
   let transport: AsyncHTTPClientTransport
-  let task: Task<Void, any Error>
+
+  var app: ServerApp { running.app }
+  var port: Int { running.port }
 
   /// Starts a server; `configure` adjusts the test configuration. By default it gets a new temporary directory and
   /// an OS-chosen port.
@@ -46,15 +47,9 @@ struct TestServer: Sendable {
     var logger = Logger(label: "meridian-server-test")
     logger.logLevel = .warning
     let sms = CapturingSMSSender()
-    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-    let app = try ServerApp(
-      configuration: configuration, smsSender: sms, logger: logger, signals: [],
-      onRunning: { port in portContinuation.yield(port) })
-    let task = Task { try await app.run() }
-    var iterator = ports.makeAsyncIterator()
-    guard let port = await iterator.next() else { throw CancellationError() }
     return TestServer(
-      app: app, port: port, sms: sms, directory: directory, transport: AsyncHTTPClientTransport(), task: task)
+      running: try await RunningServer.start(configuration: configuration, smsSender: sms, logger: logger), sms: sms,
+      directory: directory, transport: AsyncHTTPClientTransport())
   }
 
   /// A client of this server, with `token` as bearer credentials, on this server's transport unless given another
@@ -75,8 +70,7 @@ struct TestServer: Sendable {
   /// Shuts the server down gracefully and removes its files (unless `keepingFiles`).
   func stop(keepingFiles: Bool = false) async throws {
     try await transport.shutdown()
-    await app.shutdown()
-    try await task.value
+    try await running.stop()
     if !keepingFiles { try? FileManager.default.removeItem(at: directory) }
   }
 

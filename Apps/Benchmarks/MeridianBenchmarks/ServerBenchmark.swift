@@ -128,12 +128,8 @@ public enum ServerBenchmark {
     configuration.port = 0
     configuration.databasePath = directory.appendingPathComponent("bench.sqlite").path
     configuration.bcryptCost = 4
-    let ports = AsyncStream.makeStream(of: Int.self)
-    let server = try ServerApp(
-      configuration: configuration, logger: logger, signals: [], onRunning: { ports.continuation.yield($0) })
-    let serverTask = Task { try await server.run() }
-    var portIterator = ports.stream.makeAsyncIterator()
-    guard let port = await portIterator.next() else { fatalError("the server did not start") }
+    let server = try await RunningServer.start(configuration: configuration, logger: logger)
+    let port = server.port
 
     var httpConfiguration = AsyncHTTPClientTransport.makeConfiguration()
     httpConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = clients
@@ -291,8 +287,7 @@ public enum ServerBenchmark {
     emit("memory.peak_rss_mb", Double(peakResidentBytes()) / 1_048_576, "MiB")
 
     try await transport.shutdown()
-    await server.shutdown()
-    try await serverTask.value
+    try await server.stop()
 
   }
 }

@@ -46,13 +46,8 @@ public enum TrackerBenchmark {
     configuration.port = 0
     configuration.databasePath = directory.appendingPathComponent("server.sqlite").path
     configuration.bcryptCost = 4
-    let ports = AsyncStream.makeStream(of: Int.self)
-    let server = try ServerApp(
-      configuration: configuration, logger: logger, signals: [], onRunning: { ports.continuation.yield($0) })
-    let serverTask = Task { try await server.run() }
-    var iterator = ports.stream.makeAsyncIterator()
-    guard let port = await iterator.next() else { throw CancellationError() }
-    let connection = try TrackerConnection(server: "http://127.0.0.1:\(port)")
+    let server = try await RunningServer.start(configuration: configuration, logger: logger)
+    let connection = try TrackerConnection(server: "http://127.0.0.1:\(server.port)")
     guard
       let session = try await connection.signIn(.email("bench@example.com", password: "benchmark pass", create: true))
     else { throw CancellationError() }
@@ -74,7 +69,6 @@ public enum TrackerBenchmark {
     }
     emit("end_to_end.fixes_per_s", Double(count) / seconds(elapsed), "fixes/s")
     try await connection.shutdown()
-    await server.shutdown()
-    try await serverTask.value
+    try await server.stop()
   }
 }

@@ -115,3 +115,35 @@ struct LiveFanOut: Service {
 
   func run() async { await live.fanOut(commits) }
 }
+
+/// A server running in this process (tests, benchmarks, embedding): started, listening, and stopped gracefully.
+public struct RunningServer: Sendable {
+  /// The server.
+  public let app: ServerApp
+  /// The port it listens on (the OS-chosen one when the configuration says 0).
+  public let port: Int
+  private let task: Task<Void, any Error>
+
+  /// Starts `configuration`'s server (no signal handling) and returns once it accepts connections.
+  public static func start(
+    configuration: ServerConfiguration, smsSender: (any SMSSender)? = nil, logger: Logger
+  ) async throws -> RunningServer {
+    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+    let app = try ServerApp(
+      configuration: configuration, smsSender: smsSender, logger: logger, signals: [],
+      onRunning: { port in portContinuation.yield(port) })
+    let task = Task { try await app.run() }
+    var iterator = ports.makeAsyncIterator()
+    guard let port = await iterator.next() else {
+      task.cancel()
+      throw CancellationError()
+    }
+    return RunningServer(app: app, port: port, task: task)
+  }
+
+  /// Shuts down gracefully and waits until it has; rethrows what the server failed with.
+  public func stop() async throws {
+    await app.shutdown()
+    try await task.value
+  }
+}
