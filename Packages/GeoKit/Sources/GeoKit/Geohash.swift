@@ -17,7 +17,7 @@ public enum Geohash {
   @inlinable
   public static func encode(_ coordinate: Coordinate, precision: Int) throws(GeohashError) -> String {
     guard precision >= 1, precision <= maxPrecision else { throw .invalidPrecision(precision) }
-    return string(bits: GeohashCell.interleave(coordinate), characters: precision)
+    return String(GeohashText(coordinate, count: precision))
   }
 
   /// The cell named by a geohash string (1…12 characters of the geohash alphabet; upper case is accepted).
@@ -47,29 +47,7 @@ public enum Geohash {
   /// Spells the first `characters` 5-bit groups of a 64-bit left-aligned interleaved value.
   @inlinable
   static func string(bits: UInt64, characters: Int) -> String {
-    guard characters == 12 else {
-      return String(unsafeUninitializedCapacity: characters) { buffer in
-        let letters = alphabet.utf8Start
-        var shifted = bits
-        for index in 0..<characters {
-          buffer[index] = letters[Int(truncatingIfNeeded: shifted >> 59)]
-          shifted <<= 5
-        }
-        return characters
-      }
-    }
-    // The common full-precision case: six 2-character lookups of 10 bits each, copied as 2-byte units (half the
-    // lookups and stores of one character at a time).
-    return String(unsafeUninitializedCapacity: 12) { buffer in
-      let pairs = UnsafeRawPointer(Self.pairs.utf8Start)
-      let bytes = UnsafeMutableRawBufferPointer(buffer)
-      for index in 0..<6 {
-        let offset = 2 * Int(truncatingIfNeeded: bits >> UInt64(54 - 10 * index) & 1023)
-        let pair = pairs.loadUnaligned(fromByteOffset: offset, as: UInt16.self)
-        bytes.storeBytes(of: pair, toByteOffset: 2 * index, as: UInt16.self)
-      }
-      return 12
-    }
+    String(GeohashText(leftAlignedBits: bits, count: characters))
   }
 
   /// All 1024 two-character strings of the alphabet in order: the characters of the 10-bit value `v` are at
@@ -107,6 +85,43 @@ public enum Geohash {
     x0x1x2x3x4x5x6x7x8x9xbxcxdxexfxgxhxjxkxmxnxpxqxrxsxtxuxvxwxxxyxz\
     y0y1y2y3y4y5y6y7y8y9ybycydyeyfygyhyjykymynypyqyrysytyuyvywyxyyyz\
     z0z1z2z3z4z5z6z7z8z9zbzczdzezfzgzhzjzkzmznzpzqzrzsztzuzvzwzxzyzz
+    """
+
+  /// The character pairs by axis bits: at offset `2 * (x << 5 | y)` are the two characters whose 10 interleaved bits
+  /// are the 5 longitude bits `x` and the 5 latitude bits `y` (longitude first).
+  @usableFromInline static let axisPairs: StaticString = """
+    000104050h0j0n0p202124252h2j2n2p808184858h8j8n8pb0b1b4b5bhbjbnbp\
+    020306070k0m0q0r222326272k2m2q2r828386878k8m8q8rb2b3b6b7bkbmbqbr\
+    08090d0e0s0t0w0x28292d2e2s2t2w2x88898d8e8s8t8w8xb8b9bdbebsbtbwbx\
+    0b0c0f0g0u0v0y0z2b2c2f2g2u2v2y2z8b8c8f8g8u8v8y8zbbbcbfbgbubvbybz\
+    101114151h1j1n1p303134353h3j3n3p909194959h9j9n9pc0c1c4c5chcjcncp\
+    121316171k1m1q1r323336373k3m3q3r929396979k9m9q9rc2c3c6c7ckcmcqcr\
+    18191d1e1s1t1w1x38393d3e3s3t3w3x98999d9e9s9t9w9xc8c9cdcecsctcwcx\
+    1b1c1f1g1u1v1y1z3b3c3f3g3u3v3y3z9b9c9f9g9u9v9y9zcbcccfcgcucvcycz\
+    404144454h4j4n4p606164656h6j6n6pd0d1d4d5dhdjdndpf0f1f4f5fhfjfnfp\
+    424346474k4m4q4r626366676k6m6q6rd2d3d6d7dkdmdqdrf2f3f6f7fkfmfqfr\
+    48494d4e4s4t4w4x68696d6e6s6t6w6xd8d9dddedsdtdwdxf8f9fdfefsftfwfx\
+    4b4c4f4g4u4v4y4z6b6c6f6g6u6v6y6zdbdcdfdgdudvdydzfbfcfffgfufvfyfz\
+    505154555h5j5n5p707174757h7j7n7pe0e1e4e5ehejenepg0g1g4g5ghgjgngp\
+    525356575k5m5q5r727376777k7m7q7re2e3e6e7ekemeqerg2g3g6g7gkgmgqgr\
+    58595d5e5s5t5w5x78797d7e7s7t7w7xe8e9edeeesetewexg8g9gdgegsgtgwgx\
+    5b5c5f5g5u5v5y5z7b7c7f7g7u7v7y7zebecefegeueveyezgbgcgfgggugvgygz\
+    h0h1h4h5hhhjhnhpk0k1k4k5khkjknkps0s1s4s5shsjsnspu0u1u4u5uhujunup\
+    h2h3h6h7hkhmhqhrk2k3k6k7kkkmkqkrs2s3s6s7sksmsqsru2u3u6u7ukumuqur\
+    h8h9hdhehshthwhxk8k9kdkeksktkwkxs8s9sdsessstswsxu8u9udueusutuwux\
+    hbhchfhghuhvhyhzkbkckfkgkukvkykzsbscsfsgsusvsyszubucufuguuuvuyuz\
+    j0j1j4j5jhjjjnjpm0m1m4m5mhmjmnmpt0t1t4t5thtjtntpv0v1v4v5vhvjvnvp\
+    j2j3j6j7jkjmjqjrm2m3m6m7mkmmmqmrt2t3t6t7tktmtqtrv2v3v6v7vkvmvqvr\
+    j8j9jdjejsjtjwjxm8m9mdmemsmtmwmxt8t9tdtetstttwtxv8v9vdvevsvtvwvx\
+    jbjcjfjgjujvjyjzmbmcmfmgmumvmymztbtctftgtutvtytzvbvcvfvgvuvvvyvz\
+    n0n1n4n5nhnjnnnpq0q1q4q5qhqjqnqpw0w1w4w5whwjwnwpy0y1y4y5yhyjynyp\
+    n2n3n6n7nknmnqnrq2q3q6q7qkqmqqqrw2w3w6w7wkwmwqwry2y3y6y7ykymyqyr\
+    n8n9ndnensntnwnxq8q9qdqeqsqtqwqxw8w9wdwewswtwwwxy8y9ydyeysytywyx\
+    nbncnfngnunvnynzqbqcqfqgquqvqyqzwbwcwfwgwuwvwywzybycyfygyuyvyyyz\
+    p0p1p4p5phpjpnppr0r1r4r5rhrjrnrpx0x1x4x5xhxjxnxpz0z1z4z5zhzjznzp\
+    p2p3p6p7pkpmpqprr2r3r6r7rkrmrqrrx2x3x6x7xkxmxqxrz2z3z6z7zkzmzqzr\
+    p8p9pdpepsptpwpxr8r9rdrersrtrwrxx8x9xdxexsxtxwxxz8z9zdzezsztzwzx\
+    pbpcpfpgpupvpypzrbrcrfrgrurvryrzxbxcxfxgxuxvxyxzzbzczfzgzuzvzyzz
     """
 
   /// The 5-bit value of an ASCII geohash character (upper case accepted), or a value ≥ 32 if it is not one.

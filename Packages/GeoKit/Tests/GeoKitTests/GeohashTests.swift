@@ -27,6 +27,50 @@ import Testing
     }
   }
 
+  @Test func axisTableSpellsEveryPairOfAxisBits() {
+    let pairs = Array("\(Geohash.pairs)")
+    let axisPairs = Array("\(Geohash.axisPairs)")
+    #expect(axisPairs.count == 2048)
+    for longitude in 0..<32 {
+      for latitude in 0..<32 {
+        let interleaved = Int(GeohashCell.spread(UInt64(longitude)) << 1 | GeohashCell.spread(UInt64(latitude)))
+        let offset = 2 * (longitude << 5 | latitude)
+        #expect(axisPairs[offset...offset + 1] == pairs[2 * interleaved...2 * interleaved + 1])
+      }
+    }
+  }
+
+  /// Geohash strings are written straight into the standard library's small-string form; on the 64-bit
+  /// little-endian platforms we ship on the layout check must hold, or encoding silently gets ten times slower.
+  @Test func inlineStringsAreOrdinaryStrings() {
+    #if _endian(little) && _pointerBitWidth(_64)
+      #expect(InlineASCIIString.layoutVerified)
+    #endif
+    let letters = Array("0123456789bcdefghjkmnpqrstuvwxyz~ ".utf8)
+    for count in 1...15 {
+      for start in [0, 7, 18] {
+        let bytes = (0..<count).map { letters[(start + $0 * 5) % letters.count] }
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+        for (offset, byte) in bytes.enumerated() {
+          if offset < 8 {
+            low |= UInt64(byte) << UInt64(8 * offset)
+          } else {
+            high |= UInt64(byte) << UInt64(8 * (offset - 8))
+          }
+        }
+        let built = InlineASCIIString.make(low: low, high: high, count: count)
+        let expected = String(decoding: bytes, as: UTF8.self)
+        #expect(built == expected)
+        #expect(built.hashValue == expected.hashValue)
+        #expect(built.count == count && built.utf8.count == count)
+        #expect(Array(built.utf8) == bytes)
+        #expect(built + "!" == expected + "!")
+        #expect(built.uppercased() == expected.uppercased())
+      }
+    }
+  }
+
   @Test func inlineTextOrdersAndHashesLikeStrings() throws {
     let hashes = ["u", "u4", "u4pruydqqvj", "u4pruydqqvjz", "s0000000000", "zzzzzzzzzzzz", "0"]
     let texts = try hashes.map { hash in try Geohash.encodeText(Geohash.decode(hash).center, precision: hash.count) }
