@@ -306,7 +306,7 @@ public struct SQLiteStore: MeridianStore {
           continue
         }
         let before = db.totalChangesCount
-        try db.batchInsert(into: "fixes", columns: FixRow.columns, onConflict: .ignore) { insert in
+        try db.batchInsert(FixRow.insertSQL) { insert in
           for row in batchRows {
             row.bind(to: &insert, userID: batch.userID, deviceID: batch.deviceID, receivedAt: now)
             try insert.insert()
@@ -557,6 +557,8 @@ struct FixRow: Sendable {
     "refined_by_device", "refined_by_timestamp", "geohash2", "geohash3", "geohash4", "geohash5", "geohash6", "geokey",
     "received_at",
   ]
+  /// The insert of the group commit: new fixes, a duplicate (same device and timestamp) skipped.
+  static let insertSQL = BatchInsertSQL(into: "fixes", columns: columns, onConflict: .ignore)
 
   let fix: LocationFix
   let cells: [String]

@@ -113,6 +113,20 @@ public enum InsertConflictPolicy: String, Sendable {
   case replace = "REPLACE"
 }
 
+/// The `INSERT` statement of a batch insert, spelled once.
+public struct BatchInsertSQL: Sendable, Hashable {
+  /// `INSERT OR <policy> INTO "table" ("a", "b") VALUES (?, ?)`.
+  public let text: String
+
+  /// The statement inserting `columns` of `table`.
+  public init(into table: String, columns: [String], onConflict policy: InsertConflictPolicy = .abort) {
+    let columnList = columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+    let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+    text =
+      "INSERT OR \(policy.rawValue) INTO \(table.quotedDatabaseIdentifier) (\(columnList)) VALUES (\(placeholders))"
+  }
+}
+
 extension Database {
   /// Inserts many rows into `table` through one cached prepared statement.
   ///
@@ -139,11 +153,15 @@ extension Database {
     onConflict policy: InsertConflictPolicy = .abort,
     _ body: (inout BatchInserter) throws -> Void
   ) throws -> Int {
-    let columnList = columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
-    let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-    let sql =
-      "INSERT OR \(policy.rawValue) INTO \(table.quotedDatabaseIdentifier) (\(columnList)) VALUES (\(placeholders))"
-    let statement = try cachedStatement(sql: sql)
+    try batchInsert(BatchInsertSQL(into: table, columns: columns, onConflict: policy), body)
+  }
+
+  /// Inserts many rows with a statement written once (for inserts on a hot path, where spelling the SQL on every
+  /// call would cost more than small inserts themselves); otherwise the same as
+  /// ``batchInsert(into:columns:onConflict:_:)``.
+  @discardableResult
+  public func batchInsert(_ sql: BatchInsertSQL, _ body: (inout BatchInserter) throws -> Void) throws -> Int {
+    let statement = try cachedStatement(sql: sql.text)
     var inserter = BatchInserter(statement: statement.sqliteStatement, connection: sqliteConnection)
     defer { sqlite3_clear_bindings(statement.sqliteStatement) }
     try body(&inserter)
