@@ -95,4 +95,26 @@ import Testing
       #expect(Self.expectAgreement(text) != nil, "\(number)")
     }
   }
+
+  @Test func receiptsReadAndWriteLikeJSONCoders() throws {
+    var random = SplitMix64(seed: 11)
+    for _ in 0..<200 {
+      let receipt = FixReceipt(
+        accepted: Int.random(in: 0...1000, using: &random), duplicates: Int.random(in: 0...1000, using: &random))
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = .sortedKeys  // without it, Foundation's key order changes from run to run
+      let encoded = try encoder.encode(receipt)
+      #expect(receipt.commonFormJSON == encoded)
+      #expect(FixReceipt.decodeCommonForm(encoded) == receipt)
+    }
+    let spaced = Data(" {\n \"duplicates\" : 2 ,\t\"accepted\":-0 }\r\n".utf8)
+    #expect(FixReceipt.decodeCommonForm(spaced) == (try JSONDecoder().decode(FixReceipt.self, from: spaced)))
+    for declined in [
+      #"{"accepted":1}"#, #"{"accepted":1,"duplicates":2,"extra":3}"#, #"{"accepted":1,"accepted":1,"duplicates":2}"#,
+      #"{"accepted":1.5,"duplicates":2}"#, #"{"accepted":"1","duplicates":2}"#, #"{"accepted":1,"duplicates":2}x"#,
+      #"{"accepted":99999999999999999999,"duplicates":2}"#, #"{"accepted":01,"duplicates":2}"#, "",
+    ] {
+      #expect(FixReceipt.decodeCommonForm(Data(declined.utf8)) == nil, "\(declined)")
+    }
+  }
 }

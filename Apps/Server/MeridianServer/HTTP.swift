@@ -338,6 +338,7 @@ struct RouteRegistrar {
 
   static func encode<Response>(_ value: Response) throws -> Data? {
     if value is NoContent { return nil }
+    if let fast = value as? any CommonFormEncodable { return fast.commonFormJSON }
     guard let encodable = value as? any Encodable else {
       throw APIError(status: 500, code: .internal, message: "The route's answer can't be encoded.")
     }

@@ -285,7 +285,6 @@ public struct SQLiteStore: MeridianStore {
     return try await database.write { db in
       var receipts: [FixReceipt] = []
       receipts.reserveCapacity(batches.count)
-      let encoder = JSONEncoder()
       for (batch, batchRows) in zip(batches, rows) {
         // A key used before: the stored answer for the same request, or a conflict; nothing is inserted.
         if let claim = batch.idempotency,
@@ -295,7 +294,7 @@ public struct SQLiteStore: MeridianStore {
         {
           let body: Data = stored["body"]
           if claim.matches(stored["request_hash"]),
-            let receipt = try? JSONDecoder().decode(FixReceipt.self, from: body)
+            let receipt = FixReceipt.decodeCommonForm(body) ?? (try? JSONDecoder().decode(FixReceipt.self, from: body))
           {
             claim.resolve(.replayed)
             receipts.append(receipt)
@@ -321,7 +320,7 @@ public struct SQLiteStore: MeridianStore {
               INSERT OR IGNORE INTO idempotency_keys(user_id, key, request_hash, status, body, created_at)
               VALUES (?, ?, ?, 200, ?, ?)
               """
-          ).execute(arguments: [batch.userID.rawValue, claim.key, claim.requestHash, try encoder.encode(receipt), now])
+          ).execute(arguments: [batch.userID.rawValue, claim.key, claim.requestHash, receipt.commonFormJSON, now])
           claim.resolve(.stored)
         }
       }

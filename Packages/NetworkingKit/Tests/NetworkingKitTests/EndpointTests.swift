@@ -75,6 +75,26 @@ enum API {
     for _ in 0..<20 { #expect(try coding.encode(Reading()) == first) }
   }
 
+  @Test func jsonResponsesTryTheCommonFormReaderFirst() throws {
+    /// Reads only the exact bytes `{"n":<digit>}`, and says so in the value.
+    struct Count: CommonFormDecodable, Equatable, Sendable {
+      var n: Int
+      var readFast = false
+      enum CodingKeys: String, CodingKey { case n }
+      static func decodeCommonForm(_ data: Data) -> Count? {
+        let bytes = Array(data)
+        guard bytes.count == 7, bytes.starts(with: Array(#"{"n":"#.utf8)), bytes[6] == UInt8(ascii: "}") else {
+          return nil
+        }
+        return Count(n: Int(bytes[5]) - 48, readFast: true)
+      }
+    }
+    let decoding = ResponseDecoding<Count>.json()
+    #expect(try decoding.decode(Data(#"{"n":7}"#.utf8)) == Count(n: 7, readFast: true))
+    #expect(try decoding.decode(Data(#"{ "n": 42 }"#.utf8)) == Count(n: 42, readFast: false))
+    #expect(throws: DecodingError.self) { try decoding.decode(Data(#"{"m":1}"#.utf8)) }
+  }
+
   @Test func retryabilityFollowsMethodAndKey() {
     #expect(API.profile.isRetryable)
     #expect(API.member.isRetryable)  // PUT is idempotent

@@ -1,12 +1,6 @@
 import DomainKit
 import Foundation
-
-/// A request body with a reader for its common form that is faster than `JSONDecoder`; the server tries it first
-/// and decodes with `JSONDecoder` when it declines.
-public protocol CommonFormDecodable: Decodable {
-  /// The body read from `data`, or `nil` when `data` is not in the common form (then `JSONDecoder` decides).
-  static func decodeCommonForm(_ data: Data) -> Self?
-}
+import NetworkingKit
 
 extension FixBatch: CommonFormDecodable {
   /// Decodes the common form of a fix upload several times faster than `JSONDecoder`, or returns `nil` so that the
@@ -23,6 +17,21 @@ extension FixBatch: CommonFormDecodable {
       return scanner.batch()
     }
   }
+}
+
+extension FixReceipt: CommonFormDecodable {
+  /// Reads `{"accepted": n, "duplicates": m}` (keys in any order, any JSON whitespace), or returns `nil`.
+  public static func decodeCommonForm(_ data: Data) -> FixReceipt? {
+    data.withUnsafeBytes { raw in
+      var scanner = CommonFormScanner(bytes: raw.bindMemory(to: UInt8.self))
+      return scanner.receipt()
+    }
+  }
+}
+
+extension FixReceipt: CommonFormEncodable {
+  /// The receipt as `JSONEncoder` writes it with sorted keys: `{"accepted":n,"duplicates":m}`.
+  public var commonFormJSON: Data { Data(#"{"accepted":\#(accepted),"duplicates":\#(duplicates)}"#.utf8) }
 }
 
 /// A forward-only reader of the common form; every method returns `nil` (give up) on anything outside it.
@@ -54,6 +63,26 @@ private struct CommonFormScanner {
     skipWhitespace()
     guard index == bytes.count else { return nil }
     return FixBatch(deviceId: device, fixes: fixes)
+  }
+
+  mutating func receipt() -> FixReceipt? {
+    guard take(UInt8(ascii: "{")) else { return nil }
+    var accepted: Int?
+    var duplicates: Int?
+    repeat {
+      guard let key = string(), take(UInt8(ascii: ":")), let value = integer().flatMap(Int.init(exactly:)) else {
+        return nil
+      }
+      switch key {
+      case "accepted" where accepted == nil: accepted = value
+      case "duplicates" where duplicates == nil: duplicates = value
+      default: return nil
+      }
+    } while take(UInt8(ascii: ","))
+    guard take(UInt8(ascii: "}")), let accepted, let duplicates else { return nil }
+    skipWhitespace()
+    guard index == bytes.count else { return nil }
+    return FixReceipt(accepted: accepted, duplicates: duplicates)
   }
 
   private mutating func fixList() -> [LocationFix]? {
