@@ -18,7 +18,7 @@ struct FixIngest: Sendable {
     guard (1...1000).contains(batch.fixes.count) else {
       throw APIError.invalidRequest("Send between 1 and 1000 fixes per request (got \(batch.fixes.count)).")
     }
-    let device = batch.deviceId.rawValue.trimmingCharacters(in: .whitespaces)
+    let device = batch.deviceId.rawValue.trimmedOfWhitespace
     guard (1...128).contains(device.count) else {
       throw APIError.invalidRequest("'deviceId' must have between 1 and 128 characters.")
     }

@@ -237,8 +237,8 @@ struct RouteRegistrar {
       var user: UserID?
       var tokenHash: String?
       if needsAuth {
-        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
-          case let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces), !token.isEmpty
+        guard let header = request.headers[.authorization], header.prefix(7).lowercased() == "bearer ",
+          case let token = String(header.dropFirst(7)).trimmedOfWhitespace, !token.isEmpty
         else { throw APIError.tokenInvalid }
         switch bearer {
         case .user:
@@ -363,5 +363,15 @@ struct RouteRegistrar {
     @unknown default:
       return "The body does not match the expected JSON."
     }
+  }
+}
+
+extension String {
+  /// The string without leading and trailing whitespace (`CharacterSet.whitespaces`); the common case, an ASCII
+  /// id with nothing to trim, is answered without Foundation's bridging.
+  var trimmedOfWhitespace: String {
+    func isPlainASCII(_ byte: UInt8?) -> Bool { byte.map { $0 > 0x20 && $0 < 0x80 } ?? true }
+    if isPlainASCII(utf8.first) && isPlainASCII(utf8.last) { return self }
+    return trimmingCharacters(in: .whitespaces)
   }
 }

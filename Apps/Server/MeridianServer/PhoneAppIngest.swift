@@ -186,7 +186,7 @@ struct PhoneAppIngest: Sendable {
       let code: APIErrorCode = error.field == "id" || error.field == nil ? .invalidRequest : .invalidFix
       throw APIError(status: 400, code: code, message: "The OsmAnd report is invalid: \(error).")
     }
-    let device = DeviceID(report.deviceID.rawValue.trimmingCharacters(in: .whitespaces))
+    let device = DeviceID(report.deviceID.rawValue.trimmedOfWhitespace)
     guard let owner = try await store.deviceOwner(device) else {
       throw APIError.notFound(
         "No account has the device '\(device.rawValue)'. Register it first by reporting once with this device id "

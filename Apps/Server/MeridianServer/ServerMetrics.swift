@@ -2,6 +2,7 @@ import Hummingbird
 import MeridianAPI
 import NIOCore
 import Prometheus
+import Synchronization
 
 /// The server's Prometheus metrics, on a registry the server owns (no global bootstrap, so tests can run several
 /// servers in one process). `GET /metrics` emits it in the text exposition format.
@@ -22,6 +23,9 @@ public struct ServerMetrics: Sendable {
   let liveCommitsDropped: Counter
   /// Open live (WebSocket) connections, sampled when `/metrics` is read.
   let liveConnections: Gauge
+  /// Each route's request counter and duration histogram, made on its first request (making them looks the name and
+  /// labels up in the registry, which costs more than counting).
+  private let requestMetrics = RequestMetricsCache()
 
   /// Metrics on `registry`.
   public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
@@ -56,12 +60,19 @@ public struct ServerMetrics: Sendable {
 
   /// Counts one answered request.
   func recordRequest(method: String, route: String, status: Int, duration: Duration) {
-    registry.makeCounter(
+    let key = RequestMetricsCache.Key(method: method, route: route, status: status)
+    let handles = requestMetrics.handles(for: key) { makeRequestMetrics(key) }
+    handles.count.increment()
+    handles.duration.record(duration)
+  }
+
+  private func makeRequestMetrics(_ key: RequestMetricsCache.Key) -> RequestMetricsCache.Handles {
+    let (method, route, status) = (key.method, key.route, key.status)
+    let count = registry.makeCounter(
       descriptor: MetricNameDescriptor(
         namespace: "meridian", metricName: "http_requests", unitName: "total", helpText: "HTTP requests answered."),
-      labels: [("method", method), ("route", route), ("status", String(status))]
-    ).increment()
-    registry.makeDurationHistogram(
+      labels: [("method", method), ("route", route), ("status", String(status))])
+    let duration = registry.makeDurationHistogram(
       descriptor: MetricNameDescriptor(
         namespace: "meridian", metricName: "http_request_duration", unitName: "seconds",
         helpText: "Time to answer HTTP requests."),
@@ -69,13 +80,35 @@ public struct ServerMetrics: Sendable {
       buckets: [
         .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
         .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
-      ]
-    ).record(duration)
+      ])
+    return RequestMetricsCache.Handles(count: count, duration: duration)
   }
 
   /// The exposition text.
   func exposition() -> ByteBuffer {
     ByteBuffer(bytes: registry.emitToBuffer())
+  }
+}
+
+/// The request metrics already made, by method, route and status.
+private final class RequestMetricsCache: Sendable {
+  struct Key: Hashable, Sendable {
+    let method: String
+    let route: String
+    let status: Int
+  }
+  struct Handles: Sendable {
+    let count: Counter
+    let duration: DurationHistogram
+  }
+  private let made = Mutex<[Key: Handles]>([:])
+
+  /// The handles for `key`, made by `make` the first time.
+  func handles(for key: Key, make: () -> Handles) -> Handles {
+    if let handles = made.withLock({ $0[key] }) { return handles }
+    let handles = make()  // the registry returns the same metric if another request made it meanwhile
+    made.withLock { $0[key] = handles }
+    return handles
   }
 }
 
