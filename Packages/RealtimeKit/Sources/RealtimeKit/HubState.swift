@@ -361,6 +361,16 @@ actor HubState {
     for id in principals[principalID] ?? [] { close(id, code: code, reason: reason) }
   }
 
+  /// Closes the connections whose principal carries every one of `attributes`; returns how many.
+  func disconnect(matching attributes: [String: String], code: RealtimeCloseCode, reason: String) -> Int {
+    let matching = connections.filter { _, connection in
+      guard let principal = connection.principal, !connection.closing else { return false }
+      return attributes.allSatisfy { principal.attributes[$0.key] == $0.value }
+    }
+    for id in matching.keys { close(id, code: code, reason: reason) }
+    return matching.count
+  }
+
   func abort(principalID: String) -> [any RealtimeServerConnection] {
     (principals[principalID] ?? []).compactMap { connections[$0]?.transport }
   }

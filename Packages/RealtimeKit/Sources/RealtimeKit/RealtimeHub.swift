@@ -303,6 +303,15 @@ public final class RealtimeHub: Sendable {
     }
   }
 
+  /// Closes with `code` every connection whose principal carries all of `attributes` (for instance the session a
+  /// signed-out token opened, when the app put the token's id among the attributes); returns how many it closed.
+  /// - Precondition: `attributes` is not empty (that would close everyone; use ``shutdown()``).
+  @discardableResult
+  public func disconnect(matching attributes: [String: String], code: RealtimeCloseCode, reason: String) async -> Int {
+    precondition(!attributes.isEmpty, "disconnect(matching:) needs at least one attribute")
+    return await state.disconnect(matching: attributes, code: code, reason: reason)
+  }
+
   /// The distinct principals currently subscribed to a channel.
   public func presence(of channel: ChannelName) async -> [RealtimePrincipal] {
     await state.presence(of: channel)

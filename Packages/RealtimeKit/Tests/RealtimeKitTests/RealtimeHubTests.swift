@@ -25,6 +25,33 @@ import Testing
     #expect(await intruder.closed() == .unauthorized)
   }
 
+  @Test func disconnectingByAttributeClosesOnlyThoseSessions() async throws {
+    // Tokens `user/session`: the principal is the user, the session an attribute (as an app keeps a token's id).
+    let hub = RealtimeHub(
+      configuration: RealtimeHubConfiguration(epoch: "e1"),
+      authenticate: { token in
+        RealtimePrincipal(id: String(token.prefix { $0 != "/" }), attributes: ["session": token])
+      },
+      authorize: { _, _, _ in true })
+    let transport = InMemoryRealtimeTransport(hub: hub)
+    let (first, second, other) = (try Peer(transport), try Peer(transport), try Peer(transport))
+    await first.hello("alice/1")
+    await second.hello("alice/2")
+    await other.hello("bob/1")
+
+    #expect(await hub.disconnect(matching: ["session": "alice/1"], code: .unauthorized, reason: "signed out") == 1)
+    #expect(await first.closed() == .unauthorized)
+    for peer in [second, other] {
+      peer.send(.ping)
+      guard case .pong? = await peer.next() else {
+        Issue.record("a session that was not signed out stopped answering")
+        return
+      }
+    }
+    #expect(await hub.disconnect(matching: ["session": "alice/1"], code: .unauthorized, reason: "again") == 0)
+    #expect(await hub.disconnect(matching: ["session": "carol/1"], code: .unauthorized, reason: "nobody") == 0)
+  }
+
   @Test func anythingBeforeHelloIsAProtocolViolation() async throws {
     let transport = InMemoryRealtimeTransport(hub: makeHub())
     let peer = try Peer(transport)
