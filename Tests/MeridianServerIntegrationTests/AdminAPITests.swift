@@ -102,6 +102,45 @@ struct AdminAPITests {
     }
   }
 
+  @Test func signingOutOrRevokingATokenClosesOnlyTheSocketsItOpened() async throws {
+    try await Self.withServer { server in
+      let (phone, anna) = try await server.signUp("anna")
+      let laptop = try await server.client().send(
+        API.login, body: EmailCredentials(email: "anna@example.com", password: "correct horse"))
+      let channel = try ChannelName.of(user: phone.userId)
+      let onPhone = await LiveWatcher(server: server, token: phone.token)
+      let onLaptop = await LiveWatcher(server: server, token: laptop.token)
+      defer { Task { await onPhone.stop() } }
+      defer { Task { await onLaptop.stop() } }
+      #expect(try await onPhone.subscribe(channel))
+      #expect(try await onLaptop.subscribe(channel))
+      func stopCode(_ watcher: LiveWatcher) -> Task<RealtimeCloseCode?, Never> {
+        Task {
+          for await state in watcher.client.states {
+            if case .stopped(let code) = state { return code }
+          }
+          return nil
+        }
+      }
+      let phoneStopped = stopCode(onPhone)
+      let laptopStopped = stopCode(onLaptop)
+
+      // Signing out on the phone ends the phone's socket; the laptop's session goes on and gets the next fix.
+      _ = try await anna.send(API.logout)
+      #expect(try await withTimeout(.seconds(10)) { await phoneStopped.value } == .unauthorized)
+      let laptopClient = try server.client(token: laptop.token)
+      _ = try await laptopClient.send(
+        API.postFixes, body: FixBatch(deviceId: "anna-laptop", fixes: try makeFixes(count: 1)))
+      try await onLaptop.wait("the laptop's live fix") { _ in try await onLaptop.locations(on: channel).count == 1 }
+
+      // An operator revoking the laptop's token by its id ends that socket too.
+      let admin = try server.client(token: Self.adminToken)
+      let id = String(SecretHash.sha256(laptop.token).prefix(TokenSummary.idLength))
+      #expect(try await admin.send(API.adminRevokeToken, parameters: AdminTokenRef(id: id)).revoked == 1)
+      #expect(try await withTimeout(.seconds(10)) { await laptopStopped.value } == .unauthorized)
+    }
+  }
+
   @Test func tokensAreListedAndRevokedByHashPrefix() async throws {
     try await Self.withServer { server in
       let (session, anna) = try await server.signUp("anna")

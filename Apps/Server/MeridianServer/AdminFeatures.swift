@@ -48,7 +48,11 @@ struct AdminFeatures: Sendable {
       AdminTokenList(
         tokens: try await administration.tokens(user: call.parameters.user, includeInactive: call.parameters.all))
     }
-    routes.on(API.adminRevokeToken) { call in try await administration.revokeToken(prefix: call.parameters.id) }
+    routes.on(API.adminRevokeToken) { call in
+      let (revocation, hash) = try await administration.revokeTokenReturningHash(prefix: call.parameters.id)
+      await live.disconnect(tokenHash: hash, reason: "token revoked")
+      return revocation
+    }
     routes.on(API.adminUserGroups) { call in
       AdminGroupList(groups: try await administration.groups(user: call.parameters.user))
     }

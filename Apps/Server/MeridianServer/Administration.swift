@@ -72,6 +72,11 @@ public struct Administration: Sendable {
   /// Revokes the one usable token whose hash starts with `prefix` (at least 8 hexadecimal characters, as
   /// ``tokens(user:includeInactive:)`` shows them).
   public func revokeToken(prefix: String) async throws -> AdminTokenRevocation {
+    try await revokeTokenReturningHash(prefix: prefix).revocation
+  }
+
+  /// ``revokeToken(prefix:)``, also answering which token it was (the server closes the sockets it opened).
+  func revokeTokenReturningHash(prefix: String) async throws -> (revocation: AdminTokenRevocation, hash: String) {
     guard prefix.count >= 8, prefix.allSatisfy(\.isHexDigit) else {
       throw APIError.invalidRequest(
         "Give at least 8 hexadecimal characters of the token id (as `tokens list` shows), not '\(prefix)'.")
@@ -82,7 +87,7 @@ public struct Administration: Sendable {
       throw APIError.invalidRequest("\(hashes.count) tokens start with '\(prefix)'; give more characters.")
     }
     try await store.revokeToken(hash: hash)
-    return AdminTokenRevocation(revoked: 1)
+    return (AdminTokenRevocation(revoked: 1), hash)
   }
 
   /// Revokes every usable token of the user.

@@ -203,7 +203,10 @@ struct Features: Sendable {
   }
 
   func logout(_ call: RouteCall<Void, NoBody>) async throws -> NoContent {
-    if let hash = call.tokenHash { try await store.revokeToken(hash: hash) }
+    if let hash = call.tokenHash {
+      try await store.revokeToken(hash: hash)
+      await live.disconnect(tokenHash: hash, reason: "signed out")
+    }
     return NoContent()
   }
 

@@ -40,8 +40,9 @@ public struct LiveUpdates: Sendable {
     hub = RealtimeHub(
       configuration: configuration,
       authenticate: { token in
-        guard let user = try await store.user(forTokenHash: SecretHash.sha256(token), now: now()) else { return nil }
-        return RealtimePrincipal(id: user.rawValue)
+        let hash = SecretHash.sha256(token)
+        guard let user = try await store.user(forTokenHash: hash, now: now()) else { return nil }
+        return RealtimePrincipal(id: user.rawValue, attributes: [Self.tokenAttribute: hash])
       },
       authorize: { principal, access, channel in
         switch access {
@@ -52,6 +53,15 @@ public struct LiveUpdates: Sendable {
       receive: { principal, request in
         try await Self.store(request.payload, from: UserID(principal.id), through: ingest)
       })
+  }
+
+  /// The principal attribute holding the hash of the token a socket signed in with.
+  static let tokenAttribute = "token"
+
+  /// Closes, with 4001, the sockets opened with the token of `hash`: after a sign-out or a revocation the token no
+  /// longer works, and neither does a session it opened. The user's other sessions stay.
+  func disconnect(tokenHash hash: String, reason: String) async {
+    await hub.disconnect(matching: [Self.tokenAttribute: hash], code: .unauthorized, reason: reason)
   }
 
   /// Stores a `publish`'s payload, a ``FixBatch``, for `user` the way `POST /v1/fixes` does; returns once it is
