@@ -78,7 +78,25 @@ actor HubState {
   /// meanwhile (after a reconnect): they get the same answer, and the publish is handled once.
   private var inFlight: [String: [String: [UInt64]]] = [:]
   private(set) var revocationGeneration: UInt64 = 0
+  /// Counts the app's disconnects (by principal or by attributes); an authentication notes it before it starts.
+  private(set) var disconnectGeneration: UInt64 = 0
+  /// The recent disconnects: a connection whose authentication started before one of them and that it matches is
+  /// refused at `welcome` (its token may have been revoked while it was being checked). Kept for twice the hello
+  /// timeout: a connection still unwelcomed by then is closed by the sweep anyway.
+  private var recentDisconnects: [RecentDisconnect] = []
   private(set) var isShuttingDown = false
+
+  struct RecentDisconnect {
+    let generation: UInt64
+    let at: ContinuousClock.Instant
+    let principalID: String?
+    let attributes: [String: String]
+
+    func matches(_ principal: RealtimePrincipal) -> Bool {
+      (principalID.map { $0 == principal.id } ?? true)
+        && attributes.allSatisfy { principal.attributes[$0.key] == $0.value }
+    }
+  }
 
   init(configuration: RealtimeHubConfiguration, epoch: String) {
     self.configuration = configuration
@@ -183,11 +201,19 @@ actor HubState {
 
   // MARK: Protocol
 
-  func welcome(_ id: UInt64, principal: RealtimePrincipal) {
-    guard connections[id] != nil else { return }
+  /// Welcomes connection `id` as `principal`, whose authentication started at disconnect generation
+  /// `authenticatedAt`; returns false, closing it with 4001, if a disconnect since then covers the principal.
+  func welcome(_ id: UInt64, principal: RealtimePrincipal, authenticatedAt generation: UInt64) -> Bool {
+    guard connections[id] != nil else { return false }
+    if recentDisconnects.contains(where: { $0.generation > generation && $0.matches(principal) }) {
+      close(
+        id, code: .unauthorized, reason: "disconnected while signing in",
+        error: RealtimeError(code: .unauthorized, message: "the session was ended while signing in", fatal: true))
+      return false
+    }
     connections[id]?.principal = principal
     principals[principal.id, default: []].insert(id)
-    guard let session = connections[id]?.session else { return }
+    guard let session = connections[id]?.session else { return true }
     send(
       id,
       .welcome(
@@ -200,6 +226,7 @@ actor HubState {
         )
       )
     )
+    return true
   }
 
   func subscribe(_ id: UInt64, _ request: SubscribeRequest, authorizedAt generation: UInt64) -> SubscribeOutcome {
@@ -358,11 +385,13 @@ actor HubState {
   }
 
   func disconnect(principalID: String, code: RealtimeCloseCode, reason: String) {
+    remember(principalID: principalID, attributes: [:])
     for id in principals[principalID] ?? [] { close(id, code: code, reason: reason) }
   }
 
   /// Closes the connections whose principal carries every one of `attributes`; returns how many.
   func disconnect(matching attributes: [String: String], code: RealtimeCloseCode, reason: String) -> Int {
+    remember(principalID: nil, attributes: attributes)
     let matching = connections.filter { _, connection in
       guard let principal = connection.principal, !connection.closing else { return false }
       return attributes.allSatisfy { principal.attributes[$0.key] == $0.value }
@@ -372,7 +401,15 @@ actor HubState {
   }
 
   func abort(principalID: String) -> [any RealtimeServerConnection] {
-    (principals[principalID] ?? []).compactMap { connections[$0]?.transport }
+    remember(principalID: principalID, attributes: [:])
+    return (principals[principalID] ?? []).compactMap { connections[$0]?.transport }
+  }
+
+  private func remember(principalID: String?, attributes: [String: String]) {
+    disconnectGeneration += 1
+    recentDisconnects.append(
+      RecentDisconnect(
+        generation: disconnectGeneration, at: clock.now, principalID: principalID, attributes: attributes))
   }
 
   func presence(of name: ChannelName) -> [RealtimePrincipal] {
@@ -389,6 +426,7 @@ actor HubState {
 
   func sweep() {
     let now = clock.now
+    recentDisconnects.removeAll { $0.at.duration(to: now) > configuration.helloTimeout * 2 }
     let silenceLimit = configuration.heartbeatInterval + configuration.heartbeatTimeout
     for (id, connection) in connections where !connection.closing {
       if connection.principal == nil, connection.openedAt.duration(to: now) > configuration.helloTimeout {

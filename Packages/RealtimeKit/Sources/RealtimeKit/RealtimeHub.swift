@@ -136,6 +136,8 @@ public final class RealtimeHub: Sendable {
   }
 
   func handleHello(_ hello: Hello, session: inout Session) async {
+    // A disconnect that lands while the token is checked (a sign-out) must still end this session: note when.
+    let generation = await state.disconnectGeneration
     let principal: RealtimePrincipal?
     do {
       principal = try await authenticate(hello.token)
@@ -151,8 +153,8 @@ public final class RealtimeHub: Sendable {
       )
       return
     }
+    guard await state.welcome(session.id, principal: principal, authenticatedAt: generation) else { return }
     session.principal = principal
-    await state.welcome(session.id, principal: principal)
     for request in hello.resume { await subscribe(session.id, principal: principal, request) }
   }
 
@@ -292,7 +294,8 @@ public final class RealtimeHub: Sendable {
     await state.revoke(channel: channel, principalID: principalID)
   }
 
-  /// Closes every connection of a principal with `code`; with `nil`, drops them without a close handshake.
+  /// Closes every connection of a principal with `code`; with `nil`, drops them without a close handshake. A
+  /// connection of the principal whose `hello` is being authenticated meanwhile is refused with 4001 once it is.
   public func disconnect(principalID: String, code: RealtimeCloseCode? = .normal, reason: String = "disconnected")
     async
   {
@@ -305,6 +308,7 @@ public final class RealtimeHub: Sendable {
 
   /// Closes with `code` every connection whose principal carries all of `attributes` (for instance the session a
   /// signed-out token opened, when the app put the token's id among the attributes); returns how many it closed.
+  /// A matching connection whose `hello` is being authenticated meanwhile is refused with 4001 once it is.
   /// - Precondition: `attributes` is not empty (that would close everyone; use ``shutdown()``).
   @discardableResult
   public func disconnect(matching attributes: [String: String], code: RealtimeCloseCode, reason: String) async -> Int {

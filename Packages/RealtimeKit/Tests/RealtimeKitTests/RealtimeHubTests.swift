@@ -52,6 +52,39 @@ import Testing
     #expect(await hub.disconnect(matching: ["session": "carol/1"], code: .unauthorized, reason: "nobody") == 0)
   }
 
+  @Test func aDisconnectWhileSigningInEndsThatSession() async throws {
+    let (started, release) = (Gate(), Gate())
+    let hub = RealtimeHub(
+      configuration: RealtimeHubConfiguration(epoch: "e1"),
+      authenticate: { token in
+        if token.hasSuffix("/slow") {
+          await started.open()
+          await release.wait()
+        }
+        return RealtimePrincipal(id: String(token.prefix { $0 != "/" }), attributes: ["session": token])
+      },
+      authorize: { _, _, _ in true })
+    let transport = InMemoryRealtimeTransport(hub: hub)
+    let (slow, other) = (try Peer(transport), try Peer(transport))
+    await other.hello("alice/fast")
+    slow.send(.hello(Hello(token: "alice/slow", clientName: "test", clientVersion: "1")))
+    await started.wait()
+    // The token is being checked: there is nothing to close yet, but the session must not start afterwards.
+    #expect(await hub.disconnect(matching: ["session": "alice/slow"], code: .unauthorized, reason: "signed out") == 0)
+    await release.open()
+    guard case .error(let error)? = await slow.next() else {
+      Issue.record("no error for a session ended while signing in")
+      return
+    }
+    #expect(error.code == .unauthorized && error.fatal)
+    #expect(await slow.closed() == .unauthorized)
+    other.send(.ping)
+    guard case .pong? = await other.next() else {
+      Issue.record("the session that was not signed out stopped answering")
+      return
+    }
+  }
+
   @Test func anythingBeforeHelloIsAProtocolViolation() async throws {
     let transport = InMemoryRealtimeTransport(hub: makeHub())
     let peer = try Peer(transport)
