@@ -104,7 +104,10 @@ public struct SQLiteStore: MeridianStore {
   }
 
   public func revokeToken(hash: String) async throws {
+    // Dropped before, so nothing answers from the cache meanwhile, and after: a lookup that read the token before
+    // the update committed must not keep it alive (the cache refuses to store a load that overlapped a drop).
     tokens.remove(hash)
+    defer { tokens.remove(hash) }
     try await database.write { db in
       try db.execute(
         sql: "UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL",
