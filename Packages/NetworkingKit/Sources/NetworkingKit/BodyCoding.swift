@@ -62,7 +62,8 @@ public struct ResponseDecoding<Response: Sendable>: Sendable {
 extension ResponseDecoding where Response: Decodable {
   /// A JSON response. A decoding failure becomes ``NetworkingError/decoding(_:)`` naming the field path.
   ///
-  /// A ``CommonFormDecodable`` response is read by its own reader first, and by `JSONDecoder` when that declines.
+  /// A ``CommonFormDecodable`` response is read by its own reader first, and by `JSONDecoder` when that declines;
+  /// `configure` applies to the `JSONDecoder` only (the reader knows its type's own key names and forms).
   public static func json(configure: @Sendable (JSONDecoder) -> Void = { _ in }) -> Self {
     let decoder = JSONDecoder()
     configure(decoder)
