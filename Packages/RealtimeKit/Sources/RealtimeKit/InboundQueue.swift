@@ -1,0 +1,137 @@
+import Foundation
+
+extension RealtimeHub {
+  /// Serves one connection whose transport delivers messages from callbacks (for example a NIO channel handler)
+  /// instead of an async sequence that a task iterates: the same protocol as ``serve(connection:inbound:)``, but an
+  /// idle connection owns no task. Messages are handled in order by a task that exists only while some are queued.
+  ///
+  /// Call ``RealtimeInbound/receive(_:)`` for every message and ``RealtimeInbound/finish()`` once when the
+  /// connection ends (it is unregistered after the messages queued before it are handled).
+  ///
+  /// - Parameters:
+  ///   - connection: the connection's sending side.
+  ///   - resume: called (from any thread) after ``RealtimeInbound/receive(_:)`` returned `false`, once the backlog
+  ///     has drained enough that the transport should read again.
+  public func open(connection: some RealtimeServerConnection, resume: @escaping @Sendable () -> Void)
+    -> RealtimeInbound
+  {
+    RealtimeInbound(hub: self, transport: connection, resume: resume)
+  }
+}
+
+/// The inbound side of a connection opened with ``RealtimeHub/open(connection:resume:)``.
+///
+/// Thread-safe. At most one handling task runs at a time, so messages are handled one at a time, in order.
+public final class RealtimeInbound: @unchecked Sendable {
+  enum Item {
+    case message(RealtimeInboundMessage)
+    case end
+  }
+
+  /// Above this many queued messages ``receive(_:)`` asks the transport to stop reading.
+  static let highWatermark = 16
+  /// At or below this many queued messages a paused transport is resumed.
+  static let lowWatermark = 4
+
+  private let lock = NSLock()
+  private let hub: RealtimeHub
+  /// Until the handling task registers the connection.
+  private var transport: (any RealtimeServerConnection)?
+  private let resume: @Sendable () -> Void
+  /// Pending items are `items[head...]`.
+  private var items: [Item] = []
+  private var head = 0
+  private var draining = false
+  private var ended = false
+  private var paused = false
+  /// Only touched by the handling task (one at a time; the lock orders them).
+  private var session: RealtimeHub.Session?
+
+  init(hub: RealtimeHub, transport: any RealtimeServerConnection, resume: @escaping @Sendable () -> Void) {
+    self.hub = hub
+    self.transport = transport
+    self.resume = resume
+    // Register now rather than on the first message, so that the hello timeout and the connection count apply.
+    lock.withLock { startDrainingIfNeeded() }
+  }
+
+  /// Queues a received message. Returns `false` when the backlog is full: the transport should stop reading until
+  /// `resume` is called.
+  @discardableResult
+  public func receive(_ message: RealtimeInboundMessage) -> Bool {
+    lock.withLock {
+      guard !ended else { return true }
+      items.append(.message(message))
+      startDrainingIfNeeded()
+      if items.count - head > Self.highWatermark { paused = true }
+      return !paused
+    }
+  }
+
+  /// The connection has ended: it is unregistered after what is already queued is handled. Idempotent.
+  public func finish() {
+    lock.withLock {
+      guard !ended else { return }
+      ended = true
+      items.append(.end)
+      startDrainingIfNeeded()
+    }
+  }
+
+  /// Call with the lock held.
+  private func startDrainingIfNeeded() {
+    guard !draining else { return }
+    draining = true
+    Task.detached { await self.drain() }
+  }
+
+  /// The next item, or `nil` (ending the handling task) when none is queued.
+  private func next(_ session: RealtimeHub.Session) -> Item? {
+    let (item, resumeNow): (Item?, Bool) = lock.withLock {
+      self.session = session
+      guard head < items.count else {
+        // Idle connections keep no buffer and no task.
+        items = []
+        head = 0
+        draining = false
+        return (nil, false)
+      }
+      let item = items[head]
+      head += 1
+      if head >= 64, head * 2 >= items.count {
+        items.removeFirst(head)
+        head = 0
+      }
+      var resumeNow = false
+      if paused, items.count - head <= Self.lowWatermark {
+        paused = false
+        resumeNow = true
+      }
+      return (item, resumeNow)
+    }
+    if resumeNow { resume() }
+    return item
+  }
+
+  private func drain() async {
+    var session: RealtimeHub.Session
+    if let existing = lock.withLock({ self.session }) {
+      session = existing
+    } else {
+      // The first handling task (started by `init`) registers the connection; `transport` is set until then.
+      let transport = lock.withLock { () -> any RealtimeServerConnection in
+        defer { self.transport = nil }
+        return self.transport!
+      }
+      session = RealtimeHub.Session(id: await hub.state.register(transport: transport))
+    }
+    while let item = next(session) {
+      switch item {
+      case .message(let message):
+        await hub.handle(message, session: &session)
+      case .end:
+        await hub.state.unregister(session.id)
+      }
+    }
+  }
+}
