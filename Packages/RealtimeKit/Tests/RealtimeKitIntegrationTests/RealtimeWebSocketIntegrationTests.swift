@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOWebSocket
 import RealtimeKit
 import RealtimeKitHummingbird
 import RealtimeKitTesting
@@ -221,6 +222,65 @@ import WSClient
         while try await iterator.nextFrame() != nil {}
       }
       #expect(code == RealtimeCloseCode.serverShuttingDown.rawValue)
+    }
+  }
+
+  @Test func fragmentsPingsBurstsAndClientCloseOnTheHandlerPath() async throws {
+    let hub = makeHub()
+    try await withServer(hub) { port in
+      let count = 200
+      let code = try await rawSession(port: port) { inbound, outbound in
+        var iterator = inbound.makeAsyncIterator()
+        // A hello in three fragments, with a ping frame between them.
+        let text = Array(hello().utf8)
+        let third = text.count / 3
+        try await outbound.write(.custom(.init(fin: false, opcode: .text, data: ByteBuffer(bytes: text[..<third]))))
+        try await outbound.write(.custom(.init(fin: true, opcode: .ping, data: ByteBuffer(string: "p"))))
+        try await outbound.write(
+          .custom(.init(fin: false, opcode: .continuation, data: ByteBuffer(bytes: text[third..<(2 * third)]))))
+        try await outbound.write(
+          .custom(.init(fin: true, opcode: .continuation, data: ByteBuffer(bytes: text[(2 * third)...]))))
+        guard case .welcome? = try await iterator.nextFrame() else {
+          Issue.record("no welcome")
+          return
+        }
+        // A burst well past the inbound backlog limit: reads pause and resume, and every ping is answered in order.
+        for _ in 0..<count { try await outbound.write(.text(RealtimeCodec.encode(.ping))) }
+        var pongs = 0
+        while pongs < count, case .pong? = try await iterator.nextFrame() { pongs += 1 }
+        #expect(pongs == count)
+      }
+      // The client closed; the server answered 1000 and unregistered the connection.
+      #expect(code == 1000)
+      try await withTimeout {
+        while await hub.connectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+      }
+    }
+  }
+
+  @Test func plainHTTPRequestsStillReachTheRouter() async throws {
+    try await withServer(makeHub()) { port in
+      let response = try rawHTTP(port: port, "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+      #expect(response.hasPrefix("HTTP/1.1 200"))
+      #expect(response.hasSuffix("ok"))
+      let refused = try rawHTTP(
+        port: port,
+        "GET /elsewhere HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+          + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+          + "Sec-WebSocket-Protocol: meridian.v1\r\n\r\n"
+      )
+      #expect(refused.hasPrefix("HTTP/1.1 400"))
+    }
+  }
+
+  @Test func perMessageDeflateConfigurationServesOnTheTaskPath() async throws {
+    let hub = makeHub()
+    try await withServer(hub, configuration: .init(perMessageDeflate: true)) { port in
+      let client = makeClient(port: port)
+      await client.start()
+      await client.subscribe(group)
+      try await waitSubscribed(client, group)
+      await client.stop()
     }
   }
 }

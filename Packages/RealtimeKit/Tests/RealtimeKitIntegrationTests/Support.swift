@@ -12,13 +12,20 @@ import Testing
 import WSClient
 
 /// Runs a Hummingbird server with `hub` mounted at `/ws` on 127.0.0.1 with an OS-chosen port.
-func withServer(_ hub: RealtimeHub, _ body: @Sendable (Int) async throws -> Void) async throws {
+/// `GET /health` answers `ok`.
+func withServer(
+  _ hub: RealtimeHub,
+  configuration: RealtimeWebSocketConfiguration = .init(),
+  _ body: @Sendable (Int) async throws -> Void
+) async throws {
   var logger = Logger(label: "realtime-test")
   logger.logLevel = .critical
   let (ports, portSink) = AsyncStream<Int>.makeStream()
+  let router = Router()
+  router.get("/health") { _, _ in "ok" }
   let app = Application(
-    router: Router(),
-    server: .realtime(hub: hub),
+    router: router,
+    server: .realtime(hub: hub, configuration: configuration),
     configuration: .init(address: .hostname("127.0.0.1", port: 0)),
     onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) },
     logger: logger
@@ -128,4 +135,38 @@ extension WebSocketInboundStream.AsyncIterator {
     }
     return nil
   }
+}
+
+/// Sends `request` over a plain TCP connection and returns everything the server sends until it closes (or 5 s).
+func rawHTTP(port: Int, _ request: String) throws -> String {
+  #if canImport(Glibc)
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+  #else
+    let fd = socket(AF_INET, SOCK_STREAM, 0)
+  #endif
+  guard fd >= 0 else { throw POSIXError(.EIO) }
+  defer { close(fd) }
+  var timeout = timeval(tv_sec: 5, tv_usec: 0)
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_port = in_port_t(UInt16(port).bigEndian)
+  address.sin_addr.s_addr = inet_addr("127.0.0.1")
+  let connected = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+  }
+  guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+  let bytes = Array(request.utf8)
+  guard send(fd, bytes, bytes.count, 0) == bytes.count else { throw POSIXError(.EIO) }
+  var response: [UInt8] = []
+  var buffer = [UInt8](repeating: 0, count: 4096)
+  while true {
+    let count = recv(fd, &buffer, buffer.count, 0)
+    if count <= 0 { break }
+    response += buffer[0..<count]
+    if String(decoding: response, as: UTF8.self).contains("\r\n\r\nok") { break }
+  }
+  return String(decoding: response, as: UTF8.self)
 }
