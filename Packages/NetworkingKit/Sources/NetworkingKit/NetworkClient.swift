@@ -33,8 +33,8 @@ public struct NetworkClient: Sendable {
     public var clock: any Clock<Duration> = ContinuousClock()
     /// The source of jitter; tests inject a seeded one.
     public var random: RandomSource = .system
-    /// Makes idempotency keys (default: a random UUID).
-    public var makeIdempotencyKey: @Sendable () -> String = { UUID().uuidString }
+    /// Makes idempotency keys (default: ``IdempotencyKeys``, a random prefix and a counter).
+    public var makeIdempotencyKey: @Sendable () -> String = IdempotencyKeys().next
     /// Header fields sent with every request.
     public var defaultHeaderFields: HTTPFields = [:]
     /// Called after every attempt with its outcome and what follows, for logs and metrics.

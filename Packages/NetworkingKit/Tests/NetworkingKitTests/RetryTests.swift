@@ -167,6 +167,19 @@ import Testing
     #expect(explicit.transport.requests.map { $0.head.headerFields[.idempotencyKey] } == ["mine", "mine"])
   }
 
+  @Test func generatedKeysNeverRepeat() async {
+    let (first, second) = (IdempotencyKeys(), IdempotencyKeys())
+    let keys = await withTaskGroup(of: [String].self) { group in
+      for generator in [first, second, first, second] {
+        group.addTask { (0..<500).map { _ in generator.next() } }
+      }
+      return await group.reduce(into: [String]()) { $0 += $1 }
+    }
+    #expect(keys.count == 2000 && Set(keys).count == 2000)
+    #expect(keys.allSatisfy { (1...255).contains($0.utf8.count) && $0.allSatisfy { $0.isASCII && !$0.isWhitespace } })
+    #expect(first.next().prefix(36) != second.next().prefix(36))
+  }
+
   @Test func unreachableFailsAtOnceButTimeoutsAreRetried() async throws {
     let refused = try Harness([.failure(TransportError(.connectionRefused)), .json(profileJSON)])
     let error = await #expect(throws: NetworkingError.self) { try await refused.client.send(API.me) }
