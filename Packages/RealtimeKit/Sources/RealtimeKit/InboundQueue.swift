@@ -38,9 +38,7 @@ public final class RealtimeInbound: @unchecked Sendable {
   /// Until the handling task registers the connection.
   private var transport: (any RealtimeServerConnection)?
   private let resume: @Sendable () -> Void
-  /// Pending items are `items[head...]`.
-  private var items: [Item] = []
-  private var head = 0
+  private var items = DrainBuffer<Item>()
   private var draining = false
   private var ended = false
   private var paused = false
@@ -63,7 +61,7 @@ public final class RealtimeInbound: @unchecked Sendable {
       guard !ended else { return true }
       items.append(.message(message))
       startDrainingIfNeeded()
-      if items.count - head > Self.highWatermark { paused = true }
+      if items.count > Self.highWatermark { paused = true }
       return !paused
     }
   }
@@ -89,21 +87,13 @@ public final class RealtimeInbound: @unchecked Sendable {
   private func next(_ session: RealtimeHub.Session) -> Item? {
     let (item, resumeNow): (Item?, Bool) = lock.withLock {
       self.session = session
-      guard head < items.count else {
+      guard let item = items.popFirst() else {
         // Idle connections keep no buffer and no task.
-        items = []
-        head = 0
         draining = false
         return (nil, false)
       }
-      let item = items[head]
-      head += 1
-      if head >= 64, head * 2 >= items.count {
-        items.removeFirst(head)
-        head = 0
-      }
       var resumeNow = false
-      if paused, items.count - head <= Self.lowWatermark {
+      if paused, items.count <= Self.lowWatermark {
         paused = false
         resumeNow = true
       }

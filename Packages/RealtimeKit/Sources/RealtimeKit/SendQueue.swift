@@ -20,9 +20,8 @@ final class SendQueue: @unchecked Sendable {
   private let lock = NSLock()
   private let transport: any RealtimeServerConnection
   private let capacity: Int
-  /// Pending messages are `items[head...]`; the one being sent is no longer counted.
-  private var items: [Outbound] = []
-  private var head = 0
+  /// Pending messages; the one being sent is no longer counted.
+  private var items = DrainBuffer<Outbound>()
   /// No more messages are accepted; what is queued is still sent.
   private var finished = false
   /// Nothing more is sent; what is queued is dropped.
@@ -38,7 +37,7 @@ final class SendQueue: @unchecked Sendable {
   func enqueue(_ outbound: Outbound) -> EnqueueResult {
     lock.withLock {
       guard !finished, !stopped else { return .terminated }
-      guard items.count - head < capacity else { return .dropped }
+      guard items.count < capacity else { return .dropped }
       items.append(outbound)
       if drainer == nil {
         drainer = Task.detached { await self.drain() }
@@ -56,8 +55,7 @@ final class SendQueue: @unchecked Sendable {
   func stop() {
     let task: Task<Void, Never>? = lock.withLock {
       stopped = true
-      items = []
-      head = 0
+      items.removeAll()
       defer { drainer = nil }
       return drainer
     }
@@ -66,18 +64,11 @@ final class SendQueue: @unchecked Sendable {
 
   private func next() -> Outbound? {
     lock.withLock {
-      guard !stopped, head < items.count else {
-        // Ends this drain task; the next enqueue starts a new one. Release the buffer: idle connections keep none.
-        items = []
-        head = 0
+      guard !stopped, let outbound = items.popFirst() else {
+        // Ends this drain task; the next enqueue starts a new one.
+        items.removeAll()
         drainer = nil
         return nil
-      }
-      let outbound = items[head]
-      head += 1
-      if head >= 64, head * 2 >= items.count {
-        items.removeFirst(head)
-        head = 0
       }
       return outbound
     }

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
@@ -285,7 +286,7 @@ final class RealtimeWebSocketHandler: ChannelDuplexHandler, RemovableChannelHand
       var buffer = buffer
       return try? buffer.readUTF8ValidatedString(length: buffer.readableBytes)
     } else {
-      return String(validatingUTF8Bytes: buffer.readableBytesView)
+      return String(bytes: buffer.readableBytesView, encoding: .utf8)
     }
   }
 
@@ -417,21 +418,5 @@ struct NIORealtimeConnection: RealtimeServerConnection {
 
   func abort() async {
     try? await channel.close()
-  }
-}
-
-extension String {
-  fileprivate init?(validatingUTF8Bytes bytes: some Collection<UInt8>) {
-    var iterator = bytes.makeIterator()
-    var decoder = UTF8()
-    var scalars = String.UnicodeScalarView()
-    loop: while true {
-      switch decoder.decode(&iterator) {
-      case .scalarValue(let scalar): scalars.append(scalar)
-      case .emptyInput: break loop
-      case .error: return nil
-      }
-    }
-    self = String(scalars)
   }
 }

@@ -80,15 +80,12 @@ extension HTTPServerBuilder {
 enum RealtimeUpgrade {
   /// Whether the request targets `path` and offers `meridian.v1`.
   static func accepts(_ request: HTTPRequest, path: String) -> Bool {
-    let requestPath = request.path.map { $0.split(separator: "?", maxSplits: 1).first.map(String.init) ?? $0 } ?? ""
-    guard requestPath == path else { return false }
-    let offered = request.headerFields[values: .secWebSocketProtocol]
-      .flatMap { $0.split(separator: ",") }
-      .map { $0.trimmingCharacters(in: .whitespaces) }
-    return offered.contains(RealtimeProtocol.subprotocol)
+    let offered = request.headerFields[values: .secWebSocketProtocol].flatMap { $0.split(separator: ",") }
+    return accepts(uri: request.path ?? "", offered: offered.map(String.init), path: path)
   }
 
-  /// Whether a request for `uri` offering the subprotocols `offered` targets `path` with `meridian.v1`.
+  /// Whether a request for `uri` offering the subprotocols `offered` (one per element) targets `path` with
+  /// `meridian.v1`.
   static func accepts(uri: String, offered: [String], path: String) -> Bool {
     let requestPath =
       uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? uri
