@@ -205,27 +205,25 @@ extension SQLiteStore {
   }
 
   public func wasOffered(_ promotion: PromotionID, to user: UserID) async throws -> Bool {
-    try await database.read { db in
-      try Bool.fetchOne(
-        db, sql: "SELECT EXISTS(SELECT 1 FROM promotion_offers WHERE promotion_id = ? AND user_id = ?)",
-        arguments: [promotion.rawValue, user.rawValue]) == true
-    }
+    try await database.read { db in try Self.wasOffered(promotion, to: user, db) }
+  }
+
+  private static func wasOffered(_ promotion: PromotionID, to user: UserID, _ db: Database) throws -> Bool {
+    try Bool.fetchOne(
+      db, sql: "SELECT EXISTS(SELECT 1 FROM promotion_offers WHERE promotion_id = ? AND user_id = ?)",
+      arguments: [promotion.rawValue, user.rawValue]) == true
   }
 
   public func redeem(_ promotion: PromotionID, by user: UserID, at time: Int64) async throws -> RedemptionOutcome {
     try await database.write { db in
-      let arguments: StatementArguments = [promotion.rawValue, user.rawValue]
       if let earlier = try Int64.fetchOne(
         db, sql: "SELECT redeemed_at FROM promotion_redemptions WHERE promotion_id = ? AND user_id = ?",
-        arguments: arguments)
+        arguments: [promotion.rawValue, user.rawValue])
       {
         return .alreadyRedeemed(at: earlier)
       }
-      guard
-        try Bool.fetchOne(
-          db, sql: "SELECT EXISTS(SELECT 1 FROM promotion_offers WHERE promotion_id = ? AND user_id = ?)",
-          arguments: arguments) == true
-      else { return .notOffered }
+      // Checked again inside the transaction, so the store keeps the rule whoever calls it.
+      guard try Self.wasOffered(promotion, to: user, db) else { return .notOffered }
       try db.execute(
         sql: "INSERT INTO promotion_redemptions(promotion_id, user_id, redeemed_at) VALUES (?, ?, ?)",
         arguments: [promotion.rawValue, user.rawValue, time])
