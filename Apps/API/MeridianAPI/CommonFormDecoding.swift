@@ -42,47 +42,60 @@ private struct CommonFormScanner {
   init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
   mutating func batch() -> FixBatch? {
-    guard take(UInt8(ascii: "{")) else { return nil }
-    var device: DeviceID?
-    var fixes: [LocationFix]?
-    repeat {
-      guard let key = string() else { return nil }
-      guard take(UInt8(ascii: ":")) else { return nil }
-      switch key {
-      case "deviceId" where device == nil:
-        guard let value = string() else { return nil }
-        device = DeviceID(value)
-      case "fixes" where fixes == nil:
-        guard let list = fixList() else { return nil }
-        fixes = list
-      default:
-        return nil
+    document { scanner in
+      var device: DeviceID?
+      var fixes: [LocationFix]?
+      let read = scanner.object { scanner, key in
+        switch key {
+        case "deviceId" where device == nil:
+          device = scanner.string().map { DeviceID($0) }
+          return device != nil
+        case "fixes" where fixes == nil:
+          fixes = scanner.fixList()
+          return fixes != nil
+        default:
+          return false
+        }
       }
-    } while take(UInt8(ascii: ","))
-    guard take(UInt8(ascii: "}")), let device, let fixes else { return nil }
-    skipWhitespace()
-    guard index == bytes.count else { return nil }
-    return FixBatch(deviceId: device, fixes: fixes)
+      guard read, let device, let fixes else { return nil }
+      return FixBatch(deviceId: device, fixes: fixes)
+    }
   }
 
   mutating func receipt() -> FixReceipt? {
-    guard take(UInt8(ascii: "{")) else { return nil }
-    var accepted: Int?
-    var duplicates: Int?
-    repeat {
-      guard let key = string(), take(UInt8(ascii: ":")), let value = integer().flatMap(Int.init(exactly:)) else {
-        return nil
+    document { scanner in
+      var accepted: Int?
+      var duplicates: Int?
+      let read = scanner.object { scanner, key in
+        guard let value = scanner.integer().flatMap(Int.init(exactly:)) else { return false }
+        switch key {
+        case "accepted" where accepted == nil: accepted = value
+        case "duplicates" where duplicates == nil: duplicates = value
+        default: return false
+        }
+        return true
       }
-      switch key {
-      case "accepted" where accepted == nil: accepted = value
-      case "duplicates" where duplicates == nil: duplicates = value
-      default: return nil
-      }
-    } while take(UInt8(ascii: ","))
-    guard take(UInt8(ascii: "}")), let accepted, let duplicates else { return nil }
+      guard read, let accepted, let duplicates else { return nil }
+      return FixReceipt(accepted: accepted, duplicates: duplicates)
+    }
+  }
+
+  /// `value` read from the whole input: declined if anything but whitespace follows it.
+  private mutating func document<Value>(_ value: (inout Self) -> Value?) -> Value? {
+    guard let result = value(&self) else { return nil }
     skipWhitespace()
-    guard index == bytes.count else { return nil }
-    return FixReceipt(accepted: accepted, duplicates: duplicates)
+    return index == bytes.count ? result : nil
+  }
+
+  /// Reads an object, handing each member's key to `member` once its colon is read; `member` reads the value and
+  /// returns false to decline (an unknown or repeated key, a bad value).
+  private mutating func object(_ member: (inout Self, String) -> Bool) -> Bool {
+    guard take(UInt8(ascii: "{")) else { return false }
+    if take(UInt8(ascii: "}")) { return true }
+    repeat {
+      guard let key = string(), take(UInt8(ascii: ":")), member(&self, key) else { return false }
+    } while take(UInt8(ascii: ","))
+    return take(UInt8(ascii: "}"))
   }
 
   private mutating func fixList() -> [LocationFix]? {
@@ -98,7 +111,6 @@ private struct CommonFormScanner {
   }
 
   private mutating func fix() -> LocationFix? {
-    guard take(UInt8(ascii: "{")) else { return nil }
     var device: String?
     var timestamp: Int64?
     var floor: Int?
@@ -106,39 +118,36 @@ private struct CommonFormScanner {
     var batteryState: BatteryState?
     var kind: FixKind?
     var trigger: FixTrigger?
-    if !take(UInt8(ascii: "}")) {
-      repeat {
-        guard let key = string(), take(UInt8(ascii: ":")) else { return nil }
-        if let slot = Self.numberFields[key] {
-          guard numbers[slot] == nil, let value = double() else { return nil }
-          numbers[slot] = value
-          continue
-        }
-        switch key {
-        case "timestamp" where timestamp == nil:
-          guard let value = integer() else { return nil }
-          timestamp = value
-        case "floor" where floor == nil:
-          guard let value = integer(), let small = Int(exactly: value) else { return nil }
-          floor = small
-        case "deviceId" where device == nil:
-          guard let value = string() else { return nil }
-          device = value
-        case "kind" where kind == nil:
-          guard let value = string().flatMap(FixKind.init(rawValue:)) else { return nil }
-          kind = value
-        case "batteryState" where batteryState == nil:
-          guard let value = string().flatMap(BatteryState.init(rawValue:)) else { return nil }
-          batteryState = value
-        case "trigger" where trigger == nil:
-          guard let value = string().flatMap(FixTrigger.init(rawValue:)) else { return nil }
-          trigger = value
-        default:
-          return nil
-        }
-      } while take(UInt8(ascii: ","))
-      guard take(UInt8(ascii: "}")) else { return nil }
+    let read = object { scanner, key in
+      if let slot = Self.numberFields[key] {
+        guard numbers[slot] == nil, let value = scanner.double() else { return false }
+        numbers[slot] = value
+        return true
+      }
+      switch key {
+      case "timestamp" where timestamp == nil:
+        timestamp = scanner.integer()
+        return timestamp != nil
+      case "floor" where floor == nil:
+        floor = scanner.integer().flatMap { Int(exactly: $0) }
+        return floor != nil
+      case "deviceId" where device == nil:
+        device = scanner.string()
+        return device != nil
+      case "kind" where kind == nil:
+        kind = scanner.string().flatMap(FixKind.init(rawValue:))
+        return kind != nil
+      case "batteryState" where batteryState == nil:
+        batteryState = scanner.string().flatMap(BatteryState.init(rawValue:))
+        return batteryState != nil
+      case "trigger" where trigger == nil:
+        trigger = scanner.string().flatMap(FixTrigger.init(rawValue:))
+        return trigger != nil
+      default:
+        return false
+      }
     }
+    guard read else { return nil }
     guard let timestamp, let latitude = numbers[0], let longitude = numbers[1] else { return nil }
     return try? LocationFix(
       deviceID: device.map { DeviceID($0) }, timestamp: timestamp, latitude: latitude, longitude: longitude,
