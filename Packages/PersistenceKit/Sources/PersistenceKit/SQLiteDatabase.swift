@@ -129,6 +129,19 @@ public struct SQLiteDatabase: Sendable {
     try await writer.write(body)
   }
 
+  /// Schedules `body` in a write transaction on the writer's own serial queue and returns at once; `completion` gets
+  /// its result (or the error, after the rollback) on that queue, after the commit.
+  ///
+  /// This is the write for pipelines that chain transactions, such as a group commit: calling it again from
+  /// `completion` queues the next transaction with no hop through Swift concurrency's thread pool, where a busy
+  /// server would make it wait behind every other task. Keep `completion` short: the next write waits for it.
+  public func write<T: Sendable>(
+    _ body: @escaping @Sendable (Database) throws -> T,
+    completion: @escaping @Sendable (Result<T, any Error>) -> Void
+  ) {
+    writer.asyncWrite(body) { _, result in completion(result) }
+  }
+
   /// The journal mode in effect (`wal` for file databases, `memory` in memory).
   public func journalMode() throws -> String {
     try writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }

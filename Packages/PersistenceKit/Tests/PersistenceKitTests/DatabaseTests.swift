@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PersistenceKitTesting
+import Synchronization
 import Testing
 
 @testable import PersistenceKit
@@ -22,6 +23,32 @@ import Testing
     }
     #expect(database.path == directory.path("nested/app.sqlite"))
     try database.close()
+  }
+
+  @Test func chainedWritesRunInOrderAndAFailureRollsBackOnlyItself() async throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try SQLiteDatabase.open(at: directory.path("chain.sqlite"))
+    defer { try? database.close() }
+    try await database.write { db in try db.execute(sql: "CREATE TABLE t(x INTEGER UNIQUE)") }
+    // Each completion queues the next write, as a group commit does; the third write fails on the UNIQUE column.
+    let results = await withCheckedContinuation { (done: CheckedContinuation<[String], Never>) in
+      let values: [Int64] = [1, 2, 2, 3]
+      let log = Mutex<[String]>([])
+      @Sendable func write(_ index: Int) {
+        guard index < values.count else { return done.resume(returning: log.withLock { $0 }) }
+        database.write({ db in
+          try db.execute(sql: "INSERT INTO t(x) VALUES (?)", arguments: [values[index]])
+          return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM t") ?? 0
+        }) { result in
+          log.withLock { $0.append((try? result.get()).map { "rows \($0)" } ?? "failed") }
+          write(index + 1)
+        }
+      }
+      write(0)
+    }
+    #expect(results == ["rows 1", "rows 2", "failed", "rows 3"])
+    #expect(try await database.read { db in try Int64.fetchAll(db, sql: "SELECT x FROM t ORDER BY x") } == [1, 2, 3])
   }
 
   @Test func inMemoryDatabaseIsPrivateAndWorks() async throws {
