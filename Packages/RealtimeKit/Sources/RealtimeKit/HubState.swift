@@ -52,7 +52,9 @@ actor HubState {
 
   struct Channel {
     var offset: UInt64 = 0
-    var history: Ring<(offset: UInt64, text: String)>
+    /// The newest events, for resuming subscribers. The text of an event is made when it is sent: a payload
+    /// published to several channels is kept once, and an event nobody receives is never spelled out.
+    var history: Ring<(offset: UInt64, time: RealtimeTimestamp, payloadJSON: String)>
     var subscribers: Set<UInt64> = []
   }
 
@@ -262,7 +264,10 @@ actor HubState {
       return .done
     }
     channel.history.forEach { entry in
-      if entry.offset > resume.offset { enqueue(id, .text(entry.text)) }
+      guard entry.offset > resume.offset else { return }
+      let text = RealtimeCodec.encodeEvent(
+        channel: name, offset: entry.offset, time: entry.time, payloadJSON: entry.payloadJSON)
+      enqueue(id, .text(text))
     }
     return .done
   }
@@ -347,19 +352,28 @@ actor HubState {
 
   /// Appends one event with the same payload to each channel (the payload encoded once); returns their offsets.
   func append(_ payload: JSONValue, to names: [ChannelName]) -> [UInt64] {
-    let payloadJSON = payload.jsonText
+    append([(payload, names)])[0]
+  }
+
+  /// Appends each payload to its channels (each payload encoded once); returns each one's offsets, in order.
+  func append(_ events: [(payload: JSONValue, channels: [ChannelName])]) -> [[UInt64]] {
     let time = currentTimestamp()
-    return names.map { append(payloadJSON: payloadJSON, to: $0, time: time) }
+    return events.map { event in
+      let payloadJSON = event.payload.jsonText
+      return event.channels.map { append(payloadJSON: payloadJSON, to: $0, time: time) }
+    }
   }
 
   private func append(payloadJSON: String, to name: ChannelName, time: RealtimeTimestamp) -> UInt64 {
     // Taken out of the dictionary while it changes, so its history and subscribers are not copied on write.
     var channel = channels.removeValue(forKey: name) ?? Channel(history: Ring(capacity: configuration.historyCapacity))
     channel.offset += 1
-    let text = RealtimeCodec.encodeEvent(channel: name, offset: channel.offset, time: time, payloadJSON: payloadJSON)
-    _ = channel.history.append((channel.offset, text))
+    _ = channel.history.append((channel.offset, time, payloadJSON))
     channels[name] = channel
-    for subscriber in channel.subscribers { enqueue(subscriber, .text(text)) }
+    if !channel.subscribers.isEmpty {
+      let text = RealtimeCodec.encodeEvent(channel: name, offset: channel.offset, time: time, payloadJSON: payloadJSON)
+      for subscriber in channel.subscribers { enqueue(subscriber, .text(text)) }
+    }
     return channel.offset
   }
 
@@ -410,6 +424,10 @@ actor HubState {
     recentDisconnects.append(
       RecentDisconnect(
         generation: disconnectGeneration, at: clock.now, principalID: principalID, attributes: attributes))
+  }
+
+  func presence(of names: [ChannelName]) -> [[RealtimePrincipal]] {
+    names.map(presence(of:))
   }
 
   func presence(of name: ChannelName) -> [RealtimePrincipal] {

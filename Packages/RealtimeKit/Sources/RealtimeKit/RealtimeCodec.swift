@@ -230,7 +230,10 @@ public enum RealtimeCodec {
   public static func encodeEvent(channel: ChannelName, offset: UInt64, time: RealtimeTimestamp, payloadJSON: String)
     -> String
   {
-    var output = "{\"channel\":"
+    var output = ""
+    // The whole event at once: growing the text while appending would copy it several times.
+    output.reserveCapacity(payloadJSON.utf8.count + channel.rawValue.utf8.count + 96)
+    output += "{\"channel\":"
     JSONValue.writeString(channel.rawValue, to: &output)
     output += ",\"offset\":\(offset),\"payload\":"
     output += payloadJSON

@@ -286,6 +286,13 @@ public final class RealtimeHub: Sendable {
     await state.append(payload, to: channels)
   }
 
+  /// Publishes several payloads, each to its channels, in one step on the hub (a batch of app events costs one
+  /// hop, not one each); each payload is encoded once. Returns each payload's offsets, in order.
+  @discardableResult
+  public func publish(_ events: [(payload: JSONValue, channels: [ChannelName])]) async -> [[UInt64]] {
+    events.isEmpty ? [] : await state.append(events)
+  }
+
   /// Withdraws a principal's live access to a channel at once: its subscriptions end with `unsubscribed`
   /// (`revoked`), and authorization answers given before this call are not used. Pass `nil` to revoke everyone.
   ///
@@ -319,6 +326,11 @@ public final class RealtimeHub: Sendable {
   /// The distinct principals currently subscribed to a channel.
   public func presence(of channel: ChannelName) async -> [RealtimePrincipal] {
     await state.presence(of: channel)
+  }
+
+  /// The distinct principals currently subscribed to each of `channels`, in order, read in one step.
+  public func presence(of channels: [ChannelName]) async -> [[RealtimePrincipal]] {
+    channels.isEmpty ? [] : await state.presence(of: channels)
   }
 
   /// A channel's current offset and epoch.

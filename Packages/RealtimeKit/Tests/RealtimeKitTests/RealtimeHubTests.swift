@@ -277,6 +277,38 @@ import Testing
     #expect(await peer.next() == .reload(ChannelPosition(channel: third, offset: 0, epoch: "e1")))
   }
 
+  @Test func batchPublishNumbersEachChannelAndResumeReplaysTheSameEvents() async throws {
+    let hub = makeHub()
+    let (watched, quiet) = (ChannelName.test("user:1"), ChannelName.test("group:2"))
+    let peer = try Peer(InMemoryRealtimeTransport(hub: hub))
+    await peer.hello()
+    peer.send(.subscribe(SubscribeRequest(channel: watched)))
+    _ = await peer.next()
+    #expect(await hub.presence(of: [watched, quiet]).map { $0.map(\.id) } == [["alice"], []])
+    #expect(await hub.publish([]) == [])
+    let offsets = await hub.publish([
+      (payload: ["n": 1], channels: [watched, quiet]), (payload: ["n": 2], channels: [quiet]),
+      (payload: ["n": 3], channels: [watched]),
+    ])
+    #expect(offsets == [[1, 1], [2], [2]])
+    var live: [RealtimeEvent] = []
+    for _ in 1...2 {
+      if case .event(let event)? = await peer.next() { live.append(event) }
+    }
+    #expect(live.map(\.offset) == [1, 2] && live.map(\.payload) == [["n": 1], ["n": 3]])
+    // The quiet channel had no subscriber: its events are kept and spelled out when a resume asks for them.
+    let late = try Peer(InMemoryRealtimeTransport(hub: hub))
+    await late.hello()
+    late.send(.subscribe(SubscribeRequest(channel: quiet, resume: ResumePosition(offset: 0, epoch: "e1"))))
+    #expect(await late.next() == .subscribed(ChannelPosition(channel: quiet, offset: 2, epoch: "e1")))
+    var replayed: [RealtimeEvent] = []
+    for _ in 1...2 {
+      if case .event(let event)? = await late.next() { replayed.append(event) }
+    }
+    #expect(replayed.map(\.offset) == [1, 2] && replayed.map(\.payload) == [["n": 1], ["n": 2]])
+    #expect(replayed.map(\.channel) == [quiet, quiet] && replayed.first?.time == live.first?.time)
+  }
+
   @Test func authorizationRateAndSubscriptionLimits() async throws {
     var configuration = RealtimeHubConfiguration(epoch: "e1")
     configuration.limits.maxSubscriptions = 2
