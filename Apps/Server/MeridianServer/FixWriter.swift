@@ -7,6 +7,10 @@ import ServiceLifecycle
 /// The group-commit writer: requests hand their fixes over and wait; the writer stores everything that queued up
 /// since its last commit in one durable transaction and then answers every waiting request.
 ///
+/// Commits are chained on the store's writer thread: the first request to find the writer idle starts a commit, and
+/// each commit's completion answers its requests and starts the next one with whatever queued meanwhile. No task of
+/// Swift concurrency's shared pool sits in that loop, so a commit never waits behind the requests it serves.
+///
 /// Run it as a service in the same `ServiceGroup` as the HTTP server, after it in the list, so that on SIGTERM the
 /// server drains its in-flight requests first and the writer commits what they handed over before it stops.
 public final class FixWriter: Service, Sendable {
@@ -15,33 +19,69 @@ public final class FixWriter: Service, Sendable {
     let continuation: CheckedContinuation<FixReceipt, any Error>
   }
 
-  /// The jobs handed over since the last commit, behind a lock: a request appends without a task or an actor hop.
+  /// The jobs waiting for a commit and whether one is running, behind a lock: a request appends without a task or
+  /// an actor hop.
   private final class Queue: @unchecked Sendable {
     private let lock = NSLock()
     private var jobs: [Job] = []
+    private var committing = false
     private var closed = false
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    private let maxJobsPerCommit: Int
 
-    func append(_ job: Job) -> Bool {
+    init(maxJobsPerCommit: Int) { self.maxJobsPerCommit = max(1, maxJobsPerCommit) }
+
+    /// What a request's hand-over led to.
+    enum Admission {
+      /// Refused: the writer has stopped.
+      case refused
+      /// Queued behind the running commit, which starts the next one.
+      case queued
+      /// The writer was idle: the caller starts the commit of these jobs.
+      case commit([Job])
+    }
+
+    func append(_ job: Job) -> Admission {
       lock.withLock {
-        guard !closed else { return false }
+        guard !closed else { return .refused }
         jobs.append(job)
-        return true
+        guard !committing else { return .queued }
+        committing = true
+        return .commit(takeNext())
       }
     }
 
-    func takeAll() -> [Job] {
-      lock.withLock {
+    /// After a commit: the next commit's jobs, or nil when none queued (the writer is idle again).
+    func next() -> [Job]? {
+      let (next, waiters): ([Job]?, [CheckedContinuation<Void, Never>]) = lock.withLock {
+        if !jobs.isEmpty { return (takeNext(), []) }
+        committing = false
+        defer { idleWaiters.removeAll() }
+        return (nil, idleWaiters)
+      }
+      for waiter in waiters { waiter.resume() }
+      return next
+    }
+
+    /// Refuses new jobs; returns once the queued ones are committed.
+    func close() async {
+      await withCheckedContinuation { waiter in
+        let idle = lock.withLock {
+          closed = true
+          if committing { idleWaiters.append(waiter) }
+          return !committing
+        }
+        if idle { waiter.resume() }
+      }
+    }
+
+    private func takeNext() -> [Job] {
+      guard jobs.count > maxJobsPerCommit else {
         defer { jobs.removeAll(keepingCapacity: true) }
         return jobs
       }
-    }
-
-    func close() -> [Job] {
-      lock.withLock {
-        closed = true
-        defer { jobs.removeAll() }
-        return jobs
-      }
+      defer { jobs.removeFirst(maxJobsPerCommit) }
+      return Array(jobs.prefix(maxJobsPerCommit))
     }
   }
 
@@ -50,11 +90,7 @@ public final class FixWriter: Service, Sendable {
   /// Fixes accepted over the last minute (the admin API's ingest rate).
   public let ingestRate = IngestRate()
   private let logger: Logger
-  private let queue = Queue()
-  private let signal: AsyncStream<Void>
-  private let signalContinuation: AsyncStream<Void>.Continuation
-  /// The largest number of requests committed together, to bound one transaction.
-  private let maxJobsPerCommit: Int
+  private let queue: Queue
   /// Each commit's newly stored batches with their receipts, in commit order, after the requests were answered;
   /// it ends after the writer's last commit. The live fan-out reads it (one reader); unread, it keeps only the
   /// newest ``commitBacklog`` commits, so a commit never waits for its readers (`meridian_live_commits_dropped_total`
@@ -64,13 +100,12 @@ public final class FixWriter: Service, Sendable {
   /// Commits kept for a slow or absent reader of ``commits``.
   public static let commitBacklog = 4096
 
-  /// A writer storing into `store`.
+  /// A writer storing into `store`, at most `maxJobsPerCommit` requests per transaction.
   public init(store: any MeridianStore, metrics: ServerMetrics, logger: Logger, maxJobsPerCommit: Int = 512) {
     self.store = store
     self.metrics = metrics
     self.logger = logger
-    self.maxJobsPerCommit = maxJobsPerCommit
-    (signal, signalContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    queue = Queue(maxJobsPerCommit: maxJobsPerCommit)
     (commits, commitsContinuation) = AsyncStream.makeStream(
       of: CommittedFixes.self, bufferingPolicy: .bufferingNewest(Self.commitBacklog))
   }
@@ -80,67 +115,68 @@ public final class FixWriter: Service, Sendable {
   ///   commit failed (nothing of the batch was stored).
   public func submit(_ batch: FixInsertBatch) async throws -> FixReceipt {
     try await withCheckedThrowingContinuation { continuation in
-      if queue.append(Job(batch: batch, continuation: continuation)) {
-        signalContinuation.yield()
-      } else {
+      switch queue.append(Job(batch: batch, continuation: continuation)) {
+      case .queued: break
+      case .commit(let jobs): commit(jobs)
+      case .refused:
         continuation.resume(
           throwing: APIError(status: 503, code: .unavailable, message: "The server is shutting down; retry shortly."))
       }
     }
   }
 
-  /// Commits until graceful shutdown, then commits what is still queued, refuses new batches and ends ``commits``.
+  /// Commits until graceful shutdown (or cancellation), then refuses new batches, commits what is still queued and
+  /// ends ``commits``.
   public func run() async throws {
-    await withGracefulShutdownHandler {
-      for await _ in signal {
-        await commit(queue.takeAll())
-      }
-    } onGracefulShutdown: {
-      self.signalContinuation.finish()
-    }
-    await commit(queue.close())
+    try? await gracefulShutdown()
+    await queue.close()
     commitsContinuation.finish()
   }
 
-  private func commit(_ jobs: [Job]) async {
-    var start = jobs.startIndex
-    while start < jobs.endIndex {
-      let end = min(start + maxJobsPerCommit, jobs.endIndex)
-      let slice = jobs[start..<end]
-      do {
-        let now = Timestamp.milliseconds(Date())
-        let receipts = try await store.insertFixes(slice.map(\.batch), now: now)
-        metrics.commitRequests.record(Double(slice.count))
-        var stored: [(batch: FixInsertBatch, receipt: FixReceipt)] = []
-        for (job, receipt) in zip(slice, receipts) {
-          switch job.batch.idempotency?.resolution {
-          case .conflict?:
-            job.continuation.resume(
-              throwing: APIError(
-                status: 422, code: .idempotencyConflict,
-                message: "This Idempotency-Key was already used for a different request; use a new key."))
-          case .replayed?:
-            metrics.idempotentReplays.increment()
-            job.continuation.resume(returning: receipt)
-          default:
-            metrics.fixesAccepted.increment(by: Int64(receipt.accepted))
-            metrics.fixesDuplicate.increment(by: Int64(receipt.duplicates))
-            stored.append((job.batch, receipt))
-            job.continuation.resume(returning: receipt)
-          }
-        }
-        ingestRate.record(stored.reduce(0) { $0 + $1.receipt.accepted }, at: now)
-        if !stored.isEmpty,
-          case .dropped = commitsContinuation.yield(
-            CommittedFixes(batches: stored.map(\.batch), receipts: stored.map(\.receipt)))
-        {
-          metrics.liveCommitsDropped.increment()
-        }
-      } catch {
-        logger.error("Fix commit failed", metadata: ["error": "\(error)", "requests": "\(slice.count)"])
-        for job in slice { job.continuation.resume(throwing: error) }
+  /// Stores `jobs` in one transaction; its completion answers them and commits the jobs queued meanwhile.
+  private func commit(_ jobs: [Job]) {
+    let now = Timestamp.milliseconds(Date())
+    store.insertFixes(jobs.map(\.batch), now: now) { result in
+      self.finish(jobs, result, now: now)
+      if let next = self.queue.next() { self.commit(next) }
+    }
+  }
+
+  /// Answers the requests of one commit and hands its new fixes to the live fan-out.
+  private func finish(_ jobs: [Job], _ result: Result<[FixReceipt], any Error>, now: Int64) {
+    let receipts: [FixReceipt]
+    switch result {
+    case .success(let value): receipts = value
+    case .failure(let error):
+      logger.error("Fix commit failed", metadata: ["error": "\(error)", "requests": "\(jobs.count)"])
+      for job in jobs { job.continuation.resume(throwing: error) }
+      return
+    }
+    metrics.commitRequests.record(Double(jobs.count))
+    var stored: [(batch: FixInsertBatch, receipt: FixReceipt)] = []
+    for (job, receipt) in zip(jobs, receipts) {
+      switch job.batch.idempotency?.resolution {
+      case .conflict?:
+        job.continuation.resume(
+          throwing: APIError(
+            status: 422, code: .idempotencyConflict,
+            message: "This Idempotency-Key was already used for a different request; use a new key."))
+      case .replayed?:
+        metrics.idempotentReplays.increment()
+        job.continuation.resume(returning: receipt)
+      default:
+        metrics.fixesAccepted.increment(by: Int64(receipt.accepted))
+        metrics.fixesDuplicate.increment(by: Int64(receipt.duplicates))
+        stored.append((job.batch, receipt))
+        job.continuation.resume(returning: receipt)
       }
-      start = end
+    }
+    ingestRate.record(stored.reduce(0) { $0 + $1.receipt.accepted }, at: now)
+    if !stored.isEmpty,
+      case .dropped = commitsContinuation.yield(
+        CommittedFixes(batches: stored.map(\.batch), receipts: stored.map(\.receipt)))
+    {
+      metrics.liveCommitsDropped.increment()
     }
   }
 }
@@ -149,6 +185,6 @@ public final class FixWriter: Service, Sendable {
 public struct CommittedFixes: Sendable {
   /// The batches.
   public let batches: [FixInsertBatch]
-  /// Their receipts.
+  /// The receipts.
   public let receipts: [FixReceipt]
 }

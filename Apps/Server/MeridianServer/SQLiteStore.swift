@@ -283,52 +283,73 @@ public struct SQLiteStore: MeridianStore {
     }
   }
 
-  public func insertFixes(_ batches: [FixInsertBatch], now: Int64) async throws -> [FixReceipt] {
-    let rows = try batches.map { batch in try batch.fixes.map { try FixRow($0, device: batch.deviceID) } }
-    return try await database.write { db in
-      var receipts: [FixReceipt] = []
-      receipts.reserveCapacity(batches.count)
-      for (batch, batchRows) in zip(batches, rows) {
-        // A key used before: the stored answer for the same request, or a conflict; nothing is inserted.
-        if let claim = batch.idempotency,
-          let stored = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT request_hash, body FROM idempotency_keys WHERE user_id = ? AND key = ?"),
-            arguments: [batch.userID.rawValue, claim.key])
+  public func insertFixes(
+    _ batches: [FixInsertBatch], now: Int64,
+    completion: @escaping @Sendable (Result<[FixReceipt], any Error>) -> Void
+  ) {
+    let rows: [[FixRow]]
+    do {
+      rows = try batches.map { batch in try batch.fixes.map { try FixRow($0, device: batch.deviceID) } }
+    } catch {
+      return completion(.failure(error))
+    }
+    database.write({ db in try Self.insertFixes(db, batches, rows: rows, now: now) }, completion: completion)
+  }
+
+  /// Stores a fix upload's answer with its `Idempotency-Key`, in the commit of its fixes.
+  private static let storeAnswerSQL = BatchInsertSQL(
+    into: "idempotency_keys", columns: ["user_id", "key", "request_hash", "status", "body", "created_at"],
+    onConflict: .ignore)
+
+  /// One group commit's statements, inside its transaction.
+  private static func insertFixes(_ db: Database, _ batches: [FixInsertBatch], rows: [[FixRow]], now: Int64) throws
+    -> [FixReceipt]
+  {
+    var receipts: [FixReceipt] = []
+    receipts.reserveCapacity(batches.count)
+    for (batch, batchRows) in zip(batches, rows) {
+      // A key used before: the stored answer for the same request, or a conflict; nothing is inserted.
+      if let claim = batch.idempotency,
+        let stored = try Row.fetchOne(
+          db.cachedStatement(sql: "SELECT request_hash, body FROM idempotency_keys WHERE user_id = ? AND key = ?"),
+          arguments: [batch.userID.rawValue, claim.key])
+      {
+        let body: Data = stored["body"]
+        if claim.matches(stored["request_hash"]),
+          let receipt = FixReceipt.decodeCommonForm(body) ?? (try? JSONDecoder().decode(FixReceipt.self, from: body))
         {
-          let body: Data = stored["body"]
-          if claim.matches(stored["request_hash"]),
-            let receipt = FixReceipt.decodeCommonForm(body) ?? (try? JSONDecoder().decode(FixReceipt.self, from: body))
-          {
-            claim.resolve(.replayed)
-            receipts.append(receipt)
-          } else {
-            claim.resolve(.conflict)
-            receipts.append(FixReceipt(accepted: 0, duplicates: 0))
-          }
-          continue
+          claim.resolve(.replayed)
+          receipts.append(receipt)
+        } else {
+          claim.resolve(.conflict)
+          receipts.append(FixReceipt(accepted: 0, duplicates: 0))
         }
-        let before = db.totalChangesCount
-        try db.batchInsert(FixRow.insertSQL) { insert in
-          for row in batchRows {
-            row.bind(to: &insert, userID: batch.userID, deviceID: batch.deviceID, receivedAt: now)
-            try insert.insert()
-          }
-        }
-        let accepted = db.totalChangesCount - before
-        let receipt = FixReceipt(accepted: accepted, duplicates: batchRows.count - accepted)
-        receipts.append(receipt)
-        if let claim = batch.idempotency {
-          try db.cachedStatement(
-            sql: """
-              INSERT OR IGNORE INTO idempotency_keys(user_id, key, request_hash, status, body, created_at)
-              VALUES (?, ?, ?, 200, ?, ?)
-              """
-          ).execute(arguments: [batch.userID.rawValue, claim.key, claim.requestHash, receipt.commonFormJSON, now])
-          claim.resolve(.stored)
+        continue
+      }
+      let before = db.totalChangesCount
+      try db.batchInsert(FixRow.insertSQL) { insert in
+        for row in batchRows {
+          row.bind(to: &insert, userID: batch.userID, deviceID: batch.deviceID, receivedAt: now)
+          try insert.insert()
         }
       }
-      return receipts
+      let accepted = db.totalChangesCount - before
+      let receipt = FixReceipt(accepted: accepted, duplicates: batchRows.count - accepted)
+      receipts.append(receipt)
+      if let claim = batch.idempotency {
+        try db.batchInsert(Self.storeAnswerSQL) { insert in
+          insert.bind(batch.userID.rawValue, at: 1)
+          insert.bind(claim.key, at: 2)
+          insert.bind(claim.requestHash, at: 3)
+          insert.bind(200, at: 4)
+          insert.bind(blob: receipt.commonFormJSON, at: 5)
+          insert.bind(now, at: 6)
+          try insert.insert()
+        }
+        claim.resolve(.stored)
+      }
     }
+    return receipts
   }
 
   public func lastFix(owner: UserID) async throws -> LocationFix? {

@@ -74,9 +74,16 @@ public protocol MeridianStore: MeridianAdminStore {
   func claimDevice(_ device: DeviceID, owner: UserID, now: Int64) async throws -> Bool
   /// The account `device` is registered to, if any.
   func deviceOwner(_ device: DeviceID) async throws -> UserID?
-  /// Stores several requests' fixes in one durable transaction (group commit); one receipt per batch, in order.
-  /// A fix whose device and timestamp are already stored counts as a duplicate.
-  func insertFixes(_ batches: [FixInsertBatch], now: Int64) async throws -> [FixReceipt]
+  /// Stores several requests' fixes in one durable transaction (group commit) and calls `completion` with one
+  /// receipt per batch, in order, once it committed, or with the error (nothing was stored). A fix whose device and
+  /// timestamp are already stored counts as a duplicate.
+  ///
+  /// Returns at once. ``FixWriter`` starts its next commit from `completion`, so a store should call it from its
+  /// own writer thread: the SQLite store does, with no hop through Swift concurrency's thread pool, which is where
+  /// a commit would otherwise wait behind the requests it serves.
+  func insertFixes(
+    _ batches: [FixInsertBatch], now: Int64,
+    completion: @escaping @Sendable (Result<[FixReceipt], any Error>) -> Void)
   /// The newest fix of any of the user's devices.
   func lastFix(owner: UserID) async throws -> LocationFix?
   /// The user's fixes matching `filter`, newest first, older than `before` (timestamp, rowid) when given.
@@ -134,6 +141,16 @@ public enum OTPCheck: Sendable, Hashable {
   case expired
   /// The attempts are used up.
   case exhausted
+}
+
+extension MeridianStore {
+  /// ``insertFixes(_:now:completion:)``, awaited: for imports and tools that store their own batches. The server's
+  /// requests go through ``FixWriter``, which shares commits between them.
+  public func insertFixes(_ batches: [FixInsertBatch], now: Int64) async throws -> [FixReceipt] {
+    try await withCheckedThrowingContinuation { continuation in
+      insertFixes(batches, now: now) { continuation.resume(with: $0) }
+    }
+  }
 }
 
 /// One request's fixes for the group-commit writer.
