@@ -173,32 +173,51 @@ public struct LiveUpdates: Sendable {
 
   /// Fans each batch's fixes out to its owner's channels as one event, after revoking anyone who may no longer see
   /// them (a sharing expiry passes without any request). Batches that were all duplicates send nothing.
+  ///
+  /// A commit holds many requests, often of the same few owners: the subscribers of every owner's channels are read
+  /// in one step on the hub, and all events are published in one more, instead of a hop onto the hub per request.
   func publish(_ batches: [FixInsertBatch], receipts: [FixReceipt]) async {
-    var enforced: Set<UserID> = []
-    for (batch, receipt) in zip(batches, receipts) where receipt.accepted > 0 {
-      do {
-        let time = now()
-        let load = { try await store.privacySettings(owner: batch.userID) }
-        guard var settings = try await settingsCache.value(for: batch.userID, now: time, load: load) else { continue }
-        // Remembered settings may predate a change (a resume): before revoking anyone, read them again.
-        if enforced.insert(batch.userID).inserted,
-          await !unauthorized(settings, on: Self.channels(of: settings)).isEmpty
-        {
-          settingsCache.remove(batch.userID)
-          guard let current = try await settingsCache.value(for: batch.userID, now: time, load: load) else { continue }
-          settings = current
-          await enforce(settings, on: Self.channels(of: settings))
-        }
-        let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }
-        let payload = Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes))
-        let channels = Self.channels(of: settings)
-        await hub.publish(payload, to: channels)
-        metrics.liveEvents.increment(by: Int64(channels.count))
-      } catch {
-        // A live event is best effort: the fixes are stored and readable over HTTP.
-        continue
+    let time = now()
+    var settings: [UserID: PrivacySettings] = [:]
+    for (batch, receipt) in zip(batches, receipts) where receipt.accepted > 0 && settings[batch.userID] == nil {
+      // A live event is best effort: fixes whose owner's settings can't be read now are stored and readable over HTTP.
+      if let found = try? await settingsCache.value(
+        for: batch.userID, now: time, load: { try await store.privacySettings(owner: batch.userID) })
+      {
+        settings[batch.userID] = found
       }
     }
+    guard !settings.isEmpty else { return }
+    // Remembered settings may predate a change (a resume): before revoking anyone, read them again.
+    let owners = Array(settings.keys)
+    let channels = owners.map { Self.channels(of: settings[$0]!) }
+    let presence = await hub.presence(of: channels.flatMap { $0 })
+    var subscribers = presence[...]
+    for (owner, ownerChannels) in zip(owners, channels) {
+      let seen = subscribers.prefix(ownerChannels.count)
+      subscribers = subscribers.dropFirst(ownerChannels.count)
+      let revoked = zip(ownerChannels, seen).contains { channel, principals in
+        principals.contains { !Self.mayReceive(UserID($0.id), channel, of: settings[owner]!, at: time) }
+      }
+      guard revoked else { continue }
+      settingsCache.remove(owner)
+      let current = try? await settingsCache.value(
+        for: owner, now: time, load: { try await store.privacySettings(owner: owner) })
+      settings[owner] = current
+      if let current { await enforce(current, on: Self.channels(of: current)) }
+    }
+    var events: [(payload: RealtimeKit.JSONValue, channels: [ChannelName])] = []
+    for (batch, receipt) in zip(batches, receipts) where receipt.accepted > 0 {
+      guard let ownerSettings = settings[batch.userID] else { continue }
+      let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }
+      events.append(
+        (
+          Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes)),
+          Self.channels(of: ownerSettings)
+        ))
+    }
+    await hub.publish(events)
+    metrics.liveEvents.increment(by: Int64(events.reduce(0) { $0 + $1.channels.count }))
   }
 
   /// The event payload of `location`: its JSON form (`LiveLocation`'s and `LocationFix`'s wire names) built directly,
