@@ -123,6 +123,8 @@ let package = Package(
       name: "MeridianServerTests",
       dependencies: [
         "MeridianServer", "MeridianAPI",
+        .product(name: "PersistenceKit", package: "PersistenceKit"),
+        .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "RealtimeKit", package: "RealtimeKit"),
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "DomainKitTesting", package: "DomainKit"),

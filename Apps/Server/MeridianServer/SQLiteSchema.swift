@@ -12,6 +12,7 @@ public enum SQLiteSchema {
     appendVenueMigrations(to: &migrator)
     migrator.append(.sql("2026-11-24 string catalog", stringCatalog))
     migrator.append(.sql("2026-11-24 promotion offers and redemptions", promotionOffersAndRedemptions))
+    migrator.append(.sql("2026-11-24 idempotency keys without rowid", idempotencyWithoutRowID))
     return migrator
   }
 
@@ -137,6 +138,24 @@ public enum SQLiteSchema {
     CREATE UNIQUE INDEX fixes_device_timestamp ON fixes(device_id, timestamp);
     CREATE INDEX fixes_user_timestamp ON fixes(user_id, timestamp);
     CREATE INDEX fixes_geokey ON fixes(geokey);
+    """
+
+  /// The same table clustered on its key: a fix upload's lookup and insert touch one b-tree instead of two, and its
+  /// commit writes one page less.
+  static let idempotencyWithoutRowID = """
+    CREATE TABLE idempotency_keys_clustered(
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      key TEXT NOT NULL,
+      request_hash TEXT NOT NULL,
+      status INTEGER NOT NULL,
+      body BLOB NOT NULL,
+      created_at INTEGER NOT NULL,
+      PRIMARY KEY (user_id, key)
+    ) WITHOUT ROWID;
+    INSERT INTO idempotency_keys_clustered(user_id, key, request_hash, status, body, created_at)
+      SELECT user_id, key, request_hash, status, body, created_at FROM idempotency_keys;
+    DROP TABLE idempotency_keys;
+    ALTER TABLE idempotency_keys_clustered RENAME TO idempotency_keys;
     """
 
   static let idempotency = """
