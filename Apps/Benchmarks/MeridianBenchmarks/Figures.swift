@@ -31,6 +31,18 @@ func peakResidentBytes() -> Int {
   return kilobytes * 1024
 }
 
+/// CPU time (user and system) this process has used so far, client and server together, in seconds.
+func processCPUSeconds() -> Double {
+  var usage = rusage()
+  #if os(Linux)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+  #else
+    getrusage(RUSAGE_SELF, &usage)
+  #endif
+  func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
 /// A bad command line: the executable prints it with the usage and exits 2.
 public struct BenchmarkUsageError: Error, CustomStringConvertible {
   /// What was wrong, and the usage line.

@@ -34,10 +34,11 @@ let clients = 32
 
 /// Runs `operation(task, iteration)` on `clients` tasks for `phase`; returns the count and sorted latencies.
 func load(for phase: Duration, _ operation: @escaping @Sendable (Int, Int) async throws -> Void) async throws -> (
-  count: Int, seconds: Double, latencies: [Duration]
+  count: Int, seconds: Double, latencies: [Duration], cpuMicrosecondsPerRequest: Double
 ) {
   let clock = ContinuousClock()
   let start = clock.now
+  let cpuAtStart = processCPUSeconds()
   let end = start + phase
   let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
     for task in 0..<clients {
@@ -55,9 +56,10 @@ func load(for phase: Duration, _ operation: @escaping @Sendable (Int, Int) async
     }
     return try await group.reduce(into: []) { $0 += $1 }
   }
+  let cpu = processCPUSeconds() - cpuAtStart
   let elapsed = clock.now - start
   let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-  return (latencies.count, seconds, latencies.sorted())
+  return (latencies.count, seconds, latencies.sorted(), cpu * 1e6 / Double(max(latencies.count, 1)))
 }
 
 func makeClient(
@@ -160,6 +162,7 @@ public enum ServerBenchmark {
     emit("ingest.single.requests_per_s", Double(single.count) / single.seconds, "requests/s")
     emit("ingest.single.p50_ms", quantile(single.latencies, 0.5), "ms")
     emit("ingest.single.p99_ms", quantile(single.latencies, 0.99), "ms")
+    emit("ingest.single.cpu_per_request_us", single.cpuMicrosecondsPerRequest, "µs")
     let commitsAfterSingle = try await commitCounts(api)
     emit(
       "ingest.single.requests_per_commit", commitsAfterSingle.requests / max(commitsAfterSingle.commits, 1), "requests")
@@ -172,6 +175,7 @@ public enum ServerBenchmark {
     emit("ingest.batch100.fixes_per_s", Double(batch.count * 100) / batch.seconds, "fixes/s")
     emit("ingest.batch100.p50_ms", quantile(batch.latencies, 0.5), "ms")
     emit("ingest.batch100.p99_ms", quantile(batch.latencies, 0.99), "ms")
+    emit("ingest.batch100.cpu_per_request_us", batch.cpuMicrosecondsPerRequest, "µs")
     let commitsAfterBatch = try await commitCounts(api)
     emit(
       "ingest.batch100.requests_per_commit",
@@ -197,6 +201,7 @@ public enum ServerBenchmark {
     let ceiling = try await load(for: phase) { _, _ in _ = try await trivialClient.send(ping) }
     emit("ceiling.requests_per_s", Double(ceiling.count) / ceiling.seconds, "requests/s")
     emit("ceiling.p99_ms", quantile(ceiling.latencies, 0.99), "ms")
+    emit("ceiling.cpu_per_request_us", ceiling.cpuMicrosecondsPerRequest, "µs")
     emit(
       "ingest.single.share_of_ceiling",
       (Double(single.count) / single.seconds) / (Double(ceiling.count) / ceiling.seconds) * 100, "%")
