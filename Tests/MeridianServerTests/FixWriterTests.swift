@@ -10,12 +10,9 @@ import Testing
 /// after shutdown nothing is taken that would not be stored.
 @Suite struct FixWriterTests {
   @Test func concurrentRequestsShareCommitsAndShutdownRefusesOnlyNewOnes() async throws {
-    let path = FileManager.default.temporaryDirectory
-      .appendingPathComponent("meridian-writer-\(UUID().uuidString).sqlite").path
-    defer {
-      for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-    }
-    let store = try SQLiteStore.open(at: path)
+    let file = TemporaryDatabaseFile()
+    defer { file.remove() }
+    let store = try SQLiteStore.open(at: file.path)
     let user = try #require(
       try await store.createAccount(id: "writer-user", credential: .email("w@example.com"), passwordHash: nil, now: 0)
     ).id

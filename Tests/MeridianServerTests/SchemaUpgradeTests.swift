@@ -8,12 +8,9 @@ import Testing
 /// Migrations that rebuild a table keep its rows and its constraints.
 @Suite struct SchemaUpgradeTests {
   @Test func idempotencyKeysMoveToAClusteredTableWithTheirAnswers() async throws {
-    let path = FileManager.default.temporaryDirectory
-      .appendingPathComponent("meridian-schema-\(UUID().uuidString).sqlite").path
-    defer {
-      for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-    }
-    let database = try SQLiteDatabase.open(at: path)
+    let file = TemporaryDatabaseFile()
+    defer { file.remove() }
+    let database = try SQLiteDatabase.open(at: file.path)
     defer { try? database.close() }
     var before = Migrator()
     let upgrade = "2026-11-24 idempotency keys without rowid"
