@@ -11,18 +11,22 @@ public struct DatabaseOptions: Sendable {
   public var foreignKeysEnabled: Bool
   /// A label that appears in GRDB's dispatch queue names, for debugging.
   public var label: String?
+  /// When the write-ahead log is copied back into the database file (a checkpoint).
+  public var checkpoints: CheckpointPolicy
 
   /// Creates options; the defaults suit both an app and a server.
   public init(
     busyTimeout: TimeInterval = 5,
     maximumReaderCount: Int = 5,
     foreignKeysEnabled: Bool = true,
-    label: String? = nil
+    label: String? = nil,
+    checkpoints: CheckpointPolicy = .automatic
   ) {
     self.busyTimeout = busyTimeout
     self.maximumReaderCount = maximumReaderCount
     self.foreignKeysEnabled = foreignKeysEnabled
     self.label = label
+    self.checkpoints = checkpoints
   }
 
   func grdbConfiguration() -> Configuration {
@@ -31,11 +35,32 @@ public struct DatabaseOptions: Sendable {
     configuration.busyMode = .timeout(busyTimeout.isFinite ? min(max(busyTimeout, 0), 86_400) : 86_400)
     configuration.maximumReaderCount = max(1, maximumReaderCount)
     configuration.label = label
+    let checkpoints = checkpoints
     configuration.prepareDatabase { db in
       try db.execute(sql: "PRAGMA synchronous = NORMAL")
+      if case .background = checkpoints {
+        // The writer checkpoints only as a safety net, if the background connection falls far behind.
+        try db.execute(sql: "PRAGMA wal_autocheckpoint = \(CheckpointPolicy.writerFallbackPages)")
+      }
     }
     return configuration
   }
+}
+
+/// When a file database copies its write-ahead log back into the database file.
+public enum CheckpointPolicy: Sendable, Hashable {
+  /// SQLite's default: the commit that takes the log past 1,000 pages checkpoints, on the writer, before it returns.
+  case automatic
+  /// A connection of its own checkpoints every `interval`, in passive mode (it never waits for readers or the
+  /// writer), so no commit waits for a checkpoint's copying and syncing. For write-heavy servers.
+  ///
+  /// The log starts over from its beginning only after a checkpoint that caught up with the writer, which continuous
+  /// writes may never allow; so the writer still checkpoints once the log passes 10,000 pages (about 40 MB), by then
+  /// mostly copying nothing, and the log restarts. That bounds the log file.
+  case background(interval: Duration)
+
+  /// The log size at which the writer checkpoints itself under ``background(interval:)``.
+  static let writerFallbackPages = 10_000
 }
 
 /// One SQLite database: a file opened in WAL mode through a single connection pool, or a private in-memory database
@@ -81,9 +106,17 @@ public struct SQLiteDatabase: Sendable {
     while true {
       do {
         let pool = try DatabasePool(path: path, configuration: options.grdbConfiguration())
+        let checkpointer: BackgroundCheckpointer? =
+          switch options.checkpoints {
+          case .automatic: nil
+          case .background(let interval): try BackgroundCheckpointer(path: path, interval: interval)
+          }
         // The pool was created outside the registry's lock; if another thread registered one meanwhile, use that.
-        let lease = PoolRegistry.shared.register(pool, for: key)
-        if lease.pool !== pool { try? pool.close() }
+        let lease = PoolRegistry.shared.register(pool, checkpointer: checkpointer, for: key)
+        if lease.pool !== pool {
+          checkpointer?.stop()
+          try? pool.close()
+        }
         return SQLiteDatabase(writer: lease.pool, path: path, lease: lease)
       } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline {
         Thread.sleep(forTimeInterval: Double.random(in: 0.005...0.02))
@@ -285,6 +318,8 @@ final class PoolRegistry: @unchecked Sendable {
   private struct Entry {
     weak var pool: DatabasePool?
     var leases: Int
+    /// The pool's background checkpointer (``CheckpointPolicy/background(interval:)``), stopped with the last lease.
+    var checkpointer: BackgroundCheckpointer?
   }
 
   private let lock = NSLock()
@@ -299,29 +334,39 @@ final class PoolRegistry: @unchecked Sendable {
     return PoolLease(pool: pool, key: key)
   }
 
-  /// Registers `pool` for `key` and leases it, unless another pool got there first: then leases that one.
-  func register(_ pool: DatabasePool, for key: String) -> PoolLease {
+  /// Registers `pool` (with its checkpointer, if any) for `key` and leases it, unless another pool got there first:
+  /// then leases that one.
+  func register(_ pool: DatabasePool, checkpointer: BackgroundCheckpointer? = nil, for key: String) -> PoolLease {
     lock.lock()
     defer { lock.unlock() }
     if let entry = entries[key], let existing = entry.pool, entry.leases > 0 {
       entries[key]?.leases += 1
       return PoolLease(pool: existing, key: key)
     }
-    entries[key] = Entry(pool: pool, leases: 1)
+    entries[key] = Entry(pool: pool, leases: 1, checkpointer: checkpointer)
     return PoolLease(pool: pool, key: key)
   }
 
-  /// Gives back one lease on `pool`; returns whether it was the last, in which case the entry is removed.
+  /// Gives back one lease on `pool`; returns whether it was the last, in which case the entry is removed and its
+  /// checkpointer stopped.
   func release(_ pool: DatabasePool, for key: String) -> Bool {
+    let last: BackgroundCheckpointer??
     lock.lock()
-    defer { lock.unlock() }
-    guard let entry = entries[key], entry.pool === pool else { return false }
-    if entry.leases <= 1 {
-      entries[key] = nil
-      return true
+    if let entry = entries[key], entry.pool === pool {
+      if entry.leases <= 1 {
+        entries[key] = nil
+        last = .some(entry.checkpointer)
+      } else {
+        entries[key]?.leases -= 1
+        last = nil
+      }
+    } else {
+      last = nil
     }
-    entries[key]?.leases -= 1
-    return false
+    lock.unlock()
+    guard let last else { return false }
+    last?.stop()
+    return true
   }
 
   /// How many leases the pool registered for `path` has (0 when none is open), for tests.

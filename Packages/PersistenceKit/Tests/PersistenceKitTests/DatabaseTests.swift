@@ -51,6 +51,40 @@ import Testing
     #expect(try await database.read { db in try Int64.fetchAll(db, sql: "SELECT x FROM t ORDER BY x") } == [1, 2, 3])
   }
 
+  @Test func backgroundCheckpointsFoldTheLogIntoTheFileWithoutTheWriter() async throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    // 300 commits of a 4 KB row stay under both writers' own thresholds (1,000 and 10,000 pages): only a background
+    // checkpoint moves their pages into the database file before it is closed.
+    func mainFileBytes(after policy: CheckpointPolicy, name: String) async throws -> Int {
+      let path = directory.path(name)
+      let database = try SQLiteDatabase.open(at: path, options: DatabaseOptions(checkpoints: policy))
+      defer { try? database.close() }
+      try await database.write { db in try db.execute(sql: "CREATE TABLE page(data BLOB)") }
+      for _ in 0..<300 {
+        try await database.write { db in
+          try db.execute(sql: "INSERT INTO page(data) VALUES (?)", arguments: [Data(repeating: 7, count: 4000)])
+        }
+      }
+      #expect(try await database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM page") } == 300)
+      let expected = try await database.write { db in try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") }
+      #expect(expected == (policy == .automatic ? 1000 : 10_000))
+      for _ in 0..<200 {
+        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        if size > 1_000_000 || policy == .automatic { return size }
+        try await Task.sleep(for: .milliseconds(10))
+      }
+      return (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    }
+    #expect(try await mainFileBytes(after: .automatic, name: "automatic.sqlite") < 100_000)
+    #expect(
+      try await mainFileBytes(after: .background(interval: .milliseconds(5)), name: "background.sqlite") > 1_000_000)
+    // Closed and opened again, everything is there.
+    let reopened = try SQLiteDatabase.open(at: directory.path("background.sqlite"))
+    #expect(try await reopened.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM page") } == 300)
+    try reopened.close()
+  }
+
   @Test func inMemoryDatabaseIsPrivateAndWorks() async throws {
     let first = try SQLiteDatabase.inMemory()
     let second = try SQLiteDatabase.inMemory()
