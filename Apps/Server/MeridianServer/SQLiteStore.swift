@@ -20,7 +20,9 @@ public struct SQLiteStore: MeridianStore {
   public static func open(at path: String) throws -> SQLiteStore {
     let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let database = try SQLiteDatabase.open(at: path, options: DatabaseOptions(label: "meridian"))
+    // Checkpoints run on a connection of their own: a group commit never waits for one's copying and syncing.
+    let database = try SQLiteDatabase.open(
+      at: path, options: DatabaseOptions(label: "meridian", checkpoints: .background(interval: .milliseconds(50))))
     return try SQLiteStore(migrating: database)
   }
 
