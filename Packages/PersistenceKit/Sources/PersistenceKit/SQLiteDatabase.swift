@@ -39,8 +39,10 @@ public struct DatabaseOptions: Sendable {
     configuration.prepareDatabase { db in
       try db.execute(sql: "PRAGMA synchronous = NORMAL")
       if case .background = checkpoints {
-        // The writer checkpoints only as a safety net, if the background connection falls far behind.
+        // The writer checkpoints only as a safety net, if the background connection falls far behind; a log that
+        // grew past the limit (a vacuum's) is cut back when it restarts.
         try db.execute(sql: "PRAGMA wal_autocheckpoint = \(CheckpointPolicy.writerFallbackPages)")
+        try db.execute(sql: "PRAGMA journal_size_limit = \(CheckpointPolicy.logSizeLimit)")
       }
     }
     return configuration
@@ -61,6 +63,8 @@ public enum CheckpointPolicy: Sendable, Hashable {
 
   /// The log size at which the writer checkpoints itself under ``background(interval:)``.
   static let writerFallbackPages = 10_000
+  /// The size, in bytes, a restarting log is cut back to under ``background(interval:)`` (64 MiB).
+  static let logSizeLimit = 64 << 20
 }
 
 /// One SQLite database: a file opened in WAL mode through a single connection pool, or a private in-memory database
@@ -173,6 +177,24 @@ public struct SQLiteDatabase: Sendable {
     completion: @escaping @Sendable (Result<T, any Error>) -> Void
   ) {
     writer.asyncWrite(body) { _, result in completion(result) }
+  }
+
+  /// Copies the whole log into the database file and truncates the log file to zero bytes (a `TRUNCATE`
+  /// checkpoint), for example after a vacuum. SQLite doesn't wait for another connection that is checkpointing (such
+  /// as a ``CheckpointPolicy/background(interval:)`` one), so this retries every 10 ms for up to `timeout`.
+  /// - Returns: Whether the log was truncated; false if other connections kept it busy (readers of an old snapshot,
+  ///   another process) until `timeout`.
+  @discardableResult
+  public func checkpointAndTruncateLog(timeout: Duration = .seconds(2)) throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+      let busy = try writer.writeWithoutTransaction { db in
+        try Int.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") ?? 1
+      }
+      if busy == 0 { return true }
+      if ContinuousClock.now >= deadline { return false }
+      Thread.sleep(forTimeInterval: 0.01)
+    }
   }
 
   /// The journal mode in effect (`wal` for file databases, `memory` in memory).

@@ -79,9 +79,21 @@ import Testing
     #expect(try await mainFileBytes(after: .automatic, name: "automatic.sqlite") < 100_000)
     #expect(
       try await mainFileBytes(after: .background(interval: .milliseconds(5)), name: "background.sqlite") > 1_000_000)
+    // A truncating checkpoint gets through the background one's lock.
+    let busy = try SQLiteDatabase.open(
+      at: directory.path("background.sqlite"),
+      options: DatabaseOptions(checkpoints: .background(interval: .milliseconds(1))))
+    #expect(try await busy.write { db in try Int.fetchOne(db, sql: "PRAGMA journal_size_limit") } == 64 << 20)
+    for _ in 0..<50 {
+      try await busy.write { db in try db.execute(sql: "INSERT INTO page(data) VALUES (zeroblob(4000))") }
+      #expect(try busy.checkpointAndTruncateLog())
+      let log = try FileManager.default.attributesOfItem(atPath: directory.path("background.sqlite-wal"))[.size] as? Int
+      #expect(log == 0)
+    }
+    try busy.close()
     // Closed and opened again, everything is there.
     let reopened = try SQLiteDatabase.open(at: directory.path("background.sqlite"))
-    #expect(try await reopened.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM page") } == 300)
+    #expect(try await reopened.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM page") } == 350)
     try reopened.close()
   }
 
