@@ -236,8 +236,11 @@ struct DatabaseCommand: AsyncParsableCommand {
       let database = try options.open()
       let before = SQLiteStore.fileSize(database.path)
       try await database.database.writer.vacuum()
-      _ = try database.database.writer.writeWithoutTransaction { db in
-        try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+      // The vacuumed pages are in the log until a checkpoint copies them; a running server's background checkpoints
+      // can hold the checkpoint lock for a moment, so this retries.
+      if try !database.database.checkpointAndTruncateLog() {
+        Console.error(
+          "The log could not be truncated now (other connections are busy); it shrinks on the next restart.")
       }
       let output = VacuumOutput(
         database: database.path, bytesBefore: before, bytesAfter: SQLiteStore.fileSize(database.path))
