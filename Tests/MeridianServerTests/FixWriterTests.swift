@@ -13,6 +13,7 @@ import Testing
     let file = TemporaryDatabaseFile()
     defer { file.remove() }
     let store = try SQLiteStore.open(at: file.path)
+    defer { try? store.database.close() }
     let user = try #require(
       try await store.createAccount(id: "writer-user", credential: .email("w@example.com"), passwordHash: nil, now: 0)
     ).id
