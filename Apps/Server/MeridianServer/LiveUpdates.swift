@@ -160,11 +160,17 @@ public struct LiveUpdates: Sendable {
   private func unauthorized(_ settings: PrivacySettings, on channels: [ChannelName]) async
     -> [(channel: ChannelName, principal: String)]
   {
-    let time = now()
+    Self.unauthorized(settings, on: channels, subscribers: await hub.presence(of: channels), at: now())
+  }
+
+  /// Who among `subscribers` (those of each of `channels`, in order) may not see the owner of `settings` at `time`.
+  static func unauthorized(
+    _ settings: PrivacySettings, on channels: some Sequence<ChannelName>,
+    subscribers: some Sequence<[RealtimePrincipal]>, at time: Int64
+  ) -> [(channel: ChannelName, principal: String)] {
     var found: [(channel: ChannelName, principal: String)] = []
-    for channel in channels {
-      for principal in await hub.presence(of: channel)
-      where !Self.mayReceive(UserID(principal.id), channel, of: settings, at: time) {
+    for (channel, principals) in zip(channels, subscribers) {
+      for principal in principals where !mayReceive(UserID(principal.id), channel, of: settings, at: time) {
         found.append((channel, principal.id))
       }
     }
@@ -178,43 +184,38 @@ public struct LiveUpdates: Sendable {
   /// in one step on the hub, and all events are published in one more, instead of a hop onto the hub per request.
   func publish(_ batches: [FixInsertBatch], receipts: [FixReceipt]) async {
     let time = now()
-    var settings: [UserID: PrivacySettings] = [:]
-    for (batch, receipt) in zip(batches, receipts) where receipt.accepted > 0 && settings[batch.userID] == nil {
-      // A live event is best effort: fixes whose owner's settings can't be read now are stored and readable over HTTP.
-      if let found = try? await settingsCache.value(
-        for: batch.userID, now: time, load: { try await store.privacySettings(owner: batch.userID) })
-      {
-        settings[batch.userID] = found
-      }
+    // A live event is best effort: fixes whose owner's settings can't be read now are stored and readable over HTTP.
+    func audience(of owner: UserID) async -> (settings: PrivacySettings, channels: [ChannelName])? {
+      guard
+        let settings = try? await settingsCache.value(
+          for: owner, now: time, load: { try await store.privacySettings(owner: owner) })
+      else { return nil }
+      return (settings, Self.channels(of: settings))
     }
-    guard !settings.isEmpty else { return }
+    var audiences: [UserID: (settings: PrivacySettings, channels: [ChannelName])] = [:]
+    for (batch, receipt) in zip(batches, receipts) where receipt.accepted > 0 && audiences[batch.userID] == nil {
+      audiences[batch.userID] = await audience(of: batch.userID)
+    }
+    guard !audiences.isEmpty else { return }
     // Remembered settings may predate a change (a resume): before revoking anyone, read them again.
-    let owners = Array(settings.keys)
-    let channels = owners.map { Self.channels(of: settings[$0]!) }
-    let presence = await hub.presence(of: channels.flatMap { $0 })
-    var subscribers = presence[...]
-    for (owner, ownerChannels) in zip(owners, channels) {
-      let seen = subscribers.prefix(ownerChannels.count)
-      subscribers = subscribers.dropFirst(ownerChannels.count)
-      let revoked = zip(ownerChannels, seen).contains { channel, principals in
-        principals.contains { !Self.mayReceive(UserID($0.id), channel, of: settings[owner]!, at: time) }
-      }
-      guard revoked else { continue }
+    let owners = Array(audiences.keys)
+    let presence = await hub.presence(of: owners.flatMap { audiences[$0]!.channels })
+    var start = presence.startIndex
+    for owner in owners {
+      let (settings, channels) = audiences[owner]!
+      let subscribers = presence[start..<start + channels.count]
+      start += channels.count
+      guard !Self.unauthorized(settings, on: channels, subscribers: subscribers, at: time).isEmpty else { continue }
       settingsCache.remove(owner)
-      let current = try? await settingsCache.value(
-        for: owner, now: time, load: { try await store.privacySettings(owner: owner) })
-      settings[owner] = current
-      if let current { await enforce(current, on: Self.channels(of: current)) }
+      audiences[owner] = await audience(of: owner)
+      if let current = audiences[owner] { await enforce(current.settings, on: current.channels) }
     }
     var events: [(payload: RealtimeKit.JSONValue, channels: [ChannelName])] = []
     for (batch, receipt) in zip(batches, receipts) where receipt.accepted > 0 {
-      guard let ownerSettings = settings[batch.userID] else { continue }
+      guard let channels = audiences[batch.userID]?.channels else { continue }
       let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }
       events.append(
-        (
-          Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes)),
-          Self.channels(of: ownerSettings)
-        ))
+        (Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes)), channels))
     }
     await hub.publish(events)
     metrics.liveEvents.increment(by: Int64(events.reduce(0) { $0 + $1.channels.count }))
