@@ -153,7 +153,7 @@ public final class FixWriter: Service, Sendable {
       return
     }
     metrics.commitRequests.record(Double(jobs.count))
-    var stored: [(batch: FixInsertBatch, receipt: FixReceipt)] = []
+    var stored = CommittedFixes(batches: [], receipts: [])
     for (job, receipt) in zip(jobs, receipts) {
       switch job.batch.idempotency?.resolution {
       case .conflict?:
@@ -167,15 +167,13 @@ public final class FixWriter: Service, Sendable {
       default:
         metrics.fixesAccepted.increment(by: Int64(receipt.accepted))
         metrics.fixesDuplicate.increment(by: Int64(receipt.duplicates))
-        stored.append((job.batch, receipt))
+        stored.batches.append(job.batch)
+        stored.receipts.append(receipt)
         job.continuation.resume(returning: receipt)
       }
     }
-    ingestRate.record(stored.reduce(0) { $0 + $1.receipt.accepted }, at: now)
-    if !stored.isEmpty,
-      case .dropped = commitsContinuation.yield(
-        CommittedFixes(batches: stored.map(\.batch), receipts: stored.map(\.receipt)))
-    {
+    ingestRate.record(stored.receipts.reduce(0) { $0 + $1.accepted }, at: now)
+    if !stored.batches.isEmpty, case .dropped = commitsContinuation.yield(stored) {
       metrics.liveCommitsDropped.increment()
     }
   }
@@ -184,7 +182,7 @@ public final class FixWriter: Service, Sendable {
 /// One commit's newly stored batches (not replays or conflicts) and their receipts, in the same order.
 public struct CommittedFixes: Sendable {
   /// The batches.
-  public let batches: [FixInsertBatch]
+  public fileprivate(set) var batches: [FixInsertBatch]
   /// The receipts.
-  public let receipts: [FixReceipt]
+  public fileprivate(set) var receipts: [FixReceipt]
 }
