@@ -298,11 +298,6 @@ public struct SQLiteStore: MeridianStore {
     database.write({ db in try Self.insertFixes(db, batches, rows: rows, now: now) }, completion: completion)
   }
 
-  /// Stores a fix upload's answer with its `Idempotency-Key`, in the commit of its fixes.
-  private static let storeAnswerSQL = BatchInsertSQL(
-    into: "idempotency_keys", columns: ["user_id", "key", "request_hash", "status", "body", "created_at"],
-    onConflict: .ignore)
-
   /// One group commit's statements, inside its transaction.
   private static func insertFixes(_ db: Database, _ batches: [FixInsertBatch], rows: [[FixRow]], now: Int64) throws
     -> [FixReceipt]
@@ -311,13 +306,9 @@ public struct SQLiteStore: MeridianStore {
     receipts.reserveCapacity(batches.count)
     for (batch, batchRows) in zip(batches, rows) {
       // A key used before: the stored answer for the same request, or a conflict; nothing is inserted.
-      if let claim = batch.idempotency,
-        let stored = try Row.fetchOne(
-          db.cachedStatement(sql: "SELECT request_hash, body FROM idempotency_keys WHERE user_id = ? AND key = ?"),
-          arguments: [batch.userID.rawValue, claim.key])
-      {
-        let body: Data = stored["body"]
-        if claim.matches(stored["request_hash"]),
+      if let claim = batch.idempotency, let stored = try storedResponse(db, userID: batch.userID, key: claim.key) {
+        let body = stored.body
+        if claim.matches(stored.requestHash),
           let receipt = FixReceipt.decodeCommonForm(body) ?? (try? JSONDecoder().decode(FixReceipt.self, from: body))
         {
           claim.resolve(.replayed)
@@ -339,15 +330,8 @@ public struct SQLiteStore: MeridianStore {
       let receipt = FixReceipt(accepted: accepted, duplicates: batchRows.count - accepted)
       receipts.append(receipt)
       if let claim = batch.idempotency {
-        try db.batchInsert(Self.storeAnswerSQL) { insert in
-          insert.bind(batch.userID.rawValue, at: 1)
-          insert.bind(claim.key, at: 2)
-          insert.bind(claim.requestHash, at: 3)
-          insert.bind(200, at: 4)
-          insert.bind(blob: receipt.commonFormJSON, at: 5)
-          insert.bind(now, at: 6)
-          try insert.insert()
-        }
+        let answer = StoredResponse(requestHash: claim.requestHash, status: 200, body: receipt.commonFormJSON)
+        try saveResponse(db, answer, userID: batch.userID, key: claim.key, now: now)
         claim.resolve(.stored)
       }
     }
@@ -419,26 +403,41 @@ public struct SQLiteStore: MeridianStore {
   // MARK: Idempotency
 
   public func idempotentResponse(userID: UserID, key: String) async throws -> StoredResponse? {
-    try await database.read { db in
-      try Row.fetchOne(
-        db, sql: "SELECT request_hash, status, body FROM idempotency_keys WHERE user_id = ? AND key = ?",
-        arguments: [userID.rawValue, key]
-      ).map { row in StoredResponse(requestHash: row["request_hash"], status: row["status"], body: row["body"]) }
-    }
+    try await database.read { db in try Self.storedResponse(db, userID: userID, key: key) }
   }
 
   public func saveIdempotentResponse(_ response: StoredResponse, userID: UserID, key: String, now: Int64)
     async throws
   {
-    try await database.write { db in
-      try db.execute(
-        sql: """
-          INSERT OR IGNORE INTO idempotency_keys(user_id, key, request_hash, status, body, created_at)
-          VALUES (?, ?, ?, ?, ?, ?)
-          """,
-        arguments: [userID.rawValue, key, response.requestHash, response.status, response.body, now])
+    try await database.write { db in try Self.saveResponse(db, response, userID: userID, key: key, now: now) }
+  }
+
+  /// The answer stored with the user's `key`, if any (the routes' lookup, and the group commit's).
+  private static func storedResponse(_ db: Database, userID: UserID, key: String) throws -> StoredResponse? {
+    try Row.fetchOne(
+      db.cachedStatement(sql: "SELECT request_hash, status, body FROM idempotency_keys WHERE user_id = ? AND key = ?"),
+      arguments: [userID.rawValue, key]
+    ).map { row in StoredResponse(requestHash: row["request_hash"], status: row["status"], body: row["body"]) }
+  }
+
+  /// Stores `response` with the user's `key` unless one is stored already (the routes' and the group commit's).
+  private static func saveResponse(_ db: Database, _ response: StoredResponse, userID: UserID, key: String, now: Int64)
+    throws
+  {
+    try db.batchInsert(saveResponseSQL) { insert in
+      insert.bind(userID.rawValue, at: 1)
+      insert.bind(key, at: 2)
+      insert.bind(response.requestHash, at: 3)
+      insert.bind(response.status, at: 4)
+      insert.bind(blob: response.body, at: 5)
+      insert.bind(now, at: 6)
+      try insert.insert()
     }
   }
+
+  private static let saveResponseSQL = BatchInsertSQL(
+    into: "idempotency_keys", columns: ["user_id", "key", "request_hash", "status", "body", "created_at"],
+    onConflict: .ignore)
 
   // MARK: Helpers
 
