@@ -33,6 +33,13 @@ struct Ring<Element> {
   }
 }
 
+extension RealtimePrincipal {
+  /// Whether this principal has every one of `attributes`, with the same value.
+  func carries(_ attributes: [String: String]) -> Bool {
+    attributes.allSatisfy { self.attributes[$0.key] == $0.value }
+  }
+}
+
 func currentTimestamp() -> RealtimeTimestamp { RealtimeTimestamp(Date().timeIntervalSince1970 * 1000) }
 
 /// All mutable hub state, serialized by one actor. Nothing here awaits a socket: sends go into bounded queues.
@@ -95,8 +102,7 @@ actor HubState {
     let attributes: [String: String]
 
     func matches(_ principal: RealtimePrincipal) -> Bool {
-      (principalID.map { $0 == principal.id } ?? true)
-        && attributes.allSatisfy { principal.attributes[$0.key] == $0.value }
+      (principalID.map { $0 == principal.id } ?? true) && principal.carries(attributes)
     }
   }
 
@@ -408,7 +414,7 @@ actor HubState {
     remember(principalID: nil, attributes: attributes)
     let matching = connections.filter { _, connection in
       guard let principal = connection.principal, !connection.closing else { return false }
-      return attributes.allSatisfy { principal.attributes[$0.key] == $0.value }
+      return principal.carries(attributes)
     }
     for id in matching.keys { close(id, code: code, reason: reason) }
     return matching.count
