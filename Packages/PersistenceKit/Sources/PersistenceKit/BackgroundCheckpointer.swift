@@ -21,9 +21,7 @@ final class BackgroundCheckpointer: @unchecked Sendable {
     configuration.label = "PersistenceKit.checkpointer"
     connection = try DatabaseQueue(path: path, configuration: configuration)
     queue = DispatchQueue(label: "PersistenceKit.checkpointer")
-    let nanoseconds = max(
-      1_000_000, Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
-    )
+    let nanoseconds = max(1_000_000, Int(interval / .nanoseconds(1)))
     timer = DispatchSource.makeTimerSource(queue: queue)
     timer.schedule(
       deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds),

@@ -106,22 +106,36 @@ public struct SQLiteDatabase: Sendable {
     // Switching a new file to WAL needs an exclusive lock and SQLite doesn't wait for it, so when several
     // processes create the same file at once, retry within the busy timeout.
     let wait = options.busyTimeout.isFinite ? min(max(options.busyTimeout, 0), 86_400) : 86_400
-    let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
+    let pool = try retryingWhileBusy(for: .milliseconds(Int(wait * 1000))) {
+      try DatabasePool(path: path, configuration: options.grdbConfiguration())
+    }
+    let checkpointer: BackgroundCheckpointer?
+    do {
+      switch options.checkpoints {
+      case .automatic: checkpointer = nil
+      case .background(let interval): checkpointer = try BackgroundCheckpointer(path: path, interval: interval)
+      }
+    } catch {
+      try? pool.close()
+      throw error
+    }
+    // The pool was created outside the registry's lock; if another thread registered one meanwhile, use that.
+    let lease = PoolRegistry.shared.register(pool, checkpointer: checkpointer, for: key)
+    if lease.pool !== pool {
+      checkpointer?.stop()
+      try? pool.close()
+    }
+    return SQLiteDatabase(writer: lease.pool, path: path, lease: lease)
+  }
+
+  /// Runs `attempt` again after a few milliseconds while it fails with `SQLITE_BUSY`, until `timeout` has passed
+  /// (then its error is thrown): for the locks SQLite doesn't wait for even with a busy timeout (switching a file to
+  /// WAL, the checkpoint lock).
+  private static func retryingWhileBusy<T>(for timeout: Duration, _ attempt: () throws -> T) throws -> T {
+    let deadline = ContinuousClock.now + timeout
     while true {
       do {
-        let pool = try DatabasePool(path: path, configuration: options.grdbConfiguration())
-        let checkpointer: BackgroundCheckpointer? =
-          switch options.checkpoints {
-          case .automatic: nil
-          case .background(let interval): try BackgroundCheckpointer(path: path, interval: interval)
-          }
-        // The pool was created outside the registry's lock; if another thread registered one meanwhile, use that.
-        let lease = PoolRegistry.shared.register(pool, checkpointer: checkpointer, for: key)
-        if lease.pool !== pool {
-          checkpointer?.stop()
-          try? pool.close()
-        }
-        return SQLiteDatabase(writer: lease.pool, path: path, lease: lease)
+        return try attempt()
       } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline {
         Thread.sleep(forTimeInterval: Double.random(in: 0.005...0.02))
       }
@@ -181,19 +195,22 @@ public struct SQLiteDatabase: Sendable {
 
   /// Copies the whole log into the database file and truncates the log file to zero bytes (a `TRUNCATE`
   /// checkpoint), for example after a vacuum. SQLite doesn't wait for another connection that is checkpointing (such
-  /// as a ``CheckpointPolicy/background(interval:)`` one), so this retries every 10 ms for up to `timeout`.
+  /// as a ``CheckpointPolicy/background(interval:)`` one), so this retries every few milliseconds for up to `timeout`.
   /// - Returns: Whether the log was truncated; false if other connections kept it busy (readers of an old snapshot,
   ///   another process) until `timeout`.
   @discardableResult
   public func checkpointAndTruncateLog(timeout: Duration = .seconds(2)) throws -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while true {
-      let busy = try writer.writeWithoutTransaction { db in
-        try Int.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") ?? 1
+    do {
+      try Self.retryingWhileBusy(for: timeout) {
+        // The pragma reports a busy lock in its first column rather than as an error.
+        let busy = try writer.writeWithoutTransaction { db in
+          try Int.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") ?? 1
+        }
+        if busy != 0 { throw DatabaseError(resultCode: .SQLITE_BUSY) }
       }
-      if busy == 0 { return true }
-      if ContinuousClock.now >= deadline { return false }
-      Thread.sleep(forTimeInterval: 0.01)
+      return true
+    } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+      return false
     }
   }
 
