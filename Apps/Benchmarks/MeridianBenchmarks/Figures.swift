@@ -39,8 +39,8 @@ func processCPUSeconds() -> Double {
   #else
     getrusage(RUSAGE_SELF, &usage)
   #endif
-  func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+  func inSeconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+  return inSeconds(usage.ru_utime) + inSeconds(usage.ru_stime)
 }
 
 /// A bad command line: the executable prints it with the usage and exits 2.

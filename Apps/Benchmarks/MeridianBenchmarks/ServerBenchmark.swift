@@ -57,9 +57,7 @@ func load(for phase: Duration, _ operation: @escaping @Sendable (Int, Int) async
     return try await group.reduce(into: []) { $0 += $1 }
   }
   let cpu = processCPUSeconds() - cpuAtStart
-  let elapsed = clock.now - start
-  let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-  return (latencies.count, seconds, latencies.sorted(), cpu * 1e6 / Double(max(latencies.count, 1)))
+  return (latencies.count, seconds(clock.now - start), latencies.sorted(), cpu * 1e6 / Double(max(latencies.count, 1)))
 }
 
 func makeClient(
