@@ -10,15 +10,10 @@ import Testing
 /// after shutdown nothing is taken that would not be stored.
 @Suite struct FixWriterTests {
   @Test func concurrentRequestsShareCommitsAndShutdownRefusesOnlyNewOnes() async throws {
-    let file = TemporaryDatabaseFile()
-    defer { file.remove() }
-    let store = try SQLiteStore.open(at: file.path)
-    defer { try? store.database.close() }
-    let user = try #require(
-      try await store.createAccount(id: "writer-user", credential: .email("w@example.com"), passwordHash: nil, now: 0)
-    ).id
     let devices = (0..<4).map { DeviceID("device-\($0)") }
-    for device in devices { #expect(try await store.claimDevice(device, owner: user, now: 0)) }
+    let fixture = try await StoreWithOneUser(owning: devices)
+    defer { fixture.close() }
+    let (store, user) = (fixture.store, fixture.user)
     let writer = FixWriter(store: store, metrics: ServerMetrics(), logger: Logger(label: "test"), maxJobsPerCommit: 16)
     let committed = Task {
       var batchesPerCommit: [Int] = []
@@ -49,5 +44,66 @@ import Testing
     #expect(commits.reduce(0, +) == 201 && commits.allSatisfy { (1...16).contains($0) })
     let stored = try await store.history(owner: user, filter: HistoryFilter(), limit: 1000, before: nil)
     #expect(stored.count == 200)
+  }
+
+  /// One commit holding a new key, a retry, another request under a used key and a request without a key answers each
+  /// on its own: the retry gets the first answer, the conflict stores nothing, the others store their fixes once.
+  @Test func oneCommitAnswersNewKeysRetriesAndConflictsEachOnItsOwn() async throws {
+    let device = DeviceID("keys-device")
+    let fixture = try await StoreWithOneUser(owning: [device])
+    defer { fixture.close() }
+    let (store, user) = (fixture.store, fixture.user)
+    func batch(_ seconds: Int64, key: String?, fingerprint: String = "same") throws -> FixInsertBatch {
+      let fix = try LocationFix(
+        deviceID: device, timestamp: 1_700_000_000_000 + seconds * 1000, latitude: 50.45, longitude: 30.52)
+      return FixInsertBatch(
+        userID: user, deviceID: device, fixes: [fix],
+        idempotency: key.map { IdempotencyClaim(key: $0, requestHash: fingerprint) })
+    }
+
+    let first = try batch(1, key: "used")
+    #expect(try await store.insertFixes([first], now: 0) == [FixReceipt(accepted: 1, duplicates: 0)])
+    #expect(first.idempotency?.resolution == .stored)
+
+    let new = try batch(2, key: "new")
+    let replay = try batch(1, key: "used")
+    let conflict = try batch(3, key: "used", fingerprint: "another request")
+    let keyless = try batch(4, key: nil)
+    let afterReplay = try batch(5, key: "after")
+    let receipts = try await store.insertFixes([new, replay, conflict, keyless, afterReplay], now: 0)
+    #expect(
+      receipts == [
+        FixReceipt(accepted: 1, duplicates: 0), FixReceipt(accepted: 1, duplicates: 0),
+        FixReceipt(accepted: 0, duplicates: 0), FixReceipt(accepted: 1, duplicates: 0),
+        FixReceipt(accepted: 1, duplicates: 0),
+      ])
+    #expect(
+      [new, replay, conflict, afterReplay].map { $0.idempotency?.resolution } == [
+        .stored, .replayed, .conflict, .stored,
+      ])
+    let stored = try await store.history(owner: user, filter: HistoryFilter(), limit: 100, before: nil)
+    #expect(stored.map(\.fix.timestamp).sorted() == [1, 2, 4, 5].map { 1_700_000_000_000 + $0 * 1000 })
+    #expect(try await store.idempotentResponse(userID: user, key: "new")?.requestHash == "same")
+    #expect(try await store.idempotentResponse(userID: user, key: "after") != nil)
+  }
+}
+
+/// A store on a temporary file with one user who owns some devices; ``close()`` closes and deletes it.
+private struct StoreWithOneUser {
+  let file = TemporaryDatabaseFile()
+  let store: SQLiteStore
+  let user: UserID
+
+  init(owning devices: [DeviceID]) async throws {
+    store = try SQLiteStore.open(at: file.path)
+    user = try #require(
+      try await store.createAccount(id: "writer-user", credential: .email("w@example.com"), passwordHash: nil, now: 0)
+    ).id
+    for device in devices { #expect(try await store.claimDevice(device, owner: user, now: 0)) }
+  }
+
+  func close() {
+    try? store.database.close()
+    file.remove()
   }
 }
