@@ -1,6 +1,6 @@
-// The server benchmark (`meridian-server-bench`): the real server (SQLite file, group commit, live hub) on a loopback port, loaded by 32
-// concurrent clients through the shared API client, next to a trivial Hummingbird route in the same run (the
-// framework's ceiling). Prints `<name> <value> <unit>` lines.
+// The server benchmark (`meridian-server-bench`): the real server (SQLite file, group commit, live hub) on a loopback
+// port, loaded by 32 concurrent clients through the shared API client, next to a trivial Hummingbird route in the same
+// run (the framework's ceiling), which the single-fix load takes turns with. Prints `<name> <value> <unit>` lines.
 //
 //   swift run -c release meridian-server-bench [seconds-per-phase]
 import AsyncHTTPClient
@@ -32,10 +32,30 @@ func commitCounts(_ client: NetworkClient) async throws -> (commits: Double, req
 /// Concurrent clients in every HTTP phase.
 let clients = 32
 
-/// Runs `operation(task, iteration)` on `clients` tasks for `phase`; returns the count and sorted latencies.
-func load(for phase: Duration, _ operation: @escaping @Sendable (Int, Int) async throws -> Void) async throws -> (
-  count: Int, seconds: Double, latencies: [Duration], cpuMicrosecondsPerRequest: Double
-) {
+/// What a load measured: requests completed, the time and process CPU they took, and their latencies.
+struct LoadFigures {
+  var count = 0
+  var seconds = 0.0
+  var cpuSeconds = 0.0
+  var latencies: [Duration] = []
+
+  var requestsPerSecond: Double { Double(count) / max(seconds, 1e-9) }
+  /// Process CPU (client and server together) per request.
+  var cpuMicrosecondsPerRequest: Double { cpuSeconds * 1e6 / Double(max(count, 1)) }
+  /// The latencies, sorted, for ``quantile(_:_:)``.
+  var sortedLatencies: [Duration] { latencies.sorted() }
+
+  static func + (lhs: LoadFigures, rhs: LoadFigures) -> LoadFigures {
+    LoadFigures(
+      count: lhs.count + rhs.count, seconds: lhs.seconds + rhs.seconds, cpuSeconds: lhs.cpuSeconds + rhs.cpuSeconds,
+      latencies: lhs.latencies + rhs.latencies)
+  }
+}
+
+/// Runs `operation(task, iteration)` on `clients` tasks for `phase`; iterations count from `firstIteration`.
+func load(
+  for phase: Duration, firstIteration: Int = 0, _ operation: @escaping @Sendable (Int, Int) async throws -> Void
+) async throws -> LoadFigures {
   let clock = ContinuousClock()
   let start = clock.now
   let cpuAtStart = processCPUSeconds()
@@ -44,7 +64,7 @@ func load(for phase: Duration, _ operation: @escaping @Sendable (Int, Int) async
     for task in 0..<clients {
       group.addTask {
         var latencies: [Duration] = []
-        var iteration = 0
+        var iteration = firstIteration
         while clock.now < end {
           let begin = clock.now
           try await operation(task, iteration)
@@ -56,8 +76,25 @@ func load(for phase: Duration, _ operation: @escaping @Sendable (Int, Int) async
     }
     return try await group.reduce(into: []) { $0 += $1 }
   }
-  let cpu = processCPUSeconds() - cpuAtStart
-  return (latencies.count, seconds(clock.now - start), latencies.sorted(), cpu * 1e6 / Double(max(latencies.count, 1)))
+  return LoadFigures(
+    count: latencies.count, seconds: seconds(clock.now - start), cpuSeconds: processCPUSeconds() - cpuAtStart,
+    latencies: latencies)
+}
+
+/// Runs two loads for `phase` each, in `rounds` alternating slices, so that a change in the machine's speed during
+/// the run (a shared VM's drifts by several percent from second to second) weighs on both alike; their ratio is
+/// what the benchmark compares. Each slice's iterations start a million after the previous one's.
+func alternating(
+  for phase: Duration, rounds: Int, _ first: @escaping @Sendable (Int, Int) async throws -> Void,
+  _ second: @escaping @Sendable (Int, Int) async throws -> Void
+) async throws -> (LoadFigures, LoadFigures) {
+  var figures = (LoadFigures(), LoadFigures())
+  for round in 0..<rounds {
+    let slice = phase / rounds
+    figures.0 = figures.0 + (try await load(for: slice, firstIteration: round * 1_000_000, first))
+    figures.1 = figures.1 + (try await load(for: slice, firstIteration: round * 1_000_000, second))
+  }
+  return figures
 }
 
 func makeClient(
@@ -144,6 +181,23 @@ public enum ServerBenchmark {
         API.register, body: EmailCredentials(email: "bench@example.com", password: "benchmark password"))
     let api = try makeClient(port: port, token: session.token, transport: transport, configuration: clientConfiguration)
 
+    // MARK: The framework's ceiling: a trivial route, same clients, same run, in turns with single fixes
+
+    let ping = Endpoint<Void, NoBody, Data>(.get, "/ping", body: .none, response: .raw, authentication: .none)
+    let trivialRouter = Router()
+    trivialRouter.get("/ping") { _, _ in "ok" }
+    let trivialPorts = AsyncStream.makeStream(of: Int.self)
+    var quiet = logger
+    quiet.logLevel = .critical  // cancelling the trivial server at the end of its phases is expected
+    let trivial = Application(
+      router: trivialRouter, configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
+      onServerRunning: { trivialPorts.continuation.yield($0.localAddress?.port ?? 0) }, logger: quiet)
+    let trivialTask = Task { try await trivial.runService() }
+    var trivialIterator = trivialPorts.stream.makeAsyncIterator()
+    guard let trivialPort = await trivialIterator.next() else { fatalError("the trivial server did not start") }
+    let trivialClient = try makeClient(
+      port: trivialPort, token: nil, transport: transport, configuration: clientConfiguration)
+
     // MARK: Ingest
 
     let base: Int64 = 1_700_000_000_000
@@ -152,14 +206,19 @@ public enum ServerBenchmark {
     guard check == FixBatch(deviceId: "check", fixes: [try fix(base), try fix(base + 1)]) else {
       fatalError("formattedBatch(device:timestamps:) no longer writes the fixes of fix(_:)")
     }
-    let single = try await load(for: phase) { task, iteration in
-      let timestamp = base + Int64(iteration) * 1000
-      _ = try await api.send(
-        postFormattedFixes, body: formattedBatch(device: "single-\(task)", timestamps: [timestamp]))
-    }
-    emit("ingest.single.requests_per_s", Double(single.count) / single.seconds, "requests/s")
-    emit("ingest.single.p50_ms", quantile(single.latencies, 0.5), "ms")
-    emit("ingest.single.p99_ms", quantile(single.latencies, 0.99), "ms")
+    // Single fixes and the trivial route take turns, five slices each.
+    let (single, ceiling) = try await alternating(
+      for: phase, rounds: 5,
+      { task, iteration in
+        let timestamp = base + Int64(iteration) * 1000
+        _ = try await api.send(
+          postFormattedFixes, body: formattedBatch(device: "single-\(task)", timestamps: [timestamp]))
+      },
+      { _, _ in _ = try await trivialClient.send(ping) })
+    let singleLatencies = single.sortedLatencies
+    emit("ingest.single.requests_per_s", single.requestsPerSecond, "requests/s")
+    emit("ingest.single.p50_ms", quantile(singleLatencies, 0.5), "ms")
+    emit("ingest.single.p99_ms", quantile(singleLatencies, 0.99), "ms")
     emit("ingest.single.cpu_per_request_us", single.cpuMicrosecondsPerRequest, "µs")
     let commitsAfterSingle = try await commitCounts(api)
     emit(
@@ -170,9 +229,10 @@ public enum ServerBenchmark {
       let timestamps = (0..<100).lazy.map { first + Int64($0) * 1000 }
       _ = try await api.send(postFormattedFixes, body: formattedBatch(device: "batch-\(task)", timestamps: timestamps))
     }
-    emit("ingest.batch100.fixes_per_s", Double(batch.count * 100) / batch.seconds, "fixes/s")
-    emit("ingest.batch100.p50_ms", quantile(batch.latencies, 0.5), "ms")
-    emit("ingest.batch100.p99_ms", quantile(batch.latencies, 0.99), "ms")
+    let batchLatencies = batch.sortedLatencies
+    emit("ingest.batch100.fixes_per_s", batch.requestsPerSecond * 100, "fixes/s")
+    emit("ingest.batch100.p50_ms", quantile(batchLatencies, 0.5), "ms")
+    emit("ingest.batch100.p99_ms", quantile(batchLatencies, 0.99), "ms")
     emit("ingest.batch100.cpu_per_request_us", batch.cpuMicrosecondsPerRequest, "µs")
     let commitsAfterBatch = try await commitCounts(api)
     emit(
@@ -180,29 +240,12 @@ public enum ServerBenchmark {
       (commitsAfterBatch.requests - commitsAfterSingle.requests)
         / max(commitsAfterBatch.commits - commitsAfterSingle.commits, 1), "requests")
 
-    // MARK: The framework's ceiling: a trivial route, same clients, same run
+    // MARK: The ceiling's figures
 
-    let ping = Endpoint<Void, NoBody, Data>(.get, "/ping", body: .none, response: .raw, authentication: .none)
-    let trivialRouter = Router()
-    trivialRouter.get("/ping") { _, _ in "ok" }
-    let trivialPorts = AsyncStream.makeStream(of: Int.self)
-    var quiet = logger
-    quiet.logLevel = .critical  // cancelling the trivial server at the end of its phase is expected
-    let trivial = Application(
-      router: trivialRouter, configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
-      onServerRunning: { trivialPorts.continuation.yield($0.localAddress?.port ?? 0) }, logger: quiet)
-    let trivialTask = Task { try await trivial.runService() }
-    var trivialIterator = trivialPorts.stream.makeAsyncIterator()
-    guard let trivialPort = await trivialIterator.next() else { fatalError("the trivial server did not start") }
-    let trivialClient = try makeClient(
-      port: trivialPort, token: nil, transport: transport, configuration: clientConfiguration)
-    let ceiling = try await load(for: phase) { _, _ in _ = try await trivialClient.send(ping) }
-    emit("ceiling.requests_per_s", Double(ceiling.count) / ceiling.seconds, "requests/s")
-    emit("ceiling.p99_ms", quantile(ceiling.latencies, 0.99), "ms")
+    emit("ceiling.requests_per_s", ceiling.requestsPerSecond, "requests/s")
+    emit("ceiling.p99_ms", quantile(ceiling.sortedLatencies, 0.99), "ms")
     emit("ceiling.cpu_per_request_us", ceiling.cpuMicrosecondsPerRequest, "µs")
-    emit(
-      "ingest.single.share_of_ceiling",
-      (Double(single.count) / single.seconds) / (Double(ceiling.count) / ceiling.seconds) * 100, "%")
+    emit("ingest.single.share_of_ceiling", single.requestsPerSecond / ceiling.requestsPerSecond * 100, "%")
     trivialTask.cancel()
 
     // MARK: Live: from sending a fix to a subscriber receiving it
