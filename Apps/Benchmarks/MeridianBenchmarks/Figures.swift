@@ -48,3 +48,9 @@ public struct BenchmarkUsageError: Error, CustomStringConvertible {
   /// What was wrong, and the usage line.
   public let description: String
 }
+
+/// A load that could not run as designed (the server answered with an error): its figures would mean nothing.
+struct BenchmarkFailure: Error, CustomStringConvertible {
+  /// What went wrong.
+  let description: String
+}

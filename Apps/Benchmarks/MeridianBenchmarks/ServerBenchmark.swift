@@ -11,6 +11,7 @@ import Hummingbird
 import Logging
 import MeridianAPI
 import MeridianServer
+import NIOCore
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
 import RealtimeKit
@@ -246,6 +247,39 @@ public enum ServerBenchmark {
     emit("ceiling.p99_ms", quantile(ceiling.sortedLatencies, 0.99), "ms")
     emit("ceiling.cpu_per_request_us", ceiling.cpuMicrosecondsPerRequest, "µs")
     emit("ingest.single.share_of_ceiling", single.requestsPerSecond / ceiling.requestsPerSecond * 100, "%")
+
+    // MARK: The same comparison with a load generator that costs almost nothing: the server's own share
+
+    var leanIngest: [LeanHTTPConnection] = []
+    var leanPing: [LeanHTTPConnection] = []
+    for _ in 0..<clients {
+      leanIngest.append(try await LeanHTTPConnection.connect(port: port))
+      leanPing.append(try await LeanHTTPConnection.connect(port: trivialPort))
+    }
+    let (ingestConnections, pingConnections) = (leanIngest, leanPing)
+    let pingRequest = LeanHTTPConnection.request("GET", "/ping")
+    let (leanSingle, leanCeiling) = try await alternating(
+      for: phase, rounds: 5,
+      { task, iteration in
+        let body = formattedBatch(device: "lean-\(task)", timestamps: [base + Int64(iteration) * 1000])
+        let request = LeanHTTPConnection.request(
+          "POST", API.postFixes.pathTemplate,
+          fields: [
+            ("Authorization", "Bearer \(session.token)"), ("Idempotency-Key", "lean-\(task)-\(iteration)"),
+            ("Content-Type", "application/json"),
+          ], body: Array(body))
+        let status = try await ingestConnections[task].send(request)
+        guard status == 200 else { throw BenchmarkFailure(description: "POST /v1/fixes answered \(status)") }
+      },
+      { task, _ in _ = try await pingConnections[task].send(pingRequest) })
+    emit("lean_client.ingest.single.requests_per_s", leanSingle.requestsPerSecond, "requests/s")
+    emit("lean_client.ingest.single.cpu_per_request_us", leanSingle.cpuMicrosecondsPerRequest, "µs")
+    emit("lean_client.ceiling.requests_per_s", leanCeiling.requestsPerSecond, "requests/s")
+    emit("lean_client.ceiling.cpu_per_request_us", leanCeiling.cpuMicrosecondsPerRequest, "µs")
+    emit(
+      "lean_client.ingest.single.share_of_ceiling", leanSingle.requestsPerSecond / leanCeiling.requestsPerSecond * 100,
+      "%")
+    for connection in leanIngest + leanPing { try await connection.close() }
     trivialTask.cancel()
 
     // MARK: Live: from sending a fix to a subscriber receiving it
