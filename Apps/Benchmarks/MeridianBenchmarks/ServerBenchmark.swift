@@ -43,6 +43,8 @@ struct LoadFigures {
   var requestsPerSecond: Double { Double(count) / max(seconds, 1e-9) }
   /// Process CPU (client and server together) per request.
   var cpuMicrosecondsPerRequest: Double { cpuSeconds * 1e6 / Double(max(count, 1)) }
+  /// How many cores the process kept busy on average (2 is all of this box): what is missing waited on something.
+  var busyCores: Double { cpuSeconds / max(seconds, 1e-9) }
   /// The latencies, sorted, for ``quantile(_:_:)``.
   var sortedLatencies: [Duration] { latencies.sorted() }
 
@@ -221,6 +223,7 @@ public enum ServerBenchmark {
     emit("ingest.single.p50_ms", quantile(singleLatencies, 0.5), "ms")
     emit("ingest.single.p99_ms", quantile(singleLatencies, 0.99), "ms")
     emit("ingest.single.cpu_per_request_us", single.cpuMicrosecondsPerRequest, "µs")
+    emit("ingest.single.busy_cores", single.busyCores, "cores")
     let commitsAfterSingle = try await commitCounts(api)
     emit(
       "ingest.single.requests_per_commit", commitsAfterSingle.requests / max(commitsAfterSingle.commits, 1), "requests")
@@ -246,6 +249,7 @@ public enum ServerBenchmark {
     emit("ceiling.requests_per_s", ceiling.requestsPerSecond, "requests/s")
     emit("ceiling.p99_ms", quantile(ceiling.sortedLatencies, 0.99), "ms")
     emit("ceiling.cpu_per_request_us", ceiling.cpuMicrosecondsPerRequest, "µs")
+    emit("ceiling.busy_cores", ceiling.busyCores, "cores")
     emit("ingest.single.share_of_ceiling", single.requestsPerSecond / ceiling.requestsPerSecond * 100, "%")
 
     // MARK: The same comparison with a load generator that costs almost nothing: the server's own share
@@ -274,8 +278,10 @@ public enum ServerBenchmark {
       { task, _ in _ = try await pingConnections[task].send(pingRequest) })
     emit("lean_client.ingest.single.requests_per_s", leanSingle.requestsPerSecond, "requests/s")
     emit("lean_client.ingest.single.cpu_per_request_us", leanSingle.cpuMicrosecondsPerRequest, "µs")
+    emit("lean_client.ingest.single.busy_cores", leanSingle.busyCores, "cores")
     emit("lean_client.ceiling.requests_per_s", leanCeiling.requestsPerSecond, "requests/s")
     emit("lean_client.ceiling.cpu_per_request_us", leanCeiling.cpuMicrosecondsPerRequest, "µs")
+    emit("lean_client.ceiling.busy_cores", leanCeiling.busyCores, "cores")
     emit(
       "lean_client.ingest.single.share_of_ceiling", leanSingle.requestsPerSecond / leanCeiling.requestsPerSecond * 100,
       "%")
