@@ -370,6 +370,22 @@ actor HubState {
     }
   }
 
+  /// Appends the events only if every principal subscribed to one of their channels passes `mayReceive`; else nil.
+  func append(
+    _ events: [(payload: JSONValue, channels: [ChannelName])],
+    ifEverySubscriber mayReceive: (ChannelName, RealtimePrincipal) -> Bool
+  ) -> [[UInt64]]? {
+    var checked: Set<ChannelName> = []
+    for event in events {
+      for name in event.channels where checked.insert(name).inserted {
+        for id in channels[name]?.subscribers ?? [] {
+          if let principal = connections[id]?.principal, !mayReceive(name, principal) { return nil }
+        }
+      }
+    }
+    return append(events)
+  }
+
   private func append(payloadJSON: String, to name: ChannelName, time: RealtimeTimestamp) -> UInt64 {
     // Taken out of the dictionary while it changes, so its history and subscribers are not copied on write.
     var channel = channels.removeValue(forKey: name) ?? Channel(history: Ring(capacity: configuration.historyCapacity))

@@ -293,6 +293,18 @@ public final class RealtimeHub: Sendable {
     events.isEmpty ? [] : await state.append(events)
   }
 
+  /// Publishes `events` as ``publish(_:)`` does, but only if every principal now subscribed to one of their channels
+  /// passes `mayReceive`: the check and the publish are one step on the hub, so nobody joins or leaves in between.
+  /// Returns each payload's offsets, or `nil` when a subscriber failed the check and nothing was published (revoke
+  /// who may no longer receive, then publish again).
+  @discardableResult
+  public func publish(
+    _ events: [(payload: JSONValue, channels: [ChannelName])],
+    ifEverySubscriber mayReceive: @escaping @Sendable (ChannelName, RealtimePrincipal) -> Bool
+  ) async -> [[UInt64]]? {
+    events.isEmpty ? [] : await state.append(events, ifEverySubscriber: mayReceive)
+  }
+
   /// Withdraws a principal's live access to a channel at once: its subscriptions end with `unsubscribed`
   /// (`revoked`), and authorization answers given before this call are not used. Pass `nil` to revoke everyone.
   ///

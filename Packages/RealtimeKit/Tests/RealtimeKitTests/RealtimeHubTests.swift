@@ -130,7 +130,7 @@ import Testing
 
   @Test func aReceiveHookTakesPublishesOverAndItsErrorsReachTheClient() async throws {
     // The app stores what it accepts and publishes its own event; an odd number is refused, a 13 fails.
-    let stored = LockedValues()
+    let stored = LockedValues<Int64>()
     let hubBox = HubBox()
     let hub = makeHub(receive: { principal, request in
       guard case .int(let value) = request.payload else {
@@ -183,7 +183,7 @@ import Testing
 
   @Test func anIdReSentWhileTheHookRunsIsHandledOnce() async throws {
     // The hook is slow (a commit); meanwhile the client reconnects and re-sends the same id.
-    let calls = LockedValues()
+    let calls = LockedValues<Int64>()
     let gate = Gate()
     let hub = makeHub(receive: { _, _ in
       calls.append(1)
@@ -278,12 +278,8 @@ import Testing
   }
 
   @Test func batchPublishNumbersEachChannelAndResumeReplaysTheSameEvents() async throws {
-    let hub = makeHub()
     let (watched, quiet) = (ChannelName.test("user:1"), ChannelName.test("group:2"))
-    let peer = try Peer(InMemoryRealtimeTransport(hub: hub))
-    await peer.hello()
-    peer.send(.subscribe(SubscribeRequest(channel: watched)))
-    _ = await peer.next()
+    let (hub, peer) = try await hubWithAlice(subscribedTo: watched)
     #expect(await hub.presence(of: [watched, quiet]).map { $0.map(\.id) } == [["alice"], []])
     #expect(await hub.publish([]) == [])
     let offsets = await hub.publish([
@@ -307,6 +303,38 @@ import Testing
     }
     #expect(replayed.map(\.offset) == [1, 2] && replayed.map(\.payload) == [["n": 1], ["n": 2]])
     #expect(replayed.map(\.channel) == [quiet, quiet] && replayed.first?.time == live.first?.time)
+  }
+
+  @Test func aCheckedPublishPublishesNothingWhenASubscriberFailsTheCheck() async throws {
+    let (watched, quiet) = (ChannelName.test("user:1"), ChannelName.test("group:2"))
+    let (hub, peer) = try await hubWithAlice(subscribedTo: watched)
+    let events: [(payload: JSONValue, channels: [ChannelName])] = [
+      (payload: ["n": 1], channels: [quiet]), (payload: ["n": 2], channels: [watched, quiet]),
+    ]
+    let checked = LockedValues<String>()
+    let refused = await hub.publish(events) { channel, principal in
+      checked.append("\(channel.rawValue) \(principal.id)")
+      return principal.id != "alice"
+    }
+    #expect(refused == nil && checked.values == ["user:1 alice"])
+    let positions = [await hub.position(of: watched), await hub.position(of: quiet)]
+    #expect(positions.map(\.offset) == [0, 0])
+    #expect(await hub.publish(events) { _, _ in true } == [[1], [1, 2]])
+    if case .event(let event)? = await peer.next() {
+      #expect(event.offset == 1 && event.payload == ["n": 2])
+    } else {
+      Issue.record("no event")
+    }
+  }
+
+  /// A hub with alice signed in and subscribed to `channel`.
+  private func hubWithAlice(subscribedTo channel: ChannelName) async throws -> (RealtimeHub, Peer) {
+    let hub = makeHub()
+    let peer = try Peer(InMemoryRealtimeTransport(hub: hub))
+    await peer.hello()
+    peer.send(.subscribe(SubscribeRequest(channel: channel)))
+    _ = await peer.next()
+    return (hub, peer)
   }
 
   @Test func authorizationRateAndSubscriptionLimits() async throws {

@@ -99,12 +99,12 @@ func fastClientConfiguration(token: String = "alice") -> RealtimeClientConfigura
   )
 }
 
-/// Integers appended from any task.
-final class LockedValues: @unchecked Sendable {
+/// Values appended from any task.
+final class LockedValues<Value: Sendable>: @unchecked Sendable {
   private let lock = NSLock()
-  private var stored: [Int64] = []
-  var values: [Int64] { lock.withLock { stored } }
-  func append(_ value: Int64) { lock.withLock { stored.append(value) } }
+  private var stored: [Value] = []
+  var values: [Value] { lock.withLock { stored } }
+  func append(_ value: Value) { lock.withLock { stored.append(value) } }
 }
 
 /// A hub a hook reaches after the hub was created (the hook is an argument of the hub's initializer).
