@@ -180,8 +180,9 @@ public struct LiveUpdates: Sendable {
   /// Fans each batch's fixes out to its owner's channels as one event, after revoking anyone who may no longer see
   /// them (a sharing expiry passes without any request). Batches that were all duplicates send nothing.
   ///
-  /// A commit holds many requests, often of the same few owners: the subscribers of every owner's channels are read
-  /// in one step on the hub, and all events are published in one more, instead of a hop onto the hub per request.
+  /// A commit holds many requests, often of the same few owners: all its events are checked against the subscribers
+  /// of their channels and published in one step on the hub, instead of a hop onto the hub per request; only when
+  /// someone fails the check are the settings read again, the subscriber revoked and the events published after.
   func publish(_ batches: [FixInsertBatch], receipts: [FixReceipt]) async {
     let time = now()
     // A live event is best effort: fixes whose owner's settings can't be read now are stored and readable over HTTP.
@@ -197,28 +198,35 @@ public struct LiveUpdates: Sendable {
       audiences[batch.userID] = await audience(of: batch.userID)
     }
     guard !audiences.isEmpty else { return }
-    // Remembered settings may predate a change (a resume): before revoking anyone, read them again.
-    let owners = Array(audiences.keys)
-    let presence = await hub.presence(of: owners.flatMap { audiences[$0]!.channels })
-    var start = presence.startIndex
-    for owner in owners {
-      let (settings, channels) = audiences[owner]!
-      let subscribers = presence[start..<start + channels.count]
-      start += channels.count
-      guard !Self.unauthorized(settings, on: channels, subscribers: subscribers, at: time).isEmpty else { continue }
-      settingsCache.remove(owner)
-      audiences[owner] = await audience(of: owner)
-      if let current = audiences[owner] { await enforce(current.settings, on: current.channels) }
+    func events() -> [(payload: RealtimeKit.JSONValue, channels: [ChannelName])] {
+      zip(batches, receipts).compactMap { batch, receipt in
+        guard receipt.accepted > 0, let channels = audiences[batch.userID]?.channels else { return nil }
+        let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }
+        return (Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes)), channels)
+      }
     }
-    var events: [(payload: RealtimeKit.JSONValue, channels: [ChannelName])] = []
-    for (batch, receipt) in zip(batches, receipts) where receipt.accepted > 0 {
-      guard let channels = audiences[batch.userID]?.channels else { continue }
-      let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }
-      events.append(
-        (Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes)), channels))
+    var published = events()
+    // One step on the hub checks every subscriber against the remembered settings and publishes.
+    var settingsOfChannel: [ChannelName: PrivacySettings] = [:]
+    for (settings, channels) in audiences.values {
+      for channel in channels { settingsOfChannel[channel] = settings }
     }
-    await hub.publish(events)
-    metrics.liveEvents.increment(by: Int64(events.reduce(0) { $0 + $1.channels.count }))
+    let remembered = settingsOfChannel
+    let passed = await hub.publish(published) { channel, principal in
+      remembered[channel].map { Self.mayReceive(UserID(principal.id), channel, of: $0, at: time) } ?? true
+    }
+    if passed == nil {
+      // Someone may no longer see an owner, or the remembered settings predate a change (a resume): read them again,
+      // revoke who may not see the owner now, and publish with the current settings.
+      for owner in Array(audiences.keys) {
+        settingsCache.remove(owner)
+        audiences[owner] = await audience(of: owner)
+        if let current = audiences[owner] { await enforce(current.settings, on: current.channels) }
+      }
+      published = events()
+      await hub.publish(published)
+    }
+    metrics.liveEvents.increment(by: Int64(published.reduce(0) { $0 + $1.channels.count }))
   }
 
   /// The event payload of `location`: its JSON form (`LiveLocation`'s and `LocationFix`'s wire names) built directly,
