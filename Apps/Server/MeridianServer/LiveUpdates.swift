@@ -198,12 +198,15 @@ public struct LiveUpdates: Sendable {
       audiences[batch.userID] = await audience(of: batch.userID)
     }
     guard !audiences.isEmpty else { return }
+    // The payloads don't depend on the settings, only the channels do: built once, addressed again after a refresh.
+    let located = zip(batches, receipts).compactMap {
+      batch, receipt -> (owner: UserID, payload: RealtimeKit.JSONValue)? in
+      guard receipt.accepted > 0 else { return nil }
+      let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }
+      return (batch.userID, Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes)))
+    }
     func events() -> [(payload: RealtimeKit.JSONValue, channels: [ChannelName])] {
-      zip(batches, receipts).compactMap { batch, receipt in
-        guard receipt.accepted > 0, let channels = audiences[batch.userID]?.channels else { return nil }
-        let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }
-        return (Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes)), channels)
-      }
+      located.compactMap { item in audiences[item.owner].map { (item.payload, $0.channels) } }
     }
     var published = events()
     // One step on the hub checks every subscriber against the remembered settings and publishes.
@@ -216,8 +219,8 @@ public struct LiveUpdates: Sendable {
       remembered[channel].map { Self.mayReceive(UserID(principal.id), channel, of: $0, at: time) } ?? true
     }
     if passed == nil {
-      // Someone may no longer see an owner, or the remembered settings predate a change (a resume): read them again,
-      // revoke who may not see the owner now, and publish with the current settings.
+      // Someone may no longer see an owner, or the remembered settings predate a change (a resume): read every
+      // owner's settings again, revoke who may not see the owner now, and publish to the current channels.
       for owner in Array(audiences.keys) {
         settingsCache.remove(owner)
         audiences[owner] = await audience(of: owner)
