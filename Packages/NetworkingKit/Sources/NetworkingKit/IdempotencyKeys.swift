@@ -14,11 +14,10 @@ public final class IdempotencyKeys: Sendable {
 
   /// The next key.
   @Sendable public func next() -> String {
-    prefix + "-"
-      + String(
-        counter.withLock {
-          $0 &+= 1
-          return $0
-        }, radix: 16)
+    let number = counter.withLock { value in
+      value &+= 1
+      return value
+    }
+    return prefix + "-" + String(number, radix: 16)
   }
 }
