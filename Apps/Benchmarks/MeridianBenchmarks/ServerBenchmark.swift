@@ -262,6 +262,10 @@ public enum ServerBenchmark {
     }
     let (ingestConnections, pingConnections) = (leanIngest, leanPing)
     let pingRequest = LeanHTTPConnection.request("GET", "/ping")
+    let authorization = "Bearer \(session.token)"
+    @Sendable func expectOK(_ status: Int, from route: String) throws {
+      guard status == 200 else { throw BenchmarkFailure(description: "\(route) answered \(status)") }
+    }
     let (leanSingle, leanCeiling) = try await alternating(
       for: phase, rounds: 5,
       { task, iteration in
@@ -269,13 +273,12 @@ public enum ServerBenchmark {
         let request = LeanHTTPConnection.request(
           "POST", API.postFixes.pathTemplate,
           fields: [
-            ("Authorization", "Bearer \(session.token)"), ("Idempotency-Key", "lean-\(task)-\(iteration)"),
+            ("Authorization", authorization), ("Idempotency-Key", "lean-\(task)-\(iteration)"),
             ("Content-Type", "application/json"),
           ], body: Array(body))
-        let status = try await ingestConnections[task].send(request)
-        guard status == 200 else { throw BenchmarkFailure(description: "POST /v1/fixes answered \(status)") }
+        try expectOK(try await ingestConnections[task].send(request), from: "POST /v1/fixes")
       },
-      { task, _ in _ = try await pingConnections[task].send(pingRequest) })
+      { task, _ in try expectOK(try await pingConnections[task].send(pingRequest), from: "GET /ping") })
     emit("lean_client.ingest.single.requests_per_s", leanSingle.requestsPerSecond, "requests/s")
     emit("lean_client.ingest.single.cpu_per_request_us", leanSingle.cpuMicrosecondsPerRequest, "µs")
     emit("lean_client.ingest.single.busy_cores", leanSingle.busyCores, "cores")
