@@ -1,6 +1,7 @@
 // The server benchmark (`meridian-server-bench`): the real server (SQLite file, group commit, live hub) on a loopback
-// port, loaded by 32 concurrent clients through the shared API client, next to a trivial Hummingbird route in the same
-// run (the framework's ceiling), which the single-fix load takes turns with. Prints `<name> <value> <unit>` lines.
+// port, loaded by 32 concurrent clients through the shared API client, next to a trivial Hummingbird route taking the
+// same requests in the same run (the framework's ceiling), which the single-fix load takes turns with. Prints
+// `<name> <value> <unit>` lines.
 //
 //   swift run -c release meridian-server-bench [seconds-per-phase]
 import AsyncHTTPClient
@@ -84,18 +85,18 @@ func load(
     latencies: latencies)
 }
 
-/// Runs two loads for `phase` each, in `rounds` alternating slices, so that a change in the machine's speed during
-/// the run (a shared VM's drifts by several percent from second to second) weighs on both alike; their ratio is
-/// what the benchmark compares. Each slice's iterations start a million after the previous one's.
+/// Runs each of `loads` for `phase`, in `rounds` slices taking turns, so that a change in the machine's speed during
+/// the run (a shared VM's drifts by several percent from second to second) weighs on all of them alike; their ratios
+/// are what the benchmark compares. Each slice's iterations start a million after the previous one's.
 func alternating(
-  for phase: Duration, rounds: Int, _ first: @escaping @Sendable (Int, Int) async throws -> Void,
-  _ second: @escaping @Sendable (Int, Int) async throws -> Void
-) async throws -> (LoadFigures, LoadFigures) {
-  var figures = (LoadFigures(), LoadFigures())
+  for phase: Duration, rounds: Int, _ loads: [@Sendable (Int, Int) async throws -> Void]
+) async throws -> [LoadFigures] {
+  var figures = Array(repeating: LoadFigures(), count: loads.count)
   for round in 0..<rounds {
-    let slice = phase / rounds
-    figures.0 = figures.0 + (try await load(for: slice, firstIteration: round * 1_000_000, first))
-    figures.1 = figures.1 + (try await load(for: slice, firstIteration: round * 1_000_000, second))
+    for (index, operation) in loads.enumerated() {
+      figures[index] =
+        figures[index] + (try await load(for: phase / rounds, firstIteration: round * 1_000_000, operation))
+    }
   }
   return figures
 }
@@ -184,11 +185,19 @@ public enum ServerBenchmark {
         API.register, body: EmailCredentials(email: "bench@example.com", password: "benchmark password"))
     let api = try makeClient(port: port, token: session.token, transport: transport, configuration: clientConfiguration)
 
-    // MARK: The framework's ceiling: a trivial route, same clients, same run, in turns with single fixes
+    // MARK: The framework's ceiling: a trivial route taking the same requests, same clients, same run
 
-    let ping = Endpoint<Void, NoBody, Data>(.get, "/ping", body: .none, response: .raw, authentication: .none)
+    // It answers every single-fix upload with the same receipt and does nothing else; `GET /ping`, a request without
+    // a body, header fields or an answer to decode, shows what the framework and the clients cost at their lightest.
     let trivialRouter = Router()
+    let trivialReceipt = FixReceipt(accepted: 1, duplicates: 0).commonFormJSON
+    trivialRouter.post(RouterPath(API.postFixes.pathTemplate)) { _, _ in
+      Response(
+        status: .ok, headers: [.contentType: "application/json"],
+        body: ResponseBody(byteBuffer: ByteBuffer(bytes: trivialReceipt)))
+    }
     trivialRouter.get("/ping") { _, _ in "ok" }
+    let ping = Endpoint<Void, NoBody, Data>(.get, "/ping", body: .none, response: .raw, authentication: .none)
     let trivialPorts = AsyncStream.makeStream(of: Int.self)
     var quiet = logger
     quiet.logLevel = .critical  // cancelling the trivial server at the end of its phases is expected
@@ -199,7 +208,7 @@ public enum ServerBenchmark {
     var trivialIterator = trivialPorts.stream.makeAsyncIterator()
     guard let trivialPort = await trivialIterator.next() else { fatalError("the trivial server did not start") }
     let trivialClient = try makeClient(
-      port: trivialPort, token: nil, transport: transport, configuration: clientConfiguration)
+      port: trivialPort, token: session.token, transport: transport, configuration: clientConfiguration)
 
     // MARK: Ingest
 
@@ -209,15 +218,22 @@ public enum ServerBenchmark {
     guard check == FixBatch(deviceId: "check", fixes: [try fix(base), try fix(base + 1)]) else {
       fatalError("formattedBatch(device:timestamps:) no longer writes the fixes of fix(_:)")
     }
-    // Single fixes and the trivial route take turns, five slices each.
-    let (single, ceiling) = try await alternating(
-      for: phase, rounds: 5,
+    /// One single-fix upload per call, through `client`.
+    @Sendable func uploadSingleFixes(through client: NetworkClient) -> @Sendable (Int, Int) async throws -> Void {
       { task, iteration in
         let timestamp = base + Int64(iteration) * 1000
-        _ = try await api.send(
+        _ = try await client.send(
           postFormattedFixes, body: formattedBatch(device: "single-\(task)", timestamps: [timestamp]))
-      },
-      { _, _ in _ = try await trivialClient.send(ping) })
+      }
+    }
+    // Single fixes, the trivial route taking the same requests, and `GET /ping` take turns, five slices each.
+    let turns = try await alternating(
+      for: phase, rounds: 5,
+      [
+        uploadSingleFixes(through: api), uploadSingleFixes(through: trivialClient),
+        { _, _ in _ = try await trivialClient.send(ping) },
+      ])
+    let (single, ceiling, pinged) = (turns[0], turns[1], turns[2])
     let singleLatencies = single.sortedLatencies
     emit("ingest.single.requests_per_s", single.requestsPerSecond, "requests/s")
     emit("ingest.single.p50_ms", quantile(singleLatencies, 0.5), "ms")
@@ -251,23 +267,29 @@ public enum ServerBenchmark {
     emit("ceiling.cpu_per_request_us", ceiling.cpuMicrosecondsPerRequest, "µs")
     emit("ceiling.busy_cores", ceiling.busyCores, "cores")
     emit("ingest.single.share_of_ceiling", single.requestsPerSecond / ceiling.requestsPerSecond * 100, "%")
+    emit("ping.requests_per_s", pinged.requestsPerSecond, "requests/s")
+    emit("ping.cpu_per_request_us", pinged.cpuMicrosecondsPerRequest, "µs")
+    emit("ping.busy_cores", pinged.busyCores, "cores")
+    emit("ingest.single.share_of_ping", single.requestsPerSecond / pinged.requestsPerSecond * 100, "%")
 
     // MARK: The same comparison with a load generator that costs almost nothing: the server's own share
 
     var leanIngest: [LeanHTTPConnection] = []
-    var leanPing: [LeanHTTPConnection] = []
+    var leanTrivial: [LeanHTTPConnection] = []
     for _ in 0..<clients {
       leanIngest.append(try await LeanHTTPConnection.connect(port: port))
-      leanPing.append(try await LeanHTTPConnection.connect(port: trivialPort))
+      leanTrivial.append(try await LeanHTTPConnection.connect(port: trivialPort))
     }
-    let (ingestConnections, pingConnections) = (leanIngest, leanPing)
+    let (ingestConnections, trivialConnections) = (leanIngest, leanTrivial)
     let pingRequest = LeanHTTPConnection.request("GET", "/ping")
     let authorization = "Bearer \(session.token)"
     @Sendable func expectOK(_ status: Int, from route: String) throws {
       guard status == 200 else { throw BenchmarkFailure(description: "\(route) answered \(status)") }
     }
-    let (leanSingle, leanCeiling) = try await alternating(
-      for: phase, rounds: 5,
+    /// One single-fix upload per call, on `connections[task]`.
+    @Sendable func uploadSingleFixes(on connections: [LeanHTTPConnection], route: String)
+      -> @Sendable (Int, Int) async throws -> Void
+    {
       { task, iteration in
         let body = formattedBatch(device: "lean-\(task)", timestamps: [base + Int64(iteration) * 1000])
         let request = LeanHTTPConnection.request(
@@ -276,9 +298,17 @@ public enum ServerBenchmark {
             ("Authorization", authorization), ("Idempotency-Key", "lean-\(task)-\(iteration)"),
             ("Content-Type", "application/json"),
           ], body: Array(body))
-        try expectOK(try await ingestConnections[task].send(request), from: "POST /v1/fixes")
-      },
-      { task, _ in try expectOK(try await pingConnections[task].send(pingRequest), from: "GET /ping") })
+        try expectOK(try await connections[task].send(request), from: route)
+      }
+    }
+    let leanTurns = try await alternating(
+      for: phase, rounds: 5,
+      [
+        uploadSingleFixes(on: ingestConnections, route: "POST /v1/fixes"),
+        uploadSingleFixes(on: trivialConnections, route: "the trivial POST /v1/fixes"),
+        { task, _ in try expectOK(try await trivialConnections[task].send(pingRequest), from: "GET /ping") },
+      ])
+    let (leanSingle, leanCeiling, leanPinged) = (leanTurns[0], leanTurns[1], leanTurns[2])
     emit("lean_client.ingest.single.requests_per_s", leanSingle.requestsPerSecond, "requests/s")
     emit("lean_client.ingest.single.cpu_per_request_us", leanSingle.cpuMicrosecondsPerRequest, "µs")
     emit("lean_client.ingest.single.busy_cores", leanSingle.busyCores, "cores")
@@ -288,7 +318,11 @@ public enum ServerBenchmark {
     emit(
       "lean_client.ingest.single.share_of_ceiling", leanSingle.requestsPerSecond / leanCeiling.requestsPerSecond * 100,
       "%")
-    for connection in leanIngest + leanPing { try await connection.close() }
+    emit("lean_client.ping.requests_per_s", leanPinged.requestsPerSecond, "requests/s")
+    emit("lean_client.ping.cpu_per_request_us", leanPinged.cpuMicrosecondsPerRequest, "µs")
+    emit(
+      "lean_client.ingest.single.share_of_ping", leanSingle.requestsPerSecond / leanPinged.requestsPerSecond * 100, "%")
+    for connection in leanIngest + leanTrivial { try await connection.close() }
     trivialTask.cancel()
 
     // MARK: Live: from sending a fix to a subscriber receiving it
