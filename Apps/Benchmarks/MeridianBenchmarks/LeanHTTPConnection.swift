@@ -59,21 +59,50 @@ struct LeanHTTPConnection: Sendable {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
       var bytes = unwrapInboundIn(data)
       received.writeBuffer(&bytes)
-      let view = received.readableBytesView
-      guard let headEnd = view.firstRange(of: Array("\r\n\r\n".utf8)) else { return }
-      let head = String(decoding: view[view.startIndex..<headEnd.lowerBound], as: UTF8.self)
-      var bodyLength = 0
-      for line in head.split(separator: "\r\n") where line.lowercased().hasPrefix("content-length:") {
-        bodyLength = Int(line.dropFirst("content-length:".count).filter { $0 != " " }) ?? 0
+      guard let answer = received.withUnsafeReadableBytes(Self.frame), received.readableBytes >= answer.length else {
+        return
       }
-      let answerLength = headEnd.upperBound - view.startIndex + bodyLength
-      guard received.readableBytes >= answerLength else { return }
-      received.moveReaderIndex(forwardBy: answerLength)
+      received.moveReaderIndex(forwardBy: answer.length)
       received.discardReadBytes()
-      let status = head.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap { Int($0) } ?? 0
-      let answer = waiting
+      let promise = waiting
       waiting = nil
-      answer?.succeed(status)
+      promise?.succeed(answer.status)
+    }
+
+    /// The status and the whole length (head and body) of the answer `bytes` start with, once its head is complete:
+    /// the status line's code and the `Content-Length` field, read from the bytes without making strings.
+    static func frame(_ bytes: UnsafeRawBufferPointer) -> (status: Int, length: Int)? {
+      let (cr, lf): (UInt8, UInt8) = (13, 10)
+      guard bytes.count >= 12,
+        let headEnd = (0...(bytes.count - 4)).first(where: { index in
+          bytes[index] == cr && bytes[index + 1] == lf && bytes[index + 2] == cr && bytes[index + 3] == lf
+        })
+      else { return nil }
+      func number(from start: Int) -> Int {
+        var value = 0
+        var index = start
+        while index < headEnd, bytes[index] == UInt8(ascii: " ") { index += 1 }
+        while index < headEnd, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+          value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+          index += 1
+        }
+        return value
+      }
+      let field = Array("content-length:".utf8)
+      var bodyLength = 0
+      var lineStart = 0
+      while lineStart < headEnd {
+        let matches =
+          lineStart + field.count <= headEnd
+          && field.indices.allSatisfy { offset in
+            bytes[lineStart + offset] | 0x20 == field[offset] | 0x20
+          }
+        if matches { bodyLength = number(from: lineStart + field.count) }
+        while lineStart < headEnd, bytes[lineStart] != lf { lineStart += 1 }
+        lineStart += 1
+      }
+      // "HTTP/1.1 200 OK": the code starts after the version and its space.
+      return (number(from: 9), headEnd + 4 + bodyLength)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
