@@ -22,6 +22,7 @@ struct LeanHTTPConnection: Sendable {
   }
 
   /// Sends `request` (a whole HTTP/1.1 request) and returns the answer's status code once the answer is complete.
+  /// One request at a time per connection: the next one is sent after this one's answer.
   func send(_ request: ByteBuffer) async throws -> Int {
     let answer = channel.eventLoop.makePromise(of: Int.self)
     let (channel, reader) = (self.channel, self.reader)
@@ -59,9 +60,14 @@ struct LeanHTTPConnection: Sendable {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
       var bytes = unwrapInboundIn(data)
       received.writeBuffer(&bytes)
-      guard let answer = received.withUnsafeReadableBytes(Self.frame), received.readableBytes >= answer.length else {
+      let answer: (status: Int, length: Int)?
+      do {
+        answer = try received.withUnsafeReadableBytes(Self.frame)
+      } catch {
+        errorCaught(context: context, error: error)
         return
       }
+      guard let answer, received.readableBytes >= answer.length else { return }
       received.moveReaderIndex(forwardBy: answer.length)
       received.discardReadBytes()
       let promise = waiting
@@ -69,40 +75,60 @@ struct LeanHTTPConnection: Sendable {
       promise?.succeed(answer.status)
     }
 
-    /// The status and the whole length (head and body) of the answer `bytes` start with, once its head is complete:
-    /// the status line's code and the `Content-Length` field, read from the bytes without making strings.
-    static func frame(_ bytes: UnsafeRawBufferPointer) -> (status: Int, length: Int)? {
-      let (cr, lf): (UInt8, UInt8) = (13, 10)
-      guard bytes.count >= 12,
+    /// An answer this reader can't frame.
+    struct FramingError: Error, CustomStringConvertible {
+      let description: String
+    }
+
+    private static let contentLength = Array("content-length:".utf8)
+
+    /// The status and the whole length (head and body) of the answer `bytes` start with, once its head is complete
+    /// (nil before): the status line's code and the `Content-Length` field, read from the bytes without making
+    /// strings.
+    /// - Throws: ``FramingError`` for a head without `HTTP/1.x nnn` or without `Content-Length`.
+    static func frame(_ bytes: UnsafeRawBufferPointer) throws -> (status: Int, length: Int)? {
+      let (cr, lf, space, tab): (UInt8, UInt8, UInt8, UInt8) = (13, 10, 32, 9)
+      guard bytes.count >= 4,
         let headEnd = (0...(bytes.count - 4)).first(where: { index in
           bytes[index] == cr && bytes[index + 1] == lf && bytes[index + 2] == cr && bytes[index + 3] == lf
         })
       else { return nil }
-      func number(from start: Int) -> Int {
-        var value = 0
-        var index = start
-        while index < headEnd, bytes[index] == UInt8(ascii: " ") { index += 1 }
-        while index < headEnd, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+      let isDigit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+      /// The decimal number at `start` after optional whitespace, and how many digits it has.
+      func number(from start: Int) -> (value: Int, digits: Int) {
+        var (value, index) = (0, start)
+        while index < headEnd, bytes[index] == space || bytes[index] == tab { index += 1 }
+        let first = index
+        while index < headEnd, index - first < 18, isDigit(bytes[index]) {
           value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
           index += 1
         }
-        return value
+        return (value, index - first)
       }
-      let field = Array("content-length:".utf8)
-      var bodyLength = 0
+      // "HTTP/1.1 200 OK": the version, a space, three digits.
+      let status = number(from: 9)
+      guard headEnd >= 12, zip(bytes[0..<7], "HTTP/1.".utf8).allSatisfy(==), bytes[8] == space, status.digits == 3
+      else {
+        throw FramingError(description: "the answer does not start with a status line")
+      }
+      var bodyLength: Int?
       var lineStart = 0
       while lineStart < headEnd {
+        let field = Self.contentLength
+        // ASCII letters fold to lower case by setting 0x20; the field's other bytes ('-', ':') must match as they are.
         let matches =
           lineStart + field.count <= headEnd
           && field.indices.allSatisfy { offset in
-            bytes[lineStart + offset] | 0x20 == field[offset] | 0x20
+            let byte = bytes[lineStart + offset]
+            return byte == field[offset]
+              || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") && byte | 0x20 == field[offset])
           }
-        if matches { bodyLength = number(from: lineStart + field.count) }
+        if matches { bodyLength = number(from: lineStart + field.count).value }
         while lineStart < headEnd, bytes[lineStart] != lf { lineStart += 1 }
         lineStart += 1
       }
-      // "HTTP/1.1 200 OK": the code starts after the version and its space.
-      return (number(from: 9), headEnd + 4 + bodyLength)
+      guard let bodyLength else { throw FramingError(description: "the answer has no Content-Length") }
+      return (status.value, headEnd + 4 + bodyLength)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
