@@ -57,9 +57,9 @@ struct LoadFigures {
 }
 
 /// Runs `operation(task, iteration)` on `clients` tasks for `phase`; iterations count from `firstIteration`.
-func load(
-  for phase: Duration, firstIteration: Int = 0, _ operation: @escaping @Sendable (Int, Int) async throws -> Void
-) async throws -> LoadFigures {
+func load(for phase: Duration, firstIteration: Int = 0, _ operation: @escaping LoadOperation) async throws
+  -> LoadFigures
+{
   let clock = ContinuousClock()
   let start = clock.now
   let cpuAtStart = processCPUSeconds()
@@ -85,20 +85,40 @@ func load(
     latencies: latencies)
 }
 
-/// Runs each of `loads` for `phase`, in `rounds` slices taking turns, so that a change in the machine's speed during
-/// the run (a shared VM's drifts by several percent from second to second) weighs on all of them alike; their ratios
-/// are what the benchmark compares. Each slice's iterations start a million after the previous one's.
-func alternating(
-  for phase: Duration, rounds: Int, _ loads: [@Sendable (Int, Int) async throws -> Void]
-) async throws -> [LoadFigures] {
-  var figures = Array(repeating: LoadFigures(), count: loads.count)
+/// One request of a load: `(task, iteration)`.
+typealias LoadOperation = @Sendable (Int, Int) async throws -> Void
+
+/// What the single-fix comparison measured: the single-fix load, the trivial route taking the same requests (the
+/// framework's ceiling) and `GET /ping`.
+struct Comparison {
+  var single = LoadFigures()
+  var ceiling = LoadFigures()
+  var ping = LoadFigures()
+}
+
+/// Runs the three loads of a ``Comparison`` for `phase` each, in `rounds` slices taking turns, so that a change in the
+/// machine's speed during the run (a shared VM's drifts by several percent from second to second) weighs on all of them
+/// alike; their ratios are what the benchmark compares. The load that opens a round rotates, so the work a slice leaves
+/// behind (the checkpointer's, the live fan-out's) falls on each load after each other one alike. Every slice's
+/// iterations start a million after the previous slice's, so no two slices send the same fix or key.
+func compare(
+  for phase: Duration, rounds: Int, single: @escaping LoadOperation, ceiling: @escaping LoadOperation,
+  ping: @escaping LoadOperation
+) async throws -> Comparison {
+  let loads: [(figures: WritableKeyPath<Comparison, LoadFigures>, operation: LoadOperation)] = [
+    (\.single, single), (\.ceiling, ceiling), (\.ping, ping),
+  ]
+  var comparison = Comparison()
+  var slice = 0
   for round in 0..<rounds {
-    for (index, operation) in loads.enumerated() {
-      figures[index] =
-        figures[index] + (try await load(for: phase / rounds, firstIteration: round * 1_000_000, operation))
+    for turn in loads.indices {
+      let (figures, operation) = loads[(round + turn) % loads.count]
+      let measured = try await load(for: phase / rounds, firstIteration: slice * 1_000_000, operation)
+      comparison[keyPath: figures] = comparison[keyPath: figures] + measured
+      slice += 1
     }
   }
-  return figures
+  return comparison
 }
 
 func makeClient(
@@ -110,7 +130,7 @@ func makeClient(
     configuration: configuration)
 }
 
-/// A fix of device `task` at a timestamp no other request of the run uses.
+/// The fix the benchmark sends for `timestamp`; its place moves with the timestamp's last digits.
 func fix(_ timestamp: Int64) throws -> LocationFix {
   let step = Double(timestamp % 10_000) * 0.00001
   return try LocationFix(
@@ -187,8 +207,9 @@ public enum ServerBenchmark {
 
     // MARK: The framework's ceiling: a trivial route taking the same requests, same clients, same run
 
-    // It answers every single-fix upload with the same receipt and does nothing else; `GET /ping`, a request without
-    // a body, header fields or an answer to decode, shows what the framework and the clients cost at their lightest.
+    // It answers every single-fix upload with the same receipt and does nothing else, not even read the body
+    // (Hummingbird drains it after the answer); `GET /ping`, a request without a body, header fields or an answer to
+    // decode, shows what the framework and the clients cost at their lightest.
     let trivialRouter = Router()
     let trivialReceipt = FixReceipt(accepted: 1, duplicates: 0).commonFormJSON
     trivialRouter.post(RouterPath(API.postFixes.pathTemplate)) { _, _ in
@@ -218,22 +239,23 @@ public enum ServerBenchmark {
     guard check == FixBatch(deviceId: "check", fixes: [try fix(base), try fix(base + 1)]) else {
       fatalError("formattedBatch(device:timestamps:) no longer writes the fixes of fix(_:)")
     }
-    /// One single-fix upload per call, through `client`.
-    @Sendable func uploadSingleFixes(through client: NetworkClient) -> @Sendable (Int, Int) async throws -> Void {
+    /// One single-fix upload per call, through `client`; the answer must say the fix was stored (not a duplicate or a
+    /// replay, which would cost the server less).
+    @Sendable func sharedClientUpload(through client: NetworkClient) -> LoadOperation {
       { task, iteration in
         let timestamp = base + Int64(iteration) * 1000
-        _ = try await client.send(
+        let receipt = try await client.send(
           postFormattedFixes, body: formattedBatch(device: "single-\(task)", timestamps: [timestamp]))
+        guard receipt == FixReceipt(accepted: 1, duplicates: 0) else {
+          throw BenchmarkFailure(description: "a single-fix upload answered \(receipt)")
+        }
       }
     }
-    // Single fixes, the trivial route taking the same requests, and `GET /ping` take turns, five slices each.
-    let turns = try await alternating(
-      for: phase, rounds: 5,
-      [
-        uploadSingleFixes(through: api), uploadSingleFixes(through: trivialClient),
-        { _, _ in _ = try await trivialClient.send(ping) },
-      ])
-    let (single, ceiling, pinged) = (turns[0], turns[1], turns[2])
+    // Single fixes, the trivial route taking the same requests, and `GET /ping` take turns, six slices each.
+    let comparison = try await compare(
+      for: phase, rounds: 6, single: sharedClientUpload(through: api),
+      ceiling: sharedClientUpload(through: trivialClient), ping: { _, _ in _ = try await trivialClient.send(ping) })
+    let (single, ceiling, pinged) = (comparison.single, comparison.ceiling, comparison.ping)
     let singleLatencies = single.sortedLatencies
     emit("ingest.single.requests_per_s", single.requestsPerSecond, "requests/s")
     emit("ingest.single.p50_ms", quantile(singleLatencies, 0.5), "ms")
@@ -268,6 +290,7 @@ public enum ServerBenchmark {
     emit("ceiling.busy_cores", ceiling.busyCores, "cores")
     emit("ingest.single.share_of_ceiling", single.requestsPerSecond / ceiling.requestsPerSecond * 100, "%")
     emit("ping.requests_per_s", pinged.requestsPerSecond, "requests/s")
+    emit("ping.p99_ms", quantile(pinged.sortedLatencies, 0.99), "ms")
     emit("ping.cpu_per_request_us", pinged.cpuMicrosecondsPerRequest, "µs")
     emit("ping.busy_cores", pinged.busyCores, "cores")
     emit("ingest.single.share_of_ping", single.requestsPerSecond / pinged.requestsPerSecond * 100, "%")
@@ -286,10 +309,8 @@ public enum ServerBenchmark {
     @Sendable func expectOK(_ status: Int, from route: String) throws {
       guard status == 200 else { throw BenchmarkFailure(description: "\(route) answered \(status)") }
     }
-    /// One single-fix upload per call, on `connections[task]`.
-    @Sendable func uploadSingleFixes(on connections: [LeanHTTPConnection], route: String)
-      -> @Sendable (Int, Int) async throws -> Void
-    {
+    /// One single-fix upload per call, on `connections[task]`; `name` says where in a failure.
+    @Sendable func leanUpload(on connections: [LeanHTTPConnection], name: String) -> LoadOperation {
       { task, iteration in
         let body = formattedBatch(device: "lean-\(task)", timestamps: [base + Int64(iteration) * 1000])
         let request = LeanHTTPConnection.request(
@@ -298,17 +319,14 @@ public enum ServerBenchmark {
             ("Authorization", authorization), ("Idempotency-Key", "lean-\(task)-\(iteration)"),
             ("Content-Type", "application/json"),
           ], body: Array(body))
-        try expectOK(try await connections[task].send(request), from: route)
+        try expectOK(try await connections[task].send(request), from: name)
       }
     }
-    let leanTurns = try await alternating(
-      for: phase, rounds: 5,
-      [
-        uploadSingleFixes(on: ingestConnections, route: "POST /v1/fixes"),
-        uploadSingleFixes(on: trivialConnections, route: "the trivial POST /v1/fixes"),
-        { task, _ in try expectOK(try await trivialConnections[task].send(pingRequest), from: "GET /ping") },
-      ])
-    let (leanSingle, leanCeiling, leanPinged) = (leanTurns[0], leanTurns[1], leanTurns[2])
+    let leanComparison = try await compare(
+      for: phase, rounds: 6, single: leanUpload(on: ingestConnections, name: "POST /v1/fixes"),
+      ceiling: leanUpload(on: trivialConnections, name: "the trivial POST /v1/fixes"),
+      ping: { task, _ in try expectOK(try await trivialConnections[task].send(pingRequest), from: "GET /ping") })
+    let (leanSingle, leanCeiling, leanPinged) = (leanComparison.single, leanComparison.ceiling, leanComparison.ping)
     emit("lean_client.ingest.single.requests_per_s", leanSingle.requestsPerSecond, "requests/s")
     emit("lean_client.ingest.single.cpu_per_request_us", leanSingle.cpuMicrosecondsPerRequest, "µs")
     emit("lean_client.ingest.single.busy_cores", leanSingle.busyCores, "cores")
@@ -320,6 +338,7 @@ public enum ServerBenchmark {
       "%")
     emit("lean_client.ping.requests_per_s", leanPinged.requestsPerSecond, "requests/s")
     emit("lean_client.ping.cpu_per_request_us", leanPinged.cpuMicrosecondsPerRequest, "µs")
+    emit("lean_client.ping.busy_cores", leanPinged.busyCores, "cores")
     emit(
       "lean_client.ingest.single.share_of_ping", leanSingle.requestsPerSecond / leanPinged.requestsPerSecond * 100, "%")
     for connection in leanIngest + leanTrivial { try await connection.close() }
