@@ -378,9 +378,7 @@ actor HubState {
     var checked: Set<ChannelName> = []
     for event in events {
       for name in event.channels where checked.insert(name).inserted {
-        for id in channels[name]?.subscribers ?? [] {
-          if let principal = connections[id]?.principal, !mayReceive(name, principal) { return nil }
-        }
+        if subscribedPrincipals(of: name).contains(where: { !mayReceive(name, $0) }) { return nil }
       }
     }
     return append(events)
@@ -454,12 +452,13 @@ actor HubState {
 
   func presence(of name: ChannelName) -> [RealtimePrincipal] {
     var seen: Set<String> = []
-    var result: [RealtimePrincipal] = []
-    for id in channels[name]?.subscribers ?? [] {
-      guard let principal = connections[id]?.principal, seen.insert(principal.id).inserted else { continue }
-      result.append(principal)
-    }
-    return result.sorted { $0.id < $1.id }
+    return subscribedPrincipals(of: name).filter { seen.insert($0.id).inserted }.sorted { $0.id < $1.id }
+  }
+
+  /// The principals of the connections subscribed to `name` (one per connection, so a principal may repeat), computed
+  /// as they are read.
+  private func subscribedPrincipals(of name: ChannelName) -> some Sequence<RealtimePrincipal> {
+    (channels[name]?.subscribers ?? []).lazy.compactMap { self.connections[$0]?.principal }
   }
 
   // MARK: Housekeeping
