@@ -160,17 +160,10 @@ public struct LiveUpdates: Sendable {
   private func unauthorized(_ settings: PrivacySettings, on channels: [ChannelName]) async
     -> [(channel: ChannelName, principal: String)]
   {
-    Self.unauthorized(settings, on: channels, subscribers: await hub.presence(of: channels), at: now())
-  }
-
-  /// Who among `subscribers` (those of each of `channels`, in order) may not see the owner of `settings` at `time`.
-  static func unauthorized(
-    _ settings: PrivacySettings, on channels: some Sequence<ChannelName>,
-    subscribers: some Sequence<[RealtimePrincipal]>, at time: Int64
-  ) -> [(channel: ChannelName, principal: String)] {
+    let time = now()
     var found: [(channel: ChannelName, principal: String)] = []
-    for (channel, principals) in zip(channels, subscribers) {
-      for principal in principals where !mayReceive(UserID(principal.id), channel, of: settings, at: time) {
+    for (channel, principals) in zip(channels, await hub.presence(of: channels)) {
+      for principal in principals where !Self.mayReceive(UserID(principal.id), channel, of: settings, at: time) {
         found.append((channel, principal.id))
       }
     }
