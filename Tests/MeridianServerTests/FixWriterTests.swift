@@ -95,11 +95,18 @@ private struct StoreWithOneUser {
   let user: UserID
 
   init(owning devices: [DeviceID]) async throws {
-    store = try SQLiteStore.open(at: file.path)
-    user = try #require(
-      try await store.createAccount(id: "writer-user", credential: .email("w@example.com"), passwordHash: nil, now: 0)
-    ).id
-    for device in devices { #expect(try await store.claimDevice(device, owner: user, now: 0)) }
+    let (file, store) = (file, try SQLiteStore.open(at: file.path))
+    do {
+      user = try #require(
+        try await store.createAccount(id: "writer-user", credential: .email("w@example.com"), passwordHash: nil, now: 0)
+      ).id
+      for device in devices { #expect(try await store.claimDevice(device, owner: user, now: 0)) }
+    } catch {
+      try? store.database.close()
+      file.remove()
+      throw error
+    }
+    self.store = store
   }
 
   func close() {
