@@ -96,23 +96,24 @@ struct Comparison {
   var ping = LoadFigures()
 }
 
-/// Runs the three loads of a ``Comparison`` for `phase` each, in `rounds` slices taking turns, so that a change in the
-/// machine's speed during the run (a shared VM's drifts by several percent from second to second) weighs on all of them
-/// alike; their ratios are what the benchmark compares. The load that opens a round rotates, so the work a slice leaves
-/// behind (the checkpointer's, the live fan-out's) falls on each load after each other one alike. Every slice's
-/// iterations start a million after the previous slice's, so no two slices send the same fix or key.
+/// Runs the three loads of a ``Comparison`` for `phase` each, in `rounds` slices taking turns, so that a change in
+/// the machine's speed during the run (a shared VM's drifts by several percent from second to second) weighs on all of
+/// them alike; their ratios are what the benchmark compares. Before each slice the server gets `settle` untimed to
+/// finish what the previous slice left behind (the checkpointer's copying, the live fan-out), so no load is charged
+/// with another's work. Every slice's iterations start a million after the previous slice's, so no two slices send
+/// the same fix or key.
 func compare(
-  for phase: Duration, rounds: Int, single: @escaping LoadOperation, ceiling: @escaping LoadOperation,
-  ping: @escaping LoadOperation
+  for phase: Duration, rounds: Int = 5, settle: Duration = .milliseconds(200), single: @escaping LoadOperation,
+  ceiling: @escaping LoadOperation, ping: @escaping LoadOperation
 ) async throws -> Comparison {
   let loads: [(figures: WritableKeyPath<Comparison, LoadFigures>, operation: LoadOperation)] = [
     (\.single, single), (\.ceiling, ceiling), (\.ping, ping),
   ]
   var comparison = Comparison()
   var slice = 0
-  for round in 0..<rounds {
-    for turn in loads.indices {
-      let (figures, operation) = loads[(round + turn) % loads.count]
+  for _ in 0..<rounds {
+    for (figures, operation) in loads {
+      try await Task.sleep(for: settle)
       let measured = try await load(for: phase / rounds, firstIteration: slice * 1_000_000, operation)
       comparison[keyPath: figures] = comparison[keyPath: figures] + measured
       slice += 1
@@ -251,9 +252,9 @@ public enum ServerBenchmark {
         }
       }
     }
-    // Single fixes, the trivial route taking the same requests, and `GET /ping` take turns, six slices each.
+    // Single fixes, the trivial route taking the same requests, and `GET /ping` take turns, five slices each.
     let comparison = try await compare(
-      for: phase, rounds: 6, single: sharedClientUpload(through: api),
+      for: phase, single: sharedClientUpload(through: api),
       ceiling: sharedClientUpload(through: trivialClient), ping: { _, _ in _ = try await trivialClient.send(ping) })
     let (single, ceiling, pinged) = (comparison.single, comparison.ceiling, comparison.ping)
     let singleLatencies = single.sortedLatencies
@@ -323,7 +324,7 @@ public enum ServerBenchmark {
       }
     }
     let leanComparison = try await compare(
-      for: phase, rounds: 6, single: leanUpload(on: ingestConnections, name: "POST /v1/fixes"),
+      for: phase, single: leanUpload(on: ingestConnections, name: "POST /v1/fixes"),
       ceiling: leanUpload(on: trivialConnections, name: "the trivial POST /v1/fixes"),
       ping: { task, _ in try expectOK(try await trivialConnections[task].send(pingRequest), from: "GET /ping") })
     let (leanSingle, leanCeiling, leanPinged) = (leanComparison.single, leanComparison.ceiling, leanComparison.ping)
