@@ -72,6 +72,7 @@ let package = Package(
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOWebSocket", package: "swift-nio"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "WSClient", package: "swift-websocket"),

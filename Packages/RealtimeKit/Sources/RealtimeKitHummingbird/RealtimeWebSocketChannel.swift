@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -18,6 +19,9 @@ import RealtimeKit
 /// channel's close: no `NIOAsyncChannel`, and no deep async stack parked on it while it is idle (a parked task keeps
 /// the slabs of its deepest stack; hummingbird-websocket's handler plus the hub's `serve` loop held about 17 KB). The
 /// hub handles its messages with a task that exists only while some are queued (``RealtimeKit/RealtimeInbound``).
+///
+/// Until the upgrade, an `HTTPRequestTimeoutHandler` after the request decoder answers malformed requests (400, 431)
+/// and slow ones (408) and closes them, and closes idle connections (``RealtimeWebSocketConfiguration/timeouts``).
 struct RealtimeHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
   enum UpgradeResult: Sendable {
     /// The pipeline now serves the WebSocket; nothing is left for a task to do.
@@ -57,6 +61,7 @@ struct RealtimeHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
         value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65536)
       )
       let upgradeAttempted = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
+      let timeoutHandler = NIOLoopBoundBox<HTTPRequestTimeoutHandler?>(nil, eventLoop: channel.eventLoop)
       let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
         maxFrameSize: maxBytes,
         shouldUpgrade: { channel, head in
@@ -65,6 +70,9 @@ struct RealtimeHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
           guard RealtimeUpgrade.accepts(uri: head.uri, offered: offered.map(String.init), path: path) else {
             return channel.eventLoop.makeSucceededFuture(nil)
           }
+          // The upgrade is accepted: the timeouts end here, before the upgrade removes the request decoder, which hands
+          // the bytes after the request (WebSocket frames) to the next handler.
+          if let handler = timeoutHandler.value { channel.pipeline.syncOperations.removeHandler(handler, promise: nil) }
           return channel.eventLoop.makeSucceededFuture(
             HTTPHeaders([("Sec-WebSocket-Protocol", RealtimeProtocol.subprotocol)]))
         },
@@ -97,13 +105,15 @@ struct RealtimeHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
       var pipeline = NIOUpgradableHTTPServerPipelineConfiguration<UpgradeResult>(
         upgradeConfiguration: serverUpgradeConfiguration)
       pipeline.enablePipelining = false  // HTTP is pipelined by NIOAsyncChannel
-      pipeline.enableErrorHandling = false  // Hummingbird handles errors
+      pipeline.enableErrorHandling = false  // HTTPRequestTimeoutHandler answers malformed requests
       pipeline.enableResponseHeaderValidation = false  // HTTPTypes validates
       pipeline.decoderConfiguration.maxHeaderFieldSize = http1.httpDecoder.maxHeaderFieldSize
       pipeline.decoderConfiguration.maxHeaderListSize = http1.httpDecoder.maxHeaderListSize
       pipeline.decoderConfiguration.maxHeaderFieldCount = http1.httpDecoder.maxHeaderFieldCount
       let upgradeResult = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
         configuration: pipeline)
+      timeoutHandler.value = try HTTPRequestTimeoutHandler.add(
+        to: channel, timeouts: self.configuration.timeouts, logger: logger)
       return Value(upgradeResult: upgradeResult, channel: channel)
     }
   }
@@ -114,6 +124,7 @@ struct RealtimeHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
       result = try await value.upgradeResult.get()
     } catch {
       logger.debug("Connection ended before the upgrade", metadata: ["error.type": "\(error)"])
+      value.channel.close(promise: nil)
       return
     }
     switch result {
@@ -170,6 +181,27 @@ struct RealtimeHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
         HTTPResponse(status: .temporaryRedirect, headerFields: [.connection: "close", .location: path]))
       throw RedirectCloseError()
     }
+  }
+}
+
+/// hummingbird-websocket's HTTP/1 child channel (the permessage-deflate path of
+/// ``Hummingbird/HTTPServerBuilder/realtime(hub:configuration:)``) with an `HTTPRequestTimeoutHandler` after the request
+/// decoder; the upgrade closure must remove it (by ``HTTPRequestTimeoutHandler/name``) before accepting.
+struct RealtimeDeflateHTTP1Channel: ServerChildChannel {
+  let base: HTTP1WebSocketUpgradeChannel
+  let timeouts: RealtimeWebSocketConfiguration.HTTPTimeouts
+
+  func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1WebSocketUpgradeChannel.Value> {
+    base.setup(channel: channel, logger: logger).flatMapThrowing { value in
+      try HTTPRequestTimeoutHandler.add(to: channel, timeouts: timeouts, logger: logger)
+      return value
+    }
+  }
+
+  func handle(value: HTTP1WebSocketUpgradeChannel.Value, logger: Logger) async {
+    await base.handle(value: value, logger: logger)
+    // hummingbird-websocket leaves the channel open when the upgrade result fails.
+    value.channel.close(promise: nil)
   }
 }
 

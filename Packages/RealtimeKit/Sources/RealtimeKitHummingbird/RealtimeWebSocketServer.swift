@@ -21,18 +21,43 @@ public struct RealtimeWebSocketConfiguration: Sendable {
   public var closeTimeout: Duration
   /// The HTTP/1 settings of the server.
   public var http1: HTTP1Channel.Configuration
+  /// How long the HTTP server waits for clients before it closes their connections. Applies until a connection is
+  /// upgraded to a WebSocket; the hub's hello and heartbeat timeouts apply then.
+  public var timeouts: HTTPTimeouts
 
   /// Creates a configuration.
   public init(
     path: String = RealtimeProtocol.path,
     perMessageDeflate: Bool = false,
     closeTimeout: Duration = .seconds(5),
-    http1: HTTP1Channel.Configuration = .init()
+    http1: HTTP1Channel.Configuration = .init(),
+    timeouts: HTTPTimeouts = .init()
   ) {
     self.path = path
     self.perMessageDeflate = perMessageDeflate
     self.closeTimeout = closeTimeout
     self.http1 = http1
+    self.timeouts = timeouts
+  }
+
+  /// How long the HTTP server waits for a client.
+  public struct HTTPTimeouts: Sendable, Hashable {
+    /// How long a connection may stay open with no request in progress: a new connection before its first byte, or
+    /// a keep-alive connection after a response. The server then closes it without a response.
+    public var idle: Duration
+    /// How long a client may take to send a request's line and headers, from their first byte. The server then
+    /// answers `408 Request Timeout` and closes the connection.
+    public var header: Duration
+    /// How long a client may take to send a request's body, from the end of its headers. The server then answers
+    /// `408 Request Timeout` (or, if the application has started a response, just closes the connection).
+    public var body: Duration
+
+    /// Creates timeouts; the defaults are 60 s idle, 10 s for the headers and 60 s for the body.
+    public init(idle: Duration = .seconds(60), header: Duration = .seconds(10), body: Duration = .seconds(60)) {
+      self.idle = idle
+      self.header = header
+      self.body = body
+    }
   }
 }
 
@@ -62,16 +87,23 @@ extension HTTPServerBuilder {
       }
     }
     let path = configuration.path
-    return .http1WebSocketUpgrade(configuration: .init(http1: configuration.http1, ws: ws)) {
-      request,
-      channel,
-      _ in
-      guard RealtimeUpgrade.accepts(request, path: path) else { return .dontUpgrade }
-      return .upgrade([.secWebSocketProtocol: RealtimeProtocol.subprotocol]) { inbound, outbound, _ in
-        let connection = HummingbirdRealtimeConnection(outbound: outbound, channel: channel)
-        try await hub.serve(
-          connection: connection, inbound: inbound.messages(maxSize: maxBytes).map(RealtimeUpgrade.map))
+    let timeouts = configuration.timeouts
+    let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(http1: configuration.http1, ws: ws)
+    return HTTPServerBuilder { responder in
+      let base = HTTP1WebSocketUpgradeChannel(responder: responder, configuration: channelConfiguration) {
+        request,
+        channel,
+        _ in
+        guard RealtimeUpgrade.accepts(request, path: path) else { return .dontUpgrade }
+        // The HTTP timeouts end before the upgrade removes the request decoder.
+        try? await channel.pipeline.removeHandler(name: HTTPRequestTimeoutHandler.name).get()
+        return .upgrade([.secWebSocketProtocol: RealtimeProtocol.subprotocol]) { inbound, outbound, _ in
+          let connection = HummingbirdRealtimeConnection(outbound: outbound, channel: channel)
+          try await hub.serve(
+            connection: connection, inbound: inbound.messages(maxSize: maxBytes).map(RealtimeUpgrade.map))
+        }
       }
+      return RealtimeDeflateHTTP1Channel(base: base, timeouts: timeouts)
     }
   }
 }

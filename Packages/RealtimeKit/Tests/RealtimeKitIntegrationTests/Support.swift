@@ -12,7 +12,7 @@ import Testing
 import WSClient
 
 /// Runs a Hummingbird server with `hub` mounted at `/ws` on 127.0.0.1 with an OS-chosen port.
-/// `GET /health` answers `ok`.
+/// `GET /health` answers `ok`; `POST /echo` answers the request's body.
 func withServer(
   _ hub: RealtimeHub,
   configuration: RealtimeWebSocketConfiguration = .init(),
@@ -23,6 +23,10 @@ func withServer(
   let (ports, portSink) = AsyncStream<Int>.makeStream()
   let router = Router()
   router.get("/health") { _, _ in "ok" }
+  router.post("/echo") { request, _ -> String in
+    var request = request
+    return String(buffer: try await request.collectBody(upTo: 1 << 16))
+  }
   let app = Application(
     router: router,
     server: .realtime(hub: hub, configuration: configuration),
