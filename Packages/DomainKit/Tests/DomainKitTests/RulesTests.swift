@@ -256,8 +256,24 @@ import Testing
   }
 
   @Test func passwords() throws {
-    try PasswordRules.validate("12345678")
+    try PasswordRules.validate("correct horse")
     try PasswordRules.validate("пароль12")  // 8 characters, 14 bytes
+    try PasswordRules.validate(String(repeating: "a", count: 71) + "b")  // 72 bytes: all that bcrypt reads
+    #expect(throws: CredentialError.passwordTooLong(maximumBytes: 72)) {
+      try PasswordRules.validate(String(repeating: "a", count: 72) + "b")
+    }
+    // 37 Cyrillic letters are 74 bytes: the limit is bcrypt's bytes, not characters.
+    #expect(throws: CredentialError.passwordTooLong(maximumBytes: 72)) {
+      try PasswordRules.validate(String(repeating: "ж", count: 37))
+    }
+    #expect(throws: CredentialError.passwordTooCommon) { try PasswordRules.validate("12345678") }
+    #expect(throws: CredentialError.passwordTooCommon) { try PasswordRules.validate("Password1") }
+    #expect(throws: CredentialError.passwordTooCommon) { try PasswordRules.validate(" qwertyuiop ") }
+    #expect(throws: CredentialError.passwordControlCharacters) {
+      try PasswordRules.validate("\u{01}\u{02}\u{03}\u{04}\u{05}\u{06}\u{07}\u{08}")
+    }
+    #expect(throws: CredentialError.passwordControlCharacters) { try PasswordRules.validate("secret\0horse") }
+    #expect(PasswordRules.commonPasswords.allSatisfy { $0.count >= PasswordRules.minimumLength })
     #expect(throws: CredentialError.passwordTooShort(minimum: 8)) { try PasswordRules.validate("1234567") }
     #expect(throws: CredentialError.passwordBlank) { try PasswordRules.validate("         ") }
     #expect(CredentialError.passwordTooShort(minimum: 8).description == "Your password needs at least 8 characters.")
