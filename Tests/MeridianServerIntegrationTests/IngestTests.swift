@@ -34,7 +34,7 @@ struct IngestTests {
       #expect(
         try await anna.send(API.postFixes, body: batch, idempotencyKey: "upload-2")
           == FixReceipt(accepted: 0, duplicates: 5))
-      let other = FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 5, start: 1_800_000_000_000))
+      let other = FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 5, start: 1_750_000_000_000))
       await expectAPIError(.idempotencyConflict, status: 422) {
         try await anna.send(API.postFixes, body: other, idempotencyKey: "upload-1")
       }

@@ -32,7 +32,9 @@ struct LifecycleTests {
       _ = try await anna.send(API.postFixes, body: batch, idempotencyKey: "k1")
       _ = try await anna.send(API.postFixes, body: batch, idempotencyKey: "k1")
       _ = try await anna.send(API.postFixes, body: batch)
-      let text = String(decoding: try await server.client().send(API.metrics), as: UTF8.self)
+      let text = String(
+        decoding: try await server.client(token: ServerConfiguration.developmentAdminToken).send(API.metrics),
+        as: UTF8.self)
       let lines = Set(text.split(separator: "\n").map(String.init))
       #expect(lines.contains("meridian_fixes_accepted_total 10"))
       #expect(lines.contains("meridian_fixes_duplicate_total 10"))

@@ -1,6 +1,7 @@
 import DomainKit
 import Foundation
 import MeridianAPI
+import MeridianServer
 import NetworkingKit
 import RealtimeKit
 import RealtimeKitTesting
@@ -126,7 +127,7 @@ struct LiveUpdateTests {
       }
       let received = try #require(try await bob.locations(on: annaChannel).first)
       #expect(received.userId == annaSession.userId)
-      #expect(received.deviceId == "anna-phone")
+      #expect(received.deviceId != "anna-phone")  // a handle
       #expect(received.fixes.map(\.timestamp) == fixes.map(\.timestamp))
       // The same fixes again are duplicates: nothing new to tell.
       _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: fixes))
@@ -158,7 +159,9 @@ struct LiveUpdateTests {
       #expect(try await carol.locations(on: annaChannel).isEmpty)
 
       // The metrics count the open live connections and the events fanned out.
-      let metrics = String(decoding: try await server.client().send(API.metrics), as: UTF8.self)
+      let metrics = String(
+        decoding: try await server.client(token: ServerConfiguration.developmentAdminToken).send(API.metrics),
+        as: UTF8.self)
       #expect(metrics.contains("meridian_live_connections 2"), "\(metrics)")
       let events = metrics.split(separator: "\n").first { $0.hasPrefix("meridian_live_events_total ") }
       #expect(events.flatMap { Double($0.split(separator: " ").last ?? "") }.map { $0 >= 3 } == true, "\(metrics)")
@@ -195,7 +198,9 @@ struct LiveUpdateTests {
       #expect(try await storedTimestamps() == fixes.map(\.timestamp))
       try await bob.wait("the published fixes") { _ in try await bob.locations(on: annaChannel).count == 1 }
       let received = try #require(try await bob.locations(on: annaChannel).first)
-      #expect(received.deviceId == "anna-phone" && received.fixes == fixes)
+      // The device appears by a handle, in the event and in each of its fixes.
+      #expect(received.deviceId != "anna-phone" && received.fixes.allSatisfy { $0.deviceID == received.deviceId })
+      #expect(received.fixes.map(Self.withoutDevice) == fixes)
 
       // Re-sent under the same id, under a new id, or uploaded over HTTP: stored once, no second event.
       _ = try await publish(FixBatch(deviceId: "anna-phone", fixes: fixes), id: "batch-1")
@@ -221,12 +226,14 @@ struct LiveUpdateTests {
         ("empty", ["deviceId": "anna-phone", "fixes": []], annaChannel, .invalidPayload),
         (
           "bobs-device",
-          try JSONValue(encoding: FixBatch(deviceId: "bob-phone", fixes: try makeFixes(count: 1, start: 1))),
+          try JSONValue(
+            encoding: FixBatch(deviceId: "bob-phone", fixes: try makeFixes(count: 1, start: 1_700_000_100_000))),
           annaChannel, .forbidden
         ),
         (
           "bobs-channel",
-          try JSONValue(encoding: FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 1, start: 2))),
+          try JSONValue(
+            encoding: FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 1, start: 1_700_000_200_000))),
           try ChannelName.of(user: bobSession.userId), .forbidden
         ),
       ]
@@ -244,8 +251,15 @@ struct LiveUpdateTests {
       let sentinel = try makeFixes(count: 1, start: 1_750_000_000_000)
       _ = try await publish(FixBatch(deviceId: "anna-phone", fixes: sentinel), id: "sentinel")
       try await bob.wait("the sentinel") { _ in try await bob.locations(on: annaChannel).count >= 2 }
-      #expect(try await bob.locations(on: annaChannel).map(\.fixes) == [fixes, sentinel])
+      #expect(try await bob.locations(on: annaChannel).map { $0.fixes.map(Self.withoutDevice) } == [fixes, sentinel])
     }
+  }
+
+  /// A fix as sent, before the server put its device's handle on it.
+  static func withoutDevice(_ fix: LocationFix) -> LocationFix {
+    var fix = fix
+    fix.deviceID = nil
+    return fix
   }
 
   @Test func sharingExpiryEndsTheLiveViewBeforeTheNextFix() async throws {

@@ -84,17 +84,20 @@ struct PhoneAppIngestTests {
     }
   }
 
-  @Test func ownTracksDeviceFallsBackToTopicThenTid() async throws {
+  @Test func ownTracksDeviceIsTheHeaderOrTheTopicNeverTheTrackerID() async throws {
     try await TestServer.with { server in
       let (_, anna) = try await server.signUp("anna")
       let email = "anna@example.com"
       _ = try await server.ownTracks(
         ownTracksLocation(tst: 1_700_000_000, extra: #","topic":"owntracks/anna/pixel""#), username: email,
         password: Self.password, device: nil)
-      _ = try await server.ownTracks(
+      // The two-character tid names a marker, not a device: without X-Limit-D or a topic the message is refused.
+      let unnamed = try await server.ownTracks(
         ownTracksLocation(tst: 1_700_000_001), username: email, password: Self.password, device: nil)
+      #expect(unnamed.head.status == .badRequest)
+      #expect(unnamed.errorCode == APIErrorCode.invalidRequest.rawValue)
       let devices = try await anna.send(API.history, parameters: HistoryQuery()).fixes.compactMap(\.deviceID)
-      #expect(devices == ["an", "pixel"])
+      #expect(devices == ["pixel"])
       // Device ids are global, as for POST /v1/fixes: Bob can't report as Anna's device.
       _ = try await server.signUp("bob")
       let taken = try await server.ownTracks(
@@ -180,24 +183,29 @@ struct PhoneAppIngestTests {
         return try response.ownTracksMessages()
       }
 
-      // Bob (Friends: location, avatar, name, status) gets Anna's last fix and her card.
+      // Bob (Friends: location, avatar, name, status) gets Anna's last fix and her card. The topic names her device by
+      // the handle every viewer sees, never by its id.
       let newest = try #require(annaFixes.last)
+      let handle = try #require(
+        try await server.client(token: bobSession.token).send(API.userLocation, parameters: UserRef(id: annaID)).fix
+          .deviceID)
+      #expect(handle != "anna-phone")
       let expectedLocation = OwnTracks.Location(
-        newest, tid: "AK", topic: "owntracks/\(annaID.rawValue)/anna-phone")
+        newest, tid: "AK", topic: "owntracks/\(annaID.rawValue)/\(handle.rawValue)")
       #expect(
         try await reply("bob", tst: 1_700_000_000) == [
           .location(expectedLocation), .card(OwnTracks.Card(name: "Anna Karenina", face: "iVBORw0KGgo=", tid: "AK")),
         ])
       // Carol is in none of Anna's groups; Anna, who sees nobody, gets nothing either (not even herself).
       #expect(try await reply("carol", tst: 1_700_000_000) == [])
-      #expect(try await reply("anna", tst: 1_800_000_000) == [])
+      #expect(try await reply("anna", tst: 1_750_000_000) == [])
       // Anna's OwnTracks fix is now her newest: Bob's next reply carries it.
       let bobView = try await reply("bob", tst: 1_700_000_001)
       guard case .location(let moved)? = bobView.first else {
         Issue.record("no location in \(bobView)")
         return
       }
-      #expect(moved.tst == 1_800_000_000 && moved.topic == "owntracks/\(annaID.rawValue)/anna-phone")
+      #expect(moved.tst == 1_750_000_000 && moved.topic == "owntracks/\(annaID.rawValue)/\(handle.rawValue)")
 
       // Location without profile fields: the location stays, the card goes, the tid no longer spells her name.
       _ = try await anna.send(
@@ -282,30 +290,34 @@ struct PhoneAppIngestTests {
     }
   }
 
-  @Test func osmAndGetAndPostForARegisteredDevice() async throws {
+  @Test func osmAndGetAndPostForADeviceWhoseOwnerEnabledIt() async throws {
     try await TestServer.with { server in
       let (_, anna) = try await server.signUp("anna")
-      // Registering the device: one report of it from a signed-in client.
       _ = try await anna.send(
         API.postFixes, body: FixBatch(deviceId: "827361", fixes: try makeFixes(count: 1, start: 1_600_000_000_000)))
+      // The owner enables OsmAnd for the device and types the identifier she gets into the app.
+      let access = try await anna.send(API.enableOsmAnd, parameters: DeviceRef(id: "827361"))
+      #expect(access.deviceId == "827361" && access.path == "/osmand")
+      #expect(access.identifier.count >= 22 && access.identifier != "827361")
+      let id = access.identifier
 
       let get = try await server.phoneAppRequest(
         .get,
-        "/osmand?id=827361&lat=50.4501&lon=30.5234&timestamp=1700000100&speed=10&bearing=90&altitude=170"
+        "/osmand?id=\(id)&lat=50.4501&lon=30.5234&timestamp=1700000100&speed=10&bearing=90&altitude=170"
           + "&accuracy=8&batt=55.5&charge=true")
       #expect(get.head.status == .ok)
       #expect(get.body.isEmpty)
       let form = try await server.phoneAppRequest(
         .post, "/osmand", headers: [.contentType: "application/x-www-form-urlencoded"],
-        body: Data("id=827361&lat=50.46&lon=30.53&timestamp=2023-11-14T22%3A18%3A20Z".utf8))
+        body: Data("id=\(id)&lat=50.46&lon=30.53&timestamp=2023-11-14T22%3A18%3A20Z".utf8))
       #expect(form.head.status == .ok)
       // Some clients POST with the parameters in the query and no body.
       let queryPost = try await server.phoneAppRequest(
-        .post, "/osmand?deviceid=827361&location=50.47,30.54&timestamp=1700000500000")
+        .post, "/osmand?deviceid=\(id)&location=50.47,30.54&timestamp=1700000500000")
       #expect(queryPost.head.status == .ok)
       // Traccar Client 9+ sends JSON to the same route.
       let json = #"""
-        {"device_id":"827361","location":{"timestamp":"2023-11-14T22:20:00Z",
+        {"device_id":"\#(id)","location":{"timestamp":"2023-11-14T22:20:00Z",
         "coords":{"latitude":50.48,"longitude":30.55,"accuracy":4,"speed":-1},"battery":{"level":0.5}}}
         """#
       let traccar = try await server.phoneAppRequest(
@@ -314,11 +326,11 @@ struct PhoneAppIngestTests {
       // The shared endpoint definitions write the same protocol.
       let fix = try LocationFix(timestamp: 1_700_000_700_000, latitude: 50.49, longitude: 30.56, kind: .movement)
       _ = try await server.client().send(
-        API.osmAndReport, parameters: OsmAndFix(deviceID: "827361", fix: fix))
+        API.osmAndReport, parameters: OsmAndFix(deviceID: DeviceID(id), fix: fix))
       let posted = try LocationFix(timestamp: 1_700_000_800_000, latitude: 50.5, longitude: 30.57, kind: .movement)
-      _ = try await server.client().send(API.osmAndPost, body: OsmAndFix(deviceID: "827361", fix: posted))
+      _ = try await server.client().send(API.osmAndPost, body: OsmAndFix(deviceID: DeviceID(id), fix: posted))
       // A repeated report is stored once.
-      _ = try await server.phoneAppRequest(.get, "/osmand?id=827361&lat=50.4501&lon=30.5234&timestamp=1700000100")
+      _ = try await server.phoneAppRequest(.get, "/osmand?id=\(id)&lat=50.4501&lon=30.5234&timestamp=1700000100")
 
       let history = try await anna.send(API.history, parameters: HistoryQuery()).fixes
       #expect(
@@ -337,19 +349,22 @@ struct PhoneAppIngestTests {
     }
   }
 
-  @Test func osmAndRefusesUnknownDevicesAndBadValues() async throws {
+  @Test func osmAndRefusesUnknownIdentifiersDeviceIdsAndBadValues() async throws {
     try await TestServer.with { server in
       let (_, anna) = try await server.signUp("anna")
       _ = try await anna.send(
         API.postFixes, body: FixBatch(deviceId: "827361", fixes: try makeFixes(count: 1, start: 1_600_000_000_000)))
+      let id = try await anna.send(API.enableOsmAnd, parameters: DeviceRef(id: "827361")).identifier
       let cases: [(query: String, status: HTTPResponse.Status, code: APIErrorCode)] = [
-        ("id=000000&lat=50.45&lon=30.52&timestamp=1700000000", .notFound, .notFound),
-        ("id=827361&lat=91&lon=30.52&timestamp=1700000000", .badRequest, .invalidFix),
-        ("id=827361&lat=50.45&lon=181&timestamp=1700000000", .badRequest, .invalidFix),
-        ("id=827361&lat=north&lon=30.52&timestamp=1700000000", .badRequest, .invalidFix),
-        ("id=827361&lat=50.45&lon=30.52&timestamp=yesterday", .badRequest, .invalidFix),
-        ("id=827361&lat=50.45&lon=30.52&timestamp=99999999999999", .badRequest, .invalidFix),
-        ("id=827361&lon=30.52&timestamp=1700000000", .badRequest, .invalidFix),
+        ("id=000000&lat=50.45&lon=30.52&timestamp=1700000000", .unauthorized, .invalidCredentials),
+        // The device's own id is not its OsmAnd identifier.
+        ("id=827361&lat=50.45&lon=30.52&timestamp=1700000000", .unauthorized, .invalidCredentials),
+        ("id=\(id)&lat=91&lon=30.52&timestamp=1700000000", .badRequest, .invalidFix),
+        ("id=\(id)&lat=50.45&lon=181&timestamp=1700000000", .badRequest, .invalidFix),
+        ("id=\(id)&lat=north&lon=30.52&timestamp=1700000000", .badRequest, .invalidFix),
+        ("id=\(id)&lat=50.45&lon=30.52&timestamp=yesterday", .badRequest, .invalidFix),
+        ("id=\(id)&lat=50.45&lon=30.52&timestamp=99999999999999", .badRequest, .invalidFix),
+        ("id=\(id)&lon=30.52&timestamp=1700000000", .badRequest, .invalidFix),
         ("lat=50.45&lon=30.52&timestamp=1700000000", .badRequest, .invalidRequest),
       ]
       for (query, status, code) in cases {
@@ -361,7 +376,7 @@ struct PhoneAppIngestTests {
       }
       let form = try await server.phoneAppRequest(
         .post, "/osmand", headers: [.contentType: "application/x-www-form-urlencoded"],
-        body: Data("id=827361&lat=-90.5&lon=30&timestamp=1700000000".utf8))
+        body: Data("id=\(id)&lat=-90.5&lon=30&timestamp=1700000000".utf8))
       #expect(form.head.status == .badRequest)
       #expect(form.errorCode == APIErrorCode.invalidFix.rawValue)
       #expect(try await anna.send(API.history, parameters: HistoryQuery()).fixes.count == 1)
@@ -385,10 +400,13 @@ struct PhoneAppIngestTests {
         ownTracksLocation(tst: 1_700_000_000), username: "anna@example.com", password: Self.password,
         device: "anna-owntracks")
       try await bob.wait("the OwnTracks fix") { _ in try await bob.locations(on: channel).count == 1 }
-      _ = try await server.phoneAppRequest(.get, "/osmand?id=anna-owntracks&lat=50.5&lon=30.6&timestamp=1700000100")
+      let id = try await anna.send(API.enableOsmAnd, parameters: DeviceRef(id: "anna-owntracks")).identifier
+      _ = try await server.phoneAppRequest(.get, "/osmand?id=\(id)&lat=50.5&lon=30.6&timestamp=1700000100")
       try await bob.wait("the OsmAnd fix") { _ in try await bob.locations(on: channel).count == 2 }
       let received = try await bob.locations(on: channel)
-      #expect(received.map(\.deviceId) == ["anna-owntracks", "anna-owntracks"])
+      // Viewers see the device by a handle, the same in both events, never by its id.
+      let handles = Set(received.map(\.deviceId) + received.flatMap { $0.fixes.compactMap(\.deviceID) })
+      #expect(handles.count == 1 && !handles.contains("anna-owntracks"))
       #expect(received.flatMap { $0.fixes.map(\.timestamp) } == [1_700_000_000_000, 1_700_000_100_000])
       #expect(try await carol.locations(on: channel).isEmpty)
       await bob.stop()

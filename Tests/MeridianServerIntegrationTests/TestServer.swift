@@ -43,6 +43,7 @@ struct TestServer: Sendable {
     configuration.databasePath = directory.appendingPathComponent("meridian.sqlite").path
     configuration.bcryptCost = 4
     configuration.maxBodyBytes = 512 * 1024
+    configuration.adminToken = ServerConfiguration.developmentAdminToken
     configure(&configuration)
     var logger = Logger(label: "meridian-server-test")
     logger.logLevel = .warning

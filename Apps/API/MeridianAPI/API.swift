@@ -11,9 +11,9 @@ public enum API {
 
   /// `GET /health`: liveness and a database check.
   public static let health = Endpoint<Void, NoBody, HealthStatus>(.get, "/health", authentication: .none)
-  /// `GET /metrics`: Prometheus text exposition (requests, latencies, fixes ingested, replays seen).
-  public static let metrics = Endpoint<Void, NoBody, Data>(
-    .get, "/metrics", body: .none, response: .raw, authentication: .none)
+  /// `GET /metrics`: Prometheus text exposition (requests, latencies, fixes ingested, replays seen). The admin token
+  /// is the bearer token, unless the server runs with `--metrics public`.
+  public static let metrics = Endpoint<Void, NoBody, Data>(.get, "/metrics", body: .none, response: .raw)
 
   // MARK: Authentication
 
@@ -103,7 +103,8 @@ public enum API {
     postFixes.descriptor, userLocation.descriptor, history.descriptor, deleteHistory.descriptor,
     historyClusters.descriptor, historyVisits.descriptor, historyExport.descriptor,
     venues.descriptor, venue.descriptor, venuePromotions.descriptor, redeemPromotion.descriptor,
-    ownTracksPublish.descriptor, osmAndReport.descriptor, osmAndPost.descriptor,
+    ownTracksPublish.descriptor, osmAndReport.descriptor, osmAndPost.descriptor, devices.descriptor,
+    enableOsmAnd.descriptor, disableOsmAnd.descriptor,
     adminStats.descriptor, adminUsers.descriptor, adminUser.descriptor, adminDisableUser.descriptor,
     adminEnableUser.descriptor, adminDeleteUser.descriptor, adminRevokeUserTokens.descriptor, adminTokens.descriptor,
     adminRevokeToken.descriptor, adminUserGroups.descriptor, adminVenuePromotions.descriptor,

@@ -59,6 +59,12 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   case promotionCodeInvalid = "promotion_code_invalid"
   /// The caller already redeemed this promotion (409).
   case alreadyRedeemed = "already_redeemed"
+  /// The account is disabled by an operator (403).
+  case accountDisabled = "account_disabled"
+  /// The account already has as many of something (groups, devices) as it may (409).
+  case quotaExceeded = "quota_exceeded"
+  /// The request's `Content-Type` is not one the route reads (415).
+  case unsupportedMediaType = "unsupported_media_type"
   /// The server is shutting down or temporarily unable to answer.
   case unavailable = "unavailable"
   /// An unexpected server failure.
@@ -75,12 +81,15 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
   public var code: APIErrorCode
   /// A sentence that says what was wrong and what to do.
   public var message: String
+  /// For 429 and 503: how many seconds to wait before trying again (sent as `Retry-After`).
+  public var retryAfterSeconds: Int?
 
   /// Creates an error.
-  public init(status: Int, code: APIErrorCode, message: String) {
+  public init(status: Int, code: APIErrorCode, message: String, retryAfterSeconds: Int? = nil) {
     self.status = status
     self.code = code
     self.message = message
+    self.retryAfterSeconds = retryAfterSeconds
   }
 
   /// The envelope this error is sent as.
@@ -98,13 +107,19 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
   public static let tokenInvalid = APIError(
     status: 401, code: .tokenInvalid, message: "The access token is missing, invalid or expired. Sign in again.")
 
+  /// 403 with ``APIErrorCode/accountDisabled``.
+  public static let accountDisabled = APIError(
+    status: 403, code: .accountDisabled, message: "This account is disabled; contact the operator of this server.")
+
   /// 404 with ``APIErrorCode/notFound``.
   public static func notFound(_ message: String) -> APIError {
     APIError(status: 404, code: .notFound, message: message)
   }
 
-  /// 429 with ``APIErrorCode/rateLimited``.
-  public static func rateLimited(_ message: String) -> APIError {
-    APIError(status: 429, code: .rateLimited, message: message)
+  /// 429 with ``APIErrorCode/rateLimited``, and `Retry-After` when `retryAfterMilliseconds` is given.
+  public static func rateLimited(_ message: String, retryAfterMilliseconds: Int64? = nil) -> APIError {
+    APIError(
+      status: 429, code: .rateLimited, message: message,
+      retryAfterSeconds: retryAfterMilliseconds.map { Int(max(1, ($0 + 999) / 1000)) })
   }
 }

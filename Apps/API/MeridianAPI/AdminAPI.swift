@@ -153,7 +153,7 @@ extension [String: [String]] {
     switch string(name)?.lowercased() {
     case nil, "false", "0": return false
     case "true", "1": return true
-    case let other?: throw .invalidRequest("'\(name)' must be true or false, not '\(other)'.")
+    case let other?: throw .invalidRequest("'\(name)' must be true or false, not '\(echo(other))'.")
     }
   }
 }

@@ -211,7 +211,8 @@ public struct FixReceipt: Sendable, Hashable, Codable {
 public struct UserLocation: Sendable, Hashable, Codable {
   /// The user.
   public var userId: UserID
-  /// The newest stored fix.
+  /// The newest stored fix not dated in the future. For anyone but its owner, its `deviceId` is an opaque handle of
+  /// the device (the one live events carry), never the device's id.
   public var fix: LocationFix
   /// A location.
   public init(userId: UserID, fix: LocationFix) {
@@ -278,9 +279,10 @@ public struct HistoryDeletion: Sendable, Hashable, Codable {
 public struct LiveLocation: Sendable, Hashable, Codable {
   /// Whose fixes these are.
   public var userId: UserID
-  /// The device that reported them.
+  /// The device that reported them, as an opaque handle (the same in every event of that device, for every
+  /// viewer): never the device's id, which is what its owner's apps report with.
   public var deviceId: DeviceID
-  /// The stored fixes, oldest first.
+  /// The stored fixes, oldest first (their `deviceId`s are handles too).
   public var fixes: [LocationFix]
   /// A live location event.
   public init(userId: UserID, deviceId: DeviceID, fixes: [LocationFix]) {

@@ -15,8 +15,40 @@ extension [String: String] {
   /// The path parameter `name`, or an error naming it.
   func required(_ name: String) throws(APIError) -> String {
     guard let value = self[name], !value.isEmpty else { throw .invalidRequest("The path needs a '\(name)'.") }
+    guard !Identifier.hasControlCharacters(value) else {
+      throw .invalidRequest("'\(name)' can't contain control characters (NUL, tabs, line breaks).")
+    }
     return value
   }
+}
+
+/// The rules every identifier from outside (user, group, device ids, in paths or bodies) follows.
+public enum Identifier {
+  /// The longest identifier accepted, in characters.
+  public static let maximumLength = 128
+
+  /// Whether `text` holds a control character (NUL, line breaks, tabs, …: Unicode category Cc).
+  public static func hasControlCharacters(_ text: some StringProtocol) -> Bool {
+    text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+  }
+
+  /// Checks that `text`, the identifier `name`, has 1…``maximumLength`` characters and no control characters.
+  /// - Throws: ``APIError`` `invalid_request` naming `name`.
+  public static func check(_ text: String, name: String) throws(APIError) {
+    guard (1...maximumLength).contains(text.count) else {
+      throw .invalidRequest("'\(name)' must have between 1 and \(maximumLength) characters.")
+    }
+    guard !hasControlCharacters(text) else {
+      throw .invalidRequest("'\(name)' can't contain control characters (NUL, tabs, line breaks).")
+    }
+  }
+}
+
+/// A value from the request quoted in an error message: at most `limit` characters, so that a megabyte of bad
+/// input doesn't come back as a megabyte of error.
+public func echo(_ value: some StringProtocol, limit: Int = 64) -> String {
+  guard value.count > limit else { return String(value) }
+  return String(value.prefix(limit)) + "…"
 }
 
 extension [String: [String]] {
@@ -29,7 +61,9 @@ extension [String: [String]] {
   /// The query item `name` as a whole number, if present.
   func int64(_ name: String) throws(APIError) -> Int64? {
     guard let text = string(name) else { return nil }
-    guard let value = Int64(text) else { throw .invalidRequest("'\(name)' must be a whole number, not '\(text)'.") }
+    guard let value = Int64(text) else {
+      throw .invalidRequest("'\(name)' must be a whole number, not '\(echo(text))'.")
+    }
     return value
   }
 
@@ -37,7 +71,7 @@ extension [String: [String]] {
   func double(_ name: String) throws(APIError) -> Double? {
     guard let text = string(name) else { return nil }
     guard let value = Double(text), value.isFinite else {
-      throw .invalidRequest("'\(name)' must be a number, not '\(text)'.")
+      throw .invalidRequest("'\(name)' must be a number, not '\(echo(text))'.")
     }
     return value
   }
@@ -87,14 +121,22 @@ public struct GroupMemberRef: RouteParameters, Hashable {
 
 /// `GET /v1/users/search?q=`: a name (substring) or phone number.
 public struct UserSearchQuery: RouteParameters, Hashable {
-  /// The search text, at least 2 characters.
+  /// The search text: 2…``maximumLength`` characters, no control characters.
   public var q: String
+  /// The longest search text accepted.
+  public static let maximumLength = 100
   /// A query.
   public init(q: String) { self.q = q }
   /// Reads `q`.
   public init(path: [String: String], query: [String: [String]]) throws(APIError) {
     guard let text = query.string("q")?.trimmingCharacters(in: .whitespaces), text.count >= 2 else {
       throw .invalidRequest("'q' needs at least 2 characters (a name or a phone number).")
+    }
+    guard text.count <= Self.maximumLength else {
+      throw .invalidRequest("'q' can have at most \(Self.maximumLength) characters.")
+    }
+    guard !Identifier.hasControlCharacters(text) else {
+      throw .invalidRequest("'q' can't contain control characters.")
     }
     q = text
   }
@@ -155,7 +197,7 @@ public struct HistoryQuery: RouteParameters, Hashable {
     var kinds: [FixKind] = []
     for name in (query["kinds"] ?? []).flatMap({ $0.split(separator: ",") }) {
       guard let kind = FixKind(rawValue: String(name)) else {
-        throw .invalidRequest("Unknown kind '\(name)'; use movement, visit, imported or photo.")
+        throw .invalidRequest("Unknown kind '\(echo(name))'; use movement, visit, imported or photo.")
       }
       kinds.append(kind)
     }

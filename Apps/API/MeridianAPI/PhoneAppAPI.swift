@@ -14,19 +14,19 @@ extension API {
   ///
   /// Credentials are HTTP Basic (``OwnTracksAuth/basic(username:password:)``): the account's email and password,
   /// or a bearer token of the account as the password. The device is named by `X-Limit-D` (else the `topic`
-  /// `owntracks/<user>/<device>`, else `tid`). The answer is a JSON array: for every user whose location the
-  /// caller may see, their last fix as a `location` message (with `tid` and `topic` `owntracks/<userId>/<device>`)
-  /// and their `card` (only the profile fields the caller may see).
+  /// `owntracks/<user>/<device>`; never `tid`). The answer is a JSON array: for every user whose location the
+  /// caller may see, their last fix as a `location` message (with `tid` and `topic` `owntracks/<userId>/<handle>`,
+  /// an opaque handle of the device) and their `card` (only the profile fields the caller may see).
   public static let ownTracksPublish = Endpoint<Void, OwnTracks.Message, [OwnTracks.Message]>(
     .post, "/pub", body: .json(), authentication: .none)
 
   // MARK: OsmAnd / Traccar client
 
-  /// `GET /osmand?id=&lat=&lon=&timestamp=&…` → 200 with an empty body: one fix of a registered device, in the
-  /// OsmAnd / Traccar client protocol (DomainKit `OsmAnd`).
+  /// `GET /osmand?id=&lat=&lon=&timestamp=&…` → 200 with an empty body: one fix in the OsmAnd / Traccar client
+  /// protocol (DomainKit `OsmAnd`).
   ///
-  /// The protocol has no credentials: knowing a registered device id is what lets a client report for it, as in
-  /// Traccar. Register the id first (a `POST /v1/fixes` or `/pub` with it as the device), and treat it as a secret.
+  /// The protocol has no credentials, so `id` is not the device's id but its OsmAnd identifier: a long random secret
+  /// that only the device's owner gets, from ``enableOsmAnd``. Anything else is 401.
   public static let osmAndReport = Endpoint<OsmAndFix, NoBody, NoContent>(
     .get, "/osmand", query: { OsmAndParameters.queryItems(for: $0) }, body: .none, response: .empty,
     authentication: .none)

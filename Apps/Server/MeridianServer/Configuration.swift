@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import RealtimeKitHummingbird
 
 /// Everything the server is configured with, as one typed value.
 ///
@@ -47,6 +48,21 @@ public struct ServerConfiguration: Sendable, Hashable {
   public var otpPerAddressPerHour = 30
   /// The log level.
   public var logLevel = Logger.Level.info
+  /// Who may read `GET /metrics`.
+  public var metricsAccess = MetricsAccess.admin
+  /// How long a connection may stay idle between requests, send one request's head, and send its body, in seconds
+  /// (`MERIDIAN_HTTP_IDLE_TIMEOUT` 60, `MERIDIAN_HTTP_HEADER_TIMEOUT` 10, `MERIDIAN_HTTP_BODY_TIMEOUT` 60).
+  public var httpTimeouts = RealtimeWebSocketConfiguration.HTTPTimeouts()
+  /// Limits on what one account, address or device may do (`MERIDIAN_LIMIT_*`; `docs/security.md` lists them).
+  public var limits = ServerLimits()
+
+  /// Who may read `GET /metrics`.
+  public enum MetricsAccess: String, Sendable, Hashable, CaseIterable, ExpressibleByArgument {
+    /// Only with the admin token as the bearer token (Prometheus: `authorization: {credentials: …}`).
+    case admin
+    /// Anyone who can reach the port (for a server whose port only the monitoring network reaches).
+    case `public`
+  }
 
   /// The development defaults.
   public init() {}
@@ -96,6 +112,16 @@ public struct ServerConfiguration: Sendable, Hashable {
     if let level = try parse(options.logLevel, "MERIDIAN_LOG_LEVEL", Logger.Level.init(rawValue:)) {
       configuration.logLevel = level
     }
+    if let access = try parse(options.metrics, "MERIDIAN_METRICS", MetricsAccess.init(rawValue:)) {
+      configuration.metricsAccess = access
+    }
+    try configuration.limits.read(environment)
+    func seconds(_ name: String) throws(ConfigurationError) -> Int? {
+      try parse(nil, name) { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+    }
+    if let idle = try seconds("MERIDIAN_HTTP_IDLE_TIMEOUT") { configuration.httpTimeouts.idle = .seconds(idle) }
+    if let header = try seconds("MERIDIAN_HTTP_HEADER_TIMEOUT") { configuration.httpTimeouts.header = .seconds(header) }
+    if let body = try seconds("MERIDIAN_HTTP_BODY_TIMEOUT") { configuration.httpTimeouts.body = .seconds(body) }
     if configuration.adminToken == nil {
       guard configuration.mode == .development else {
         throw ConfigurationError(
@@ -148,6 +174,8 @@ public struct ServerOptions: ParsableArguments, Sendable {
   public var maxBodyBytes: String?
   @Option(help: "trace, debug, info, notice, warning, error or critical (MERIDIAN_LOG_LEVEL, default info).")
   public var logLevel: String?
+  @Option(help: "Who may read /metrics: admin (the admin token) or public (MERIDIAN_METRICS, default admin).")
+  public var metrics: String?
 
   /// Required by ArgumentParser; use `ServerOptions.parse(_:)` to get values.
   public init() {}

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MeridianAPI
 import NetworkingKit
+import Synchronization
 
 /// What the route handlers need, as values: the store, the SMS sender, the clock, the limits. Tests build one with
 /// a temporary database and a capturing SMS sender.
@@ -27,6 +28,22 @@ public struct ServerEnvironment: Sendable {
   public var otpAddressLimiter: RateLimiter
   /// The admin API's bearer token (`MERIDIAN_ADMIN_TOKEN`); nil refuses every admin request.
   public var adminToken: String?
+  /// What one account, address or device may do.
+  public var limits: ServerLimits
+  /// Wrong passwords per account (by the email as typed, lowercased).
+  public var signInFailuresByAccount: FailureBackoff
+  /// Wrong passwords per client address.
+  public var signInFailuresByAddress: FailureBackoff
+  /// User searches per account per minute.
+  public var searchLimiter: RateLimiter
+  /// Fixes per account per minute.
+  public var fixLimiter: RateLimiter
+  /// OsmAnd reports per device identifier per minute.
+  public var osmAndDeviceLimiter: RateLimiter
+  /// OsmAnd reports per client address per minute.
+  public var osmAndAddressLimiter: RateLimiter
+  /// The handles viewers see instead of device ids.
+  public var deviceHandles: DeviceHandleSource
 
   /// An environment from a configuration.
   public init(
@@ -41,6 +58,90 @@ public struct ServerEnvironment: Sendable {
     self.otpPhoneLimiter = RateLimiter(limit: configuration.otpPerPhonePerHour, window: 3_600_000)
     self.otpAddressLimiter = RateLimiter(limit: configuration.otpPerAddressPerHour, window: 3_600_000)
     self.adminToken = configuration.adminToken
+    let limits = configuration.limits
+    self.limits = limits
+    self.signInFailuresByAccount = FailureBackoff(freeFailures: limits.signInFailuresPerAccount)
+    self.signInFailuresByAddress = FailureBackoff(freeFailures: limits.signInFailuresPerAddress)
+    self.searchLimiter = RateLimiter(limit: limits.searchesPerAccountPerMinute, window: 60_000)
+    self.fixLimiter = RateLimiter(limit: limits.fixesPerAccountPerMinute, window: 60_000)
+    self.osmAndDeviceLimiter = RateLimiter(limit: limits.osmAndPerDevicePerMinute, window: 60_000)
+    self.osmAndAddressLimiter = RateLimiter(limit: limits.osmAndPerAddressPerMinute, window: 60_000)
+    self.deviceHandles = DeviceHandleSource(store: store)
+  }
+
+  /// The newest fix of `owner` that isn't dated in the future.
+  func lastFix(of owner: UserID) async throws -> LocationFix? {
+    try await store.lastFix(owner: owner, notAfter: now() + Int64(limits.futureFixSeconds) * 1000)
+  }
+
+  /// Checks a password sign-in's throttles before the password is checked (no bcrypt work for a throttled guess).
+  /// - Throws: ``APIError`` `rate_limited` (429, `Retry-After`) while the account or the address must wait.
+  func checkSignInAllowed(account: String, address: String) async throws(APIError) {
+    let now = now()
+    let wait = max(
+      await signInFailuresByAccount.wait(account, now: now) ?? 0,
+      await signInFailuresByAddress.wait(address, now: now) ?? 0)
+    guard wait == 0 else {
+      throw .rateLimited(
+        "Too many wrong passwords; wait \((wait + 999) / 1000) s before trying again.", retryAfterMilliseconds: wait)
+    }
+  }
+
+  /// Records a password sign-in's outcome for the throttles.
+  func recordSignIn(account: String, address: String, succeeded: Bool) async {
+    if succeeded {
+      await signInFailuresByAccount.succeeded(account)
+    } else {
+      let now = now()
+      await signInFailuresByAccount.failed(account, now: now)
+      await signInFailuresByAddress.failed(address, now: now)
+    }
+  }
+
+  /// Checks an email and password sign-in, throttled per account and per address, with the same bcrypt work
+  /// whether or not the account exists. Returns the account when the password is right.
+  /// - Throws: `rate_limited` (throttled), `invalid_password` (longer than bcrypt reads), `invalid_credentials`,
+  ///   `account_disabled`.
+  func signIn(email typed: String, password: String, address: String) async throws -> UserID {
+    let failure = APIError(status: 401, code: .invalidCredentials, message: "The email or password is wrong.")
+    let account = typed.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+    try await checkSignInAllowed(account: account, address: address)
+    guard password.utf8.count <= PasswordRules.maximumBytes else {
+      throw APIError(
+        status: 400, code: .invalidPassword,
+        message: CredentialError.passwordTooLong(maximumBytes: PasswordRules.maximumBytes).description)
+    }
+    let email = try? EmailAddress.validate(typed).lowercased()
+    let found = try await email.asyncFlatMap { try await store.account(for: .email($0)) }
+    let matches = try await passwords.verify(password, against: found?.passwordHash)
+    await recordSignIn(account: account, address: address, succeeded: matches)
+    guard matches, let found else { throw failure }
+    guard try await !store.isDisabled(found.account.id) else { throw APIError.accountDisabled }
+    return found.account.id
+  }
+}
+
+/// The deployment's ``DeviceHandles``, keyed with the store's `device-handle` secret (read once).
+public final class DeviceHandleSource: Sendable {
+  private let store: any MeridianStore
+  private let loaded = Mutex<DeviceHandles?>(nil)
+
+  init(store: any MeridianStore) { self.store = store }
+
+  /// The handles.
+  public func handles() async throws -> DeviceHandles {
+    if let handles = loaded.withLock({ $0 }) { return handles }
+    let handles = DeviceHandles(secret: try await store.deploymentSecret("device-handle"))
+    loaded.withLock { $0 = handles }
+    return handles
+  }
+}
+
+extension Optional {
+  /// `flatMap` with an async transform.
+  func asyncFlatMap<T>(_ transform: (Wrapped) async throws -> T?) async rethrows -> T? {
+    guard let value = self else { return nil }
+    return try await transform(value)
   }
 }
 
@@ -57,12 +158,19 @@ struct Features: Sendable {
     routes.on(API.requestOTP, status: .accepted) { call in try await requestOTP(call) }
     routes.on(API.verifyOTP) { call in try await verifyOTP(call.body) }
     routes.on(API.register, status: .created) { call in try await register(call.body) }
-    routes.on(API.login) { call in try await login(call.body) }
+    routes.on(API.login) { call in try await login(call.body, address: call.clientAddress) }
     routes.on(API.logout, status: .noContent) { call in try await logout(call) }
     routes.on(API.me) { call in try await me(call.authenticated()) }
     routes.on(API.updateProfile) { call in try await updateProfile(call.authenticated(), call.body) }
     routes.on(API.userProfile) { call in try await userProfile(viewer: call.authenticated(), of: call.parameters.id) }
     routes.on(API.searchUsers) { call in try await searchUsers(viewer: call.authenticated(), call.parameters.q) }
+    routes.on(API.devices) { call in DeviceList(devices: try await store.devices(owner: call.authenticated())) }
+    routes.on(API.enableOsmAnd, status: .created) { call in
+      try await enableOsmAnd(call.authenticated(), call.parameters.id)
+    }
+    routes.on(API.disableOsmAnd, status: .noContent) { call in
+      try await disableOsmAnd(call.authenticated(), call.parameters.id)
+    }
     routes.on(API.groups) { call in GroupList(groups: try await store.groups(owner: call.authenticated())) }
     routes.on(API.createGroup, status: .created) { call in try await createGroup(call.authenticated(), call.body) }
     routes.on(API.updateGroup) { call in
@@ -156,6 +264,7 @@ struct Features: Sendable {
       throw APIError(status: 401, code: .otpAttemptsExceeded, message: "Too many wrong codes; request a new one.")
     }
     if let existing = try await store.account(for: .phone(phone)) {
+      guard try await !store.isDisabled(existing.account.id) else { throw APIError.accountDisabled }
       return try await issueToken(for: existing.account.id, isNew: false)
     }
     if let account = try await store.createAccount(
@@ -193,13 +302,9 @@ struct Features: Sendable {
     return try await issueToken(for: account.id, isNew: nil)
   }
 
-  func login(_ body: EmailCredentials) async throws -> AuthSession {
-    let failure = APIError(status: 401, code: .invalidCredentials, message: "The email or password is wrong.")
-    guard let email = try? EmailAddress.validate(body.email).lowercased(),
-      let found = try await store.account(for: .email(email)), let hash = found.passwordHash,
-      try await environment.passwords.verify(body.password, hash: hash)
-    else { throw failure }
-    return try await issueToken(for: found.account.id, isNew: nil)
+  func login(_ body: EmailCredentials, address: String) async throws -> AuthSession {
+    let user = try await environment.signIn(email: body.email, password: body.password, address: address)
+    return try await issueToken(for: user, isNew: nil)
   }
 
   func logout(_ call: RouteCall<Void, NoBody>) async throws -> NoContent {
@@ -215,6 +320,9 @@ struct Features: Sendable {
     let now = environment.now()
     let expiresAt = now + environment.tokenLifetime
     try await store.insertToken(hash: SecretHash.sha256(token), userID: user, createdAt: now, expiresAt: expiresAt)
+    if let keep = ServerLimits.active(environment.limits.tokensPerAccount) {
+      _ = try await store.revokeTokens(of: user, keepingNewest: keep, now: now)
+    }
     return AuthSession(token: token, userId: user, expiresAt: expiresAt, isNew: isNew)
   }
 
@@ -267,15 +375,19 @@ struct Features: Sendable {
   }
 
   func searchUsers(viewer: UserID, _ text: String) async throws -> UserSearchResult {
-    let phone = try? PhoneNumber.normalize(text)
     let now = environment.now()
+    if let wait = await environment.searchLimiter.take(viewer.rawValue, cost: 1, now: now) {
+      throw APIError.rateLimited("Too many searches; try again in a minute.", retryAfterMilliseconds: wait)
+    }
+    let phone = try? PhoneNumber.normalize(text)
     var results: [Profile] = []
     for profile in try await store.searchProfiles(text: text, phone: phone, excluding: viewer, limit: 50) {
       guard let settings = try await store.privacySettings(owner: profile.userID), !settings.isBlacklisted(viewer)
       else { continue }
       let visible = Sharing.visibleFields(to: viewer, of: settings, at: now)
-      // A name match must be on a name the viewer may see; a phone match is on a number the viewer already knows.
-      let matchedPhone = phone != nil && profile.phone == phone
+      // A name match must be on a name the viewer may see. A phone match is on a number the viewer already knows:
+      // it finds the person unless they hid their number from everybody (audience `nobody`).
+      let matchedPhone = phone != nil && profile.phone == phone && profile.audience(of: .phone) != .nobody
       guard matchedPhone || visible.contains(.fullName) else { continue }
       results.append(profile.redacted(keeping: visible))
     }
@@ -285,6 +397,13 @@ struct Features: Sendable {
   // MARK: Groups
 
   func createGroup(_ owner: UserID, _ body: NewGroup) async throws -> Group {
+    if let limit = ServerLimits.active(environment.limits.groupsPerAccount) {
+      let custom = try await store.groups(owner: owner).filter { $0.kind == .custom }.count
+      guard custom < limit else {
+        throw APIError(
+          status: 409, code: .quotaExceeded, message: "You have \(custom) groups, the most allowed; delete one first.")
+      }
+    }
     let group: Group
     do {
       group = try Group(
@@ -386,6 +505,25 @@ struct Features: Sendable {
     return VisibleUsers(users: people.sorted { $0.userId.rawValue < $1.userId.rawValue })
   }
 
+  // MARK: Devices
+
+  func enableOsmAnd(_ owner: UserID, _ device: DeviceID) async throws -> OsmAndAccess {
+    let id = try FixIngest.checkedDeviceID(device.rawValue)
+    let identifier = Secrets.token()
+    let claim = try await store.enableOsmAnd(
+      device: id, owner: owner, identifierHash: SecretHash.sha256(identifier), now: environment.now(),
+      maxDevices: ServerLimits.active(environment.limits.devicesPerAccount))
+    try FixIngest.check(claim, device: id)
+    return OsmAndAccess(deviceId: id, identifier: identifier)
+  }
+
+  func disableOsmAnd(_ owner: UserID, _ device: DeviceID) async throws -> NoContent {
+    guard try await store.disableOsmAnd(device: device, owner: owner) else {
+      throw APIError.notFound("None of your devices called '\(echo(device.rawValue))' takes OsmAnd reports.")
+    }
+    return NoContent()
+  }
+
   // MARK: Fixes and history
 
   func userLocation(viewer: UserID, of user: UserID) async throws -> UserLocation {
@@ -393,9 +531,10 @@ struct Features: Sendable {
       status: 404, code: .locationUnavailable, message: "This user's location is unknown or not shared with you.")
     guard let settings = try await store.privacySettings(owner: user),
       Sharing.canSee(viewer, .location, of: settings, at: environment.now()),
-      let fix = try await store.lastFix(owner: user)
+      let fix = try await environment.lastFix(of: user)
     else { throw unavailable }
-    return UserLocation(userId: user, fix: fix)
+    if viewer == user { return UserLocation(userId: user, fix: fix) }
+    return UserLocation(userId: user, fix: try await environment.deviceHandles.handles().redacted(fix, owner: user))
   }
 
   func history(_ user: UserID, _ query: HistoryQuery) async throws -> HistoryPage {

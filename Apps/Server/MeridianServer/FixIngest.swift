@@ -3,30 +3,86 @@ import Foundation
 import MeridianAPI
 
 /// Where fixes enter the server, however they arrive (`POST /v1/fixes`, a `publish` on the live socket, OwnTracks,
-/// OsmAnd): checks the batch, claims the device for the user and hands the batch to the group-commit writer, whose
-/// commits the live fan-out reads.
+/// OsmAnd): checks the batch (device id, times, the account's upload rate), claims the device for the user and
+/// hands the batch to the group-commit writer, whose commits the live fan-out reads.
 struct FixIngest: Sendable {
   let store: any MeridianStore
   let writer: FixWriter
   let now: @Sendable () -> Int64
+  let limits: ServerLimits
+  /// Fixes per account per minute.
+  let rate: RateLimiter
+
+  /// The earliest time a fix may carry: 1990-01-01T00:00:00Z. Anything earlier is a device without a clock, or
+  /// seconds sent as milliseconds (`1795656894` is January 1970).
+  static let earliestTimestamp: Int64 = 631_152_000_000
 
   /// Stores `batch` for `user` and returns its receipt once it is durably committed.
   ///
-  /// - Throws: ``APIError`` `invalid_request` for an empty or oversized batch or a bad device id,
-  ///   `device_not_owned` (403) for another account's device, `unavailable` (503) while shutting down.
+  /// - Throws: ``APIError`` `invalid_request` for an empty or oversized batch or a bad device id, `invalid_fix` for a
+  ///   fix dated before 1990 or more than ``ServerLimits/futureFixSeconds`` ahead of the server's clock,
+  ///   `rate_limited` (429) past the account's upload rate, `device_not_owned` (403) for another account's device,
+  ///   `quota_exceeded` (409) for a new device past the account's quota, `unavailable` (503) while shutting down.
   func submit(_ user: UserID, _ batch: FixBatch, idempotency: IdempotencyClaim? = nil) async throws -> FixReceipt {
     guard (1...1000).contains(batch.fixes.count) else {
       throw APIError.invalidRequest("Send between 1 and 1000 fixes per request (got \(batch.fixes.count)).")
     }
-    let device = batch.deviceId.rawValue.trimmedOfWhitespace
-    guard (1...128).contains(device.count) else {
-      throw APIError.invalidRequest("'deviceId' must have between 1 and 128 characters.")
+    let device = try Self.checkedDeviceID(batch.deviceId.rawValue)
+    let now = now()
+    try Self.checkTimes(batch.fixes, now: now, futureSeconds: limits.futureFixSeconds)
+    if let wait = await rate.take(user.rawValue, cost: batch.fixes.count, now: now) {
+      throw APIError.rateLimited(
+        "This account uploaded more than \(limits.fixesPerAccountPerMinute) fixes in the last minute; send the rest "
+          + "later.", retryAfterMilliseconds: wait)
     }
-    guard try await store.claimDevice(DeviceID(device), owner: user, now: now()) else {
-      throw APIError(
-        status: 403, code: .deviceNotOwned, message: "The device '\(device)' is registered to another account.")
-    }
+    let claim = try await store.claimDevice(
+      device, owner: user, now: now, maxDevices: ServerLimits.active(limits.devicesPerAccount))
+    try Self.check(claim, device: device)
     return try await writer.submit(
-      FixInsertBatch(userID: user, deviceID: DeviceID(device), fixes: batch.fixes, idempotency: idempotency))
+      FixInsertBatch(userID: user, deviceID: device, fixes: batch.fixes, idempotency: idempotency))
+  }
+
+  /// The device id without surrounding spaces, checked: 1…128 characters, no control characters.
+  /// - Throws: ``APIError`` `invalid_request`.
+  static func checkedDeviceID(_ text: String) throws(APIError) -> DeviceID {
+    let device = text.trimmedOfWhitespace
+    try Identifier.check(device, name: "deviceId")
+    return DeviceID(device)
+  }
+
+  /// Refuses a batch with a fix dated before 1990 or more than `futureSeconds` ahead of `now`.
+  /// - Throws: ``APIError`` `invalid_fix` naming the first such fix.
+  static func checkTimes(_ fixes: [LocationFix], now: Int64, futureSeconds: Int) throws(APIError) {
+    let latest = now + Int64(futureSeconds) * 1000
+    for (index, fix) in fixes.enumerated() {
+      if fix.timestamp < earliestTimestamp {
+        let seconds = fix.timestamp >= earliestTimestamp / 1000 && fix.timestamp <= latest / 1000
+        throw APIError(
+          status: 400, code: .invalidFix,
+          message: "fixes[\(index)].timestamp \(fix.timestamp) is before 1990"
+            + (seconds ? "; it looks like seconds: send UTC milliseconds since 1970." : "."))
+      }
+      if fix.timestamp > latest {
+        throw APIError(
+          status: 400, code: .invalidFix,
+          message: "fixes[\(index)].timestamp \(fix.timestamp) is more than \(futureSeconds) s ahead of the server's "
+            + "clock (\(now)); check the device's clock.")
+      }
+    }
+  }
+
+  /// Turns a claim other than `.claimed` into its error.
+  static func check(_ claim: DeviceClaim, device: DeviceID) throws(APIError) {
+    switch claim {
+    case .claimed: return
+    case .otherOwner:
+      throw APIError(
+        status: 403, code: .deviceNotOwned,
+        message: "The device '\(echo(device.rawValue))' is registered to another account.")
+    case .quotaExceeded(let limit):
+      throw APIError(
+        status: 409, code: .quotaExceeded,
+        message: "This account already has \(limit) devices, the most allowed; a new device can't be added.")
+    }
   }
 }

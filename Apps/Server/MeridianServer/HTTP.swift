@@ -25,13 +25,45 @@ public struct MeridianRequestContext: RequestContext, RemoteAddressRequestContex
 }
 
 extension APIError {
-  /// The error as a JSON response with the standard envelope.
+  /// The longest message an error envelope carries: whatever a message quotes from the request, a megabyte of bad
+  /// input never comes back as a megabyte of error.
+  static let maximumMessageLength = 1_000
+
+  /// The error as a JSON response with the standard envelope (and `Retry-After` when it says how long to wait).
   func response() -> Response {
+    var envelope = envelope
+    if envelope.message.count > Self.maximumMessageLength {
+      envelope = StandardErrorEnvelope(
+        code: envelope.code, message: String(envelope.message.prefix(Self.maximumMessageLength)) + "…")
+    }
     let body = (try? JSONEncoder().encode(envelope)) ?? Data()
+    var headers: HTTPFields = [.contentType: "application/json"]
+    if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
     return Response(
-      status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json"],
+      status: HTTPResponse.Status(code: status), headers: headers,
       body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
   }
+}
+
+/// Header fields every answer carries: `X-Content-Type-Options: nosniff` (a browser never guesses another type
+/// than the one sent) and, unless the route set its own, `Cache-Control: no-store` (answers carry tokens, profiles
+/// and locations, which no cache may keep).
+struct SecurityHeadersMiddleware: RouterMiddleware {
+  typealias Context = MeridianRequestContext
+
+  func handle(
+    _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+  ) async throws -> Response {
+    var response = try await next(request, context)
+    response.headers[.xContentTypeOptions] = "nosniff"
+    if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
+    return response
+  }
+}
+
+extension HTTPField.Name {
+  /// `X-Content-Type-Options`.
+  static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
 }
 
 /// Turns every failure into the error envelope with a stable code; unexpected errors become 500 `internal`
@@ -228,6 +260,7 @@ struct RouteRegistrar {
     let template = endpoint.path
     let needsAuth = endpoint.authentication == .bearer
     let bearer = self.bearer
+    let readsJSON = endpoint.requestBody.contentType == "application/json"
     return { request, context in
       // The endpoint's own template reads (and percent-decodes) the path parameters; the query is decoded already.
       let captures = template.match(request.uri.path) ?? [:]
@@ -237,9 +270,7 @@ struct RouteRegistrar {
       var user: UserID?
       var tokenHash: String?
       if needsAuth {
-        guard let header = request.headers[.authorization], header.prefix(7).lowercased() == "bearer ",
-          case let token = String(header.dropFirst(7)).trimmedOfWhitespace, !token.isEmpty
-        else { throw APIError.tokenInvalid }
+        guard let token = Self.bearerToken(request.headers) else { throw APIError.tokenInvalid }
         switch bearer {
         case .user:
           let hash = SecretHash.sha256(token)
@@ -247,11 +278,13 @@ struct RouteRegistrar {
           user = owner
           tokenHash = hash
         case .admin(let adminToken):
-          // Hashing both sides first makes the comparison's length, too, independent of the secret.
-          guard let adminToken,
-            SecretHash.constantTimeEqual(SecretHash.sha256(token), SecretHash.sha256(adminToken))
-          else { throw APIError.tokenInvalid }
+          guard Self.isAdminToken(token, adminToken) else { throw APIError.tokenInvalid }
         }
+      }
+      if readsJSON, let type = request.headers[.contentType], !Self.isJSON(type) {
+        throw APIError(
+          status: 415, code: .unsupportedMediaType,
+          message: "This route reads JSON: send 'Content-Type: application/json', not '\(echo(type))'.")
       }
       let data = try await Self.readBody(request, limits: limits)
       let body: Body = try Self.decodeBody(data)
@@ -259,6 +292,27 @@ struct RouteRegistrar {
         parameters: parameters, body: body, bodyBytes: data, user: user, tokenHash: tokenHash, headers: request.headers,
         clientAddress: context.clientAddress, logger: context.logger)
     }
+  }
+
+  /// The token of an `Authorization: Bearer …` field, if there is one.
+  static func bearerToken(_ headers: HTTPFields) -> String? {
+    guard let header = headers[.authorization], header.prefix(7).lowercased() == "bearer " else { return nil }
+    let token = String(header.dropFirst(7)).trimmedOfWhitespace
+    return token.isEmpty ? nil : token
+  }
+
+  /// Whether `token` is the admin token (nil refuses every token). Hashing both sides first makes the comparison's
+  /// length, too, independent of the secret.
+  static func isAdminToken(_ token: String, _ adminToken: String?) -> Bool {
+    guard let adminToken else { return false }
+    return SecretHash.constantTimeEqual(SecretHash.sha256(token), SecretHash.sha256(adminToken))
+  }
+
+  /// Whether a `Content-Type` names JSON: `application/json` or a `+json` type, with any parameters.
+  static func isJSON(_ contentType: String) -> Bool {
+    let type = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) }
+    guard let type = type?.lowercased() else { return false }
+    return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
   }
 
   static func decodeParameters<Parameters>(_ path: [String: String], _ query: [String: [String]]) throws

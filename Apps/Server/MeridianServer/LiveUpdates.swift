@@ -22,6 +22,8 @@ public struct LiveUpdates: Sendable {
   private let store: any MeridianStore
   private let now: @Sendable () -> Int64
   private let metrics: ServerMetrics
+  /// Viewers see devices by their handles, never by their ids.
+  private let deviceHandles: DeviceHandleSource
   /// Owners' privacy settings for the fan-out, dropped on every change made through the API (``enforce(owner:)``)
   /// and after a few seconds anyway (changes made by another process, such as the admin CLI).
   private let settingsCache = LookupCache<UserID, PrivacySettings>(lifetime: 5_000, capacity: 10_000)
@@ -29,12 +31,13 @@ public struct LiveUpdates: Sendable {
   /// A hub authenticating with the store's bearer tokens, authorizing with DomainKit's sharing rules and storing
   /// published fixes through `ingest`.
   init(
-    store: any MeridianStore, ingest: FixIngest, metrics: ServerMetrics,
+    store: any MeridianStore, ingest: FixIngest, metrics: ServerMetrics, deviceHandles: DeviceHandleSource,
     configuration: RealtimeHubConfiguration = .init(), now: @escaping @Sendable () -> Int64
   ) {
     self.store = store
     self.now = now
     self.metrics = metrics
+    self.deviceHandles = deviceHandles
     var configuration = configuration
     configuration.namespaces = ["user", "group"]
     hub = RealtimeHub(
@@ -190,13 +193,20 @@ public struct LiveUpdates: Sendable {
     for (batch, receipt) in zip(batches, receipts) where receipt.accepted > 0 && audiences[batch.userID] == nil {
       audiences[batch.userID] = await audience(of: batch.userID)
     }
-    guard !audiences.isEmpty else { return }
+    guard !audiences.isEmpty, let handles = try? await deviceHandles.handles() else { return }
     // The payloads don't depend on the settings, only the channels do: built once, addressed again after a refresh.
+    // Devices appear by their handles: a device id is what its owner's apps report with.
     let located = zip(batches, receipts).compactMap {
       batch, receipt -> (owner: UserID, payload: RealtimeKit.JSONValue)? in
       guard receipt.accepted > 0 else { return nil }
-      let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }
-      return (batch.userID, Self.payload(LiveLocation(userId: batch.userID, deviceId: batch.deviceID, fixes: fixes)))
+      let owner = batch.userID
+      let device = handles.handle(of: batch.deviceID, owner: owner)
+      let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }.map { fix in
+        var fix = handles.redacted(fix, owner: owner)
+        fix.deviceID = device
+        return fix
+      }
+      return (owner, Self.payload(LiveLocation(userId: owner, deviceId: device, fixes: fixes)))
     }
     func events() -> [(payload: RealtimeKit.JSONValue, channels: [ChannelName])] {
       located.compactMap { item in audiences[item.owner].map { (item.payload, $0.channels) } }

@@ -20,9 +20,9 @@ struct PhoneAppIngest: Sendable {
   func register(on routes: RouteRegistrar) {
     let limits = routes.limits
     routes.router.on(RouterPath(API.ownTracksPublish.pathTemplate), method: API.ownTracksPublish.method) {
-      request, _ in
+      request, context in
       do {
-        let user = try await authenticate(request.headers)
+        let user = try await authenticate(request.headers, address: context.clientAddress)
         let data = try await RouteRegistrar.readBody(request, limits: limits)
         let reply = try await publish(user: user, headers: request.headers, body: data)
         return Response(
@@ -34,21 +34,22 @@ struct PhoneAppIngest: Sendable {
         return response
       }
     }
-    routes.router.on(RouterPath(API.osmAndReport.pathTemplate), method: API.osmAndReport.method) { request, _ in
-      try await osmAnd(query: request.uri.query ?? "", body: nil, contentType: nil)
+    routes.router.on(RouterPath(API.osmAndReport.pathTemplate), method: API.osmAndReport.method) { request, context in
+      try await osmAnd(query: request.uri.query ?? "", body: nil, contentType: nil, address: context.clientAddress)
     }
-    routes.router.on(RouterPath(API.osmAndPost.pathTemplate), method: API.osmAndPost.method) { request, _ in
+    routes.router.on(RouterPath(API.osmAndPost.pathTemplate), method: API.osmAndPost.method) { request, context in
       let data = try await RouteRegistrar.readBody(request, limits: limits)
       return try await osmAnd(
-        query: request.uri.query ?? "", body: data, contentType: request.headers[.contentType])
+        query: request.uri.query ?? "", body: data, contentType: request.headers[.contentType],
+        address: context.clientAddress)
     }
   }
 
   // MARK: OwnTracks
 
   /// The account of an HTTP Basic `Authorization`: a bearer token of the account as the password (with any user
-  /// name, or the account's email), else the account's email and password.
-  func authenticate(_ headers: HTTPFields) async throws -> UserID {
+  /// name, or the account's email), else the account's email and password (throttled like `POST /v1/auth/login`).
+  func authenticate(_ headers: HTTPFields, address: String) async throws -> UserID {
     guard let value = headers[.authorization],
       let (username, password) = OwnTracksAuth.credentials(fromAuthorization: value),
       !password.isEmpty
@@ -74,11 +75,7 @@ struct PhoneAppIngest: Sendable {
         message: "The password is not a current access token. To sign in with your password, use your email as "
           + "the user name.")
     }
-    guard let email = try? EmailAddress.validate(username).lowercased(),
-      let found = try await store.account(for: .email(email)), let hash = found.passwordHash,
-      try await environment.passwords.verify(password, hash: hash)
-    else { throw wrong }
-    return found.account.id
+    return try await environment.signIn(email: username, password: password, address: address)
   }
 
   /// Stores the `location` messages of `body` (other types are ignored) and answers the caller's friends.
@@ -110,7 +107,8 @@ struct PhoneAppIngest: Sendable {
     return try OwnTracks.encode(try await friends(of: user))
   }
 
-  /// `X-Limit-D`, else the device of the topic `owntracks/<user>/<device>`, else the tracker id.
+  /// `X-Limit-D`, else the device of the topic `owntracks/<user>/<device>`. Never the two-character tracker id
+  /// (`tid`): it names a marker on a map, and many phones share the same one.
   static func deviceName(_ header: String?, _ location: OwnTracks.Location) throws(APIError) -> DeviceID {
     func clean(_ text: String?) -> String? {
       guard let text = text?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
@@ -120,7 +118,7 @@ struct PhoneAppIngest: Sendable {
       let parts = topic.split(separator: "/", omittingEmptySubsequences: false)
       return parts.count >= 3 ? String(parts[2]) : nil
     }
-    guard let name = clean(header) ?? clean(topicDevice) ?? clean(location.tid) else {
+    guard let name = clean(header) ?? clean(topicDevice) else {
       throw .invalidRequest(
         "Name the device: set the Device ID in the app (sent as \(OwnTracksAuth.deviceHeader)), or send a topic.")
     }
@@ -130,11 +128,12 @@ struct PhoneAppIngest: Sendable {
   /// The last location and card of every user whose location `viewer` may see now (the viewer excluded).
   func friends(of viewer: UserID) async throws -> [OwnTracks.Message] {
     let now = environment.now()
+    let handles = try await environment.deviceHandles.handles()
     var messages: [OwnTracks.Message] = []
     for owner in try await store.sharingCandidates(viewer: viewer) where owner != viewer {
       guard let settings = try await store.privacySettings(owner: owner),
         Sharing.canSee(viewer, .location, of: settings, at: now),
-        let fix = try await store.lastFix(owner: owner)
+        let fix = try await environment.lastFix(of: owner).map({ handles.redacted($0, owner: owner) })
       else { continue }
       let profile = try await store.profile(owner)?.redacted(
         keeping: Sharing.visibleFields(to: viewer, of: settings, at: now))
@@ -170,9 +169,14 @@ struct PhoneAppIngest: Sendable {
 
   // MARK: OsmAnd
 
-  /// Stores one OsmAnd / Traccar report for the account its device is registered to. The protocol carries no
-  /// credentials: the registered device id is the only proof, as in Traccar.
-  func osmAnd(query: String, body: Data?, contentType: String?) async throws -> Response {
+  /// Stores one OsmAnd / Traccar report for the device whose OsmAnd identifier it carries as `id`. The protocol
+  /// carries no credentials: the identifier, long, random and given out only to the device's owner
+  /// (`POST /v1/devices/{id}/osmand`), is the proof. Reports are limited per identifier and per client address.
+  func osmAnd(query: String, body: Data?, contentType: String?, address: String) async throws -> Response {
+    let now = environment.now()
+    if let wait = await environment.osmAndAddressLimiter.take(address, cost: 1, now: now) {
+      throw APIError.rateLimited("Too many OsmAnd reports from this address.", retryAfterMilliseconds: wait)
+    }
     let report: OsmAndReport
     do {
       if let body, contentType?.lowercased().hasPrefix("application/json") == true {
@@ -184,13 +188,21 @@ struct PhoneAppIngest: Sendable {
       }
     } catch let error as FormatError {
       let code: APIErrorCode = error.field == "id" || error.field == nil ? .invalidRequest : .invalidFix
-      throw APIError(status: 400, code: code, message: "The OsmAnd report is invalid: \(error).")
+      throw APIError(status: 400, code: code, message: "The OsmAnd report is invalid: \(echo("\(error)", limit: 200))")
     }
-    let device = DeviceID(report.deviceID.rawValue.trimmedOfWhitespace)
-    guard let owner = try await store.deviceOwner(device) else {
-      throw APIError.notFound(
-        "No account has the device '\(device.rawValue)'. Register it first by reporting once with this device id "
-          + "from a signed-in app (POST /v1/fixes or /pub).")
+    let identifier = report.deviceID.rawValue.trimmedOfWhitespace
+    guard !Identifier.hasControlCharacters(identifier) else {
+      throw APIError.invalidRequest("'id' can't contain control characters.")
+    }
+    let hash = SecretHash.sha256(identifier)
+    if let wait = await environment.osmAndDeviceLimiter.take(hash, cost: 1, now: now) {
+      throw APIError.rateLimited("Too many reports for this device identifier.", retryAfterMilliseconds: wait)
+    }
+    guard let (device, owner) = try await store.osmAndDevice(identifierHash: hash) else {
+      throw APIError(
+        status: 401, code: .invalidCredentials,
+        message: "This is not an OsmAnd identifier of any device. Enable OsmAnd for your device in Meridian "
+          + "(POST /v1/devices/{id}/osmand) and type the identifier it gives into the app.")
     }
     _ = try await features.ingest.submit(owner, FixBatch(deviceId: device, fixes: [report.fix]))
     return Response(status: .ok)

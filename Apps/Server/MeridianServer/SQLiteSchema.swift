@@ -13,6 +13,7 @@ public enum SQLiteSchema {
     migrator.append(.sql("2026-11-24 string catalog", stringCatalog))
     migrator.append(.sql("2026-11-24 promotion offers and redemptions", promotionOffersAndRedemptions))
     migrator.append(.sql("2026-11-24 idempotency keys without rowid", idempotencyWithoutRowID))
+    migrator.append(.sql("2026-11-26 OsmAnd identifiers and deployment secrets", osmAndIdentifiers))
     return migrator
   }
 
@@ -33,6 +34,21 @@ public enum SQLiteSchema {
       value_json TEXT NOT NULL,
       PRIMARY KEY (key, language)
     ) WITHOUT ROWID;
+    """
+
+  /// The secret identifiers OsmAnd / Traccar clients report with (their SHA-256; one per device, enabled by its
+  /// owner), and the deployment's random secrets (e.g. the key of the device handles viewers see).
+  static let osmAndIdentifiers = """
+    CREATE TABLE osmand_identifiers(
+      hash TEXT PRIMARY KEY NOT NULL,
+      device_id TEXT NOT NULL UNIQUE REFERENCES devices(id) ON DELETE CASCADE,
+      created_at INTEGER NOT NULL
+    );
+    CREATE TABLE deployment_secrets(
+      name TEXT PRIMARY KEY NOT NULL,
+      value BLOB NOT NULL,
+      created_at INTEGER NOT NULL
+    );
     """
 
   static let accounts = """

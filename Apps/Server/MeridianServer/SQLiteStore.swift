@@ -268,23 +268,6 @@ public struct SQLiteStore: MeridianStore {
     }
   }
 
-  public func claimDevice(_ device: DeviceID, owner: UserID, now: Int64) async throws -> Bool {
-    // Almost every request comes from a known device: memory or a concurrent read answers without the writer.
-    if let known = try await devices.value(
-      for: device, now: Timestamp.milliseconds(Date()), load: { try await deviceOwner(device) })
-    {
-      return known == owner
-    }
-    return try await database.write { db in
-      try db.execute(
-        sql: "INSERT OR IGNORE INTO devices(id, owner_id, created_at) VALUES (?, ?, ?)",
-        arguments: [device.rawValue, owner.rawValue, now])
-      let stored = try String.fetchOne(
-        db, sql: "SELECT owner_id FROM devices WHERE id = ?", arguments: [device.rawValue])
-      return stored == owner.rawValue
-    }
-  }
-
   public func insertFixes(
     _ batches: [FixInsertBatch], now: Int64,
     completion: @escaping @Sendable (Result<[FixReceipt], any Error>) -> Void
@@ -338,11 +321,12 @@ public struct SQLiteStore: MeridianStore {
     return receipts
   }
 
-  public func lastFix(owner: UserID) async throws -> LocationFix? {
+  public func lastFix(owner: UserID, notAfter: Int64) async throws -> LocationFix? {
     try await database.read { db in
       try Row.fetchOne(
-        db, sql: "SELECT * FROM fixes WHERE user_id = ? ORDER BY timestamp DESC, id DESC LIMIT 1",
-        arguments: [owner.rawValue]
+        db,
+        sql: "SELECT * FROM fixes WHERE user_id = ? AND timestamp <= ? ORDER BY timestamp DESC, id DESC LIMIT 1",
+        arguments: [owner.rawValue, notAfter]
       ).map(FixRow.fix)
     }
   }

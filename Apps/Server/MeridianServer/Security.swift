@@ -1,7 +1,9 @@
 import Crypto
+import DomainKit
 import Foundation
 import HummingbirdBcrypt
 import NIOPosix
+import Synchronization
 
 /// SHA-256 of secrets (tokens, one-time codes) as lowercase hex: what the database stores instead of the secret.
 public enum SecretHash {
@@ -60,9 +62,35 @@ public enum Secrets {
 public struct PasswordHasher: Sendable {
   /// The bcrypt cost (work factor 2^cost); 12 in production, lower in tests.
   public var cost: UInt8
+  /// A hash of a random password at `cost`, made on first use: what an unknown account's sign-in is checked against.
+  private let decoy = DecoyHash()
 
   /// A hasher with `cost`.
   public init(cost: UInt8) { self.cost = cost }
+
+  /// Whether `password` matches `hash`; with no hash (no such account, or one without a password) it checks against
+  /// a decoy hash of the same cost and answers false, so that the time taken doesn't tell whether the account exists.
+  public func verify(_ password: String, against hash: String?) async throws -> Bool {
+    if let hash { return try await verify(password, hash: hash) }
+    let decoy = try await decoyHash()
+    _ = try await verify(password, hash: decoy)
+    return false
+  }
+
+  private func decoyHash() async throws -> String {
+    if let made = decoy.hash.withLock({ $0 }) { return made }
+    let made = try await hash(Secrets.token())
+    return decoy.hash.withLock { stored in
+      if let stored { return stored }
+      stored = made
+      return made
+    }
+  }
+
+  /// The decoy hash, shared by the copies of a hasher.
+  private final class DecoyHash: Sendable {
+    let hash = Mutex<String?>(nil)
+  }
 
   /// The bcrypt hash of `password`.
   public func hash(_ password: String) async throws -> String {
@@ -73,5 +101,35 @@ public struct PasswordHasher: Sendable {
   /// Whether `password` matches `hash`.
   public func verify(_ password: String, hash: String) async throws -> Bool {
     try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+  }
+}
+
+/// The handles viewers see instead of device ids: a keyed hash of the owner and device (HMAC-SHA256 with the
+/// deployment's `device-handle` secret), the same on every node and for every viewer of that owner, telling one of
+/// the owner's devices from another and nothing else. A device id lets its owner's apps report; a handle lets nobody
+/// do anything.
+public struct DeviceHandles: Sendable {
+  private let key: SymmetricKey
+
+  /// Handles keyed with `secret`.
+  public init(secret: Data) { key = SymmetricKey(data: secret) }
+
+  /// The handle of `owner`'s `device`: `d` and 16 base64url characters (96 bits).
+  public func handle(of device: DeviceID, owner: UserID) -> DeviceID {
+    let mac = HMAC<SHA256>.authenticationCode(for: Data((owner.rawValue + "\n" + device.rawValue).utf8), using: key)
+    let text = Data(mac.prefix(12)).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+      .replacingOccurrences(of: "/", with: "_")
+    return DeviceID("d" + text)
+  }
+
+  /// `fix` as a viewer of `owner` sees it: its device (and the device of the fix refining it) as handles.
+  public func redacted(_ fix: LocationFix, owner: UserID) -> LocationFix {
+    var fix = fix
+    fix.deviceID = fix.deviceID.map { handle(of: $0, owner: owner) }
+    if let refined = fix.refinedBy {
+      fix.refinedBy = FixID(
+        deviceID: refined.deviceID.map { handle(of: $0, owner: owner) }, timestamp: refined.timestamp)
+    }
+    return fix
   }
 }

@@ -46,14 +46,17 @@ public struct ServerApp: Sendable {
       }()
     let environment = ServerEnvironment(store: store, smsSender: sender, configuration: configuration)
     let writer = FixWriter(store: store, metrics: metrics, logger: logger)
-    let ingest = FixIngest(store: store, writer: writer, now: environment.now)
+    let ingest = FixIngest(
+      store: store, writer: writer, now: environment.now, limits: environment.limits, rate: environment.fixLimiter)
     let live = LiveUpdates(
-      store: store, ingest: ingest, metrics: metrics, configuration: realtime, now: environment.now)
+      store: store, ingest: ingest, metrics: metrics, deviceHandles: environment.deviceHandles,
+      configuration: realtime, now: environment.now)
     let router = Self.makeRouter(
       configuration: configuration, environment: environment, ingest: ingest, live: live, metrics: metrics)
     let application = Application(
       router: router,
-      server: .realtime(hub: live.hub),
+      server: .realtime(
+        hub: live.hub, configuration: RealtimeWebSocketConfiguration(timeouts: configuration.httpTimeouts)),
       configuration: ApplicationConfiguration(
         address: .hostname(configuration.host, port: configuration.port), serverName: "meridian-server"),
       onServerRunning: { channel in
@@ -89,9 +92,17 @@ public struct ServerApp: Sendable {
     metrics: ServerMetrics
   ) -> Router<MeridianRequestContext> {
     let router = Router(context: MeridianRequestContext.self)
+    router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorEnvelopeMiddleware())
-    router.on(RouterPath(API.metrics.pathTemplate), method: API.metrics.method) { _, _ in
+    let metricsToken = configuration.metricsAccess == .admin ? configuration.adminToken : nil
+    let metricsArePublic = configuration.metricsAccess == .public
+    router.on(RouterPath(API.metrics.pathTemplate), method: API.metrics.method) { request, _ in
+      if !metricsArePublic {
+        guard let token = RouteRegistrar.bearerToken(request.headers),
+          RouteRegistrar.isAdminToken(token, metricsToken)
+        else { throw APIError.tokenInvalid }
+      }
       metrics.liveConnections.set(Double(await live.hub.connectionCount))
       return Response(
         status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],

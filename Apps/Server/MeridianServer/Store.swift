@@ -8,7 +8,7 @@ import Synchronization
 /// ``SQLiteStore`` without touching the routes.
 ///
 /// Secrets arrive already hashed (``SecretHash``); times are UTC milliseconds. Every method is one transaction.
-public protocol MeridianStore: MeridianAdminStore {
+public protocol MeridianStore: MeridianAdminStore, MeridianSecurityStore {
   /// A round trip to the database; throws when it does not answer.
   func checkHealth() async throws
 
@@ -70,8 +70,6 @@ public protocol MeridianStore: MeridianAdminStore {
 
   // MARK: Devices and fixes
 
-  /// Registers `device` for `owner` if new. Returns false when it belongs to someone else.
-  func claimDevice(_ device: DeviceID, owner: UserID, now: Int64) async throws -> Bool
   /// The account `device` is registered to, if any.
   func deviceOwner(_ device: DeviceID) async throws -> UserID?
   /// Stores several requests' fixes in one durable transaction (group commit) and calls `completion` with one
@@ -84,8 +82,9 @@ public protocol MeridianStore: MeridianAdminStore {
   func insertFixes(
     _ batches: [FixInsertBatch], now: Int64,
     completion: @escaping @Sendable (Result<[FixReceipt], any Error>) -> Void)
-  /// The newest fix of any of the user's devices.
-  func lastFix(owner: UserID) async throws -> LocationFix?
+  /// The newest fix of any of the user's devices dated no later than `notAfter` (a fix dated in the future is
+  /// never anyone's last location).
+  func lastFix(owner: UserID, notAfter: Int64) async throws -> LocationFix?
   /// The user's fixes matching `filter`, newest first, older than `before` (timestamp, rowid) when given.
   func history(owner: UserID, filter: HistoryFilter, limit: Int, before: HistoryCursor?) async throws
     -> [(fix: LocationFix, cursor: HistoryCursor)]

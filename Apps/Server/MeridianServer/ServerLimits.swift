@@ -1,0 +1,69 @@
+import Foundation
+
+/// What one account, client address or device may do, so that no single one can guess passwords, flood the
+/// database or hold the server's resources. Every limit is per server process (several nodes each count their
+/// own); `docs/security.md` explains each. A limit of 0 turns that limit off.
+public struct ServerLimits: Sendable, Hashable {
+  /// How far ahead of the server's clock a fix may be dated, in seconds (devices' clocks drift a little).
+  public var futureFixSeconds = 300
+  /// Fixes one account may upload per minute, every route together (a phone sends about 60).
+  public var fixesPerAccountPerMinute = 30_000
+  /// OsmAnd reports per device identifier per minute.
+  public var osmAndPerDevicePerMinute = 120
+  /// OsmAnd reports per client address per minute, every identifier together (known or not).
+  public var osmAndPerAddressPerMinute = 600
+  /// Wrong passwords for one account before each further attempt waits (1 s, doubling up to 15 minutes).
+  public var signInFailuresPerAccount = 5
+  /// Wrong passwords from one client address, whatever the account, before each further attempt waits.
+  public var signInFailuresPerAddress = 20
+  /// User searches per account per minute.
+  public var searchesPerAccountPerMinute = 30
+  /// Custom groups per account (the three standard groups come on top).
+  public var groupsPerAccount = 100
+  /// Devices per account.
+  public var devicesPerAccount = 20
+  /// Unexpired tokens per account: signing in past it revokes the oldest session.
+  public var tokensPerAccount = 50
+
+  /// The defaults.
+  public init() {}
+
+  /// Every per-account, per-address and per-device limit off (benchmarks, trusted loads); fixes dated in the future
+  /// are still refused.
+  public static var unlimited: ServerLimits {
+    var limits = ServerLimits()
+    for (_, keyPath) in variables where keyPath != \.futureFixSeconds { limits[keyPath: keyPath] = 0 }
+    return limits
+  }
+
+  /// The environment variable of each limit, with its key path.
+  static var variables: [(name: String, keyPath: WritableKeyPath<ServerLimits, Int>)] {
+    [
+      ("MERIDIAN_LIMIT_FUTURE_FIX_SECONDS", \.futureFixSeconds),
+      ("MERIDIAN_LIMIT_FIXES_PER_ACCOUNT_PER_MINUTE", \.fixesPerAccountPerMinute),
+      ("MERIDIAN_LIMIT_OSMAND_PER_DEVICE_PER_MINUTE", \.osmAndPerDevicePerMinute),
+      ("MERIDIAN_LIMIT_OSMAND_PER_ADDRESS_PER_MINUTE", \.osmAndPerAddressPerMinute),
+      ("MERIDIAN_LIMIT_SIGN_IN_FAILURES_PER_ACCOUNT", \.signInFailuresPerAccount),
+      ("MERIDIAN_LIMIT_SIGN_IN_FAILURES_PER_ADDRESS", \.signInFailuresPerAddress),
+      ("MERIDIAN_LIMIT_SEARCHES_PER_ACCOUNT_PER_MINUTE", \.searchesPerAccountPerMinute),
+      ("MERIDIAN_LIMIT_GROUPS_PER_ACCOUNT", \.groupsPerAccount),
+      ("MERIDIAN_LIMIT_DEVICES_PER_ACCOUNT", \.devicesPerAccount),
+      ("MERIDIAN_LIMIT_TOKENS_PER_ACCOUNT", \.tokensPerAccount),
+    ]
+  }
+
+  /// Reads every `MERIDIAN_LIMIT_*` variable set in `environment`.
+  /// - Throws: ``ConfigurationError`` for a value that is not a whole number ≥ 0.
+  mutating func read(_ environment: [String: String]) throws(ConfigurationError) {
+    for (name, keyPath) in Self.variables {
+      guard let text = environment[name], !text.isEmpty else { continue }
+      guard let value = Int(text), value >= 0 else {
+        throw ConfigurationError(setting: name, value: text, reason: "must be a whole number ≥ 0 (0 turns it off)")
+      }
+      self[keyPath: keyPath] = value
+    }
+  }
+
+  /// `limit`, or nil when it is 0 (off).
+  static func active(_ limit: Int) -> Int? { limit > 0 ? limit : nil }
+}
