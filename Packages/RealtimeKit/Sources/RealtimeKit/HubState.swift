@@ -219,6 +219,14 @@ actor HubState {
         error: RealtimeError(code: .unauthorized, message: "the session was ended while signing in", fatal: true))
       return false
     }
+    if let limit = configuration.maxConnectionsPerPrincipal, principals[principal.id, default: []].count >= limit {
+      close(
+        id, code: .tooManyConnections, reason: "too many connections",
+        error: RealtimeError(
+          code: .tooManyConnections, message: "this account already has \(limit) live connections; close one first",
+          fatal: true))
+      return false
+    }
     connections[id]?.principal = principal
     principals[principal.id, default: []].insert(id)
     guard let session = connections[id]?.session else { return true }

@@ -29,6 +29,9 @@ public struct RealtimeCloseCode: RawRepresentable, Sendable, Hashable, CustomStr
   public static let serverShuttingDown = RealtimeCloseCode(rawValue: 4004)
   /// 4005: nothing was received for the heartbeat interval plus its timeout.
   public static let heartbeatTimeout = RealtimeCloseCode(rawValue: 4005)
+  /// 4006: the principal already has as many connections as the server allows; reconnect with backoff (after
+  /// closing another).
+  public static let tooManyConnections = RealtimeCloseCode(rawValue: 4006)
 
   /// Whether a client should reconnect after a close with this code.
   public var allowsReconnect: Bool { self != .unauthorized }
@@ -66,6 +69,8 @@ public struct RealtimeErrorCode: RawRepresentable, Sendable, Hashable, CustomStr
   public static let forbidden = RealtimeErrorCode(rawValue: "forbidden")
   /// The connection reached its subscription limit.
   public static let tooManySubscriptions = RealtimeErrorCode(rawValue: "too_many_subscriptions")
+  /// The principal already has as many connections as the server allows (fatal for this connection: close 4006).
+  public static let tooManyConnections = RealtimeErrorCode(rawValue: "too_many_connections")
   /// The server refused a publish's payload (for example a location outside the valid ranges); do not re-send it.
   public static let invalidPayload = RealtimeErrorCode(rawValue: "invalid_payload")
   /// The publish rate was exceeded; the publish was not accepted and may be re-sent later with the same id.

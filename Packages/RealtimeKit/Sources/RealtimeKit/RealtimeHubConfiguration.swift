@@ -14,6 +14,9 @@ public struct RealtimeHubConfiguration: Sendable {
   public var historyCapacity: Int
   /// Publish ids remembered per principal for deduplication.
   public var deduplicationCapacity: Int
+  /// Connections one principal may hold at once; a further `hello` is refused with close 4006. `nil` allows any
+  /// number.
+  public var maxConnectionsPerPrincipal: Int?
   /// Channel namespaces accepted; `nil` accepts any valid namespace.
   public var namespaces: Set<String>?
   /// How long a slow consumer gets to take its close frame before it is dropped.
@@ -36,8 +39,10 @@ public struct RealtimeHubConfiguration: Sendable {
     namespaces: Set<String>? = ["user", "group", "venue"],
     slowConsumerGrace: Duration = .seconds(2),
     shutdownTimeout: Duration = .seconds(5),
-    epoch: String? = nil
+    epoch: String? = nil,
+    maxConnectionsPerPrincipal: Int? = nil
   ) {
+    self.maxConnectionsPerPrincipal = maxConnectionsPerPrincipal
     self.limits = limits
     self.heartbeatInterval = heartbeatInterval
     self.heartbeatTimeout = heartbeatTimeout

@@ -25,6 +25,42 @@ import Testing
     #expect(await intruder.closed() == .unauthorized)
   }
 
+  @Test func aPrincipalPastItsConnectionLimitIsClosedWith4006() async throws {
+    let transport = InMemoryRealtimeTransport(
+      hub: makeHub(RealtimeHubConfiguration(epoch: "e1", maxConnectionsPerPrincipal: 2)))
+    let (first, second, third, other) = (
+      try Peer(transport), try Peer(transport), try Peer(transport), try Peer(transport)
+    )
+    for peer in [first, second] {
+      guard case .welcome? = await peer.hello("alice") else {
+        Issue.record("no welcome")
+        return
+      }
+    }
+    guard case .error(let error)? = await third.hello("alice") else {
+      Issue.record("a third connection was welcomed")
+      return
+    }
+    #expect(error.code == .tooManyConnections && error.fatal)
+    #expect(await third.closed() == .tooManyConnections)
+    // Other principals are not affected, and a closed connection frees its place.
+    guard case .welcome? = await other.hello("bob") else {
+      Issue.record("another principal was refused")
+      return
+    }
+    first.socket.close(.normal)
+    let fourth = try Peer(transport)
+    var welcomed = false
+    for _ in 0..<50 where !welcomed {
+      if case .welcome? = await fourth.hello("alice") {
+        welcomed = true
+      } else {
+        try await Task.sleep(for: .milliseconds(20))
+      }
+    }
+    #expect(welcomed)
+  }
+
   @Test func disconnectingByAttributeClosesOnlyThoseSessions() async throws {
     // Tokens `user/session`: the principal is the user, the session an attribute (as an app keeps a token's id).
     let hub = RealtimeHub(
