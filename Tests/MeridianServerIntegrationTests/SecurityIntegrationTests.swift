@@ -4,6 +4,7 @@ import HTTPTypes
 import MeridianAPI
 import MeridianServer
 import NetworkingKit
+import RealtimeKit
 import Testing
 
 /// The findings of the security probe (issue "a device id is not a password"), each as the attack it describes,
@@ -360,6 +361,29 @@ struct SecurityIntegrationTests {
           API.login, body: EmailCredentials(email: "anna@example.com", password: Self.password))
       }
       await expectAPIError(.tokenInvalid, status: 401) { try await server.client(token: first.token).send(API.me) }
+    }
+  }
+
+  @Test func liveSocketsPerAccountAreLimited() async throws {
+    try await TestServer.with({ configuration in configuration.limits.socketsPerAccount = 2 }) { server in
+      let (anna, _) = try await server.signUp("anna")
+      let (bob, _) = try await server.signUp("bob")
+      let channel = try ChannelName.of(user: anna.userId)
+      let first = await LiveWatcher(server: server, token: anna.token)
+      let second = await LiveWatcher(server: server, token: anna.token)
+      #expect(try await first.subscribe(channel))
+      #expect(try await second.subscribe(channel))
+      let third = await LiveWatcher(server: server, token: anna.token)
+      try await third.wait("the third socket's refusal") { items in
+        items.contains { item in
+          if case .error(let error) = item { return error.code == .tooManyConnections }
+          return false
+        }
+      }
+      // Another account is not affected.
+      let other = await LiveWatcher(server: server, token: bob.token)
+      #expect(try await other.subscribe(try ChannelName.of(user: bob.userId)))
+      for watcher in [first, second, third, other] { await watcher.stop() }
     }
   }
 

@@ -32,7 +32,7 @@ public struct LiveUpdates: Sendable {
   /// published fixes through `ingest`.
   init(
     store: any MeridianStore, ingest: FixIngest, metrics: ServerMetrics, deviceHandles: DeviceHandleSource,
-    configuration: RealtimeHubConfiguration = .init(), now: @escaping @Sendable () -> Int64
+    socketsPerAccount: Int, configuration: RealtimeHubConfiguration = .init(), now: @escaping @Sendable () -> Int64
   ) {
     self.store = store
     self.now = now
@@ -40,6 +40,7 @@ public struct LiveUpdates: Sendable {
     self.deviceHandles = deviceHandles
     var configuration = configuration
     configuration.namespaces = ["user", "group"]
+    configuration.maxConnectionsPerPrincipal = ServerLimits.active(socketsPerAccount)
     hub = RealtimeHub(
       configuration: configuration,
       authenticate: { token in

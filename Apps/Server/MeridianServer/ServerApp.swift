@@ -50,7 +50,7 @@ public struct ServerApp: Sendable {
       store: store, writer: writer, now: environment.now, limits: environment.limits, rate: environment.fixLimiter)
     let live = LiveUpdates(
       store: store, ingest: ingest, metrics: metrics, deviceHandles: environment.deviceHandles,
-      configuration: realtime, now: environment.now)
+      socketsPerAccount: environment.limits.socketsPerAccount, configuration: realtime, now: environment.now)
     let router = Self.makeRouter(
       configuration: configuration, environment: environment, ingest: ingest, live: live, metrics: metrics)
     let application = Application(

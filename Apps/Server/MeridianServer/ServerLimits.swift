@@ -24,6 +24,8 @@ public struct ServerLimits: Sendable, Hashable {
   public var devicesPerAccount = 20
   /// Unexpired tokens per account: signing in past it revokes the oldest session.
   public var tokensPerAccount = 50
+  /// Live sockets (`GET /ws`) per account, on this node.
+  public var socketsPerAccount = 20
 
   /// The defaults.
   public init() {}
@@ -49,6 +51,7 @@ public struct ServerLimits: Sendable, Hashable {
       ("MERIDIAN_LIMIT_GROUPS_PER_ACCOUNT", \.groupsPerAccount),
       ("MERIDIAN_LIMIT_DEVICES_PER_ACCOUNT", \.devicesPerAccount),
       ("MERIDIAN_LIMIT_TOKENS_PER_ACCOUNT", \.tokensPerAccount),
+      ("MERIDIAN_LIMIT_SOCKETS_PER_ACCOUNT", \.socketsPerAccount),
     ]
   }
 
