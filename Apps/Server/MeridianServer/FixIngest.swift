@@ -13,14 +13,14 @@ struct FixIngest: Sendable {
   /// Fixes per account per minute.
   let rate: RateLimiter
 
-  /// The earliest time a fix may carry: 1990-01-01T00:00:00Z. Anything earlier is a device without a clock, or
+  /// The earliest time a fix may carry: 2000-01-01T00:00:00Z. Anything earlier is a device without a clock, or
   /// seconds sent as milliseconds (`1795656894` is January 1970).
-  static let earliestTimestamp: Int64 = 631_152_000_000
+  static let earliestTimestamp: Int64 = 946_684_800_000
 
   /// Stores `batch` for `user` and returns its receipt once it is durably committed.
   ///
   /// - Throws: ``APIError`` `invalid_request` for an empty or oversized batch or a bad device id, `invalid_fix` for a
-  ///   fix dated before 1990 or more than ``ServerLimits/futureFixSeconds`` ahead of the server's clock,
+  ///   fix dated before 2000 or more than ``ServerLimits/futureFixSeconds`` ahead of the server's clock,
   ///   `rate_limited` (429) past the account's upload rate, `device_not_owned` (403) for another account's device,
   ///   `quota_exceeded` (409) for a new device past the account's quota, `unavailable` (503) while shutting down.
   func submit(_ user: UserID, _ batch: FixBatch, idempotency: IdempotencyClaim? = nil) async throws -> FixReceipt {
@@ -50,7 +50,7 @@ struct FixIngest: Sendable {
     return DeviceID(device)
   }
 
-  /// Refuses a batch with a fix dated before 1990 or more than `futureSeconds` ahead of `now`.
+  /// Refuses a batch with a fix dated before 2000 or more than `futureSeconds` ahead of `now`.
   /// - Throws: ``APIError`` `invalid_fix` naming the first such fix.
   static func checkTimes(_ fixes: [LocationFix], now: Int64, futureSeconds: Int) throws(APIError) {
     let latest = now + Int64(futureSeconds) * 1000
@@ -59,14 +59,15 @@ struct FixIngest: Sendable {
         let seconds = fix.timestamp >= earliestTimestamp / 1000 && fix.timestamp <= latest / 1000
         throw APIError(
           status: 400, code: .invalidFix,
-          message: "fixes[\(index)].timestamp \(fix.timestamp) is before 1990"
-            + (seconds ? "; it looks like seconds: send UTC milliseconds since 1970." : "."))
+          message: "fixes[\(index)].timestamp \(fix.timestamp) is before 2000-01-01"
+            + (seconds ? ": it looks like seconds, but timestamps are UTC milliseconds since 1970." : "; timestamps are "
+              + "UTC milliseconds since 1970."))
       }
       if fix.timestamp > latest {
         throw APIError(
           status: 400, code: .invalidFix,
           message: "fixes[\(index)].timestamp \(fix.timestamp) is more than \(futureSeconds) s ahead of the server's "
-            + "clock (\(now)); check the device's clock.")
+            + "clock (\(now), UTC milliseconds since 1970); check the device's clock.")
       }
     }
   }
