@@ -7,6 +7,7 @@ let package = Package(
   products: [
     .library(name: "DomainKit", targets: ["DomainKit"]),
     .library(name: "DomainKitTesting", targets: ["DomainKitTesting"]),
+    .executable(name: "domainkit-bench", targets: ["domainkit-bench"]),
   ],
   dependencies: [
     .package(path: "../GeoKit")
@@ -16,6 +17,7 @@ let package = Package(
     .target(
       name: "DomainKitTesting",
       dependencies: ["DomainKit", .product(name: "GeoKit", package: "GeoKit")]),
+    .executableTarget(name: "domainkit-bench", dependencies: ["DomainKit"]),
     .testTarget(name: "DomainKitTests", dependencies: ["DomainKit", "DomainKitTesting"]),
   ],
   swiftLanguageModes: [.v6]

@@ -1,5 +1,5 @@
 /// A parsed JSON value that keeps numbers as their source text and remembers object key order.
-public indirect enum JSONValue: Sendable, Hashable {
+public enum JSONValue: Sendable, Hashable {
   /// An object, keys in document order.
   case object([(String, JSONValue)])
   /// An array.
@@ -66,11 +66,15 @@ public indirect enum JSONValue: Sendable, Hashable {
   }
 }
 
-/// Builds ``JSONValue`` trees from ``JSONEvent``s.
+/// Builds ``JSONValue`` trees from ``JSONEvent``s, in time linear in the number of events: each open container is
+/// appended to in place on the stack (a container taken off the stack, appended to and put back would be copied
+/// on every append).
 struct JSONValueBuilder {
-  private enum Frame {
-    case object([(String, JSONValue)], pendingKey: String?)
-    case array([JSONValue])
+  private struct Frame {
+    var isObject: Bool
+    var members: [(String, JSONValue)] = []
+    var elements: [JSONValue] = []
+    var pendingKey = ""
   }
   private var stack: [Frame] = []
 
@@ -81,21 +85,17 @@ struct JSONValueBuilder {
   mutating func add(_ event: JSONEvent) -> JSONValue? {
     switch event {
     case .beginObject:
-      stack.append(.object([], pendingKey: nil))
+      stack.append(Frame(isObject: true))
       return nil
     case .beginArray:
-      stack.append(.array([]))
+      stack.append(Frame(isObject: false))
       return nil
     case .key(let key):
-      if case .object(let members, _) = stack.removeLast() { stack.append(.object(members, pendingKey: key)) }
+      if !stack.isEmpty { stack[stack.count - 1].pendingKey = key }
       return nil
     case .endObject, .endArray:
-      let value: JSONValue =
-        switch stack.removeLast() {
-        case .object(let members, _): .object(members)
-        case .array(let elements): .array(elements)
-        }
-      return attach(value)
+      guard let frame = stack.popLast() else { return nil }
+      return attach(frame.isObject ? .object(frame.members) : .array(frame.elements))
     case .string(let text): return attach(.string(text))
     case .number(let text): return attach(.number(text))
     case .bool(let value): return attach(.bool(value))
@@ -104,14 +104,13 @@ struct JSONValueBuilder {
   }
 
   private mutating func attach(_ value: JSONValue) -> JSONValue? {
-    guard let top = stack.popLast() else { return value }
-    switch top {
-    case .object(var members, let key):
-      members.append((key ?? "", value))
-      stack.append(.object(members, pendingKey: nil))
-    case .array(var elements):
-      elements.append(value)
-      stack.append(.array(elements))
+    guard !stack.isEmpty else { return value }
+    let top = stack.count - 1
+    if stack[top].isObject {
+      stack[top].members.append((stack[top].pendingKey, value))
+      stack[top].pendingKey = ""
+    } else {
+      stack[top].elements.append(value)
     }
     return nil
   }
