@@ -13,12 +13,16 @@ let package = Package(
     .package(path: "../GeoKit")
   ],
   targets: [
-    .target(name: "DomainKit", dependencies: [.product(name: "GeoKit", package: "GeoKit")]),
+    .systemLibrary(
+      name: "CLibXML2", path: "Sources/CLibXML2", pkgConfig: "libxml-2.0",
+      providers: [.apt(["libxml2-dev"]), .yum(["libxml2-devel"]), .brew(["libxml2"])]),
+    .target(name: "DomainKit", dependencies: ["CLibXML2", .product(name: "GeoKit", package: "GeoKit")]),
     .target(
       name: "DomainKitTesting",
       dependencies: ["DomainKit", .product(name: "GeoKit", package: "GeoKit")]),
     .executableTarget(name: "domainkit-bench", dependencies: ["DomainKit"]),
-    .testTarget(name: "DomainKitTests", dependencies: ["DomainKit", "DomainKitTesting"]),
+    .testTarget(
+      name: "DomainKitTests", dependencies: ["DomainKit", "DomainKitTesting"], resources: [.copy("Fixtures")]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -149,9 +149,13 @@ import Testing
     let point =
       #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"time":"2024-01-01T00:00:00Z"}},{"type":"Feature","geometry":{"type":"Point","coordinates":[1,95]},"properties":{"time":1}}]}"#
     #expect(error(point)?.field == "features[1].geometry.coordinates.latitude")
-    #expect(error(#"{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{}}"#) != nil)
     #expect(
-      error(#"{"type":"LineString","coordinates":[[1,2],[3,4]]}"#)?.message.contains("coordTimes") == true)
+      error(#"{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"time":true}}"#)?.field
+        == "$.geometry~properties.timestamp")
+    #expect(
+      error(
+        #"{"type":"Feature","geometry":{"type":"LineString","coordinates":[[1,2],[3,4]]},"properties":{"coordTimes":[1]}}"#
+      )?.message == "has 1 times for 2 positions")
     #expect(
       error(
         #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":["a",1]},"properties":{"time":1}}]}"#

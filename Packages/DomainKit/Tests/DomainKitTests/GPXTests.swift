@@ -114,8 +114,8 @@ import Testing
     let nan = "<gpx>\n\n<trk><trkseg><trkpt lat=\"abc\" lon=\"1\"/></trkseg></trk></gpx>"
     #expect(error(nan)?.field == "lat")
     #expect(error(nan)?.line == 3)
-    let noTime = "<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"1\"><ele>1</ele></trkpt></trkseg></trk></gpx>"
-    #expect(error(noTime)?.field == "time")
+    let badTime = "<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"1\"><time>yesterday</time></trkpt></trkseg></trk></gpx>"
+    #expect(error(badTime)?.field == "time")
     let badEle = "<gpx><wpt lat=\"1\" lon=\"1\"><ele>high</ele><time>2024-01-01T00:00:00Z</time></wpt></gpx>"
     #expect(error(badEle)?.field == "ele")
     let truncated = String(Self.sample.prefix(700))
@@ -149,25 +149,68 @@ import Testing
     #expect(skipped == 2 && read == 2)
   }
 
-  @Test func trackPointWithoutTimeIsAnErrorNamingTheLine() {
+  @Test func trackPointWithoutTimeIsSkippedWithItsLine() throws {
     let text = """
       <?xml version="1.0"?>
       <gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1">
         <trk><trkseg>
           <trkpt lat="50.1" lon="30.1"><time>2024-05-01T10:00:00Z</time></trkpt>
           <trkpt lat="50.2" lon="30.2"><ele>3</ele></trkpt>
+          <trkpt lat="50.3" lon="30.3"><time></time></trkpt>
         </trkseg></trk>
       </gpx>
       """
-    do {
-      _ = try GPX.read(data: Data(text.utf8))
-      Issue.record("expected an error")
-    } catch let error as FormatError {
-      #expect(error.line == 5 && error.field == "time")
-      #expect(error.message.contains("line 5"))
-      #expect(error.description.contains("line 5"))
-    } catch {
-      Issue.record("unexpected \(error)")
+    let result = try GPX.readWithSkipped(data: Data(text.utf8))
+    #expect(result.points.map(\.fix.latitude) == [50.1])
+    #expect(result.skipped.map(\.line) == [5, 6])
+    #expect(result.skipped[0].kind == .track(track: 0, segment: 0))
+    #expect(result.skipped[0].reason == "the <trkpt> on line 5 has no <time>")
+    #expect(result.skippedRecords.count == 2 && result.skippedRecords.lines == [5, 6])
+  }
+
+  @Test func untimedPointsAreStillChecked() {
+    let text = """
+      <gpx version="1.1">
+      <trk><trkseg><trkpt lat="50.1" lon="30.1"><time>2024-05-01T10:00:00Z</time></trkpt>
+      <trkpt lat="95" lon="30.2"/></trkseg></trk></gpx>
+      """
+    let error = #expect(throws: FormatError.self) { try GPX.read(data: Data(text.utf8)) }
+    #expect(error?.line == 3 && error?.field == "lat")
+    let badElevation = "<gpx><wpt lat=\"1\" lon=\"1\"><ele>high</ele></wpt></gpx>"
+    #expect(throws: FormatError.self) { try GPX.read(data: Data(badElevation.utf8)) }
+  }
+
+  /// Any chunking of the input gives the same points, skips and errors as the whole document at once.
+  @Test(arguments: [1, 2, 3, 7, 64, 1000])
+  func chunksDoNotMatter(size: Int) throws {
+    let bytes = Array(Self.sample.utf8) + Array("<!-- after the root -->\n".utf8)
+    func read(_ bytes: [UInt8], chunk: Int) -> Result<GPXReadResult, FormatError> {
+      var points: [GPXPoint] = []
+      var skipped: [GPXSkippedPoint] = []
+      let parser = GPXParser(deviceID: nil, kind: .imported, skipped: { skipped.append($0) }) { points.append($0) }
+      do {
+        var index = 0
+        while index < bytes.count {
+          try parser.feed(Data(bytes[index..<min(index + chunk, bytes.count)]))
+          index += chunk
+        }
+        try parser.finish()
+        return .success(GPXReadResult(points: points, skipped: skipped))
+      } catch {
+        return .failure(error as! FormatError)
+      }
     }
+    let whole = read(bytes, chunk: bytes.count)
+    #expect(try whole.get().points.count == 4)
+    #expect(read(bytes, chunk: size) == whole)
+    let broken = Array(bytes[..<600]) + [0xFF] + Array(bytes[600...])
+    #expect(read(broken, chunk: size).isFailure)
+  }
+}
+
+extension Result {
+  var isFailure: Bool {
+    if case .failure = self { return true }
+    return false
   }
 }

@@ -146,6 +146,8 @@ public struct CSVReader: StreamingFixReader, Sendable {
   private var parser = CSVRecordParser(format: .csv)
   private var columns: [String: Int]?
   private var output: [LocationFix] = []
+  /// The rows skipped so far because their `timestamp` cell is empty (a fix needs a time).
+  public private(set) var skipped = SkippedRecords()
   /// The device the fixes are attributed to when the file has no `deviceId` column.
   public var deviceID: DeviceID?
   /// The kind for rows without a `kind` cell.
@@ -188,12 +190,15 @@ public struct CSVReader: StreamingFixReader, Sendable {
     return try reader.feed(Array(text.utf8)) + reader.finish()
   }
 
-  /// Streams the CSV file at `url` in chunks, calling `body` for every fix.
+  /// Streams the CSV file at `url` in chunks, calling `body` for every fix; returns the rows skipped for lack of a
+  /// time.
+  @discardableResult
   public static func read(
     contentsOf url: URL, deviceID: DeviceID? = nil, _ body: (LocationFix) throws -> Void
-  ) throws {
+  ) throws -> SkippedRecords {
     var reader = CSVReader(deviceID: deviceID)
     try reader.readAll(contentsOf: url, body)
+    return reader.skipped
   }
 
   private mutating func handle(_ cells: [String], line: Int) throws {
@@ -235,9 +240,12 @@ public struct CSVReader: StreamingFixReader, Sendable {
       }
       return value
     }
-    let timeText = try required("timestamp")
-    guard let timestamp = Timestamp.parseISO8601(timeText) ?? Int64(timeText) else {
-      throw FormatError(.csv, line: line, field: "timestamp", "'\(timeText)' is neither ISO 8601 nor epoch ms")
+    var timestamp: Int64?
+    if let timeText = cell("timestamp") {
+      guard let parsed = Timestamp.parseISO8601(timeText) ?? Int64(timeText) else {
+        throw FormatError(.csv, line: line, field: "timestamp", "'\(timeText)' is neither ISO 8601 nor epoch ms")
+      }
+      timestamp = parsed
     }
     let latText = try required("latitude")
     let lonText = try required("longitude")
@@ -254,17 +262,23 @@ public struct CSVReader: StreamingFixReader, Sendable {
       }
       floor = value
     }
+    let fix: LocationFix
     do {
-      output.append(
-        try LocationFix(
-          deviceID: cell("deviceId").map { DeviceID($0) } ?? deviceID, timestamp: timestamp, latitude: lat,
-          longitude: lon, horizontalAccuracy: number("horizontalAccuracy"),
-          verticalAccuracy: number("verticalAccuracy"), altitude: number("altitude"), speed: number("speed"),
-          speedAccuracy: number("speedAccuracy"), course: number("course"), floor: floor,
-          batteryLevel: number("batteryLevel"), batteryState: enumValue("batteryState", BatteryState.self),
-          kind: enumValue("kind", FixKind.self) ?? kind, trigger: enumValue("trigger", FixTrigger.self)))
+      // A row without a time is checked like any other before it is skipped: a bad one still refuses the file.
+      fix = try LocationFix(
+        deviceID: cell("deviceId").map { DeviceID($0) } ?? deviceID, timestamp: timestamp ?? 0, latitude: lat,
+        longitude: lon, horizontalAccuracy: number("horizontalAccuracy"),
+        verticalAccuracy: number("verticalAccuracy"), altitude: number("altitude"), speed: number("speed"),
+        speedAccuracy: number("speedAccuracy"), course: number("course"), floor: floor,
+        batteryLevel: number("batteryLevel"), batteryState: enumValue("batteryState", BatteryState.self),
+        kind: enumValue("kind", FixKind.self) ?? kind, trigger: enumValue("trigger", FixTrigger.self))
     } catch let error as FixValidationError {
       throw FormatError(.csv, line: line, error)
     }
+    guard timestamp != nil else {
+      skipped.append(SkippedRecord(line: line, reason: "the row on line \(line) has no timestamp"))
+      return
+    }
+    output.append(fix)
   }
 }

@@ -81,9 +81,14 @@ public protocol StreamingFixReader {
   mutating func feed(_ bytes: some Sequence<UInt8>) throws -> [LocationFix]
   /// Ends the input and returns the remaining fixes; throws when the input is truncated.
   mutating func finish() throws -> [LocationFix]
+  /// The points skipped so far for lack of a time (none for formats where a record always has one).
+  var skipped: SkippedRecords { get }
 }
 
 extension StreamingFixReader {
+  /// No points skipped: the default for readers of formats where a missing time is an error.
+  public var skipped: SkippedRecords { SkippedRecords() }
+
   /// Streams the file at `url` through the reader in 64 KiB chunks, calling `body` for every fix in file order.
   public mutating func readAll(contentsOf url: URL, _ body: (LocationFix) throws -> Void) throws {
     try forEachChunk(of: url) { chunk in

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationXML)
-  import FoundationXML
-#endif
-
 /// Where a point read from a GPX file came from.
 public enum GPXPointKind: Sendable, Hashable {
   /// A `trkpt`: track index and segment index (0-based) within the file.
@@ -22,8 +18,8 @@ public struct GPXPoint: Sendable, Hashable {
   public var kind: GPXPointKind
 }
 
-/// A `wpt` or `rtept` that was skipped rather than read, because a ``LocationFix`` needs a time and GPX makes
-/// `<time>` optional there. (A `trkpt` without `<time>` is an error instead: a track is a timed sequence.)
+/// A `trkpt`, `wpt` or `rtept` that was skipped rather than read, because a ``LocationFix`` needs a time and GPX 1.1
+/// makes `<time>` optional.
 public struct GPXSkippedPoint: Sendable, Hashable {
   /// The waypoint (with its `name`) or route point.
   public var kind: GPXPointKind
@@ -31,14 +27,24 @@ public struct GPXSkippedPoint: Sendable, Hashable {
   public var line: Int
   /// Why it was skipped, for a person.
   public var reason: String
+
+  /// The same, as a format-independent ``SkippedRecord``.
+  public var record: SkippedRecord { SkippedRecord(line: line, reason: reason) }
 }
 
-/// Everything read from a GPX document: the points, and the waypoints/route points skipped for lack of a time.
+/// Everything read from a GPX document: the points, and the points skipped for lack of a time.
 public struct GPXReadResult: Sendable, Hashable {
   /// The points read, in document order.
   public var points: [GPXPoint]
   /// The points skipped, in document order (`skipped.count` is the number to report to the user).
   public var skipped: [GPXSkippedPoint]
+
+  /// The skipped points as a count and the first few (for an import summary).
+  public var skippedRecords: SkippedRecords {
+    var records = SkippedRecords()
+    for point in skipped { records.append(point.record) }
+    return records
+  }
 }
 
 /// A track to write: a name and its segments of fixes.
@@ -55,75 +61,56 @@ public struct GPXTrack: Sendable, Hashable {
   }
 }
 
-/// GPX 1.1 reading (streaming, via `XMLParser`) and writing.
+/// GPX 1.1 reading (streaming, with libxml2's push parser) and writing.
 ///
 /// Reads `trk/trkseg/trkpt`, `wpt` and `rte/rtept` with `lat`/`lon` attributes and `ele`, `time` children; speed
 /// (m/s) and course (degrees) come from the Garmin `TrackPointExtension` (`gpxtpx:speed`, `gpxtpx:course`), from plain
 /// `<speed>`/`<course>` children (GPX 1.0 style) or from any extension element with those local names. A fix is
-/// identified by its time, so a `trkpt` without `<time>` is an error naming its line, while a `wpt` or `rtept`
-/// without one (valid GPX) is skipped and reported as a ``GPXSkippedPoint``. Errors name the line.
+/// identified by its time, and GPX makes `<time>` optional, so a point without one is skipped and reported as a
+/// ``GPXSkippedPoint`` with its line. A document that is not well-formed XML (including bytes that are not UTF-8
+/// in a UTF-8 document), a bad number or a coordinate out of range is refused with a ``FormatError`` naming the line.
+/// Entities are never expanded beyond XML's five predefined ones and no DTD or other resource is loaded.
 public enum GPX {
   /// The GPX 1.1 namespace.
   public static let namespace = "http://www.topografix.com/GPX/1/1"
   /// The Garmin TrackPointExtension v2 namespace (speed, course).
   public static let trackPointExtensionNamespace = "http://www.garmin.com/xmlschemas/TrackPointExtension/v2"
 
-  /// Streams the GPX file at `url`, calling `body` for each point in document order and `skipped` for each
-  /// waypoint or route point without a time.
+  /// Streams the GPX file at `url` in 64 KiB chunks, calling `body` for each point in document order and `skipped`
+  /// for each point without a time.
   public static func read(
     contentsOf url: URL, deviceID: DeviceID? = nil, kind: FixKind = .imported,
     skipped: (GPXSkippedPoint) -> Void = { _ in }, _ body: (GPXPoint) throws -> Void
   ) throws {
-    guard let stream = InputStream(url: url) else {
+    guard let handle = try? FileHandle(forReadingFrom: url) else {
       throw FormatError(.gpx, "cannot open \(url.path)")
     }
-    try parse(XMLParser(stream: stream), deviceID: deviceID, kind: kind, skipped: skipped, body)
+    defer { try? handle.close() }
+    try withoutActuallyEscaping(skipped) { skipped in
+      try withoutActuallyEscaping(body) { body in
+        let parser = GPXParser(deviceID: deviceID, kind: kind, skipped: skipped, body: body)
+        while let chunk = try handle.read(upToCount: 65_536), !chunk.isEmpty { try parser.feed(chunk) }
+        try parser.finish()
+      }
+    }
   }
 
-  /// Reads every point of an in-memory GPX document (waypoints and route points without a time are left out;
+  /// Reads every point of an in-memory GPX document (points without a time are left out;
   /// ``readWithSkipped(data:deviceID:kind:)`` reports them).
   public static func read(data: Data, deviceID: DeviceID? = nil, kind: FixKind = .imported) throws -> [GPXPoint] {
     try readWithSkipped(data: data, deviceID: deviceID, kind: kind).points
   }
 
-  /// Reads every point of an in-memory GPX document and lists the waypoints and route points skipped for lack
-  /// of a `<time>`.
+  /// Reads every point of an in-memory GPX document and lists the points skipped for lack of a `<time>`.
   public static func readWithSkipped(
     data: Data, deviceID: DeviceID? = nil, kind: FixKind = .imported
   ) throws -> GPXReadResult {
-    var result = GPXReadResult(points: [], skipped: [])
-    try parse(XMLParser(data: data), deviceID: deviceID, kind: kind, skipped: { result.skipped.append($0) }) {
-      result.points.append($0)
-    }
-    return result
-  }
-
-  private static func parse(
-    _ parser: XMLParser, deviceID: DeviceID?, kind: FixKind, skipped: (GPXSkippedPoint) -> Void,
-    _ body: (GPXPoint) throws -> Void
-  ) throws {
-    try withoutActuallyEscaping(skipped) { skipped in
-      try withoutActuallyEscaping(body) { body in
-        try run(parser, GPXParserDelegate(deviceID: deviceID, kind: kind, skipped: skipped, body: body))
-      }
-    }
-  }
-
-  private static func run(_ parser: XMLParser, _ delegate: GPXParserDelegate) throws {
-    do {
-      parser.delegate = delegate
-      defer { parser.delegate = nil }
-      let ok = parser.parse()
-      if let error = delegate.error { throw error }
-      if !ok {
-        let message = parser.parserError.map { "malformed XML (\($0.localizedDescription))" } ?? "malformed XML"
-        throw FormatError(.gpx, line: parser.lineNumber, message)
-      }
-      guard delegate.sawRoot else { throw FormatError(.gpx, "no <gpx> root element") }
-      guard delegate.rootClosed else {
-        throw FormatError(.gpx, line: parser.lineNumber, "the document ends before </gpx> (truncated file?)")
-      }
-    }
+    var points: [GPXPoint] = []
+    var skipped: [GPXSkippedPoint] = []
+    let parser = GPXParser(deviceID: deviceID, kind: kind, skipped: { skipped.append($0) }) { points.append($0) }
+    try parser.feed(data)
+    try parser.finish()
+    return GPXReadResult(points: points, skipped: skipped)
   }
 
   /// Writes a GPX 1.1 document with `version="1.1"`, `creator`, the waypoints and the tracks.
@@ -210,166 +197,4 @@ func formatNumber(_ value: Double, _ digits: Int) -> String {
   }
   if text == "-0" { text = "0" }
   return text
-}
-
-private final class GPXParserDelegate: NSObject, XMLParserDelegate {
-  let deviceID: DeviceID?
-  let kind: FixKind
-  let body: (GPXPoint) throws -> Void
-  let skipped: (GPXSkippedPoint) -> Void
-  var error: (any Error)?
-  var sawRoot = false
-  var rootClosed = false
-
-  private var text = ""
-  private var point: (lat: Double, lon: Double, line: Int, kind: GPXPointKind)?
-  private var values: [String: String] = [:]
-  private var trackIndex = -1
-  private var segmentIndex = -1
-  private var routeIndex = -1
-  private var depthInPoint = 0
-
-  init(
-    deviceID: DeviceID?, kind: FixKind, skipped: @escaping (GPXSkippedPoint) -> Void,
-    body: @escaping (GPXPoint) throws -> Void
-  ) {
-    self.deviceID = deviceID
-    self.kind = kind
-    self.skipped = skipped
-    self.body = body
-  }
-
-  private func fail(_ parser: XMLParser, _ error: FormatError) {
-    if self.error == nil { self.error = error }
-    parser.abortParsing()
-  }
-
-  private static func localName(_ name: String) -> String {
-    if let colon = name.lastIndex(of: ":") { return String(name[name.index(after: colon)...]) }
-    return name
-  }
-
-  func parser(
-    _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName qName: String?,
-    attributes attributeDict: [String: String] = [:]
-  ) {
-    let name = Self.localName(elementName)
-    text = ""
-    if !sawRoot {
-      guard name == "gpx" else {
-        fail(parser, FormatError(.gpx, line: parser.lineNumber, field: name, "the root element must be <gpx>"))
-        return
-      }
-      sawRoot = true
-      return
-    }
-    if point != nil {
-      depthInPoint += 1
-      return
-    }
-    switch name {
-    case "trk":
-      trackIndex += 1
-      segmentIndex = -1
-    case "trkseg": segmentIndex += 1
-    case "rte": routeIndex += 1
-    case "trkpt", "wpt", "rtept":
-      let line = parser.lineNumber
-      guard let latText = attributeDict["lat"] else {
-        fail(parser, FormatError(.gpx, line: line, field: "lat", "<\(name)> has no lat attribute"))
-        return
-      }
-      guard let lonText = attributeDict["lon"] else {
-        fail(parser, FormatError(.gpx, line: line, field: "lon", "<\(name)> has no lon attribute"))
-        return
-      }
-      guard let lat = NumberText.double(latText) else {
-        fail(parser, FormatError(.gpx, line: line, field: "lat", "'\(latText)' is not a number"))
-        return
-      }
-      guard let lon = NumberText.double(lonText) else {
-        fail(parser, FormatError(.gpx, line: line, field: "lon", "'\(lonText)' is not a number"))
-        return
-      }
-      let kind: GPXPointKind =
-        switch name {
-        case "trkpt": .track(track: max(trackIndex, 0), segment: max(segmentIndex, 0))
-        case "rtept": .route(route: max(routeIndex, 0))
-        default: .waypoint(name: nil)
-        }
-      point = (lat, lon, line, kind)
-      values = [:]
-      depthInPoint = 0
-    default: break
-    }
-  }
-
-  func parser(_ parser: XMLParser, foundCharacters string: String) {
-    if point != nil { text += string }
-  }
-
-  func parser(
-    _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?
-  ) {
-    let name = Self.localName(elementName)
-    guard let current = point else {
-      if name == "gpx" { rootClosed = true }
-      return
-    }
-    if depthInPoint > 0 {
-      depthInPoint -= 1
-      switch name {
-      case "ele", "time", "speed", "course", "name":
-        values[name] = text.trimmingCharacters(in: .whitespacesAndNewlines)
-      default: break
-      }
-      text = ""
-      return
-    }
-    point = nil
-    do {
-      try emit(current, parser: parser)
-    } catch {
-      if self.error == nil { self.error = error }
-      parser.abortParsing()
-    }
-  }
-
-  private func emit(_ p: (lat: Double, lon: Double, line: Int, kind: GPXPointKind), parser: XMLParser) throws {
-    func number(_ key: String) throws -> Double? {
-      guard let text = values[key] else { return nil }
-      guard let value = NumberText.double(text) else {
-        throw FormatError(.gpx, line: p.line, field: key, "'\(text)' is not a number")
-      }
-      return value
-    }
-    var kind = p.kind
-    if case .waypoint = kind { kind = .waypoint(name: values["name"]) }
-    guard let timeText = values["time"] else {
-      switch kind {
-      case .track:
-        throw FormatError(
-          .gpx, line: p.line, field: "time", "the <trkpt> on line \(p.line) has no <time> (a track point needs one)")
-      case .waypoint:
-        skipped(GPXSkippedPoint(kind: kind, line: p.line, reason: "the <wpt> on line \(p.line) has no <time>"))
-      case .route:
-        skipped(GPXSkippedPoint(kind: kind, line: p.line, reason: "the <rtept> on line \(p.line) has no <time>"))
-      }
-      return
-    }
-    guard let timestamp = Timestamp.parseISO8601(timeText) else {
-      throw FormatError(.gpx, line: p.line, field: "time", "'\(timeText)' is not an ISO 8601 time")
-    }
-    var course = try number("course")
-    if course == 360 { course = 0 }
-    do {
-      let fix = try LocationFix(
-        deviceID: deviceID, timestamp: timestamp, latitude: p.lat, longitude: p.lon, altitude: number("ele"),
-        speed: number("speed"), course: course, kind: self.kind)
-      try body(GPXPoint(fix: fix, kind: kind))
-    } catch let error as FixValidationError {
-      let field = ["latitude": "lat", "longitude": "lon", "altitude": "ele"][error.field] ?? error.field
-      throw FormatError(.gpx, line: p.line, field: field, error.description)
-    }
-  }
 }

@@ -5,9 +5,11 @@ import Foundation
 /// Writing: a `FeatureCollection` of `Point` features whose `properties` carry the fix fields (wire names of
 /// ``LocationFix``, `timestamp` as ISO 8601 UTC), or one `LineString` feature per track with the times in
 /// `properties.coordTimes` (the convention of togeojson/Strava exports).
-/// Reading: `FeatureCollection`, `Feature` or bare geometry; `Point`/`MultiPoint` features need
-/// `properties.timestamp` or `properties.time` (ISO 8601 or epoch ms); `LineString`/`MultiLineString` need
-/// `properties.coordTimes` (or `coordinateProperties.times`) with one time per position. Errors name the JSON path.
+/// Reading: `FeatureCollection`, `Feature` or bare geometry; `Point` features take their time from
+/// `properties.timestamp` or `properties.time` (ISO 8601 or epoch ms); `MultiPoint`/`LineString`/`MultiLineString`
+/// from `properties.coordTimes` (or `coordinateProperties.times`) with one time per position. A position without a
+/// time (no property, or `null`) is checked and then skipped, counted in ``GeoJSONReader/skipped``; a bad time,
+/// number or coordinate is an error naming the line and JSON path.
 public enum GeoJSON {
   /// A FeatureCollection of Point features, one per fix.
   public static func pointCollection(_ fixes: some Sequence<LocationFix>) -> String {
@@ -108,6 +110,8 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
   private var rootMembers: [(String, JSONValue)] = []
   private var sawFeatures = false
   var output: [LocationFix] = []
+  /// The positions skipped so far because they have no time (a fix needs one).
+  public private(set) var skipped = SkippedRecords()
   /// The device the fixes are attributed to when a feature has no `deviceId` property.
   public var deviceID: DeviceID?
   /// The kind for features without a `kind` property.
@@ -129,17 +133,19 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
     var fixes = try drive { try $0.finish(as: .geojson, $1) }
     if !sawFeatures {
       let context = Context(deviceID: deviceID, kind: kind, line: nil)
-      try context.readObject(.object(rootMembers), path: "$", properties: nil, into: &fixes)
+      try context.readObject(.object(rootMembers), path: "$", properties: nil, into: &fixes, skipped: &skipped)
     }
     return fixes
   }
 
-  /// Streams the file at `url`, calling `body` for every fix.
+  /// Streams the file at `url`, calling `body` for every fix; returns the positions skipped for lack of a time.
+  @discardableResult
   public static func read(
     contentsOf url: URL, deviceID: DeviceID? = nil, kind: FixKind = .imported, _ body: (LocationFix) throws -> Void
-  ) throws {
+  ) throws -> SkippedRecords {
     var reader = GeoJSONReader(deviceID: deviceID, kind: kind)
     try reader.readAll(contentsOf: url, body)
+    return reader.skipped
   }
 
   mutating func handle(_ event: JSONEvent, line: Int) throws {
@@ -174,7 +180,8 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
   private mutating func complete(_ value: JSONValue, line: Int) throws {
     if inFeatures {
       let context = Context(deviceID: deviceID, kind: kind, line: featureLine)
-      try context.readObject(value, path: "features[\(featureIndex)]", properties: nil, into: &output)
+      try context.readObject(
+        value, path: "features[\(featureIndex)]", properties: nil, into: &output, skipped: &skipped)
     } else {
       rootMembers.append((pendingKey ?? "", value))
     }
@@ -190,35 +197,59 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
       FormatError(.geojson, line: line, field: field, message)
     }
 
-    func readObject(_ value: JSONValue, path: String, properties: JSONValue?, into fixes: inout [LocationFix]) throws {
+    func skip(_ path: String, points: Int = 1, _ reason: String) -> SkippedRecord {
+      SkippedRecord(line: line, path: path, points: points, reason: reason)
+    }
+
+    func readObject(
+      _ value: JSONValue, path: String, properties: JSONValue?, into fixes: inout [LocationFix],
+      skipped: inout SkippedRecords
+    ) throws {
       guard case .object = value else { throw fail(path, "expected a GeoJSON object") }
       guard let type = value["type"]?.string else { throw fail("\(path).type", "missing 'type'") }
       switch type {
       case "FeatureCollection":
         guard let features = value["features"]?.array else { throw fail("\(path).features", "expected an array") }
         for (index, feature) in features.enumerated() {
-          try readObject(feature, path: "features[\(index)]", properties: nil, into: &fixes)
+          try readObject(feature, path: "features[\(index)]", properties: nil, into: &fixes, skipped: &skipped)
         }
       case "Feature":
         guard let geometry = value["geometry"], geometry != .null else { return }
-        try readObject(geometry, path: "\(path).geometry", properties: value["properties"] ?? .object([]), into: &fixes)
+        try readObject(
+          geometry, path: "\(path).geometry", properties: value["properties"] ?? .object([]), into: &fixes,
+          skipped: &skipped)
       case "GeometryCollection":
         guard let geometries = value["geometries"]?.array else {
           throw fail("\(path).geometries", "expected an array")
         }
         for (index, geometry) in geometries.enumerated() {
-          try readObject(geometry, path: "\(path).geometries[\(index)]", properties: properties, into: &fixes)
+          try readObject(
+            geometry, path: "\(path).geometries[\(index)]", properties: properties, into: &fixes, skipped: &skipped)
         }
       case "Point":
         let props = properties ?? .object([])
         let time = try timestamp(props["timestamp"] ?? props["time"], path: "\(path)~properties.timestamp")
-        try fixes.append(makeFix(value["coordinates"], time: time, props: props, path: "\(path).coordinates"))
+        let fix = try makeFix(value["coordinates"], time: time, props: props, path: "\(path).coordinates")
+        guard time != nil else {
+          return skipped.append(skip(path, "the Point at \(path) has no properties.timestamp"))
+        }
+        fixes.append(fix)
       case "MultiPoint", "LineString":
         let positions = try array(value["coordinates"], path: "\(path).coordinates")
         let times = try timeList(properties, count: positions.count, path: path)
         for (index, position) in positions.enumerated() {
-          try fixes.append(
-            makeFix(position, time: times[index], props: .object([]), path: "\(path).coordinates[\(index)]"))
+          let positionPath = "\(path).coordinates[\(index)]"
+          let fix = try makeFix(position, time: times?[index], props: .object([]), path: positionPath)
+          guard let times else { continue }
+          guard times[index] != nil else {
+            skipped.append(skip(positionPath, "the position at \(positionPath) has a null time"))
+            continue
+          }
+          fixes.append(fix)
+        }
+        if times == nil, !positions.isEmpty {
+          skipped.append(
+            skip(path, points: positions.count, "the \(type) at \(path) has no properties.coordTimes"))
         }
       case "MultiLineString":
         let lines = try array(value["coordinates"], path: "\(path).coordinates")
@@ -230,7 +261,16 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
         }
         let times = try timeList(properties, count: positions.count, path: path)
         for (index, position) in positions.enumerated() {
-          try fixes.append(makeFix(position.0, time: times[index], props: .object([]), path: position.1))
+          let fix = try makeFix(position.0, time: times?[index], props: .object([]), path: position.1)
+          guard let times else { continue }
+          guard times[index] != nil else {
+            skipped.append(skip(position.1, "the position at \(position.1) has a null time"))
+            continue
+          }
+          fixes.append(fix)
+        }
+        if times == nil, !positions.isEmpty {
+          skipped.append(skip(path, points: positions.count, "the \(type) at \(path) has no properties.coordTimes"))
         }
       case "Polygon", "MultiPolygon":
         return
@@ -244,11 +284,13 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
       return array
     }
 
-    func timeList(_ properties: JSONValue?, count: Int, path: String) throws -> [Int64] {
+    /// One time (or nil for `null`) per position, or nil when the feature has no times at all.
+    func timeList(_ properties: JSONValue?, count: Int, path: String) throws -> [Int64?]? {
       let props = properties ?? .object([])
       let raw = props["coordTimes"] ?? props["coordinateProperties"]?["times"] ?? props["times"]
-      guard let list = raw?.array else {
-        throw fail("\(path)~properties.coordTimes", "a line needs one time per position in coordTimes")
+      guard let raw, raw != .null else { return nil }
+      guard let list = raw.array else {
+        throw fail("\(path)~properties.coordTimes", "expected an array with one time per position")
       }
       let flat = list.flatMap { $0.array ?? [$0] }
       guard flat.count == count else {
@@ -257,8 +299,11 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
       return try flat.enumerated().map { try timestamp($1, path: "\(path)~properties.coordTimes[\($0)]") }
     }
 
-    func timestamp(_ value: JSONValue?, path: String) throws -> Int64 {
+    /// The time in `value`, or nil when there is none (absent or `null`).
+    func timestamp(_ value: JSONValue?, path: String) throws -> Int64? {
       switch value {
+      case nil, .null?:
+        return nil
       case .string(let text)?:
         if let ms = Timestamp.parseISO8601(text) ?? Int64(text) { return ms }
         throw fail(path, "'\(text)' is not an ISO 8601 time")
@@ -267,11 +312,12 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
         if let ms = Double(text), ms.isFinite, abs(ms) < 1e17 { return Int64(ms.rounded()) }
         throw fail(path, "'\(text)' is not a time in epoch milliseconds")
       default:
-        throw fail(path, "missing time (ISO 8601 or epoch ms)")
+        throw fail(path, "expected a time (ISO 8601 or epoch ms)")
       }
     }
 
-    func makeFix(_ position: JSONValue?, time: Int64, props: JSONValue, path: String) throws -> LocationFix {
+    /// The fix at `position`, checked; a position without a time gets time 0 (it is checked, then skipped).
+    func makeFix(_ position: JSONValue?, time: Int64?, props: JSONValue, path: String) throws -> LocationFix {
       guard let numbers = position?.array, numbers.count >= 2 else {
         throw fail(path, "a position needs [longitude, latitude]")
       }
@@ -292,7 +338,7 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
       }
       do {
         return try LocationFix(
-          deviceID: props["deviceId"]?.string.map { DeviceID($0) } ?? deviceID, timestamp: time, latitude: lat,
+          deviceID: props["deviceId"]?.string.map { DeviceID($0) } ?? deviceID, timestamp: time ?? 0, latitude: lat,
           longitude: lon, horizontalAccuracy: prop("horizontalAccuracy") ?? prop("accuracy"),
           verticalAccuracy: prop("verticalAccuracy"), altitude: alt, speed: prop("speed"),
           speedAccuracy: prop("speedAccuracy"), course: prop("course"), floor: floor,
