@@ -40,15 +40,37 @@ let package = Package(
         .product(name: "GeoKit", package: "GeoKit"),
       ],
       path: "Apps/API/MeridianAPI"),
-    // Apps: the server
+    // Apps: the storage interfaces, one per product area (no GRDB, no SQL, no Hummingbird)
     .target(
-      name: "MeridianServer",
+      name: "MeridianStore",
       dependencies: [
         "MeridianAPI",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      path: "Apps/Store/MeridianStore"),
+    // Apps: the embedded SQLite engine of the store interfaces (the only app module that imports GRDB)
+    .target(
+      name: "MeridianStoreSQLite",
+      dependencies: [
+        "MeridianStore", "MeridianAPI",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
+        .product(name: "PersistenceKitStrings", package: "PersistenceKit"),
         .product(name: "GRDB", package: "GRDB.swift"),
+      ],
+      path: "Apps/Store/MeridianStoreSQLite"),
+    // Apps: the server
+    .target(
+      name: "MeridianServer",
+      dependencies: [
+        "MeridianAPI", "MeridianStore", "MeridianStoreSQLite",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
         .product(name: "RealtimeKit", package: "RealtimeKit"),
         .product(name: "RealtimeKitHummingbird", package: "RealtimeKit"),
@@ -56,7 +78,6 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
-        .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         .product(name: "Logging", package: "swift-log"),
@@ -101,7 +122,7 @@ let package = Package(
     .target(
       name: "MeridianBenchmarks",
       dependencies: [
-        "MeridianServer", "MeridianAPI", "MeridianTracker",
+        "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI", "MeridianTracker",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
@@ -124,7 +145,7 @@ let package = Package(
     .testTarget(
       name: "MeridianServerTests",
       dependencies: [
-        "MeridianServer", "MeridianAPI",
+        "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI",
         .product(name: "PersistenceKit", package: "PersistenceKit"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "RealtimeKit", package: "RealtimeKit"),
@@ -138,7 +159,8 @@ let package = Package(
     .testTarget(
       name: "MeridianServerIntegrationTests",
       dependencies: [
-        "MeridianServer", "MeridianAPI", "MeridianTracker", "MeridianTestSupport",
+        "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI", "MeridianTracker",
+        "MeridianTestSupport",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "DomainKit", package: "DomainKit"),
@@ -159,11 +181,10 @@ let package = Package(
     .target(
       name: "MeridianAdmin",
       dependencies: [
-        "MeridianServer", "MeridianAPI",
+        "MeridianStore", "MeridianStoreSQLite", "MeridianAPI",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
-        .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
         .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
@@ -178,7 +199,7 @@ let package = Package(
       name: "MeridianAdminTests",
       dependencies: [
         "MeridianTestSupport",
-        "MeridianAdmin", "MeridianServer", "MeridianAPI",
+        "MeridianAdmin", "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
         .product(name: "GRDB", package: "GRDB.swift"),

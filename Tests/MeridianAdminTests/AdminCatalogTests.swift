@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import PersistenceKit
 import Testing
 

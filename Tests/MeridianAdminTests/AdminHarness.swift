@@ -2,6 +2,8 @@ import DomainKit
 import Foundation
 import GRDB
 import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import MeridianTestSupport
 import PersistenceKit
 import Testing

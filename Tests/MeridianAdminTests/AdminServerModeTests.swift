@@ -2,6 +2,8 @@ import DomainKit
 import Foundation
 import Logging
 import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import Testing
 
 /// A meridian-server running in this process on an OS-chosen loopback port, on the sandbox's database.

@@ -3,6 +3,8 @@ import Foundation
 import GRDB
 import MeridianAdmin
 import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import MeridianTestSupport
 import PersistenceKit
 import Testing

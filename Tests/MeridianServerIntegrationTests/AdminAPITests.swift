@@ -2,6 +2,8 @@ import DomainKit
 import Foundation
 import MeridianAPI
 import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import NetworkingKit
 import RealtimeKit
 import RealtimeKitTesting

@@ -3,6 +3,8 @@ import Foundation
 import HTTPTypes
 import MeridianAPI
 import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import NetworkingKit
 import RealtimeKit
 import Testing

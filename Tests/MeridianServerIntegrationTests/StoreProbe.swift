@@ -1,5 +1,7 @@
 import DomainKit
 import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 
 /// Reads a server's database after the server stopped, through the server's own store.
 struct MeridianServerStoreProbe {

@@ -3,6 +3,8 @@ import Foundation
 import Logging
 import MeridianAPI
 import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
 import Testing

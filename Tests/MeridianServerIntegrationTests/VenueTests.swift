@@ -5,6 +5,8 @@ import GRDB
 import GeoKit
 import MeridianAPI
 import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import NetworkingKit
 import Testing
 

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Logging
 import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import Testing
 
 @Suite struct ConfigurationTests {

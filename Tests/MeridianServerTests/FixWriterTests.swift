@@ -2,6 +2,8 @@ import DomainKit
 import Foundation
 import Logging
 import MeridianAPI
+import MeridianStore
+import MeridianStoreSQLite
 import Testing
 
 @testable import MeridianServer

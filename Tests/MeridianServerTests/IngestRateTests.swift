@@ -1,4 +1,6 @@
 import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import Testing
 
 @Suite struct IngestRateTests {

@@ -1,6 +1,8 @@
 import DomainKit
 import Foundation
 import MeridianAPI
+import MeridianStore
+import MeridianStoreSQLite
 import RealtimeKit
 import Testing
 

@@ -1,3 +1,5 @@
+import MeridianStore
+import MeridianStoreSQLite
 import Testing
 
 @testable import MeridianServer

@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import MeridianStore
+import MeridianStoreSQLite
 import PersistenceKit
 import Testing
 

@@ -1,6 +1,8 @@
 import DomainKit
 import MeridianAPI
 import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import Testing
 
 @Suite struct SecurityTests {

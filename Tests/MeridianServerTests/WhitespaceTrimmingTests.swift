@@ -1,4 +1,6 @@
 import Foundation
+import MeridianStore
+import MeridianStoreSQLite
 import Testing
 
 @testable import MeridianServer

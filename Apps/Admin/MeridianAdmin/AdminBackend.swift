@@ -1,7 +1,8 @@
 import DomainKit
 import Foundation
 import MeridianAPI
-import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
 

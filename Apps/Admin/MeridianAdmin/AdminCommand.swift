@@ -2,7 +2,8 @@ import ArgumentParser
 import DomainKit
 import Foundation
 import MeridianAPI
-import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 
 /// `meridian-admin`: the operators' CLI, run on the server's machine against its SQLite database.
 public struct AdminCommand: AsyncParsableCommand {
@@ -76,7 +77,7 @@ public struct GlobalOptions: ParsableArguments, Sendable {
   private var localDatabasePath: String {
     if let database { return database }
     if let value = ProcessInfo.processInfo.environment["MERIDIAN_DATABASE"], !value.isEmpty { return value }
-    return ServerConfiguration().databasePath
+    return SQLiteStore.defaultPath
   }
 
   /// Opens the database (existing, schema up to date).

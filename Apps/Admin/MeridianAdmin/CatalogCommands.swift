@@ -1,7 +1,7 @@
 import ArgumentParser
 import DomainKit
 import Foundation
-import GRDB
+import MeridianStore
 import PersistenceKit
 import PersistenceKitStrings
 
@@ -45,21 +45,13 @@ public enum StoredStringCatalog {
     }
   }
 
-  /// One row of `string_catalog`.
-  struct Row {
-    var key: String
-    var language: String
-    var value: String?
-    var valueJSON: String
-  }
-
   /// Every key and language of the document, each localization re-encoded as compact JSON with sorted keys.
-  static func rows(of document: Data) throws -> [Row] {
+  static func rows(of document: Data) throws -> [StringCatalogRow] {
     guard let root = try JSONSerialization.jsonObject(with: document) as? [String: Any] else {
       throw AdminError.failure("The catalog is not a JSON object.")
     }
     let strings = root["strings"] as? [String: Any] ?? [:]
-    var rows: [Row] = []
+    var rows: [StringCatalogRow] = []
     for (key, entry) in strings {
       let localizations = (entry as? [String: Any])?["localizations"] as? [String: Any] ?? [:]
       for (language, localization) in localizations {
@@ -69,39 +61,20 @@ public enum StoredStringCatalog {
         if object["variations"] == nil, object["substitutions"] == nil {
           value = (object["stringUnit"] as? [String: Any])?["value"] as? String
         }
-        rows.append(Row(key: key, language: language, value: value, valueJSON: String(decoding: json, as: UTF8.self)))
+        rows.append(
+          StringCatalogRow(key: key, language: language, value: value, valueJSON: String(decoding: json, as: UTF8.self))
+        )
       }
     }
     return rows.sorted { ($0.key, $0.language) < ($1.key, $1.language) }
   }
 
-  /// Replaces the stored catalog with `document` in the caller's transaction.
-  static func replace(_ db: Database, document: Data, sourceLanguage: String, fileName: String, now: Int64) throws {
-    let rows = try rows(of: document)
-    try db.execute(sql: "DELETE FROM string_catalog")
-    try db.execute(sql: "DELETE FROM string_catalog_imports")
-    try db.execute(
-      sql: """
-        INSERT INTO string_catalog_imports(id, source_language, file_name, document, imported_at)
-        VALUES (1, ?, ?, ?, ?)
-        """,
-      arguments: [sourceLanguage, fileName, String(decoding: document, as: UTF8.self), now])
-    let insert = try db.makeStatement(
-      sql: "INSERT INTO string_catalog(key, language, value, value_json) VALUES (?, ?, ?, ?)")
-    for row in rows {
-      try insert.execute(arguments: [row.key, row.language, row.value, row.valueJSON])
-    }
-  }
-
   /// The stored catalog, its file name and import time, or nil before the first import.
-  static func load(_ db: Database) throws -> (catalog: StringCatalog, fileName: String, importedAt: Int64)? {
-    guard
-      let row = try GRDB.Row.fetchOne(
-        db, sql: "SELECT file_name, document, imported_at FROM string_catalog_imports WHERE id = 1")
-    else { return nil }
-    let document: String = row["document"]
-    let catalog = try StringCatalog(data: Data(document.utf8))
-    return (catalog, row["file_name"], row["imported_at"])
+  static func load(_ store: some OperationsStore) async throws -> (
+    catalog: StringCatalog, fileName: String, importedAt: Int64
+  )? {
+    guard let stored = try await store.storedStringCatalog() else { return nil }
+    return (try StringCatalog(data: stored.document), stored.fileName, stored.importedAt)
   }
 }
 
@@ -152,9 +125,9 @@ extension I18nCommand {
       if errors.isEmpty {
         let now = Timestamp.milliseconds(Date())
         let source = catalog.sourceLanguage
-        try await database.database.write { db in
-          try StoredStringCatalog.replace(db, document: document, sourceLanguage: source, fileName: name, now: now)
-        }
+        try await database.store.replaceStringCatalog(
+          try StoredStringCatalog.rows(of: document), document: document, sourceLanguage: source, fileName: name,
+          now: now)
       }
       let output = ImportCatalogOutput(
         file: name, imported: errors.isEmpty, sourceLanguage: catalog.sourceLanguage, keys: catalog.strings.count,
@@ -179,7 +152,7 @@ extension I18nCommand {
   static func storedCatalog(_ database: AdminDatabase) async throws -> (
     file: String, importedAt: Int64, languages: [StoredStringCatalog.Completeness], issues: [CatalogIssue]
   )? {
-    guard let stored = try await database.database.read({ db in try StoredStringCatalog.load(db) }) else { return nil }
+    guard let stored = try await StoredStringCatalog.load(database.store) else { return nil }
     let issues = stored.catalog.validate()
     return (
       stored.fileName, stored.importedAt, StoredStringCatalog.completeness(stored.catalog, issues: issues), issues

@@ -1,8 +1,8 @@
 import ArgumentParser
 import DomainKit
 import Foundation
-import GRDB
-import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import PersistenceKit
 
 struct DatabaseCommand: AsyncParsableCommand {
@@ -235,7 +235,7 @@ struct DatabaseCommand: AsyncParsableCommand {
     func run() async throws {
       let database = try options.open()
       let before = SQLiteStore.fileSize(database.path)
-      try await database.database.writer.vacuum()
+      try await database.database.vacuum()
       // The vacuumed pages are in the log until a checkpoint copies them; a running server's background checkpoints
       // can hold the checkpoint lock for a moment, so this retries.
       if try !database.database.checkpointAndTruncateLog() {

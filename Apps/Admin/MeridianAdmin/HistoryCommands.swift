@@ -2,7 +2,8 @@ import ArgumentParser
 import DomainKit
 import Foundation
 import MeridianAPI
-import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 
 /// History files: the formats `history export` writes (the server's export formats) and `history import` reads.
 public typealias HistoryFileFormat = HistoryExportFormat
@@ -26,12 +27,12 @@ public enum HistoryTransfer {
 
   /// Every fix of `user` in `range`, oldest first.
   public static func fixes(of user: UserID, in range: TimeRange, store: SQLiteStore) async throws -> [LocationFix] {
-    try await HistoryExport.fixes(of: user, matching: HistoryFilter(range: range), store: store)
+    try await HistoryFiles.fixes(of: user, matching: HistoryFilter(range: range), store: store)
   }
 
   /// The fixes as a document: GPX with one track per device, CSV, or GeoJSON points (as the server's export).
   public static func document(_ fixes: [LocationFix], format: HistoryFileFormat) -> String {
-    HistoryExport.document(fixes, format: format, creator: "meridian-admin")
+    HistoryFiles.document(fixes, format: format, creator: "meridian-admin")
   }
 
   /// Reads a whole file; a bad record throws a `FormatError` naming its line, before anything is stored.

@@ -1,9 +1,9 @@
 import ArgumentParser
 import DomainKit
 import Foundation
-import GRDB
 import GeoKit
-import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 
 struct PromotionsCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(

@@ -2,7 +2,8 @@ import ArgumentParser
 import DomainKit
 import Foundation
 import MeridianAPI
-import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 
 struct UsersCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(

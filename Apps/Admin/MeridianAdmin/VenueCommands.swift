@@ -1,10 +1,10 @@
 import ArgumentParser
 import DomainKit
 import Foundation
-import GRDB
 import GeoKit
 import MeridianAPI
-import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import PersistenceKit
 
 /// Reads venue files for `venues import`: CSV with one column per language, or GeoJSON points.
@@ -281,7 +281,7 @@ struct VenuesCommand: AsyncParsableCommand {
         throw AdminError.failure("\(file): \(error.description) Nothing was imported.")
       }
       let database = try options.open()
-      let languages = try await database.database.read { db in try SQLiteSchema.localization.languages(db) }
+      let languages = try await database.store.dataLanguages()
       let missing = VenueFile.missingLanguages(records, available: languages)
       if !missing.isEmpty {
         throw AdminError.failure(
@@ -289,11 +289,7 @@ struct VenuesCommand: AsyncParsableCommand {
             + "`meridian-admin i18n add-language CODE` first. Nothing was imported.")
       }
       let ids = records.map(\.place.id.rawValue)
-      let existing = try await database.database.read { db in
-        try ids.reduce(0) { count, id in
-          count + (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM venues WHERE id = ?", arguments: [id]) ?? 0)
-        }
-      }
+      let existing = try await database.store.existingVenueCount(ids: ids)
       try await database.store.upsertVenues(records)
       let output = ImportOutput(
         file: file, imported: records.count, created: records.count - existing, updated: existing)
@@ -373,9 +369,6 @@ struct I18nCommand: AsyncParsableCommand {
     abstract: "Languages of the localized data (venue names and descriptions) and the product's string catalog.",
     subcommands: [Languages.self, AddLanguage.self, ImportCatalog.self, Check.self])
 
-  /// The ledger of languages added by the admin CLI, kept apart from the server's migrations.
-  static let ledgerTable = "meridian_admin_migrations"
-
   struct LanguageOutput: Codable {
     struct Field: Codable {
       var table: String
@@ -395,15 +388,13 @@ struct I18nCommand: AsyncParsableCommand {
   }
 
   static func completeness(_ database: AdminDatabase) async throws -> [LanguageOutput] {
-    var languages = try await database.database.read { db in
-      try SQLiteSchema.localization.completeness(db).map { entry in
-        LanguageOutput(
-          language: entry.language, hasColumns: true, translated: entry.translated, total: entry.total,
-          percent: (entry.fraction * 1000).rounded() / 10,
-          fields: entry.fields.map {
-            .init(table: $0.table, field: $0.field, translated: $0.translated, total: $0.total)
-          })
-      }
+    var languages = try await database.store.dataLanguageCompleteness().map { entry in
+      LanguageOutput(
+        language: entry.language, hasColumns: true, translated: entry.translated, total: entry.total,
+        percent: (entry.fraction * 1000).rounded() / 10,
+        fields: entry.fields.map {
+          .init(table: $0.table, field: $0.field, translated: $0.translated, total: $0.total)
+        })
     }
     for entry in try await storedCatalog(database)?.languages ?? [] {
       if let index = languages.firstIndex(where: { $0.language == entry.language }) {
@@ -460,32 +451,24 @@ struct I18nCommand: AsyncParsableCommand {
     var code: String
 
     func run() async throws {
-      let migration: Migration
+      let normalized: String
       do {
-        migration = try SQLiteSchema.localization.addLanguageMigration(code)
+        normalized = try LocalizationRegistry.normalizedLanguage(code)
       } catch let error as LocalizationError {
         throw AdminError.usage(error.description)
       }
       let database = try options.open()
-      let normalized = try LocalizationRegistry.normalizedLanguage(code)
-      let before = try await database.database.read { db in try SQLiteSchema.localization.languages(db) }
-      if !before.contains(normalized) {
-        try database.database.migrate(Migrator([migration], ledgerTable: I18nCommand.ledgerTable))
+      let added: Bool
+      do {
+        added = try await database.store.addDataLanguage(code)
+      } catch let error as LocalizationError {
+        throw AdminError.usage(error.description)
       }
-      let output = AddLanguageOutput(language: normalized, added: !before.contains(normalized))
+      let output = AddLanguageOutput(language: normalized, added: added)
       try options.emit(output) {
         output.added ? "Added language \(normalized)." : "The database already has language \(normalized)."
       }
     }
-  }
-
-  /// Values that exist in some language but not in `language`.
-  struct Missing: Codable {
-    var language: String
-    var table: String
-    var field: String
-    var rows: Int
-    var examples: [String]
   }
 
   /// The stored string catalog's validation.
@@ -498,7 +481,7 @@ struct I18nCommand: AsyncParsableCommand {
 
   struct CheckOutput: Codable {
     var ok: Bool
-    var missing: [Missing]
+    var missing: [MissingTranslation]
     /// Nil before a catalog is imported.
     var catalog: CatalogCheck?
   }
@@ -512,34 +495,7 @@ struct I18nCommand: AsyncParsableCommand {
 
     func run() async throws {
       let database = try options.open()
-      let missing = try await database.database.read { db -> [Missing] in
-        let registry = SQLiteSchema.localization
-        var missing: [Missing] = []
-        for language in try registry.languages(db) {
-          for table in registry.tables where try db.tableExists(table) {
-            let columns = Set(try db.columns(in: table).map { $0.name.lowercased() })
-            for field in registry.fieldsByTable[table] ?? [] {
-              let column = "\(field)_\(language)"
-              guard columns.contains(column.lowercased()) else { continue }
-              // The base column holds English, else any translation: non-empty means the value exists.
-              let condition = """
-                COALESCE(\(field.quotedDatabaseIdentifier), '') <> '' AND COALESCE(\(column.quotedDatabaseIdentifier), '') = ''
-                """
-              let rows =
-                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier) WHERE \(condition)")
-                ?? 0
-              guard rows > 0 else { continue }
-              let examples =
-                columns.contains("id")
-                ? try String.fetchAll(
-                  db, sql: "SELECT id FROM \(table.quotedDatabaseIdentifier) WHERE \(condition) ORDER BY id LIMIT 10")
-                : []
-              missing.append(Missing(language: language, table: table, field: field, rows: rows, examples: examples))
-            }
-          }
-        }
-        return missing
-      }
+      let missing = try await database.store.missingTranslations()
       let catalog = try await I18nCommand.storedCatalog(database).map { stored in
         CatalogCheck(
           file: stored.file, importedAt: AdminFormat.time(stored.importedAt),

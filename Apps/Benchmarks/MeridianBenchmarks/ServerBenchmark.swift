@@ -12,6 +12,8 @@ import Hummingbird
 import Logging
 import MeridianAPI
 import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import NIOCore
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient

@@ -3,6 +3,8 @@ import Foundation
 import Logging
 import MeridianAPI
 import MeridianServer
+import MeridianStore
+import MeridianStoreSQLite
 import MeridianTracker
 
 /// `meridian-tracker-bench`: how fast the device agent records fixes locally (history + outbox, one transaction per

@@ -1,6 +1,7 @@
 import DomainKit
 import Foundation
 import MeridianAPI
+import MeridianStore
 import RealtimeKit
 
 /// The admin API (`/v1/admin/…`): ``Administration`` over the server's store, plus what only the running server

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import MeridianStoreSQLite
 import RealtimeKitHummingbird
 
 /// Everything the server is configured with, as one typed value.
@@ -27,7 +28,7 @@ public struct ServerConfiguration: Sendable, Hashable {
   /// The port to listen on; 0 lets the system choose.
   public var port = 8080
   /// The SQLite file (created and migrated on start).
-  public var databasePath = "./data/meridian.sqlite"
+  public var databasePath = SQLiteStore.defaultPath
   /// Development or production.
   public var mode = Mode.development
   /// The SMS sender.

@@ -1,6 +1,7 @@
 import DomainKit
 import Foundation
 import MeridianAPI
+import MeridianStore
 
 /// Where fixes enter the server, however they arrive (`POST /v1/fixes`, a `publish` on the live socket, OwnTracks,
 /// OsmAnd): checks the batch (device id, times, the account's upload rate), claims the device for the user and
@@ -30,14 +31,14 @@ struct FixIngest: Sendable {
     let device = try Self.checkedDeviceID(batch.deviceId.rawValue)
     let now = now()
     try Self.checkTimes(batch.fixes, now: now, futureSeconds: limits.futureFixSeconds)
+    let claim = try await store.claimDevice(
+      device, owner: user, now: now, maxDevices: ServerLimits.active(limits.devicesPerAccount))
+    try Self.check(claim, device: device)
     if let wait = await rate.take(user.rawValue, cost: batch.fixes.count, now: now) {
       throw APIError.rateLimited(
         "This account uploaded more than \(limits.fixesPerAccountPerMinute) fixes in the last minute; send the rest "
           + "later.", retryAfterMilliseconds: wait)
     }
-    let claim = try await store.claimDevice(
-      device, owner: user, now: now, maxDevices: ServerLimits.active(limits.devicesPerAccount))
-    try Self.check(claim, device: device)
     return try await writer.submit(
       FixInsertBatch(userID: user, deviceID: device, fixes: batch.fixes, idempotency: idempotency))
   }
@@ -60,8 +61,10 @@ struct FixIngest: Sendable {
         throw APIError(
           status: 400, code: .invalidFix,
           message: "fixes[\(index)].timestamp \(fix.timestamp) is before 2000-01-01"
-            + (seconds ? ": it looks like seconds, but timestamps are UTC milliseconds since 1970." : "; timestamps are "
-              + "UTC milliseconds since 1970."))
+            + (seconds
+              ? ": it looks like seconds, but timestamps are UTC milliseconds since 1970."
+              : "; timestamps are "
+                + "UTC milliseconds since 1970."))
       }
       if fix.timestamp > latest {
         throw APIError(

@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import Logging
 import MeridianAPI
+import MeridianStore
 import ServiceLifecycle
 
 /// The group-commit writer: requests hand their fixes over and wait; the writer stores everything that queued up

@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import Logging
 import MeridianAPI
+import MeridianStore
 import RealtimeKit
 
 /// Live locations over the RealtimeKit hub (`GET /ws`, subprotocol `meridian.v1`).

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import MeridianAPI
+import MeridianStore
 import NIOCore
 
 /// The routes phone apps report to in their own formats: OwnTracks HTTP mode (`POST /pub`) and the OsmAnd /

@@ -2,6 +2,8 @@ import Foundation
 import Hummingbird
 import Logging
 import MeridianAPI
+import MeridianStore
+import MeridianStoreSQLite
 import NIOCore
 import RealtimeKit
 import RealtimeKitHummingbird

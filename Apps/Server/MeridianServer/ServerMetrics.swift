@@ -1,5 +1,6 @@
 import Hummingbird
 import MeridianAPI
+import MeridianStore
 import NIOCore
 import Prometheus
 import Synchronization

@@ -1,6 +1,7 @@
 import DomainKit
 import Foundation
 import MeridianAPI
+import MeridianStore
 
 extension Features {
   /// Registers `GET /v1/venues`, `GET /v1/venues/{id}`, `GET /v1/venues/{id}/promotions` and

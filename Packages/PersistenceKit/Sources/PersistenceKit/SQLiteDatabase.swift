@@ -214,6 +214,12 @@ public struct SQLiteDatabase: Sendable {
     }
   }
 
+  /// Rebuilds the database file without free pages (`VACUUM`), outside any transaction; the log grows by about the
+  /// file's size until the next checkpoint (see ``checkpointAndTruncateLog(timeout:)``).
+  public func vacuum() async throws {
+    try await writer.vacuum()
+  }
+
   /// The journal mode in effect (`wal` for file databases, `memory` in memory).
   public func journalMode() throws -> String {
     try writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }

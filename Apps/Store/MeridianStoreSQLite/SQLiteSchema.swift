@@ -1,3 +1,4 @@
+import MeridianStore
 import PersistenceKit
 
 /// The server's SQLite schema as append-only, named SQL migrations (they never reference model types).

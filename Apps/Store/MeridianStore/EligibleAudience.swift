@@ -5,8 +5,11 @@ import GeoKit
 /// Who may see a venue's special promotions: DomainKit's `PromotionEligibility` ("keeps passing by without
 /// visiting") over the stored fixes near the venue, with `VisitDetector` finding the visits. One rule for the
 /// listing a user sees (`GET /v1/venues/{id}/promotions`) and the audience an operator counts (`promotions stats`).
-struct EligibleAudience: Sendable {
+public struct EligibleAudience: Sendable {
   let store: any MeridianStore
+
+  /// The audience of venues in `store`.
+  public init(store: any MeridianStore) { self.store = store }
   let rule = PromotionEligibility()
   let detector = VisitDetector()
 
@@ -16,7 +19,7 @@ struct EligibleAudience: Sendable {
   var searchRadius: Double { rule.radius + 2 * detector.radius }
 
   /// Whether `user` is eligible for `place`'s special promotions at `now`.
-  func isEligible(_ user: UserID, for place: Place, now: Int64) async throws -> Bool {
+  public func isEligible(_ user: UserID, for place: Place, now: Int64) async throws -> Bool {
     guard let location = place.location else { return false }
     let runs = try await store.fixRuns(
       owner: user, near: location, radius: searchRadius,
@@ -27,7 +30,7 @@ struct EligibleAudience: Sendable {
   }
 
   /// How many users are eligible for `place`'s special promotions at `now`.
-  func count(for place: Place, now: Int64) async throws -> Int {
+  public func count(for place: Place, now: Int64) async throws -> Int {
     guard let location = place.location else { return 0 }
     let from = rule.periodStart(now: now, timeZone: place.resolvedTimeZone)
     var eligible = 0

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import GeoKit
 import MeridianAPI
+import MeridianStore
 import PersistenceKit
 
 /// A venue found by a radius query: what the covering index `venues_geokey` holds, plus the exact distance.

@@ -76,7 +76,8 @@ public struct Administration: Sendable {
   }
 
   /// ``revokeToken(prefix:)``, also answering which token it was (the server closes the sockets it opened).
-  func revokeTokenReturningHash(prefix: String) async throws -> (revocation: AdminTokenRevocation, hash: String) {
+  public func revokeTokenReturningHash(prefix: String) async throws -> (revocation: AdminTokenRevocation, hash: String)
+  {
     guard prefix.count >= 8, prefix.allSatisfy(\.isHexDigit) else {
       throw APIError.invalidRequest(
         "Give at least 8 hexadecimal characters of the token id (as `tokens list` shows), not '\(prefix)'.")

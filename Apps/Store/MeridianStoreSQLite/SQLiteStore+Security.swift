@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import GRDB
 import MeridianAPI
+import MeridianStore
 
 extension SQLiteStore {
   public func isDisabled(_ user: UserID) async throws -> Bool {

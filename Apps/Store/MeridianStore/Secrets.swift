@@ -103,33 +103,3 @@ public struct PasswordHasher: Sendable {
     try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
   }
 }
-
-/// The handles viewers see instead of device ids: a keyed hash of the owner and device (HMAC-SHA256 with the
-/// deployment's `device-handle` secret), the same on every node and for every viewer of that owner, telling one of
-/// the owner's devices from another and nothing else. A device id lets its owner's apps report; a handle lets nobody
-/// do anything.
-public struct DeviceHandles: Sendable {
-  private let key: SymmetricKey
-
-  /// Handles keyed with `secret`.
-  public init(secret: Data) { key = SymmetricKey(data: secret) }
-
-  /// The handle of `owner`'s `device`: `d` and 16 base64url characters (96 bits).
-  public func handle(of device: DeviceID, owner: UserID) -> DeviceID {
-    let mac = HMAC<SHA256>.authenticationCode(for: Data((owner.rawValue + "\n" + device.rawValue).utf8), using: key)
-    let text = Data(mac.prefix(12)).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-      .replacingOccurrences(of: "/", with: "_")
-    return DeviceID("d" + text)
-  }
-
-  /// `fix` as a viewer of `owner` sees it: its device (and the device of the fix refining it) as handles.
-  public func redacted(_ fix: LocationFix, owner: UserID) -> LocationFix {
-    var fix = fix
-    fix.deviceID = fix.deviceID.map { handle(of: $0, owner: owner) }
-    if let refined = fix.refinedBy {
-      fix.refinedBy = FixID(
-        deviceID: refined.deviceID.map { handle(of: $0, owner: owner) }, timestamp: refined.timestamp)
-    }
-    return fix
-  }
-}

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import GeoKit
 import MeridianAPI
+import MeridianStore
 import PersistenceKit
 
 /// ``MeridianStore`` on one SQLite file through PersistenceKit (one GRDB pool, WAL, migrations).
@@ -15,6 +16,9 @@ public struct SQLiteStore: MeridianStore {
   var tokens: LookupCache<String, (user: UserID, expiresAt: Int64)> { caches.tokens }
   /// Device → owner.
   var devices: LookupCache<DeviceID, UserID> { caches.devices }
+
+  /// Where the server and `meridian-admin` keep the database unless told otherwise.
+  public static let defaultPath = "./data/meridian.sqlite"
 
   /// Opens (creating directories as needed) and migrates the database at `path`.
   public static func open(at path: String) throws -> SQLiteStore {

@@ -1,3 +1,4 @@
+import MeridianStore
 import PersistenceKit
 
 extension SQLiteSchema {

@@ -8,7 +8,7 @@ import Synchronization
 /// ``SQLiteStore`` without touching the routes.
 ///
 /// Secrets arrive already hashed (``SecretHash``); times are UTC milliseconds. Every method is one transaction.
-public protocol MeridianStore: MeridianAdminStore, MeridianSecurityStore {
+public protocol MeridianStore: MeridianAdminStore, MeridianSecurityStore, OperationsStore {
   /// A round trip to the database; throws when it does not answer.
   func checkHealth() async throws
 
@@ -198,7 +198,7 @@ public final class IdempotencyClaim: Sendable {
   public let legacyRequestHash: @Sendable () -> String?
   private let state = Mutex(Resolution.pending)
 
-  init(key: String, requestHash: String, legacyRequestHash: @escaping @Sendable () -> String? = { nil }) {
+  public init(key: String, requestHash: String, legacyRequestHash: @escaping @Sendable () -> String? = { nil }) {
     self.key = key
     self.requestHash = requestHash
     self.legacyRequestHash = legacyRequestHash
