@@ -99,11 +99,10 @@ let package = Package(
     .target(
       name: "MeridianTracker",
       dependencies: [
-        "MeridianAPI",
+        "MeridianAPI", "MeridianStoreSQLite",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
-        .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
         .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
         .product(name: "RealtimeKit", package: "RealtimeKit"),

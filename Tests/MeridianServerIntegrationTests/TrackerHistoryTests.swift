@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import GeoKit
 import Logging
+import MeridianStoreSQLite
 import MeridianTestSupport
 import MeridianTracker
 import NIOCore
@@ -182,7 +183,7 @@ struct TrackerHistoryTests {
       // The published example: 57.64911, 10.40744 is in u4pru at precision 5.
       let cell = try store.clusters(precision: 5, matching: HistoryFilter()).first { $0.cell.hasPrefix("u4pr") }
       #expect(cell?.cell == "u4pru")
-      #expect(throws: TrackerError.self) { try store.clusters(precision: 7, matching: HistoryFilter()) }
+      #expect(throws: LocalHistoryError.precision(7)) { try store.clusters(precision: 7, matching: HistoryFilter()) }
     }
   }
 
@@ -409,7 +410,7 @@ struct TrackerHistoryTests {
 
       let clusters = try await Self.tracker(["history", "clusters", "--state", state, "--precision", "4", "--json"])
       let cells = try clusters.output.split(separator: "\n").map {
-        try JSONDecoder().decode(HistoryCluster.self, from: Data($0.utf8))
+        try JSONDecoder().decode(LocalHistoryCluster.self, from: Data($0.utf8))
       }
       #expect(cells.map(\.count).reduce(0, +) == expected.count)
 

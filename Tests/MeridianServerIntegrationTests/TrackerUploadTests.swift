@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import Logging
 import MeridianAPI
+import MeridianStoreSQLite
 import MeridianTracker
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient

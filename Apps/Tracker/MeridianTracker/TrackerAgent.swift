@@ -1,6 +1,7 @@
 import DomainKit
 import Foundation
 import Logging
+import MeridianStoreSQLite
 import NetworkingKit
 
 /// The device agent: takes fixes from a source, records every one locally, queues those the reporting policy sends,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DomainKit
 import Foundation
+import MeridianStoreSQLite
 
 #if canImport(Glibc)
   import Glibc

@@ -2,6 +2,7 @@ import ArgumentParser
 import DomainKit
 import Foundation
 import Logging
+import MeridianStoreSQLite
 
 /// The `meridian-tracker` command line: `login`, `run`, `watch`, `history …` and `status`. The executable only
 /// calls ``main()``; every command lives here so that it can be tested.

@@ -5,7 +5,7 @@ import GeoKit
 import PersistenceKit
 
 /// Fixes of the local history grouped by geohash cell: how many, and where their centre is.
-public struct HistoryCluster: Sendable, Hashable, Codable {
+public struct LocalHistoryCluster: Sendable, Hashable, Codable {
   /// The geohash cell (2…6 characters).
   public var cell: String
   /// Fixes in the cell.
@@ -27,6 +27,19 @@ public struct HistoryCluster: Sendable, Hashable, Codable {
     self.longitude = longitude
     self.first = first
     self.last = last
+  }
+}
+
+/// A local history query that can't be answered.
+public enum LocalHistoryError: Error, Hashable, CustomStringConvertible {
+  /// Clusters group by geohash cells of 2…6 characters only.
+  case precision(Int)
+
+  /// What was wrong.
+  public var description: String {
+    switch self {
+    case .precision(let precision): "the cluster precision must be 2…6, not \(precision)"
+    }
   }
 }
 
@@ -142,9 +155,9 @@ extension TrackerStore {
 
   /// Fixes that pass `filter` grouped by their geohash cell of `precision` characters (2…6, from the geohash
   /// columns), most populated cell first (ties by cell).
-  public func clusters(precision: Int, matching filter: HistoryFilter) throws -> [HistoryCluster] {
+  public func clusters(precision: Int, matching filter: HistoryFilter) throws -> [LocalHistoryCluster] {
     guard GeohashPrefixes.precisions.contains(precision) else {
-      throw TrackerError.badArgument("the cluster precision must be 2…6, not \(precision)")
+      throw LocalHistoryError.precision(precision)
     }
     let column = "geohash\(precision)"  // from the validated range only, never from text
     let (clause, arguments) = Self.whereClause(filter)
@@ -155,7 +168,7 @@ extension TrackerStore {
       """
     return try database.read { db in
       try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-        HistoryCluster(
+        LocalHistoryCluster(
           cell: row["cell"], count: row["count"], latitude: row["latitude"], longitude: row["longitude"],
           first: row["first"], last: row["last"])
       }
