@@ -74,11 +74,15 @@ public struct GeohashText: Sendable, Hashable, Comparable, CustomStringConvertib
 
   /// The geohash as a `String`.
   @inlinable
-  public var description: String { InlineASCIIString.make(low: low, high: high, count: count) }
+  public var description: String { withUTF8 { String(decoding: $0, as: UTF8.self) } }
 
-  /// Orders like the strings do (byte-wise, shorter prefix first).
+  /// Orders like the strings do: byte-wise, a prefix first. (Unused bytes are zero, below every character, so the
+  /// words compared as big-endian numbers order the same way.)
+  @inlinable
   public static func < (lhs: GeohashText, rhs: GeohashText) -> Bool {
-    lhs.withUTF8 { left in rhs.withUTF8 { right in left.lexicographicallyPrecedes(right) } }
+    (UInt64(bigEndian: lhs.low), UInt64(bigEndian: lhs.high)) < (
+      UInt64(bigEndian: rhs.low), UInt64(bigEndian: rhs.high)
+    )
   }
 }
 

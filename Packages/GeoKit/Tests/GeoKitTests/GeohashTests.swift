@@ -40,35 +40,23 @@ import Testing
     }
   }
 
-  /// Geohash strings are written straight into the standard library's small-string form; on the 64-bit
-  /// little-endian platforms we ship on the layout check must hold, or encoding silently gets ten times slower.
-  @Test func inlineStringsAreOrdinaryStrings() {
-    #if _endian(little) && _pointerBitWidth(_64)
-      #expect(InlineASCIIString.layoutVerified)
-    #endif
-    let letters = Array("0123456789bcdefghjkmnpqrstuvwxyz~ ".utf8)
-    for count in 1...15 {
-      for start in [0, 7, 18] {
-        let bytes = (0..<count).map { letters[(start + $0 * 5) % letters.count] }
-        var low: UInt64 = 0
-        var high: UInt64 = 0
-        for (offset, byte) in bytes.enumerated() {
-          if offset < 8 {
-            low |= UInt64(byte) << UInt64(8 * offset)
-          } else {
-            high |= UInt64(byte) << UInt64(8 * (offset - 8))
-          }
-        }
-        let built = InlineASCIIString.make(low: low, high: high, count: count)
-        let expected = String(decoding: bytes, as: UTF8.self)
-        #expect(built == expected)
-        #expect(built.hashValue == expected.hashValue)
-        #expect(built.count == count && built.utf8.count == count)
-        #expect(Array(built.utf8) == bytes)
-        #expect(built + "!" == expected + "!")
-        #expect(built.uppercased() == expected.uppercased())
-      }
+  /// `GeohashText` is equal, hashed and ordered as its string is, for every length and for prefixes.
+  @Test func textBehavesLikeItsString() throws {
+    var random = SeededRandom(seed: 9)
+    var texts: [GeohashText] = []
+    for _ in 0..<400 {
+      let point = random.coordinate()
+      let precision = Int.random(in: 1...12, using: &random)
+      texts.append(try Geohash.encodeText(point, precision: precision))
+      texts.append(try Geohash.encodeText(point, precision: max(1, precision - 1)))
     }
+    let strings = texts.map(String.init)
+    #expect(texts.sorted().map(String.init) == strings.sorted())
+    for (text, string) in zip(texts, strings) {
+      #expect(text.description == string && text.count == string.utf8.count)
+      #expect(text.withUTF8 { Array($0) } == Array(string.utf8))
+    }
+    #expect(Set(texts).count == Set(strings).count)
   }
 
   @Test func inlineTextOrdersAndHashesLikeStrings() throws {
