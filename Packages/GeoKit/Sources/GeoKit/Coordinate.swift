@@ -22,13 +22,15 @@ public struct Coordinate: Sendable, Hashable, Codable {
     self.longitude = longitude
   }
 
-  /// `longitude` brought into [-180, 180).
+  /// `longitude` brought into [-180, 180), exactly: the result differs from `longitude` by a multiple of 360.
   @inlinable
   public static func normalizedLongitude(_ longitude: Double) -> Double {
     if longitude >= -180, longitude < 180 { return longitude }
-    var wrapped = (longitude + 180).truncatingRemainder(dividingBy: 360)
-    if wrapped < 0 { wrapped += 360 }
-    return wrapped - 180
+    // The remainder is exact, and so is one more step of 360 (the operands are within a factor of 2).
+    let wrapped = longitude.truncatingRemainder(dividingBy: 360)
+    if wrapped >= 180 { return wrapped - 360 }
+    if wrapped < -180 { return wrapped + 360 }
+    return wrapped
   }
 
   private enum CodingKeys: String, CodingKey {

@@ -14,7 +14,7 @@ public struct GeohashCell: Sendable, Hashable, Comparable, CustomStringConvertib
 
   /// The cell of `bits` bits (1…64) that contains `coordinate`.
   /// - Throws: ``GeohashError/invalidBits(_:)`` outside 1…64.
-  @inlinable
+  @inlinable @inline(__always)
   public init(_ coordinate: Coordinate, bits: Int = 64) throws(GeohashError) {
     guard bits >= 1, bits <= 64 else { throw .invalidBits(bits) }
     self.init(uncheckedValue: Self.interleave(coordinate) >> UInt64(64 - bits), bits: bits)
@@ -162,20 +162,36 @@ public struct GeohashCell: Sendable, Hashable, Comparable, CustomStringConvertib
 
   // MARK: Bit twiddling
 
-  /// 32 bits per axis: `x` in [-180, 180) or [-90, 90] mapped onto [0, 2³²) as the fraction bits of
-  /// x / range + 1.5 (a value in [1, 2)), which is exactly how python-geohash quantizes.
+  /// The row of `latitude` among 2³² rows of the bisection of [-90, 90] (row 0 in the south).
   @inlinable @inline(__always)
-  static func quantize(_ fraction: Double) -> UInt64 {
-    let shifted = fraction + 1.5
-    return shifted < 2 ? (shifted.bitPattern >> 20) & 0xFFFF_FFFF : 0xFFFF_FFFF
+  static func row(_ latitude: Double) -> UInt64 { index(latitude, half: 90) }
+
+  /// The column of `longitude` among 2³² columns of the bisection of [-180, 180] (column 0 in the west).
+  @inlinable @inline(__always)
+  static func column(_ longitude: Double) -> UInt64 { index(longitude, half: 180) }
+
+  /// The 32-bit index of `x` in [-half, half] that 32 exact bisections give: `x` goes to the upper half iff
+  /// `x >= mid`, so a cell holds its lower edge, and the top cell also holds `half`.
+  ///
+  /// The fraction bits of `x / (2 half) + 1.5` (a value in [1, 2)) are the index, but computing that value rounds
+  /// twice, so a value a few ulps below an edge can land in the cell above it. Here it is computed with a bias of
+  /// 2⁻⁵¹ upwards, which makes it at least the exact value and at most 3 · 2⁻⁵² above it: the candidate index is
+  /// right or one too high. One comparison with the candidate cell's lower edge, which is exact in a `Double`
+  /// (`-half + k · 2 half / 2³²` has at most 38 significant bits), settles it.
+  @inlinable @inline(__always)
+  static func index(_ x: Double, half: Double) -> UInt64 {
+    let biased = min(x * (0.5 / half) + (1.5 + 0x1p-51), 0x1.fffffffffffffp0)
+    // 1 + candidate · 2⁻³²: the biased value with the fraction bits below the 32 of the index cleared.
+    let edge = Double(bitPattern: biased.bitPattern & ~0xF_FFFF)
+    let lower = (edge - 1.5) * (2 * half)
+    let candidate = UInt32(truncatingIfNeeded: biased.bitPattern >> 20)
+    return UInt64(candidate &- (x < lower ? 1 : 0))
   }
 
   /// The 64-bit interleaved geohash of `coordinate` (longitude bits at odd positions from the top).
   @inlinable @inline(__always)
   static func interleave(_ coordinate: Coordinate) -> UInt64 {
-    let latitude = quantize(coordinate.latitude / 180)
-    let longitude = quantize(coordinate.longitude / 360)
-    return spread(longitude) << 1 | spread(latitude)
+    spread(column(coordinate.longitude)) << 1 | spread(row(coordinate.latitude))
   }
 
   /// Spreads the low 32 bits of `x` to the even bit positions.

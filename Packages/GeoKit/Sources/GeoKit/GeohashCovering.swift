@@ -69,9 +69,9 @@ public struct GeohashCovering: Sendable, Hashable {
     var cells: [GeohashCell] = []
     let latitudeBits = bits / 2
     let longitudeBits = (bits + 1) / 2
-    let rows = Self.indexRange(box.south, box.north, span: 180, bits: latitudeBits)
+    let rows = Self.indexRange(box.south, box.north, half: 90, bits: latitudeBits)
     for (partWest, partEast) in parts {
-      let columns = Self.indexRange(partWest, partEast, span: 360, bits: longitudeBits)
+      let columns = Self.indexRange(partWest, partEast, half: 180, bits: longitudeBits)
       for row in rows {
         for column in columns {
           let aligned =
@@ -118,20 +118,20 @@ public struct GeohashCovering: Sendable, Hashable {
   }
 
   static func cellCount(south: Double, north: Double, parts: [(Double, Double)], bits: Int) -> Int {
-    let rows = indexRange(south, north, span: 180, bits: bits / 2).count
+    let rows = indexRange(south, north, half: 90, bits: bits / 2).count
     var total = 0
     for (west, east) in parts {
-      total += rows * indexRange(west, east, span: 360, bits: (bits + 1) / 2).count
+      total += rows * indexRange(west, east, half: 180, bits: (bits + 1) / 2).count
     }
     return total
   }
 
-  /// The cell indices along one axis that overlap [low, high]: quantized exactly as points are encoded, so a
-  /// point inside the interval always falls in one of them.
-  static func indexRange(_ low: Double, _ high: Double, span: Double, bits: Int) -> ClosedRange<UInt64> {
+  /// The cell indices along one axis of [-half, half] that overlap [low, high]: the cells of its ends as points are
+  /// encoded, so a point inside the interval always falls in one of them.
+  static func indexRange(_ low: Double, _ high: Double, half: Double, bits: Int) -> ClosedRange<UInt64> {
     guard bits > 0 else { return 0...0 }
     let shift = UInt64(32 - bits)
-    return GeohashCell.quantize(low / span) >> shift...GeohashCell.quantize(high / span) >> shift
+    return GeohashCell.index(low, half: half) >> shift...GeohashCell.index(high, half: half) >> shift
   }
 
   /// A lower bound of the spherical distance in metres from `point` to any point of `box` (`west <= east`).

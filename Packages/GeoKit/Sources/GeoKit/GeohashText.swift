@@ -39,8 +39,8 @@ public struct GeohashText: Sendable, Hashable, Comparable, CustomStringConvertib
   /// are never interleaved, which saves a third of the work of encoding.
   @inlinable
   init(_ coordinate: Coordinate, count: Int) {
-    let latitude = GeohashCell.quantize(coordinate.latitude / 180)
-    let longitude = GeohashCell.quantize(coordinate.longitude / 360) << 5
+    let latitude = GeohashCell.row(coordinate.latitude)
+    let longitude = GeohashCell.column(coordinate.longitude) << 5
     let pairs = UnsafeRawPointer(Geohash.axisPairs.utf8Start)
     self.init(count: count) { index in
       let shift = UInt64(27 - 5 * index)
