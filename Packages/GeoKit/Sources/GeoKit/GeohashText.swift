@@ -74,7 +74,16 @@ public struct GeohashText: Sendable, Hashable, Comparable, CustomStringConvertib
 
   /// The geohash as a `String`.
   @inlinable
-  public var description: String { withUTF8 { String(decoding: $0, as: UTF8.self) } }
+  public var description: String {
+    // Room for 15 bytes, which any string of up to 15 UTF-8 bytes has without an allocation, takes all 12 possible
+    // characters in one fixed-size copy; the first `count` bytes are the string.
+    String(unsafeUninitializedCapacity: 15) { buffer in
+      withUnsafeBytes(of: (low, high)) { bytes in
+        UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[..<12]))
+      }
+      return count
+    }
+  }
 
   /// Orders like the strings do: byte-wise, a prefix first. (Unused bytes are zero, below every character, so the
   /// words compared as big-endian numbers order the same way.)
