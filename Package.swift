@@ -84,7 +84,6 @@ let package = Package(
         .product(name: "Metrics", package: "swift-metrics"),
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "Crypto", package: "swift-crypto"),
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       path: "Apps/Server/MeridianServer"),
     .executableTarget(
@@ -144,7 +143,7 @@ let package = Package(
     .testTarget(
       name: "MeridianServerTests",
       dependencies: [
-        "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI",
+        "MeridianServer", "meridian-server", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI",
         .product(name: "PersistenceKit", package: "PersistenceKit"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "RealtimeKit", package: "RealtimeKit"),

@@ -5,9 +5,11 @@ import MeridianStore
 import MeridianStoreSQLite
 import Testing
 
+@testable import meridian_server
+
 @Suite struct ConfigurationTests {
   @Test func defaultsAreForLocalDevelopment() throws {
-    let configuration = try ServerConfiguration.resolve(environment: [:], options: try ServerOptions.parse([]))
+    let configuration = try ServerConfiguration.resolve(environment: [:], settings: ServerSettings())
     #expect(configuration.host == "127.0.0.1")
     #expect(configuration.port == 8080)
     #expect(configuration.databasePath == "./data/meridian.sqlite")
@@ -22,7 +24,7 @@ import Testing
       "MERIDIAN_LOG_LEVEL": "debug", "MERIDIAN_BCRYPT_COST": "10",
     ]
     let fromEnvironment = try ServerConfiguration.resolve(
-      environment: environment, options: try ServerOptions.parse([]))
+      environment: environment, settings: ServerSettings())
     #expect(fromEnvironment.host == "0.0.0.0")
     #expect(fromEnvironment.port == 9000)
     #expect(fromEnvironment.databasePath == "/tmp/x.sqlite")
@@ -30,7 +32,7 @@ import Testing
     #expect(fromEnvironment.bcryptCost == 10)
 
     let options = try ServerOptions.parse(["--port", "9100", "--database", "/tmp/y.sqlite"])
-    let flagged = try ServerConfiguration.resolve(environment: environment, options: options)
+    let flagged = try ServerConfiguration.resolve(environment: environment, settings: options.settings)
     #expect(flagged.port == 9100)
     #expect(flagged.databasePath == "/tmp/y.sqlite")
     #expect(flagged.host == "0.0.0.0")
@@ -38,21 +40,22 @@ import Testing
 
   @Test func badValuesNameTheSetting() {
     #expect(throws: ConfigurationError(setting: "MERIDIAN_PORT", value: "eighty")) {
-      try ServerConfiguration.resolve(environment: ["MERIDIAN_PORT": "eighty"], options: try ServerOptions.parse([]))
+      try ServerConfiguration.resolve(environment: ["MERIDIAN_PORT": "eighty"], settings: ServerSettings())
     }
     #expect(throws: ConfigurationError(setting: "MERIDIAN_MODE", value: "staging")) {
-      try ServerConfiguration.resolve(environment: [:], options: try ServerOptions.parse(["--mode", "staging"]))
+      try ServerConfiguration.resolve(
+        environment: [:], settings: try ServerOptions.parse(["--mode", "staging"]).settings)
     }
   }
 
   @Test func secretsHaveNoDefaultsInProduction() throws {
     #expect(throws: ConfigurationError.self) {
       try ServerConfiguration.resolve(
-        environment: ["MERIDIAN_MODE": "production"], options: try ServerOptions.parse([]))
+        environment: ["MERIDIAN_MODE": "production"], settings: ServerSettings())
     }
     let configured = try ServerConfiguration.resolve(
       environment: ["MERIDIAN_MODE": "production", "MERIDIAN_ADMIN_TOKEN": "s3cret"],
-      options: try ServerOptions.parse([]))
+      settings: ServerSettings())
     #expect(configured.adminToken == "s3cret")
   }
 

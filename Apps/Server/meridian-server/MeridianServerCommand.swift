@@ -18,7 +18,7 @@ struct MeridianServerCommand: AsyncParsableCommand {
     let configuration: ServerConfiguration
     do {
       configuration = try ServerConfiguration.resolve(
-        environment: ProcessInfo.processInfo.environment, options: options)
+        environment: ProcessInfo.processInfo.environment, settings: options.settings)
     } catch {
       throw ValidationError(error.description)
     }

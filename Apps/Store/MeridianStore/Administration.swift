@@ -55,7 +55,7 @@ public struct Administration: Sendable {
     return AdminUserState(user: id.rawValue, disabled: disabled, changed: changed)
   }
 
-  /// Deletes every row of the user (see ``MeridianAdminStore/deleteUser(_:dryRun:batchSize:)``); `dryRun` counts.
+  /// Deletes every row of the user (see ``AdministrationStore/deleteUser(_:dryRun:batchSize:)``); `dryRun` counts.
   public func deleteUser(_ text: String, dryRun: Bool) async throws -> AdminUserDeletion {
     let id = try await user(named: text)
     let tables = try await store.deleteUser(id, dryRun: dryRun, batchSize: 1000)

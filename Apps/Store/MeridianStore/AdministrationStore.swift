@@ -5,7 +5,7 @@ import MeridianAPI
 
 /// The operators' queries (the admin API's and `meridian-admin`'s): listings, counts, disabling and deleting a
 /// whole user, tokens by hash prefix, statistics.
-public protocol MeridianAdminStore: Sendable {
+public protocol AdministrationStore: Sendable {
   /// The user whose id, email address or phone number (any spelling `PhoneNumber.normalize` accepts) is `text`.
   func findUser(_ text: String) async throws -> UserID?
   /// Users with their credentials and activity, oldest account first.

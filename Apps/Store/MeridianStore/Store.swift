@@ -4,130 +4,18 @@ import GeoKit
 import MeridianAPI
 import Synchronization
 
-/// Everything the server keeps, behind one interface so that a PostgreSQL implementation can replace
-/// ``SQLiteStore`` without touching the routes.
+/// Everything the server keeps: one interface per product area, composed. Features depend on the areas they use;
+/// only the server's composition picks an engine (``MeridianStoreSQLite`` today).
 ///
 /// Secrets arrive already hashed (``SecretHash``); times are UTC milliseconds. Every method is one transaction.
-public protocol MeridianStore: MeridianAdminStore, MeridianSecurityStore, OperationsStore {
+public protocol MeridianStore: AccountStore, SocialStore, FixStore, VenueStore, IdempotencyStore, AdministrationStore,
+  OperationsStore
+{
   /// A round trip to the database; throws when it does not answer.
   func checkHealth() async throws
-
-  // MARK: Accounts and credentials
-
-  /// Creates an account signing in with `credential` (and `passwordHash` for email), its empty profile, its
-  /// standard groups and default sharing state. Returns nil when the credential already belongs to an account.
-  func createAccount(id: UserID, credential: Credential, passwordHash: String?, now: Int64) async throws -> Account?
-  /// The account signing in with `credential` and its password hash (email accounts).
-  func account(for credential: Credential) async throws -> (account: Account, passwordHash: String?)?
-  /// An account by id.
-  func account(_ id: UserID) async throws -> Account?
-
-  // MARK: Tokens
-
-  /// Stores a token by its hash.
-  func insertToken(hash: String, userID: UserID, createdAt: Int64, expiresAt: Int64) async throws
-  /// The user of an unrevoked, unexpired token.
-  func user(forTokenHash hash: String, now: Int64) async throws -> UserID?
-  /// Revokes a token.
-  func revokeToken(hash: String) async throws
-
-  // MARK: One-time codes
-
-  /// Replaces any code for `phone` with a new one.
-  func replaceOTP(phone: String, codeHash: String, expiresAt: Int64, maxAttempts: Int, now: Int64) async throws
-  /// Checks a code and counts the attempt; a valid code is consumed.
-  func checkOTP(phone: String, codeHash: String, now: Int64) async throws -> OTPCheck
-
-  // MARK: Profiles
-
-  /// A user's full profile.
-  func profile(_ userID: UserID) async throws -> Profile?
-  /// Replaces a user's profile.
-  func saveProfile(_ profile: Profile) async throws
-  /// Profiles whose name contains `text` or whose phone equals `phone`, at most `limit`.
-  func searchProfiles(text: String, phone: String?, excluding: UserID, limit: Int) async throws -> [Profile]
-
-  // MARK: Groups and sharing
-
-  /// The groups `owner` owns, with members.
-  func groups(owner: UserID) async throws -> [Group]
-  /// One group with members.
-  func group(_ id: GroupID) async throws -> Group?
-  /// Inserts or updates a group and replaces its members.
-  func saveGroup(_ group: Group) async throws
-  /// Deletes a group and its memberships.
-  func deleteGroup(_ id: GroupID) async throws
-  /// The owner's sharing switches.
-  func sharing(owner: UserID) async throws -> SharingState
-  /// Replaces the owner's sharing switches.
-  func saveSharing(_ state: SharingState, owner: UserID) async throws
-  /// Groups, field audiences and sharing of `owner`: the input of DomainKit's `Sharing.canSee`.
-  func privacySettings(owner: UserID) async throws -> PrivacySettings?
-  /// The users who may share their location with `viewer`: owners of groups (other than Blacklists) that have
-  /// the viewer as a member, and owners with a direct grant to the viewer. A superset, without the viewer, sorted;
-  /// `Sharing.canSee` decides.
-  func sharingCandidates(viewer: UserID) async throws -> [UserID]
-
-  // MARK: Devices and fixes
-
-  /// The account `device` is registered to, if any.
-  func deviceOwner(_ device: DeviceID) async throws -> UserID?
-  /// Stores several requests' fixes in one durable transaction (group commit) and calls `completion` with one
-  /// receipt per batch, in order, once it committed, or with the error (nothing was stored). A fix whose device and
-  /// timestamp are already stored counts as a duplicate.
-  ///
-  /// Returns at once. ``FixWriter`` starts its next commit from `completion`, so a store should call it from its
-  /// own writer thread: the SQLite store does, with no hop through Swift concurrency's thread pool, which is where
-  /// a commit would otherwise wait behind the requests it serves.
-  func insertFixes(
-    _ batches: [FixInsertBatch], now: Int64,
-    completion: @escaping @Sendable (Result<[FixReceipt], any Error>) -> Void)
-  /// The newest fix of any of the user's devices dated no later than `notAfter` (a fix dated in the future is
-  /// never anyone's last location).
-  func lastFix(owner: UserID, notAfter: Int64) async throws -> LocationFix?
-  /// The user's fixes matching `filter`, newest first, older than `before` (timestamp, rowid) when given.
-  func history(owner: UserID, filter: HistoryFilter, limit: Int, before: HistoryCursor?) async throws
-    -> [(fix: LocationFix, cursor: HistoryCursor)]
-  /// Deletes the user's fixes matching `filter`; returns how many.
-  func deleteHistory(owner: UserID, filter: HistoryFilter) async throws -> Int
-  /// Count and centroid per geohash cell of `precision` characters.
-  func clusters(owner: UserID, filter: HistoryFilter, precision: Int, box: ClusterBox?) async throws
-    -> [HistoryCluster]
-
-  // MARK: Venues and promotions
-
-  /// Inserts venues or updates them by id (with their ratings); their geohash columns are computed here.
-  func upsertVenues(_ venues: [VenueRecord]) async throws
-  /// One venue, its name and description in `language` (else English, else the base value).
-  func venue(_ id: PlaceID, language: String?) async throws -> Venue?
-  /// The venues within `query.radius` metres of `query.center`, each with its distance, sorted and paged by
-  /// DomainKit's `PlaceDirectory` rules.
-  func nearbyVenues(_ query: VenueQuery) async throws -> Page<Venue>
-  /// Inserts a promotion of a stored venue, or replaces the one with its id.
-  func insertPromotion(_ promotion: Promotion) async throws
-  /// Every stored promotion of a venue (running or not), by id.
-  func promotions(venue: PlaceID) async throws -> [Promotion]
-  /// One promotion.
-  func promotion(_ id: PromotionID) async throws -> Promotion?
-  /// Records that `promotions` were offered to `viewer` at `time`.
-  func recordOffers(_ promotions: [PromotionID], to viewer: UserID, at time: Int64) async throws
-  /// Whether `promotion` was ever offered to `user`.
-  func wasOffered(_ promotion: PromotionID, to user: UserID) async throws -> Bool
-  /// Redeems `promotion` for `user` at `time` if it was offered to them and they haven't redeemed it yet.
-  func redeem(_ promotion: PromotionID, by user: UserID, at time: Int64) async throws -> RedemptionOutcome
-  /// Offers and redemptions of each of a venue's promotions, by promotion id.
-  func promotionActivity(venue: PlaceID) async throws -> [PromotionActivity]
-  /// The owner's fixes within `radius` metres of `center` with timestamps in `from...to`, oldest first, split into
-  /// runs of fixes that follow one another in the owner's whole history (so visit detection sees no false stays).
-  func fixRuns(owner: UserID, near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws
-    -> [[LocationFix]]
-
-  // MARK: Idempotency
-
-  /// The stored answer for a user's idempotency key.
-  func idempotentResponse(userID: UserID, key: String) async throws -> StoredResponse?
-  /// Stores the answer for a key (first writer wins).
-  func saveIdempotentResponse(_ response: StoredResponse, userID: UserID, key: String, now: Int64) async throws
+  /// The deployment's 32-byte random secret called `name`: created on first use, then the same for every server
+  /// process on this database.
+  func deploymentSecret(_ name: String) async throws -> Data
 }
 
 /// The outcome of checking a one-time code.

@@ -33,3 +33,19 @@ public struct DeviceHandles: Sendable {
     return fix
   }
 }
+
+/// The deployment's ``DeviceHandles``, keyed with the store's `device-handle` secret (read once).
+public final class DeviceHandleSource: Sendable {
+  private let store: any MeridianStore
+  private let loaded = Mutex<DeviceHandles?>(nil)
+
+  init(store: any MeridianStore) { self.store = store }
+
+  /// The handles.
+  public func handles() async throws -> DeviceHandles {
+    if let handles = loaded.withLock({ $0 }) { return handles }
+    let handles = DeviceHandles(secret: try await store.deploymentSecret("device-handle"))
+    loaded.withLock { $0 = handles }
+    return handles
+  }
+}

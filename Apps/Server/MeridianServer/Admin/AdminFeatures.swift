@@ -8,14 +8,16 @@ import RealtimeKit
 /// knows (live connections, ingest rate) and does (closing the live sockets of a user who was disabled, deleted or
 /// had every token revoked). Its routes accept only the admin token (``RouteRegistrar/Bearer/admin(_:)``).
 struct AdminFeatures: Sendable {
-  let features: Features
+  let environment: ServerEnvironment
+  let live: LiveUpdates
+  let ingest: FixIngest
 
   func register(on routes: RouteRegistrar) {
     var routes = routes
-    routes.bearer = .admin(features.environment.adminToken)
-    let administration = Administration(store: features.store, now: features.environment.now)
-    let live = features.live
-    let ingestRate = features.ingest.writer.ingestRate
+    routes.bearer = .admin(environment.adminToken)
+    let administration = Administration(store: environment.store, now: environment.now)
+    let live = self.live
+    let ingestRate = ingest.writer.ingestRate
     routes.on(API.adminStats) { call in
       var statistics = try await administration.statistics(days: call.parameters.days)
       statistics.live = LiveStatistics(

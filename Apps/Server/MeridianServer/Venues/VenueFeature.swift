@@ -3,10 +3,15 @@ import Foundation
 import MeridianAPI
 import MeridianStore
 
-extension Features {
+/// Venues near a point, one venue, its running promotions for the caller (special ones only for the eligible) and
+/// redeeming a promotion.
+struct VenueFeature: Sendable {
+  let environment: ServerEnvironment
+  var store: any MeridianStore { environment.store }
+
   /// Registers `GET /v1/venues`, `GET /v1/venues/{id}`, `GET /v1/venues/{id}/promotions` and
   /// `POST /v1/promotions/{id}/redeem`.
-  func registerVenues(on routes: RouteRegistrar) {
+  func register(on routes: RouteRegistrar) {
     routes.on(API.venues) { call in try await store.nearbyVenues(call.parameters) }
     routes.on(API.venue) { call in try await venue(call.parameters) }
     routes.on(API.venuePromotions) { call in

@@ -11,10 +11,10 @@ import NIOCore
 /// `POST /v1/fixes` (``FixIngest/submit(_:_:idempotency:)``: validation, device claim, group commit, live fan-out), so it is
 /// durable before the answer and reaches exactly the viewers allowed to see it.
 struct PhoneAppIngest: Sendable {
-  let features: Features
+  let environment: ServerEnvironment
+  let ingest: FixIngest
 
-  var environment: ServerEnvironment { features.environment }
-  var store: any MeridianStore { features.store }
+  var store: any MeridianStore { environment.store }
 
   static let deviceField = HTTPField.Name(OwnTracksAuth.deviceHeader)!
 
@@ -103,7 +103,7 @@ struct PhoneAppIngest: Sendable {
           throw APIError(status: 400, code: .invalidFix, message: "A fix is invalid: \(error).")
         }
       }
-      _ = try await features.ingest.submit(user, FixBatch(deviceId: device, fixes: fixes))
+      _ = try await ingest.submit(user, FixBatch(deviceId: device, fixes: fixes))
     }
     return try OwnTracks.encode(try await friends(of: user))
   }
@@ -205,7 +205,7 @@ struct PhoneAppIngest: Sendable {
         message: "This is not an OsmAnd identifier of any device. Enable OsmAnd for your device in Meridian "
           + "(POST /v1/devices/{id}/osmand) and type the identifier it gives into the app.")
     }
-    _ = try await features.ingest.submit(owner, FixBatch(deviceId: device, fixes: [report.fix]))
+    _ = try await ingest.submit(owner, FixBatch(deviceId: device, fixes: [report.fix]))
     return Response(status: .ok)
   }
 }

@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 import Logging
 import MeridianStoreSQLite
@@ -10,7 +9,7 @@ import RealtimeKitHummingbird
 /// Secrets (the admin token) have a default only in development mode.
 public struct ServerConfiguration: Sendable, Hashable {
   /// How the server runs: development allows default secrets and the log SMS sender.
-  public enum Mode: String, Sendable, Hashable, CaseIterable, ExpressibleByArgument {
+  public enum Mode: String, Sendable, Hashable, CaseIterable {
     /// Local development.
     case development
     /// A real deployment: every secret must be configured.
@@ -18,7 +17,7 @@ public struct ServerConfiguration: Sendable, Hashable {
   }
 
   /// Where one-time codes go.
-  public enum SMSSenderKind: String, Sendable, Hashable, CaseIterable, ExpressibleByArgument {
+  public enum SMSSenderKind: String, Sendable, Hashable, CaseIterable {
     /// One log line `OTP <phone> <code>`.
     case log
   }
@@ -58,7 +57,7 @@ public struct ServerConfiguration: Sendable, Hashable {
   public var limits = ServerLimits()
 
   /// Who may read `GET /metrics`.
-  public enum MetricsAccess: String, Sendable, Hashable, CaseIterable, ExpressibleByArgument {
+  public enum MetricsAccess: String, Sendable, Hashable, CaseIterable {
     /// Only with the admin token as the bearer token (Prometheus: `authorization: {credentials: …}`).
     case admin
     /// Anyone who can reach the port (for a server whose port only the monitoring network reaches).
@@ -71,9 +70,10 @@ public struct ServerConfiguration: Sendable, Hashable {
   /// The development admin token, used only in development mode when none is configured.
   public static let developmentAdminToken = "development-admin-token"
 
-  /// Resolves defaults, then `environment` (`MERIDIAN_*`), then `options`.
+  /// Resolves defaults, then `environment` (`MERIDIAN_*`), then `settings`.
   /// - Throws: ``ConfigurationError`` naming the bad setting.
-  public static func resolve(environment: [String: String], options: ServerOptions) throws(ConfigurationError)
+  public static func resolve(environment: [String: String], settings options: ServerSettings = ServerSettings())
+    throws(ConfigurationError)
     -> ServerConfiguration
   {
     var configuration = ServerConfiguration()
@@ -153,31 +153,48 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
   public var description: String { "\(setting) \(reason)" + (value.map { ": '\($0)'" } ?? ".") }
 }
 
-/// The command-line flags; each overrides its environment variable. `--help` lists them all.
-public struct ServerOptions: ParsableArguments, Sendable {
-  @Option(help: "Address to listen on (MERIDIAN_HOST, default 127.0.0.1).")
+/// The settings given on the command line (each overrides its environment variable), as text: the executable's
+/// flags fill it in, and ``ServerConfiguration/resolve(environment:settings:)`` checks every value.
+public struct ServerSettings: Sendable, Hashable {
+  /// `--host`.
   public var host: String?
-  @Option(help: "Port to listen on, 0 for any free port (MERIDIAN_PORT, default 8080).")
+  /// `--port`.
   public var port: String?
-  @Option(help: "SQLite database file (MERIDIAN_DATABASE, default ./data/meridian.sqlite).")
+  /// `--database`.
   public var database: String?
-  @Option(help: "development or production (MERIDIAN_MODE, default development).")
+  /// `--mode`.
   public var mode: String?
-  @Option(help: "Where one-time codes go: log (MERIDIAN_SMS_SENDER, default log).")
+  /// `--sms-sender`.
   public var smsSender: String?
-  @Option(help: "Admin API token, a secret (MERIDIAN_ADMIN_TOKEN; required in production).")
+  /// `--admin-token`.
   public var adminToken: String?
-  @Option(help: "Bearer token lifetime in seconds (MERIDIAN_TOKEN_LIFETIME, default 2592000 = 30 days).")
+  /// `--token-lifetime`.
   public var tokenLifetime: String?
-  @Option(help: "bcrypt cost 4…31 (MERIDIAN_BCRYPT_COST, default 12).")
+  /// `--bcrypt-cost`.
   public var bcryptCost: String?
-  @Option(help: "Largest request body in bytes (MERIDIAN_MAX_BODY_BYTES, default 2097152).")
+  /// `--max-body-bytes`.
   public var maxBodyBytes: String?
-  @Option(help: "trace, debug, info, notice, warning, error or critical (MERIDIAN_LOG_LEVEL, default info).")
+  /// `--log-level`.
   public var logLevel: String?
-  @Option(help: "Who may read /metrics: admin (the admin token) or public (MERIDIAN_METRICS, default admin).")
+  /// `--metrics`.
   public var metrics: String?
 
-  /// Required by ArgumentParser; use `ServerOptions.parse(_:)` to get values.
-  public init() {}
+  /// Settings; nil leaves the environment variable or the default.
+  public init(
+    host: String? = nil, port: String? = nil, database: String? = nil, mode: String? = nil,
+    smsSender: String? = nil, adminToken: String? = nil, tokenLifetime: String? = nil, bcryptCost: String? = nil,
+    maxBodyBytes: String? = nil, logLevel: String? = nil, metrics: String? = nil
+  ) {
+    self.host = host
+    self.port = port
+    self.database = database
+    self.mode = mode
+    self.smsSender = smsSender
+    self.adminToken = adminToken
+    self.tokenLifetime = tokenLifetime
+    self.bcryptCost = bcryptCost
+    self.maxBodyBytes = maxBodyBytes
+    self.logLevel = logLevel
+    self.metrics = metrics
+  }
 }

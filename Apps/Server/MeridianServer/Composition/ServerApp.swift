@@ -115,7 +115,23 @@ public struct ServerApp: Sendable {
       limits: RouteRegistrar.BodyLimits(
         wire: configuration.maxBodyBytes, decompressed: configuration.maxDecompressedBytes),
       clock: environment.now)
-    Features(environment: environment, ingest: ingest, live: live).register(on: registrar)
+    registrar.on(API.health) { _ in
+      do {
+        try await environment.store.checkHealth()
+        return HealthStatus(status: "ok", database: "ok")
+      } catch {
+        throw APIError(status: 503, code: .unavailable, message: "The database does not answer: \(error)")
+      }
+    }
+    AuthFeature(environment: environment, live: live).register(on: registrar)
+    ProfileFeature(environment: environment).register(on: registrar)
+    SharingFeature(environment: environment, live: live).register(on: registrar)
+    DeviceFeature(environment: environment, ingest: ingest).register(on: registrar)
+    PhoneAppIngest(environment: environment, ingest: ingest).register(on: registrar)
+    HistoryFeature(environment: environment).register(on: registrar)
+    HistoryExport(environment: environment).register(on: registrar)
+    VenueFeature(environment: environment).register(on: registrar)
+    AdminFeatures(environment: environment, live: live, ingest: ingest).register(on: registrar)
     return router
   }
 }

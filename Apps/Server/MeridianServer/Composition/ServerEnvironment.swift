@@ -1,0 +1,130 @@
+import DomainKit
+import Foundation
+import Logging
+import MeridianAPI
+import MeridianStore
+import Synchronization
+
+/// What the route handlers need, as values: the store, the SMS sender, the clock, the limits. Tests build one with
+/// a temporary database and a capturing SMS sender.
+public struct ServerEnvironment: Sendable {
+  /// The storage.
+  public var store: any MeridianStore
+  /// The SMS sender for one-time codes.
+  public var smsSender: any SMSSender
+  /// Password hashing.
+  public var passwords: PasswordHasher
+  /// The current time in UTC milliseconds.
+  public var now: @Sendable () -> Int64
+  /// Bearer token lifetime in milliseconds.
+  public var tokenLifetime: Int64
+  /// One-time code lifetime in milliseconds (5 minutes).
+  public var otpLifetime: Int64 = 5 * 60 * 1000
+  /// Wrong codes allowed per code.
+  public var otpAttempts = 5
+  /// Code requests per phone per hour.
+  public var otpPhoneLimiter: RateLimiter
+  /// Code requests per client address per hour.
+  public var otpAddressLimiter: RateLimiter
+  /// The admin API's bearer token (`MERIDIAN_ADMIN_TOKEN`); nil refuses every admin request.
+  public var adminToken: String?
+  /// What one account, address or device may do.
+  public var limits: ServerLimits
+  /// Wrong passwords per account (by the email as typed, lowercased).
+  public var signInFailuresByAccount: FailureBackoff
+  /// Wrong passwords per client address.
+  public var signInFailuresByAddress: FailureBackoff
+  /// User searches per account per minute.
+  public var searchLimiter: RateLimiter
+  /// Fixes per account per minute.
+  public var fixLimiter: RateLimiter
+  /// OsmAnd reports per device identifier per minute.
+  public var osmAndDeviceLimiter: RateLimiter
+  /// OsmAnd reports per client address per minute.
+  public var osmAndAddressLimiter: RateLimiter
+  /// The handles viewers see instead of device ids.
+  public var deviceHandles: DeviceHandleSource
+
+  /// An environment from a configuration.
+  public init(
+    store: any MeridianStore, smsSender: any SMSSender, configuration: ServerConfiguration,
+    now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }
+  ) {
+    self.store = store
+    self.smsSender = smsSender
+    self.passwords = PasswordHasher(cost: UInt8(clamping: configuration.bcryptCost))
+    self.now = now
+    self.tokenLifetime = configuration.tokenLifetime * 1000
+    self.otpPhoneLimiter = RateLimiter(limit: configuration.otpPerPhonePerHour, window: 3_600_000)
+    self.otpAddressLimiter = RateLimiter(limit: configuration.otpPerAddressPerHour, window: 3_600_000)
+    self.adminToken = configuration.adminToken
+    let limits = configuration.limits
+    self.limits = limits
+    self.signInFailuresByAccount = FailureBackoff(freeFailures: limits.signInFailuresPerAccount)
+    self.signInFailuresByAddress = FailureBackoff(freeFailures: limits.signInFailuresPerAddress)
+    self.searchLimiter = RateLimiter(limit: limits.searchesPerAccountPerMinute, window: 60_000)
+    self.fixLimiter = RateLimiter(limit: limits.fixesPerAccountPerMinute, window: 60_000)
+    self.osmAndDeviceLimiter = RateLimiter(limit: limits.osmAndPerDevicePerMinute, window: 60_000)
+    self.osmAndAddressLimiter = RateLimiter(limit: limits.osmAndPerAddressPerMinute, window: 60_000)
+    self.deviceHandles = DeviceHandleSource(store: store)
+  }
+
+  /// The newest fix of `owner` that isn't dated in the future.
+  func lastFix(of owner: UserID) async throws -> LocationFix? {
+    try await store.lastFix(owner: owner, notAfter: now() + Int64(limits.futureFixSeconds) * 1000)
+  }
+
+  /// Checks a password sign-in's throttles before the password is checked (no bcrypt work for a throttled guess).
+  /// - Throws: ``APIError`` `rate_limited` (429, `Retry-After`) while the account or the address must wait.
+  func checkSignInAllowed(account: String, address: String) async throws(APIError) {
+    let now = now()
+    let wait = max(
+      await signInFailuresByAccount.wait(account, now: now) ?? 0,
+      await signInFailuresByAddress.wait(address, now: now) ?? 0)
+    guard wait == 0 else {
+      throw .rateLimited(
+        "Too many wrong passwords; wait \((wait + 999) / 1000) s before trying again.", retryAfterMilliseconds: wait)
+    }
+  }
+
+  /// Records a password sign-in's outcome for the throttles.
+  func recordSignIn(account: String, address: String, succeeded: Bool) async {
+    if succeeded {
+      await signInFailuresByAccount.succeeded(account)
+    } else {
+      let now = now()
+      await signInFailuresByAccount.failed(account, now: now)
+      await signInFailuresByAddress.failed(address, now: now)
+    }
+  }
+
+  /// Checks an email and password sign-in, throttled per account and per address, with the same bcrypt work
+  /// whether or not the account exists. Returns the account when the password is right.
+  /// - Throws: `rate_limited` (throttled), `invalid_password` (longer than bcrypt reads), `invalid_credentials`,
+  ///   `account_disabled`.
+  func signIn(email typed: String, password: String, address: String) async throws -> UserID {
+    let failure = APIError(status: 401, code: .invalidCredentials, message: "The email or password is wrong.")
+    let account = typed.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+    try await checkSignInAllowed(account: account, address: address)
+    guard password.utf8.count <= PasswordRules.maximumBytes else {
+      throw APIError(
+        status: 400, code: .invalidPassword,
+        message: CredentialError.passwordTooLong(maximumBytes: PasswordRules.maximumBytes).description)
+    }
+    let email = try? EmailAddress.validate(typed).lowercased()
+    let found = try await email.asyncFlatMap { try await store.account(for: .email($0)) }
+    let matches = try await passwords.verify(password, against: found?.passwordHash)
+    await recordSignIn(account: account, address: address, succeeded: matches)
+    guard matches, let found else { throw failure }
+    guard try await !store.isDisabled(found.account.id) else { throw APIError.accountDisabled }
+    return found.account.id
+  }
+}
+
+extension Optional {
+  /// `flatMap` with an async transform.
+  func asyncFlatMap<T>(_ transform: (Wrapped) async throws -> T?) async rethrows -> T? {
+    guard let value = self else { return nil }
+    return try await transform(value)
+  }
+}

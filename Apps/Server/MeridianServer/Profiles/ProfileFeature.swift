@@ -1,0 +1,77 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import MeridianStore
+import NetworkingKit
+
+/// The caller's account and profile, other people's profiles (only the fields they may see) and user search.
+struct ProfileFeature: Sendable {
+  let environment: ServerEnvironment
+  var accounts: any AccountStore { environment.store }
+  var store: any SocialStore { environment.store }
+
+  func register(on routes: RouteRegistrar) {
+    routes.on(API.me) { call in try await me(call.authenticated()) }
+    routes.on(API.updateProfile) { call in try await updateProfile(call.authenticated(), call.body) }
+    routes.on(API.userProfile) { call in try await userProfile(viewer: call.authenticated(), of: call.parameters.id) }
+    routes.on(API.searchUsers) { call in try await searchUsers(viewer: call.authenticated(), call.parameters.q) }
+  }
+
+  func me(_ user: UserID) async throws -> Me {
+    guard let account = try await accounts.account(user), let profile = try await store.profile(user) else {
+      throw APIError.tokenInvalid
+    }
+    return Me(account: account, profile: profile, sharing: try await store.sharing(owner: user))
+  }
+
+  func updateProfile(_ user: UserID, _ update: ProfileUpdate) async throws -> Profile {
+    guard var profile = try await store.profile(user) else { throw APIError.tokenInvalid }
+    func text(_ value: String?, _ field: String, max: Int) throws(APIError) -> String?? {
+      guard let value else { return .none }
+      let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+      guard trimmed.count <= max else { throw .invalidRequest("'\(field)' can have at most \(max) characters.") }
+      return .some(trimmed.isEmpty ? nil : trimmed)
+    }
+    if let avatar = try text(update.avatar, "avatar", max: 2048) { profile.avatar = avatar }
+    if let name = try text(update.fullName, "fullName", max: 200) { profile.fullName = name }
+    if let status = try text(update.status, "status", max: 500) { profile.status = status }
+    if let birthday = update.birthday { profile.birthday = birthday }
+    if let gender = update.gender { profile.gender = gender }
+    for (name, audience) in update.audience ?? [:] {
+      guard let field = ProfileField(rawValue: name) else {
+        throw APIError.invalidRequest(
+          "Unknown profile field '\(name)'; use \(ProfileField.allCases.map(\.rawValue).joined(separator: ", ")).")
+      }
+      profile.audience[field] = audience
+    }
+    try await store.saveProfile(profile)
+    return profile
+  }
+
+  func userProfile(viewer: UserID, of user: UserID) async throws -> Profile {
+    guard let profile = try await store.profile(user), let settings = try await store.privacySettings(owner: user),
+      !settings.isBlacklisted(viewer)
+    else { throw APIError.notFound("There is no such user.") }
+    return profile.redacted(keeping: Sharing.visibleFields(to: viewer, of: settings, at: environment.now()))
+  }
+
+  func searchUsers(viewer: UserID, _ text: String) async throws -> UserSearchResult {
+    let now = environment.now()
+    if let wait = await environment.searchLimiter.take(viewer.rawValue, cost: 1, now: now) {
+      throw APIError.rateLimited("Too many searches; try again in a minute.", retryAfterMilliseconds: wait)
+    }
+    let phone = try? PhoneNumber.normalize(text)
+    var results: [Profile] = []
+    for profile in try await store.searchProfiles(text: text, phone: phone, excluding: viewer, limit: 50) {
+      guard let settings = try await store.privacySettings(owner: profile.userID), !settings.isBlacklisted(viewer)
+      else { continue }
+      let visible = Sharing.visibleFields(to: viewer, of: settings, at: now)
+      // A name match must be on a name the viewer may see. A phone match is on a number the viewer already knows:
+      // it finds the person unless they hid their number from everybody (audience `nobody`).
+      let matchedPhone = phone != nil && profile.phone == phone && profile.audience(of: .phone) != .nobody
+      guard matchedPhone || visible.contains(.fullName) else { continue }
+      results.append(profile.redacted(keeping: visible))
+    }
+    return UserSearchResult(users: results)
+  }
+}

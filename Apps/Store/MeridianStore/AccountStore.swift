@@ -1,0 +1,39 @@
+import DomainKit
+import Foundation
+import GeoKit
+import MeridianAPI
+
+/// Accounts and sessions: credentials, bearer tokens (by their hash), one-time codes, and whether an operator
+/// disabled the account.
+public protocol AccountStore: Sendable {
+  // MARK: Accounts and credentials
+
+  /// Creates an account signing in with `credential` (and `passwordHash` for email), its empty profile, its
+  /// standard groups and default sharing state. Returns nil when the credential already belongs to an account.
+  func createAccount(id: UserID, credential: Credential, passwordHash: String?, now: Int64) async throws -> Account?
+  /// The account signing in with `credential` and its password hash (email accounts).
+  func account(for credential: Credential) async throws -> (account: Account, passwordHash: String?)?
+  /// An account by id.
+  func account(_ id: UserID) async throws -> Account?
+
+  // MARK: Tokens
+
+  /// Stores a token by its hash.
+  func insertToken(hash: String, userID: UserID, createdAt: Int64, expiresAt: Int64) async throws
+  /// The user of an unrevoked, unexpired token.
+  func user(forTokenHash hash: String, now: Int64) async throws -> UserID?
+  /// Revokes a token.
+  func revokeToken(hash: String) async throws
+
+  // MARK: One-time codes
+
+  /// Replaces any code for `phone` with a new one.
+  func replaceOTP(phone: String, codeHash: String, expiresAt: Int64, maxAttempts: Int, now: Int64) async throws
+  /// Checks a code and counts the attempt; a valid code is consumed.
+  func checkOTP(phone: String, codeHash: String, now: Int64) async throws -> OTPCheck
+
+  /// Whether the account exists and is disabled.
+  func isDisabled(_ user: UserID) async throws -> Bool
+  /// Revokes all but the newest `keep` unexpired tokens of `user`; returns how many it revoked.
+  func revokeTokens(of user: UserID, keepingNewest keep: Int, now: Int64) async throws -> Int
+}

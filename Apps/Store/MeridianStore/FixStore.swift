@@ -1,0 +1,70 @@
+import DomainKit
+import Foundation
+import GeoKit
+import MeridianAPI
+
+/// Devices and fixes: device registration and OsmAnd identifiers, the group-commit insert, the last location,
+/// history pages, deletion, clusters and the runs of fixes near a place.
+public protocol FixStore: Sendable {
+  // MARK: Devices and fixes
+
+  /// The account `device` is registered to, if any.
+  func deviceOwner(_ device: DeviceID) async throws -> UserID?
+  /// Stores several requests' fixes in one durable transaction (group commit) and calls `completion` with one
+  /// receipt per batch, in order, once it committed, or with the error (nothing was stored). A fix whose device and
+  /// timestamp are already stored counts as a duplicate.
+  ///
+  /// Returns at once. ``FixWriter`` starts its next commit from `completion`, so a store should call it from its
+  /// own writer thread: the SQLite store does, with no hop through Swift concurrency's thread pool, which is where
+  /// a commit would otherwise wait behind the requests it serves.
+  func insertFixes(
+    _ batches: [FixInsertBatch], now: Int64,
+    completion: @escaping @Sendable (Result<[FixReceipt], any Error>) -> Void)
+  /// The newest fix of any of the user's devices dated no later than `notAfter` (a fix dated in the future is
+  /// never anyone's last location).
+  func lastFix(owner: UserID, notAfter: Int64) async throws -> LocationFix?
+  /// The user's fixes matching `filter`, newest first, older than `before` (timestamp, rowid) when given.
+  func history(owner: UserID, filter: HistoryFilter, limit: Int, before: HistoryCursor?) async throws
+    -> [(fix: LocationFix, cursor: HistoryCursor)]
+  /// Deletes the user's fixes matching `filter`; returns how many.
+  func deleteHistory(owner: UserID, filter: HistoryFilter) async throws -> Int
+  /// Count and centroid per geohash cell of `precision` characters.
+  func clusters(owner: UserID, filter: HistoryFilter, precision: Int, box: ClusterBox?) async throws
+    -> [HistoryCluster]
+  /// The owner's fixes within `radius` metres of `center` with timestamps in `from...to`, oldest first, split into
+  /// runs of fixes that follow one another in the owner's whole history (so visit detection sees no false stays).
+  func fixRuns(owner: UserID, near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws
+    -> [[LocationFix]]
+
+  /// The owner's registered devices, oldest first.
+  func devices(owner: UserID) async throws -> [OwnedDevice]
+  /// Registers `device` for `owner` unless it is another account's, or the owner already has `maxDevices` devices
+  /// (nil: no limit).
+  func claimDevice(_ device: DeviceID, owner: UserID, now: Int64, maxDevices: Int?) async throws -> DeviceClaim
+
+  /// Makes `device` (registered for `owner` if new) accept OsmAnd reports carrying the identifier whose SHA-256 is
+  /// `identifierHash`, replacing the identifier it had. Returns the claim: only `.claimed` enabled it.
+  func enableOsmAnd(device: DeviceID, owner: UserID, identifierHash: String, now: Int64, maxDevices: Int?)
+    async throws -> DeviceClaim
+  /// Stops `device` of `owner` from accepting OsmAnd reports; returns whether it did.
+  func disableOsmAnd(device: DeviceID, owner: UserID) async throws -> Bool
+  /// The device and owner of the OsmAnd identifier whose SHA-256 is `identifierHash`, unless the owner is disabled.
+  func osmAndDevice(identifierHash: String) async throws -> (device: DeviceID, owner: UserID)?
+}
+
+extension FixStore {
+  /// Registers `device` for `owner` if new, without a device quota; false when it belongs to someone else.
+  public func claimDevice(_ device: DeviceID, owner: UserID, now: Int64) async throws -> Bool {
+    try await claimDevice(device, owner: owner, now: now, maxDevices: nil) == .claimed
+  }
+}
+
+/// What claiming a device for an account found.
+public enum DeviceClaim: Sendable, Hashable {
+  /// The device is the account's (registered now or before).
+  case claimed
+  /// The device is registered to another account.
+  case otherOwner
+  /// The device is new and the account already has as many devices as it may.
+  case quotaExceeded(limit: Int)
+}

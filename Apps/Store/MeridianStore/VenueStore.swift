@@ -1,0 +1,31 @@
+import DomainKit
+import Foundation
+import GeoKit
+import MeridianAPI
+
+/// Venues and their promotions: radius queries, offers and redemptions.
+public protocol VenueStore: Sendable {
+  // MARK: Venues and promotions
+
+  /// Inserts venues or updates them by id (with their ratings); their geohash columns are computed here.
+  func upsertVenues(_ venues: [VenueRecord]) async throws
+  /// One venue, its name and description in `language` (else English, else the base value).
+  func venue(_ id: PlaceID, language: String?) async throws -> Venue?
+  /// The venues within `query.radius` metres of `query.center`, each with its distance, sorted and paged by
+  /// DomainKit's `PlaceDirectory` rules.
+  func nearbyVenues(_ query: VenueQuery) async throws -> Page<Venue>
+  /// Inserts a promotion of a stored venue, or replaces the one with its id.
+  func insertPromotion(_ promotion: Promotion) async throws
+  /// Every stored promotion of a venue (running or not), by id.
+  func promotions(venue: PlaceID) async throws -> [Promotion]
+  /// One promotion.
+  func promotion(_ id: PromotionID) async throws -> Promotion?
+  /// Records that `promotions` were offered to `viewer` at `time`.
+  func recordOffers(_ promotions: [PromotionID], to viewer: UserID, at time: Int64) async throws
+  /// Whether `promotion` was ever offered to `user`.
+  func wasOffered(_ promotion: PromotionID, to user: UserID) async throws -> Bool
+  /// Redeems `promotion` for `user` at `time` if it was offered to them and they haven't redeemed it yet.
+  func redeem(_ promotion: PromotionID, by user: UserID, at time: Int64) async throws -> RedemptionOutcome
+  /// Offers and redemptions of each of a venue's promotions, by promotion id.
+  func promotionActivity(venue: PlaceID) async throws -> [PromotionActivity]
+}
