@@ -1,5 +1,6 @@
 // geokit-bench: prints `<name> <value> ns/op` per benchmark (best of several rounds), then a checksum that keeps
 // the optimizer from discarding the work. Run with `swift run -c release --package-path Packages/GeoKit geokit-bench`.
+import CGeohash
 import GeoKit
 
 /// Inputs are random (the figures don't depend on the seed); the generator is the standard library's.
@@ -24,7 +25,8 @@ var checksum: UInt64 = 0
 
 /// Times `body` over `operations` operations, `rounds` times, and prints the best per-operation time (the best of
 /// many short rounds filters out the noise of a shared machine).
-@MainActor func measure(_ name: String, operations: Int, rounds: Int = 30, _ body: () -> UInt64) {
+@discardableResult
+@MainActor func measure(_ name: String, operations: Int, rounds: Int = 30, _ body: () -> UInt64) -> Double {
   var best = Double.infinity
   for _ in 0..<rounds {
     let start = ContinuousClock.now
@@ -33,9 +35,11 @@ var checksum: UInt64 = 0
     let nanoseconds = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
     best = min(best, nanoseconds / Double(operations))
   }
-  let rounded = (best * 100).rounded() / 100
-  print("\(name) \(rounded) ns/op")
+  print("\(name) \(rounded(best)) ns/op")
+  return best
 }
+
+func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
 
 /// Sinks for encoded geohashes. Encoding is inlined into the loops, so without a call the optimizer would spell only
 /// the characters a loop reads (or none, since a 12-character string's length is known).
@@ -43,16 +47,16 @@ var checksum: UInt64 = 0
 @inline(never) func consume(_ text: GeohashText) -> UInt64 { text.withUTF8 { UInt64($0[0] ^ $0[$0.count - 1]) } }
 
 let repeats = 16
-measure("geohash.encode.int", operations: count * repeats) {
+let int = measure("geohash.encode.int", operations: count * repeats) {
   var sum: UInt64 = 0
   for _ in 0..<repeats {
     for point in points { sum &+= (try? GeohashCell(point, bits: 64))?.value ?? 0 }
   }
   return sum
 }
-measure("geohash.encode.string", operations: count * 16) {
+let string = measure("geohash.encode.string", operations: count * repeats) {
   var sum: UInt64 = 0
-  for _ in 0..<16 {
+  for _ in 0..<repeats {
     for point in points {
       guard let hash = try? Geohash.encode(point, precision: 12) else { continue }
       sum &+= consume(hash)
@@ -60,9 +64,9 @@ measure("geohash.encode.string", operations: count * 16) {
   }
   return sum
 }
-measure("geohash.encode.text", operations: count * 16) {
+let text = measure("geohash.encode.text", operations: count * repeats) {
   var sum: UInt64 = 0
-  for _ in 0..<16 {
+  for _ in 0..<repeats {
     for point in points {
       guard let text = try? Geohash.encodeText(point, precision: 12) else { continue }
       sum &+= consume(text)
@@ -70,6 +74,29 @@ measure("geohash.encode.text", operations: count * 16) {
   }
   return sum
 }
+// The same encoders in plain C (Sources/CGeohash), measured in this run: the yardstick of the three above.
+let cInt = measure("c.geohash.encode.int", operations: count * repeats) {
+  var sum: UInt64 = 0
+  for _ in 0..<repeats {
+    for point in points { sum &+= cgeohash_encode_uint64(point.latitude, point.longitude) }
+  }
+  return sum
+}
+let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: 16)
+let cString = measure("c.geohash.encode.string", operations: count * repeats) {
+  var sum: UInt64 = 0
+  for _ in 0..<repeats {
+    for point in points {
+      cgeohash_encode(point.latitude, point.longitude, 12, buffer)
+      sum &+= UInt64(UInt8(bitPattern: buffer[0] ^ buffer[11]))
+    }
+  }
+  return sum
+}
+buffer.deallocate()
+print("geohash.encode.int_over_c \(rounded(int / cInt)) x")
+print("geohash.encode.string_over_c \(rounded(string / cString)) x")
+print("geohash.encode.text_over_c \(rounded(text / cString)) x")
 measure("geohash.decode", operations: count * 16) {
   var sum: UInt64 = 0
   for _ in 0..<16 {
