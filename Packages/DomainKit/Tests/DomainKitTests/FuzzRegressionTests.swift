@@ -33,6 +33,18 @@ import Testing
     #expect(gpxError(Array(pi.utf8)) == nil)
   }
 
+  /// libxml2 2.9.14 crashed (SIGSEGV in xmlSwitchToEncoding) switching to UCS-4 or EBCDIC; the reader now decides
+  /// the encoding itself and refuses those (found by `Tools/fuzz/run gpx`, minimized to 4 bytes).
+  @Test func gpxEncodingsThatCrashedLibxml2AreRefused() {
+    #expect(gpxError([0x3C, 0x00, 0x00, 0x00])?.field == "encoding")
+    #expect(gpxError([0x00, 0x00, 0x00, 0x3C])?.field == "encoding")
+    #expect(gpxError([0x4C, 0x6F, 0xA7, 0x94, 0x40])?.message.contains("EBCDIC") == true)
+    let ebcdic = "<?xml version='1.0' encoding='EBCDIC-US'?>\n<gpx/>"
+    #expect(gpxError(Array(ebcdic.utf8))?.message.hasPrefix("the encoding 'EBCDIC-US' is not supported") == true)
+    let utf7 = "<?xml version='1.0' encoding='UTF-7' standalone='yes' ?>\n<gpx version=\"1.1\"/>"
+    #expect(gpxError(Array(utf7.utf8))?.line == 1)
+  }
+
   @Test func gpxDTDEntitiesAreNeverExpandedNorLoaded() {
     let laughs = """
       <?xml version="1.0"?>

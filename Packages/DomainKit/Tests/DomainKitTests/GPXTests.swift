@@ -180,6 +180,24 @@ import Testing
     #expect(throws: FormatError.self) { try GPX.read(data: Data(badElevation.utf8)) }
   }
 
+  @Test func readsLatin1AndWindows1252AndRefusesOtherEncodings() throws {
+    func document(_ encoding: String, name: [UInt8]) -> Data {
+      Data(
+        Array("<?xml version=\"1.0\" encoding=\"\(encoding)\"?>\n<gpx><wpt lat=\"1\" lon=\"2\"><name>".utf8) + name
+          + Array("</name><time>2024-01-01T00:00:00Z</time></wpt></gpx>".utf8))
+    }
+    let latin1 = try GPX.read(data: document("ISO-8859-1", name: [0x4B, 0xF6, 0x6C, 0x6E]))  // Köln
+    #expect(latin1.first?.kind == .waypoint(name: "Köln"))
+    let windows = try GPX.read(data: document("windows-1252", name: [0x80, 0x20, 0x93, 0x41, 0x94]))
+    #expect(windows.first?.kind == .waypoint(name: "€ “A”"))
+    let utf8 = try GPX.read(data: Data([0xEF, 0xBB, 0xBF]) + document("UTF-8", name: Array("Київ".utf8)))
+    #expect(utf8.first?.kind == .waypoint(name: "Київ"))
+    let error = #expect(throws: FormatError.self) { try GPX.read(data: document("KOI8-R", name: [0xEB])) }
+    #expect(error?.field == "encoding" && error?.line == 1)
+    let utf16 = Data([0xFF, 0xFE]) + Data("<gpx/>".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+    #expect(throws: FormatError.self) { try GPX.read(data: utf16) }
+  }
+
   /// Any chunking of the input gives the same points, skips and errors as the whole document at once.
   @Test(arguments: [1, 2, 3, 7, 64, 1000])
   func chunksDoNotMatter(size: Int) throws {

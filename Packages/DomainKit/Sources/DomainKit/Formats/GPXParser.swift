@@ -3,16 +3,26 @@ import Foundation
 
 /// The GPX reader behind ``GPX``: a libxml2 push parser (SAX2) fed chunks of bytes. libxml2 reports every
 /// well-formedness error (bad UTF-8, a bad name, a truncated document, …) as an error value instead of trapping;
-/// the first error, ours or libxml2's, stops the parse and is thrown as a ``FormatError`` naming the line.
+/// the first error, ours or libxml2's, stops the parse and is thrown as a ``FormatError`` naming the line. It only
+/// ever sees UTF-8: ``XMLInputEncoding`` decides the encoding first.
 ///
 /// The SAX handler sets only the element, text and error callbacks: without `getEntity` and `entityDecl`, entities
 /// declared in a DTD are never expanded (a reference to one is an error) and no external resource is loaded.
 final class GPXParser {
   private let state: GPXParserState
   private var context: xmlParserCtxtPtr?
+  private var input = XMLInputEncoding(format: .gpx)
   private var finished = false
 
   private static let initialized: Void = xmlInitParser()
+
+  /// Receives libxml2's errors: those of the parser context, and those raised without one (a failed encoding
+  /// conversion), which would otherwise be printed on standard error.
+  private static let errorHandler: xmlStructuredErrorFunc = { user, error in
+    guard let user, let error else { return }
+    GPXParserState.from(user).libraryError(
+      level: error.pointee.level, line: Int(error.pointee.line), message: error.pointee.message)
+  }
 
   init(
     deviceID: DeviceID?, kind: FixKind, skipped: @escaping (GPXSkippedPoint) -> Void,
@@ -32,14 +42,11 @@ final class GPXParser {
       GPXParserState.from(user).characters(bytes, count: Int(count))
     }
     handler.cdataBlock = handler.characters
-    handler.serror = { user, error in
-      guard let user, let error else { return }
-      GPXParserState.from(user).libraryError(
-        level: error.pointee.level, line: Int(error.pointee.line), message: error.pointee.message)
-    }
+    handler.serror = Self.errorHandler
     context = xmlCreatePushParserCtxt(&handler, Unmanaged.passUnretained(state).toOpaque(), nil, 0, nil)
     if let context {
-      _ = xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue))
+      let options = XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_IGNORE_ENC.rawValue
+      _ = xmlCtxtUseOptions(context, Int32(options))
       state.context = context
     }
   }
@@ -50,14 +57,18 @@ final class GPXParser {
 
   /// Parses the next chunk of the document.
   func feed(_ bytes: Data) throws {
-    try bytes.withUnsafeBytes { try parse($0, terminate: false) }
+    try bytes.withUnsafeBytes { bytes in
+      try input.feed(bytes, final: false) { try parse($0, terminate: false) }
+    }
   }
 
   /// Ends the document; throws when it is not a complete GPX document.
   func finish() throws {
     guard !finished else { return }
     finished = true
-    try parse(UnsafeRawBufferPointer(start: nil, count: 0), terminate: true)
+    let end = UnsafeRawBufferPointer(start: nil, count: 0)
+    try input.feed(end, final: true) { try parse($0, terminate: false) }
+    try parse(end, terminate: true)
     guard state.sawRoot else { throw FormatError(.gpx, "no <gpx> root element") }
     guard state.rootClosed else {
       throw FormatError(.gpx, line: state.line, "the document ends before </gpx> (truncated file?)")
@@ -67,6 +78,10 @@ final class GPXParser {
   private func parse(_ bytes: UnsafeRawBufferPointer, terminate: Bool) throws {
     guard let context else { throw FormatError(.gpx, "cannot create an XML parser (out of memory?)") }
     if let error = state.error { throw error }
+    // Errors raised without a parser context go to this thread's structured handler: ours while we parse.
+    let previous = (handler: __xmlStructuredError().pointee, context: __xmlStructuredErrorContext().pointee)
+    xmlSetStructuredErrorFunc(Unmanaged.passUnretained(state).toOpaque(), Self.errorHandler)
+    defer { xmlSetStructuredErrorFunc(previous.context, previous.handler) }
     // xmlParseChunk takes an Int32 size: larger buffers go in slices.
     var offset = 0
     repeat {
