@@ -140,6 +140,26 @@ let package = Package(
       name: "meridian-server-bench", dependencies: ["MeridianBenchmarks"], path: "Apps/Server/meridian-server-bench"),
     // Tests: running the built executables
     .target(name: "MeridianTestSupport", path: "Tests/MeridianTestSupport"),
+    // Tests: the store engines and the fixtures every engine's tests share
+    .target(
+      name: "MeridianStoreTesting",
+      dependencies: [
+        "MeridianStore", "MeridianStoreSQLite",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "DomainKitTesting", package: "DomainKit"),
+        .product(name: "GeoKit", package: "GeoKit"),
+      ],
+      path: "Tests/MeridianStoreTesting"),
+    // Tests: the contract every store engine passes
+    .testTarget(
+      name: "MeridianStoreContractTests",
+      dependencies: [
+        "MeridianStore", "MeridianStoreTesting", "MeridianAPI",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "DomainKitTesting", package: "DomainKit"),
+        .product(name: "GeoKit", package: "GeoKit"),
+      ],
+      path: "Tests/MeridianStoreContractTests"),
     .testTarget(
       name: "MeridianServerTests",
       dependencies: [
@@ -158,7 +178,7 @@ let package = Package(
       name: "MeridianServerIntegrationTests",
       dependencies: [
         "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI", "MeridianTracker",
-        "MeridianTestSupport",
+        "MeridianTestSupport", "MeridianStoreTesting",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "DomainKit", package: "DomainKit"),

@@ -235,32 +235,6 @@ struct PhoneAppIngestTests {
     }
   }
 
-  @Test func sharingCandidatesAreGroupOwnersAndDirectGrantsButNotBlacklists() async throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("candidates-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let store = try SQLiteStore.open(at: directory.appendingPathComponent("db.sqlite").path)
-    let ids: [UserID] = ["viewer", "family-owner", "granter", "blacklister", "stranger", "old-granter"]
-    for id in ids {
-      _ = try await store.createAccount(id: id, credential: .email("\(id)@example.com"), passwordHash: nil, now: 0)
-    }
-    func addViewer(to kind: GroupKind, of owner: UserID) async throws {
-      var group = try #require(try await store.groups(owner: owner).first { $0.kind == kind })
-      try group.add("viewer")
-      try await store.saveGroup(group)
-    }
-    try await addViewer(to: .family, of: "family-owner")
-    try await addViewer(to: .blacklist, of: "blacklister")
-    try await store.saveSharing(SharingState(viewerGrants: ["viewer": nil]), owner: "granter")
-    // An expired grant still makes a candidate; Sharing.canSee is what decides.
-    try await store.saveSharing(SharingState(viewerGrants: ["viewer": 1, "stranger": nil]), owner: "old-granter")
-    #expect(try await store.sharingCandidates(viewer: "viewer") == ["family-owner", "granter", "old-granter"])
-    #expect(try await store.sharingCandidates(viewer: "stranger") == ["old-granter"])
-    #expect(try await store.sharingCandidates(viewer: "family-owner").isEmpty)
-    #expect(try await store.deviceOwner("nope") == nil)
-    #expect(try await store.claimDevice("viewer-phone", owner: "viewer", now: 0))
-    #expect(try await store.deviceOwner("viewer-phone") == "viewer")
-  }
-
   @Test func duplicatePublishStoresOnceAndMalformedInputLosesNothing() async throws {
     try await TestServer.with { server in
       let (_, anna) = try await server.signUp("anna")

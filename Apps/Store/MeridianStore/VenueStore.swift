@@ -5,6 +5,9 @@ import MeridianAPI
 
 /// Venues and their promotions: radius queries, offers and redemptions.
 public protocol VenueStore: Sendable {
+  /// The venues within `radius` metres of `center` (optionally only of `type`), in no particular order, each with
+  /// its exact haversine distance.
+  func venues(within radius: Double, of center: Coordinate, type: String?) async throws -> [VenueMatch]
   // MARK: Venues and promotions
 
   /// Inserts venues or updates them by id (with their ratings); their geohash columns are computed here.
@@ -28,4 +31,27 @@ public protocol VenueStore: Sendable {
   func redeem(_ promotion: PromotionID, by user: UserID, at time: Int64) async throws -> RedemptionOutcome
   /// Offers and redemptions of each of a venue's promotions, by promotion id.
   func promotionActivity(venue: PlaceID) async throws -> [PromotionActivity]
+}
+
+/// A venue found by a radius query: what an engine's spatial index holds, plus the exact distance.
+public struct VenueMatch: Sendable, Hashable {
+  /// A match.
+  public init(row: Int64, id: PlaceID, type: String?, rating: RatingAggregate, distance: Double) {
+    self.row = row
+    self.id = id
+    self.type = type
+    self.rating = rating
+    self.distance = distance
+  }
+
+  /// The venue's row (to read the whole row later).
+  public var row: Int64
+  /// The venue.
+  public var id: PlaceID
+  /// Its type.
+  public var type: String?
+  /// Its rating.
+  public var rating: RatingAggregate
+  /// Haversine distance from the query point, metres.
+  public var distance: Double
 }

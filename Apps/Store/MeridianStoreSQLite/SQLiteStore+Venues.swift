@@ -6,20 +6,6 @@ import MeridianAPI
 import MeridianStore
 import PersistenceKit
 
-/// A venue found by a radius query: what the covering index `venues_geokey` holds, plus the exact distance.
-public struct VenueMatch: Sendable, Hashable {
-  /// The venue's row (to read the whole row later).
-  public var row: Int64
-  /// The venue.
-  public var id: PlaceID
-  /// Its type.
-  public var type: String?
-  /// Its rating.
-  public var rating: RatingAggregate
-  /// Haversine distance from the query point, metres.
-  public var distance: Double
-}
-
 extension SQLiteStore {
   /// Cells of the covering of a radius query: more cells fit the circle better (fewer rows filtered out by the
   /// exact distance) but cost one index range each; merged neighbours scan as one range.

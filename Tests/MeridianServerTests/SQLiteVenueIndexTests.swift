@@ -1,0 +1,26 @@
+import Foundation
+import GRDB
+import MeridianStoreSQLite
+import Testing
+
+/// The SQLite engine's radius query reads the covering index alone (an engine detail, outside the contract suite).
+@Suite struct SQLiteVenueIndexTests {
+  @Test func radiusQueryReadsOnlyTheCoveringIndex() async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("venues-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    do {
+      let store = try SQLiteStore.open(at: directory.appendingPathComponent("venues.sqlite").path)
+      let plan = try await store.database.read { db in
+        try Row.fetchAll(
+          db,
+          sql: """
+            EXPLAIN QUERY PLAN SELECT rowid, id, latitude, longitude, venue_type, rating_sum, rating_count
+            FROM venues INDEXED BY venues_geokey
+            WHERE geokey BETWEEN 1 AND 2 AND latitude BETWEEN 0 AND 1 AND venue_type = 'cafe'
+            """
+        ).map { $0["detail"] as String }
+      }
+      #expect(plan.contains { $0.contains("USING COVERING INDEX venues_geokey (geokey>? AND geokey<?)") }, "\(plan)")
+    }
+  }
+}

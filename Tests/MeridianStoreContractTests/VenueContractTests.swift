@@ -1,0 +1,146 @@
+import DomainKit
+import DomainKitTesting
+import Foundation
+import GeoKit
+import MeridianAPI
+import MeridianStore
+import MeridianStoreTesting
+import Testing
+
+@Suite("Store contract: venues and promotions")
+struct VenueContractTests {
+  @Test(arguments: StoreEngine.all)
+  func radiusQueriesMatchABruteForceHaversineScan(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      var random = SplitMix64(seed: 7)
+      // Kyiv, about 11 × 11 km, and a strip across the antimeridian.
+      let kyiv = try randomVenues(
+        count: 3000, prefix: "kyiv", latitudes: 50.40...50.50, longitudes: 30.44...30.60, random: &random)
+      let pacific =
+        try randomVenues(
+          count: 200, prefix: "east", latitudes: -16.02...(-15.98), longitudes: 179.97...179.9999, random: &random)
+        + randomVenues(
+          count: 200, prefix: "west", latitudes: -16.02...(-15.98), longitudes: -180...(-179.97), random: &random)
+      let all = kyiv + pacific
+      try await store.upsertVenues(all)
+
+      var centres: [(Coordinate, Double, String?)] = []
+      for index in 0..<40 {
+        let centre = try Coordinate(
+          latitude: Double.random(in: 50.39...50.51, using: &random),
+          longitude: Double.random(in: 30.43...30.61, using: &random))
+        let type: String? = index % 4 == 0 ? "cafe" : nil
+        centres.append((centre, Double.random(in: 30...3000, using: &random), type))
+      }
+      for _ in 0..<10 {
+        let centre = try Coordinate(
+          latitude: Double.random(in: -16.01...(-15.99), using: &random),
+          longitude: Double.random(in: -180...(-179.99), using: &random) + (Bool.random(using: &random) ? 360 : 0))
+        centres.append((centre, Double.random(in: 100...2500, using: &random), nil))
+      }
+      centres.append((try Coordinate(latitude: 50.45, longitude: 30.52), 1000, nil))
+      centres.append((try Coordinate(latitude: 0, longitude: 0), 1000, nil))  // nothing there
+
+      var nonEmpty = 0
+      for (centre, radius, type) in centres {
+        let expected = Dictionary(
+          uniqueKeysWithValues: all.compactMap { record -> (PlaceID, Double)? in
+            let distance = centre.haversineDistance(to: record.location)
+            guard distance <= radius, type == nil || record.place.venueType == type else { return nil }
+            return (record.place.id, distance)
+          })
+        let found = try await store.venues(within: radius, of: centre, type: type)
+        #expect(found.count == expected.count, "\(centre) r=\(radius)")
+        #expect(Set(found.map(\.id)) == Set(expected.keys), "\(centre) r=\(radius)")
+        for match in found {
+          #expect(abs(match.distance - (expected[match.id] ?? .infinity)) < 1e-6)
+        }
+        if !expected.isEmpty { nonEmpty += 1 }
+      }
+      #expect(nonEmpty >= 40)
+    }
+  }
+
+  @Test(arguments: StoreEngine.all, PlaceDirectory.SortOrder.allCases)
+  func pagesFollowTheDirectorySortOrder(_ engine: StoreEngine, _ order: PlaceDirectory.SortOrder) async throws {
+    try await engine.with { store in
+      var random = SplitMix64(seed: 11)
+      let all = try randomVenues(
+        count: 2000, prefix: "v", latitudes: 50.43...50.47, longitudes: 30.49...30.55, random: &random)
+      try await store.upsertVenues(all)
+      let centre = try Coordinate(latitude: 50.45, longitude: 30.52)
+      let entries = all.compactMap { record -> PlaceDirectory.Entry? in
+        let distance = centre.haversineDistance(to: record.location)
+        guard distance <= 1500 else { return nil }
+        return PlaceDirectory.Entry(place: record.place, rating: record.rating, distance: distance)
+      }
+      let expected = PlaceDirectory.sorted(entries, by: order)
+      var seen: [Venue] = []
+      var page = 1
+      while true {
+        let result = try await store.nearbyVenues(
+          VenueQuery(center: centre, radius: 1500, sort: order, page: PageRequest(page: page, pageSize: 100)))
+        #expect(result.total == expected.count)
+        seen += result.items
+        guard result.hasMore else { break }
+        page += 1
+      }
+      #expect(seen.map(\.id) == expected.map(\.place.id))
+      #expect(seen.map(\.distance) == expected.map(\.distance))
+      #expect(seen.map(\.rating) == expected.map(\.rating))
+      #expect(seen.allSatisfy { $0.name.hasPrefix("Venue ") })
+    }
+  }
+
+  @Test(arguments: StoreEngine.all)
+  func localizedNamesUpdatesAndPromotions(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      let location = try Coordinate(latitude: 50.45, longitude: 30.52)
+      var place = try Place(
+        id: "lviv-croissants", kind: .venue,
+        name: LocalizedText(["en": "Lviv Croissants", "uk": "Львівські круасани", "ru": "Львовские круассаны"]),
+        description: LocalizedText(["en": "Bakery", "uk": "Пекарня"]), location: location, venueType: "cafe",
+        timeZone: "Europe/Kyiv")
+      try await store.upsertVenues([try VenueRecord(place: place, rating: RatingAggregate(sum: 9, count: 2))])
+
+      let english = try #require(try await store.venue("lviv-croissants", language: nil))
+      #expect(english.name == "Lviv Croissants")
+      #expect(english.description == "Bakery")
+      #expect(
+        english.names
+          == LocalizedText(["en": "Lviv Croissants", "uk": "Львівські круасани", "ru": "Львовские круассаны"]))
+      #expect(english.rating == RatingAggregate(sum: 9, count: 2))
+      #expect(english.timeZone == "Europe/Kyiv")
+      #expect(english.location == location)
+      let ukrainian = try #require(try await store.venue("lviv-croissants", language: "uk-UA"))
+      #expect(ukrainian.name == "Львівські круасани")
+      #expect(ukrainian.description == "Пекарня")
+      let russian = try #require(try await store.venue("lviv-croissants", language: "ru"))
+      #expect(russian.name == "Львовские круассаны")
+      #expect(russian.description == "Bakery")  // no Russian description: English
+      #expect(try await store.venue("lviv-croissants", language: "de")?.name == "Lviv Croissants")
+      #expect(try await store.venue("nowhere", language: nil) == nil)
+
+      // An update by id replaces the values and keeps the promotions.
+      let promotion = Promotion(
+        id: "coffee", venueID: "lviv-croissants", name: "Coffee", promoCode: "CAFE10",
+        oldPrice: Money(amount: 6000, currency: "UAH"), newPrice: Money(amount: 4500, currency: "UAH"),
+        audience: .special, validFrom: 1, validUntil: 2, window: try TimeOfDayWindow(start: 420, end: 660))
+      try await store.insertPromotion(promotion)
+      place.name.set("Croissants of Lviv", for: "en")
+      try await store.upsertVenues([try VenueRecord(place: place, rating: RatingAggregate(sum: 14, count: 3))])
+      let updated = try #require(try await store.venue("lviv-croissants", language: "en"))
+      #expect(updated.name == "Croissants of Lviv")
+      #expect(updated.rating == RatingAggregate(sum: 14, count: 3))
+      #expect(try await store.promotions(venue: "lviv-croissants") == [promotion])
+
+      await #expect(throws: VenueRecordError.unknownVenue("nowhere")) {
+        try await store.insertPromotion(
+          Promotion(id: "x", venueID: "nowhere", name: "x", promoCode: "x"))
+      }
+      #expect(throws: VenueRecordError.missingLocation("no-location")) {
+        try VenueRecord(place: try Place(id: "no-location", kind: .venue, name: LocalizedText(["en": "?"])))
+      }
+    }
+  }
+}
