@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
   name: "NetworkingKit",
-  platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
+  // Mutex (Synchronization) needs these.
+  platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
   products: [
     .library(name: "NetworkingKit", targets: ["NetworkingKit"]),
     .library(name: "NetworkingKitAsyncHTTPClient", targets: ["NetworkingKitAsyncHTTPClient"]),

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Supplies bearer tokens and refreshes them when the server rejects one.
 public protocol CredentialsProvider: Sendable {
   /// The current token, or `nil` when signed out.
@@ -14,7 +16,7 @@ public protocol CredentialsProvider: Sendable {
 /// Reading the token takes a lock, not a hop onto the actor: every authenticated request reads it, and a hop there
 /// and back costs each request two task switches. Refreshes stay on the actor, which makes them single-flight.
 public actor BearerTokenCredentials: CredentialsProvider {
-  private let storedToken: Locked<String?>
+  private let storedToken: Mutex<String?>
   private var inFlight: (rejected: String, task: Task<String?, any Error>)?
   /// The rejected token whose refresh last completed; a late failure carrying it gets the current token (even `nil`,
   /// signed out) rather than a second refresh.
@@ -26,7 +28,7 @@ public actor BearerTokenCredentials: CredentialsProvider {
 
   /// Creates a provider with an initial token (or `nil`) and the function that obtains a new one.
   public init(token: String?, refresh: @escaping @Sendable (_ rejectedToken: String) async throws -> String?) {
-    storedToken = Locked(token)
+    storedToken = Mutex(token)
     self.refresh = refresh
   }
 

@@ -1,4 +1,4 @@
-import Foundation
+import Synchronization
 
 /// The sizes of a retry budget, after the AWS SDKs' standard retry mode.
 public struct RetryBudgetConfiguration: Sendable, Hashable {
@@ -31,12 +31,12 @@ public struct RetryBudgetConfiguration: Sendable, Hashable {
 public final class RetryBudget: Sendable {
   /// The sizes.
   public let configuration: RetryBudgetConfiguration
-  private let state: Locked<Int>
+  private let state: Mutex<Int>
 
   /// Creates a full bucket.
   public init(configuration: RetryBudgetConfiguration = .standard) {
     self.configuration = configuration
-    self.state = Locked(configuration.capacity)
+    self.state = Mutex(configuration.capacity)
   }
 
   /// The tokens left.
@@ -63,7 +63,7 @@ public final class RetryBudget: Sendable {
 public final class RetryBudgets: Sendable {
   /// The sizes of every host's bucket.
   public let configuration: RetryBudgetConfiguration
-  private let budgets = Locked<[String: RetryBudget]>([:])
+  private let budgets = Mutex<[String: RetryBudget]>([:])
 
   /// The process-wide registry with the standard sizes, used by clients unless configured otherwise.
   public static let shared = RetryBudgets()
@@ -81,21 +81,5 @@ public final class RetryBudgets: Sendable {
       budgets[host] = budget
       return budget
     }
-  }
-}
-
-/// A value behind a lock (`Mutex` needs macOS 15; the package supports macOS 14).
-package final class Locked<Value>: @unchecked Sendable {
-  private var value: Value
-  private let lock = NSLock()
-
-  /// Wraps `value`.
-  package init(_ value: Value) { self.value = value }
-
-  /// Runs `body` with the value while holding the lock.
-  package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-    lock.lock()
-    defer { lock.unlock() }
-    return try body(&value)
   }
 }

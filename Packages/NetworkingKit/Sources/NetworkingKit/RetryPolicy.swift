@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Synchronization
 
 /// When and how long to wait before sending a failed request again.
 ///
@@ -85,38 +86,23 @@ public enum RetryAfter {
     if let seconds = Int(trimmed) {
       return seconds >= 0 ? .seconds(seconds) : nil
     }
-    for format in formats {
-      if let date = format.date(from: trimmed) {
-        return .seconds(max(0, date.timeIntervalSince(now).rounded(.up)))
-      }
-    }
-    return nil
+    let date = formatters.withLock { formatters in formatters.lazy.compactMap { $0.date(from: trimmed) }.first }
+    return date.map { .seconds(max(0, $0.timeIntervalSince(now).rounded(.up))) }
   }
 
-  private static let formats: [UncheckedDateFormatter] = [
-    "EEE, dd MMM yyyy HH:mm:ss zzz",  // IMF-fixdate
-    "EEEE, dd-MMM-yy HH:mm:ss zzz",  // RFC 850
-    "EEE MMM d HH:mm:ss yyyy",  // asctime
-  ].map(UncheckedDateFormatter.init)
-}
-
-/// A date formatter used only for parsing, behind a lock (DateFormatter's thread safety differs between platforms).
-private struct UncheckedDateFormatter: @unchecked Sendable {
-  let formatter: DateFormatter
-  let lock = NSLock()
-
-  init(_ format: String) {
-    formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "GMT")
-    formatter.dateFormat = format
-  }
-
-  func date(from string: String) -> Date? {
-    lock.lock()
-    defer { lock.unlock() }
-    return formatter.date(from: string)
-  }
+  /// Parsers of the three HTTP-date forms, behind a lock (DateFormatter's thread safety differs between platforms).
+  private static let formatters = Mutex(
+    [
+      "EEE, dd MMM yyyy HH:mm:ss zzz",  // IMF-fixdate
+      "EEEE, dd-MMM-yy HH:mm:ss zzz",  // RFC 850
+      "EEE MMM d HH:mm:ss yyyy",  // asctime
+    ].map { format in
+      let formatter = DateFormatter()
+      formatter.locale = Locale(identifier: "en_US_POSIX")
+      formatter.timeZone = TimeZone(identifier: "GMT")
+      formatter.dateFormat = format
+      return formatter
+    })
 }
 
 /// What happened in one attempt and what the client does next; emitted for every attempt, for logs and metrics.

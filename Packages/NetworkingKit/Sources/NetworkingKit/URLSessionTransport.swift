@@ -2,6 +2,7 @@
   import Foundation
   import HTTPTypes
   import HTTPTypesFoundation
+  import Synchronization
   #if canImport(FoundationNetworking)
     import FoundationNetworking
   #endif
@@ -161,26 +162,19 @@
     }
 
     /// Routes a session's task callbacks to the receiver registered for each task.
-    final class StreamingDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-      private let lock = NSLock()
-      private var receivers: [Int: StreamingReceiver] = [:]
+    final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendable {
+      private let receivers = Mutex<[Int: StreamingReceiver]>([:])
 
       func register(_ receiver: StreamingReceiver, for identifier: Int) {
-        lock.lock()
-        defer { lock.unlock() }
-        receivers[identifier] = receiver
+        receivers.withLock { $0[identifier] = receiver }
       }
 
       func remove(_ identifier: Int) {
-        lock.lock()
-        defer { lock.unlock() }
-        receivers[identifier] = nil
+        receivers.withLock { $0[identifier] = nil }
       }
 
       private func receiver(_ identifier: Int) -> StreamingReceiver? {
-        lock.lock()
-        defer { lock.unlock() }
-        return receivers[identifier]
+        receivers.withLock { $0[identifier] }
       }
 
       func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
@@ -194,25 +188,26 @@
     }
 
     /// One task's body, counted as it arrives, and the continuation waiting for it.
-    final class StreamingReceiver: @unchecked Sendable {
-      private let lock = NSLock()
+    final class StreamingReceiver: Sendable {
+      private struct State {
+        var data = Data()
+        var outcome: Result<(Data, URLResponse), any Error>?
+        var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
+      }
+
+      private let state = Mutex(State())
       private let limit: Int
-      private var data = Data()
-      private var outcome: Result<(Data, URLResponse), any Error>?
-      private var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
 
       init(limit: Int) { self.limit = limit }
 
       /// Stores the continuation; `false` (and the continuation resumed) when the outcome is already known, e.g.
       /// cancelled before the task started.
       func attach(_ continuation: CheckedContinuation<(Data, URLResponse), any Error>) -> Bool {
-        lock.lock()
-        guard let outcome else {
-          self.continuation = continuation
-          lock.unlock()
-          return true
+        let outcome = state.withLock { state in
+          if state.outcome == nil { state.continuation = continuation }
+          return state.outcome
         }
-        lock.unlock()
+        guard let outcome else { return true }
         continuation.resume(with: outcome)
         return false
       }
@@ -220,20 +215,18 @@
       /// Appends a chunk; `false` when the body passed the limit (the outcome is then ``ResponseTooLargeError``
       /// and the task must be cancelled).
       func append(_ chunk: Data) -> Bool {
-        lock.lock()
-        guard outcome == nil else {
-          lock.unlock()
-          return false
+        enum Verdict { case appended, settled, tooLarge }
+        let verdict: Verdict = state.withLock { state in
+          guard state.outcome == nil else { return .settled }
+          guard state.data.count + chunk.count <= limit else {
+            state.data = Data()
+            return .tooLarge
+          }
+          state.data.append(chunk)
+          return .appended
         }
-        guard data.count + chunk.count <= limit else {
-          data = Data()
-          lock.unlock()
-          finish(.failure(ResponseTooLargeError(limit: limit)))
-          return false
-        }
-        data.append(chunk)
-        lock.unlock()
-        return true
+        if verdict == .tooLarge { finish(.failure(ResponseTooLargeError(limit: limit))) }
+        return verdict == .appended
       }
 
       func complete(error: (any Error)?, response: URLResponse?) {
@@ -241,9 +234,7 @@
           finish(.failure(error))
           return
         }
-        lock.lock()
-        let body = data
-        lock.unlock()
+        let body = state.withLock { $0.data }
         guard let response else {
           finish(.failure(TransportError(.other, detail: "no response")))
           return
@@ -253,16 +244,13 @@
 
       /// Settles the outcome once; later calls are ignored.
       func finish(_ result: Result<(Data, URLResponse), any Error>) {
-        lock.lock()
-        guard outcome == nil else {
-          lock.unlock()
-          return
+        let continuation = state.withLock { state -> CheckedContinuation<(Data, URLResponse), any Error>? in
+          guard state.outcome == nil else { return nil }
+          state.outcome = result
+          state.data = Data()
+          defer { state.continuation = nil }
+          return state.continuation
         }
-        outcome = result
-        data = Data()
-        let continuation = self.continuation
-        self.continuation = nil
-        lock.unlock()
         continuation?.resume(with: result)
       }
     }

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 /// A real HTTP/1.1 server on a loopback port, for tests and benchmarks, that answers whatever its handler says —
 /// including on purpose wrong things: resets halfway through a body, slow answers, connections closed unanswered.
@@ -104,28 +105,28 @@ public final class MisbehavingServer: Sendable {
   }
 }
 
-final class RequestLog: @unchecked Sendable {
-  private let lock = NSLock()
-  private var requests: [MisbehavingServer.Request] = []
-  private var counts: [String: Int] = [:]
+final class RequestLog: Sendable {
+  private struct State {
+    var requests: [MisbehavingServer.Request] = []
+    var counts: [String: Int] = [:]
+  }
+
+  private let state = Mutex(State())
   private let recording: Bool
 
   init(recording: Bool) { self.recording = recording }
 
   func record(_ request: inout MisbehavingServer.Request) {
-    lock.lock()
-    defer { lock.unlock() }
     let path = request.path
-    request.index = counts[path, default: 0]
-    counts[path] = request.index + 1
-    if recording { requests.append(request) }
+    let recording = recording
+    state.withLock { state in
+      request.index = state.counts[path, default: 0]
+      state.counts[path] = request.index + 1
+      if recording { state.requests.append(request) }
+    }
   }
 
-  var all: [MisbehavingServer.Request] {
-    lock.lock()
-    defer { lock.unlock() }
-    return requests
-  }
+  var all: [MisbehavingServer.Request] { state.withLock { $0.requests } }
 }
 
 final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {

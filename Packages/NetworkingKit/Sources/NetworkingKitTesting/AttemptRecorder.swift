@@ -1,8 +1,9 @@
 import NetworkingKit
+import Synchronization
 
 /// Collects ``AttemptEvent``s; pass ``record(_:)`` as ``NetworkClient/Configuration/onAttempt``.
 public final class AttemptRecorder: Sendable {
-  private let storage = Locked<[AttemptEvent]>([])
+  private let storage = Mutex<[AttemptEvent]>([])
 
   /// Creates an empty recorder.
   public init() {}

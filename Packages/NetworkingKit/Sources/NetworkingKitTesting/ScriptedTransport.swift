@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import NetworkingKit
+import Synchronization
 
 /// An in-memory ``HTTPTransport`` that answers from a script and records every request, for unit tests.
 ///
@@ -53,13 +54,13 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
     var requests: [RecordedRequest] = []
   }
 
-  private let state: Locked<State>
+  private let state: Mutex<State>
   private let fallback: Step?
 
   /// Creates a transport that answers with `steps` in order, then with `fallback` (or a 599 failure) when they run
   /// out.
   public init(_ steps: [Step], then fallback: Step? = nil) {
-    self.state = Locked(State(steps: steps))
+    self.state = Mutex(State(steps: steps))
     self.fallback = fallback
   }
 

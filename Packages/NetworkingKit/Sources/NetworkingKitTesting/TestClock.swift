@@ -1,5 +1,6 @@
 import Foundation
 import NetworkingKit
+import Synchronization
 
 /// A clock for tests: time moves only when a test (or, in ``Mode/immediate`` mode, a sleep) moves it, and every sleep
 /// is recorded, so waits can be asserted exactly without waiting for them.
@@ -41,7 +42,7 @@ public final class TestClock: Clock, Sendable {
     var nextID: UInt64 = 0
   }
 
-  private let state = Locked(State())
+  private let state = Mutex(State())
   /// How sleeps behave.
   public let mode: Mode
 
@@ -104,21 +105,29 @@ public final class TestClock: Clock, Sendable {
 extension RandomSource {
   /// A reproducible source (SplitMix64) for tests.
   public static func seeded(_ seed: UInt64) -> RandomSource {
-    let state = Locked(seed)
-    return RandomSource {
-      let value = state.withLock { state -> UInt64 in
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-      }
-      return Double(value >> 11) / Double(1 << 53)
-    }
+    let generator = SplitMix64(seed: seed)
+    return RandomSource { Double(generator.next() >> 11) / Double(1 << 53) }
   }
 
   /// A source that always returns `value` (e.g. `0.5`), for asserting exact backoffs.
   public static func constant(_ value: Double) -> RandomSource {
     RandomSource { value }
+  }
+}
+
+/// SplitMix64 behind a lock, so that a seeded ``RandomSource`` can be shared by concurrent requests.
+private final class SplitMix64: Sendable {
+  private let state: Mutex<UInt64>
+
+  init(seed: UInt64) { state = Mutex(seed) }
+
+  func next() -> UInt64 {
+    state.withLock { state in
+      state &+= 0x9E37_79B9_7F4A_7C15
+      var z = state
+      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+      return z ^ (z >> 31)
+    }
   }
 }

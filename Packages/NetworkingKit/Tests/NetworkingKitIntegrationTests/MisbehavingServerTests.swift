@@ -4,6 +4,7 @@ import NetworkingKit
 import NetworkingKitAsyncHTTPClient
 import NetworkingKitTestSupport
 import NetworkingKitTesting
+import Synchronization
 import Testing
 
 typealias Profile = SampleProfile
@@ -341,20 +342,13 @@ extension URLSessionTransportTests {
 }
 
 /// Samples this process's resident memory (Linux `/proc/self/status`) every few milliseconds, keeping the peak.
-final class MemorySampler: @unchecked Sendable {
-  private let lock = NSLock()
-  private var maximum: Int?
+final class MemorySampler: Sendable {
+  private let maximum = Mutex<Int?>(nil)
 
-  var peak: Int? {
-    lock.lock()
-    defer { lock.unlock() }
-    return maximum
-  }
+  var peak: Int? { maximum.withLock { $0 } }
 
   private func record(_ resident: Int) {
-    lock.lock()
-    defer { lock.unlock() }
-    maximum = max(maximum ?? 0, resident)
+    maximum.withLock { $0 = max($0 ?? 0, resident) }
   }
 
   func run() async {

@@ -3,6 +3,7 @@ import HTTPTypes
 import Logging
 import NetworkingKit
 import NetworkingKitTesting
+import Synchronization
 import Testing
 
 @Suite struct RetryPolicyTests {
@@ -359,26 +360,19 @@ import Testing
   }
 }
 
-final class LogCapture: @unchecked Sendable {
+final class LogCapture: Sendable {
   struct Entry {
     var level: Logger.Level
     var metadata: [String: String]
   }
 
-  private let lock = NSLock()
-  private var storage: [Entry] = []
+  private let storage = Mutex<[Entry]>([])
 
   func append(_ entry: Entry) {
-    lock.lock()
-    storage.append(entry)
-    lock.unlock()
+    storage.withLock { $0.append(entry) }
   }
 
-  var entries: [Entry] {
-    lock.lock()
-    defer { lock.unlock() }
-    return storage
-  }
+  var entries: [Entry] { storage.withLock { $0 } }
 }
 
 struct CapturingLogHandler: LogHandler {
@@ -397,14 +391,13 @@ struct CapturingLogHandler: LogHandler {
   }
 }
 
-final class AttemptCounter: @unchecked Sendable {
-  private let lock = NSLock()
-  private var count = 0
+final class AttemptCounter: Sendable {
+  private let count = Mutex(0)
 
   func next() -> Int {
-    lock.lock()
-    defer { lock.unlock() }
-    count += 1
-    return count - 1
+    count.withLock { count in
+      defer { count += 1 }
+      return count
+    }
   }
 }
