@@ -27,7 +27,10 @@ public struct NetworkClient: Sendable {
     public var acceptsGzip = true
     /// The largest response body, after decompression (default 16 MiB).
     public var maxResponseBytes = 16 * 1024 * 1024
-    /// Envelope codes that mean "sign in again" even without status 401.
+    /// Error envelope codes that mean the bearer token was rejected, even without status 401: the client refreshes
+    /// the token and replays the request once, as for a 401, and reports ``NetworkingError/unauthorized(_:)`` if
+    /// that doesn't help. The default is the Meridian API's `token_invalid` and `token_expired`; set the codes your
+    /// API uses (or none).
     public var tokenErrorCodes: Set<String> = ["token_invalid", "token_expired"]
     /// The clock that times waits and the deadline; tests inject a test clock.
     public var clock: any Clock<Duration> = ContinuousClock()
@@ -159,7 +162,8 @@ public struct NetworkClient: Sendable {
         let code = response.head.status.code
         guard context.retryable, policy.retryableStatuses.contains(code) else {
           if response.head.status.kind == .successful { budget?.recordSuccess(retryCost: lastRetryCost) }
-          let decision: AttemptEvent.Decision = code == 401 && canRefresh ? .refreshCredentials : .finish
+          let decision: AttemptEvent.Decision =
+            canRefresh && rejectsToken(response, envelope: context.errorEnvelope) ? .refreshCredentials : .finish
           emit(request, context, attempt, .status(code), decision, started)
           return response
         }
@@ -277,10 +281,10 @@ public struct NetworkClient: Sendable {
     }
   }
 
-  /// The error a failure response stands for: unauthorized for 401 or a token code, else a server error.
+  /// The error a failure response stands for: unauthorized for 401 or one of ``Configuration/tokenErrorCodes``,
+  /// else a server error.
   func failure(_ response: TransportResponse, envelope: any ErrorEnvelope.Type) -> NetworkingError {
-    let body = (try? decodedBody(response)) ?? Data()
-    let decoded = body.isEmpty ? nil : try? JSONDecoder().decode(envelope, from: body)
+    let decoded = errorEnvelope(response, as: envelope)
     let error = ServerError(
       status: response.head.status, code: decoded?.code, message: decoded?.message,
       retryAfter: response.head.headerFields[.retryAfter].flatMap { RetryAfter.parse($0) })
@@ -289,6 +293,21 @@ public struct NetworkClient: Sendable {
       return .unauthorized(error)
     }
     return .server(error)
+  }
+
+  /// Whether a response rejects the bearer token: 401, or a failure whose envelope code is a token error code.
+  func rejectsToken(_ response: TransportResponse, envelope: any ErrorEnvelope.Type) -> Bool {
+    if response.head.status == .unauthorized { return true }
+    guard response.head.status.kind != .successful, !configuration.tokenErrorCodes.isEmpty,
+      let code = errorEnvelope(response, as: envelope)?.code
+    else { return false }
+    return configuration.tokenErrorCodes.contains(code)
+  }
+
+  private func errorEnvelope(_ response: TransportResponse, as envelope: any ErrorEnvelope.Type) -> (any ErrorEnvelope)?
+  {
+    let body = (try? decodedBody(response)) ?? Data()
+    return body.isEmpty ? nil : try? JSONDecoder().decode(envelope, from: body)
   }
 
   private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {

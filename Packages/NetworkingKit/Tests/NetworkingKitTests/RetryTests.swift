@@ -316,6 +316,30 @@ import Testing
     #expect(stubborn.transport.requests.count == 2)
   }
 
+  @Test func tokenErrorCodesAreConfiguration() async throws {
+    let custom = try Harness(
+      [.envelope(.forbidden, code: "session_gone", message: "expired"), .json(profileJSON)],
+      credentials: BearerTokenCredentials(token: "old") { _ in "new" }
+    ) { $0.tokenErrorCodes = ["session_gone"] }
+    _ = try await custom.client.send(API.me)
+    #expect(custom.transport.requests.map { $0.head.headerFields[.authorization] } == ["Bearer old", "Bearer new"])
+    #expect(custom.events.events.map(\.decision) == [.refreshCredentials, .finish])
+
+    // Codes that are not configured are server errors like any other, without a refresh.
+    let replaced = try Harness(
+      [.envelope(.forbidden, code: "token_expired", message: "expired")],
+      credentials: BearerTokenCredentials(token: "old") { _ in "new" }
+    ) { $0.tokenErrorCodes = [] }
+    let error = await #expect(throws: NetworkingError.self) { try await replaced.client.send(API.me) }
+    guard case .server(let server) = error else {
+      Issue.record("got \(String(describing: error))")
+      return
+    }
+    #expect(server.code == "token_expired" && replaced.transport.requests.count == 1)
+    #expect(replaced.events.events.map(\.decision) == [.finish])
+    #expect(NetworkClient.Configuration().tokenErrorCodes == ["token_invalid", "token_expired"])
+  }
+
   @Test func lateFailureAfterASignedOutRefreshDoesNotRefreshAgain() async throws {
     let credentials = BearerTokenCredentials(token: "old") { _ in
       try await Task.sleep(for: .milliseconds(20))
