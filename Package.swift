@@ -163,7 +163,9 @@ let package = Package(
     .testTarget(
       name: "MeridianServerTests",
       dependencies: [
-        "MeridianServer", "meridian-server", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI",
+        "MeridianServer", "meridian-server",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdTesting", package: "hummingbird"), "MeridianStore", "MeridianStoreSQLite", "MeridianAPI",
         .product(name: "PersistenceKit", package: "PersistenceKit"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "RealtimeKit", package: "RealtimeKit"),

@@ -38,23 +38,9 @@ public struct ServerApp: Sendable {
     logger: Logger, signals: [UnixSignal] = [.sigterm, .sigint],
     onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
   ) throws {
-    let store = try store ?? SQLiteStore.open(at: configuration.databasePath)
-    let sender: any SMSSender =
-      smsSender
-      ?? {
-        switch configuration.smsSender {
-        case .log: LogSMSSender(logger: logger)
-        }
-      }()
-    let environment = ServerEnvironment(store: store, smsSender: sender, configuration: configuration)
-    let writer = FixWriter(store: store, metrics: metrics, logger: logger)
-    let ingest = FixIngest(
-      store: store, writer: writer, now: environment.now, limits: environment.limits, rate: environment.fixLimiter)
-    let live = LiveUpdates(
-      store: store, ingest: ingest, metrics: metrics, deviceHandles: environment.deviceHandles,
-      socketsPerAccount: environment.limits.socketsPerAccount, configuration: realtime, now: environment.now)
-    let router = Self.makeRouter(
-      configuration: configuration, environment: environment, ingest: ingest, live: live, metrics: metrics)
+    let (environment, writer, live, router) = try Self.compose(
+      configuration: configuration, store: store, smsSender: smsSender, metrics: metrics, realtime: realtime,
+      logger: logger)
     let application = Application(
       router: router,
       server: .realtime(
@@ -80,6 +66,46 @@ public struct ServerApp: Sendable {
         ],
         gracefulShutdownSignals: signals,
         logger: logger))
+  }
+
+  /// Every route of a server of `configuration`, for tests that call them without a socket (HummingbirdTesting's
+  /// `.router`). Nothing runs: routes that store fixes wait for a writer that only ``run()`` starts.
+  public static func routes(
+    configuration: ServerConfiguration, store: (any MeridianStore)? = nil, smsSender: (any SMSSender)? = nil,
+    logger: Logger
+  ) throws -> Router<MeridianRequestContext> {
+    try compose(
+      configuration: configuration, store: store, smsSender: smsSender, metrics: ServerMetrics(),
+      realtime: RealtimeHubConfiguration(), logger: logger
+    ).router
+  }
+
+  /// The parts of a server: the engine (SQLite at `configuration.databasePath` unless a store is given), the
+  /// environment, the writer, the live hub and the router.
+  private static func compose(
+    configuration: ServerConfiguration, store: (any MeridianStore)?, smsSender: (any SMSSender)?,
+    metrics: ServerMetrics, realtime: RealtimeHubConfiguration, logger: Logger
+  ) throws -> (
+    environment: ServerEnvironment, writer: FixWriter, live: LiveUpdates, router: Router<MeridianRequestContext>
+  ) {
+    let store = try store ?? SQLiteStore.open(at: configuration.databasePath)
+    let sender: any SMSSender =
+      smsSender
+      ?? {
+        switch configuration.smsSender {
+        case .log: LogSMSSender(logger: logger)
+        }
+      }()
+    let environment = ServerEnvironment(store: store, smsSender: sender, configuration: configuration)
+    let writer = FixWriter(store: store, metrics: metrics, logger: logger)
+    let ingest = FixIngest(
+      store: store, writer: writer, now: environment.now, limits: environment.limits, rate: environment.fixLimiter)
+    let live = LiveUpdates(
+      store: store, ingest: ingest, metrics: metrics, deviceHandles: environment.deviceHandles,
+      socketsPerAccount: environment.limits.socketsPerAccount, configuration: realtime, now: environment.now)
+    let router = makeRouter(
+      configuration: configuration, environment: environment, ingest: ingest, live: live, metrics: metrics)
+    return (environment, writer, live, router)
   }
 
   /// Runs until a shutdown signal or ``shutdown()``.
