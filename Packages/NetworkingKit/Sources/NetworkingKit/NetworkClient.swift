@@ -148,7 +148,8 @@ public struct NetworkClient: Sendable {
         guard remaining > .zero else { throw NetworkingError.deadlineExceeded(lastError: lastError) }
         timeout = min(timeout, remaining)
       }
-      let started = context.elapsed()
+      // Read only for the attempt event: every clock read is a system call's worth of work on every request.
+      let started = configuration.onAttempt == nil ? Duration.zero : context.elapsed()
       let outcome: AttemptEvent.Outcome
       // What this attempt failed with; every path that reaches the retry decision sets it.
       let attemptError: NetworkingError
@@ -159,11 +160,15 @@ public struct NetworkClient: Sendable {
         let response = try await transport.send(
           request.head, body: request.body,
           options: TransportOptions(timeout: timeout, maxResponseBytes: configuration.maxResponseBytes))
-        let code = response.head.status.code
+        // (`HTTPResponse.status` parses the status pseudo-field on every read.)
+        let status = response.head.status
+        let code = status.code
         guard context.retryable, policy.retryableStatuses.contains(code) else {
-          if response.head.status.kind == .successful { budget?.recordSuccess(retryCost: lastRetryCost) }
+          let succeeded = status.kind == .successful
+          if succeeded { budget?.recordSuccess(retryCost: lastRetryCost) }
           let decision: AttemptEvent.Decision =
-            canRefresh && rejectsToken(response, envelope: context.errorEnvelope) ? .refreshCredentials : .finish
+            canRefresh && !succeeded && rejectsToken(response, envelope: context.errorEnvelope)
+            ? .refreshCredentials : .finish
           emit(request, context, attempt, .status(code), decision, started)
           return response
         }
