@@ -15,14 +15,25 @@ import NetworkingKitTestSupport
 #endif
 
 let concurrency = 8
-let slice = Duration.milliseconds(250)
-let slices = 16
+let slice = Duration.milliseconds(100)
+let slices = Int(ProcessInfo.processInfo.environment["BENCH_SLICES"] ?? "") ?? 80
 let body = SampleProfile.json
 
-/// Throughput and process CPU time per operation over one measurement.
+/// Requests, wall time and process CPU time of one measurement.
 struct Sample {
-  var rate: Double
-  var cpuMicroseconds: Double
+  var requests: Int
+  var seconds: Double
+  var cpuSeconds: Double
+
+  var rate: Double { Double(requests) / seconds }
+  var cpuMicroseconds: Double { cpuSeconds / Double(requests) * 1e6 }
+}
+
+extension [Sample] {
+  /// Requests per second over all of the samples: their requests over their time.
+  var rate: Double { Double(map(\.requests).reduce(0, +)) / map(\.seconds).reduce(0, +) }
+  /// CPU time per request over all of the samples.
+  var cpuMicroseconds: Double { map(\.cpuSeconds).reduce(0, +) / Double(map(\.requests).reduce(0, +)) * 1e6 }
 }
 
 func cpuSeconds() -> Double {
@@ -61,17 +72,11 @@ func measure(
   }
   let elapsed = (clock.now - start).components
   let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
-  return Sample(rate: Double(total) / seconds, cpuMicroseconds: (cpuSeconds() - cpuStart) / Double(total) * 1e6)
+  return Sample(requests: total, seconds: seconds, cpuSeconds: cpuSeconds() - cpuStart)
 }
 
-func median(_ values: [Double]) -> Double {
-  let sorted = values.sorted()
-  return sorted.count % 2 == 1
-    ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-}
-
-func line(_ name: String, _ value: Double, _ unit: String) {
-  print("\(name) \(String(format: "%.2f", value)) \(unit)")
+func line(_ name: String, _ value: Double, _ unit: String, digits: Int = 2) {
+  print("\(name) \(String(format: "%.\(digits)f", value)) \(unit)")
 }
 
 /// A transport that answers at once, to measure the kit's own cost per request.
@@ -121,8 +126,24 @@ let kitJSON: @Sendable () async throws -> Void = {
 _ = try await measure(.milliseconds(500), bareAHC)
 _ = try await measure(.milliseconds(500), kitRaw)
 
+// `BENCH_PROFILE=<variant>` runs one variant alone for 10 s instead (for a profiler), and prints its figures.
+// (`instant` is the client over a transport that answers at once, on one task.)
+let instantClient = try NetworkClient(baseURL: server.baseURL, transport: InstantTransport())
+let kitInstant: @Sendable () async throws -> Void = { _ = try await instantClient.send(rawEndpoint) }
+let variants = [
+  "ahc": bareAHC, "client": kitRaw, "client_json": kitJSON, "transport": transportOnly, "instant": kitInstant,
+]
+if let name = ProcessInfo.processInfo.environment["BENCH_PROFILE"], let variant = variants[name] {
+  let sample = try await measure(.seconds(10), tasks: name == "instant" ? 1 : concurrency, variant)
+  line("\(name).requests_per_s", sample.rate, "req/s")
+  line("\(name).cpu_per_request", sample.cpuMicroseconds, "us")
+  try await transport.shutdown()
+  try await server.shutdown()
+  exit(0)
+}
+
 // Short alternating slices, order rotated, so that load from other processes on a shared machine hits every
-// client alike; the overheads are medians of ratios within a slice group.
+// variant alike.
 var ahc: [Sample] = []
 var kit: [Sample] = []
 var json: [Sample] = []
@@ -139,38 +160,36 @@ for index in 0..<slices {
   adapter.append(group[3]!)
 }
 
-let instantClient = try NetworkClient(baseURL: server.baseURL, transport: InstantTransport())
-let instantRaw = try await measure(.seconds(1), tasks: 1) { _ = try await instantClient.send(rawEndpoint) }
+let instantRaw = try await measure(.seconds(1), tasks: 1, kitInstant)
 let instantJSON = try await measure(.seconds(1), tasks: 1) { _ = try await instantClient.send(jsonEndpoint) }
 
 if ProcessInfo.processInfo.environment["BENCH_VERBOSE"] != nil {
   print("# ahc \(ahc.map { Int($0.rate) }) client \(kit.map { Int($0.rate) }) json \(json.map { Int($0.rate) })")
 }
-func overhead(_ samples: [Sample], over base: [Sample], _ key: KeyPath<Sample, Double>, higherIsBetter: Bool) -> Double
-{
-  median(
-    zip(base, samples).map { base, other in
-      higherIsBetter
-        ? (base[keyPath: key] / other[keyPath: key] - 1) * 100 : (other[keyPath: key] / base[keyPath: key] - 1) * 100
-    })
-}
-line("ahc.requests_per_s", median(ahc.map(\.rate)), "req/s")
-line("client.requests_per_s", median(kit.map(\.rate)), "req/s")
-line("client_json.requests_per_s", median(json.map(\.rate)), "req/s")
-line("transport.requests_per_s", median(adapter.map(\.rate)), "req/s")
-line("client.overhead", overhead(kit, over: ahc, \.rate, higherIsBetter: true), "%")
-line("client_json.overhead", overhead(json, over: ahc, \.rate, higherIsBetter: true), "%")
-line("ahc.cpu_per_request", median(ahc.map(\.cpuMicroseconds)), "us")
-line("client.cpu_per_request", median(kit.map(\.cpuMicroseconds)), "us")
-line("client_json.cpu_per_request", median(json.map(\.cpuMicroseconds)), "us")
-line("transport.cpu_per_request", median(adapter.map(\.cpuMicroseconds)), "us")
-line("client.cpu_overhead", overhead(kit, over: ahc, \.cpuMicroseconds, higherIsBetter: false), "%")
+// Every variant's rate is its requests over its time in all of its slices; the slices alternate, so drift in the
+// machine's load weighs on every variant alike. A ratio is the variant's rate over bare AsyncHTTPClient's, and an
+// overhead is that ratio's complement: the share of requests per second the variant loses.
+@MainActor func ratio(_ samples: [Sample]) -> Double { samples.rate / ahc.rate }
+line("ahc.requests_per_s", ahc.rate, "req/s")
+line("client.requests_per_s", kit.rate, "req/s")
+line("client_json.requests_per_s", json.rate, "req/s")
+line("transport.requests_per_s", adapter.rate, "req/s")
+line("client.ratio", ratio(kit), "x", digits: 3)
+line("client.overhead", (1 - ratio(kit)) * 100, "%")
+line("client_json.ratio", ratio(json), "x", digits: 3)
+line("client_json.overhead", (1 - ratio(json)) * 100, "%")
+line("transport.ratio", ratio(adapter), "x", digits: 3)
+line("ahc.cpu_per_request", ahc.cpuMicroseconds, "us")
+line("client.cpu_per_request", kit.cpuMicroseconds, "us")
+line("client_json.cpu_per_request", json.cpuMicroseconds, "us")
+line("transport.cpu_per_request", adapter.cpuMicroseconds, "us")
+line("client.cpu_overhead", (kit.cpuMicroseconds / ahc.cpuMicroseconds - 1) * 100, "%")
 // The kit's own work per call, over a transport that answers at once: the per-request overhead, and its share of
 // what one loopback request costs through bare AsyncHTTPClient.
 let kitMicroseconds = 1e6 / instantRaw.rate
 line("client.overhead_per_request", kitMicroseconds, "us")
 line("client_json.overhead_per_request", 1e6 / instantJSON.rate, "us")
-line("client.overhead_share", kitMicroseconds / median(ahc.map(\.cpuMicroseconds)) * 100, "%")
+line("client.overhead_share", kitMicroseconds / ahc.cpuMicroseconds * 100, "%")
 line("bench.concurrency", Double(concurrency), "tasks")
 
 try await transport.shutdown()
