@@ -1,5 +1,6 @@
 import DomainKit
 import Foundation
+import GeoKit
 import MeridianAPI
 import MeridianServer
 import MeridianStore
@@ -124,7 +125,7 @@ struct IngestTests {
       let boxed = try await anna.send(
         API.historyClusters,
         parameters: ClusterQuery(
-          precision: 6, bbox: ClusterBox(south: 50.45, west: 30.52, north: 50.46, east: 30.53)))
+          precision: 6, bbox: BoundingBox(south: 50.45, west: 30.52, north: 50.46, east: 30.53)))
       #expect(
         boxed.clusters.map(\.count).reduce(0, +) == fixes.filter { $0.latitude <= 50.46 && $0.longitude <= 30.53 }.count
       )

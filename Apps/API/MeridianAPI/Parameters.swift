@@ -1,5 +1,6 @@
 import DomainKit
 import Foundation
+import GeoKit
 import NetworkingKit
 
 /// Parameters that the server reads back from a request's path and query, the inverse of what the
@@ -241,10 +242,10 @@ public struct ClusterQuery: RouteParameters, Hashable {
   /// The geohash length to group by, 2…6 (a zoom level).
   public var precision: Int
   /// `south,west,north,east` in degrees; absent means the whole world.
-  public var bbox: ClusterBox?
+  public var bbox: BoundingBox?
 
   /// A query.
-  public init(history: HistoryQuery = HistoryQuery(), precision: Int, bbox: ClusterBox? = nil) {
+  public init(history: HistoryQuery = HistoryQuery(), precision: Int, bbox: BoundingBox? = nil) {
     self.history = history
     self.precision = precision
     self.bbox = bbox
@@ -259,11 +260,14 @@ public struct ClusterQuery: RouteParameters, Hashable {
     self.precision = Int(precision)
     if let text = query.string("bbox") {
       let parts = text.split(separator: ",").compactMap { Double($0) }
-      guard parts.count == 4, let box = ClusterBox(south: parts[0], west: parts[1], north: parts[2], east: parts[3])
+      let latitudes: ClosedRange<Double> = -90...90
+      let longitudes: ClosedRange<Double> = -180...180
+      guard parts.count == 4, latitudes.contains(parts[0]), latitudes.contains(parts[2]),
+        longitudes.contains(parts[1]), longitudes.contains(parts[3]), parts[0] <= parts[2]
       else {
         throw .invalidRequest("'bbox' must be south,west,north,east in degrees with south ≤ north.")
       }
-      bbox = box
+      bbox = BoundingBox(south: parts[0], west: parts[1], north: parts[2], east: parts[3])
     }
   }
 
@@ -272,30 +276,5 @@ public struct ClusterQuery: RouteParameters, Hashable {
     items.append(QueryItem("precision", precision))
     if let bbox { items.append(QueryItem("bbox", "\(bbox.south),\(bbox.west),\(bbox.north),\(bbox.east)")) }
     return items
-  }
-}
-
-/// A latitude/longitude box for clusters; `west > east` crosses the antimeridian.
-public struct ClusterBox: Sendable, Hashable, Codable {
-  /// Southern latitude.
-  public var south: Double
-  /// Western longitude.
-  public var west: Double
-  /// Northern latitude.
-  public var north: Double
-  /// Eastern longitude.
-  public var east: Double
-
-  /// A box, or nil when a bound is out of range or south > north.
-  public init?(south: Double, west: Double, north: Double, east: Double) {
-    let lat: ClosedRange<Double> = -90...90
-    let lon: ClosedRange<Double> = -180...180
-    guard lat.contains(south), lat.contains(north), lon.contains(west), lon.contains(east), south <= north else {
-      return nil
-    }
-    self.south = south
-    self.west = west
-    self.north = north
-    self.east = east
   }
 }

@@ -1,5 +1,6 @@
 import DomainKit
 import Foundation
+import MeridianAPI
 
 /// A failure of an admin command, with the exit code it ends the process with.
 public struct AdminError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -137,13 +138,14 @@ public enum AdminFormat {
     milliseconds.map { Timestamp.formatISO8601($0) } ?? "-"
   }
 
-  /// A time given as ISO 8601 (`2026-11-24T07:00:00Z`), a UTC day (`2026-11-24`, its midnight) or epoch milliseconds.
-  public static func parseTime(_ text: String, option: String) throws(AdminError) -> Int64 {
-    let trimmed = text.trimmingCharacters(in: .whitespaces)
-    if let value = Timestamp.parseISO8601(trimmed) { return value }
-    if trimmed.count == 10, let value = Timestamp.parseISO8601(trimmed + "T00:00:00Z") { return value }
-    if let value = Int64(trimmed), Timestamp.plausibleRange.contains(value) { return value }
-    throw .usage("\(option) '\(text)' is not a time; use 2026-11-24, 2026-11-24T07:00:00Z or epoch milliseconds.")
+  /// A time as every CLI reads it (``CommandLineTime``: a date alone is local midnight in `timeZone`).
+  public static func parseTime(_ text: String, option: String, timeZone: TimeZone = .current) throws(AdminError)
+    -> Int64
+  {
+    guard let milliseconds = CommandLineTime.parse(text, timeZone: timeZone) else {
+      throw .usage("\(option) '\(text)' is not a time; use \(CommandLineTime.accepted).")
+    }
+    return milliseconds
   }
 
   /// A duration like `365d`, `12h`, `2w` or `30m`, in milliseconds.

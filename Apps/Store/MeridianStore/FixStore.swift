@@ -29,7 +29,7 @@ public protocol FixStore: Sendable {
   /// Deletes the user's fixes matching `filter`; returns how many.
   func deleteHistory(owner: UserID, filter: HistoryFilter) async throws -> Int
   /// Count and centroid per geohash cell of `precision` characters.
-  func clusters(owner: UserID, filter: HistoryFilter, precision: Int, box: ClusterBox?) async throws
+  func clusters(owner: UserID, filter: HistoryFilter, precision: Int, box: BoundingBox?) async throws
     -> [HistoryCluster]
   /// The owner's fixes within `radius` metres of `center` with timestamps in `from...to`, oldest first, split into
   /// runs of fixes that follow one another in the owner's whole history (so visit detection sees no false stays).

@@ -364,16 +364,18 @@ public struct SQLiteStore: MeridianStore {
     }
   }
 
-  public func clusters(owner: UserID, filter: HistoryFilter, precision: Int, box: ClusterBox?) async throws
+  public func clusters(owner: UserID, filter: HistoryFilter, precision: Int, box: BoundingBox?) async throws
     -> [HistoryCluster]
   {
     guard (2...6).contains(precision) else { return [] }
     var (conditions, arguments) = Self.conditions(owner: owner, filter: filter)
     if let box {
+      // One longitude range per side of the antimeridian.
+      let parts = box.antimeridianSplit
       conditions.append("latitude BETWEEN ? AND ?")
       arguments += [box.south.databaseValue, box.north.databaseValue]
-      conditions.append(box.west <= box.east ? "longitude BETWEEN ? AND ?" : "(longitude >= ? OR longitude <= ?)")
-      arguments += [box.west.databaseValue, box.east.databaseValue]
+      conditions.append("(" + parts.map { _ in "longitude BETWEEN ? AND ?" }.joined(separator: " OR ") + ")")
+      for part in parts { arguments += [part.west.databaseValue, part.east.databaseValue] }
     }
     let column = "geohash\(precision)"
     let sql = """

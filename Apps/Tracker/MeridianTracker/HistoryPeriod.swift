@@ -1,5 +1,6 @@
 import DomainKit
 import Foundation
+import MeridianAPI
 
 /// The time flags of `history` commands: date presets and `--from`/`--to` times, turned into a ``TimeRange``.
 public enum HistoryPeriod {
@@ -29,26 +30,14 @@ public enum HistoryPeriod {
     return preset.range(now: now, timeZone: timeZone)
   }
 
-  /// A time given on the command line: epoch milliseconds, ISO 8601 (`2026-11-24T08:30:00Z`, a missing zone means
-  /// UTC) or a date alone (`2026-11-24`, local midnight in `timeZone`).
+  /// A time given on the command line, as every CLI reads it (``CommandLineTime``: a date alone is local midnight
+  /// in `timeZone`).
   /// - Throws: ``TrackerError/badArgument(_:)`` saying what is accepted.
   public static func time(_ text: String, timeZone: TimeZone) throws -> Int64 {
-    let text = text.trimmingCharacters(in: .whitespaces)
-    if let milliseconds = Int64(text) { return milliseconds }
-    if let milliseconds = Timestamp.parseISO8601(text) { return milliseconds }
-    let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-    if parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-      let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2])
-    {
-      var calendar = Calendar(identifier: .gregorian)
-      calendar.timeZone = timeZone
-      let components = DateComponents(year: year, month: month, day: day)
-      if components.isValidDate(in: calendar), let date = calendar.date(from: components) {
-        return Timestamp.milliseconds(date)
-      }
+    guard let milliseconds = CommandLineTime.parse(text, timeZone: timeZone) else {
+      throw TrackerError.badArgument("'\(text)' is not a time: use \(CommandLineTime.accepted)")
     }
-    throw TrackerError.badArgument(
-      "'\(text)' is not a time: use epoch milliseconds, ISO 8601 (2026-11-24T08:30:00Z) or a date (2026-11-24)")
+    return milliseconds
   }
 
   /// The range of `--preset` or `--from`/`--to` (`to` exclusive); all time when none is given.
