@@ -25,7 +25,12 @@ struct MeridianServerCommand: AsyncParsableCommand {
     LoggingSystem.bootstrap(StreamLogHandler.standardError)
     var logger = Logger(label: "meridian-server")
     logger.logLevel = configuration.logLevel
-    let server = try ServerApp(configuration: configuration, logger: logger)
-    try await server.run()
+    do {
+      let server = try ServerApp(configuration: configuration, logger: logger)
+      try await server.run()
+    } catch {
+      logger.critical("meridian-server stopped: \(ServerApp.explain(error, configuration: configuration))")
+      throw ExitCode.failure
+    }
   }
 }

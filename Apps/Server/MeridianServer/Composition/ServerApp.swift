@@ -108,6 +108,20 @@ public struct ServerApp: Sendable {
     return (environment, writer, live, router)
   }
 
+  /// A sentence for an error the server stopped with: the address and what to do for a port another program holds,
+  /// else the error itself.
+  public static func explain(_ error: any Error, configuration: ServerConfiguration) -> String {
+    if let error = error as? IOError, error.errnoCode == EADDRINUSE {
+      return "\(configuration.host):\(configuration.port) is already in use by another program; stop it, or choose "
+        + "another port with --port or MERIDIAN_PORT."
+    }
+    if let error = error as? IOError, error.errnoCode == EADDRNOTAVAIL {
+      return "\(configuration.host) is not an address of this machine; use --host 127.0.0.1, 0.0.0.0 or one of its "
+        + "addresses."
+    }
+    return "\(error)"
+  }
+
   /// Runs until a shutdown signal or ``shutdown()``.
   public func run() async throws { try await serviceGroup.run() }
 

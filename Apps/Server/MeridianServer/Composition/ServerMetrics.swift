@@ -56,7 +56,9 @@ public struct ServerMetrics: Sendable {
         namespace: "meridian", metricName: "live_commits_dropped", unitName: "total",
         helpText: "Commits whose live events were dropped because the fan-out fell behind (the fixes are stored)."))
     liveConnections = registry.makeGauge(
-      name: "meridian_live_connections", help: "Open live (WebSocket) connections.")
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "live", unitName: "connections",
+        helpText: "Open live (WebSocket) connections."))
   }
 
   /// Counts one answered request.
