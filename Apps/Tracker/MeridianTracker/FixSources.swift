@@ -1,15 +1,16 @@
 import DomainKit
 import Foundation
+import MeridianStoreSQLite
 
 /// Where the agent's fixes come from.
 public enum FixSource: Sendable {
-  /// A recorded track (GPX, CSV or GeoJSON) replayed in time order.
+  /// A recorded track (GPX, CSV or GeoJSON) replayed in time order (``TrackReplay``).
   case replay(URL, format: FileFormat, speed: Double, keepTimes: Bool)
   /// JSON lines on standard input, one `LocationFix` object per line.
   case standardInput
   /// A simulated walk or drive, paced `speed` times faster than real time (0 = no waiting). Fixes are one
-  /// interval apart on the simulated clock, which is set so that no fix is in the future: in real time the trip
-  /// starts now; faster (or at once) it ends when the run ends.
+  /// interval apart on the simulated clock, placed like a replay (``TrackReplay/offset(first:last:speed:now:)``):
+  /// in real time the trip starts now; faster it ends when the run ends, at once it ends now.
   case simulate(SimulatedRoute, speed: Double)
   /// A GPS read through gpsd (its JSON protocol's TPV reports), reconnecting whenever the connection drops.
   case gpsd(GPSDEndpoint)
@@ -19,22 +20,24 @@ public enum FixSource: Sendable {
     case gpx, csv, geojson
   }
 
-  /// The fixes, as they become due. A replay sleeps between fixes (`speed` times faster than recorded; 0 = no
-  /// waiting) and, unless `keepTimes`, moves the track's times to the present: starting now (compressed by
-  /// `speed`), or ending now when replayed at once.
+  /// The fixes, as they become due. A replay reads the whole file first, then keeps every fix's recorded spacing
+  /// and only paces it (``TrackReplay``): `speed` times faster than recorded (0 = no waiting), the track shifted so
+  /// that it ends no later than now unless `keepTimes`. `history`, when given, remembers where a track was placed, so
+  /// that replaying it again stores nothing new.
   ///
   /// - Parameter defaultAccuracy: the horizontal accuracy given to fixes that carry none (GPX and many CSV files
   ///   don't), so that the reporting policy can judge them.
-  public func fixes(defaultAccuracy: Double?) -> AsyncThrowingStream<LocationFix, any Error> {
+  public func fixes(defaultAccuracy: Double?, history: TrackerStore? = nil) -> AsyncThrowingStream<
+    LocationFix, any Error
+  > {
     switch self {
     case .replay(let url, let format, let speed, let keepTimes):
       return AsyncThrowingStream { continuation in
         let task = Task {
           do {
-            let track = try Self.read(url, format: format).sorted { $0.timestamp < $1.timestamp }
-            try await Self.replay(
-              track, speed: speed, keepTimes: keepTimes, defaultAccuracy: defaultAccuracy
-            ) { continuation.yield($0) }
+            let replay = try await TrackReplay.prepare(
+              try Self.read(url, format: format), speed: speed, keepTimes: keepTimes, history: history)
+            try await replay.emit(defaultAccuracy: defaultAccuracy) { continuation.yield($0) }
             continuation.finish()
           } catch {
             continuation.finish(throwing: error)
@@ -64,22 +67,7 @@ public enum FixSource: Sendable {
         continuation.onTermination = { _ in task.cancel() }
       }
     case .simulate(let route, let speed):
-      return AsyncThrowingStream { continuation in
-        let task = Task {
-          do {
-            let now = Timestamp.milliseconds(Date())
-            let early = speed == 0 ? 1 : max(0, 1 - 1 / speed)  // the share of the trip that is in the past
-            let start = now - Int64((route.duration * 1000 * early).rounded())
-            try await Self.replay(
-              route.fixes(start: start), speed: speed, keepTimes: true, defaultAccuracy: defaultAccuracy
-            ) { continuation.yield($0) }
-            continuation.finish()
-          } catch {
-            continuation.finish(throwing: error)
-          }
-        }
-        continuation.onTermination = { _ in task.cancel() }
-      }
+      return Self.simulation(route, speed: speed).fixes(defaultAccuracy: defaultAccuracy)
     case .gpsd(let endpoint):
       return GPSDClient(endpoint: endpoint).fixes(defaultAccuracy: defaultAccuracy)
     }
@@ -108,25 +96,13 @@ public enum FixSource: Sendable {
     }
   }
 
-  /// Calls `emit` with each fix of `track` (sorted by time) when it is due.
-  static func replay(
-    _ track: [LocationFix], speed: Double, keepTimes: Bool, defaultAccuracy: Double?,
-    emit: (LocationFix) -> Void
-  ) async throws {
-    guard let first = track.first, let last = track.last else { return }
-    let start = ContinuousClock.now
-    // Replayed in time, the track starts now; replayed at once, it ends now (a walk just finished).
-    let now = Timestamp.milliseconds(Date())
-    let startTime = speed > 0 ? now : now - (last.timestamp - first.timestamp)
-    for var fix in track {
-      let offset = Double(fix.timestamp - first.timestamp) / 1000  // seconds into the track
-      if speed > 0 {
-        try await Task.sleep(until: start + .milliseconds(Int64(offset / speed * 1000)), clock: .continuous)
-      }
-      if !keepTimes { fix.timestamp = startTime + Int64((speed > 0 ? offset / speed : offset) * 1000) }
-      if fix.horizontalAccuracy == nil { fix.horizontalAccuracy = defaultAccuracy }
-      fix.kind = .movement
-      emit(fix)
-    }
+  /// A simulated trip as a replay that starts now: a new trip every time, one fix a second of simulated time,
+  /// paced like a replay and never dated after the moment it is emitted.
+  public static func simulation(
+    _ route: SimulatedRoute, speed: Double, now: Int64 = Timestamp.milliseconds(Date())
+  ) -> TrackReplay {
+    let trip = route.fixes(start: now)
+    let offset = TrackReplay.offset(first: now, last: trip.last?.timestamp ?? now, speed: speed, now: now)
+    return TrackReplay(track: trip, speed: speed, offset: offset, placement: .new)
   }
 }

@@ -40,36 +40,63 @@ public struct FriendWatcher: Sendable {
     return visible.filter { match.members.contains($0.userId) }
   }
 
-  /// Watches until cancelled, calling `report` for every update.
-  public func watch(group: String?, report: @escaping @Sendable (Update) -> Void) async throws {
-    let people = try await people(group: group)
+  /// Watches, calling `report` for every update, until cancelled or until `limit` location updates were reported.
+  /// The live socket is closed before this returns or throws.
+  ///
+  /// - Throws: `CancellationError` when cancelled; ``TrackerError/tokenRejected`` when the server refuses the token
+  ///   (over HTTP, or by closing the socket with 4001); ``TrackerError/badArgument(_:)`` for an unknown group.
+  public func watch(group: String?, limit: Int? = nil, report: @escaping @Sendable (Update) -> Void) async throws {
+    let people: [VisibleUsers.Person]
+    do {
+      people = try await self.people(group: group)
+    } catch NetworkingError.unauthorized {
+      throw TrackerError.tokenRejected
+    }
     report(.watching(people))
     let names = Dictionary(people.map { ($0.userId, $0.fullName) }, uniquingKeysWith: { first, _ in first })
     let realtime = RealtimeClient.meridian(for: client, token: session.token)
-    let states = Task {
-      for await state in realtime.states { report(.connection(state)) }
-    }
     await realtime.start()
     for person in people {
       if let channel = ChannelName.user(person.userId.rawValue) { await realtime.subscribe(channel) }
     }
-    await withTaskCancellationHandler {
-      for await item in realtime.events {
-        switch item {
-        case .event(let event):
-          guard
-            let location = try? event.payload.decode(as: LiveLocation.self)
-          else { continue }
-          report(.location(location, name: names[location.userId] ?? nil))
-        case .unsubscribed(let channel, .revoked):
-          report(.stoppedSharing(UserID(channel.id)))
-        default:
-          continue
+    let outcome: Result<Void, any Error>
+    do {
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask {
+          for await state in realtime.states {
+            report(.connection(state))
+            // Stopped by the server for good (the client reconnects after anything else).
+            if case .stopped(let code?) = state, code != .normal {
+              throw code == .unauthorized ? TrackerError.tokenRejected : TrackerError.liveConnectionClosed("\(code)")
+            }
+          }
         }
+        group.addTask {
+          var locations = 0
+          for await item in realtime.events {
+            switch item {
+            case .event(let event):
+              guard let location = try? event.payload.decode(as: LiveLocation.self) else { continue }
+              report(.location(location, name: names[location.userId] ?? nil))
+              locations += 1
+              if let limit, locations >= limit { return }
+            case .unsubscribed(let channel, .revoked):
+              report(.stoppedSharing(UserID(channel.id)))
+            default:
+              continue
+            }
+          }
+        }
+        // The first part to end (the limit reached, the server's refusal, or cancellation) ends both.
+        _ = try await group.next()
+        group.cancelAll()
       }
-    } onCancel: {
-      Task { await realtime.stop() }
+      outcome = .success(())
+    } catch {
+      outcome = .failure(error)
     }
-    states.cancel()
+    await realtime.stop()
+    try outcome.get()
+    try Task.checkCancellation()
   }
 }

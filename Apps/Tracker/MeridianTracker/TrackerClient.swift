@@ -30,6 +30,23 @@ public final class TrackerConnection: Sendable {
   /// Closes the transport.
   public func shutdown() async throws { try await transport.shutdown() }
 
+  /// Runs `body` with a connection to `server`, and shuts the connection down when `body` returns, throws or is
+  /// cancelled: a client that is never shut down traps in AsyncHTTPClient's deinit.
+  public static func with<T: Sendable>(
+    server: String, _ body: (TrackerConnection) async throws -> T
+  ) async throws -> T {
+    let connection = try TrackerConnection(server: server)
+    let result: Result<T, any Error>
+    do {
+      result = .success(try await body(connection))
+    } catch {
+      result = .failure(error)
+    }
+    // Outside the (possibly cancelled) caller's task, so that the shutdown always runs to its end.
+    try? await Task { try await connection.shutdown() }.value
+    return try result.get()
+  }
+
   /// How to sign in.
   public enum SignIn: Sendable {
     /// Phone and one-time code; `code` nil asks the server to send one and returns without a session.

@@ -97,6 +97,12 @@ public enum TrackerError: Error, CustomStringConvertible, Equatable {
   case tokenRejected
   /// A flag's value is wrong.
   case badArgument(String)
+  /// Uploads kept failing after the source ended (the fixes stay queued).
+  case uploadFailed(String)
+  /// The server refused a batch for good (the fixes stay queued).
+  case uploadRefused(String)
+  /// The server closed the live socket and forbade reconnecting (the close code).
+  case liveConnectionClosed(String)
 
   /// One sentence for the terminal.
   public var description: String {
@@ -106,6 +112,9 @@ public enum TrackerError: Error, CustomStringConvertible, Equatable {
     case .badSource(let message): message
     case .tokenRejected: "the server rejected the saved token; run `meridian-tracker login` again"
     case .badArgument(let message): message
+    case .uploadFailed(let reason): "gave up uploading: \(reason)"
+    case .uploadRefused(let answer): "the server refused the upload: \(answer)"
+    case .liveConnectionClosed(let code): "the server closed the live connection (\(code)) and refuses reconnecting"
     }
   }
 }

@@ -45,27 +45,42 @@ public struct Uploader: Sendable {
 
   /// Uploads until the outbox is empty.
   ///
-  /// - Throws: ``TrackerError/tokenRejected`` when the server refuses the token; `NetworkingError` when the server
-  ///   can't be reached or keeps failing after the client's retries (the batch stays queued: call again later).
+  /// - Throws: ``TrackerError/tokenRejected`` when the server refuses the token, ``TrackerError/uploadRefused(_:)``
+  ///   when it refuses the batch for good (4xx); `NetworkingError` when the server can't be reached or keeps failing
+  ///   after the client's retries (the batch stays queued: call again later).
   public func drain() async throws -> Progress {
     var progress = Progress()
+    try await drain(into: &progress)
+    return progress
+  }
+
+  /// Uploads until the outbox is empty, adding every acknowledged batch to `progress` at once, so that what was
+  /// uploaded before a failure or a cancellation is counted too.
+  public func drain(into progress: inout Progress) async throws {
     while true {
       let batch = try await store.pending(limit: batchSize)
-      guard !batch.isEmpty else { return progress }
+      guard !batch.isEmpty else { return }
       let body = FixBatch(deviceId: deviceID, fixes: batch.map(\.fix))
       let key = Self.idempotencyKey(device: deviceID, rows: batch.map { ($0.id, $0.fix.timestamp) })
-      if let live, await live.send(body, id: key) {
-        progress.overSocket += batch.count
-      } else {
+      let sentOverSocket = await live?.send(body, id: key) == true
+      if !sentOverSocket {
         do {
           progress.duplicates += try await client.send(API.postFixes, body: body, idempotencyKey: key).duplicates
         } catch let error as NetworkingError {
           if case .unauthorized = error { throw TrackerError.tokenRejected }
+          // A refusal that no retry can change (a fix the server won't take, another account's device, too many
+          // devices): stop instead of retrying for ever. Timeouts (408) and the upload rate (429) pass.
+          if case .server(let server) = error, (400..<500).contains(server.status.code),
+            ![408, 429].contains(server.status.code)
+          {
+            throw TrackerError.uploadRefused("\(server)")
+          }
           throw error
         }
       }
       try await store.acknowledge(batch.map(\.id))
       progress.acknowledged += batch.count
+      if sentOverSocket { progress.overSocket += batch.count }
       try await store.setValue(String(Timestamp.milliseconds(Date())), for: TrackerStore.lastUploadKey)
     }
   }

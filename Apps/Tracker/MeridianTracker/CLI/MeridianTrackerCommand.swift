@@ -3,6 +3,7 @@ import DomainKit
 import Foundation
 import Logging
 import MeridianStoreSQLite
+import NetworkingKit
 
 /// The `meridian-tracker` command line: `login`, `run`, `watch`, `history …` and `status`. The executable only
 /// calls ``main()``; every command lives here so that it can be tested.
@@ -17,8 +18,31 @@ public struct MeridianTrackerCommand: AsyncParsableCommand {
   public init() {}
 
   /// Parses `arguments` (the command line without the program name), runs the command and exits: what the
-  /// executable's `main` does. (Called from outside, `main()` would resolve to the synchronous entry point.)
+  /// executable's `main` does. Ctrl-C or SIGTERM interrupt the command, which shuts its connections down, says what
+  /// it left and exits with 128 + the signal's number (130 for Ctrl-C). (Called from outside, `main()` would resolve
+  /// to the synchronous entry point.)
   public static func run(arguments: [String]) async -> Never {
+    let (outcome, signal) = await Interruption.run { await execute(arguments) }
+    var status = outcome.status
+    if status == interruptedStatus, let signal { status = 128 + signal }
+    if let message = outcome.message {
+      if status == 0 {
+        print(message)
+      } else {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+      }
+    }
+    fflush(nil)
+    Foundation.exit(status)
+  }
+
+  /// The exit status of an interrupted command (128 + SIGINT).
+  public static let interruptedStatus: Int32 = 130
+
+  /// Parses `arguments` and runs the command in this process, without exiting: returns the exit status and the
+  /// message to print (help on standard output, an error on standard error). Cancelling the calling task interrupts
+  /// the command like Ctrl-C (status ``interruptedStatus``).
+  public static func execute(_ arguments: [String]) async -> (status: Int32, message: String?) {
     do {
       var command = try parseAsRoot(arguments)
       if var asynchronous = command as? any AsyncParsableCommand {
@@ -26,9 +50,14 @@ public struct MeridianTrackerCommand: AsyncParsableCommand {
       } else {
         try command.run()
       }
-      exit()
+      return (0, nil)
+    } catch let interrupted as Interrupted {
+      return (interruptedStatus, "Interrupted: \(interrupted.message)")
+    } catch is CancellationError {
+      return (interruptedStatus, "Interrupted.")
     } catch {
-      exit(withError: error)
+      let message = fullMessage(for: error)
+      return (exitCode(for: error).rawValue, message.isEmpty ? nil : message)
     }
   }
 }
@@ -46,19 +75,35 @@ struct StateOptions: ParsableArguments {
   }
 }
 
-/// Runs `body`, turning the tracker's and the server's errors into one line on standard error and exit status 1.
+/// Runs `body`, turning the tracker's and the server's errors into one line on standard error and exit status 1;
+/// an interruption passes through.
 func reportingErrors(_ body: () async throws -> Void) async throws {
   do {
     try await body()
   } catch let error as TrackerError {
     throw ValidationOrFailure(message: error.description)
+  } catch let error as NetworkingError {
+    throw ValidationOrFailure(message: sentence(for: error))
   } catch let error as ExitCode {
     throw error
   } catch let error as CleanExit {
     throw error
+  } catch let error as Interrupted {
+    throw error
+  } catch is CancellationError {
+    throw Interrupted(message: "stopped before the end.")
   } catch {
     throw ValidationOrFailure(message: "\(error)")
   }
+}
+
+/// A server's answer or a connection failure, as a sentence for the terminal.
+func sentence(for error: NetworkingError) -> String {
+  if case .unauthorized = error { return TrackerError.tokenRejected.description }
+  if let transport = error.transportError, transport.isUnreachable {
+    return "the server can't be reached (\(transport)); is it running, and is the address right?"
+  }
+  return "\(error)"
 }
 
 /// A failure printed as one line, exit status 1.
@@ -89,202 +134,38 @@ struct Login: AsyncParsableCommand {
 
   func run() async throws {
     try await reportingErrors {
-      let connection = try TrackerConnection(server: server)
-      defer { Task { try? await connection.shutdown() } }
-      let method: TrackerConnection.SignIn
-      if let phone {
-        var code = self.code
-        if code == nil {
-          _ = try await connection.signIn(.phone(phone, code: nil))
-          print("A code was sent to \(phone). Code: ", terminator: "")
-          code = readLine()?.trimmingCharacters(in: .whitespaces)
-        }
-        guard let code, !code.isEmpty else { throw TrackerError.badArgument("no code given") }
-        method = .phone(phone, code: code)
+      try await TrackerConnection.with(server: server) { connection in try await signIn(connection) }
+    }
+  }
+
+  /// Signs in over `connection` and saves the session.
+  func signIn(_ connection: TrackerConnection) async throws {
+    let method: TrackerConnection.SignIn
+    if let phone {
+      var code = self.code
+      if code == nil {
+        _ = try await connection.signIn(.phone(phone, code: nil))
+        print("A code was sent to \(phone). Code: ", terminator: "")
+        code = readLine()?.trimmingCharacters(in: .whitespaces)
+      }
+      guard let code, !code.isEmpty else { throw TrackerError.badArgument("no code given") }
+      method = .phone(phone, code: code)
+    } else {
+      let password: String?
+      if passwordStdin {
+        password = readLine(strippingNewline: true)
       } else {
-        let password: String?
-        if passwordStdin {
-          password = readLine(strippingNewline: true)
-        } else {
-          password = String(validatingCString: getpass("Password: "))
-        }
-        guard let password, !password.isEmpty else { throw TrackerError.badArgument("no password given") }
-        method = .email(email ?? "", password: password, create: create)
+        password = String(validatingCString: getpass("Password: "))
       }
-      guard let session = try await connection.signIn(method) else { return }
-      let directory = options.directory
-      let deviceID = try directory.loadSession()?.deviceId ?? DeviceID("tracker-" + UUID().uuidString.lowercased())
-      try directory.save(
-        TrackerSession(server: server, token: session.token, userId: session.userId, deviceId: deviceID))
-      print("Signed in as \(session.userId) on \(server); device \(deviceID).")
+      guard let password, !password.isEmpty else { throw TrackerError.badArgument("no password given") }
+      method = .email(email ?? "", password: password, create: create)
     }
-  }
-}
-
-struct Run: AsyncParsableCommand {
-  static let configuration = CommandConfiguration(
-    abstract: "Record fixes from a source, keep them locally and upload those the reporting policy sends.")
-
-  @OptionGroup var options: StateOptions
-  @Option(help: "Replay a GPX track.") var gpx: String?
-  @Option(help: "Replay a CSV track.") var csv: String?
-  @Option(help: "Replay a GeoJSON track.") var geojson: String?
-  @Flag(help: "Read JSON fixes, one per line, from standard input.") var stdin = false
-  @OptionGroup var live: LiveSourceOptions
-  @Option(help: "Replay this many times faster than recorded (0: as fast as possible).") var speed: Double = 1
-  @Flag(help: "Keep the track's own times instead of replaying it as happening now.") var keepTimes = false
-  @Option(help: "foreground (every fix), background (10 m) or closed (100 m).") var mode: AppState = .foreground
-  @Option(help: "high (≤ 10 m), medium (≤ 1 km), low (≤ 3 km) or significant (500 m moves).")
-  var accuracy: AccuracyProfile = .high
-  @Option(help: "Horizontal accuracy (m) assumed for fixes that carry none, as GPX tracks don't.")
-  var defaultAccuracy: Double = 5
-  @Flag(help: "Print one JSON line per fix and a JSON summary.") var json = false
-  @Option(help: "Fixes per upload request (1…1000).") var batchSize = 500
-  @Flag(
-    inversion: .prefixedNo,
-    help: "Send fixes over the live socket while it is connected (HTTP when it isn't, and for backlogs).")
-  var liveSocket = true
-
-  func validate() throws {
-    let sources = [gpx != nil, csv != nil, geojson != nil, stdin].filter { $0 }.count + live.count
-    guard sources == 1 else {
-      throw ValidationError("give exactly one source: --gpx, --csv, --geojson, --stdin, --simulate or --gpsd")
-    }
-    guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more") }
-    guard (1...1000).contains(batchSize) else { throw ValidationError("--batch-size must be between 1 and 1000") }
-    guard defaultAccuracy > 0, defaultAccuracy.isFinite else { throw ValidationError("--default-accuracy must be > 0") }
-  }
-
-  var source: FixSource {
-    if let simulatedOrGPSD = try? live.source(speed: speed) { return simulatedOrGPSD }
-    if let gpx { return .replay(URL(fileURLWithPath: gpx), format: .gpx, speed: speed, keepTimes: keepTimes) }
-    if let csv { return .replay(URL(fileURLWithPath: csv), format: .csv, speed: speed, keepTimes: keepTimes) }
-    if let geojson {
-      return .replay(URL(fileURLWithPath: geojson), format: .geojson, speed: speed, keepTimes: keepTimes)
-    }
-    return .standardInput
-  }
-
-  func run() async throws {
-    try await reportingErrors {
-      let session = try options.session()
-      let store = try options.directory.openHistory()
-      let connection = try TrackerConnection(server: session.server)
-      var logger = Logger(label: "meridian-tracker")
-      logger.logLevel = json ? .warning : .info
-      let client = try connection.client(token: session.token)
-      let link = liveSocket ? LiveLink(session: session, client: client) : nil
-      await link?.start()
-      let agent = TrackerAgent(
-        store: store,
-        uploader: Uploader(
-          store: store, client: client, deviceID: session.deviceId, batchSize: batchSize, live: link),
-        policy: ReportingPolicy(appState: mode, profile: accuracy), logger: logger)
-      let json = self.json
-      let summary = try await agent.run(source.fixes(defaultAccuracy: defaultAccuracy)) { fix, decision in
-        let sent = decision == .send
-        if json {
-          print(
-            #"{"timestamp":\#(fix.timestamp),"latitude":\#(fix.latitude),"longitude":\#(fix.longitude),"sent":\#(sent)}"#
-          )
-        } else {
-          let reason = if case .skip(let why) = decision { " (kept locally: \(why))" } else { "" }
-          print(
-            String(
-              format: "%@ %.6f %.6f%@", Timestamp.date(fix.timestamp).formatted(.iso8601), fix.latitude, fix.longitude,
-              reason))
-        }
-      }
-      await link?.stop()
-      try await connection.shutdown()
-      if json {
-        print(
-          #"{"received":\#(summary.received),"recorded":\#(summary.recorded),"queued":\#(summary.queued),"uploaded":\#(summary.uploaded),"uploadedOverSocket":\#(summary.uploadedOverSocket)}"#
-        )
-      } else {
-        print(
-          "received \(summary.received), recorded \(summary.recorded), queued \(summary.queued), uploaded \(summary.uploaded)"
-            + " (\(summary.uploadedOverSocket) over the live socket)"
-        )
-      }
-    }
-  }
-}
-
-struct Watch: AsyncParsableCommand {
-  static let configuration = CommandConfiguration(
-    abstract: "Print friends' positions as they arrive over the live socket, until Ctrl-C.")
-
-  @OptionGroup var options: StateOptions
-  @Option(help: "Watch only the members of your group with this name (e.g. Family).") var group: String?
-  @Option(help: "Exit after this many position updates (for scripts).") var count: Int?
-  @Flag(help: "Print one JSON object per line.") var json = false
-
-  func run() async throws {
-    try await reportingErrors {
-      let session = try options.session()
-      let connection = try TrackerConnection(server: session.server)
-      let watcher = FriendWatcher(session: session, client: try connection.client(token: session.token))
-      let json = self.json
-      let limit = count
-      let received = Counter()
-      let watching = Task {
-        try await watcher.watch(group: group) { update in
-          Self.print(update, json: json)
-          if case .location = update, let limit, received.increment() >= limit { Foundation.exit(0) }
-        }
-      }
-      try await watching.value
-      try await connection.shutdown()
-    }
-  }
-
-  /// A thread-safe count of updates.
-  final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func increment() -> Int {
-      lock.withLock {
-        value += 1
-        return value
-      }
-    }
-  }
-
-  static func print(_ update: FriendWatcher.Update, json: Bool) {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = .sortedKeys
-    switch update {
-    case .watching(let people):
-      if json {
-        emitJSON(["watching": people.map(\.userId.rawValue)])
-      } else {
-        let names = people.map { $0.fullName ?? $0.userId.rawValue }
-        Swift.print(
-          people.isEmpty ? "Nobody shares a location with you yet." : "Watching \(names.joined(separator: ", ")).")
-      }
-    case .location(let location, let name):
-      guard let fix = location.fixes.last else { return }
-      if json, let data = try? encoder.encode(location) {
-        Swift.print(String(decoding: data, as: UTF8.self))
-      } else if !json {
-        Swift.print(
-          String(
-            format: "%@ %@ %.6f %.6f ±%.0f m", Timestamp.date(fix.timestamp).formatted(.iso8601),
-            name ?? location.userId.rawValue, fix.latitude, fix.longitude, fix.horizontalAccuracy ?? 0))
-      }
-    case .stoppedSharing(let user):
-      if json { emitJSON(["stoppedSharing": user.rawValue]) } else { Swift.print("\(user) stopped sharing with you.") }
-    case .connection(let state):
-      if !json { FileHandle.standardError.write(Data("connection: \(state)\n".utf8)) }
-    }
-    fflush(nil)
-  }
-
-  static func emitJSON(_ value: [String: some Encodable]) {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = .sortedKeys
-    if let data = try? encoder.encode(value) { Swift.print(String(decoding: data, as: UTF8.self)) }
+    guard let session = try await connection.signIn(method) else { return }
+    let directory = options.directory
+    let deviceID = try directory.loadSession()?.deviceId ?? DeviceID("tracker-" + UUID().uuidString.lowercased())
+    try directory.save(
+      TrackerSession(server: server, token: session.token, userId: session.userId, deviceId: deviceID))
+    print("Signed in as \(session.userId) on \(server); device \(deviceID).")
   }
 }
 

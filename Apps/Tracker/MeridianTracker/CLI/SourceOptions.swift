@@ -35,11 +35,4 @@ struct LiveSourceOptions: ParsableArguments {
     return try SimulatedRoute(
       waypoints: route.map(SimulatedRoute.waypoints(parsing:)) ?? SimulatedRoute.defaultWaypoints, speed: kmh / 3.6)
   }
-
-  /// The source, when one of these is given; `speed` paces a simulation like a replay.
-  func source(speed: Double) throws -> FixSource? {
-    if let route = try simulatedRoute() { return .simulate(route, speed: speed) }
-    if let gpsd { return .gpsd(try GPSDEndpoint(parsing: gpsd)) }
-    return nil
-  }
 }

@@ -1,0 +1,71 @@
+import ArgumentParser
+import DomainKit
+import Foundation
+import MeridianAPI
+
+struct Watch: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Print friends' positions as they arrive over the live socket, until Ctrl-C.")
+
+  @OptionGroup var options: StateOptions
+  @Option(help: "Watch only the members of your group with this name (e.g. Family).") var group: String?
+  @Option(help: "Exit after this many position updates (for scripts).") var count: Int?
+  @Flag(help: "Print one JSON object per line.") var json = false
+
+  func validate() throws {
+    if let count, count < 1 { throw ValidationError("--count must be 1 or more") }
+  }
+
+  func run() async throws {
+    try await reportingErrors {
+      let session = try options.session()
+      let json = self.json
+      do {
+        try await TrackerConnection.with(server: session.server) { connection in
+          let watcher = FriendWatcher(session: session, client: try connection.client(token: session.token))
+          try await watcher.watch(group: group, limit: count) { Self.print($0, json: json) }
+        }
+      } catch is CancellationError {
+        throw Interrupted(message: "stopped watching.")
+      }
+    }
+  }
+
+  static func print(_ update: FriendWatcher.Update, json: Bool) {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    switch update {
+    case .watching(let people):
+      if json {
+        emitJSON(["watching": people.map(\.userId.rawValue)])
+      } else {
+        let names = people.map { $0.fullName ?? $0.userId.rawValue }
+        Swift.print(
+          people.isEmpty ? "Nobody shares a location with you yet." : "Watching \(names.joined(separator: ", ")).")
+      }
+    case .location(let location, let name):
+      if json {
+        if let data = try? encoder.encode(location) { Swift.print(String(decoding: data, as: UTF8.self)) }
+      } else {
+        // Every fix of the update (an upload can carry several), oldest first.
+        for fix in location.fixes {
+          Swift.print(
+            String(
+              format: "%@ %@ %.6f %.6f ±%.0f m", Timestamp.formatISO8601(fix.timestamp),
+              name ?? location.userId.rawValue, fix.latitude, fix.longitude, fix.horizontalAccuracy ?? 0))
+        }
+      }
+    case .stoppedSharing(let user):
+      if json { emitJSON(["stoppedSharing": user.rawValue]) } else { Swift.print("\(user) stopped sharing with you.") }
+    case .connection(let state):
+      if !json { FileHandle.standardError.write(Data("connection: \(state)\n".utf8)) }
+    }
+    fflush(nil)
+  }
+
+  static func emitJSON(_ value: [String: some Encodable]) {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    if let data = try? encoder.encode(value) { Swift.print(String(decoding: data, as: UTF8.self)) }
+  }
+}
