@@ -1,18 +1,17 @@
 import Dispatch
 import Foundation
 import GRDB
+import Synchronization
 
 /// Checkpoints a WAL database from a connection of its own, off the writer's thread
 /// (``CheckpointPolicy/background(interval:)``): every interval, a passive checkpoint copies the pages committed
 /// since the last one into the database file, and syncs it. It never waits for readers or the writer; a commit never
 /// waits for it.
-///
-/// `@unchecked Sendable`: the timer is only configured here and cancelled in ``stop()``, which Dispatch allows from
-/// any thread; the connection is a `DatabaseQueue`, which serializes its own use.
-final class BackgroundCheckpointer: @unchecked Sendable {
+final class BackgroundCheckpointer: Sendable {
   private let connection: DatabaseQueue
   private let queue: DispatchQueue
-  private let timer: any DispatchSourceTimer
+  /// The running timer (Dispatch's timer types aren't `Sendable`), until ``stop()`` cancels it.
+  private let timer: Mutex<(any DispatchSourceTimer)?>
 
   /// Starts checkpointing the database file at `path` every `interval`.
   /// - Throws: GRDB's error when the file can't be opened.
@@ -22,7 +21,7 @@ final class BackgroundCheckpointer: @unchecked Sendable {
     connection = try DatabaseQueue(path: path, configuration: configuration)
     queue = DispatchQueue(label: "PersistenceKit.checkpointer")
     let nanoseconds = max(1_000_000, Int(interval / .nanoseconds(1)))
-    timer = DispatchSource.makeTimerSource(queue: queue)
+    let timer = DispatchSource.makeTimerSource(queue: queue)
     timer.schedule(
       deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds),
       leeway: .nanoseconds(nanoseconds / 10))
@@ -31,11 +30,15 @@ final class BackgroundCheckpointer: @unchecked Sendable {
       try? connection.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
     }
     timer.resume()
+    self.timer = Mutex(timer)
   }
 
   /// Stops the timer, waits for a checkpoint in progress, and closes the connection.
   func stop() {
-    timer.cancel()
+    timer.withLock { timer in
+      timer?.cancel()
+      timer = nil
+    }
     queue.sync {}
     try? connection.close()
   }

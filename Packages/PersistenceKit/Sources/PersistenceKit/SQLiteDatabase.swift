@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// Options for opening a ``SQLiteDatabase``.
 public struct DatabaseOptions: Sendable {
@@ -322,11 +323,10 @@ public struct ForeignKeyViolation: Sendable, Equatable {
 }
 
 /// One ``SQLiteDatabase/open(at:options:)``'s hold on a registered pool, shared by copies of the value.
-final class PoolLease: @unchecked Sendable {
+final class PoolLease: Sendable {
   let pool: DatabasePool
   let key: String
-  private let lock = NSLock()
-  private var released = false
+  private let released = Mutex(false)
 
   init(pool: DatabasePool, key: String) {
     self.pool = pool
@@ -340,11 +340,11 @@ final class PoolLease: @unchecked Sendable {
   }
 
   private func markReleased() -> Bool {
-    lock.lock()
-    defer { lock.unlock() }
-    if released { return false }
-    released = true
-    return true
+    released.withLock { released in
+      if released { return false }
+      released = true
+      return true
+    }
   }
 
   deinit {
@@ -357,7 +357,7 @@ final class PoolLease: @unchecked Sendable {
 ///
 /// Pools are held weakly and counted by open leases: the last ``PoolLease/close()`` closes the pool and removes it,
 /// so a later open makes a fresh one.
-final class PoolRegistry: @unchecked Sendable {
+final class PoolRegistry: Sendable {
   static let shared = PoolRegistry()
 
   private struct Entry {
@@ -367,48 +367,42 @@ final class PoolRegistry: @unchecked Sendable {
     var checkpointer: BackgroundCheckpointer?
   }
 
-  private let lock = NSLock()
-  private var entries: [String: Entry] = [:]
+  private let entries = Mutex<[String: Entry]>([:])
 
   /// A new lease on the pool registered for `key`, if one is open.
   func acquire(_ key: String) -> PoolLease? {
-    lock.lock()
-    defer { lock.unlock() }
-    guard let entry = entries[key], let pool = entry.pool, entry.leases > 0 else { return nil }
-    entries[key]?.leases += 1
-    return PoolLease(pool: pool, key: key)
+    entries.withLock { entries in
+      guard let entry = entries[key], let pool = entry.pool, entry.leases > 0 else { return nil }
+      entries[key]?.leases += 1
+      return PoolLease(pool: pool, key: key)
+    }
   }
 
   /// Registers `pool` (with its checkpointer, if any) for `key` and leases it, unless another pool got there first:
   /// then leases that one.
   func register(_ pool: DatabasePool, checkpointer: BackgroundCheckpointer? = nil, for key: String) -> PoolLease {
-    lock.lock()
-    defer { lock.unlock() }
-    if let entry = entries[key], let existing = entry.pool, entry.leases > 0 {
-      entries[key]?.leases += 1
-      return PoolLease(pool: existing, key: key)
+    entries.withLock { entries in
+      if let entry = entries[key], let existing = entry.pool, entry.leases > 0 {
+        entries[key]?.leases += 1
+        return PoolLease(pool: existing, key: key)
+      }
+      entries[key] = Entry(pool: pool, leases: 1, checkpointer: checkpointer)
+      return PoolLease(pool: pool, key: key)
     }
-    entries[key] = Entry(pool: pool, leases: 1, checkpointer: checkpointer)
-    return PoolLease(pool: pool, key: key)
   }
 
   /// Gives back one lease on `pool`; returns whether it was the last, in which case the entry is removed and its
   /// checkpointer stopped.
   func release(_ pool: DatabasePool, for key: String) -> Bool {
-    let last: BackgroundCheckpointer??
-    lock.lock()
-    if let entry = entries[key], entry.pool === pool {
+    let last: BackgroundCheckpointer?? = entries.withLock { entries in
+      guard let entry = entries[key], entry.pool === pool else { return nil }
       if entry.leases <= 1 {
         entries[key] = nil
-        last = .some(entry.checkpointer)
-      } else {
-        entries[key]?.leases -= 1
-        last = nil
+        return .some(entry.checkpointer)
       }
-    } else {
-      last = nil
+      entries[key]?.leases -= 1
+      return nil
     }
-    lock.unlock()
     guard let last else { return false }
     last?.stop()
     return true
@@ -416,9 +410,8 @@ final class PoolRegistry: @unchecked Sendable {
 
   /// How many leases the pool registered for `path` has (0 when none is open), for tests.
   func leaseCount(forPath path: String) -> Int {
-    lock.lock()
-    defer { lock.unlock() }
-    return entries[Self.canonicalPath(path)]?.leases ?? 0
+    let key = Self.canonicalPath(path)
+    return entries.withLock { $0[key]?.leases ?? 0 }
   }
 
   /// The absolute path with symlinks, `.` and `..` resolved; for a file that doesn't exist yet, its directory's

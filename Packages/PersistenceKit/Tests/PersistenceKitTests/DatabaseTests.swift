@@ -186,11 +186,10 @@ import Testing
   }
 
   /// A flag one task raises and another polls.
-  final class StopFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var raised = false
-    var isRaised: Bool { lock.withLock { raised } }
-    func raise() { lock.withLock { raised = true } }
+  final class StopFlag: Sendable {
+    private let raised = Mutex(false)
+    var isRaised: Bool { raised.withLock { $0 } }
+    func raise() { raised.withLock { $0 = true } }
   }
 
   @Test func backupWhileWritersRun() async throws {
@@ -337,26 +336,21 @@ import Testing
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.path("race.sqlite")
-    final class Opened: @unchecked Sendable {
-      let lock = NSLock()
-      var databases: [SQLiteDatabase] = []
-      var errors: [any Error] = []
-    }
-    let opened = Opened()
+    let results = Mutex<[Result<SQLiteDatabase, any Error>]>([])
     DispatchQueue.concurrentPerform(iterations: 8) { index in
       let spelling = index.isMultiple(of: 2) ? path : directory.path("./race.sqlite")
       let result = Result { try SQLiteDatabase.open(at: spelling) }
-      opened.lock.lock()
-      defer { opened.lock.unlock() }
-      switch result {
-      case .success(let database): opened.databases.append(database)
-      case .failure(let error): opened.errors.append(error)
-      }
+      results.withLock { $0.append(result) }
     }
-    #expect(opened.errors.isEmpty, "\(opened.errors)")
-    #expect(Set(opened.databases.map { ObjectIdentifier($0.writer) }).count == 1)
+    let opened = results.withLock { $0 }
+    let databases = opened.compactMap { try? $0.get() }
+    let errors = opened.compactMap { result -> (any Error)? in
+      if case .failure(let error) = result { return error } else { return nil }
+    }
+    #expect(errors.isEmpty, "\(errors)")
+    #expect(Set(databases.map { ObjectIdentifier($0.writer) }).count == 1)
     #expect(PoolRegistry.shared.leaseCount(forPath: path) == 8)
-    for database in opened.databases { try database.close() }
+    for database in databases { try database.close() }
     #expect(PoolRegistry.shared.leaseCount(forPath: path) == 0)
   }
 
