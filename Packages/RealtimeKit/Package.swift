@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
   name: "RealtimeKit",
-  platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
+  platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
   products: [
     .library(name: "RealtimeKit", targets: ["RealtimeKit"]),
     .library(name: "RealtimeKitHummingbird", targets: ["RealtimeKitHummingbird"]),

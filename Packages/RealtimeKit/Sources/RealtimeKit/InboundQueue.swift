@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension RealtimeHub {
   /// Serves one connection whose transport delivers messages from callbacks (for example a NIO channel handler)
@@ -22,7 +23,7 @@ extension RealtimeHub {
 /// The inbound side of a connection opened with ``RealtimeHub/open(connection:resume:)``.
 ///
 /// Thread-safe. At most one handling task runs at a time, so messages are handled one at a time, in order.
-public final class RealtimeInbound: @unchecked Sendable {
+public final class RealtimeInbound: Sendable {
   enum Item {
     case message(RealtimeInboundMessage)
     case end
@@ -33,68 +34,71 @@ public final class RealtimeInbound: @unchecked Sendable {
   /// At or below this many queued messages a paused transport is resumed.
   static let lowWatermark = 4
 
-  private let lock = NSLock()
+  private struct State {
+    /// Until the handling task registers the connection.
+    var transport: (any RealtimeServerConnection)?
+    var items = DrainBuffer<Item>()
+    var draining = false
+    var ended = false
+    var paused = false
+    /// Only touched by the handling task (one at a time; the lock orders them).
+    var session: RealtimeHub.Session?
+  }
+
   private let hub: RealtimeHub
-  /// Until the handling task registers the connection.
-  private var transport: (any RealtimeServerConnection)?
   private let resume: @Sendable () -> Void
-  private var items = DrainBuffer<Item>()
-  private var draining = false
-  private var ended = false
-  private var paused = false
-  /// Only touched by the handling task (one at a time; the lock orders them).
-  private var session: RealtimeHub.Session?
+  private let state: Mutex<State>
 
   init(hub: RealtimeHub, transport: any RealtimeServerConnection, resume: @escaping @Sendable () -> Void) {
     self.hub = hub
-    self.transport = transport
     self.resume = resume
+    state = Mutex(State(transport: transport))
     // Register now rather than on the first message, so that the hello timeout and the connection count apply.
-    lock.withLock { startDrainingIfNeeded() }
+    state.withLock { startDrainingIfNeeded(&$0) }
   }
 
   /// Queues a received message. Returns `false` when the backlog is full: the transport should stop reading until
   /// `resume` is called.
   @discardableResult
   public func receive(_ message: RealtimeInboundMessage) -> Bool {
-    lock.withLock {
-      guard !ended else { return true }
-      items.append(.message(message))
-      startDrainingIfNeeded()
-      if items.count > Self.highWatermark { paused = true }
-      return !paused
+    state.withLock { state in
+      guard !state.ended else { return true }
+      state.items.append(.message(message))
+      startDrainingIfNeeded(&state)
+      if state.items.count > Self.highWatermark { state.paused = true }
+      return !state.paused
     }
   }
 
   /// The connection has ended: it is unregistered after what is already queued is handled. Idempotent.
   public func finish() {
-    lock.withLock {
-      guard !ended else { return }
-      ended = true
-      items.append(.end)
-      startDrainingIfNeeded()
+    state.withLock { state in
+      guard !state.ended else { return }
+      state.ended = true
+      state.items.append(.end)
+      startDrainingIfNeeded(&state)
     }
   }
 
   /// Call with the lock held.
-  private func startDrainingIfNeeded() {
-    guard !draining else { return }
-    draining = true
+  private func startDrainingIfNeeded(_ state: inout State) {
+    guard !state.draining else { return }
+    state.draining = true
     Task.detached { await self.drain() }
   }
 
   /// The next item, or `nil` (ending the handling task) when none is queued.
   private func next(_ session: RealtimeHub.Session) -> Item? {
-    let (item, resumeNow): (Item?, Bool) = lock.withLock {
-      self.session = session
-      guard let item = items.popFirst() else {
+    let (item, resumeNow): (Item?, Bool) = state.withLock { state in
+      state.session = session
+      guard let item = state.items.popFirst() else {
         // Idle connections keep no buffer and no task.
-        draining = false
+        state.draining = false
         return (nil, false)
       }
       var resumeNow = false
-      if paused, items.count <= Self.lowWatermark {
-        paused = false
+      if state.paused, state.items.count <= Self.lowWatermark {
+        state.paused = false
         resumeNow = true
       }
       return (item, resumeNow)
@@ -105,13 +109,13 @@ public final class RealtimeInbound: @unchecked Sendable {
 
   private func drain() async {
     var session: RealtimeHub.Session
-    if let existing = lock.withLock({ self.session }) {
+    if let existing = state.withLock({ $0.session }) {
       session = existing
     } else {
       // The first handling task (started by `init`) registers the connection; `transport` is set until then.
-      let transport = lock.withLock { () -> any RealtimeServerConnection in
-        defer { self.transport = nil }
-        return self.transport!
+      let transport = state.withLock { state -> any RealtimeServerConnection in
+        defer { state.transport = nil }
+        return state.transport!
       }
       session = RealtimeHub.Session(id: await hub.state.register(transport: transport))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One connection's bounded send queue.
 ///
@@ -7,7 +8,7 @@ import Foundation
 /// connection cost several kilobytes of memory on every idle connection.)
 ///
 /// At most one drain task runs at a time, so the transport's `send` is called from one task at a time, in order.
-final class SendQueue: @unchecked Sendable {
+final class SendQueue: Sendable {
   enum EnqueueResult {
     /// Queued; it will be sent after everything queued before it.
     case enqueued
@@ -17,16 +18,19 @@ final class SendQueue: @unchecked Sendable {
     case terminated
   }
 
-  private let lock = NSLock()
+  private struct State {
+    /// Pending messages; the one being sent is no longer counted.
+    var items = DrainBuffer<Outbound>()
+    /// No more messages are accepted; what is queued is still sent.
+    var finished = false
+    /// Nothing more is sent; what is queued is dropped.
+    var stopped = false
+    var drainer: Task<Void, Never>?
+  }
+
   private let transport: any RealtimeServerConnection
   private let capacity: Int
-  /// Pending messages; the one being sent is no longer counted.
-  private var items = DrainBuffer<Outbound>()
-  /// No more messages are accepted; what is queued is still sent.
-  private var finished = false
-  /// Nothing more is sent; what is queued is dropped.
-  private var stopped = false
-  private var drainer: Task<Void, Never>?
+  private let state = Mutex(State())
 
   init(transport: any RealtimeServerConnection, capacity: Int) {
     self.transport = transport
@@ -35,12 +39,12 @@ final class SendQueue: @unchecked Sendable {
 
   /// Queues `outbound`, starting a drain task if none is running.
   func enqueue(_ outbound: Outbound) -> EnqueueResult {
-    lock.withLock {
-      guard !finished, !stopped else { return .terminated }
-      guard items.count < capacity else { return .dropped }
-      items.append(outbound)
-      if drainer == nil {
-        drainer = Task.detached { await self.drain() }
+    state.withLock { state in
+      guard !state.finished, !state.stopped else { return .terminated }
+      guard state.items.count < capacity else { return .dropped }
+      state.items.append(outbound)
+      if state.drainer == nil {
+        state.drainer = Task.detached { await self.drain() }
       }
       return .enqueued
     }
@@ -48,26 +52,26 @@ final class SendQueue: @unchecked Sendable {
 
   /// Accepts no more messages; those already queued are still sent.
   func finish() {
-    lock.withLock { finished = true }
+    state.withLock { $0.finished = true }
   }
 
   /// Drops what is queued and cancels the send in progress, if any.
   func stop() {
-    let task: Task<Void, Never>? = lock.withLock {
-      stopped = true
-      items.removeAll()
-      defer { drainer = nil }
-      return drainer
+    let task: Task<Void, Never>? = state.withLock { state in
+      state.stopped = true
+      state.items.removeAll()
+      defer { state.drainer = nil }
+      return state.drainer
     }
     task?.cancel()
   }
 
   private func next() -> Outbound? {
-    lock.withLock {
-      guard !stopped, let outbound = items.popFirst() else {
+    state.withLock { state in
+      guard !state.stopped, let outbound = state.items.popFirst() else {
         // Ends this drain task; the next enqueue starts a new one.
-        items.removeAll()
-        drainer = nil
+        state.items.removeAll()
+        state.drainer = nil
         return nil
       }
       return outbound

@@ -1,16 +1,20 @@
 import Foundation
 import RealtimeKit
+import Synchronization
 
 /// A client transport that connects straight to a ``RealtimeHub`` in the same process, without sockets.
 ///
 /// It can cut every open connection (as a network loss would) and black-hole server messages (as a half-open TCP
 /// connection would), so reconnect, resume and heartbeat logic can be tested in milliseconds.
-public final class InMemoryRealtimeTransport: RealtimeClientTransport, @unchecked Sendable {
+public final class InMemoryRealtimeTransport: RealtimeClientTransport, Sendable {
+  private struct State {
+    var open: [UUID: InMemoryServerSide] = [:]
+    var dropsServerMessages = false
+    var refusesConnections = false
+  }
+
   private let hub: RealtimeHub
-  private let lock = NSLock()
-  private var open: [UUID: InMemoryServerSide] = [:]
-  private var dropsServerMessages = false
-  private var refusesConnections = false
+  private let state = Mutex(State())
 
   /// Creates a transport to `hub`.
   public init(hub: RealtimeHub) { self.hub = hub }
@@ -27,39 +31,39 @@ public final class InMemoryRealtimeTransport: RealtimeClientTransport, @unchecke
 
   /// Opens a connection whose client side sends raw messages (including binary and malformed ones).
   public func connectRaw() throws -> InMemoryRealtimeSocket {
-    let refused = lock.withLock { refusesConnections }
+    let refused = state.withLock { $0.refusesConnections }
     if refused { throw URLError(.cannotConnectToHost) }
     let (toServer, toServerSink) = AsyncStream<RealtimeInboundMessage>.makeStream()
     let (toClient, toClientSink) = AsyncStream<RealtimeClientInbound>.makeStream()
     let key = UUID()
     let server = InMemoryServerSide(toClient: toClientSink, toServer: toServerSink) { [weak self] in
       guard let self else { return false }
-      return self.lock.withLock { self.dropsServerMessages }
+      return self.state.withLock { $0.dropsServerMessages }
     }
-    lock.withLock { open[key] = server }
+    state.withLock { $0.open[key] = server }
     let hub = self.hub
     Task {
       try? await hub.serve(connection: server, inbound: toServer)
       server.finish(code: nil, reason: "server ended the connection")
-      self.lock.withLock { self.open[key] = nil }
+      self.state.withLock { _ = $0.open.removeValue(forKey: key) }
     }
     return InMemoryRealtimeSocket(inbound: toClient, server: server)
   }
 
   /// Drops every open connection without a close handshake.
   public func cutAll() {
-    let servers = lock.withLock { Array(open.values) }
+    let servers = state.withLock { Array($0.open.values) }
     for server in servers { server.finish(code: nil, reason: "cut") }
   }
 
   /// While `true`, server messages are silently lost (a half-open connection).
-  public func setDropsServerMessages(_ value: Bool) { lock.withLock { dropsServerMessages = value } }
+  public func setDropsServerMessages(_ value: Bool) { state.withLock { $0.dropsServerMessages = value } }
 
   /// While `true`, new connections fail (the server is unreachable).
-  public func setRefusesConnections(_ value: Bool) { lock.withLock { refusesConnections = value } }
+  public func setRefusesConnections(_ value: Bool) { state.withLock { $0.refusesConnections = value } }
 
   /// The number of connections currently open through this transport.
-  public var openConnectionCount: Int { lock.withLock { open.count } }
+  public var openConnectionCount: Int { state.withLock { $0.open.count } }
 }
 
 /// The client end of an in-memory connection, for tests that speak the protocol by hand.
@@ -75,12 +79,11 @@ public struct InMemoryRealtimeSocket: Sendable {
   public func close(_ code: RealtimeCloseCode) { server.finish(code: code, reason: "client closed") }
 }
 
-final class InMemoryServerSide: RealtimeServerConnection, @unchecked Sendable {
+final class InMemoryServerSide: RealtimeServerConnection, Sendable {
   private let toClient: AsyncStream<RealtimeClientInbound>.Continuation
   private let toServer: AsyncStream<RealtimeInboundMessage>.Continuation
   private let dropping: @Sendable () -> Bool
-  private let lock = NSLock()
-  private var finished = false
+  private let finished = Mutex(false)
 
   init(
     toClient: AsyncStream<RealtimeClientInbound>.Continuation,
@@ -93,12 +96,12 @@ final class InMemoryServerSide: RealtimeServerConnection, @unchecked Sendable {
   }
 
   func receive(_ message: RealtimeInboundMessage) {
-    guard !lock.withLock({ finished }) else { return }
+    guard !finished.withLock({ $0 }) else { return }
     toServer.yield(message)
   }
 
   func send(_ text: String) async throws {
-    guard !lock.withLock({ finished }) else { throw CancellationError() }
+    guard !finished.withLock({ $0 }) else { throw CancellationError() }
     if dropping() { return }
     toClient.yield(.text(text))
   }
@@ -108,7 +111,7 @@ final class InMemoryServerSide: RealtimeServerConnection, @unchecked Sendable {
   func abort() async { finish(code: nil, reason: "aborted") }
 
   func finish(code: RealtimeCloseCode?, reason: String) {
-    let first = lock.withLock {
+    let first = finished.withLock { finished in
       defer { finished = true }
       return !finished
     }

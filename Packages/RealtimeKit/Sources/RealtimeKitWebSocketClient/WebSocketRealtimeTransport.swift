@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import NIOWebSocket
 import RealtimeKit
+import Synchronization
 import WSClient
 import WSCompression
 
@@ -116,26 +117,29 @@ public struct WebSocketRealtimeTransport: RealtimeClientTransport {
 }
 
 /// Signals once that the handshake finished (or failed).
-final class OpenSignal: @unchecked Sendable {
-  private let lock = NSLock()
-  private var result: Result<Void, any Error>?
-  private var waiter: CheckedContinuation<Void, any Error>?
+final class OpenSignal: Sendable {
+  private struct State {
+    var result: Result<Void, any Error>?
+    var waiter: CheckedContinuation<Void, any Error>?
+  }
+
+  private let state = Mutex(State())
 
   func open(_ error: (any Error)?) {
-    let waiter: CheckedContinuation<Void, any Error>? = lock.withLock {
-      guard result == nil else { return nil }
-      result = error.map { .failure($0) } ?? .success(())
-      defer { self.waiter = nil }
-      return self.waiter
+    let waiter: CheckedContinuation<Void, any Error>? = state.withLock { state in
+      guard state.result == nil else { return nil }
+      state.result = error.map { .failure($0) } ?? .success(())
+      defer { state.waiter = nil }
+      return state.waiter
     }
     if let waiter { waiter.resume(with: error.map { .failure($0) } ?? .success(())) }
   }
 
   func wait() async throws {
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-      let ready: Result<Void, any Error>? = lock.withLock {
-        if let result { return result }
-        waiter = continuation
+      let ready: Result<Void, any Error>? = state.withLock { state in
+        if let result = state.result { return result }
+        state.waiter = continuation
         return nil
       }
       if let ready { continuation.resume(with: ready) }

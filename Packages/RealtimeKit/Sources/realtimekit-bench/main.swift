@@ -10,6 +10,7 @@ import NIOCore
 import NIOPosix
 import RealtimeKit
 import RealtimeKitHummingbird
+import Synchronization
 import WSClient
 
 #if canImport(Glibc)
@@ -54,28 +55,31 @@ func quietLogger() -> Logger {
 }
 
 /// Thread-safe counters and latency samples of the client process.
-final class ClientStats: @unchecked Sendable {
-  private let lock = NSLock()
-  private(set) var ready = 0
-  private(set) var failed = 0
-  private(set) var latencies: [Double] = []
-  private(set) var firstReceipt: Int64 = 0
-  private(set) var lastReceipt: Int64 = 0
+final class ClientStats: Sendable {
+  private struct State {
+    var ready = 0
+    var failed = 0
+    var latencies: [Double] = []
+    var firstReceipt: Int64 = 0
+    var lastReceipt: Int64 = 0
+  }
 
-  func markReady() { lock.withLock { ready += 1 } }
-  func markFailed() { lock.withLock { failed += 1 } }
+  private let state = Mutex(State())
+
+  func markReady() { state.withLock { $0.ready += 1 } }
+  func markFailed() { state.withLock { $0.failed += 1 } }
   func record(sentMicros: Int64) {
     let now = microsecondsNow()
-    lock.withLock {
-      if firstReceipt == 0 { firstReceipt = now }
-      lastReceipt = now
-      latencies.append(Double(now - sentMicros) / 1000)
+    state.withLock { state in
+      if state.firstReceipt == 0 { state.firstReceipt = now }
+      state.lastReceipt = now
+      state.latencies.append(Double(now - sentMicros) / 1000)
     }
   }
   var snapshot: (ready: Int, failed: Int, received: Int, first: Int64, last: Int64) {
-    lock.withLock { (ready, failed, latencies.count, firstReceipt, lastReceipt) }
+    state.withLock { ($0.ready, $0.failed, $0.latencies.count, $0.firstReceipt, $0.lastReceipt) }
   }
-  var sortedLatencies: [Double] { lock.withLock { latencies.sorted() } }
+  var sortedLatencies: [Double] { state.withLock { $0.latencies.sorted() } }
 }
 
 /// Extracts the publish timestamp from `..."payload":{"t":123...`.
@@ -174,7 +178,7 @@ func runClients(port: Int, count: Int, expected: Int) async {
 // MARK: Server process
 
 /// Lines printed by the client process.
-final class ChildOutput: @unchecked Sendable {
+final class ChildOutput {
   let process = Process()
   let lines: AsyncStream<String>
   private let sink: AsyncStream<String>.Continuation

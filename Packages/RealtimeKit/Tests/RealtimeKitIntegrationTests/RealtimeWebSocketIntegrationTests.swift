@@ -5,6 +5,7 @@ import RealtimeKit
 import RealtimeKitHummingbird
 import RealtimeKitTesting
 import RealtimeKitWebSocketClient
+import Synchronization
 import Testing
 import WSClient
 
@@ -286,12 +287,11 @@ import WSClient
 }
 
 /// A thread-safe recorder for values produced inside WebSocket handlers.
-final class Acks: @unchecked Sendable {
-  private let lock = NSLock()
-  private var acks: [PublishAck] = []
-  private var errorCodes: [String] = []
-  func append(_ ack: PublishAck) { lock.withLock { acks.append(ack) } }
-  func appendError(_ error: RealtimeError) { lock.withLock { errorCodes.append(error.code.rawValue) } }
-  var values: [PublishAck] { lock.withLock { acks } }
-  var codes: [String] { lock.withLock { errorCodes } }
+final class Acks: Sendable {
+  private let acks = Mutex<[PublishAck]>([])
+  private let errorCodes = Mutex<[String]>([])
+  func append(_ ack: PublishAck) { acks.withLock { $0.append(ack) } }
+  func appendError(_ error: RealtimeError) { errorCodes.withLock { $0.append(error.code.rawValue) } }
+  var values: [PublishAck] { acks.withLock { $0 } }
+  var codes: [String] { errorCodes.withLock { $0 } }
 }

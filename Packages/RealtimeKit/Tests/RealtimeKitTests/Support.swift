@@ -1,6 +1,7 @@
 import Foundation
 import RealtimeKit
 import RealtimeKitTesting
+import Synchronization
 import Testing
 
 /// A hand-driven protocol peer over the in-memory transport.
@@ -100,20 +101,18 @@ func fastClientConfiguration(token: String = "alice") -> RealtimeClientConfigura
 }
 
 /// Values appended from any task.
-final class LockedValues<Value: Sendable>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var stored: [Value] = []
-  var values: [Value] { lock.withLock { stored } }
-  func append(_ value: Value) { lock.withLock { stored.append(value) } }
+final class LockedValues<Value: Sendable>: Sendable {
+  private let stored = Mutex<[Value]>([])
+  var values: [Value] { stored.withLock { $0 } }
+  func append(_ value: Value) { stored.withLock { $0.append(value) } }
 }
 
 /// A hub a hook reaches after the hub was created (the hook is an argument of the hub's initializer).
-final class HubBox: @unchecked Sendable {
-  private let lock = NSLock()
-  private var stored: RealtimeHub?
+final class HubBox: Sendable {
+  private let stored = Mutex<RealtimeHub?>(nil)
   var hub: RealtimeHub? {
-    get { lock.withLock { stored } }
-    set { lock.withLock { stored = newValue } }
+    get { stored.withLock { $0 } }
+    set { stored.withLock { $0 = newValue } }
   }
 }
 
