@@ -4,7 +4,7 @@ import PackageDescription
 
 let package = Package(
   name: "Meridian",
-  platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
+  platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
   products: [
     .executable(name: "meridian-geo", targets: ["meridian-geo"]),
     .executable(name: "meridian-server", targets: ["meridian-server"]),
