@@ -6,6 +6,7 @@ import MeridianStore
 import MeridianStoreSQLite
 import MeridianTestSupport
 import PersistenceKit
+import Synchronization
 import Testing
 
 /// The built `meridian-admin` next to the test bundle (`swift build --build-tests` builds it).
@@ -34,7 +35,7 @@ struct AdminRun: CustomStringConvertible {
 }
 
 /// A temporary directory with a database path, removed at the end.
-final class AdminSandbox: @unchecked Sendable {
+final class AdminSandbox: Sendable {
   let directory: URL
   let database: String
 
@@ -96,34 +97,21 @@ func seedFixes(_ store: SQLiteStore, user: UserID, device: String, fixes: [Locat
 }
 
 /// Timestamps acknowledged by a concurrent writer.
-final class Acknowledged: @unchecked Sendable {
-  private let lock = NSLock()
-  private var values: [Int64] = []
-  private var failures: [String] = []
-
-  func add(_ timestamps: [Int64]) {
-    lock.lock()
-    values += timestamps
-    lock.unlock()
+final class Acknowledged: Sendable {
+  private struct State {
+    var values: [Int64] = []
+    var failures: [String] = []
   }
 
-  func fail(_ error: any Error) {
-    lock.lock()
-    failures.append("\(error)")
-    lock.unlock()
-  }
+  private let state = Mutex(State())
 
-  var snapshot: [Int64] {
-    lock.lock()
-    defer { lock.unlock() }
-    return values
-  }
+  func add(_ timestamps: [Int64]) { state.withLock { $0.values += timestamps } }
 
-  var errors: [String] {
-    lock.lock()
-    defer { lock.unlock() }
-    return failures
-  }
+  func fail(_ error: any Error) { state.withLock { $0.failures.append("\(error)") } }
+
+  var snapshot: [Int64] { state.withLock { $0.values } }
+
+  var errors: [String] { state.withLock { $0.failures } }
 }
 
 /// Inserts batches of `batchSize` fixes with current-looking timestamps through `SQLiteStore.insertFixes` until

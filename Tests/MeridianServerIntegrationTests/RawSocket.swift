@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// A blocking TCP connection to 127.0.0.1 that sends bytes exactly as given: for requests no HTTP client would send.
-final class RawSocket: @unchecked Sendable {
+final class RawSocket: Sendable {
   private let descriptor: Int32
 
   /// Connects to `127.0.0.1:port`.

@@ -7,15 +7,17 @@ import NIOPosix
 /// adds its own to both sides of a comparison.
 struct LeanHTTPConnection: Sendable {
   private let channel: any Channel
-  private let reader: ResponseReader
+  /// The connection's handler, used only on its event loop.
+  private let reader: NIOLoopBoundBox<ResponseReader>
 
   /// Connects to `127.0.0.1:port`.
   static func connect(port: Int) async throws -> LeanHTTPConnection {
-    let reader = ResponseReader()
-    let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+    let reader = NIOLoopBoundBox.makeBoxSendingValue(ResponseReader(), eventLoop: eventLoop)
+    let channel = try await ClientBootstrap(group: eventLoop)
       .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
       .channelInitializer { channel in
-        channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(reader) }
+        channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(reader.value) }
       }
       .connect(host: "127.0.0.1", port: port).get()
     return LeanHTTPConnection(channel: channel, reader: reader)
@@ -27,7 +29,7 @@ struct LeanHTTPConnection: Sendable {
     let answer = channel.eventLoop.makePromise(of: Int.self)
     let (channel, reader) = (self.channel, self.reader)
     channel.eventLoop.execute {
-      reader.expect(answer)
+      reader.value.expect(answer)
       channel.writeAndFlush(request, promise: nil)
     }
     return try await answer.futureResult.get()
@@ -50,7 +52,7 @@ struct LeanHTTPConnection: Sendable {
   }
 
   /// Frames answers on the connection's event loop and completes the waiting request's promise with each status.
-  private final class ResponseReader: ChannelInboundHandler, @unchecked Sendable {
+  private final class ResponseReader: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     private var waiting: EventLoopPromise<Int>?
     private var received = ByteBuffer()

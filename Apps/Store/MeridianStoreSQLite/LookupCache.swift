@@ -1,6 +1,7 @@
 import DomainKit
 import Foundation
 import MeridianStore
+import Synchronization
 
 /// The lookups a ``SQLiteStore`` remembers, one set per database pool: every store value opened on the same file in
 /// this process (PersistenceKit gives them the same pool) sees the same entries, so a change made through one of them
@@ -12,28 +13,22 @@ final class StoreCaches: Sendable {
   /// Device → owner, for a minute (a device never changes owner; deleting an account drops the entries).
   let devices = LookupCache<DeviceID, UserID>(lifetime: 60_000)
 
-  /// The process-wide map from a pool to its caches (pools held weakly).
-  private final class Registry: @unchecked Sendable {
-    private struct Entry {
-      weak var pool: AnyObject?
-      let caches: StoreCaches
-    }
-    private let lock = NSLock()
-    private var entries: [ObjectIdentifier: Entry] = [:]
-
-    func caches(for pool: AnyObject) -> StoreCaches {
-      lock.withLock {
-        if let entry = entries[ObjectIdentifier(pool)], entry.pool === pool { return entry.caches }
-        entries = entries.filter { $0.value.pool != nil }
-        let caches = StoreCaches()
-        entries[ObjectIdentifier(pool)] = Entry(pool: pool, caches: caches)
-        return caches
-      }
-    }
+  private struct Entry {
+    weak var pool: (any AnyObject & Sendable)?
+    let caches: StoreCaches
   }
 
-  private static let registry = Registry()
+  /// The process-wide map from a pool to its caches (pools held weakly).
+  private static let registry = Mutex<[ObjectIdentifier: Entry]>([:])
 
   /// The caches of `pool`, created on first use.
-  static func shared(for pool: AnyObject) -> StoreCaches { registry.caches(for: pool) }
+  static func shared(for pool: any AnyObject & Sendable) -> StoreCaches {
+    registry.withLock { entries in
+      if let entry = entries[ObjectIdentifier(pool)], entry.pool === pool { return entry.caches }
+      entries = entries.filter { $0.value.pool != nil }
+      let caches = StoreCaches()
+      entries[ObjectIdentifier(pool)] = Entry(pool: pool, caches: caches)
+      return caches
+    }
+  }
 }

@@ -4,6 +4,7 @@ import Logging
 import MeridianAPI
 import MeridianStore
 import ServiceLifecycle
+import Synchronization
 
 /// The group-commit writer: requests hand their fixes over and wait; the writer stores everything that queued up
 /// since its last commit in one durable transaction and then answers every waiting request.
@@ -22,12 +23,25 @@ public final class FixWriter: Service, Sendable {
 
   /// The jobs waiting for a commit and whether one is running, behind a lock: a request appends without a task or
   /// an actor hop.
-  private final class Queue: @unchecked Sendable {
-    private let lock = NSLock()
-    private var jobs: [Job] = []
-    private var committing = false
-    private var closed = false
-    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+  private final class Queue: Sendable {
+    private struct State {
+      var jobs: [Job] = []
+      var committing = false
+      var closed = false
+      var idleWaiters: [CheckedContinuation<Void, Never>] = []
+
+      /// The next commit's jobs: the oldest `limit` of those queued.
+      mutating func takeNext(_ limit: Int) -> [Job] {
+        guard jobs.count > limit else {
+          defer { jobs.removeAll(keepingCapacity: true) }
+          return jobs
+        }
+        defer { jobs.removeFirst(limit) }
+        return Array(jobs.prefix(limit))
+      }
+    }
+
+    private let state = Mutex(State())
     private let maxJobsPerCommit: Int
 
     init(maxJobsPerCommit: Int) { self.maxJobsPerCommit = max(1, maxJobsPerCommit) }
@@ -43,22 +57,22 @@ public final class FixWriter: Service, Sendable {
     }
 
     func append(_ job: Job) -> Admission {
-      lock.withLock {
-        guard !closed else { return .refused }
-        jobs.append(job)
-        guard !committing else { return .queued }
-        committing = true
-        return .commit(takeNext())
+      state.withLock { state in
+        guard !state.closed else { return .refused }
+        state.jobs.append(job)
+        guard !state.committing else { return .queued }
+        state.committing = true
+        return .commit(state.takeNext(maxJobsPerCommit))
       }
     }
 
     /// After a commit: the next commit's jobs, or nil when none queued (the writer is idle again).
     func next() -> [Job]? {
-      let (next, waiters): ([Job]?, [CheckedContinuation<Void, Never>]) = lock.withLock {
-        if !jobs.isEmpty { return (takeNext(), []) }
-        committing = false
-        defer { idleWaiters.removeAll() }
-        return (nil, idleWaiters)
+      let (next, waiters): ([Job]?, [CheckedContinuation<Void, Never>]) = state.withLock { state in
+        if !state.jobs.isEmpty { return (state.takeNext(maxJobsPerCommit), []) }
+        state.committing = false
+        defer { state.idleWaiters.removeAll() }
+        return (nil, state.idleWaiters)
       }
       for waiter in waiters { waiter.resume() }
       return next
@@ -67,22 +81,13 @@ public final class FixWriter: Service, Sendable {
     /// Refuses new jobs; returns once the queued ones are committed.
     func close() async {
       await withCheckedContinuation { waiter in
-        let idle = lock.withLock {
-          closed = true
-          if committing { idleWaiters.append(waiter) }
-          return !committing
+        let idle = state.withLock { state in
+          state.closed = true
+          if state.committing { state.idleWaiters.append(waiter) }
+          return !state.committing
         }
         if idle { waiter.resume() }
       }
-    }
-
-    private func takeNext() -> [Job] {
-      guard jobs.count > maxJobsPerCommit else {
-        defer { jobs.removeAll(keepingCapacity: true) }
-        return jobs
-      }
-      defer { jobs.removeFirst(maxJobsPerCommit) }
-      return Array(jobs.prefix(maxJobsPerCommit))
     }
   }
 
