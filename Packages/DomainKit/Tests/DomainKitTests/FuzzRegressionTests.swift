@@ -61,6 +61,23 @@ import Testing
     #expect(gpxError(Array(external.utf8)) != nil)
   }
 
+  /// The JSON value builder copied an array on every append: a 20,000-point LineString (656 KB) took 7 s and a
+  /// 32,000-element array in 64 KB about 10 s. Both are read in a moment now (`geojson.read.points_per_s` in
+  /// domainkit-bench measures the rate on 1,000,000 points).
+  @Test func longGeoJSONArraysAreRead() throws {
+    let count = 20_000
+    var fixes: [LocationFix] = []
+    for index in 0..<count {
+      fixes.append(try LocationFix(timestamp: Int64(index) * 1000, latitude: 50, longitude: 30 + Double(index) * 1e-6))
+    }
+    let line = GeoJSON.lineCollection([GPXTrack(segments: [fixes])])
+    #expect(try GeoJSON.read(data: Data(line.utf8)).count == count)
+    let array =
+      #"{"type":"Feature","geometry":null,"properties":{"a":["# + String(repeating: "0,", count: 32_000) + "0]}}"
+    #expect(array.utf8.count < 65_536)
+    #expect(try GeoJSON.read(data: Data(array.utf8)).isEmpty)
+  }
+
   /// XMLParser kept ~72 bytes per libxml2 error; a 64 KiB malformed file leaked ~3.4 MB per parse.
   @Test func malformedGPXDoesNotLeak() throws {
     #if os(Linux)

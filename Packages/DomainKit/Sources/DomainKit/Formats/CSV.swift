@@ -144,7 +144,8 @@ public struct CSVRecordParser: Sendable {
 /// A streaming reader of fix CSV (see ``CSVFormat``).
 public struct CSVReader: StreamingFixReader, Sendable {
   private var parser = CSVRecordParser(format: .csv)
-  private var columns: [String: Int]?
+  /// The cell index of each of ``CSVFormat/columns`` (nil: no such column), once the header is read.
+  private var slots: [Int?]?
   private var output: [LocationFix] = []
   /// The rows skipped so far because their `timestamp` cell is empty (a fix needs a time).
   public private(set) var skipped = SkippedRecords()
@@ -152,6 +153,14 @@ public struct CSVReader: StreamingFixReader, Sendable {
   public var deviceID: DeviceID?
   /// The kind for rows without a `kind` cell.
   public var kind: FixKind
+
+  /// The columns the reader looks for, in the order of ``CSVFormat/columns``.
+  private enum Column: Int, CaseIterable {
+    case timestamp, latitude, longitude, horizontalAccuracy, verticalAccuracy, altitude, speed, speedAccuracy, course
+    case floor, batteryLevel, batteryState, kind, trigger, deviceId
+
+    var name: String { CSVFormat.columns[rawValue] }
+  }
 
   private static let aliases: [String: String] = [
     "time": "timestamp", "lat": "latitude", "lon": "longitude", "lng": "longitude", "accuracy": "horizontalAccuracy",
@@ -179,7 +188,7 @@ public struct CSVReader: StreamingFixReader, Sendable {
     var parser = self.parser
     defer { self.parser = parser }
     try parser.finish { cells, line in try self.handle(cells, line: line) }
-    guard columns != nil else { throw FormatError(.csv, line: 1, "empty file: expected a header line") }
+    guard slots != nil else { throw FormatError(.csv, line: 1, "empty file: expected a header line") }
     defer { output.removeAll() }
     return output
   }
@@ -187,7 +196,11 @@ public struct CSVReader: StreamingFixReader, Sendable {
   /// Reads a whole in-memory CSV document.
   public static func read(_ text: String, deviceID: DeviceID? = nil) throws -> [LocationFix] {
     var reader = CSVReader(deviceID: deviceID)
-    return try reader.feed(Array(text.utf8)) + reader.finish()
+    var fixes = try reader.feed(Array(text.utf8))
+    let last = try reader.finish()  // a document read at once usually ends in one of the two: don't copy it
+    if fixes.isEmpty { return last }
+    fixes += last
+    return fixes
   }
 
   /// Streams the CSV file at `url` in chunks, calling `body` for every fix; returns the rows skipped for lack of a
@@ -202,7 +215,7 @@ public struct CSVReader: StreamingFixReader, Sendable {
   }
 
   private mutating func handle(_ cells: [String], line: Int) throws {
-    guard let columns else {
+    guard let slots else {
       var map: [String: Int] = [:]
       for (index, raw) in cells.enumerated() {
         var name = raw.trimmingCharacters(in: .whitespaces)
@@ -214,41 +227,43 @@ public struct CSVReader: StreamingFixReader, Sendable {
       for required in ["timestamp", "latitude", "longitude"] where map[required] == nil {
         throw FormatError(.csv, line: line, field: required, "the header has no '\(required)' column")
       }
-      self.columns = map
+      self.slots = Column.allCases.map { map[$0.name] }
       return
     }
-    func cell(_ name: String) -> String? {
-      guard let index = columns[name], index < cells.count else { return nil }
-      let value = cells[index].trimmingCharacters(in: .whitespaces)
+    func cell(_ column: Column) -> String? {
+      guard let index = slots[column.rawValue], index < cells.count else { return nil }
+      let value = NumberText.trimmingSpaces(cells[index])
       return value.isEmpty ? nil : value
     }
-    func number(_ name: String) throws -> Double? {
-      guard let text = cell(name) else { return nil }
+    func number(_ column: Column) throws -> Double? {
+      guard let text = cell(column) else { return nil }
       guard let value = NumberText.double(text) else {
-        throw FormatError(.csv, line: line, field: name, "'\(text)' is not a number")
+        throw FormatError(.csv, line: line, field: column.name, "'\(text)' is not a number")
       }
       return value
     }
-    func required(_ name: String) throws -> String {
-      guard let text = cell(name) else { throw FormatError(.csv, line: line, field: name, "missing value") }
+    func required(_ column: Column) throws -> String {
+      guard let text = cell(column) else {
+        throw FormatError(.csv, line: line, field: column.name, "missing value")
+      }
       return text
     }
-    func enumValue<E: RawRepresentable>(_ name: String, _: E.Type) throws -> E? where E.RawValue == String {
-      guard let text = cell(name) else { return nil }
+    func enumValue<E: RawRepresentable>(_ column: Column, _: E.Type) throws -> E? where E.RawValue == String {
+      guard let text = cell(column) else { return nil }
       guard let value = E(rawValue: text) else {
-        throw FormatError(.csv, line: line, field: name, "unknown value '\(text)'")
+        throw FormatError(.csv, line: line, field: column.name, "unknown value '\(text)'")
       }
       return value
     }
     var timestamp: Int64?
-    if let timeText = cell("timestamp") {
+    if let timeText = cell(.timestamp) {
       guard let parsed = Timestamp.parseISO8601(timeText) ?? Int64(timeText) else {
         throw FormatError(.csv, line: line, field: "timestamp", "'\(timeText)' is neither ISO 8601 nor epoch ms")
       }
       timestamp = parsed
     }
-    let latText = try required("latitude")
-    let lonText = try required("longitude")
+    let latText = try required(.latitude)
+    let lonText = try required(.longitude)
     guard let lat = NumberText.double(latText) else {
       throw FormatError(.csv, line: line, field: "latitude", "'\(latText)' is not a number")
     }
@@ -256,7 +271,7 @@ public struct CSVReader: StreamingFixReader, Sendable {
       throw FormatError(.csv, line: line, field: "longitude", "'\(lonText)' is not a number")
     }
     var floor: Int?
-    if let text = cell("floor") {
+    if let text = cell(.floor) {
       guard let value = Int(text) else {
         throw FormatError(.csv, line: line, field: "floor", "'\(text)' is not an integer")
       }
@@ -266,12 +281,12 @@ public struct CSVReader: StreamingFixReader, Sendable {
     do {
       // A row without a time is checked like any other before it is skipped: a bad one still refuses the file.
       fix = try LocationFix(
-        deviceID: cell("deviceId").map { DeviceID($0) } ?? deviceID, timestamp: timestamp ?? 0, latitude: lat,
-        longitude: lon, horizontalAccuracy: number("horizontalAccuracy"),
-        verticalAccuracy: number("verticalAccuracy"), altitude: number("altitude"), speed: number("speed"),
-        speedAccuracy: number("speedAccuracy"), course: number("course"), floor: floor,
-        batteryLevel: number("batteryLevel"), batteryState: enumValue("batteryState", BatteryState.self),
-        kind: enumValue("kind", FixKind.self) ?? kind, trigger: enumValue("trigger", FixTrigger.self))
+        deviceID: cell(.deviceId).map { DeviceID($0) } ?? deviceID, timestamp: timestamp ?? 0, latitude: lat,
+        longitude: lon, horizontalAccuracy: number(.horizontalAccuracy), verticalAccuracy: number(.verticalAccuracy),
+        altitude: number(.altitude), speed: number(.speed), speedAccuracy: number(.speedAccuracy),
+        course: number(.course), floor: floor, batteryLevel: number(.batteryLevel),
+        batteryState: enumValue(.batteryState, BatteryState.self), kind: enumValue(.kind, FixKind.self) ?? kind,
+        trigger: enumValue(.trigger, FixTrigger.self))
     } catch let error as FixValidationError {
       throw FormatError(.csv, line: line, error)
     }

@@ -67,10 +67,21 @@ public func forEachChunk(
 
 enum NumberText {
   /// A finite Double from text, or nil.
-  static func double(_ text: some StringProtocol) -> Double? {
-    let trimmed = text.trimmingCharacters(in: .whitespaces)
+  static func double(_ text: String) -> Double? {
+    let trimmed = trimmingSpaces(text)
     guard !trimmed.isEmpty, let value = Double(trimmed), value.isFinite else { return nil }
     return value
+  }
+
+  /// A finite Double from text, or nil.
+  static func double(_ text: Substring) -> Double? { double(String(text)) }
+
+  /// `text` without the spaces and tabs (Unicode `Zs` and tab, Foundation's `.whitespaces`) at its ends. Most
+  /// cells and attributes have none, and ASCII ends that are neither space nor tab are checked without Foundation.
+  static func trimmingSpaces(_ text: String) -> String {
+    guard let first = text.utf8.first, let last = text.utf8.last else { return text }
+    if first < 0x80, last < 0x80, first != 0x20, first != 0x09, last != 0x20, last != 0x09 { return text }
+    return text.trimmingCharacters(in: .whitespaces)
   }
 }
 

@@ -93,7 +93,11 @@ public enum GeoJSON {
   /// - Throws: ``FormatError`` naming the line and JSON path (e.g. `features[3].properties.timestamp`).
   public static func read(data: Data, deviceID: DeviceID? = nil, kind: FixKind = .imported) throws -> [LocationFix] {
     var reader = GeoJSONReader(deviceID: deviceID, kind: kind)
-    return try reader.feed(data) + reader.finish()
+    var fixes = try reader.feed(data)
+    let last = try reader.finish()  // a document read at once usually ends in one of the two: don't copy it
+    if fixes.isEmpty { return last }
+    fixes += last
+    return fixes
   }
 }
 
@@ -229,53 +233,55 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
       case "Point":
         let props = properties ?? .object([])
         let time = try timestamp(props["timestamp"] ?? props["time"], path: "\(path)~properties.timestamp")
-        let fix = try makeFix(value["coordinates"], time: time, props: props, path: "\(path).coordinates")
+        let fix = try makeFix(value["coordinates"], time: time, props: props) { "\(path).coordinates" }
         guard time != nil else {
           return skipped.append(skip(path, "the Point at \(path) has no properties.timestamp"))
         }
         fixes.append(fix)
       case "MultiPoint", "LineString":
         let positions = try array(value["coordinates"], path: "\(path).coordinates")
-        let times = try timeList(properties, count: positions.count, path: path)
-        for (index, position) in positions.enumerated() {
-          let positionPath = "\(path).coordinates[\(index)]"
-          let fix = try makeFix(position, time: times?[index], props: .object([]), path: positionPath)
-          guard let times else { continue }
-          guard times[index] != nil else {
-            skipped.append(skip(positionPath, "the position at \(positionPath) has a null time"))
-            continue
-          }
-          fixes.append(fix)
-        }
-        if times == nil, !positions.isEmpty {
-          skipped.append(
-            skip(path, points: positions.count, "the \(type) at \(path) has no properties.coordTimes"))
-        }
+        try readPositions(
+          positions, type: type, path: path, properties: properties, into: &fixes, skipped: &skipped
+        ) { "\(path).coordinates[\($0)]" }
       case "MultiLineString":
         let lines = try array(value["coordinates"], path: "\(path).coordinates")
-        var positions: [(JSONValue, String)] = []
+        var positions: [JSONValue] = []
+        var places: [(line: Int, index: Int)] = []
         for (l, line) in lines.enumerated() {
           for (i, p) in try array(line, path: "\(path).coordinates[\(l)]").enumerated() {
-            positions.append((p, "\(path).coordinates[\(l)][\(i)]"))
+            positions.append(p)
+            places.append((l, i))
           }
         }
-        let times = try timeList(properties, count: positions.count, path: path)
-        for (index, position) in positions.enumerated() {
-          let fix = try makeFix(position.0, time: times?[index], props: .object([]), path: position.1)
-          guard let times else { continue }
-          guard times[index] != nil else {
-            skipped.append(skip(position.1, "the position at \(position.1) has a null time"))
-            continue
-          }
-          fixes.append(fix)
-        }
-        if times == nil, !positions.isEmpty {
-          skipped.append(skip(path, points: positions.count, "the \(type) at \(path) has no properties.coordTimes"))
-        }
+        try readPositions(
+          positions, type: type, path: path, properties: properties, into: &fixes, skipped: &skipped
+        ) { "\(path).coordinates[\(places[$0].line)][\(places[$0].index)]" }
       case "Polygon", "MultiPolygon":
         return
       default:
         throw fail("\(path).type", "unknown GeoJSON type '\(type)'")
+      }
+    }
+
+    /// The fixes of a line's (or multi-point's) positions, timed by `properties.coordTimes`; `place(i)` is the path
+    /// of position `i` (made only for an error or a skipped position).
+    func readPositions(
+      _ positions: [JSONValue], type: String, path: String, properties: JSONValue?, into fixes: inout [LocationFix],
+      skipped: inout SkippedRecords, place: (Int) -> String
+    ) throws {
+      let times = try timeList(properties, count: positions.count, path: path)
+      fixes.reserveCapacity(fixes.count + positions.count)
+      for (index, position) in positions.enumerated() {
+        let fix = try makeFix(position, time: times?[index], props: .object([])) { place(index) }
+        guard let times else { continue }
+        guard times[index] != nil else {
+          skipped.append(skip(place(index), "the position at \(place(index)) has a null time"))
+          continue
+        }
+        fixes.append(fix)
+      }
+      if times == nil, !positions.isEmpty {
+        skipped.append(skip(path, points: positions.count, "the \(type) at \(path) has no properties.coordTimes"))
       }
     }
 
@@ -292,7 +298,11 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
       guard let list = raw.array else {
         throw fail("\(path)~properties.coordTimes", "expected an array with one time per position")
       }
-      let flat = list.flatMap { $0.array ?? [$0] }
+      var flat: [JSONValue] = []
+      flat.reserveCapacity(count)
+      for entry in list {
+        if let times = entry.array { flat += times } else { flat.append(entry) }
+      }
       guard flat.count == count else {
         throw fail("\(path)~properties.coordTimes", "has \(flat.count) times for \(count) positions")
       }
@@ -317,12 +327,14 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
     }
 
     /// The fix at `position`, checked; a position without a time gets time 0 (it is checked, then skipped).
-    func makeFix(_ position: JSONValue?, time: Int64?, props: JSONValue, path: String) throws -> LocationFix {
+    func makeFix(
+      _ position: JSONValue?, time: Int64?, props: JSONValue, path: () -> String
+    ) throws -> LocationFix {
       guard let numbers = position?.array, numbers.count >= 2 else {
-        throw fail(path, "a position needs [longitude, latitude]")
+        throw fail(path(), "a position needs [longitude, latitude]")
       }
       func double(_ value: JSONValue, _ name: String) throws -> Double {
-        guard let number = value.double else { throw fail("\(path).\(name)", "not a number") }
+        guard let number = value.double else { throw fail("\(path()).\(name)", "not a number") }
         return number
       }
       let lon = try double(numbers[0], "longitude")
@@ -332,7 +344,7 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
       var floor: Int?
       if let value = prop("floor") {
         guard value.rounded() == value, abs(value) <= 1000 else {
-          throw fail("\(path).floor", "\(value) is not a floor number (a whole number −1000…1000)")
+          throw fail("\(path()).floor", "\(value) is not a floor number (a whole number −1000…1000)")
         }
         floor = Int(value)
       }
@@ -347,7 +359,7 @@ public struct GeoJSONReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
           kind: props["kind"]?.string.flatMap(FixKind.init(rawValue:)) ?? kind,
           trigger: props["trigger"]?.string.flatMap(FixTrigger.init(rawValue:)))
       } catch {
-        throw fail("\(path).\(error.field)", error.description)
+        throw fail("\(path()).\(error.field)", error.description)
       }
     }
   }
