@@ -51,7 +51,9 @@ public final class ChildProcess: Sendable {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let outPath = directory.appendingPathComponent("stdout").path
     let errPath = directory.appendingPathComponent("stderr").path
-    for path in [outPath, errPath] { FileManager.default.createFile(atPath: path, contents: nil) }
+    for path in [outPath, errPath] where !FileManager.default.createFile(atPath: path, contents: nil) {
+      throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+    }
     standardOutput = CollectedOutput(paths: [outPath])
     standardError = CollectedOutput(paths: [errPath])
     output = CollectedOutput(paths: [outPath, errPath])
