@@ -9,6 +9,7 @@ import MeridianTestSupport
 import MeridianTracker
 import NIOCore
 import NIOPosix
+import Synchronization
 import Testing
 
 /// The tracker's local history (filters, clusters, visits, export and import) and its simulated and gpsd sources.
@@ -599,11 +600,10 @@ final class FakeGPSD: Sendable {
   private let log: CommandLog
   private let task: Task<Void, any Error>
 
-  final class CommandLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
-    var all: [String] { lock.withLock { lines } }
+  final class CommandLog: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
   }
 
   private init(port: Int, channel: any Channel, log: CommandLog, task: Task<Void, any Error>) {
