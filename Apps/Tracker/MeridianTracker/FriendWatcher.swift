@@ -13,6 +13,9 @@ public struct FriendWatcher: Sendable {
     case watching([VisibleUsers.Person])
     /// A friend's newest fixes.
     case location(LiveLocation, name: String?)
+    /// Their live updates reach us from now on (the subscription to their channel is active, again after a
+    /// reconnect).
+    case subscribed(UserID)
     /// A friend stopped sharing with us (pause, Blacklist, expiry): their channel was revoked.
     case stoppedSharing(UserID)
     /// The connection's state changed.
@@ -80,6 +83,8 @@ public struct FriendWatcher: Sendable {
               report(.location(location, name: names[location.userId] ?? nil))
               locations += 1
               if let limit, locations >= limit { return }
+            case .subscribed(let position):
+              report(.subscribed(UserID(position.channel.id)))
             case .unsubscribed(let channel, .revoked):
               report(.stoppedSharing(UserID(channel.id)))
             default:

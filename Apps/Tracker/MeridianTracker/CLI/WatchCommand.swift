@@ -55,6 +55,12 @@ struct Watch: AsyncParsableCommand {
               name ?? location.userId.rawValue, fix.latitude, fix.longitude, fix.horizontalAccuracy ?? 0))
         }
       }
+    case .subscribed(let user):
+      if json {
+        emitJSON(["subscribed": user.rawValue])
+      } else {
+        FileHandle.standardError.write(Data("live updates of \(user) from now on\n".utf8))
+      }
     case .stoppedSharing(let user):
       if json { emitJSON(["stoppedSharing": user.rawValue]) } else { Swift.print("\(user) stopped sharing with you.") }
     case .connection(let state):
