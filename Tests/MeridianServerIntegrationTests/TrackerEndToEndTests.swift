@@ -122,13 +122,16 @@ struct TrackerEndToEndTests {
 
       let bobWatch = try ChildProcess(executable, ["watch", "--state", bobState.path, "--json", "--count", "2"])
       let carolWatch = try ChildProcess(executable, ["watch", "--state", carolState.path, "--json"])
-      // Both say whom they watch before anything moves.
+      // Both say whom they watch before anything moves, and Bob when Anna's updates reach him.
       for watch in [bobWatch, carolWatch] {
         for _ in 0..<500 where !watch.output.value.contains("watching") {
           try await Task.sleep(for: .milliseconds(10))
         }
       }
-      try await Task.sleep(for: .milliseconds(300))  // let the subscriptions reach the server
+      for _ in 0..<2000 where !bobWatch.output.value.contains(#"{"subscribed":"\#(anna.userId.rawValue)"}"#) {
+        try await Task.sleep(for: .milliseconds(10))
+      }
+      try await Task.sleep(for: .milliseconds(100))  // Carol's refused subscription has no confirmation to wait for
       let moves = try makeFixes(count: 2)
       for fix in moves {
         _ = try await annaClient.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: [fix]))
@@ -142,7 +145,7 @@ struct TrackerEndToEndTests {
       #expect(lines.flatMap(\.fixes).map(\.timestamp) == moves.map(\.timestamp))
 
       carolWatch.terminate(with: SIGTERM)
-      _ = await carolWatch.wait()
+      #expect(await carolWatch.wait() == 143, "\(carolWatch.output.value)")
       #expect(carolWatch.output.value.contains(#""watching":[]"#), "\(carolWatch.output.value)")
       #expect(!carolWatch.output.value.contains(anna.userId.rawValue), "\(carolWatch.output.value)")
     }

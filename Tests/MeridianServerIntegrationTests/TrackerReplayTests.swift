@@ -191,10 +191,12 @@ struct TrackerReplayTests {
       _ = try await walker.client.send(
         API.addMember, parameters: GroupMemberRef(groupID: friends.id, userID: friend.session.userId))
       let watch = try ChildProcess(executable, ["watch", "--state", friend.state.path, "--json"])
-      for _ in 0..<1000 where !watch.output.value.contains(#""watching":["#) {
+      // The watch says when the walker's updates reach it.
+      let subscribed = #"{"subscribed":"\#(walker.session.userId.rawValue)"}"#
+      for _ in 0..<2000 where !watch.output.value.contains(subscribed) {
         try await Task.sleep(for: .milliseconds(10))
       }
-      try await Task.sleep(for: .milliseconds(300))  // let the subscription reach the server
+      #expect(watch.output.value.contains(subscribed), "\(watch.output.value)")
       let file = server.directory.appendingPathComponent("walk.gpx")
       try Self.writeGPX(file, count: 20, metres: 2)
       // Ten times faster: the 19 s walk in about 2 s.
