@@ -9,7 +9,7 @@ import MeridianStoreSQLite
 ///
 /// The history remembers where it placed each track (``prepare(_:speed:keepTimes:history:now:)``), so replaying the
 /// same track again gives every fix the same time as before: the history and the server store nothing new, and a
-/// replay that was interrupted goes on where it stopped.
+/// replay that was interrupted goes on where it stopped. A new track never takes a time the history holds already.
 public struct TrackReplay: Sendable {
   /// How the track's times were chosen.
   public enum Placement: Sendable, Hashable {
@@ -31,6 +31,8 @@ public struct TrackReplay: Sendable {
   public let placement: Placement
   /// The shifted times the local history already holds: those fixes are emitted without waiting.
   public let recorded: Set<Int64>
+  /// The fixes' positions by shifted time.
+  private let placed: [Int64: (latitude: Double, longitude: Double)]
 
   /// A replay of `track` (sorted here) shifted by `offset`.
   public init(
@@ -41,12 +43,20 @@ public struct TrackReplay: Sendable {
     self.offset = offset
     self.placement = placement
     self.recorded = recorded
+    placed = Dictionary(
+      self.track.map { ($0.timestamp + offset, (latitude: $0.latitude, longitude: $0.longitude)) },
+      uniquingKeysWith: { first, _ in first })
   }
 
   /// The first and last shifted time, nil for an empty track.
   public var span: ClosedRange<Int64>? {
     guard let first = track.first, let last = track.last else { return nil }
     return (first.timestamp + offset)...(last.timestamp + offset)
+  }
+
+  /// Whether `fix` is one of this track's fixes as placed (same time and position).
+  public func contains(_ fix: LocationFix) -> Bool {
+    placed[fix.timestamp].map { $0.latitude == fix.latitude && $0.longitude == fix.longitude } ?? false
   }
 
   /// The fixes of the track the history doesn't hold yet.
@@ -84,15 +94,30 @@ public struct TrackReplay: Sendable {
       } else {
         offset = Self.offset(first: first.timestamp, last: last.timestamp, speed: speed, now: now)
         placement = .new
+        if let history {
+          // The history holds one fix per time: a track placed over another one (replayed just before) moves back by
+          // a millisecond at a time until none of its times is taken, so that every fix of both is kept.
+          let taken = try Self.times(in: history, first.timestamp + offset - 1000, last.timestamp + offset)
+          var moved = 0
+          while moved < 1000, sorted.contains(where: { taken.contains($0.timestamp + offset) }) {
+            offset -= 1
+            moved += 1
+          }
+        }
         try await history?.setValue(Remembered(offset: offset, replayed: now).text, for: key)
       }
     }
     var recorded: Set<Int64> = []
     if let history, placement != .new {
-      let range = TimeRange(start: first.timestamp + offset, end: last.timestamp + offset + 1)
-      recorded = Set(try history.fixes(matching: HistoryFilter(range: range), newestFirst: false).map(\.timestamp))
+      recorded = try Self.times(in: history, first.timestamp + offset, last.timestamp + offset)
     }
     return TrackReplay(track: sorted, speed: speed, offset: offset, placement: placement, recorded: recorded)
+  }
+
+  /// The times the history holds from `first` to `last`, inclusive.
+  static func times(in history: TrackerStore, _ first: Int64, _ last: Int64) throws -> Set<Int64> {
+    let range = TimeRange(start: first, end: last + 1)
+    return Set(try history.fixes(matching: HistoryFilter(range: range), newestFirst: false).map(\.timestamp))
   }
 
   /// The placement kept in the history: `<offset> <replayed>`.

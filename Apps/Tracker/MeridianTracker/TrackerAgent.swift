@@ -72,15 +72,16 @@ public struct TrackerAgent: Sendable {
   /// `interrupted`; queued fixes stay queued for the next run).
   ///
   /// - Parameters:
-  ///   - track: the span of a whole track being replayed (``TrackReplay/span``). The policy then judges the track on
-  ///     its own: it resumes from the last sent fix only when that fix lies within the span (an interrupted replay of
-  ///     the same track), so that a track placed before fixes of another one is still sent. Without it the policy
-  ///     resumes from the last sent fix, as after a restart.
+  ///   - track: for a whole track being replayed, whether a fix is one of its fixes as placed
+  ///     (``TrackReplay/contains(_:)``). The policy then judges the track on its own: it resumes from the last sent
+  ///     fix only when that fix is one of the track's (an interrupted replay of it), so that a track placed over the
+  ///     times of another one is still sent whole. Without it the policy resumes from the last sent fix, as after a
+  ///     restart.
   ///   - onFix: called after each fix is recorded, with what happened to it.
   /// - Throws: the source's error; ``TrackerError/tokenRejected``, ``TrackerError/uploadRefused(_:)``, or
   ///   ``TrackerError/uploadFailed(_:)`` after ``giveUpAfter``. Uploading stops first in every case.
   public func run(
-    _ fixes: AsyncThrowingStream<LocationFix, any Error>, track: ClosedRange<Int64>? = nil,
+    _ fixes: AsyncThrowingStream<LocationFix, any Error>, track: (@Sendable (LocationFix) -> Bool)? = nil,
     onFix: @escaping @Sendable (LocationFix, Outcome) -> Void = { _, _ in }
   ) async throws -> Summary {
     let wake = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -88,7 +89,7 @@ public struct TrackerAgent: Sendable {
     var policy = self.policy
     if policy.lastSent == nil, let text = try await store.value(TrackerStore.lastSentKey),
       let last = try? JSONDecoder().decode(LocationFix.self, from: Data(text.utf8)),
-      track.map({ $0.contains(last.timestamp) }) ?? true
+      track?(last) ?? true
     {
       policy = ReportingPolicy(
         appState: policy.appState, profile: policy.profile, minimumInterval: policy.minimumInterval, lastSent: last)

@@ -96,9 +96,10 @@ struct Run: AsyncParsableCommand {
     }
   }
 
-  /// The source's fixes and, for a whole track (a file or a simulation), its span.
-  func source(_ store: TrackerStore) async throws -> (AsyncThrowingStream<LocationFix, any Error>, ClosedRange<Int64>?)
-  {
+  /// The source's fixes and, for a whole track (a file or a simulation), whether a fix is one of the track's.
+  func source(_ store: TrackerStore) async throws -> (
+    AsyncThrowingStream<LocationFix, any Error>, (@Sendable (LocationFix) -> Bool)?
+  ) {
     let replay: TrackReplay
     if let route = try live.simulatedRoute() {
       replay = FixSource.simulation(route, speed: speed)
@@ -112,7 +113,7 @@ struct Run: AsyncParsableCommand {
     } else {
       return (FixSource.standardInput.fixes(defaultAccuracy: defaultAccuracy), nil)
     }
-    return (replay.fixes(defaultAccuracy: defaultAccuracy), replay.span)
+    return (replay.fixes(defaultAccuracy: defaultAccuracy), { replay.contains($0) })
   }
 
   /// Where a replayed track lands in time, and what the history holds of it already.
