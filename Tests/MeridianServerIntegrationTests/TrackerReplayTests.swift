@@ -222,6 +222,35 @@ struct TrackerReplayTests {
     }
   }
 
+  @Test func twoTracksReplayedOneAfterTheOtherAreBothKeptWhole() async throws {
+    let executable = try #require(builtExecutable("meridian-tracker"))
+    try await TestServer.with { server in
+      let tracker = try await Self.tracker(server, "two-tracks")
+      // Two walks recorded a month apart; each lands just before its replay ends, so the second overlaps the first
+      // in time. The policy judges each on its own, and no fix takes another's time.
+      let first = server.directory.appendingPathComponent("june.gpx")
+      let second = server.directory.appendingPathComponent("july.gpx")
+      try Self.writeGPX(first, count: 400, metres: 2)
+      try Self.writeGPX(second, count: 400, metres: 2, start: 1_751_360_400_000)
+      for (file, speed) in [(first, "0"), (second, "100")] {
+        let run = try await ChildProcess.run(executable, tracker.run(["--gpx", file.path, "--speed", speed]))
+        #expect(run.status == 0 && run.output.contains("uploaded 400"), "\(run.output.suffix(400))")
+      }
+      #expect(try await tracker.stored().count == 800)
+      let export = server.directory.appendingPathComponent("both.gpx")
+      let exported = try await ChildProcess.run(
+        executable, ["history", "export", "--state", tracker.state.path, "--output", export.path])
+      #expect(exported.status == 0, "\(exported.output)")
+      var points = 0
+      try GPX.read(contentsOf: export) { _ in points += 1 }
+      #expect(points == 800)
+      // Either one again: nothing new.
+      let again = try await ChildProcess.run(executable, tracker.run(["--gpx", first.path, "--speed", "0"]))
+      #expect(again.output.contains("received 400, recorded 0, queued 0, uploaded 0"), "\(again.output.suffix(400))")
+      #expect(try await tracker.stored().count == 800)
+    }
+  }
+
   @Test func theBundledWalkIsUploadedWhole() async throws {
     let executable = try #require(builtExecutable("meridian-tracker"))
     try await TestServer.with { server in
