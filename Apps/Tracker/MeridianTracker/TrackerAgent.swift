@@ -99,38 +99,47 @@ public struct TrackerAgent: Sendable {
       case uploads(total: Int, overSocket: Int)
     }
     var summary = Summary()
-    try await withThrowingTaskGroup(of: Part.self) { group in
-      group.addTask { [policy] in
-        defer {
-          sourceEnded.mark()
-          wake.continuation.finish()
+    // The agent's state for `status` says "stopped" however the run ends; saved also when cancelled (the database
+    // refuses work of a cancelled task).
+    let store = self.store
+    func stopped() async throws {
+      try await Task {
+        try await ConnectionReport(state: .stopped, since: Timestamp.milliseconds(Date())).save(to: store)
+      }
+      .value
+    }
+    do {
+      try await withThrowingTaskGroup(of: Part.self) { group in
+        group.addTask { [policy] in
+          defer {
+            sourceEnded.mark()
+            wake.continuation.finish()
+          }
+          return .source(try await record(fixes, policy: policy, wake: wake.continuation, onFix: onFix))
         }
-        return .source(try await record(fixes, policy: policy, wake: wake.continuation, onFix: onFix))
-      }
-      group.addTask {
-        let totals = try await uploadLoop(wake: wake.stream, sourceEnded: sourceEnded)
-        return .uploads(total: totals.total, overSocket: totals.overSocket)
-      }
-      // The first failure of either part cancels the other and is rethrown.
-      for try await part in group {
-        switch part {
-        case .source(let recorded):
-          let uploaded = summary.uploaded
-          let overSocket = summary.uploadedOverSocket
-          summary = recorded
-          (summary.uploaded, summary.uploadedOverSocket) = (uploaded, overSocket)
-        case .uploads(let total, let overSocket):
-          (summary.uploaded, summary.uploadedOverSocket) = (total, overSocket)
+        group.addTask {
+          let totals = try await uploadLoop(wake: wake.stream, sourceEnded: sourceEnded)
+          return .uploads(total: totals.total, overSocket: totals.overSocket)
+        }
+        // The first failure of either part cancels the other and is rethrown.
+        for try await part in group {
+          switch part {
+          case .source(let recorded):
+            let uploaded = summary.uploaded
+            let overSocket = summary.uploadedOverSocket
+            summary = recorded
+            (summary.uploaded, summary.uploadedOverSocket) = (uploaded, overSocket)
+          case .uploads(let total, let overSocket):
+            (summary.uploaded, summary.uploadedOverSocket) = (total, overSocket)
+          }
         }
       }
+    } catch {
+      try? await stopped()
+      throw error
     }
     summary.interrupted = Task.isCancelled
-    // Saved also when cancelled (the database refuses work of a cancelled task).
-    let store = self.store
-    try await Task {
-      try await ConnectionReport(state: .stopped, since: Timestamp.milliseconds(Date())).save(to: store)
-    }
-    .value
+    try await stopped()
     return summary
   }
 
