@@ -163,9 +163,9 @@ let package = Package(
     .testTarget(
       name: "MeridianServerTests",
       dependencies: [
-        "MeridianServer", "meridian-server",
+        "MeridianServer", "meridian-server", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI",
         .product(name: "Hummingbird", package: "hummingbird"),
-        .product(name: "HummingbirdTesting", package: "hummingbird"), "MeridianStore", "MeridianStoreSQLite", "MeridianAPI",
+        .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "RealtimeKit", package: "RealtimeKit"),
