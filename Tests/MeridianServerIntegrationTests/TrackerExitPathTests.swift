@@ -109,7 +109,9 @@ struct TrackerExitPathTests {
           input: (lines + ["{not json"]).joined(separator: "\n"))
         let status = await child.wait()
         #expect(status == 1, "round \(round): \(child.output.value)")
-        #expect(child.standardError.value.contains("standard input, line 31"), "round \(round): \(child.output.value)")
+        #expect(
+          child.standardError.value.contains("standard input, line 31: not a JSON object"),
+          "round \(round): \(child.output.value)")
         #expect(!child.output.value.contains("Fatal error"), "round \(round)")
       }
     }

@@ -58,7 +58,8 @@ public enum FixSource: Sendable {
               if fix.horizontalAccuracy == nil { fix.horizontalAccuracy = defaultAccuracy }
               continuation.yield(fix)
             } catch {
-              continuation.finish(throwing: TrackerError.badSource("standard input, line \(number): \(error)"))
+              continuation.finish(
+                throwing: TrackerError.badSource("standard input, line \(number): \(Self.reason(error))"))
               return
             }
           }
@@ -70,6 +71,25 @@ public enum FixSource: Sendable {
       return Self.simulation(route, speed: speed).fixes(defaultAccuracy: defaultAccuracy)
     case .gpsd(let endpoint):
       return GPSDClient(endpoint: endpoint).fixes(defaultAccuracy: defaultAccuracy)
+    }
+  }
+
+  /// What was wrong with a line of JSON, in a few words: the field and the decoder's reason.
+  static func reason(_ error: any Error) -> String {
+    func field(_ path: [any CodingKey]) -> String { path.map(\.stringValue).joined(separator: ".") }
+    func clause(_ context: DecodingError.Context) -> String {
+      context.debugDescription.hasSuffix(".") ? String(context.debugDescription.dropLast()) : context.debugDescription
+    }
+    switch error {
+    case DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty:
+      return "not a JSON object with timestamp, latitude and longitude (\(clause(context)))"
+    case DecodingError.keyNotFound(let key, let context):
+      return "'\(field(context.codingPath + [key]))' is missing"
+    case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
+      DecodingError.valueNotFound(_, let context):
+      return "'\(field(context.codingPath))': \(clause(context))"
+    default:
+      return "\(error)"
     }
   }
 
