@@ -37,13 +37,22 @@ public enum HistoryTransfer {
 
   /// Reads a whole file; a bad record throws a `FormatError` naming its line, before anything is stored.
   public static func read(_ url: URL, format: HistoryFileFormat) throws -> [LocationFix] {
+    try readReportingSkipped(url, format: format).fixes
+  }
+
+  /// Reads a whole file, and counts the points skipped for lack of a time (GPX makes `<time>` optional; a CSV row
+  /// or GeoJSON feature may have none); a bad record throws a `FormatError` naming its line.
+  public static func readReportingSkipped(
+    _ url: URL, format: HistoryFileFormat
+  ) throws -> (fixes: [LocationFix], skipped: SkippedRecords) {
     var fixes: [LocationFix] = []
+    var skipped = SkippedRecords()
     switch format {
-    case .gpx: try GPX.read(contentsOf: url) { fixes.append($0.fix) }
-    case .csv: try CSVReader.read(contentsOf: url) { fixes.append($0) }
-    case .geojson: try GeoJSONReader.read(contentsOf: url) { fixes.append($0) }
+    case .gpx: try GPX.read(contentsOf: url, skipped: { skipped.append($0.record) }) { fixes.append($0.fix) }
+    case .csv: skipped = try CSVReader.read(contentsOf: url) { fixes.append($0) }
+    case .geojson: skipped = try GeoJSONReader.read(contentsOf: url) { fixes.append($0) }
     }
-    return fixes
+    return (fixes, skipped)
   }
 }
 
@@ -111,14 +120,19 @@ struct HistoryCommand: AsyncParsableCommand {
     var accepted: Int
     var duplicates: Int
     var devices: [String]
+    /// Points skipped because they have no time, and the lines of the first few.
+    var skipped: Int
+    var skippedLines: [Int]
   }
 
   struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Merge a GPX, CSV or GeoJSON file into a user's history; fixes already stored are skipped.",
       discussion: """
-        The whole file is read and checked first: a bad record names its line and nothing is stored. Fixes are
-        identified by device and timestamp, so importing the same file twice stores nothing the second time.
+        The whole file is read and checked first: a bad record names its line and nothing is stored. Points without
+        a time (valid in GPX, where <time> is optional) can't be history: they are skipped, counted and their first
+        lines named; a file with no timed point stores nothing. Fixes are identified by device and timestamp, so
+        importing the same file twice stores nothing the second time.
         """)
 
     @OptionGroup var options: GlobalOptions
@@ -148,10 +162,14 @@ struct HistoryCommand: AsyncParsableCommand {
       let id = try await database.resolveUser(user)
       let fallback = DeviceID("import-\(id.rawValue)")
       let read: [LocationFix]
+      let skipped: SkippedRecords
       do {
-        read = try HistoryTransfer.read(url, format: format)
+        (read, skipped) = try HistoryTransfer.readReportingSkipped(url, format: format)
       } catch let error as FormatError {
         throw AdminError.failure("\(file): \(error.description). Nothing was imported.")
+      }
+      if read.isEmpty && !skipped.isEmpty {
+        throw AdminError.failure("\(file) has no point with a time: \(skipped). Nothing was imported.")
       }
       var byDevice: [DeviceID: [LocationFix]] = [:]
       for var fix in read {
@@ -187,9 +205,11 @@ struct HistoryCommand: AsyncParsableCommand {
       Console.endProgress()
       let output = ImportOutput(
         user: id.rawValue, file: file, read: read.count, accepted: accepted, duplicates: duplicates,
-        devices: devices.map(\.rawValue))
+        devices: devices.map(\.rawValue), skipped: skipped.count, skippedLines: skipped.lines)
       try options.emit(output) {
-        "Imported \(accepted) new fixes of \(read.count) into \(id)'s history (\(duplicates) already stored)."
+        let summary =
+          "Imported \(accepted) new fixes of \(read.count) into \(id)'s history (\(duplicates) already stored)."
+        return skipped.isEmpty ? summary : summary + " \(skipped)."
       }
     }
   }

@@ -52,6 +52,20 @@ public struct TransferProgress: Sendable, Hashable {
   }
 }
 
+/// What an import did: the merge counts, and the points skipped because they have no time.
+public struct HistoryImportResult: Sendable, Hashable {
+  /// New fixes, duplicates and those queued for upload.
+  public var merged: MergeResult
+  /// The points without a time (GPX makes `<time>` optional): how many, and the first few with their lines.
+  public var skipped: SkippedRecords
+
+  /// A result.
+  public init(merged: MergeResult, skipped: SkippedRecords = SkippedRecords()) {
+    self.merged = merged
+    self.skipped = skipped
+  }
+}
+
 /// Reads a track file into the history in batches, merging without duplicates (the history is unique by
 /// timestamp). Imported fixes are recorded; they are queued for upload only when `upload` is true.
 public struct HistoryImporter: Sendable {
@@ -72,49 +86,76 @@ public struct HistoryImporter: Sendable {
     self.progressInterval = max(1, progressInterval)
   }
 
-  /// Imports the file at `url`, streaming it (memory stays bounded by one batch).
-  /// - Throws: ``TrackerError/badSource(_:)`` naming the file, line and field when the file is unreadable or wrong;
-  ///   the batches merged before the error stay merged (importing the file again skips them as duplicates).
+  /// Imports the file at `url` (see ``importFileReportingSkipped(_:format:now:progress:)``) and returns the merge
+  /// counts.
   public func importFile(
     _ url: URL, format: HistoryFormat, now: Int64 = Timestamp.milliseconds(Date()),
     progress: (TransferProgress) -> Void = { _ in }
   ) throws -> MergeResult {
+    try importFileReportingSkipped(url, format: format, now: now, progress: progress).merged
+  }
+
+  /// Imports the file at `url`, streaming it twice: first every record is checked, then the fixes are merged in
+  /// batches (memory stays bounded by one batch). Points without a time are skipped and counted.
+  /// - Throws: ``TrackerError/badSource(_:)`` naming the file, line and field when the file is unreadable or wrong,
+  ///   or has points but none with a time; nothing is stored then.
+  public func importFileReportingSkipped(
+    _ url: URL, format: HistoryFormat, now: Int64 = Timestamp.milliseconds(Date()),
+    progress: (TransferProgress) -> Void = { _ in }
+  ) throws -> HistoryImportResult {
     guard FileManager.default.isReadableFile(atPath: url.path) else {
       throw TrackerError.badSource("cannot read \(url.path)")
     }
     let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
     var batch = Batch(importer: self, now: now, size: size)
+    let skipped: SkippedRecords
     do {
-      switch format {
-      case .gpx:
-        try GPX.read(contentsOf: url) { point in try batch.add([point.fix], bytesRead: nil, progress) }
-      case .csv:
-        var reader = CSVReader()
-        try stream(url, &reader, &batch, progress)
-      case .geojson:
-        var reader = GeoJSONReader()
-        try stream(url, &reader, &batch, progress)
-      case .takeout:
-        var reader = TakeoutReader()
-        try stream(url, &reader, &batch, progress)
+      var timed = 0
+      skipped = try Self.read(url, format: format) { fixes, _ in timed += fixes.count }
+      if timed == 0 && !skipped.isEmpty {
+        throw TrackerError.badSource(
+          "\(url.lastPathComponent) has no point with a time: \(skipped); nothing was imported")
+      }
+      _ = try Self.read(url, format: format) { fixes, bytesRead in
+        try batch.add(fixes, bytesRead: bytesRead, progress)
       }
       try batch.flush(progress)
     } catch let error as FormatError {
-      throw TrackerError.badSource("\(url.lastPathComponent): \(error)")
+      throw TrackerError.badSource("\(url.lastPathComponent): \(error); nothing was imported")
     }
     batch.report(TransferProgress(fixes: batch.read, fraction: 1), progress)
-    return batch.result
+    return HistoryImportResult(merged: batch.result, skipped: skipped)
   }
 
-  private func stream<Reader: StreamingFixReader>(
-    _ url: URL, _ reader: inout Reader, _ batch: inout Batch, _ progress: (TransferProgress) -> Void
-  ) throws {
-    var bytes = 0
-    try forEachChunk(of: url) { chunk in
-      bytes += chunk.count
-      try batch.add(try reader.feed(chunk), bytesRead: bytes, progress)
+  /// Streams the file through the reader of `format`, calling `body` with the fixes of each chunk and the bytes
+  /// read so far (nil for GPX, read point by point); returns the points skipped for lack of a time.
+  private static func read(
+    _ url: URL, format: HistoryFormat, _ body: ([LocationFix], Int?) throws -> Void
+  ) throws -> SkippedRecords {
+    func stream(_ reader: inout some StreamingFixReader) throws -> SkippedRecords {
+      var bytes = 0
+      try forEachChunk(of: url) { chunk in
+        bytes += chunk.count
+        try body(try reader.feed(chunk), bytes)
+      }
+      try body(try reader.finish(), bytes)
+      return reader.skipped
     }
-    try batch.add(try reader.finish(), bytesRead: bytes, progress)
+    switch format {
+    case .gpx:
+      var skipped = SkippedRecords()
+      try GPX.read(contentsOf: url, skipped: { skipped.append($0.record) }) { point in try body([point.fix], nil) }
+      return skipped
+    case .csv:
+      var reader = CSVReader()
+      return try stream(&reader)
+    case .geojson:
+      var reader = GeoJSONReader()
+      return try stream(&reader)
+    case .takeout:
+      var reader = TakeoutReader()
+      return try stream(&reader)
+    }
   }
 
   /// The fixes read but not yet merged, and the counts.

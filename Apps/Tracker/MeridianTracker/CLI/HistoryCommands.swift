@@ -257,14 +257,25 @@ struct HistoryExport: AsyncParsableCommand {
   }
 }
 
+/// What `history import --json` prints: the merge counts, and the points skipped for lack of a time with the lines
+/// of the first few.
+struct ImportSummary: Codable {
+  var new: Int
+  var duplicates: Int
+  var queued: Int
+  var skipped: Int
+  var skippedLines: [Int]
+}
+
 struct HistoryImport: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "import",
     abstract: "Merge a GPX, CSV, GeoJSON or Google Takeout file into the history, skipping fixes already there.",
     discussion: """
       The history holds one fix per timestamp, so importing a file twice, or a file that overlaps the history, adds \
-      only what is new. Imported fixes are not uploaded unless --upload is given (they are then queued and sent by \
-      the next `run`).
+      only what is new. Points without a time (GPX makes <time> optional) are skipped and counted; a bad record \
+      names its line and nothing is stored. Imported fixes are not uploaded unless --upload is given (they are then \
+      queued and sent by the next `run`).
       """)
 
   @OptionGroup var options: StateOptions
@@ -287,11 +298,18 @@ struct HistoryImport: AsyncParsableCommand {
       }
       let line = ProgressLine(verb: "imported", forced: progress)
       let result = try HistoryImporter(store: try options.history(), upload: upload)
-        .importFile(url, format: format, progress: line.report)
+        .importFileReportingSkipped(url, format: format, progress: line.report)
       line.finish()
-      if json { return try printJSON(result) }
-      let queued = upload ? ", \(result.queued) queued for upload" : " (not uploaded; --upload queues them)"
-      print("\(result.new) new fixes, \(result.duplicates) duplicates skipped\(queued).")
+      let merged = result.merged
+      if json {
+        return try printJSON(
+          ImportSummary(
+            new: merged.new, duplicates: merged.duplicates, queued: merged.queued, skipped: result.skipped.count,
+            skippedLines: result.skipped.lines))
+      }
+      let queued = upload ? ", \(merged.queued) queued for upload" : " (not uploaded; --upload queues them)"
+      print("\(merged.new) new fixes, \(merged.duplicates) duplicates skipped\(queued).")
+      if !result.skipped.isEmpty { print("\(result.skipped).") }
     }
   }
 }
