@@ -5,7 +5,7 @@ import PackageDescription
 
 let package = Package(
   name: "MeridianFuzz",
-  platforms: [.macOS(.v14)],
+  platforms: [.macOS(.v15)],
   dependencies: [
     .package(path: "../../Packages/DomainKit"),
     .package(path: "../../Packages/GeoKit"),
