@@ -213,7 +213,7 @@ struct LiveUpdateTests {
 
       // Refusals name the problem and store nothing: a fix out of range, a payload that isn't a batch, an empty
       // batch, another account's device, and someone else's channel.
-      var outOfRange = try RealtimeKit.JSONValue(
+      var outOfRange = try JSONValue(
         encoding: FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 1)))
       if case .object(var batch) = outOfRange, case .array(var list) = batch["fixes"], case .object(var fix) = list[0] {
         fix["latitude"] = 91
@@ -222,7 +222,7 @@ struct LiveUpdateTests {
         batch["fixes"] = .array(list)
         outOfRange = .object(batch)
       }
-      let refusals: [(String, RealtimeKit.JSONValue, ChannelName, RealtimeErrorCode)] = [
+      let refusals: [(String, JSONValue, ChannelName, RealtimeErrorCode)] = [
         ("latitude", outOfRange, annaChannel, .invalidPayload),
         ("not-a-batch", ["deviceId": "anna-phone", "fixes": "none"], annaChannel, .invalidPayload),
         ("empty", ["deviceId": "anna-phone", "fixes": []], annaChannel, .invalidPayload),

@@ -25,13 +25,13 @@ import Testing
     let viaPayload = try payload.decode(as: LiveLocation.self)
     #expect(viaPayload == location)
     // And it is the same JSON value the Codable form produces.
-    let viaCodable = try RealtimeKit.JSONValue(encoding: location)
+    let viaCodable = try JSONValue(encoding: location)
     #expect(try viaCodable.decode(as: LiveLocation.self) == payload.decode(as: LiveLocation.self))
     #expect(Set(Self.keys(payload)) == Set(Self.keys(viaCodable)))
   }
 
   /// Every key path in a JSON value, e.g. `fixes.refinedBy.deviceId`.
-  static func keys(_ value: RealtimeKit.JSONValue, prefix: String = "") -> [String] {
+  static func keys(_ value: JSONValue, prefix: String = "") -> [String] {
     switch value {
     case .object(let object):
       object.flatMap { key, child in [prefix + key] + keys(child, prefix: prefix + key + ".") }

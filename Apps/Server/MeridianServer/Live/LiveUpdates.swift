@@ -74,7 +74,7 @@ public struct LiveUpdates: Sendable {
   ///
   /// - Throws: `RealtimeError` `invalid_payload` for a payload that isn't a valid batch, `forbidden` for another
   ///   account's device, `internal` (retried by the client) when the server can't store it now.
-  static func store(_ payload: RealtimeKit.JSONValue, from user: UserID, through ingest: FixIngest) async throws {
+  static func store(_ payload: JSONValue, from user: UserID, through ingest: FixIngest) async throws {
     do {
       let batch: FixBatch = try RouteRegistrar.decodeBody(Data(payload.jsonText.utf8))
       _ = try await ingest.submit(user, batch)
@@ -199,7 +199,7 @@ public struct LiveUpdates: Sendable {
     // The payloads don't depend on the settings, only the channels do: built once, addressed again after a refresh.
     // Devices appear by their handles: a device id is what its owner's apps report with.
     let located = zip(batches, receipts).compactMap {
-      batch, receipt -> (owner: UserID, payload: RealtimeKit.JSONValue)? in
+      batch, receipt -> (owner: UserID, payload: JSONValue)? in
       guard receipt.accepted > 0 else { return nil }
       let owner = batch.userID
       let device = handles.handle(of: batch.deviceID, owner: owner)
@@ -210,7 +210,7 @@ public struct LiveUpdates: Sendable {
       }
       return (owner, Self.payload(LiveLocation(userId: owner, deviceId: device, fixes: fixes)))
     }
-    func events() -> [(payload: RealtimeKit.JSONValue, channels: [ChannelName])] {
+    func events() -> [(payload: JSONValue, channels: [ChannelName])] {
       located.compactMap { item in audiences[item.owner].map { (item.payload, $0.channels) } }
     }
     var published = events()
@@ -239,7 +239,7 @@ public struct LiveUpdates: Sendable {
 
   /// The event payload of `location`: its JSON form (`LiveLocation`'s and `LocationFix`'s wire names) built directly,
   /// without a JSON encoder and decoder round trip for every batch.
-  static func payload(_ location: LiveLocation) -> RealtimeKit.JSONValue {
+  static func payload(_ location: LiveLocation) -> JSONValue {
     .object([
       "userId": .string(location.userId.rawValue), "deviceId": .string(location.deviceId.rawValue),
       "fixes": .array(location.fixes.map(json)),
@@ -247,8 +247,8 @@ public struct LiveUpdates: Sendable {
   }
 
   /// A fix as `LocationFix`'s `Codable` form writes it (absent values left out).
-  static func json(_ fix: LocationFix) -> RealtimeKit.JSONValue {
-    var object: [String: RealtimeKit.JSONValue] = [
+  static func json(_ fix: LocationFix) -> JSONValue {
+    var object: [String: JSONValue] = [
       "timestamp": .int(fix.timestamp), "latitude": .double(fix.latitude), "longitude": .double(fix.longitude),
       "kind": .string(fix.kind.rawValue),
     ]
@@ -265,7 +265,7 @@ public struct LiveUpdates: Sendable {
     if let state = fix.batteryState { object["batteryState"] = .string(state.rawValue) }
     if let trigger = fix.trigger { object["trigger"] = .string(trigger.rawValue) }
     if let refined = fix.refinedBy {
-      var link: [String: RealtimeKit.JSONValue] = ["timestamp": .int(refined.timestamp)]
+      var link: [String: JSONValue] = ["timestamp": .int(refined.timestamp)]
       if let device = refined.deviceID { link["deviceId"] = .string(device.rawValue) }
       object["refinedBy"] = .object(link)
     }

@@ -1,5 +1,6 @@
-/// A parsed JSON value that keeps numbers as their source text and remembers object key order.
-public enum JSONValue: Sendable, Hashable {
+/// A parsed JSON value that keeps numbers as their source text and remembers object key order: what DomainKit's
+/// format readers work on. Internal, so that the one public `JSONValue` apps see is RealtimeKit's.
+enum JSONValue: Sendable, Hashable {
   /// An object, keys in document order.
   case object([(String, JSONValue)])
   /// An array.
@@ -14,31 +15,31 @@ public enum JSONValue: Sendable, Hashable {
   case null
 
   /// The member `key` of an object (first occurrence).
-  public subscript(key: String) -> JSONValue? {
+  subscript(key: String) -> JSONValue? {
     guard case .object(let members) = self else { return nil }
     return members.first { $0.0 == key }?.1
   }
 
   /// The value as a finite Double, when it is a number.
-  public var double: Double? {
+  var double: Double? {
     guard case .number(let text) = self, let value = Double(text), value.isFinite else { return nil }
     return value
   }
 
   /// The value as a string, when it is one.
-  public var string: String? {
+  var string: String? {
     guard case .string(let text) = self else { return nil }
     return text
   }
 
   /// The elements, when it is an array.
-  public var array: [JSONValue]? {
+  var array: [JSONValue]? {
     guard case .array(let elements) = self else { return nil }
     return elements
   }
 
   /// Structural equality; object members are compared in order (as they appeared in the document).
-  public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+  static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
     switch (lhs, rhs) {
     case (.object(let a), .object(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
     case (.array(let a), .array(let b)): a == b
@@ -50,7 +51,7 @@ public enum JSONValue: Sendable, Hashable {
   }
 
   /// Hashes consistently with ``==(_:_:)``.
-  public func hash(into hasher: inout Hasher) {
+  func hash(into hasher: inout Hasher) {
     switch self {
     case .object(let members):
       hasher.combine(0)
