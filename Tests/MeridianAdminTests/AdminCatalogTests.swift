@@ -268,7 +268,7 @@ struct AdminCatalogTests {
     #expect(languages.compactMap { $0["percent"] as? Double } == [100, 75])
 
     // One row per key and language: the plain text when there is one, Xcode's JSON always.
-    let rows = try await store.database.read { db in
+    let rows = try store.database.read { db in
       try Row.fetchAll(db, sql: "SELECT key, language, value, value_json FROM string_catalog ORDER BY key, language")
     }
     #expect(rows.count == 7)

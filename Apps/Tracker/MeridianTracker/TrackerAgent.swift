@@ -103,10 +103,10 @@ public struct TrackerAgent: Sendable {
     // refuses work of a cancelled task).
     let store = self.store
     func stopped() async throws {
-      try await Task {
+      let saving = Task {
         try await ConnectionReport(state: .stopped, since: Timestamp.milliseconds(Date())).save(to: store)
       }
-      .value
+      try await saving.result.get()
     }
     do {
       try await withThrowingTaskGroup(of: Part.self) { group in

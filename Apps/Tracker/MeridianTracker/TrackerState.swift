@@ -57,9 +57,11 @@ public struct TrackerStateDirectory: Sendable {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
     let temporary = url.appendingPathComponent(".session.json.\(getpid())")
-    FileManager.default.createFile(
-      atPath: temporary.path, contents: try encoder.encode(session), attributes: [.posixPermissions: 0o600])
-    guard rename(temporary.path, sessionURL.path) == 0 else {
+    guard
+      FileManager.default.createFile(
+        atPath: temporary.path, contents: try encoder.encode(session), attributes: [.posixPermissions: 0o600]),
+      rename(temporary.path, sessionURL.path) == 0
+    else {
       throw TrackerError.corruptState("cannot write \(sessionURL.path): \(String(cString: strerror(errno)))")
     }
   }
