@@ -34,7 +34,8 @@ struct FixIngest: Sendable {
     let claim = try await store.claimDevice(
       device, owner: user, now: now, maxDevices: ServerLimits.active(limits.devicesPerAccount))
     try Self.check(claim, device: device)
-    if let wait = await rate.take(user.rawValue, cost: batch.fixes.count, now: now) {
+    // With the limit off, no hop onto the limiter's actor on the ingest path.
+    if rate.limit > 0, let wait = await rate.take(user.rawValue, cost: batch.fixes.count, now: now) {
       throw APIError.rateLimited(
         "This account uploaded more than \(limits.fixesPerAccountPerMinute) fixes in the last minute; send the rest "
           + "later.", retryAfterMilliseconds: wait)
