@@ -62,12 +62,8 @@ struct SecurityIntegrationTests {
       let first = try await anna.send(API.enableOsmAnd, parameters: DeviceRef(id: "anna-phone")).identifier
       #expect(first.count >= 22)  // ≥ 128 bits of base64url
       #expect(try await report(first, 1) == .ok)
-      #expect(
-        try await anna.send(API.devices).devices == [
-          OwnedDevice(
-            id: "anna-phone", createdAt: try #require(try await anna.send(API.devices).devices.first?.createdAt),
-            osmAnd: true)
-        ])
+      let devices = try await anna.send(API.devices).devices
+      #expect(devices.map(\.id) == ["anna-phone"] && devices.map(\.osmAnd) == [true])
       // A new identifier replaces the old one; revoking stops the new one.
       let second = try await anna.send(API.enableOsmAnd, parameters: DeviceRef(id: "anna-phone")).identifier
       #expect(second != first)

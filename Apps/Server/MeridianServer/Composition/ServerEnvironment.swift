@@ -112,19 +112,12 @@ public struct ServerEnvironment: Sendable {
         message: CredentialError.passwordTooLong(maximumBytes: PasswordRules.maximumBytes).description)
     }
     let email = try? EmailAddress.validate(typed).lowercased()
-    let found = try await email.asyncFlatMap { try await store.account(for: .email($0)) }
+    var found: (account: Account, passwordHash: String?)?
+    if let email { found = try await store.account(for: .email(email)) }
     let matches = try await passwords.verify(password, against: found?.passwordHash)
     await recordSignIn(account: account, address: address, succeeded: matches)
     guard matches, let found else { throw failure }
     guard try await !store.isDisabled(found.account.id) else { throw APIError.accountDisabled }
     return found.account.id
-  }
-}
-
-extension Optional {
-  /// `flatMap` with an async transform.
-  func asyncFlatMap<T>(_ transform: (Wrapped) async throws -> T?) async rethrows -> T? {
-    guard let value = self else { return nil }
-    return try await transform(value)
   }
 }

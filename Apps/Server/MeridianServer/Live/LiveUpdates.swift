@@ -204,9 +204,9 @@ public struct LiveUpdates: Sendable {
       let owner = batch.userID
       let device = handles.handle(of: batch.deviceID, owner: owner)
       let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }.map { fix in
-        var fix = handles.redacted(fix, owner: owner)
-        fix.deviceID = device
-        return fix
+        var stored = fix
+        stored.deviceID = batch.deviceID  // what the store keeps
+        return handles.redacted(stored, owner: owner, known: (batch.deviceID, device))
       }
       return (owner, Self.payload(LiveLocation(userId: owner, deviceId: device, fixes: fixes)))
     }

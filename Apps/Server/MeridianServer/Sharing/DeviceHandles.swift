@@ -22,16 +22,23 @@ public struct DeviceHandles: Sendable {
     return DeviceID("d" + text)
   }
 
-  /// `fix` as a viewer of `owner` sees it: its device (and the device of the fix refining it) as handles.
-  public func redacted(_ fix: LocationFix, owner: UserID) -> LocationFix {
+  /// `fix` as a viewer of `owner` sees it: its device (and the device of the fix refining it) as handles. `known` is
+  /// a handle the caller already has (a batch's device), so that a batch costs one HMAC, not one per fix.
+  public func redacted(_ fix: LocationFix, owner: UserID, known: (device: DeviceID, handle: DeviceID)? = nil)
+    -> LocationFix
+  {
+    func handle(_ device: DeviceID) -> DeviceID {
+      if let known, known.device == device { return known.handle }
+      return self.handle(of: device, owner: owner)
+    }
     var fix = fix
-    fix.deviceID = fix.deviceID.map { handle(of: $0, owner: owner) }
+    fix.deviceID = fix.deviceID.map(handle)
     if let refined = fix.refinedBy {
-      fix.refinedBy = FixID(
-        deviceID: refined.deviceID.map { handle(of: $0, owner: owner) }, timestamp: refined.timestamp)
+      fix.refinedBy = FixID(deviceID: refined.deviceID.map(handle), timestamp: refined.timestamp)
     }
     return fix
   }
+
 }
 
 /// The deployment's ``DeviceHandles``, keyed with the store's `device-handle` secret (read once).
