@@ -29,6 +29,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
   ],
   targets: [
     // Apps: the HTTP API shared by the server and every client
@@ -64,6 +65,18 @@ let package = Package(
         .product(name: "GRDB", package: "GRDB.swift"),
       ],
       path: "Apps/Store/MeridianStoreSQLite"),
+    // Apps: the PostgreSQL/PostGIS engine of the store interfaces (several server nodes on one database)
+    .target(
+      name: "MeridianStorePostgres",
+      dependencies: [
+        "MeridianStore", "MeridianAPI",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "GeoKit", package: "GeoKit"),
+        .product(name: "PersistenceKit", package: "PersistenceKit"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Apps/Store/MeridianStorePostgres"),
     // Apps: the server
     .target(
       name: "MeridianServer",
