@@ -62,6 +62,8 @@ actor HubState {
     /// The newest events, for resuming subscribers. The text of an event is made when it is sent: a payload
     /// published to several channels is kept once, and an event nobody receives is never spelled out.
     var history: Ring<(offset: UInt64, time: RealtimeTimestamp, payloadJSON: String)>
+    /// The offset of the newest event dropped from ``history``: it holds every event after this one.
+    var evicted: UInt64 = 0
     var subscribers: Set<UInt64> = []
   }
 
@@ -83,6 +85,9 @@ actor HubState {
   private var channels: [ChannelName: Channel] = [:]
   private var principals: [String: Set<UInt64>] = [:]
   private var dedup: [String: DedupWindow] = [:]
+  /// With app-given offsets: events at or before this offset may have been published before this hub saw them
+  /// (see ``RealtimeHub/setHistoryFloor(_:)``); 0 when the hub numbers its channels' events itself.
+  private var historyFloor: UInt64 = 0
   /// Publishes admitted but not answered yet, by principal and id, with the connections that sent the same id again
   /// meanwhile (after a reconnect): they get the same answer, and the publish is handled once.
   private var inFlight: [String: [String: [UInt64]]] = [:]
@@ -269,11 +274,13 @@ actor HubState {
     var channel = channels.removeValue(forKey: name) ?? Channel(history: Ring(capacity: configuration.historyCapacity))
     channel.subscribers.insert(id)
     channels[name] = channel
-    let position = ChannelPosition(channel: name, offset: channel.offset, epoch: epoch)
+    let current = max(channel.offset, historyFloor)
+    let position = ChannelPosition(channel: name, offset: current, epoch: epoch)
     send(id, .subscribed(position))
-    guard let resume = request.resume, resume.offset != channel.offset || resume.epoch != epoch else { return .done }
-    let oldest = channel.history.first?.offset ?? channel.offset + 1
-    guard resume.epoch == epoch, resume.offset < channel.offset, oldest <= resume.offset + 1 else {
+    guard let resume = request.resume, resume.offset != current || resume.epoch != epoch else { return .done }
+    // The history holds every event after `complete`: a resume from there on replays exactly what was missed.
+    let complete = max(channel.evicted, historyFloor)
+    guard resume.epoch == epoch, resume.offset < current, resume.offset >= complete else {
       send(id, .reload(position))
       return .done
     }
@@ -361,7 +368,7 @@ actor HubState {
 
   /// Appends an event and fans it out; returns its offset.
   func append(_ payload: JSONValue, to name: ChannelName) -> UInt64 {
-    append(payloadJSON: payload.jsonText, to: name, time: currentTimestamp())
+    append(payloadJSON: payload.jsonText, to: name, time: currentTimestamp(), offset: nil)
   }
 
   /// Appends one event with the same payload to each channel (the payload encoded once); returns their offsets.
@@ -370,17 +377,21 @@ actor HubState {
   }
 
   /// Appends each payload to its channels (each payload encoded once); returns each one's offsets, in order.
-  func append(_ events: [(payload: JSONValue, channels: [ChannelName])]) -> [[UInt64]] {
+  /// With `offsets` (one per payload, increasing), each payload takes its offset in all its channels, and a channel
+  /// that already has that offset or a later one skips it (it was delivered before).
+  func append(_ events: [(payload: JSONValue, channels: [ChannelName])], offsets: [UInt64]? = nil) -> [[UInt64]] {
     let time = currentTimestamp()
-    return events.map { event in
+    return events.indices.map { index in
+      let event = events[index]
       let payloadJSON = event.payload.jsonText
-      return event.channels.map { append(payloadJSON: payloadJSON, to: $0, time: time) }
+      let given = offsets?[index]
+      return event.channels.map { append(payloadJSON: payloadJSON, to: $0, time: time, offset: given) }
     }
   }
 
   /// Appends the events only if every principal subscribed to one of their channels passes `mayReceive`; else nil.
   func append(
-    _ events: [(payload: JSONValue, channels: [ChannelName])],
+    _ events: [(payload: JSONValue, channels: [ChannelName])], offsets: [UInt64]? = nil,
     ifEverySubscriber mayReceive: (ChannelName, RealtimePrincipal) -> Bool
   ) -> [[UInt64]]? {
     var checked: Set<ChannelName> = []
@@ -389,14 +400,27 @@ actor HubState {
         if subscribedPrincipals(of: name).contains(where: { !mayReceive(name, $0) }) { return nil }
       }
     }
-    return append(events)
+    return append(events, offsets: offsets)
   }
 
-  private func append(payloadJSON: String, to name: ChannelName, time: RealtimeTimestamp) -> UInt64 {
+  /// Raises the history floor (never lowers it): see ``RealtimeHub/setHistoryFloor(_:)``.
+  func raiseHistoryFloor(_ offset: UInt64) { historyFloor = max(historyFloor, offset) }
+
+  private func append(payloadJSON: String, to name: ChannelName, time: RealtimeTimestamp, offset given: UInt64?)
+    -> UInt64
+  {
     // Taken out of the dictionary while it changes, so its history and subscribers are not copied on write.
     var channel = channels.removeValue(forKey: name) ?? Channel(history: Ring(capacity: configuration.historyCapacity))
-    channel.offset += 1
-    _ = channel.history.append((channel.offset, time, payloadJSON))
+    if let given {
+      guard given > channel.offset else {
+        channels[name] = channel
+        return given
+      }
+      channel.offset = given
+    } else {
+      channel.offset += 1
+    }
+    if let dropped = channel.history.append((channel.offset, time, payloadJSON)) { channel.evicted = dropped.offset }
     channels[name] = channel
     if !channel.subscribers.isEmpty {
       let text = RealtimeCodec.encodeEvent(channel: name, offset: channel.offset, time: time, payloadJSON: payloadJSON)
@@ -406,7 +430,7 @@ actor HubState {
   }
 
   func position(of name: ChannelName) -> ChannelPosition {
-    ChannelPosition(channel: name, offset: channels[name]?.offset ?? 0, epoch: epoch)
+    ChannelPosition(channel: name, offset: max(channels[name]?.offset ?? 0, historyFloor), epoch: epoch)
   }
 
   // MARK: App-side controls

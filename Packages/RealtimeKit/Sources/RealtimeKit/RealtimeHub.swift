@@ -288,21 +288,40 @@ public final class RealtimeHub: Sendable {
 
   /// Publishes several payloads, each to its channels, in one step on the hub (a batch of app events costs one
   /// hop, not one each); each payload is encoded once. Returns each payload's offsets, in order.
+  ///
+  /// By default each event takes its channel's next offset. Hubs on several servers that fan out one shared log (a
+  /// database's) pass `offsets` instead, one per payload, increasing: the log's sequence numbers. A payload then
+  /// takes its offset in every one of its channels, so an offset means the same event on every server (offsets
+  /// skip values: each channel sees only its own events of the log), and a channel that already reached that
+  /// offset skips the payload (a log read twice delivers nothing twice). Give the same hub's events offsets always
+  /// or never, under one ``RealtimeHubConfiguration/epoch`` shared by those servers, and see ``setHistoryFloor(_:)``.
   @discardableResult
-  public func publish(_ events: [(payload: JSONValue, channels: [ChannelName])]) async -> [[UInt64]] {
-    events.isEmpty ? [] : await state.append(events)
+  public func publish(_ events: [(payload: JSONValue, channels: [ChannelName])], offsets: [UInt64]? = nil) async
+    -> [[UInt64]]
+  {
+    precondition(offsets.map { $0.count == events.count } ?? true, "one offset per event")
+    return events.isEmpty ? [] : await state.append(events, offsets: offsets)
   }
 
-  /// Publishes `events` as ``publish(_:)`` does, but only if every principal now subscribed to one of their channels
-  /// passes `mayReceive`: the check and the publish are one step on the hub, so nobody joins or leaves in between.
-  /// Returns each payload's offsets, or `nil` when a subscriber failed the check and nothing was published (revoke
-  /// who may no longer receive, then publish again).
+  /// Publishes `events` as ``publish(_:offsets:)`` does, but only if every principal now subscribed to one of their
+  /// channels passes `mayReceive`: the check and the publish are one step on the hub, so nobody joins or leaves in
+  /// between. Returns each payload's offsets, or `nil` when a subscriber failed the check and nothing was published
+  /// (revoke who may no longer receive, then publish again).
   @discardableResult
   public func publish(
-    _ events: [(payload: JSONValue, channels: [ChannelName])],
+    _ events: [(payload: JSONValue, channels: [ChannelName])], offsets: [UInt64]? = nil,
     ifEverySubscriber mayReceive: @escaping @Sendable (ChannelName, RealtimePrincipal) -> Bool
   ) async -> [[UInt64]]? {
-    events.isEmpty ? [] : await state.append(events, ifEverySubscriber: mayReceive)
+    precondition(offsets.map { $0.count == events.count } ?? true, "one offset per event")
+    return events.isEmpty ? [] : await state.append(events, offsets: offsets, ifEverySubscriber: mayReceive)
+  }
+
+  /// For a hub whose events carry a shared log's offsets (``publish(_:offsets:)``): events at or before `offset`
+  /// may have been published before this hub saw them — it started, or caught up after losing its log, at that
+  /// point. A resume from an older offset is answered with `reload` (never with a silent gap), and a channel with no
+  /// events since reports `offset` as its position. The floor only rises.
+  public func setHistoryFloor(_ offset: UInt64) async {
+    await state.raiseHistoryFloor(offset)
   }
 
   /// Withdraws a principal's live access to a channel at once: its subscriptions end with `unsubscribed`

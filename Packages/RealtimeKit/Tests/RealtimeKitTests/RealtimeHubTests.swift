@@ -313,6 +313,60 @@ import Testing
     #expect(await peer.next() == .reload(ChannelPosition(channel: third, offset: 0, epoch: "e1")))
   }
 
+  /// Two servers fan out one shared log (a database's): an offset means the same event on both, so a client that
+  /// saw events on one resumes on the other with exactly what it missed — or, from before the other's floor (it
+  /// started later), with `reload`, never a silent gap.
+  @Test func hubsSharingALogResumeOnEachOtherWithTheLogsOffsets() async throws {
+    let (user, group) = (ChannelName.test("user:1"), ChannelName.test("group:2"))
+    let nodeA = makeHub(RealtimeHubConfiguration(epoch: "shared"))
+    let nodeB = makeHub(RealtimeHubConfiguration(epoch: "shared"))
+    await nodeB.setHistoryFloor(3)  // B started reading the log after entry 3
+    let log: [(offset: UInt64, payload: JSONValue, channels: [ChannelName])] = [
+      (2, ["n": 2], [user]), (3, ["n": 3], [group]), (5, ["n": 5], [user, group]), (8, ["n": 8], [user]),
+      (9, ["n": 9], [group]),
+    ]
+    let onA = try Peer(InMemoryRealtimeTransport(hub: nodeA))
+    await onA.hello()
+    onA.send(.subscribe(SubscribeRequest(channel: user)))
+    #expect(await onA.next() == .subscribed(ChannelPosition(channel: user, offset: 0, epoch: "shared")))
+    // A sees the log up to 5, B sees entries after its floor; both then see the rest. A batch read twice (a
+    // catch-up after a reconnect) delivers nothing twice.
+    #expect(
+      await nodeA.publish(log[0..<3].map { ($0.payload, $0.channels) }, offsets: [2, 3, 5]) == [[2], [3], [5, 5]])
+    for node in [nodeA, nodeB] { await node.publish(log[2...].map { ($0.payload, $0.channels) }, offsets: [5, 8, 9]) }
+    var seen: [UInt64] = []
+    for _ in 1...3 {
+      if case .event(let event)? = await onA.next() { seen.append(event.offset) }
+    }
+    #expect(seen == [2, 5, 8])
+    #expect(await nodeB.position(of: user) == ChannelPosition(channel: user, offset: 8, epoch: "shared"))
+    // Resumed on B after 5: exactly 8. After 2 (before B's floor): reload.
+    let onB = try Peer(InMemoryRealtimeTransport(hub: nodeB))
+    await onB.hello()
+    onB.send(.subscribe(SubscribeRequest(channel: user, resume: ResumePosition(offset: 5, epoch: "shared"))))
+    #expect(await onB.next() == .subscribed(ChannelPosition(channel: user, offset: 8, epoch: "shared")))
+    guard case .event(let missed)? = await onB.next() else {
+      Issue.record("no replay")
+      return
+    }
+    #expect(missed.offset == 8 && missed.payload == ["n": 8])
+    let late = try Peer(InMemoryRealtimeTransport(hub: nodeB))
+    await late.hello()
+    late.send(.subscribe(SubscribeRequest(channel: user, resume: ResumePosition(offset: 2, epoch: "shared"))))
+    _ = await late.next()
+    #expect(await late.next() == .reload(ChannelPosition(channel: user, offset: 8, epoch: "shared")))
+    // A channel with no events since the floor is up to date at the floor: nothing to replay, nothing reloaded.
+    let quiet = ChannelName.test("user:3")
+    late.send(.subscribe(SubscribeRequest(channel: quiet, resume: ResumePosition(offset: 3, epoch: "shared"))))
+    #expect(await late.next() == .subscribed(ChannelPosition(channel: quiet, offset: 3, epoch: "shared")))
+    await nodeB.publish([(["n": 10], [quiet])], offsets: [10])
+    guard case .event(let next)? = await late.next() else {
+      Issue.record("no live event")
+      return
+    }
+    #expect(next.offset == 10 && next.channel == quiet)
+  }
+
   @Test func batchPublishNumbersEachChannelAndResumeReplaysTheSameEvents() async throws {
     let (watched, quiet) = (ChannelName.test("user:1"), ChannelName.test("group:2"))
     let (hub, peer) = try await hubWithAlice(subscribedTo: watched)
