@@ -77,11 +77,19 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Apps/Store/MeridianStorePostgres"),
+    // Apps: the engine a path or a postgres:// URL names, opened (for the server and the admin CLI)
+    .target(
+      name: "MeridianStoreEngines",
+      dependencies: [
+        "MeridianStore", "MeridianStoreSQLite", "MeridianStorePostgres",
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Apps/Store/MeridianStoreEngines"),
     // Apps: the server
     .target(
       name: "MeridianServer",
       dependencies: [
-        "MeridianAPI", "MeridianStore", "MeridianStoreSQLite",
+        "MeridianAPI", "MeridianStore", "MeridianStoreSQLite", "MeridianStoreEngines",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
@@ -214,9 +222,10 @@ let package = Package(
     .target(
       name: "MeridianAdmin",
       dependencies: [
-        "MeridianStore", "MeridianStoreSQLite", "MeridianAPI",
+        "MeridianStore", "MeridianStoreSQLite", "MeridianStorePostgres", "MeridianStoreEngines", "MeridianAPI",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),

@@ -9,7 +9,7 @@ import MeridianServer
 struct MeridianServerCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "meridian-server",
-    abstract: "Meridian's HTTP server: accounts, sharing, locations and history on SQLite.",
+    abstract: "Meridian's HTTP server: accounts, sharing, locations and history on SQLite or PostgreSQL.",
     discussion: "Settings come from defaults, then MERIDIAN_* environment variables, then these flags.")
 
   @OptionGroup var options: ServerOptions
@@ -26,7 +26,7 @@ struct MeridianServerCommand: AsyncParsableCommand {
     var logger = Logger(label: "meridian-server")
     logger.logLevel = configuration.logLevel
     do {
-      let server = try ServerApp(configuration: configuration, logger: logger)
+      let server = try await ServerApp.open(configuration: configuration, logger: logger)
       try await server.run()
     } catch {
       logger.critical("meridian-server stopped: \(ServerApp.explain(error, configuration: configuration))")

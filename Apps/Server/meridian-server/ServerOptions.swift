@@ -7,7 +7,10 @@ struct ServerOptions: ParsableArguments, Sendable {
   var host: String?
   @Option(help: "Port to listen on, 0 for any free port (MERIDIAN_PORT, default 8080).")
   var port: String?
-  @Option(help: "SQLite database file (MERIDIAN_DATABASE, default ./data/meridian.sqlite).")
+  @Option(
+    help: ArgumentHelp(
+      "SQLite database file, or a postgres://user@host:port/db URL for several nodes on one PostgreSQL database "
+        + "(MERIDIAN_DATABASE_URL or MERIDIAN_DATABASE, default ./data/meridian.sqlite)."))
   var database: String?
   @Option(help: "development or production (MERIDIAN_MODE, default development).")
   var mode: String?

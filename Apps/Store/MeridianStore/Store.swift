@@ -16,6 +16,8 @@ public protocol MeridianStore: AccountStore, SocialStore, FixStore, VenueStore, 
   /// The deployment's 32-byte random secret called `name`: created on first use, then the same for every server
   /// process on this database.
   func deploymentSecret(_ name: String) async throws -> Data
+  /// The live log shared by the server nodes on this store; nil (the default) for an engine that serves one process.
+  var liveLog: (any LiveLog)? { get }
 }
 
 /// The outcome of checking a one-time code.

@@ -70,6 +70,6 @@ struct AdminFeatures: Sendable {
   /// Closes every live connection of `user` with 4001 (unauthorized): its token no longer works, so the client
   /// must not reconnect with it.
   static func disconnect(_ user: String, from live: LiveUpdates, reason: String) async {
-    await live.hub.disconnect(principalID: user, code: .unauthorized, reason: reason)
+    await live.disconnect(user: UserID(user), reason: reason)
   }
 }

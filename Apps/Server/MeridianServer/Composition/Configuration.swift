@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MeridianStoreEngines
 import MeridianStoreSQLite
 import RealtimeKitHummingbird
 
@@ -26,8 +27,17 @@ public struct ServerConfiguration: Sendable, Hashable {
   public var host = "127.0.0.1"
   /// The port to listen on; 0 lets the system choose.
   public var port = 8080
-  /// The SQLite file (created and migrated on start).
-  public var databasePath = SQLiteStore.defaultPath
+  /// The store: a SQLite file (the default, created and migrated on start) or a PostgreSQL database shared by
+  /// several server nodes (`--database postgres://…`).
+  public var database = StoreLocation.sqlite(path: SQLiteStore.defaultPath)
+  /// The SQLite file, when the store is one (setting it selects SQLite).
+  public var databasePath: String {
+    get {
+      if case .sqlite(let path) = database { return path }
+      return SQLiteStore.defaultPath
+    }
+    set { database = .sqlite(path: newValue) }
+  }
   /// Development or production.
   public var mode = Mode.development
   /// The SMS sender.
@@ -90,7 +100,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     {
       configuration.port = port
     }
-    if let path = value(options.database, "MERIDIAN_DATABASE") { configuration.databasePath = path }
+    if let location = value(options.database, "MERIDIAN_DATABASE_URL") ?? value(nil, "MERIDIAN_DATABASE") {
+      configuration.database = StoreLocation(location)
+    }
     if let mode = try parse(options.mode, "MERIDIAN_MODE", Mode.init(rawValue:)) { configuration.mode = mode }
     if let sender = try parse(options.smsSender, "MERIDIAN_SMS_SENDER", SMSSenderKind.init(rawValue:)) {
       configuration.smsSender = sender

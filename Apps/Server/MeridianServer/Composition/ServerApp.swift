@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import MeridianAPI
 import MeridianStore
+import MeridianStoreEngines
 import MeridianStoreSQLite
 import NIOCore
 import RealtimeKit
@@ -20,12 +21,37 @@ public struct ServerApp: Sendable {
   public let environment: ServerEnvironment
   /// The live-updates hub behind `GET /ws`.
   public let live: LiveUpdates
+  /// Closes the store ``open(configuration:smsSender:metrics:realtime:logger:signals:onRunning:)`` opened, once the
+  /// services stopped.
+  private var closeStore: @Sendable () async -> Void = {}
+
+  /// Opens the store `configuration.database` names (SQLite or PostgreSQL, created and migrated as needed) and
+  /// builds the server on it; ``run()`` closes the store when the server stops. Parameters as for ``init``.
+  public static func open(
+    configuration: ServerConfiguration, smsSender: (any SMSSender)? = nil, metrics: ServerMetrics = ServerMetrics(),
+    realtime: RealtimeHubConfiguration = RealtimeHubConfiguration(), logger: Logger,
+    signals: [UnixSignal] = [.sigterm, .sigint], onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+  ) async throws -> ServerApp {
+    logger.info("opening the store", metadata: ["database": "\(configuration.database)"])
+    let opened = try await configuration.database.open(logger: logger)
+    do {
+      var app = try ServerApp(
+        configuration: configuration, store: opened.store, smsSender: smsSender, metrics: metrics,
+        realtime: realtime, logger: logger, signals: signals, onRunning: onRunning)
+      app.closeStore = opened.close
+      return app
+    } catch {
+      await opened.close()
+      throw error
+    }
+  }
 
   /// Builds the server from a configuration.
   ///
   /// - Parameters:
   ///   - configuration: the resolved settings.
-  ///   - store: the storage; by default the SQLite file of `configuration.databasePath`, created and migrated.
+  ///   - store: the storage; by default the SQLite file of `configuration.databasePath`, created and migrated
+  ///     (``open(configuration:smsSender:metrics:realtime:logger:signals:onRunning:)`` opens any engine).
   ///   - smsSender: the SMS sender; by default the one `configuration.smsSender` names.
   ///   - metrics: the Prometheus metrics `GET /metrics` emits.
   ///   - logger: the server's logger.
@@ -88,7 +114,9 @@ public struct ServerApp: Sendable {
   ) throws -> (
     environment: ServerEnvironment, writer: FixWriter, live: LiveUpdates, router: Router<MeridianRequestContext>
   ) {
-    let store = try store ?? SQLiteStore.open(at: configuration.databasePath)
+    guard let store = try store ?? Self.sqliteStore(configuration.database) else {
+      throw CompositionError(message: "\(configuration.database) needs ServerApp.open, which opens every engine")
+    }
     let sender: any SMSSender =
       smsSender
       ?? {
@@ -102,10 +130,16 @@ public struct ServerApp: Sendable {
       store: store, writer: writer, now: environment.now, limits: environment.limits, rate: environment.fixLimiter)
     let live = LiveUpdates(
       store: store, ingest: ingest, metrics: metrics, deviceHandles: environment.deviceHandles,
-      socketsPerAccount: environment.limits.socketsPerAccount, configuration: realtime, now: environment.now)
+      socketsPerAccount: environment.limits.socketsPerAccount, configuration: realtime, logger: logger,
+      now: environment.now)
     let router = makeRouter(
       configuration: configuration, environment: environment, ingest: ingest, live: live, metrics: metrics)
     return (environment, writer, live, router)
+  }
+
+  private static func sqliteStore(_ location: StoreLocation) throws -> SQLiteStore? {
+    guard case .sqlite(let path) = location else { return nil }
+    return try SQLiteStore.open(at: path)
   }
 
   /// A sentence for an error the server stopped with: the address and what to do for a port another program holds,
@@ -122,8 +156,16 @@ public struct ServerApp: Sendable {
     return "\(error)"
   }
 
-  /// Runs until a shutdown signal or ``shutdown()``.
-  public func run() async throws { try await serviceGroup.run() }
+  /// Runs until a shutdown signal or ``shutdown()``, then closes the store it opened.
+  public func run() async throws {
+    do {
+      try await serviceGroup.run()
+    } catch {
+      await closeStore()
+      throw error
+    }
+    await closeStore()
+  }
 
   /// Starts the graceful shutdown.
   public func shutdown() async { await serviceGroup.triggerGracefulShutdown() }
@@ -176,6 +218,13 @@ public struct ServerApp: Sendable {
   }
 }
 
+/// A server that can't be put together from its configuration.
+public struct CompositionError: Error, CustomStringConvertible {
+  /// What is wrong.
+  public var message: String
+  public var description: String { message }
+}
+
 /// The live fan-out as a service: publishes every commit of the writer until the writer ends its stream (it ignores
 /// the graceful shutdown signal, which reaches it after the writer's last commit).
 struct LiveFanOut: Service {
@@ -198,7 +247,7 @@ public struct RunningServer: Sendable {
     configuration: ServerConfiguration, smsSender: (any SMSSender)? = nil, logger: Logger
   ) async throws -> RunningServer {
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-    let app = try ServerApp(
+    let app = try await ServerApp.open(
       configuration: configuration, smsSender: smsSender, logger: logger, signals: [],
       onRunning: { port in portContinuation.yield(port) })
     let task = Task { try await app.run() }

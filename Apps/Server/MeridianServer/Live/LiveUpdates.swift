@@ -28,20 +28,25 @@ public struct LiveUpdates: Sendable {
   /// Owners' privacy settings for the fan-out, dropped on every change made through the API (``enforce(owner:)``)
   /// and after a few seconds anyway (changes made by another process, such as the admin CLI).
   private let settingsCache = LookupCache<UserID, PrivacySettings>(lifetime: 5_000, capacity: 10_000)
+  private let logger: Logger
 
   /// A hub authenticating with the store's bearer tokens, authorizing with DomainKit's sharing rules and storing
   /// published fixes through `ingest`.
   init(
     store: any MeridianStore, ingest: FixIngest, metrics: ServerMetrics, deviceHandles: DeviceHandleSource,
-    socketsPerAccount: Int, configuration: RealtimeHubConfiguration = .init(), now: @escaping @Sendable () -> Int64
+    socketsPerAccount: Int, configuration: RealtimeHubConfiguration = .init(),
+    logger: Logger = Logger(label: "meridian.live"), now: @escaping @Sendable () -> Int64
   ) {
     self.store = store
+    self.logger = logger
     self.now = now
     self.metrics = metrics
     self.deviceHandles = deviceHandles
     var configuration = configuration
     configuration.namespaces = ["user", "group"]
     configuration.maxConnectionsPerPrincipal = ServerLimits.active(socketsPerAccount)
+    // Nodes sharing a live log number events with its sequence: one epoch for all of them.
+    if let log = store.liveLog { configuration.epoch = log.liveEpoch }
     hub = RealtimeHub(
       configuration: configuration,
       authenticate: { token in
@@ -63,10 +68,32 @@ public struct LiveUpdates: Sendable {
   /// The principal attribute holding the hash of the token a socket signed in with.
   static let tokenAttribute = "token"
 
-  /// Closes, with 4001, the sockets opened with the token of `hash`: after a sign-out or a revocation the token no
-  /// longer works, and neither does a session it opened. The user's other sessions stay.
+  /// Closes, with 4001, the sockets opened with the token of `hash`, on every node: after a sign-out or a revocation
+  /// the token no longer works, and neither does a session it opened. The user's other sessions stay.
   func disconnect(tokenHash hash: String, reason: String) async {
+    await disconnectHere(tokenHash: hash, reason: reason)
+    await announce(.tokenRevoked(hash: hash))
+  }
+
+  private func disconnectHere(tokenHash hash: String, reason: String) async {
     await hub.disconnect(matching: [Self.tokenAttribute: hash], code: .unauthorized, reason: reason)
+  }
+
+  /// Closes, with 4001, every socket of `user` on every node (the account was disabled or deleted).
+  func disconnect(user: UserID, reason: String) async {
+    await hub.disconnect(principalID: user.rawValue, code: .unauthorized, reason: reason)
+    await announce(.accountDisabled(user))
+  }
+
+  /// Tells the other nodes sharing the store's live log (none with SQLite). Best effort: a node that misses it still
+  /// checks every subscriber against the owner's settings, read again within seconds, before each event.
+  private func announce(_ signal: LiveSignal) async {
+    guard let log = store.liveLog else { return }
+    do {
+      try await log.announce(signal)
+    } catch {
+      logger.warning("could not tell the other nodes", metadata: ["signal": "\(signal.text)", "error": "\(error)"])
+    }
   }
 
   /// Stores a `publish`'s payload, a ``FixBatch``, for `user` the way `POST /v1/fixes` does; returns once it is
@@ -89,9 +116,93 @@ public struct LiveUpdates: Sendable {
     }
   }
 
-  /// Fans out every commit of `commits` (the writer's ``FixWriter/commits``) until it ends.
+  /// Fans out every commit until `commits` (the writer's ``FixWriter/commits``) ends: this process's own commits, or,
+  /// when the store has a live log that several nodes share, the log's entries, whichever node committed them.
   func fanOut(_ commits: AsyncStream<CommittedFixes>) async {
-    for await commit in commits { await publish(commit.batches, receipts: commit.receipts) }
+    guard let log = store.liveLog else {
+      for await commit in commits { await publish(Self.stored(commit.batches, receipts: commit.receipts)) }
+      return
+    }
+    await withTaskGroup(of: Void.self) { group in
+      group.addTask { await follow(log) }
+      for await _ in commits {}  // their entries arrive through the log; this ends when the writer stops
+      group.cancelAll()
+    }
+  }
+
+  /// The batches that stored something, as events.
+  static func stored(_ batches: [FixInsertBatch], receipts: [FixReceipt]) -> [StoredFixes] {
+    zip(batches, receipts).compactMap { batch, receipt in
+      guard receipt.accepted > 0 else { return nil }
+      let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }.map { fix in
+        var stored = fix
+        stored.deviceID = batch.deviceID  // what the store keeps
+        return stored
+      }
+      return StoredFixes(owner: batch.userID, device: batch.deviceID, fixes: fixes, sequence: nil)
+    }
+  }
+
+  /// Reads `log` from its newest entry on, woken by its signals, and publishes each entry with its sequence number
+  /// as its offset; acts on the other nodes' signals. After a lost connection it reads on from its cursor (or, when
+  /// the log was pruned past it, from the oldest entry left, raising the hub's history floor). Until cancelled.
+  func follow(_ log: any LiveLog) async {
+    guard let start = await retrying({ try await log.newestLiveSequence() }) else { return }
+    var cursor = start
+    await hub.setHistoryFloor(cursor)
+    let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    await withTaskGroup(of: Void.self) { group in
+      group.addTask {
+        await log.listen { signal in
+          switch signal {
+          case .committed, .listening: wake.yield()
+          case .sharingChanged(let owner): try? await enforceHere(owner: owner)
+          case .groupDeleted(let group): await groupDeletedHere(group)
+          case .tokenRevoked(let hash): await disconnectHere(tokenHash: hash, reason: "token revoked")
+          case .accountDisabled(let user):
+            await hub.disconnect(principalID: user.rawValue, code: .unauthorized, reason: "account disabled")
+          }
+        }
+        wake.finish()
+      }
+      wake.yield()
+      for await _ in wakes {
+        while !Task.isCancelled {
+          guard let read = await retrying({ try await log.liveEntries(after: cursor, limit: 512) }) else { break }
+          switch read {
+          case .truncated(let oldest):
+            logger.warning("the live log was pruned past this node's cursor", metadata: ["cursor": "\(cursor)"])
+            cursor = oldest
+            await hub.setHistoryFloor(oldest)
+            continue
+          case .entries(let entries):
+            guard let last = entries.last else { break }
+            await publish(
+              entries.compactMap { entry in
+                entry.fixes.isEmpty
+                  ? nil
+                  : StoredFixes(
+                    owner: entry.userID, device: entry.deviceID, fixes: entry.fixes, sequence: entry.sequence)
+              })
+            cursor = last.sequence
+            continue
+          }
+          break
+        }
+      }
+      group.cancelAll()
+    }
+  }
+
+  /// `body`'s answer, retried every 200 ms while it throws; nil once the task is cancelled.
+  private func retrying<T>(_ body: () async throws -> T) async -> T? {
+    while !Task.isCancelled {
+      do { return try await body() } catch {
+        logger.warning("the live log does not answer; retrying", metadata: ["error": "\(error)"])
+        try? await Task.sleep(for: .milliseconds(200))
+      }
+    }
+    return nil
   }
 
   /// Whether `viewer` may receive `channel`'s events now.
@@ -139,9 +250,15 @@ public struct LiveUpdates: Sendable {
     return channels.compactMap { $0 }
   }
 
-  /// Revokes, on every channel of `owner` (including groups that no longer grant location), the live subscribers
-  /// who may not see the owner's location now. Call after any change to the owner's sharing or groups.
+  /// Revokes, on every channel of `owner` (including groups that no longer grant location) and on every node, the
+  /// live subscribers who may not see the owner's location now. Call after any change to the owner's sharing or
+  /// groups.
   public func enforce(owner: UserID) async throws {
+    try await enforceHere(owner: owner)
+    await announce(.sharingChanged(owner: owner))
+  }
+
+  private func enforceHere(owner: UserID) async throws {
     settingsCache.remove(owner)
     guard let settings = try await store.privacySettings(owner: owner) else { return }
     var channels = [ChannelName.user(owner.rawValue)].compactMap { $0 }
@@ -149,8 +266,13 @@ public struct LiveUpdates: Sendable {
     await enforce(settings, on: channels)
   }
 
-  /// Revokes a deleted group's channel from everyone.
+  /// Revokes a deleted group's channel from everyone, on every node.
   public func groupDeleted(_ group: GroupID) async {
+    await groupDeletedHere(group)
+    await announce(.groupDeleted(group))
+  }
+
+  private func groupDeletedHere(_ group: GroupID) async {
     guard let channel = ChannelName.group(group.rawValue) else { return }
     await hub.revoke(channel, from: nil)
   }
@@ -175,13 +297,22 @@ public struct LiveUpdates: Sendable {
     return found
   }
 
-  /// Fans each batch's fixes out to its owner's channels as one event, after revoking anyone who may no longer see
-  /// them (a sharing expiry passes without any request). Batches that were all duplicates send nothing.
+  /// One request's stored fixes, for the fan-out; `sequence` is the live log's (nil for this process's commits).
+  struct StoredFixes: Sendable {
+    var owner: UserID
+    var device: DeviceID
+    var fixes: [LocationFix]
+    var sequence: UInt64?
+  }
+
+  /// Fans each request's fixes out to its owner's channels as one event, after revoking anyone who may no longer see
+  /// them (a sharing expiry passes without any request); events from the live log take its sequence numbers as
+  /// their offsets.
   ///
   /// A commit holds many requests, often of the same few owners: all its events are checked against the subscribers
   /// of their channels and published in one step on the hub, instead of a hop onto the hub per request; only when
   /// someone fails the check are the settings read again, the subscriber revoked and the events published after.
-  func publish(_ batches: [FixInsertBatch], receipts: [FixReceipt]) async {
+  func publish(_ stored: [StoredFixes]) async {
     let time = now()
     // A live event is best effort: fixes whose owner's settings can't be read now are stored and readable over HTTP.
     func audience(of owner: UserID) async -> (settings: PrivacySettings, channels: [ChannelName])? {
@@ -192,26 +323,21 @@ public struct LiveUpdates: Sendable {
       return (settings, Self.channels(of: settings))
     }
     var audiences: [UserID: (settings: PrivacySettings, channels: [ChannelName])] = [:]
-    for (batch, receipt) in zip(batches, receipts) where receipt.accepted > 0 && audiences[batch.userID] == nil {
-      audiences[batch.userID] = await audience(of: batch.userID)
+    for item in stored where audiences[item.owner] == nil {
+      audiences[item.owner] = await audience(of: item.owner)
     }
     guard !audiences.isEmpty, let handles = try? await deviceHandles.handles() else { return }
     // The payloads don't depend on the settings, only the channels do: built once, addressed again after a refresh.
     // Devices appear by their handles: a device id is what its owner's apps report with.
-    let located = zip(batches, receipts).compactMap {
-      batch, receipt -> (owner: UserID, payload: JSONValue)? in
-      guard receipt.accepted > 0 else { return nil }
-      let owner = batch.userID
-      let device = handles.handle(of: batch.deviceID, owner: owner)
-      let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }.map { fix in
-        var stored = fix
-        stored.deviceID = batch.deviceID  // what the store keeps
-        return handles.redacted(stored, owner: owner, known: (batch.deviceID, device))
-      }
-      return (owner, Self.payload(LiveLocation(userId: owner, deviceId: device, fixes: fixes)))
+    let located = stored.map { item -> (owner: UserID, payload: JSONValue, sequence: UInt64?) in
+      let device = handles.handle(of: item.device, owner: item.owner)
+      let fixes = item.fixes.map { handles.redacted($0, owner: item.owner, known: (item.device, device)) }
+      return (item.owner, Self.payload(LiveLocation(userId: item.owner, deviceId: device, fixes: fixes)), item.sequence)
     }
-    func events() -> [(payload: JSONValue, channels: [ChannelName])] {
-      located.compactMap { item in audiences[item.owner].map { (item.payload, $0.channels) } }
+    func events() -> (events: [(payload: JSONValue, channels: [ChannelName])], offsets: [UInt64]?) {
+      let addressed = located.compactMap { item in audiences[item.owner].map { (item, $0.channels) } }
+      let offsets = addressed.compactMap(\.0.sequence)
+      return (addressed.map { ($0.0.payload, $0.1) }, offsets.count == addressed.count ? offsets : nil)
     }
     var published = events()
     // One step on the hub checks every subscriber against the remembered settings and publishes.
@@ -220,7 +346,7 @@ public struct LiveUpdates: Sendable {
       for channel in channels { settingsOfChannel[channel] = settings }
     }
     let remembered = settingsOfChannel
-    let passed = await hub.publish(published) { channel, principal in
+    let passed = await hub.publish(published.events, offsets: published.offsets) { channel, principal in
       remembered[channel].map { Self.mayReceive(UserID(principal.id), channel, of: $0, at: time) } ?? true
     }
     if passed == nil {
@@ -232,9 +358,9 @@ public struct LiveUpdates: Sendable {
         if let current = audiences[owner] { await enforce(current.settings, on: current.channels) }
       }
       published = events()
-      await hub.publish(published)
+      await hub.publish(published.events, offsets: published.offsets)
     }
-    metrics.liveEvents.increment(by: Int64(published.reduce(0) { $0 + $1.channels.count }))
+    metrics.liveEvents.increment(by: Int64(published.events.reduce(0) { $0 + $1.channels.count }))
   }
 
   /// The event payload of `location`: its JSON form (`LiveLocation`'s and `LocationFix`'s wire names) built directly,

@@ -81,6 +81,8 @@ actor HubState {
   let epoch: String
   private let clock = ContinuousClock()
   private var nextID: UInt64 = 0
+  /// Tells this hub's sessions from those of other hubs sharing its epoch (several servers on one log).
+  private let instance = String(UInt32.random(in: 0...UInt32.max), radix: 36)
   private var connections: [UInt64: Connection] = [:]
   private var channels: [ChannelName: Channel] = [:]
   private var principals: [String: Set<UInt64>] = [:]
@@ -122,7 +124,7 @@ actor HubState {
     nextID += 1
     let now = clock.now
     connections[nextID] = Connection(
-      session: "\(epoch)-\(nextID)",
+      session: "\(epoch)-\(instance)-\(nextID)",
       transport: transport,
       queue: SendQueue(transport: transport, capacity: configuration.sendQueueCapacity),
       openedAt: now,

@@ -1,0 +1,180 @@
+import DomainKit
+import Foundation
+import Logging
+import MeridianAPI
+import MeridianStore
+import PostgresNIO
+import Synchronization
+
+/// The live log every node reads (`docs/realtime-protocol.md` §2.1): the transaction that stores fixes appends one
+/// entry per request that stored any, numbered in commit order, and sends `NOTIFY meridian_live, 'c:<sequence>'`,
+/// which PostgreSQL delivers when (and only if) it commits. Nodes read the entries after their cursor, joined with
+/// the fixes they name: the notification carries a number, never fixes, far from its 8,000-byte limit.
+///
+/// Commit order: the append takes a transaction-scoped advisory lock held until commit, so a later sequence number
+/// never commits before an earlier one and a reader that saw entry `n` has seen every entry before it. The lock is
+/// taken last, after the fixes are written: only the log row and the commit itself wait for it.
+///
+/// Entries older than ``liveLogRetention`` are pruned; `live_log_state.pruned_through` records the newest pruned
+/// sequence, so a reader whose cursor is older learns it lost entries (and says `reload` to resuming clients)
+/// instead of skipping them silently.
+extension PostgresStore: LiveLog {
+  /// The channel of the nodes' signals.
+  static let liveChannel = "meridian_live"
+  /// How long entries stay in the log: a node that was cut off from the database for longer catches up from the
+  /// oldest entry left and raises its history floor.
+  static let liveLogRetention: Int64 = 15 * 60_000
+  /// The key of the advisory lock that orders appends.
+  static let liveLogLock: Int64 = 0x4d65_7269_4c69_7665
+
+  /// The migration of the log.
+  static let liveLogSchema = """
+    CREATE SEQUENCE live_log_sequence AS bigint;
+    CREATE TABLE live_log(
+      sequence bigint PRIMARY KEY,
+      user_id text NOT NULL,
+      device_id text NOT NULL,
+      timestamps bigint[] NOT NULL,
+      committed_at bigint NOT NULL
+    );
+    CREATE INDEX live_log_committed ON live_log(committed_at);
+    CREATE TABLE live_log_state(
+      id integer PRIMARY KEY CHECK (id = 1),
+      pruned_through bigint NOT NULL,
+      epoch text NOT NULL
+    );
+    INSERT INTO live_log_state(id, pruned_through, epoch)
+    VALUES (1, 0, substr(md5(random()::text || clock_timestamp()::text), 1, 10));
+    """
+
+  public var liveLog: (any LiveLog)? { self }
+
+  public var liveEpoch: String { liveState.withLock { $0.epoch } }
+
+  /// Reads the log's epoch (once, when the store opens).
+  func loadLiveEpoch() async throws {
+    guard let epoch = try await rows("SELECT epoch FROM live_log_state WHERE id = 1").first?.decode(String.self)
+    else { throw PostgresStoreError.missingRow("live_log_state") }
+    liveState.withLock { $0.epoch = "pg-" + epoch }
+  }
+
+  public func newestLiveSequence() async throws -> UInt64 {
+    // `last_value` of a sequence never used is 1 with `is_called` false.
+    let row = try await rows("SELECT last_value, is_called FROM live_log_sequence").first
+    guard let (value, called) = try row?.decode((Int64, Bool).self) else { return 0 }
+    return called ? UInt64(value) : 0
+  }
+
+  public func liveEntries(after sequence: UInt64, limit: Int) async throws -> LiveLogRead {
+    let rows = try await rows(
+      """
+      WITH e AS (
+        SELECT sequence, user_id, device_id, timestamps FROM live_log
+        WHERE sequence > \(Int64(clamping: sequence)) ORDER BY sequence LIMIT \(Int64(limit))
+      )
+      SELECT \(unescaped: Self.fixColumns("f")), e.sequence, e.user_id, e.device_id
+      FROM e LEFT JOIN fixes f
+        ON f.user_id = e.user_id AND f.device_id = e.device_id AND f.timestamp = ANY(e.timestamps)
+      ORDER BY e.sequence, f.timestamp
+      """)
+    // Read after the entries: a pruning committed before the read above is seen here.
+    let pruned = try await self.rows("SELECT pruned_through FROM live_log_state WHERE id = 1").first?.decode(
+      Int64.self)
+    if let pruned, pruned > 0, sequence < UInt64(pruned) { return .truncated(oldest: UInt64(pruned)) }
+    var entries: [LiveLogEntry] = []
+    let entryColumn = FixColumns.select.split(separator: ",").count
+    for row in rows {
+      let columns = row.makeRandomAccess()
+      let number = try columns[entryColumn].decode(Int64.self)
+      if entries.last?.sequence != UInt64(number) {
+        let (user, device) = (
+          try columns[entryColumn + 1].decode(String.self), try columns[entryColumn + 2].decode(String.self)
+        )
+        entries.append(
+          LiveLogEntry(sequence: UInt64(number), userID: UserID(user), deviceID: DeviceID(device), fixes: []))
+      }
+      // A fix deleted since (its history was deleted) leaves NULLs: the entry stays, without it.
+      if try columns[0].decode(String?.self) != nil {
+        entries[entries.count - 1].fixes.append(try FixColumns.fix(row).fix)
+      }
+    }
+    return .entries(entries)
+  }
+
+  public func listen(_ receive: @escaping @Sendable (LiveSignal) async -> Void) async {
+    while !Task.isCancelled {
+      do {
+        try await client.withConnection { connection in
+          try await connection.listen(on: Self.liveChannel) { notifications in
+            await receive(.listening)
+            for try await notification in notifications {
+              if let signal = LiveSignal(text: notification.payload) { await receive(signal) }
+            }
+          }
+        }
+      } catch {
+        if Task.isCancelled { return }
+        logger.warning("listening for live signals failed; listening again", metadata: ["error": "\(error)"])
+        try? await Task.sleep(for: .milliseconds(200))
+      }
+    }
+  }
+
+  public func announce(_ signal: LiveSignal) async throws {
+    try await execute("SELECT pg_notify(\(Self.liveChannel), \(signal.text))")
+  }
+
+  /// Appends one entry per request that stored fixes, in the fix transaction, after its writes; notifies the
+  /// nodes on commit. `stored` is each request's owner, device and the timestamps it stored (duplicates left out).
+  static func appendLiveEntries(
+    _ stored: [(user: UserID, device: DeviceID, timestamps: [Int64])], now: Int64, on connection: PostgresConnection,
+    logger: Logger
+  ) async throws {
+    let entries = stored.filter { !$0.timestamps.isEmpty }
+    guard !entries.isEmpty else { return }
+    try await connection.query("SELECT pg_advisory_xact_lock(\(liveLogLock))", logger: logger).collect()
+    let users = entries.map(\.user.rawValue)
+    let devices = entries.map(\.device.rawValue)
+    let timestamps = entries.map { $0.timestamps.map(String.init).joined(separator: ",") }
+    let newest = try await connection.query(
+      """
+      WITH added AS (
+        INSERT INTO live_log(sequence, user_id, device_id, timestamps, committed_at)
+        SELECT nextval('live_log_sequence'), u, d, string_to_array(t, ',')::bigint[], \(now)
+        FROM (
+          SELECT u, d, t FROM unnest(\(users)::text[], \(devices)::text[], \(timestamps)::text[])
+            WITH ORDINALITY AS x(u, d, t, n)
+          ORDER BY n
+        ) AS ordered
+        RETURNING sequence
+      )
+      SELECT max(sequence) FROM added
+      """, logger: logger
+    ).collect().first?.decode(Int64.self)
+    guard let newest else { throw PostgresStoreError.missingRow("live_log") }
+    try await connection.query(
+      "SELECT pg_notify(\(liveChannel), \(LiveSignal.committed(through: UInt64(newest)).text))", logger: logger
+    ).collect()
+    // Now and then (about one commit in 256), the entries older than the retention go, under the same lock.
+    if UInt8.random(in: 0...255) == 0 {
+      try await connection.query(
+        """
+        WITH pruned AS (DELETE FROM live_log WHERE committed_at < \(now - liveLogRetention) RETURNING sequence)
+        UPDATE live_log_state SET pruned_through = GREATEST(pruned_through, (SELECT max(sequence) FROM pruned))
+        WHERE id = 1 AND EXISTS (SELECT 1 FROM pruned)
+        """, logger: logger
+      ).collect()
+    }
+  }
+
+  /// ``FixColumns/select`` with every column qualified by `table`.
+  static func fixColumns(_ table: String) -> String {
+    FixColumns.select.split(separator: ",").map { "\(table).\($0.trimmingCharacters(in: .whitespaces))" }
+      .joined(separator: ", ")
+  }
+}
+
+/// The live log's epoch, read when the store opens.
+struct LiveLogState: Sendable {
+  var epoch = ""
+}
