@@ -3,17 +3,23 @@ import DomainKit
 import Foundation
 import MeridianAPI
 import MeridianStore
+import MeridianStoreEngines
+import MeridianStorePostgres
 import MeridianStoreSQLite
 
-/// `meridian-admin`: the operators' CLI, run on the server's machine against its SQLite database.
+/// `meridian-admin`: the operators' CLI, run against the server's database: its SQLite file, or its PostgreSQL
+/// database (`--database postgres://…`).
 public struct AdminCommand: AsyncParsableCommand {
   /// The commands.
   public static let configuration = CommandConfiguration(
     commandName: "meridian-admin",
     abstract: "Operate a Meridian server's database: migrations, backups, users, history, retention, venues.",
     discussion: """
-      The database is --database PATH, else MERIDIAN_DATABASE, else ./data/meridian.sqlite (as for \
-      meridian-server). Every command prints a readable table, or JSON with --json. Destructive commands need --yes.
+      The database is --database PATH-or-URL, else MERIDIAN_DATABASE_URL, else MERIDIAN_DATABASE, else \
+      ./data/meridian.sqlite (as for meridian-server). A postgres://user@host:port/db URL is the PostgreSQL engine: \
+      every command works on it; db backup runs pg_dump (custom format), db vacuum VACUUM (ANALYZE), db check checks \
+      indexes, constraints and migrations. Every command prints a readable table, or JSON with --json. Destructive \
+      commands need --yes.
 
       Where the database is not local, stats, users list|show|disable|enable|delete, tokens list|revoke, groups list \
       and promotions list|stats use a running server's admin API instead: --server URL (MERIDIAN_SERVER) with --token T (MERIDIAN_ADMIN_TOKEN, the \
@@ -33,7 +39,11 @@ public struct AdminCommand: AsyncParsableCommand {
 
 /// Options every command takes.
 public struct GlobalOptions: ParsableArguments, Sendable {
-  @Option(help: "SQLite database file (MERIDIAN_DATABASE, default ./data/meridian.sqlite).")
+  @Option(
+    help: ArgumentHelp(
+      "The server's database: a SQLite file, or postgres://user[:password]@host[:port]/db (MERIDIAN_DATABASE_URL, "
+        + "else MERIDIAN_DATABASE; default ./data/meridian.sqlite).",
+      valueName: "path-or-url"))
   public var database: String?
 
   @Option(
@@ -60,32 +70,45 @@ public struct GlobalOptions: ParsableArguments, Sendable {
     return value
   }
 
-  /// The database path: the flag, else `MERIDIAN_DATABASE`, else the server's default.
+  /// The database: the flag, else `MERIDIAN_DATABASE_URL`, else `MERIDIAN_DATABASE`, else the server's default.
   /// - Throws: ``AdminError`` (usage) with a server: the command works on a local database only.
-  public var databasePath: String {
+  public var location: StoreLocation {
     get throws(AdminError) {
       if server != nil {
         throw .usage(
-          "This command works on a local database only; run it on the server's machine (--database PATH) without "
+          "This command works on the database only; run it with --database PATH-or-URL, without "
             + "--server or MERIDIAN_SERVER. With a server: stats, users list|show|disable|enable|delete, "
             + "tokens list|revoke, groups list, promotions list|stats.")
       }
-      return localDatabasePath
+      if let database { return StoreLocation(database) }
+      let environment = ProcessInfo.processInfo.environment
+      for name in ["MERIDIAN_DATABASE_URL", "MERIDIAN_DATABASE"] {
+        if let value = environment[name], !value.isEmpty { return StoreLocation(value) }
+      }
+      return StoreLocation(SQLiteStore.defaultPath)
     }
   }
 
-  private var localDatabasePath: String {
-    if let database { return database }
-    if let value = ProcessInfo.processInfo.environment["MERIDIAN_DATABASE"], !value.isEmpty { return value }
-    return SQLiteStore.defaultPath
-  }
+  /// Opens the database (existing, schema up to date); close it when done.
+  public func open() async throws -> AdminDatabase { try await AdminDatabase.open(location) }
 
-  /// Opens the database (existing, schema up to date).
-  public func open() throws -> AdminDatabase { try AdminDatabase.open(path: databasePath) }
+  /// Runs `body` with the open database, then closes it.
+  func withDatabase<Value>(_ body: (AdminDatabase) async throws -> Value) async throws -> Value {
+    let database = try await open()
+    do {
+      let value = try await body(database)
+      await database.close()
+      return value
+    } catch {
+      await database.close()
+      throw error
+    }
+  }
 
   /// Runs `body` with the server's admin API (`--server`) or, without one, the local database, and then closes it.
   func withBackend<Value>(_ body: (any AdminBackend) async throws -> Value) async throws -> Value {
     let backend: any AdminBackend
+    var database: AdminDatabase?
     if let server {
       if database != nil { throw AdminError.usage("Give --database or --server, not both.") }
       let environment = ProcessInfo.processInfo.environment["MERIDIAN_ADMIN_TOKEN"]
@@ -94,14 +117,18 @@ public struct GlobalOptions: ParsableArguments, Sendable {
       }
       backend = try AdminServer(server: server, token: token)
     } else {
-      backend = try open().administration
+      let local = try await open()
+      database = local
+      backend = local.administration
     }
     do {
       let value = try await body(backend)
       await backend.close()
+      await database?.close()
       return value
     } catch {
       await backend.close()
+      await database?.close()
       throw error
     }
   }
@@ -133,6 +160,11 @@ public enum AdminCLI {
       Console.error("error: \(error.message)")
       return AdminError(status: error.status, message: error.message).exitCode
     } catch {
+      if let reason = PostgresStore.reason(error) {
+        // postgres-nio's own description hides the server's message.
+        Console.error("error: PostgreSQL: \(reason)")
+        return ExitStatus.failure
+      }
       let code = AdminCommand.exitCode(for: error)
       let message = AdminCommand.fullMessage(for: error)
       if code == .success {
@@ -223,16 +255,14 @@ struct RetentionCommand: AsyncParsableCommand {
       let age = try AdminFormat.parseDuration(olderThan, option: "--older-than")
       guard (1...100_000).contains(batchSize) else { throw AdminError.usage("--batch-size must be 1…100000.") }
       if !dryRun { try requireConfirmation(yes, "retention apply") }
-      let database = try options.open()
       let cutoff = Timestamp.milliseconds(Date()) - age
-      let report: RetentionReport
-      if dryRun {
-        report = try await database.retentionPreview(olderThan: cutoff)
-      } else {
-        report = try await database.applyRetention(olderThan: cutoff, batchSize: batchSize) { deleted in
+      let report = try await options.withDatabase { [dryRun, batchSize] database in
+        if dryRun { return try await database.retentionPreview(olderThan: cutoff) }
+        let report = try await database.applyRetention(olderThan: cutoff, batchSize: batchSize) { deleted in
           Console.progress("deleted \(deleted) fixes…")
         }
         Console.endProgress()
+        return report
       }
       try options.emit(report) {
         let verb = report.dryRun ? "Would delete" : "Deleted"

@@ -1,30 +1,48 @@
 import DomainKit
 import Foundation
+import Logging
 import MeridianAPI
 import MeridianStore
+import MeridianStoreEngines
 import MeridianStoreSQLite
 import PersistenceKit
 
-/// The server's database as the operators' CLI sees it: the server's own store (``SQLiteStore``, with the
-/// operators' queries the admin API shares: listings, counts, deletion of a whole user), plus retention in batches.
+/// The server's database as the operators' CLI sees it: the server's own store on it (``SQLiteStore`` on a file, or
+/// ``PostgresStore`` on a `postgres://` URL, with the operators' queries the admin API shares: listings, counts,
+/// deletion of a whole user, retention in batches).
 public struct AdminDatabase: Sendable {
-  /// The database file.
-  public let path: String
-  /// The database.
-  public let database: SQLiteDatabase
-  /// The server's store on the same pool.
-  public let store: SQLiteStore
+  /// Where the database is.
+  public let location: StoreLocation
+  /// The server's store on it.
+  public let store: any MeridianStore
+  /// Closes the store (PostgreSQL's connections; nothing for SQLite).
+  private let closeStore: @Sendable () async -> Void
+
+  /// The location as messages print it (a URL without its password).
+  public var path: String { location.description }
 
   /// Opens an existing database whose schema is up to date with this binary's migrations.
-  /// - Throws: ``AdminError`` (not found when there is no file; a failure when migrations are pending or unknown).
-  public static func open(path: String) throws -> AdminDatabase {
-    guard FileManager.default.fileExists(atPath: path) else {
-      throw AdminError.notFound(
-        "There is no database at \(path). Pass --database PATH (or set MERIDIAN_DATABASE), "
-          + "or create it with `meridian-admin db migrate`.")
+  /// - Throws: ``AdminError`` (not found when there is no file or PostgreSQL database; a failure when migrations are
+  ///   pending, changed or unknown, or PostgreSQL can't be reached).
+  public static func open(_ location: StoreLocation) async throws -> AdminDatabase {
+    switch location {
+    case .sqlite(let path):
+      let database = try openFile(path: path)
+      try requireUpToDate(try database.migrationStatus(SQLiteSchema.migrator))
+      // Up to date: this only reads the ledger.
+      return AdminDatabase(location: location, store: try SQLiteStore(migrating: database), closeStore: {})
+    case .postgres:
+      try requireUpToDate(try await AdminPostgres.migrationStatus(location))
+      // Up to date: opening takes the migration lock and finds nothing to apply.
+      let open = try await AdminPostgres.wording(location) {
+        try await location.open(logger: Logger(label: "meridian-admin"))
+      }
+      return AdminDatabase(location: location, store: open.store, closeStore: open.close)
     }
-    let database = try SQLiteDatabase.open(at: path, options: DatabaseOptions(label: "meridian-admin"))
-    let status = try database.migrationStatus(SQLiteSchema.migrator)
+  }
+
+  /// Refuses a schema this binary must not write to.
+  static func requireUpToDate(_ status: MigrationStatus) throws(AdminError) {
     if !status.unknown.isEmpty {
       throw AdminError.failure(
         "The database has migrations this meridian-admin doesn't know "
@@ -40,8 +58,6 @@ public struct AdminDatabase: Sendable {
         "\(status.pending.count) migration(s) are pending; run `meridian-admin db migrate` (or start the server) first."
       )
     }
-    // Up to date: this only reads the ledger.
-    return AdminDatabase(path: path, database: database, store: try SQLiteStore(migrating: database))
   }
 
   /// Opens an existing database file whatever its schema (for backups, checks and vacuum, which must work before
@@ -49,10 +65,15 @@ public struct AdminDatabase: Sendable {
   /// - Throws: ``AdminError`` (not found) when there is no file.
   public static func openFile(path: String) throws -> SQLiteDatabase {
     guard FileManager.default.fileExists(atPath: path) else {
-      throw AdminError.notFound("There is no database at \(path). Pass --database PATH (or set MERIDIAN_DATABASE).")
+      throw AdminError.notFound(
+        "There is no database at \(path). Pass --database PATH or a postgres:// URL (or set MERIDIAN_DATABASE_URL or "
+          + "MERIDIAN_DATABASE), or create it with `meridian-admin db migrate`.")
     }
     return try SQLiteDatabase.open(at: path, options: DatabaseOptions(label: "meridian-admin"))
   }
+
+  /// Closes the store; it must not be used afterwards.
+  public func close() async { await closeStore() }
 
   // MARK: Users
 

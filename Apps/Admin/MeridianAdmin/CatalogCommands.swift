@@ -107,43 +107,44 @@ extension I18nCommand {
 
     func run() async throws {
       guard FileManager.default.fileExists(atPath: file) else { throw AdminError.notFound("No file '\(file)'.") }
-      let database = try options.open()
-      let document = try Data(contentsOf: URL(fileURLWithPath: file))
-      let catalog: StringCatalog
-      do {
-        catalog = try StringCatalog(data: document)
-        _ = try StoredStringCatalog.rows(of: document)
-      } catch {
-        throw AdminError.failure("\(file) is not a String Catalog (.xcstrings JSON): \(error). Nothing was imported.")
-      }
-      let issues = catalog.validate()
-      let errors = issues.filter(StoredStringCatalog.isError).map(\.description)
-      let warnings = issues.filter { !StoredStringCatalog.isError($0) }.map(\.description)
-      for warning in warnings { Console.error("warning: \(warning)") }
-      let name = URL(fileURLWithPath: file).lastPathComponent
-      let refusal = "Refused \(name): \(errors.count) error\(errors.count == 1 ? "" : "s"); nothing was imported."
-      if errors.isEmpty {
-        let now = Timestamp.milliseconds(Date())
-        let source = catalog.sourceLanguage
-        try await database.store.replaceStringCatalog(
-          try StoredStringCatalog.rows(of: document), document: document, sourceLanguage: source, fileName: name,
-          now: now)
-      }
-      let output = ImportCatalogOutput(
-        file: name, imported: errors.isEmpty, sourceLanguage: catalog.sourceLanguage, keys: catalog.strings.count,
-        languages: StoredStringCatalog.completeness(catalog, issues: issues), errors: errors, warnings: warnings)
-      try options.emit(output) {
-        var table = TextTable(["language", "translated", "of", "complete"])
-        for language in output.languages {
-          table.add([language.language, "\(language.translated)", "\(language.total)", "\(language.percent) %"])
+      try await options.withDatabase { database in
+        let document = try Data(contentsOf: URL(fileURLWithPath: file))
+        let catalog: StringCatalog
+        do {
+          catalog = try StringCatalog(data: document)
+          _ = try StoredStringCatalog.rows(of: document)
+        } catch {
+          throw AdminError.failure("\(file) is not a String Catalog (.xcstrings JSON): \(error). Nothing was imported.")
         }
-        guard errors.isEmpty else { return ([refusal] + errors).joined(separator: "\n") }
-        return "Imported \(output.keys) keys in \(output.languages.count) languages from \(name) "
-          + "(source \(output.sourceLanguage)); it replaces the previous catalog.\n" + table.text
-      }
-      if !errors.isEmpty {
-        if options.json { Console.error(refusal) }
-        throw ExitCode(ExitStatus.failure)
+        let issues = catalog.validate()
+        let errors = issues.filter(StoredStringCatalog.isError).map(\.description)
+        let warnings = issues.filter { !StoredStringCatalog.isError($0) }.map(\.description)
+        for warning in warnings { Console.error("warning: \(warning)") }
+        let name = URL(fileURLWithPath: file).lastPathComponent
+        let refusal = "Refused \(name): \(errors.count) error\(errors.count == 1 ? "" : "s"); nothing was imported."
+        if errors.isEmpty {
+          let now = Timestamp.milliseconds(Date())
+          let source = catalog.sourceLanguage
+          try await database.store.replaceStringCatalog(
+            try StoredStringCatalog.rows(of: document), document: document, sourceLanguage: source, fileName: name,
+            now: now)
+        }
+        let output = ImportCatalogOutput(
+          file: name, imported: errors.isEmpty, sourceLanguage: catalog.sourceLanguage, keys: catalog.strings.count,
+          languages: StoredStringCatalog.completeness(catalog, issues: issues), errors: errors, warnings: warnings)
+        try options.emit(output) {
+          var table = TextTable(["language", "translated", "of", "complete"])
+          for language in output.languages {
+            table.add([language.language, "\(language.translated)", "\(language.total)", "\(language.percent) %"])
+          }
+          guard errors.isEmpty else { return ([refusal] + errors).joined(separator: "\n") }
+          return "Imported \(output.keys) keys in \(output.languages.count) languages from \(name) "
+            + "(source \(output.sourceLanguage)); it replaces the previous catalog.\n" + table.text
+        }
+        if !errors.isEmpty {
+          if options.json { Console.error(refusal) }
+          throw ExitCode(ExitStatus.failure)
+        }
       }
     }
   }

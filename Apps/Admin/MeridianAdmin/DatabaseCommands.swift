@@ -1,7 +1,9 @@
 import ArgumentParser
 import DomainKit
 import Foundation
+import Logging
 import MeridianStore
+import MeridianStoreEngines
 import MeridianStoreSQLite
 import PersistenceKit
 
@@ -43,7 +45,8 @@ struct DatabaseCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-      let path = try options.databasePath
+      let location = try options.location
+      guard case .sqlite(let path) = location else { return try await runPostgres(location) }
       let migrator = SQLiteSchema.migrator
       let exists = FileManager.default.fileExists(atPath: path)
       if plan || status {
@@ -78,12 +81,48 @@ struct DatabaseCommand: AsyncParsableCommand {
             appliedAt: AdminFormat.time(Timestamp.milliseconds($0.appliedAt)))
         },
         unknown: current.unknown.map(\.identifier), upToDate: current.isUpToDate)
-      try options.emit(output) {
-        output.migrations.isEmpty
-          ? "\(path) is up to date (\(current.applied.count) migrations applied)."
-          : "Applied \(output.migrations.count) migrations to \(path):\n"
-            + output.migrations.map { "  \($0.identifier)" }.joined(separator: "\n")
+      try options.emit(output) { Self.appliedText(output, applied: current.applied.count) }
+    }
+
+    /// The PostgreSQL engine's migrations (``PostgresStore``'s ledger), applied as the server applies them at start:
+    /// under an advisory lock, so a node starting meanwhile migrates nothing twice.
+    func runPostgres(_ location: StoreLocation) async throws {
+      if plan || status {
+        let current = try await AdminPostgres.migrationStatus(location)
+        let entries =
+          plan
+          ? try await AdminPostgres.migrationPlan(location).map {
+            MigrationEntry(identifier: $0.identifier, state: "pending")
+          }
+          : current.entries.map(Self.entry)
+        let output = MigrationOutput(
+          database: location.description, action: plan ? "plan" : "status", migrations: entries,
+          unknown: current.unknown.map(\.identifier), upToDate: current.isUpToDate)
+        try options.emit(output) { Self.text(output, exists: true) }
+        return
       }
+      // Refuses a drifted or newer database as PersistenceKit's migrator does, before changing anything.
+      let pending = Set(try await AdminPostgres.migrationPlan(location).map(\.identifier))
+      if !pending.isEmpty {
+        let store = try await AdminPostgres.wording(location) {
+          try await location.open(logger: Logger(label: "meridian-admin"))
+        }
+        await store.close()
+      }
+      let current = try await AdminPostgres.migrationStatus(location)
+      let applied = current.entries.filter { pending.contains($0.identifier) && $0.state != .pending }
+      let output = MigrationOutput(
+        database: location.description, action: "apply", migrations: applied.map(Self.entry),
+        unknown: current.unknown.map(\.identifier), upToDate: current.isUpToDate)
+      try options.emit(output) { Self.appliedText(output, applied: current.applied.count) }
+    }
+
+    /// What `db migrate` says it did, given the number of migrations now applied.
+    static func appliedText(_ output: MigrationOutput, applied: Int) -> String {
+      output.migrations.isEmpty
+        ? "\(output.database) is up to date (\(applied) migrations applied)."
+        : "Applied \(output.migrations.count) migrations to \(output.database):\n"
+          + output.migrations.map { "  \($0.identifier)" }.joined(separator: "\n")
     }
 
     static func entry(_ entry: MigrationStatus.Entry) -> MigrationEntry {
@@ -124,14 +163,23 @@ struct DatabaseCommand: AsyncParsableCommand {
   struct BackupOutput: Codable {
     var database: String
     var backup: String
-    var pages: Int
+    /// `sqlite` (a database file) or `pg_dump` (a custom-format archive for `pg_restore`).
+    var format: String
+    /// SQLite: the pages copied.
+    var pages: Int?
+    /// PostgreSQL: the archive's entries (`pg_restore --list`).
+    var entries: Int?
     var bytes: Int64
     var integrity: String
   }
 
   struct Backup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Copy the database to FILE with SQLite's online backup, consistent while the server writes.")
+      abstract: "Copy the database to FILE, consistent while the server writes.",
+      discussion: """
+        SQLite: the online backup API, then an integrity check of the copy. PostgreSQL: pg_dump --format=custom \
+        (from PATH or /usr/lib/postgresql/*/bin; restore with pg_restore), then pg_restore --list of the archive.
+        """)
 
     @OptionGroup var options: GlobalOptions
 
@@ -145,8 +193,20 @@ struct DatabaseCommand: AsyncParsableCommand {
       if FileManager.default.fileExists(atPath: file), !yes {
         throw AdminError.usage("\(file) exists; pass --yes to replace it.")
       }
+      let location = try options.location
+      guard case .sqlite(let path) = location else {
+        let (bytes, entries) = try await AdminPostgres.backup(location, to: file)
+        let output = BackupOutput(
+          database: location.description, backup: file, format: "pg_dump", entries: entries, bytes: bytes,
+          integrity: "ok")
+        try options.emit(output) {
+          "Backed up \(location) to \(file) (pg_dump custom format, \(entries) entries, "
+            + "\(AdminFormat.bytes(bytes))); pg_restore reads it."
+        }
+        return
+      }
       // Any schema: a backup is what you take before migrating to a new release.
-      let database = try AdminDatabase.openFile(path: options.databasePath)
+      let database = try AdminDatabase.openFile(path: path)
       let pages = try database.backup(to: file)
       // Check the copy before calling it a backup.
       let copy = try SQLiteDatabase.open(at: file, options: DatabaseOptions(label: "meridian-admin-backup"))
@@ -157,7 +217,7 @@ struct DatabaseCommand: AsyncParsableCommand {
           "The backup at \(file) fails its integrity check: \(integrity.problems.joined(separator: "; "))")
       }
       let output = BackupOutput(
-        database: try options.databasePath, backup: file, pages: pages, bytes: SQLiteStore.fileSize(file),
+        database: path, backup: file, format: "sqlite", pages: pages, bytes: SQLiteStore.fileSize(file),
         integrity: "ok")
       try options.emit(output) {
         "Backed up \(output.database) to \(file) (\(pages) pages, \(AdminFormat.bytes(output.bytes))); integrity ok."
@@ -180,15 +240,20 @@ struct DatabaseCommand: AsyncParsableCommand {
 
   struct Check: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Check integrity, foreign keys and migrations; exit 1 when something is wrong.")
+      abstract: "Check integrity, foreign keys and migrations; exit 1 when something is wrong.",
+      discussion: """
+        SQLite: integrity_check (or quick_check), foreign_key_check and the migrations. PostgreSQL (which enforces \
+        foreign keys itself): invalid indexes, constraints never validated, and the migrations.
+        """)
 
     @OptionGroup var options: GlobalOptions
 
-    @Flag(help: "Run quick_check instead of the full integrity_check.")
+    @Flag(help: "Run quick_check instead of the full integrity_check (SQLite only).")
     var quick = false
 
     func run() async throws {
-      let path = try options.databasePath
+      let location = try options.location
+      guard case .sqlite(let path) = location else { return try await runPostgres(location) }
       let database = try AdminDatabase.openFile(path: path)
       let integrity = try database.integrityCheck(quick: quick)
       let violations = try database.foreignKeyCheck()
@@ -218,6 +283,29 @@ struct DatabaseCommand: AsyncParsableCommand {
       }
       if !output.ok { throw ExitCode(ExitStatus.failure) }
     }
+
+    func runPostgres(_ location: StoreLocation) async throws {
+      if quick {
+        throw AdminError.usage(
+          "--quick is SQLite's quick_check, SQLite-file work; on PostgreSQL run `db check` without it.")
+      }
+      let status = try await AdminPostgres.migrationStatus(location)
+      let problems = try await AdminPostgres.schemaProblems(location)
+      let output = CheckOutput(
+        database: location.description, ok: problems.isEmpty && status.isUpToDate, integrity: problems,
+        foreignKeyViolations: [], pendingMigrations: status.pending + status.drifted + status.unknown.map(\.identifier))
+      try options.emit(output) {
+        [
+          "integrity: " + (problems.isEmpty ? "ok" : problems.joined(separator: "\n  ")),
+          "foreign keys: ok (enforced by PostgreSQL)",
+          "migrations: "
+            + (status.isUpToDate
+              ? "up to date" : "not up to date: " + output.pendingMigrations.joined(separator: ", ")),
+          output.ok ? "OK" : "PROBLEMS FOUND",
+        ].joined(separator: "\n")
+      }
+      if !output.ok { throw ExitCode(ExitStatus.failure) }
+    }
   }
 
   struct VacuumOutput: Codable {
@@ -228,22 +316,31 @@ struct DatabaseCommand: AsyncParsableCommand {
 
   struct Vacuum: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Rebuild the database file to give free pages back (blocks writers while it runs).")
+      abstract: "Give free space back: SQLite's VACUUM (blocks writers), PostgreSQL's VACUUM (ANALYZE) (does not).")
 
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-      let database = try options.open()
-      let before = SQLiteStore.fileSize(database.path)
-      try await database.database.vacuum()
+      let location = try options.location
+      guard case .sqlite(let path) = location else {
+        let (before, after) = try await AdminPostgres.vacuum(location)
+        let output = VacuumOutput(database: location.description, bytesBefore: before, bytesAfter: after)
+        try options.emit(output) {
+          "Vacuumed and analyzed \(location): \(AdminFormat.bytes(before)) → \(AdminFormat.bytes(after))."
+        }
+        return
+      }
+      let database = try AdminDatabase.openFile(path: path)
+      try AdminDatabase.requireUpToDate(try database.migrationStatus(SQLiteSchema.migrator))
+      let before = SQLiteStore.fileSize(path)
+      try await database.vacuum()
       // The vacuumed pages are in the log until a checkpoint copies them; a running server's background checkpoints
       // can hold the checkpoint lock for a moment, so this retries.
-      if try !database.database.checkpointAndTruncateLog() {
+      if try !database.checkpointAndTruncateLog() {
         Console.error(
           "The log could not be truncated now (other connections are busy); it shrinks on the next restart.")
       }
-      let output = VacuumOutput(
-        database: database.path, bytesBefore: before, bytesAfter: SQLiteStore.fileSize(database.path))
+      let output = VacuumOutput(database: path, bytesBefore: before, bytesAfter: SQLiteStore.fileSize(path))
       try options.emit(output) {
         "Vacuumed \(output.database): \(AdminFormat.bytes(before)) → \(AdminFormat.bytes(output.bytesAfter))."
       }

@@ -26,7 +26,8 @@ public enum HistoryTransfer {
   public static let importBatch = 1000
 
   /// Every fix of `user` in `range`, oldest first.
-  public static func fixes(of user: UserID, in range: TimeRange, store: SQLiteStore) async throws -> [LocationFix] {
+  public static func fixes(of user: UserID, in range: TimeRange, store: any MeridianStore) async throws -> [LocationFix]
+  {
     try await HistoryFiles.fixes(of: user, matching: HistoryFilter(range: range), store: store)
   }
 
@@ -99,17 +100,18 @@ struct HistoryCommand: AsyncParsableCommand {
       if let start = range.start, let end = range.end, start >= end {
         throw AdminError.usage("--from must be before --to.")
       }
-      let database = try options.open()
-      let id = try await database.resolveUser(user)
-      let fixes = try await HistoryTransfer.fixes(of: id, in: range, store: database.store)
-      let document = HistoryTransfer.document(fixes, format: format)
-      guard let output else {
-        FileHandle.standardOutput.write(Data(document.utf8))
-        return
+      try await options.withDatabase { database in
+        let id = try await database.resolveUser(user)
+        let fixes = try await HistoryTransfer.fixes(of: id, in: range, store: database.store)
+        let document = HistoryTransfer.document(fixes, format: format)
+        guard let output else {
+          FileHandle.standardOutput.write(Data(document.utf8))
+          return
+        }
+        try Data(document.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+        let summary = ExportOutput(user: id.rawValue, format: format.rawValue, file: output, fixes: fixes.count)
+        try options.emit(summary) { "Wrote \(fixes.count) fixes of \(id) to \(output)." }
       }
-      try Data(document.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
-      let summary = ExportOutput(user: id.rawValue, format: format.rawValue, file: output, fixes: fixes.count)
-      try options.emit(summary) { "Wrote \(fixes.count) fixes of \(id) to \(output)." }
     }
   }
 
@@ -158,58 +160,59 @@ struct HistoryCommand: AsyncParsableCommand {
       guard let format = format ?? HistoryFileFormat(fileExtension: url.pathExtension) else {
         throw AdminError.usage("Can't tell the format of \(file) from its extension; pass --format gpx|csv|geojson.")
       }
-      let database = try options.open()
-      let id = try await database.resolveUser(user)
-      let fallback = DeviceID("import-\(id.rawValue)")
-      let read: [LocationFix]
-      let skipped: SkippedRecords
-      do {
-        (read, skipped) = try HistoryTransfer.readReportingSkipped(url, format: format)
-      } catch let error as FormatError {
-        throw AdminError.failure("\(file): \(error.description). Nothing was imported.")
-      }
-      if read.isEmpty && !skipped.isEmpty {
-        throw AdminError.failure("\(file) has no point with a time: \(skipped). Nothing was imported.")
-      }
-      var byDevice: [DeviceID: [LocationFix]] = [:]
-      for var fix in read {
-        let deviceID = device.map { DeviceID($0) } ?? fix.deviceID ?? fallback
-        fix.deviceID = deviceID
-        byDevice[deviceID, default: []].append(fix)
-      }
-      let devices = byDevice.keys.sorted()
-      for deviceID in devices {
-        if let owner = try await database.store.deviceOwner(deviceID), owner != id {
-          throw AdminError.failure(
-            "Device '\(deviceID)' belongs to another user; pass --device to import under another device. "
-              + "Nothing was imported.")
+      try await options.withDatabase { database in
+        let id = try await database.resolveUser(user)
+        let fallback = DeviceID("import-\(id.rawValue)")
+        let read: [LocationFix]
+        let skipped: SkippedRecords
+        do {
+          (read, skipped) = try HistoryTransfer.readReportingSkipped(url, format: format)
+        } catch let error as FormatError {
+          throw AdminError.failure("\(file): \(error.description). Nothing was imported.")
         }
-      }
-      let now = Timestamp.milliseconds(Date())
-      var accepted = 0
-      var duplicates = 0
-      for deviceID in devices {
-        guard try await database.store.claimDevice(deviceID, owner: id, now: now) else {
-          throw AdminError.failure("Device '\(deviceID)' was just claimed by another user.")
+        if read.isEmpty && !skipped.isEmpty {
+          throw AdminError.failure("\(file) has no point with a time: \(skipped). Nothing was imported.")
         }
-        let fixes = byDevice[deviceID] ?? []
-        for start in stride(from: 0, to: fixes.count, by: HistoryTransfer.importBatch) {
-          let batch = Array(fixes[start..<min(start + HistoryTransfer.importBatch, fixes.count)])
-          let receipts = try await database.store.insertFixes(
-            [FixInsertBatch(userID: id, deviceID: deviceID, fixes: batch)], now: now)
-          accepted += receipts.reduce(0) { $0 + $1.accepted }
-          duplicates += receipts.reduce(0) { $0 + $1.duplicates }
-          Console.progress("imported \(accepted + duplicates) of \(read.count) fixes…")
+        var byDevice: [DeviceID: [LocationFix]] = [:]
+        for var fix in read {
+          let deviceID = device.map { DeviceID($0) } ?? fix.deviceID ?? fallback
+          fix.deviceID = deviceID
+          byDevice[deviceID, default: []].append(fix)
         }
-      }
-      Console.endProgress()
-      let output = ImportOutput(
-        user: id.rawValue, file: file, read: read.count, accepted: accepted, duplicates: duplicates,
-        devices: devices.map(\.rawValue), skipped: skipped.count, skippedLines: skipped.lines)
-      try options.emit(output) {
-        let summary =
-          "Imported \(accepted) new fixes of \(read.count) into \(id)'s history (\(duplicates) already stored)."
-        return skipped.isEmpty ? summary : summary + " \(skipped)."
+        let devices = byDevice.keys.sorted()
+        for deviceID in devices {
+          if let owner = try await database.store.deviceOwner(deviceID), owner != id {
+            throw AdminError.failure(
+              "Device '\(deviceID)' belongs to another user; pass --device to import under another device. "
+                + "Nothing was imported.")
+          }
+        }
+        let now = Timestamp.milliseconds(Date())
+        var accepted = 0
+        var duplicates = 0
+        for deviceID in devices {
+          guard try await database.store.claimDevice(deviceID, owner: id, now: now) else {
+            throw AdminError.failure("Device '\(deviceID)' was just claimed by another user.")
+          }
+          let fixes = byDevice[deviceID] ?? []
+          for start in stride(from: 0, to: fixes.count, by: HistoryTransfer.importBatch) {
+            let batch = Array(fixes[start..<min(start + HistoryTransfer.importBatch, fixes.count)])
+            let receipts = try await database.store.insertFixes(
+              [FixInsertBatch(userID: id, deviceID: deviceID, fixes: batch)], now: now)
+            accepted += receipts.reduce(0) { $0 + $1.accepted }
+            duplicates += receipts.reduce(0) { $0 + $1.duplicates }
+            Console.progress("imported \(accepted + duplicates) of \(read.count) fixes…")
+          }
+        }
+        Console.endProgress()
+        let output = ImportOutput(
+          user: id.rawValue, file: file, read: read.count, accepted: accepted, duplicates: duplicates,
+          devices: devices.map(\.rawValue), skipped: skipped.count, skippedLines: skipped.lines)
+        try options.emit(output) {
+          let summary =
+            "Imported \(accepted) new fixes of \(read.count) into \(id)'s history (\(duplicates) already stored)."
+          return skipped.isEmpty ? summary : summary + " \(skipped)."
+        }
       }
     }
   }

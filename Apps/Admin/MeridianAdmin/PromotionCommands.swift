@@ -85,15 +85,16 @@ struct PromotionsCommand: AsyncParsableCommand {
         throw AdminError.usage("--from must be before --until.")
       }
       let dailyWindow = try window.map(Self.parseWindow)
-      let database = try options.open()
-      let place = try await database.administration.place(venue: venue)
-      let promotion = Promotion(
-        id: PromotionID(id ?? UUID().uuidString.lowercased()), venueID: place.id, name: name, promoCode: code,
-        imageURL: image, oldPrice: oldPrice.map { Money(amount: $0, currency: currency) },
-        newPrice: newPrice.map { Money(amount: $0, currency: currency) }, audience: audience, validFrom: validFrom,
-        validUntil: validUntil, window: dailyWindow)
-      try await database.store.insertPromotion(promotion)
-      try options.emit(promotion) { "Created promotion \(promotion.id) of venue \(place.id)." }
+      try await options.withDatabase { database in
+        let place = try await database.administration.place(venue: venue)
+        let promotion = Promotion(
+          id: PromotionID(id ?? UUID().uuidString.lowercased()), venueID: place.id, name: name, promoCode: code,
+          imageURL: image, oldPrice: oldPrice.map { Money(amount: $0, currency: currency) },
+          newPrice: newPrice.map { Money(amount: $0, currency: currency) }, audience: audience, validFrom: validFrom,
+          validUntil: validUntil, window: dailyWindow)
+        try await database.store.insertPromotion(promotion)
+        try options.emit(promotion) { "Created promotion \(promotion.id) of venue \(place.id)." }
+      }
     }
 
     static func parseWindow(_ text: String) throws -> TimeOfDayWindow {

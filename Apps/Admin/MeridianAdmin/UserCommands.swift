@@ -106,18 +106,19 @@ struct UsersCommand: AsyncParsableCommand {
       } catch let error as CredentialError {
         throw AdminError.usage(error.description)
       }
-      let database = try options.open()
-      let now = Timestamp.milliseconds(Date())
-      guard
-        let account = try await database.store.createAccount(
-          id: UserID(Secrets.userID()), credential: credential, passwordHash: passwordHash, now: now)
-      else { throw AdminError.failure("An account already signs in with \(value).") }
-      if let name, var profile = try await database.store.profile(account.id) {
-        profile.fullName = name
-        try await database.store.saveProfile(profile)
+      try await options.withDatabase { database in
+        let now = Timestamp.milliseconds(Date())
+        guard
+          let account = try await database.store.createAccount(
+            id: UserID(Secrets.userID()), credential: credential, passwordHash: passwordHash, now: now)
+        else { throw AdminError.failure("An account already signs in with \(value).") }
+        if let name, var profile = try await database.store.profile(account.id) {
+          profile.fullName = name
+          try await database.store.saveProfile(profile)
+        }
+        let detail = try await database.administration.user(account.id.rawValue)
+        try options.emit(detail.user) { "Created user \(account.id) (\(credential.kind.rawValue) \(value))." }
       }
-      let detail = try await database.administration.user(account.id.rawValue)
-      try options.emit(detail.user) { "Created user \(account.id) (\(credential.kind.rawValue) \(value))." }
     }
   }
 

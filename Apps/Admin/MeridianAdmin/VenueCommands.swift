@@ -280,21 +280,22 @@ struct VenuesCommand: AsyncParsableCommand {
       } catch let error as VenueRecordError {
         throw AdminError.failure("\(file): \(error.description) Nothing was imported.")
       }
-      let database = try options.open()
-      let languages = try await database.store.dataLanguages()
-      let missing = VenueFile.missingLanguages(records, available: languages)
-      if !missing.isEmpty {
-        throw AdminError.failure(
-          "\(file) has names in \(missing.joined(separator: ", ")), which the database has no columns for; run "
-            + "`meridian-admin i18n add-language CODE` first. Nothing was imported.")
-      }
-      let ids = records.map(\.place.id.rawValue)
-      let existing = try await database.store.existingVenueCount(ids: ids)
-      try await database.store.upsertVenues(records)
-      let output = ImportOutput(
-        file: file, imported: records.count, created: records.count - existing, updated: existing)
-      try options.emit(output) {
-        "Imported \(records.count) venues from \(file) (\(output.created) new, \(output.updated) updated)."
+      try await options.withDatabase { database in
+        let languages = try await database.store.dataLanguages()
+        let missing = VenueFile.missingLanguages(records, available: languages)
+        if !missing.isEmpty {
+          throw AdminError.failure(
+            "\(file) has names in \(missing.joined(separator: ", ")), which the database has no columns for; run "
+              + "`meridian-admin i18n add-language CODE` first. Nothing was imported.")
+        }
+        let ids = records.map(\.place.id.rawValue)
+        let existing = try await database.store.existingVenueCount(ids: ids)
+        try await database.store.upsertVenues(records)
+        let output = ImportOutput(
+          file: file, imported: records.count, created: records.count - existing, updated: existing)
+        try options.emit(output) {
+          "Imported \(records.count) venues from \(file) (\(output.created) new, \(output.updated) updated)."
+        }
       }
     }
   }
@@ -338,26 +339,27 @@ struct VenuesCommand: AsyncParsableCommand {
       guard (1...PageRequest.maximumPageSize).contains(limit) else {
         throw AdminError.usage("--limit must be 1…\(PageRequest.maximumPageSize).")
       }
-      let database = try options.open()
-      let page = try await database.store.nearbyVenues(
-        VenueQuery(
-          center: center, radius: radius, type: type, sort: order, page: PageRequest(page: 1, pageSize: limit),
-          language: language))
-      try options.emit(page) {
-        var table = TextTable(["id", "name", "type", "distance", "rating", "address"])
-        for venue in page.items {
-          table.add([
-            venue.id.rawValue, venue.name, venue.type ?? "-", venue.distance.map { "\(Int($0.rounded())) m" } ?? "-",
-            venue.rating.count == 0
-              ? "-"
-              : String(format: "%.1f", Double(venue.rating.sum) / Double(venue.rating.count))
-                + " (\(venue.rating.count))",
-            venue.address ?? "-",
-          ])
+      try await options.withDatabase { database in
+        let page = try await database.store.nearbyVenues(
+          VenueQuery(
+            center: center, radius: radius, type: type, sort: order, page: PageRequest(page: 1, pageSize: limit),
+            language: language))
+        try options.emit(page) {
+          var table = TextTable(["id", "name", "type", "distance", "rating", "address"])
+          for venue in page.items {
+            table.add([
+              venue.id.rawValue, venue.name, venue.type ?? "-", venue.distance.map { "\(Int($0.rounded())) m" } ?? "-",
+              venue.rating.count == 0
+                ? "-"
+                : String(format: "%.1f", Double(venue.rating.sum) / Double(venue.rating.count))
+                  + " (\(venue.rating.count))",
+              venue.address ?? "-",
+            ])
+          }
+          return page.items.isEmpty
+            ? "No venues within \(Int(radius)) m."
+            : table.text + "\n\(page.items.count) of \(page.total) venues within \(Int(radius)) m."
         }
-        return page.items.isEmpty
-          ? "No venues within \(Int(radius)) m."
-          : table.text + "\n\(page.items.count) of \(page.total) venues within \(Int(radius)) m."
       }
     }
   }
@@ -430,7 +432,7 @@ struct I18nCommand: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-      let languages = try await I18nCommand.completeness(try options.open())
+      let languages = try await options.withDatabase { try await I18nCommand.completeness($0) }
       try options.emit(languages) { I18nCommand.table(languages) }
     }
   }
@@ -457,16 +459,17 @@ struct I18nCommand: AsyncParsableCommand {
       } catch let error as LocalizationError {
         throw AdminError.usage(error.description)
       }
-      let database = try options.open()
-      let added: Bool
-      do {
-        added = try await database.store.addDataLanguage(code)
-      } catch let error as LocalizationError {
-        throw AdminError.usage(error.description)
-      }
-      let output = AddLanguageOutput(language: normalized, added: added)
-      try options.emit(output) {
-        output.added ? "Added language \(normalized)." : "The database already has language \(normalized)."
+      try await options.withDatabase { database in
+        let added: Bool
+        do {
+          added = try await database.store.addDataLanguage(code)
+        } catch let error as LocalizationError {
+          throw AdminError.usage(error.description)
+        }
+        let output = AddLanguageOutput(language: normalized, added: added)
+        try options.emit(output) {
+          output.added ? "Added language \(normalized)." : "The database already has language \(normalized)."
+        }
       }
     }
   }
@@ -494,40 +497,42 @@ struct I18nCommand: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-      let database = try options.open()
-      let missing = try await database.store.missingTranslations()
-      let catalog = try await I18nCommand.storedCatalog(database).map { stored in
-        CatalogCheck(
-          file: stored.file, importedAt: AdminFormat.time(stored.importedAt),
-          errors: stored.issues.filter(StoredStringCatalog.isError).map(\.description),
-          warnings: stored.issues.filter { !StoredStringCatalog.isError($0) }.map(\.description))
-      }
-      let catalogOK = catalog.map { $0.errors.isEmpty && $0.warnings.isEmpty } ?? true
-      let output = CheckOutput(ok: missing.isEmpty && catalogOK, missing: missing, catalog: catalog)
-      try options.emit(output) {
-        var text: String
-        if missing.isEmpty {
-          text = "Every localized value has a text in every language."
-        } else {
-          var table = TextTable(["language", "field", "missing", "e.g."])
-          for entry in missing {
-            table.add([
-              entry.language, "\(entry.table).\(entry.field)", "\(entry.rows)", entry.examples.joined(separator: ", "),
-            ])
+      try await options.withDatabase { database in
+        let missing = try await database.store.missingTranslations()
+        let catalog = try await I18nCommand.storedCatalog(database).map { stored in
+          CatalogCheck(
+            file: stored.file, importedAt: AdminFormat.time(stored.importedAt),
+            errors: stored.issues.filter(StoredStringCatalog.isError).map(\.description),
+            warnings: stored.issues.filter { !StoredStringCatalog.isError($0) }.map(\.description))
+        }
+        let catalogOK = catalog.map { $0.errors.isEmpty && $0.warnings.isEmpty } ?? true
+        let output = CheckOutput(ok: missing.isEmpty && catalogOK, missing: missing, catalog: catalog)
+        try options.emit(output) {
+          var text: String
+          if missing.isEmpty {
+            text = "Every localized value has a text in every language."
+          } else {
+            var table = TextTable(["language", "field", "missing", "e.g."])
+            for entry in missing {
+              table.add([
+                entry.language, "\(entry.table).\(entry.field)", "\(entry.rows)",
+                entry.examples.joined(separator: ", "),
+              ])
+            }
+            text = table.text
           }
-          text = table.text
+          if let catalog {
+            let problems = catalog.errors.map { "error: \($0)" } + catalog.warnings.map { "warning: \($0)" }
+            text +=
+              "\nString catalog \(catalog.file) (imported \(catalog.importedAt))"
+              + (problems.isEmpty ? ": no problems." : ":\n" + problems.joined(separator: "\n"))
+          } else {
+            text += "\nNo string catalog imported."
+          }
+          return text
         }
-        if let catalog {
-          let problems = catalog.errors.map { "error: \($0)" } + catalog.warnings.map { "warning: \($0)" }
-          text +=
-            "\nString catalog \(catalog.file) (imported \(catalog.importedAt))"
-            + (problems.isEmpty ? ": no problems." : ":\n" + problems.joined(separator: "\n"))
-        } else {
-          text += "\nNo string catalog imported."
-        }
-        return text
+        if !missing.isEmpty || !catalogOK { throw ExitCode(ExitStatus.failure) }
       }
-      if !missing.isEmpty || !catalogOK { throw ExitCode(ExitStatus.failure) }
     }
   }
 }

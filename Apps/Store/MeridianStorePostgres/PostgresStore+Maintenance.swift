@@ -1,0 +1,158 @@
+import Foundation
+import Logging
+import PersistenceKit
+import PostgresNIO
+
+/// What the operators' tools (`meridian-admin`) do to a PostgreSQL store without opening it as a server does: read
+/// the migration ledger (nothing is migrated or created), check the schema, vacuum. Each call uses one connection of
+/// its own, so a wrong URL or a missing database fails at once with PostgreSQL's own reason.
+extension PostgresStore {
+  /// Where each migration of ``PostgresSchema/migrator`` stands on the database at `url`, with the semantics of
+  /// PersistenceKit's `Migrator` (applied, pending, drifted, unknown to this binary). Writes nothing.
+  public static func migrationStatus(
+    url: String, logger: Logger = Logger(label: "meridian.store.postgres")
+  ) async throws -> MigrationStatus {
+    let ledger = try await withMaintenanceConnection(url: url, logger: logger) { try await readLedger($0, logger) }
+    return try PostgresSchema.migrator.status(on: LedgerSnapshot(ledger: ledger))
+  }
+
+  /// The migrations ``open(url:maximumConnections:logger:)`` would apply, in order. Writes nothing.
+  /// - Throws: `MigrationError` when the database can't be migrated: a drifted migration, or a newer database.
+  public static func migrationPlan(
+    url: String, logger: Logger = Logger(label: "meridian.store.postgres")
+  ) async throws -> [Migration] {
+    let ledger = try await withMaintenanceConnection(url: url, logger: logger) { try await readLedger($0, logger) }
+    return try PostgresSchema.migrator.plan(on: LedgerSnapshot(ledger: ledger))
+  }
+
+  /// Indexes PostgreSQL can't use (an interrupted `CREATE INDEX CONCURRENTLY`) and constraints added `NOT VALID`
+  /// and never validated, in the database at `url`: each is a sentence naming the object. Empty when healthy.
+  public static func schemaProblems(
+    url: String, logger: Logger = Logger(label: "meridian.store.postgres")
+  ) async throws -> [String] {
+    try await withMaintenanceConnection(url: url, logger: logger) { connection in
+      var problems: [String] = []
+      for try await (index, table) in try await connection.query(
+        """
+        SELECT i.indexrelid::regclass::text, i.indrelid::regclass::text FROM pg_index i
+        JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE NOT (i.indisvalid AND i.indisready) AND n.nspname = current_schema()
+        ORDER BY 1
+        """, logger: logger
+      ).decode((String, String).self) {
+        problems.append("index \(index) on \(table) is invalid (rebuild it with REINDEX)")
+      }
+      for try await (constraint, table) in try await connection.query(
+        """
+        SELECT c.conname::text, c.conrelid::regclass::text FROM pg_constraint c
+        JOIN pg_namespace n ON n.oid = c.connamespace
+        WHERE NOT c.convalidated AND n.nspname = current_schema()
+        ORDER BY 2, 1
+        """, logger: logger
+      ).decode((String, String).self) {
+        problems.append("constraint \(constraint) on \(table) is not validated (ALTER TABLE … VALIDATE CONSTRAINT)")
+      }
+      return problems
+    }
+  }
+
+  /// The database's size in bytes (`pg_database_size`).
+  public static func databaseSize(
+    url: String, logger: Logger = Logger(label: "meridian.store.postgres")
+  ) async throws -> Int64 {
+    try await withMaintenanceConnection(url: url, logger: logger) { connection in
+      var size: Int64 = 0
+      for try await value in try await connection.query(
+        "SELECT pg_database_size(current_database())", logger: logger
+      ).decode(Int64.self) {
+        size = value
+      }
+      return size
+    }
+  }
+
+  /// Runs `VACUUM (ANALYZE)` on the whole database at `url`: dead rows' space is reused and the planner's
+  /// statistics are fresh. Readers and writers keep running meanwhile.
+  public static func vacuumAnalyze(url: String, logger: Logger = Logger(label: "meridian.store.postgres")) async throws
+  {
+    try await withMaintenanceConnection(url: url, logger: logger) { connection in
+      _ = try await connection.query("VACUUM (ANALYZE)", logger: logger).collect()
+    }
+  }
+
+  /// PostgreSQL's own words for `error` (a server error's message and SQLSTATE, or a connection failure), where
+  /// postgres-nio's description hides them; nil when `error` is not postgres-nio's.
+  public static func reason(_ error: any Error) -> String? {
+    guard let error = error as? PSQLError else { return nil }
+    if let message = error.serverInfo?[.message] {
+      return message + (error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? "")
+    }
+    return error.underlying.map { "\(error.code): \($0)" } ?? "\(error.code)"
+  }
+
+  /// Whether `error` says the database named in the URL does not exist (SQLSTATE 3D000).
+  public static func isMissingDatabase(_ error: any Error) -> Bool {
+    (error as? PSQLError)?.serverInfo?[.sqlState] == "3D000"
+  }
+
+  /// Runs `body` on a connection of its own to the database at `url`, closed afterwards.
+  private static func withMaintenanceConnection<Result: Sendable>(
+    url: String, logger: Logger, _ body: (PostgresConnection) async throws -> Result
+  ) async throws -> Result {
+    let client = try configuration(url: url)
+    let connection = try await PostgresConnection.connect(
+      configuration: PostgresConnection.Configuration(
+        host: client.host ?? "127.0.0.1", port: client.port ?? 5432, username: client.username,
+        password: client.password, database: client.database, tls: .disable),
+      id: 1, logger: logger)
+    do {
+      let result = try await body(connection)
+      try? await connection.close()
+      return result
+    } catch {
+      try? await connection.close()
+      throw error
+    }
+  }
+
+  /// The rows of the ledger ``open(url:maximumConnections:logger:)`` keeps, oldest first; none before it exists.
+  private static func readLedger(_ connection: PostgresConnection, _ logger: Logger) async throws -> [AppliedMigration]
+  {
+    var exists = false
+    for try await value in try await connection.query(
+      "SELECT to_regclass('meridian_store_migrations') IS NOT NULL", logger: logger
+    ).decode(Bool.self) {
+      exists = value
+    }
+    guard exists else { return [] }
+    var ledger: [AppliedMigration] = []
+    for try await (identifier, checksum, appliedAt) in try await connection.query(
+      "SELECT identifier, checksum, applied_at FROM meridian_store_migrations ORDER BY applied_at, identifier",
+      logger: logger
+    ).decode((String, String, Int64).self) {
+      ledger.append(
+        AppliedMigration(
+          identifier: identifier, checksum: checksum,
+          appliedAt: Date(timeIntervalSince1970: Double(appliedAt) / 1000), duration: 0))
+    }
+    return ledger
+  }
+}
+
+/// A ledger already read, for PersistenceKit's `Migrator.status(on:)` and `plan(on:)`, which only read it.
+private struct LedgerSnapshot: MigrationExecutor {
+  let ledger: [AppliedMigration]
+
+  func prepareLedger(table: String) throws { throw ReadOnlyLedger() }
+
+  func readLedger(table: String) throws -> [AppliedMigration] { ledger }
+
+  func withExclusiveTransaction<T>(_ body: (any MigrationConnection) throws -> T) throws -> T {
+    throw ReadOnlyLedger()
+  }
+}
+
+/// A snapshot of the ledger can't migrate.
+private struct ReadOnlyLedger: Error, CustomStringConvertible {
+  var description: String { "a snapshot of the migration ledger is read-only" }
+}
