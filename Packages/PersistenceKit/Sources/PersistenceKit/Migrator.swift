@@ -32,8 +32,7 @@ public struct Migrator: Sendable {
 
   /// Where every migration stands on `executor`'s database (read-only).
   public func status(on executor: some MigrationExecutor) throws -> MigrationStatus {
-    try validateIdentifiers()
-    return status(ledger: try executor.readLedger(table: ledgerTable))
+    try checkedStatus(ledger: try executor.readLedger(table: ledgerTable))
   }
 
   /// The migrations `migrate(upTo:on:)` would run, without running them or writing anything.
@@ -41,10 +40,7 @@ public struct Migrator: Sendable {
   /// - Throws: ``MigrationError`` when the database can't be migrated (drift, a newer database, a bad target).
   public func plan(upTo target: String? = nil, on executor: some MigrationExecutor) throws -> [Migration] {
     try validateIdentifiers()
-    let ledger = try executor.readLedger(table: ledgerTable)
-    let end = try targetEnd(target, ledger: ledger)
-    let applied = Set(ledger.map(\.identifier))
-    return migrations[..<end].filter { !applied.contains($0.identifier) }
+    return try plan(upTo: target, ledger: try executor.readLedger(table: ledgerTable))
   }
 
   /// Applies every pending migration up to and including `target` (all of them when `nil`), each in its own
@@ -60,38 +56,30 @@ public struct Migrator: Sendable {
     try validateIdentifiers()
     try executor.prepareLedger(table: ledgerTable)
     let ledger = try executor.readLedger(table: ledgerTable)
-    let end = try targetEnd(target, ledger: ledger)
     let appliedBefore = Set(ledger.map(\.identifier))
     var report = MigrationReport(applied: [], skipped: [])
     // An up-to-date database is never locked for writing; pending migrations are re-checked inside the lock.
-    for migration in migrations[..<end] {
+    for migration in try targetPrefix(upTo: target, ledger: ledger) {
       if appliedBefore.contains(migration.identifier) {
         report.skipped.append(migration.identifier)
         continue
       }
-      let outcome: AppliedMigration? = try wrappingFailures(of: migration) {
-        try executor.withExclusiveTransaction { connection in
+      let outcome: AppliedMigration?
+      do {
+        outcome = try executor.withExclusiveTransaction { connection in
           let ledger = try connection.readLedger(table: ledgerTable)
-          _ = try targetEnd(target, ledger: ledger)
-          if ledger.contains(where: { $0.identifier == migration.identifier }) { return nil }
-          let clock = ContinuousClock()
-          let start = clock.now
-          let appliedAt = Date()
+          guard try isPending(migration, upTo: target, ledger: ledger) else { return nil }
+          let timer = MigrationRun(migration)
           switch migration.body {
           case .sql(let sql): try connection.execute(sql: sql)
           case .code(_, let run): try run(connection)
           }
-          let elapsed = clock.now - start
-          let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-          let applied = AppliedMigration(
-            identifier: migration.identifier,
-            checksum: migration.checksum,
-            appliedAt: appliedAt,
-            duration: seconds
-          )
+          let applied = timer.finished()
           try connection.record(applied, table: ledgerTable)
           return applied
         }
+      } catch {
+        throw failure(error, of: migration)
       }
       if let outcome {
         report.applied.append(outcome)
@@ -101,16 +89,42 @@ public struct Migrator: Sendable {
     }
     return report
   }
+}
 
-  /// Reports any failure other than the runner's own refusals as the failure of `migration`.
-  private func wrappingFailures<T>(of migration: Migration, _ body: () throws -> T) throws -> T {
-    do {
-      return try body()
-    } catch let error as MigrationError {
-      throw error
-    } catch {
-      throw MigrationError.migrationFailed(identifier: migration.identifier, underlying: error)
-    }
+// MARK: The ledger comparison every engine's runner shares
+
+extension Migrator {
+  /// The migrations up to and including `target` (all when `nil`), after checking the ledger against them.
+  ///
+  /// - Throws: ``MigrationError`` for duplicate identifiers, a newer database, drift, an unknown target or a target
+  ///   below what is applied.
+  package func targetPrefix(upTo target: String?, ledger: [AppliedMigration]) throws -> ArraySlice<Migration> {
+    try validateIdentifiers()
+    return migrations[..<(try targetEnd(target, ledger: ledger))]
+  }
+
+  /// The migrations `migrate(upTo:)` would run on a database whose ledger is `ledger`.
+  package func plan(upTo target: String?, ledger: [AppliedMigration]) throws -> [Migration] {
+    let applied = Set(ledger.map(\.identifier))
+    return try targetPrefix(upTo: target, ledger: ledger).filter { !applied.contains($0.identifier) }
+  }
+
+  /// Whether `migration` still has to run, checked again inside the lock on a freshly read `ledger`.
+  package func isPending(_ migration: Migration, upTo target: String?, ledger: [AppliedMigration]) throws -> Bool {
+    _ = try targetEnd(target, ledger: ledger)
+    return !ledger.contains(where: { $0.identifier == migration.identifier })
+  }
+
+  /// `error` as the runner reports it: its own refusals as they are, anything else as the failure of `migration`.
+  package func failure(_ error: any Error, of migration: Migration) -> any Error {
+    if error is MigrationError { return error }
+    return MigrationError.migrationFailed(identifier: migration.identifier, underlying: error)
+  }
+
+  /// Where each registered migration stands, given the ledger's rows (identifiers validated first).
+  package func checkedStatus(ledger: [AppliedMigration]) throws -> MigrationStatus {
+    try validateIdentifiers()
+    return status(ledger: ledger)
   }
 
   func status(ledger: [AppliedMigration]) -> MigrationStatus {
@@ -205,12 +219,43 @@ public struct MigrationStatus: Sendable {
   public var isUpToDate: Bool { pending.isEmpty && drifted.isEmpty && unknown.isEmpty }
 }
 
+/// The clock of one migration being applied: when it started, and its ledger row once it has run.
+package struct MigrationRun {
+  private let migration: Migration
+  private let appliedAt = Date()
+  private let clock = ContinuousClock()
+  private let start: ContinuousClock.Instant
+
+  /// Starts timing `migration`.
+  package init(_ migration: Migration) {
+    self.migration = migration
+    self.start = clock.now
+  }
+
+  /// The ledger row of the migration, which has just run.
+  package func finished() -> AppliedMigration {
+    let elapsed = clock.now - start
+    return AppliedMigration(
+      identifier: migration.identifier,
+      checksum: migration.checksum,
+      appliedAt: appliedAt,
+      duration: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    )
+  }
+}
+
 /// What one `migrate` call did.
 public struct MigrationReport: Sendable, Equatable {
   /// The migrations this call applied, with their ledger rows.
   public var applied: [AppliedMigration]
   /// The migrations that were already applied (earlier, or meanwhile by another process).
   public var skipped: [String]
+
+  /// Creates a report.
+  public init(applied: [AppliedMigration], skipped: [String]) {
+    self.applied = applied
+    self.skipped = skipped
+  }
 }
 
 extension SQLiteDatabase {
