@@ -8,10 +8,12 @@ let package = Package(
     .library(name: "PersistenceKit", targets: ["PersistenceKit"]),
     .library(name: "PersistenceKitStrings", targets: ["PersistenceKitStrings"]),
     .library(name: "PersistenceKitTesting", targets: ["PersistenceKitTesting"]),
+    .library(name: "PersistenceKitPostgres", targets: ["PersistenceKitPostgres"]),
     .executable(name: "persistencekit-bench", targets: ["persistencekit-bench"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0")
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
   ],
   targets: [
     .target(
@@ -20,6 +22,10 @@ let package = Package(
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "GRDBSQLite", package: "GRDB.swift"),
       ]
+    ),
+    .target(
+      name: "PersistenceKitPostgres",
+      dependencies: ["PersistenceKit", .product(name: "PostgresNIO", package: "postgres-nio")]
     ),
     .target(name: "PersistenceKitStrings"),
     .target(name: "PersistenceKitTesting", dependencies: ["PersistenceKit"]),
@@ -35,6 +41,10 @@ let package = Package(
         .product(name: "GRDB", package: "GRDB.swift"),
       ],
       resources: [.copy("Resources")]
+    ),
+    .testTarget(
+      name: "PersistenceKitPostgresTests",
+      dependencies: ["PersistenceKit", "PersistenceKitPostgres"]
     ),
   ],
   swiftLanguageModes: [.v6]
