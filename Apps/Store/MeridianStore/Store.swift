@@ -16,6 +16,9 @@ public protocol MeridianStore: AccountStore, SocialStore, FixStore, VenueStore, 
   /// The deployment's 32-byte random secret called `name`: created on first use, then the same for every server
   /// process on this database.
   func deploymentSecret(_ name: String) async throws -> Data
+  /// The rate-limit and sign-in counters every node on this database shares, or nil when one process owns the
+  /// database (SQLite): the server then keeps them in memory, with no database round trip.
+  var sharedLimits: (any LimitStore)? { get }
   /// The live log shared by the server nodes on this store; nil (the default) for an engine that serves one process.
   var liveLog: (any LiveLog)? { get }
 }

@@ -41,6 +41,9 @@ public struct SQLiteStore: MeridianStore {
     _ = try await database.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
   }
 
+  /// nil: one server process owns a SQLite file, so it keeps its limits in memory.
+  public var sharedLimits: (any LimitStore)? { nil }
+
   // MARK: Accounts
 
   public func createAccount(id: UserID, credential: Credential, passwordHash: String?, now: Int64) async throws

@@ -55,17 +55,27 @@ public struct ServerEnvironment: Sendable {
     self.passwords = PasswordHasher(cost: UInt8(clamping: configuration.bcryptCost))
     self.now = now
     self.tokenLifetime = configuration.tokenLifetime * 1000
-    self.otpPhoneLimiter = RateLimiter(limit: configuration.otpPerPhonePerHour, window: 3_600_000)
-    self.otpAddressLimiter = RateLimiter(limit: configuration.otpPerAddressPerHour, window: 3_600_000)
+    // Every node on a shared database counts in it (the store's sharedLimits); one SQLite node, in memory.
+    let shared = store.sharedLimits
+    self.otpPhoneLimiter = RateLimiter(
+      limit: configuration.otpPerPhonePerHour, window: 3_600_000, counters: .of(shared, purpose: "otp.phone"))
+    self.otpAddressLimiter = RateLimiter(
+      limit: configuration.otpPerAddressPerHour, window: 3_600_000, counters: .of(shared, purpose: "otp.address"))
     self.adminToken = configuration.adminToken
     let limits = configuration.limits
     self.limits = limits
-    self.signInFailuresByAccount = FailureBackoff(freeFailures: limits.signInFailuresPerAccount)
-    self.signInFailuresByAddress = FailureBackoff(freeFailures: limits.signInFailuresPerAddress)
-    self.searchLimiter = RateLimiter(limit: limits.searchesPerAccountPerMinute, window: 60_000)
-    self.fixLimiter = RateLimiter(limit: limits.fixesPerAccountPerMinute, window: 60_000)
-    self.osmAndDeviceLimiter = RateLimiter(limit: limits.osmAndPerDevicePerMinute, window: 60_000)
-    self.osmAndAddressLimiter = RateLimiter(limit: limits.osmAndPerAddressPerMinute, window: 60_000)
+    self.signInFailuresByAccount = FailureBackoff(
+      freeFailures: limits.signInFailuresPerAccount, counters: .of(shared, purpose: "signin.account"))
+    self.signInFailuresByAddress = FailureBackoff(
+      freeFailures: limits.signInFailuresPerAddress, counters: .of(shared, purpose: "signin.address"))
+    self.searchLimiter = RateLimiter(
+      limit: limits.searchesPerAccountPerMinute, window: 60_000, counters: .of(shared, purpose: "search.account"))
+    self.fixLimiter = RateLimiter(
+      limit: limits.fixesPerAccountPerMinute, window: 60_000, counters: .of(shared, purpose: "fixes.account"))
+    self.osmAndDeviceLimiter = RateLimiter(
+      limit: limits.osmAndPerDevicePerMinute, window: 60_000, counters: .of(shared, purpose: "osmand.device"))
+    self.osmAndAddressLimiter = RateLimiter(
+      limit: limits.osmAndPerAddressPerMinute, window: 60_000, counters: .of(shared, purpose: "osmand.address"))
     self.deviceHandles = DeviceHandleSource(store: store)
   }
 

@@ -1,82 +1,127 @@
-/// A fixed-window counter per key: at most `limit` units (requests, fixes) per `window` milliseconds. In memory, per
-/// process (several nodes each count their own).
-public actor RateLimiter {
-  /// Units allowed per window; 0 allows everything.
+import Logging
+import MeridianStore
+
+/// Where a limiter keeps its counters: in this process's memory (one node, no database round trip), or in the
+/// store's ``LimitStore`` that every node on the database shares, under keys that start with the limiter's purpose
+/// (`otp.phone:+15550100`), so one table serves every limiter.
+public struct LimitCounters: Sendable {
+  /// The counters.
+  public let store: any LimitStore
+  /// The keys' prefix in a shared store; nil in memory.
+  public let purpose: String?
+
+  /// This process's memory.
+  public static func memory() -> LimitCounters { LimitCounters(store: InMemoryLimitStore(), purpose: nil) }
+
+  /// `store`, shared by every node, under keys `<purpose>:<key>`.
+  public static func shared(_ store: any LimitStore, purpose: String) -> LimitCounters {
+    LimitCounters(store: store, purpose: purpose)
+  }
+
+  /// `shared` under `purpose`, or this process's memory when `shared` is nil.
+  public static func of(_ shared: (any LimitStore)?, purpose: String) -> LimitCounters {
+    shared.map { .shared($0, purpose: purpose) } ?? .memory()
+  }
+
+  /// How long a request waits, in milliseconds, when the shared counters can't be reached: a limit that can't be
+  /// checked is not lifted (the request is refused with `Retry-After: 1`).
+  public static let unavailableWait: Int64 = 1_000
+
+  private static let logger = Logger(label: "meridian.limits")
+
+  /// Runs `body` with the store and the key as stored; logs and returns `unavailable` when the store throws.
+  func run<Result: Sendable>(
+    _ key: String, _ operation: String, unavailable: Result,
+    _ body: (any LimitStore, String) async throws -> Result
+  ) async -> Result {
+    let key = purpose.map { "\($0):\(key)" } ?? key
+    do {
+      return try await body(store, key)
+    } catch {
+      Self.logger.error(
+        "limit counters unavailable", metadata: ["key": "\(key)", "operation": "\(operation)", "error": "\(error)"])
+      return unavailable
+    }
+  }
+}
+
+/// A fixed-window counter per key: at most `limit` units (requests, fixes) per `window` milliseconds, counted in
+/// this process's memory or, with several nodes on one database, in the store every node shares.
+public final class RateLimiter: Sendable {
+  /// Units allowed per window; 0 allows everything (and does no work).
   public let limit: Int
   /// The window in milliseconds.
   public let window: Int64
-  private var windows: [String: (start: Int64, count: Int)] = [:]
+  /// Where the counters are.
+  public let counters: LimitCounters
+  private let rule: WindowLimit
 
-  /// A limiter allowing `limit` units per `window` ms.
-  public init(limit: Int, window: Int64) {
+  /// A limiter allowing `limit` units per `window` ms, counting in `counters` (default: this process's memory).
+  public init(limit: Int, window: Int64, counters: LimitCounters = .memory()) {
     self.limit = limit
     self.window = window
+    self.counters = counters
+    self.rule = WindowLimit(limit: limit, window: window)
   }
 
   /// Counts one event for `key` at `now`; false when the key is over its limit (the event is not counted).
-  public func allow(_ key: String, now: Int64) -> Bool { take(key, cost: 1, now: now) == nil }
+  public func allow(_ key: String, now: Int64) async -> Bool { await take(key, cost: 1, now: now) == nil }
 
   /// Counts `cost` units for `key` at `now`. Returns nil when they fit in the key's window, else the milliseconds
-  /// until its window starts again (nothing is counted). A cost larger than the whole limit never fits.
-  public func take(_ key: String, cost: Int, now: Int64) -> Int64? {
+  /// until its window starts again (nothing is counted). A cost larger than the whole limit never fits; a `now` up to
+  /// ``WindowLimit/skew`` before the window's start counts in it, an earlier one starts a new window. When the
+  /// shared counters can't be reached, the units don't fit either (``LimitCounters/unavailableWait``).
+  public func take(_ key: String, cost: Int, now: Int64) async -> Int64? {
     guard limit > 0 else { return nil }
-    if windows.count > 100_000 { windows = windows.filter { now - $0.value.start < window } }
-    var entry = windows[key] ?? (start: now, count: 0)
-    if now - entry.start >= window || now < entry.start { entry = (start: now, count: 0) }
-    guard entry.count + cost <= limit else { return max(1, entry.start + window - now) }
-    entry.count += cost
-    windows[key] = entry
-    return nil
+    return await counters.run(key, "take", unavailable: LimitCounters.unavailableWait) { store, key in
+      try await store.take(key, cost: cost, in: rule, now: now)
+    }
   }
 }
 
 /// Slows down guessing: after `freeFailures` failures for a key (an account, a client address), each further attempt
 /// must wait a delay that doubles with every failure (1 s, 2 s, 4 s, … up to `maximumDelay`) counted from the last
-/// failure. A success clears the key; failures are forgotten `forgetAfter` milliseconds after the last one. In memory,
-/// per process.
-public actor FailureBackoff {
-  /// Failures allowed before the delays start; 0 turns the backoff off.
-  public let freeFailures: Int
-  /// The first delay, in milliseconds.
-  public let baseDelay: Int64
-  /// The longest delay, in milliseconds.
-  public let maximumDelay: Int64
-  /// How long after its last failure a key starts afresh, in milliseconds.
-  public let forgetAfter: Int64
-  private var failures: [String: (count: Int, last: Int64)] = [:]
+/// failure. A success clears the key; failures are forgotten `forgetAfter` milliseconds after the last one. Counted
+/// in this process's memory or in the store every node shares; ``BackoffPolicy`` is the arithmetic.
+public final class FailureBackoff: Sendable {
+  /// The delays and when failures are forgotten.
+  public let policy: BackoffPolicy
+  /// Where the failures are counted.
+  public let counters: LimitCounters
 
-  /// A backoff starting after `freeFailures`.
+  /// Failures allowed before the delays start; 0 turns the backoff off (and does no work).
+  public var freeFailures: Int { policy.freeFailures }
+
+  /// A backoff starting after `freeFailures`, counting in `counters` (default: this process's memory).
   public init(
-    freeFailures: Int, baseDelay: Int64 = 1_000, maximumDelay: Int64 = 15 * 60_000, forgetAfter: Int64 = 3_600_000
+    freeFailures: Int, baseDelay: Int64 = 1_000, maximumDelay: Int64 = 15 * 60_000, forgetAfter: Int64 = 3_600_000,
+    counters: LimitCounters = .memory()
   ) {
-    self.freeFailures = freeFailures
-    self.baseDelay = baseDelay
-    self.maximumDelay = maximumDelay
-    self.forgetAfter = forgetAfter
+    self.policy = BackoffPolicy(
+      freeFailures: freeFailures, baseDelay: baseDelay, maximumDelay: maximumDelay, forgetAfter: forgetAfter)
+    self.counters = counters
   }
 
-  /// Milliseconds `key` must still wait before its next attempt at `now`, or nil when it may try now.
-  public func wait(_ key: String, now: Int64) -> Int64? {
-    guard freeFailures > 0, let entry = failures[key] else { return nil }
-    if now - entry.last >= forgetAfter {
-      failures[key] = nil
-      return nil
+  /// Milliseconds `key` must still wait before its next attempt at `now`, or nil when it may try now. When the
+  /// shared counters can't be reached, it must wait (``LimitCounters/unavailableWait``).
+  public func wait(_ key: String, now: Int64) async -> Int64? {
+    guard !policy.isOff else { return nil }
+    return await counters.run(key, "failureWait", unavailable: LimitCounters.unavailableWait) { store, key in
+      try await store.failureWait(key, policy: policy, now: now)
     }
-    guard entry.count >= freeFailures else { return nil }
-    let doublings = min(entry.count - freeFailures, 30)
-    let delay = min(maximumDelay, baseDelay << Int64(doublings))
-    let remaining = entry.last + delay - now
-    return remaining > 0 ? remaining : nil
   }
 
-  /// Records a failure of `key` at `now`.
-  public func failed(_ key: String, now: Int64) {
-    guard freeFailures > 0 else { return }
-    if failures.count > 100_000 { failures = failures.filter { now - $0.value.last < forgetAfter } }
-    let previous = failures[key].flatMap { now - $0.last < forgetAfter ? $0.count : nil } ?? 0
-    failures[key] = (previous + 1, now)
+  /// Records a failure of `key` at `now` (logged and dropped when the shared counters can't be reached).
+  public func failed(_ key: String, now: Int64) async {
+    guard !policy.isOff else { return }
+    await counters.run(key, "recordFailure", unavailable: ()) { store, key in
+      try await store.recordFailure(key, policy: policy, now: now)
+    }
   }
 
   /// Clears `key` after a success.
-  public func succeeded(_ key: String) { failures[key] = nil }
+  public func succeeded(_ key: String) async {
+    guard !policy.isOff else { return }
+    await counters.run(key, "clearFailures", unavailable: ()) { store, key in try await store.clearFailures(key) }
+  }
 }
