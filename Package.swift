@@ -127,6 +127,7 @@ let package = Package(
         .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
         .product(name: "RealtimeKit", package: "RealtimeKit"),
         .product(name: "RealtimeKitWebSocketClient", package: "RealtimeKit"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),

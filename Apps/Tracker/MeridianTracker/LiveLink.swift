@@ -6,14 +6,17 @@ import RealtimeKit
 import RealtimeKitWebSocketClient
 
 extension RealtimeClient {
-  /// A client of the live socket (`/ws`) of the server `client` talks to, signed in with `token`.
+  /// A client of the live socket (`/ws`) of the servers `client` talks to, signed in with `token`: the socket follows
+  /// the client's ``ServerList`` (moving on together with its HTTP requests) when it has one, else its base URL.
   static func meridian(for client: NetworkClient, token: String) -> RealtimeClient {
     let factory = client.factory
-    let url =
-      (factory.scheme == "https" ? "wss" : "ws") + "://" + factory.authority + factory.basePath
-      + RealtimeProtocol.path
+    let transport: any RealtimeClientTransport =
+      (client.transport as? ServerListTransport).map { ServerListRealtimeTransport(servers: $0.servers) }
+      ?? WebSocketRealtimeTransport(
+        url: (factory.scheme == "https" ? "wss" : "ws") + "://" + factory.authority + factory.basePath
+          + RealtimeProtocol.path)
     return RealtimeClient(
-      transport: WebSocketRealtimeTransport(url: url),
+      transport: transport,
       configuration: RealtimeClientConfiguration(clientName: "meridian-tracker", clientVersion: "1") { token })
   }
 }

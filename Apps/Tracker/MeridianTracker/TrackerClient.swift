@@ -4,20 +4,24 @@ import MeridianAPI
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
 
-/// The tracker's connection to a server: one AsyncHTTPClient transport and `NetworkClient`s over it.
+/// The tracker's connection to its servers (one, or several nodes of one deployment): one AsyncHTTPClient transport
+/// that follows a ``ServerList``, and `NetworkClient`s over it.
 public final class TrackerConnection: Sendable {
   /// The transport; ``shutdown()`` closes it.
-  public let transport: AsyncHTTPClientTransport
-  /// The server's base URL.
-  public let server: URL
+  public let transport: ServerListTransport
+  /// The servers, and the one in use now.
+  public var servers: ServerList { transport.servers }
+  /// The first server's base URL, which requests are built for (the transport sends them to the current server).
+  public var server: URL { servers.servers[0].url }
 
-  /// A connection to `server` (`http://host:port`).
-  public init(server: String) throws {
-    guard let url = URL(string: server), let scheme = url.scheme, ["http", "https"].contains(scheme),
-      url.host != nil
-    else { throw TrackerError.badArgument("--server must be an http(s) URL such as http://127.0.0.1:8080") }
-    self.server = url
-    transport = AsyncHTTPClientTransport()
+  /// A connection to `server`: one URL (`http://host:port`) or a comma-separated list of them.
+  public convenience init(server: String) throws {
+    self.init(servers: try ServerList([server]))
+  }
+
+  /// A connection to `servers`.
+  public init(servers: ServerList) {
+    transport = ServerListTransport(servers: servers)
   }
 
   /// A client sending `token` as bearer credentials.
@@ -30,12 +34,12 @@ public final class TrackerConnection: Sendable {
   /// Closes the transport.
   public func shutdown() async throws { try await transport.shutdown() }
 
-  /// Runs `body` with a connection to `server`, and shuts the connection down when `body` returns, throws or is
+  /// Runs `body` with a connection to `servers`, and shuts the connection down when `body` returns, throws or is
   /// cancelled: a client that is never shut down traps in AsyncHTTPClient's deinit.
   public static func with<T: Sendable>(
-    server: String, _ body: (TrackerConnection) async throws -> T
+    servers: ServerList, _ body: (TrackerConnection) async throws -> T
   ) async throws -> T {
-    let connection = try TrackerConnection(server: server)
+    let connection = TrackerConnection(servers: servers)
     let result: Result<T, any Error>
     do {
       result = .success(try await body(connection))

@@ -117,7 +117,12 @@ struct Login: AsyncParsableCommand {
     abstract: "Sign in (phone + one-time code, or email + password) and keep the session in the state directory.")
 
   @OptionGroup var options: StateOptions
-  @Option(help: "The server's base URL, e.g. http://127.0.0.1:8080.") var server: String
+  @Option(
+    help: """
+      The server's base URL, e.g. http://127.0.0.1:8080; repeat it or give a comma-separated list for several nodes \
+      of one deployment (the tracker moves on to the next when one doesn't answer).
+      """)
+  var server: [String]
   @Option(help: "Sign in with this phone number (a code is sent by SMS).") var phone: String?
   @Option(help: "The one-time code, for scripts (otherwise asked on the terminal).") var code: String?
   @Option(help: "Sign in with this email address.") var email: String?
@@ -134,7 +139,7 @@ struct Login: AsyncParsableCommand {
 
   func run() async throws {
     try await reportingErrors {
-      try await TrackerConnection.with(server: server) { connection in try await signIn(connection) }
+      try await TrackerConnection.with(servers: try ServerList(server)) { connection in try await signIn(connection) }
     }
   }
 
@@ -163,9 +168,10 @@ struct Login: AsyncParsableCommand {
     guard let session = try await connection.signIn(method) else { return }
     let directory = options.directory
     let deviceID = try directory.loadSession()?.deviceId ?? DeviceID("tracker-" + UUID().uuidString.lowercased())
+    let servers = connection.servers.description
     try directory.save(
-      TrackerSession(server: server, token: session.token, userId: session.userId, deviceId: deviceID))
-    print("Signed in as \(session.userId) on \(server); device \(deviceID).")
+      TrackerSession(server: servers, token: session.token, userId: session.userId, deviceId: deviceID))
+    print("Signed in as \(session.userId) on \(servers); device \(deviceID).")
   }
 }
 

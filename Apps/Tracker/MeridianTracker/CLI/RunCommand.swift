@@ -10,6 +10,7 @@ struct Run: AsyncParsableCommand {
     abstract: "Record fixes from a source, keep them locally and upload those the reporting policy sends.")
 
   @OptionGroup var options: StateOptions
+  @OptionGroup var server: ServerOption
   @Option(help: "Replay a GPX track.") var gpx: String?
   @Option(help: "Replay a CSV track.") var csv: String?
   @Option(help: "Replay a GeoJSON track.") var geojson: String?
@@ -62,7 +63,7 @@ struct Run: AsyncParsableCommand {
       logger.logLevel = json ? .warning : .info
       let summary: TrackerAgent.Summary
       do {
-        summary = try await TrackerConnection.with(server: session.server) { connection in
+        summary = try await TrackerConnection.with(servers: try server.servers(for: session)) { connection in
           let client = try connection.client(token: session.token)
           let link = liveSocket ? LiveLink(session: session, client: client) : nil
           await link?.start()

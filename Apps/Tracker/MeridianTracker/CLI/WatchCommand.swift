@@ -8,6 +8,7 @@ struct Watch: AsyncParsableCommand {
     abstract: "Print friends' positions as they arrive over the live socket, until Ctrl-C.")
 
   @OptionGroup var options: StateOptions
+  @OptionGroup var server: ServerOption
   @Option(help: "Watch only the members of your group with this name (e.g. Family).") var group: String?
   @Option(help: "Exit after this many position updates (for scripts).") var count: Int?
   @Flag(help: "Print one JSON object per line.") var json = false
@@ -21,7 +22,7 @@ struct Watch: AsyncParsableCommand {
       let session = try options.session()
       let json = self.json
       do {
-        try await TrackerConnection.with(server: session.server) { connection in
+        try await TrackerConnection.with(servers: try server.servers(for: session)) { connection in
           let watcher = FriendWatcher(session: session, client: try connection.client(token: session.token))
           try await watcher.watch(group: group, limit: count) { Self.print($0, json: json) }
         }
