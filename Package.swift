@@ -29,6 +29,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
   ],
   targets: [
@@ -251,6 +252,36 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tests/MeridianAdminTests"),
+    // Tests: the kits' tests that need SwiftNIO, from the kits' own folders, so that NIO is compiled once here;
+    // Tools/test-all runs each kit with MERIDIAN_KIT_CORE_ONLY=1 (its core and its NIO-free tests)
+    .testTarget(
+      name: "NetworkingKitIntegrationTests",
+      dependencies: [
+        .product(name: "NetworkingKit", package: "NetworkingKit"),
+        .product(name: "NetworkingKitTesting", package: "NetworkingKit"),
+        .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
+        .product(name: "NetworkingKitTestSupport", package: "NetworkingKit"),
+        .product(name: "NetworkingKitTestServer", package: "NetworkingKit"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+      ],
+      path: "Packages/NetworkingKit/Tests/NetworkingKitIntegrationTests"),
+    .testTarget(
+      name: "RealtimeKitIntegrationTests",
+      dependencies: [
+        .product(name: "RealtimeKit", package: "RealtimeKit"),
+        .product(name: "RealtimeKitHummingbird", package: "RealtimeKit"),
+        .product(name: "RealtimeKitWebSocketClient", package: "RealtimeKit"),
+        .product(name: "RealtimeKitTesting", package: "RealtimeKit"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOWebSocket", package: "swift-nio"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "WSClient", package: "swift-websocket"),
+      ],
+      path: "Packages/RealtimeKit/Tests/RealtimeKitIntegrationTests"),
     // Tools
     .target(
       name: "GeoTool",

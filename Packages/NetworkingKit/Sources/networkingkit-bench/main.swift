@@ -6,6 +6,7 @@ import HTTPTypes
 import NIOCore
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
+import NetworkingKitTestServer
 import NetworkingKitTestSupport
 
 #if canImport(Glibc)

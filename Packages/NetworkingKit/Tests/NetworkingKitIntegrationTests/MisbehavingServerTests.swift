@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
+import NetworkingKitTestServer
 import NetworkingKitTestSupport
 import NetworkingKitTesting
 import Synchronization
