@@ -162,7 +162,13 @@ let package = Package(
     .executableTarget(
       name: "meridian-server-bench", dependencies: ["MeridianBenchmarks"], path: "Apps/Server/meridian-server-bench"),
     // Tests: running the built executables
-    .target(name: "MeridianTestSupport", path: "Tests/MeridianTestSupport"),
+    .target(
+      name: "MeridianTestSupport",
+      dependencies: [
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      path: "Tests/MeridianTestSupport"),
     // Tests: the store engines and the fixtures every engine's tests share
     .target(
       name: "MeridianStoreTesting",
@@ -199,6 +205,21 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tests/MeridianServerTests"),
+    // Tests: the tracker's own (history, sources, policy, uploader, commands), no server
+    .testTarget(
+      name: "MeridianTrackerTests",
+      dependencies: [
+        "MeridianTracker", "MeridianStoreSQLite", "MeridianStoreTesting", "MeridianTestSupport",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "DomainKitTesting", package: "DomainKit"),
+        .product(name: "GeoKit", package: "GeoKit"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NetworkingKit", package: "NetworkingKit"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      path: "Tests/MeridianTrackerTests"),
     .testTarget(
       name: "MeridianServerIntegrationTests",
       dependencies: [

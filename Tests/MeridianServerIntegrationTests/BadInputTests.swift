@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import HTTPTypes
 import MeridianAPI
+import MeridianStoreTesting
 import NetworkingKit
 import Testing
 

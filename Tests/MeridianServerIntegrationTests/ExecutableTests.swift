@@ -1,6 +1,7 @@
 import DomainKit
 import Foundation
 import MeridianAPI
+import MeridianStoreTesting
 import MeridianTestSupport
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient

@@ -5,6 +5,7 @@ import MeridianAPI
 import MeridianServer
 import MeridianStore
 import MeridianStoreSQLite
+import MeridianStoreTesting
 import NetworkingKit
 import Testing
 

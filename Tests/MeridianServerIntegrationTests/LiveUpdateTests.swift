@@ -4,6 +4,7 @@ import MeridianAPI
 import MeridianServer
 import MeridianStore
 import MeridianStoreSQLite
+import MeridianStoreTesting
 import NetworkingKit
 import RealtimeKit
 import RealtimeKitTesting

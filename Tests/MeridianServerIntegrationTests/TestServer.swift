@@ -123,18 +123,3 @@ func expectAPIError(
     Issue.record("expected \(status) \(code.rawValue), got \(error)", sourceLocation: sourceLocation)
   }
 }
-
-/// `count` fixes of `device`, one per second from `start`, walking north-east from Kyiv.
-func makeFixes(count: Int, start: Int64 = 1_700_000_000_000, latitude: Double = 50.45) throws -> [LocationFix] {
-  var fixes: [LocationFix] = []
-  for index in 0..<count {
-    let step = Double(index) * 0.0001
-    let accuracy = Double(5 + index % 20)
-    let timestamp = start + Int64(index) * 1000
-    fixes.append(
-      try LocationFix(
-        timestamp: timestamp, latitude: latitude + step, longitude: 30.52 + step, horizontalAccuracy: accuracy,
-        kind: .movement))
-  }
-  return fixes
-}

@@ -1,4 +1,5 @@
 import Foundation
+import MeridianTestSupport
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -109,19 +110,4 @@ final class DroppingProxy: Sendable {
     try? await channel.close()
     task.cancel()
   }
-}
-
-/// A TCP listener on 127.0.0.1 and a port the OS chooses, whose connections are async channels of bytes.
-func listenOnLoopback() async throws -> (
-  server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, port: Int
-) {
-  let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-    .bind(host: "127.0.0.1", port: 0) { channel in
-      channel.eventLoop.makeCompletedFuture {
-        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-      }
-    }
-  guard let port = server.channel.localAddress?.port else { throw ChannelError.inappropriateOperationForState }
-  return (server, port)
 }

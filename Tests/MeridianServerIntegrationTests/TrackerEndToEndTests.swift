@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import MeridianAPI
+import MeridianStoreTesting
 import MeridianTestSupport
 import MeridianTracker
 import NetworkingKit

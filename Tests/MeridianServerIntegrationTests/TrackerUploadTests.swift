@@ -3,6 +3,8 @@ import Foundation
 import Logging
 import MeridianAPI
 import MeridianStoreSQLite
+import MeridianStoreTesting
+import MeridianTestSupport
 import MeridianTracker
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
@@ -12,8 +14,7 @@ import Testing
 /// The tracker's library against a real server: record, queue, upload, acknowledge.
 @Suite("Tracker upload to a real server")
 struct TrackerUploadTests {
-  static let exampleTrack = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("Tools/examples/kyiv-walk.gpx")
+  static let exampleTrack = exampleFile("kyiv-walk.gpx")
 
   /// A tracker store in the server's temporary directory, and an uploader signed in as a new user.
   static func tracker(_ server: TestServer, name: String) async throws -> (
@@ -76,46 +77,6 @@ struct TrackerUploadTests {
       #expect(try await Self.serverHistory(client).map(\.timestamp) == fixes.map(\.timestamp))
       #expect(try await store.counts().queued == 0)
     }
-  }
-
-  @Test func anUnreachableServerKeepsEverythingQueued() async throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tracker-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let store = try TrackerStore.open(at: directory.appendingPathComponent("history.sqlite").path)
-    // A port nothing listens on: bind one, then close it.
-    let connection = try TrackerConnection(server: "http://127.0.0.1:9")
-    defer { Task { try? await connection.shutdown() } }
-    var configuration = NetworkClient.Configuration()
-    configuration.retryPolicy.maxAttempts = 1
-    let client = try NetworkClient(
-      baseURL: connection.server, transport: connection.transport, configuration: configuration)
-    let uploader = Uploader(store: store, client: client, deviceID: "offline")
-    for fix in try makeFixes(count: 5) { try await store.record(fix, send: true, now: fix.timestamp) }
-    await #expect(throws: NetworkingError.self) { try await uploader.drain() }
-    #expect(try await store.counts() == (history: 5, queued: 5))
-  }
-
-  /// 40 fixes 2 s apart, each `step` degrees of latitude north of the last: the policy of `mode` sends the first and
-  /// then every 4th (3 steps are just under its distance, 4 just over), and every fix is recorded.
-  @Test(arguments: [
-    (AppState.background, 0.000_027),  // ≈ 3.0 m a step: 9 m < 10 m ≤ 12 m
-    (AppState.closed, 0.000_27),  // ≈ 30 m a step: 90 m < 100 m ≤ 120 m
-  ])
-  func policyDistanceThresholdsOnASyntheticTrack(mode: AppState, step: Double) async throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tracker-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let store = try TrackerStore.open(at: directory.appendingPathComponent("history.sqlite").path)
-    var policy = ReportingPolicy(appState: mode, profile: .high)
-    var queued: [Int] = []
-    for index in 0..<40 {
-      let fix = try LocationFix(
-        timestamp: 1_700_000_000_000 + Int64(index) * 2000, latitude: 50.45 + Double(index) * step,
-        longitude: 30.52, horizontalAccuracy: 5)
-      let send = policy.decide(fix) == .send
-      if case .stored(true) = try await store.record(fix, send: send, now: fix.timestamp) { queued.append(index) }
-    }
-    #expect(queued == Array(stride(from: 0, to: 40, by: 4)))
-    #expect(try await store.counts() == (history: 40, queued: 10))
   }
 
   @Test func thePolicyResumesFromTheLastSentFixAfterARestart() async throws {

@@ -9,14 +9,6 @@ import Testing
 /// Devices, OsmAnd identifiers, the group-commit insert and history queries.
 @Suite("Store contract: devices, fixes and history")
 struct FixContractTests {
-  static func fixes(_ count: Int, start: Int64 = 1_700_000_000_000, latitude: Double = 50.45) throws -> [LocationFix] {
-    try (0..<count).map { index in
-      try LocationFix(
-        timestamp: start + Int64(index) * 1000, latitude: latitude + Double(index) * 0.0001, longitude: 30.52,
-        horizontalAccuracy: Double(5 + index % 20))
-    }
-  }
-
   static func accounts(_ store: any MeridianStore, _ ids: [UserID]) async throws {
     for id in ids {
       _ = try await store.createAccount(id: id, credential: .email("\(id)@example.com"), passwordHash: nil, now: 0)
@@ -67,13 +59,13 @@ struct FixContractTests {
     try await engine.with { store in
       try await Self.accounts(store, ["anna"])
       _ = try await store.claimDevice("phone", owner: "anna", now: 0)
-      let fixes = try Self.fixes(5)
+      let fixes = try makeFixes(count: 5)
       let first = try await store.insertFixes([FixInsertBatch(userID: "anna", deviceID: "phone", fixes: fixes)], now: 1)
       #expect(first == [FixReceipt(accepted: 5, duplicates: 0)])
       let again = try await store.insertFixes(
         [
           FixInsertBatch(userID: "anna", deviceID: "phone", fixes: Array(fixes.prefix(2))),
-          FixInsertBatch(userID: "anna", deviceID: "phone", fixes: try Self.fixes(1, start: 1_800_000_000_000)),
+          FixInsertBatch(userID: "anna", deviceID: "phone", fixes: try makeFixes(count: 1, start: 1_800_000_000_000)),
         ], now: 2)
       #expect(again == [FixReceipt(accepted: 0, duplicates: 2), FixReceipt(accepted: 1, duplicates: 0)])
       #expect(try await store.lastFix(owner: "anna", notAfter: .max)?.timestamp == 1_800_000_000_000)
@@ -91,7 +83,7 @@ struct FixContractTests {
       _ = try await store.claimDevice("watch", owner: "anna", now: 0)
       _ = try await store.claimDevice("bobs", owner: "bob", now: 0)
       // Two devices with the same timestamps: ties are broken by row, so pages still neither skip nor repeat.
-      let fixes = try Self.fixes(25)
+      let fixes = try makeFixes(count: 25)
       _ = try await store.insertFixes(
         [
           FixInsertBatch(userID: "anna", deviceID: "phone", fixes: fixes),
@@ -127,9 +119,9 @@ struct FixContractTests {
       _ = try await store.claimDevice("phone", owner: "anna", now: 0)
       let place = try Coordinate(latitude: 50.45, longitude: 30.52)
       // Near, far away, near again: two runs.
-      let near = try Self.fixes(3, start: 1_700_000_000_000)
-      let far = try Self.fixes(2, start: 1_700_000_003_000, latitude: 51)
-      let back = try Self.fixes(3, start: 1_700_000_005_000)
+      let near = try makeFixes(count: 3, start: 1_700_000_000_000)
+      let far = try makeFixes(count: 2, start: 1_700_000_003_000, latitude: 51)
+      let back = try makeFixes(count: 3, start: 1_700_000_005_000)
       _ = try await store.insertFixes(
         [FixInsertBatch(userID: "anna", deviceID: "phone", fixes: near + far + back)], now: 1)
       let runs = try await store.fixRuns(

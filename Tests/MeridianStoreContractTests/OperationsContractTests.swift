@@ -15,8 +15,8 @@ struct OperationsContractTests {
         _ = try await store.createAccount(id: id, credential: .email("\(id)@example.com"), passwordHash: nil, now: 0)
         _ = try await store.claimDevice(DeviceID(id.rawValue + "-phone"), owner: id, now: 0)
       }
-      let old = try FixContractTests.fixes(7, start: 1_600_000_000_000)
-      let recent = try FixContractTests.fixes(5, start: 1_700_000_000_000)
+      let old = try makeFixes(count: 7, start: 1_600_000_000_000)
+      let recent = try makeFixes(count: 5, start: 1_700_000_000_000)
       _ = try await store.insertFixes(
         [
           FixInsertBatch(userID: "anna", deviceID: "anna-phone", fixes: old + recent),

@@ -394,8 +394,8 @@ struct TrackerHistoryTests {
   @Test func theHistoryCommandsImportListClusterAndExport() async throws {
     try await Self.withDirectory { directory in
       let state = directory.appendingPathComponent("state").path
-      let track = TrackerUploadTests.exampleTrack.path
-      let expected = try FixSource.read(TrackerUploadTests.exampleTrack, format: .gpx)
+      let track = exampleFile("kyiv-walk.gpx").path
+      let expected = try FixSource.read(exampleFile("kyiv-walk.gpx"), format: .gpx)
 
       let first = try await Self.tracker(["history", "import", track, "--state", state, "--json", "--progress"])
       #expect(first.status == 0, "\(first.error)")
