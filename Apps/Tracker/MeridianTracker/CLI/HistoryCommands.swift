@@ -55,7 +55,7 @@ extension StateOptions {
 func printJSON(_ value: some Encodable) throws {
   let encoder = JSONEncoder()
   encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-  print(String(decoding: try encoder.encode(value), as: UTF8.self))
+  Console.line(String(decoding: try encoder.encode(value), as: UTF8.self))
 }
 
 /// Prints `values` as JSON lines, or as one JSON array.
@@ -82,11 +82,11 @@ struct ProgressLine {
   func report(_ progress: TransferProgress) {
     guard enabled else { return }
     let text = "\(verb) \(progress.description)"
-    FileHandle.standardError.write(Data((terminal ? "\r\u{1B}[K" + text : text + "\n").utf8))
+    Console.write(terminal ? "\r\u{1B}[K" + text : text + "\n", to: .standardError)
   }
 
   func finish() {
-    if enabled && terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+    if enabled && terminal { Console.error("") }
   }
 }
 
@@ -111,12 +111,12 @@ struct HistoryList: AsyncParsableCommand {
       if json { return try printJSON(fixes, array: array) }
       for fix in fixes {
         let accuracy = fix.horizontalAccuracy.map { String(format: "±%.0f m", $0) } ?? "±? m"
-        print(
+        Console.line(
           String(
             format: "%@  %11.7f  %12.7f  %@  %@", Timestamp.formatISO8601(fix.timestamp), fix.latitude,
             fix.longitude, accuracy, fix.kind.rawValue))
       }
-      if fixes.isEmpty { print("No fixes match.") }
+      if fixes.isEmpty { Console.line("No fixes match.") }
     }
   }
 }
@@ -145,14 +145,14 @@ struct HistoryClusters: AsyncParsableCommand {
       if let limit { clusters = Array(clusters.prefix(limit)) }
       if json { return try printJSON(clusters, array: array) }
       for cluster in clusters {
-        print(
+        Console.line(
           String(
             format: "%@  %8d  %11.7f  %12.7f  %@ – %@",
             cluster.cell.padding(toLength: precision, withPad: " ", startingAt: 0),
             cluster.count, cluster.latitude, cluster.longitude, Timestamp.formatISO8601(cluster.first),
             Timestamp.formatISO8601(cluster.last)))
       }
-      if clusters.isEmpty { print("No fixes match.") }
+      if clusters.isEmpty { Console.line("No fixes match.") }
     }
   }
 }
@@ -182,13 +182,13 @@ struct HistoryVisits: AsyncParsableCommand {
       if json { return try printJSON(visits, array: array) }
       for visit in visits {
         let minutes = Double(visit.duration) / 60_000
-        print(
+        Console.line(
           String(
             format: "%@ – %@  %6.0f min  %11.7f  %12.7f  %d fixes", Timestamp.formatISO8601(visit.arrival),
             Timestamp.formatISO8601(visit.departure), minutes, visit.location.latitude, visit.location.longitude,
             visit.fixCount))
       }
-      if visits.isEmpty { print("No visits found.") }
+      if visits.isEmpty { Console.line("No visits found.") }
     }
   }
 }
@@ -247,7 +247,7 @@ struct HistoryExport: AsyncParsableCommand {
           throw TrackerError.badArgument("cannot write \(output): \(String(cString: strerror(errno)))")
         }
         line.finish()
-        FileHandle.standardError.write(Data("wrote \(count) fixes to \(output)\n".utf8))
+        Console.error("wrote \(count) fixes to \(output)")
       } catch {
         try? handle.close()
         try? FileManager.default.removeItem(at: temporary)
@@ -308,8 +308,8 @@ struct HistoryImport: AsyncParsableCommand {
             skippedLines: result.skipped.lines))
       }
       let queued = upload ? ", \(merged.queued) queued for upload" : " (not uploaded; --upload queues them)"
-      print("\(merged.new) new fixes, \(merged.duplicates) duplicates skipped\(queued).")
-      if !result.skipped.isEmpty { print("\(result.skipped).") }
+      Console.line("\(merged.new) new fixes, \(merged.duplicates) duplicates skipped\(queued).")
+      if !result.skipped.isEmpty { Console.line("\(result.skipped).") }
     }
   }
 }

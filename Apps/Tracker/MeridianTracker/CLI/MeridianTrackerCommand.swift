@@ -27,12 +27,11 @@ public struct MeridianTrackerCommand: AsyncParsableCommand {
     if status == interruptedStatus, let signal { status = 128 + signal }
     if let message = outcome.message {
       if status == 0 {
-        print(message)
+        Console.line(message)
       } else {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        Console.error(message)
       }
     }
-    fflush(nil)
     Foundation.exit(status)
   }
 
@@ -150,7 +149,7 @@ struct Login: AsyncParsableCommand {
       var code = self.code
       if code == nil {
         _ = try await connection.signIn(.phone(phone, code: nil))
-        print("A code was sent to \(phone). Code: ", terminator: "")
+        Console.write("A code was sent to \(phone). Code: ", to: .standardOutput)
         code = readLine()?.trimmingCharacters(in: .whitespaces)
       }
       guard let code, !code.isEmpty else { throw TrackerError.badArgument("no code given") }
@@ -171,7 +170,7 @@ struct Login: AsyncParsableCommand {
     let servers = connection.servers.description
     try directory.save(
       TrackerSession(server: servers, token: session.token, userId: session.userId, deviceId: deviceID))
-    print("Signed in as \(session.userId) on \(servers); device \(deviceID).")
+    Console.line("Signed in as \(session.userId) on \(servers); device \(deviceID).")
   }
 }
 
@@ -195,14 +194,14 @@ struct Status: AsyncParsableCommand {
           lastUpload: lastUpload, connection: connection)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        Console.line(String(decoding: try encoder.encode(report), as: UTF8.self))
       } else {
-        print("server       \(session.server)")
-        print("account      \(session.userId), device \(session.deviceId)")
-        print("history      \(history) fixes")
-        print("queued       \(queued) fixes")
-        print("last upload  \(lastUpload.map { Timestamp.date($0).formatted(.iso8601) } ?? "never")")
-        print("connection   \(connection.map(Self.describe) ?? "the agent has not run")")
+        Console.line("server       \(session.server)")
+        Console.line("account      \(session.userId), device \(session.deviceId)")
+        Console.line("history      \(history) fixes")
+        Console.line("queued       \(queued) fixes")
+        Console.line("last upload  \(lastUpload.map { Timestamp.date($0).formatted(.iso8601) } ?? "never")")
+        Console.line("connection   \(connection.map(Self.describe) ?? "the agent has not run")")
       }
     }
   }

@@ -108,7 +108,7 @@ struct Run: AsyncParsableCommand {
       let track = try FixSource.read(url, format: format)
       guard !track.isEmpty else { throw TrackerError.badSource("\(url.lastPathComponent) holds no fixes with a time") }
       replay = try await TrackReplay.prepare(track, speed: speed, keepTimes: keepTimes, history: store)
-      if !json { Swift.print(Self.describe(replay, name: url.lastPathComponent)) }
+      if !json { Console.line(Self.describe(replay, name: url.lastPathComponent)) }
     } else if let gpsd = live.gpsd {
       return (FixSource.gpsd(try GPSDEndpoint(parsing: gpsd)).fixes(defaultAccuracy: defaultAccuracy), nil)
     } else {
@@ -159,10 +159,9 @@ struct Run: AsyncParsableCommand {
   /// One line per fix.
   static func print(_ fix: LocationFix, _ outcome: TrackerAgent.Outcome, json: Bool) {
     if json {
-      Swift.print(
+      Console.line(
         #"{"timestamp":\#(fix.timestamp),"latitude":\#(fix.latitude),"longitude":\#(fix.longitude),"sent":\#(outcome == .queued),"new":\#(outcome != .duplicate)}"#
       )
-      fflush(nil)
       return
     }
     let note =
@@ -171,29 +170,28 @@ struct Run: AsyncParsableCommand {
       case .kept(let why): " (kept locally: \(why))"
       case .duplicate: " (in the history already)"
       }
-    Swift.print(
+    Console.line(
       String(
         format: "%@ %.6f %.6f%@", Timestamp.formatISO8601(fix.timestamp), fix.latitude, fix.longitude, note))
-    fflush(nil)
   }
 
   func printSummary(_ summary: TrackerAgent.Summary, stillQueued: Int) {
     if json {
-      Swift.print(
+      Console.line(
         #"{"received":\#(summary.received),"recorded":\#(summary.recorded),"duplicates":\#(summary.duplicates),"queued":\#(summary.queued),"uploaded":\#(summary.uploaded),"uploadedOverSocket":\#(summary.uploadedOverSocket),"stillQueued":\#(stillQueued),"interrupted":\#(summary.interrupted)}"#
       )
       return
     }
-    Swift.print(
+    Console.line(
       "received \(summary.received), recorded \(summary.recorded), queued \(summary.queued), uploaded \(summary.uploaded)"
         + " (\(summary.uploadedOverSocket) over the live socket)"
         + (summary.duplicates > 0 ? "; \(summary.duplicates) were in the history already" : ""))
     if summary.interrupted { return }
     if summary.received > 0, summary.recorded == 0, summary.duplicates == summary.received {
-      Swift.print("Nothing new: every fix of this source was recorded by an earlier run.")
+      Console.line("Nothing new: every fix of this source was recorded by an earlier run.")
     }
     if stillQueued == 0 {
-      Swift.print("Nothing is queued: every fix the reporting policy sent is on the server.")
+      Console.line("Nothing is queued: every fix the reporting policy sent is on the server.")
     }
   }
 

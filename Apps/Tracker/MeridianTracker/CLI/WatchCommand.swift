@@ -41,16 +41,16 @@ struct Watch: AsyncParsableCommand {
         emitJSON(["watching": people.map(\.userId.rawValue)])
       } else {
         let names = people.map { $0.fullName ?? $0.userId.rawValue }
-        Swift.print(
+        Console.line(
           people.isEmpty ? "Nobody shares a location with you yet." : "Watching \(names.joined(separator: ", ")).")
       }
     case .location(let location, let name):
       if json {
-        if let data = try? encoder.encode(location) { Swift.print(String(decoding: data, as: UTF8.self)) }
+        if let data = try? encoder.encode(location) { Console.line(String(decoding: data, as: UTF8.self)) }
       } else {
         // Every fix of the update (an upload can carry several), oldest first.
         for fix in location.fixes {
-          Swift.print(
+          Console.line(
             String(
               format: "%@ %@ %.6f %.6f ±%.0f m", Timestamp.formatISO8601(fix.timestamp),
               name ?? location.userId.rawValue, fix.latitude, fix.longitude, fix.horizontalAccuracy ?? 0))
@@ -60,19 +60,18 @@ struct Watch: AsyncParsableCommand {
       if json {
         emitJSON(["subscribed": user.rawValue])
       } else {
-        FileHandle.standardError.write(Data("live updates of \(user) from now on\n".utf8))
+        Console.error("live updates of \(user) from now on")
       }
     case .stoppedSharing(let user):
-      if json { emitJSON(["stoppedSharing": user.rawValue]) } else { Swift.print("\(user) stopped sharing with you.") }
+      if json { emitJSON(["stoppedSharing": user.rawValue]) } else { Console.line("\(user) stopped sharing with you.") }
     case .connection(let state):
-      if !json { FileHandle.standardError.write(Data("connection: \(state)\n".utf8)) }
+      if !json { Console.error("connection: \(state)") }
     }
-    fflush(nil)
   }
 
   static func emitJSON(_ value: [String: some Encodable]) {
     let encoder = JSONEncoder()
     encoder.outputFormatting = .sortedKeys
-    if let data = try? encoder.encode(value) { Swift.print(String(decoding: data, as: UTF8.self)) }
+    if let data = try? encoder.encode(value) { Console.line(String(decoding: data, as: UTF8.self)) }
   }
 }
