@@ -109,5 +109,8 @@ public enum API {
     adminEnableUser.descriptor, adminDeleteUser.descriptor, adminRevokeUserTokens.descriptor, adminTokens.descriptor,
     adminRevokeToken.descriptor, adminUserGroups.descriptor, adminVenuePromotions.descriptor,
     adminPromotionStatistics.descriptor,
+    polls.descriptor, createPoll.descriptor, poll.descriptor, vote.descriptor, pollComments.descriptor,
+    addPollComment.descriptor, deletePollComment.descriptor, hidePollComment.descriptor, coupons.descriptor,
+    purchaseCoupon.descriptor, myCoupons.descriptor, myPoints.descriptor, uploadBlob.descriptor, blob.descriptor,
   ]
 }

@@ -65,6 +65,23 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   case quotaExceeded = "quota_exceeded"
   /// The request's `Content-Type` is not one the route reads (415).
   case unsupportedMediaType = "unsupported_media_type"
+  /// A poll breaks its rules: an empty or long title, a long description, not exactly two options, an empty
+  /// caption, an image that isn't an uploaded blob, a close time in the past (422).
+  case invalidPoll = "invalid_poll"
+  /// A comment is empty or longer than 1000 characters (422).
+  case invalidComment = "invalid_comment"
+  /// Voting in this poll has ended (409).
+  case pollClosed = "poll_closed"
+  /// The poll is hidden by an operator and takes no votes or comments (409).
+  case pollHidden = "poll_hidden"
+  /// The caller's points don't cover the price; nothing changed (409).
+  case insufficientPoints = "insufficient_points"
+  /// The coupon offer has no coupons left (409).
+  case outOfStock = "out_of_stock"
+  /// The coupon offer has ended (409).
+  case offerExpired = "offer_expired"
+  /// An upload is not a JPEG, PNG or WebP image by its first bytes (415).
+  case unsupportedImage = "unsupported_image"
   /// The server is shutting down or temporarily unable to answer.
   case unavailable = "unavailable"
   /// An unexpected server failure.

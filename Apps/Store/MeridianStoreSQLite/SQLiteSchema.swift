@@ -15,6 +15,7 @@ public enum SQLiteSchema {
     migrator.append(.sql("2026-11-24 promotion offers and redemptions", promotionOffersAndRedemptions))
     migrator.append(.sql("2026-11-24 idempotency keys without rowid", idempotencyWithoutRowID))
     migrator.append(.sql("2026-11-26 OsmAnd identifiers and deployment secrets", osmAndIdentifiers))
+    appendPollMigrations(to: &migrator)
     return migrator
   }
 

@@ -65,6 +65,8 @@ public struct ServerConfiguration: Sendable, Hashable {
   public var httpTimeouts = RealtimeWebSocketConfiguration.HTTPTimeouts()
   /// Limits on what one account, address or device may do (`MERIDIAN_LIMIT_*`; `docs/security.md` lists them).
   public var limits = ServerLimits()
+  /// Polls and rewards: points per action, and where poll images and profile photos are kept (``PollSettings``).
+  public var polls = PollSettings()
 
   /// Who may read `GET /metrics`.
   public enum MetricsAccess: String, Sendable, Hashable, CaseIterable {
@@ -129,6 +131,7 @@ public struct ServerConfiguration: Sendable, Hashable {
       configuration.metricsAccess = access
     }
     try configuration.limits.read(environment)
+    try configuration.polls.read(environment)
     func seconds(_ name: String) throws(ConfigurationError) -> Int? {
       try parse(nil, name) { Int($0).flatMap { $0 > 0 ? $0 : nil } }
     }

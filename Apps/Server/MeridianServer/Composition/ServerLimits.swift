@@ -26,6 +26,10 @@ public struct ServerLimits: Sendable, Hashable {
   public var tokensPerAccount = 50
   /// Live sockets (`GET /ws`) per account, on this node.
   public var socketsPerAccount = 20
+  /// Polls one account may post per hour.
+  public var pollsPerAccountPerHour = 20
+  /// Poll comments one account may post per minute.
+  public var commentsPerAccountPerMinute = 10
 
   /// The defaults.
   public init() {}
@@ -52,6 +56,8 @@ public struct ServerLimits: Sendable, Hashable {
       ("MERIDIAN_LIMIT_DEVICES_PER_ACCOUNT", \.devicesPerAccount),
       ("MERIDIAN_LIMIT_TOKENS_PER_ACCOUNT", \.tokensPerAccount),
       ("MERIDIAN_LIMIT_SOCKETS_PER_ACCOUNT", \.socketsPerAccount),
+      ("MERIDIAN_LIMIT_POLLS_PER_ACCOUNT_PER_HOUR", \.pollsPerAccountPerHour),
+      ("MERIDIAN_LIMIT_COMMENTS_PER_ACCOUNT_PER_MINUTE", \.commentsPerAccountPerMinute),
     ]
   }
 

@@ -1,0 +1,126 @@
+import Foundation
+
+/// Images (poll options, profile photos) stored by content: the key is the SHA-256 of the bytes (64 lowercase hex
+/// digits), so storing the same image twice stores it once and a key always names the same bytes.
+public protocol BlobStore: Sendable {
+  /// Stores `data` (of `kind`) under its hash unless it is there already; returns the hash.
+  func putBlob(_ data: Data, kind: BlobKind, now: Int64) async throws -> String
+  /// The blob stored under `hash`, if any.
+  func blob(_ hash: String) async throws -> StoredBlob?
+  /// Whether a blob is stored under `hash` (without reading it).
+  func hasBlob(_ hash: String) async throws -> Bool
+  /// Deletes the blob under `hash`; returns false when there was none.
+  func deleteBlob(_ hash: String) async throws -> Bool
+}
+
+extension MeridianStore {
+  /// The blob store inside this database, or nil (the default) when the server keeps blobs elsewhere (a
+  /// ``FileBlobStore`` next to a SQLite file).
+  public var databaseBlobs: (any BlobStore)? { self as? any BlobStore }
+}
+
+/// A stored image.
+public struct StoredBlob: Sendable, Hashable {
+  /// Its SHA-256, hex.
+  public var hash: String
+  /// Its type.
+  public var kind: BlobKind
+  /// The bytes.
+  public var data: Data
+  /// A blob.
+  public init(hash: String, kind: BlobKind, data: Data) {
+    self.hash = hash
+    self.kind = kind
+    self.data = data
+  }
+}
+
+/// The image types the blob store takes, recognized by their magic bytes (never by what the client claims).
+public enum BlobKind: String, Sendable, Hashable, Codable, CaseIterable {
+  /// JPEG (`FF D8 FF`).
+  case jpeg
+  /// PNG (`89 50 4E 47 0D 0A 1A 0A`).
+  case png
+  /// WebP (`RIFF` … `WEBP`).
+  case webp
+
+  /// The `Content-Type` it is served with.
+  public var contentType: String {
+    switch self {
+    case .jpeg: "image/jpeg"
+    case .png: "image/png"
+    case .webp: "image/webp"
+    }
+  }
+
+  /// The type `data` starts like, or nil when it is none of them.
+  public init?(sniffing data: Data) {
+    let bytes = [UInt8](data.prefix(12))
+    if bytes.count >= 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF {
+      self = .jpeg
+    } else if bytes.count >= 8, bytes[0..<8].elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+      self = .png
+    } else if bytes.count >= 12, bytes[0..<4].elementsEqual(Array("RIFF".utf8)),
+      bytes[8..<12].elementsEqual(Array("WEBP".utf8))
+    {
+      self = .webp
+    } else {
+      return nil
+    }
+  }
+
+  /// Whether `text` is a blob key: 64 lowercase hex digits.
+  public static func isHash(_ text: some StringProtocol) -> Bool {
+    text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+  }
+}
+
+/// Blobs as files in a directory (`<directory>/<first two hex digits>/<hash>`), written to a temporary name and
+/// renamed, so a reader never sees half a file. The default next to a SQLite database (`./data/blobs`).
+public struct FileBlobStore: BlobStore {
+  /// The directory.
+  public let directory: URL
+
+  /// The store in `directory` (created on first write).
+  public init(directory: URL) { self.directory = directory }
+
+  private func url(_ hash: String) -> URL {
+    directory.appendingPathComponent(String(hash.prefix(2)), isDirectory: true).appendingPathComponent(hash)
+  }
+
+  public func putBlob(_ data: Data, kind: BlobKind, now: Int64) async throws -> String {
+    let hash = SecretHash.sha256(data)
+    let target = url(hash)
+    if FileManager.default.fileExists(atPath: target.path) { return hash }
+    let folder = target.deletingLastPathComponent()
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let temporary = folder.appendingPathComponent(".\(hash).\(UUID().uuidString)")
+    try data.write(to: temporary)
+    if rename(temporary.path, target.path) != 0 {
+      try? FileManager.default.removeItem(at: temporary)
+      throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: target.path])
+    }
+    return hash
+  }
+
+  public func blob(_ hash: String) async throws -> StoredBlob? {
+    guard BlobKind.isHash(hash), let data = FileManager.default.contents(atPath: url(hash).path),
+      let kind = BlobKind(sniffing: data)
+    else { return nil }
+    return StoredBlob(hash: hash, kind: kind, data: data)
+  }
+
+  public func hasBlob(_ hash: String) async throws -> Bool {
+    BlobKind.isHash(hash) && FileManager.default.fileExists(atPath: url(hash).path)
+  }
+
+  public func deleteBlob(_ hash: String) async throws -> Bool {
+    guard BlobKind.isHash(hash) else { return false }
+    do {
+      try FileManager.default.removeItem(at: url(hash))
+      return true
+    } catch CocoaError.fileNoSuchFile {
+      return false
+    }
+  }
+}

@@ -1,0 +1,482 @@
+import DomainKit
+import Foundation
+import GRDB
+import MeridianAPI
+import MeridianStore
+import PersistenceKit
+
+extension SQLiteStore {
+  /// The columns of ``PollRowValues`` and the join that embeds the author's public fields.
+  static let pollSelect = """
+    SELECT p.id, p.author_id, p.title, p.description, p.option0_text, p.option0_image, p.option1_text,
+      p.option1_image, p.votes0, p.votes1, p.hidden, p.closes_at, p.created_at,
+      CASE WHEN json_extract(a.audience, '$.fullName') = 'everyone' THEN a.full_name END,
+      CASE WHEN json_extract(a.audience, '$.avatar') = 'everyone' THEN a.avatar END,
+      (SELECT count(*) FROM poll_comments c WHERE c.poll_id = p.id AND c.hidden = 0)
+    FROM polls p LEFT JOIN profiles a ON a.user_id = p.author_id
+    """
+
+  static func pollValues(_ row: Row) -> PollRowValues {
+    PollRowValues(
+      id: row[0], authorID: row[1], title: row[2], description: row[3], option0Text: row[4], option0Image: row[5],
+      option1Text: row[6], option1Image: row[7], votes0: row[8], votes1: row[9], hidden: row[10], closesAt: row[11],
+      createdAt: row[12], authorName: row[13], authorAvatar: row[14], comments: row[15])
+  }
+
+  static func author(_ db: Database, _ id: UserID) throws -> PublicAuthor {
+    let row = try Row.fetchOne(
+      db,
+      sql: """
+        SELECT CASE WHEN json_extract(audience, '$.fullName') = 'everyone' THEN full_name END,
+          CASE WHEN json_extract(audience, '$.avatar') = 'everyone' THEN avatar END
+        FROM profiles WHERE user_id = ?
+        """, arguments: [id.rawValue])
+    return PublicAuthor(id: id, fullName: row?[0], avatar: row?[1])
+  }
+
+  // MARK: Polls
+
+  public func createPoll(_ poll: Poll, closesAt: Int64?, reward: Int, now: Int64) async throws -> PollSummary {
+    try await database.write { db in
+      do {
+        try db.execute(
+          sql: """
+            INSERT INTO polls(id, author_id, title, description, option0_text, option0_image, option1_text,
+              option1_image, closes_at, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+          arguments: [
+            poll.id.rawValue, poll.authorID.rawValue, poll.title, poll.description, poll.options[0].text,
+            poll.options[0].imageURL, poll.options[1].text, poll.options[1].imageURL, closesAt, poll.createdAt,
+          ])
+      } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+        throw PollStoreError.duplicateID(poll.id.rawValue)
+      }
+      if reward > 0 {
+        try Self.credit(db, poll.authorID, reward, reason: .pollPosted, reference: poll.id.rawValue, now: now)
+      }
+      guard let row = try Row.fetchOne(db, sql: "\(Self.pollSelect) WHERE p.id = ?", arguments: [poll.id.rawValue])
+      else { throw PollStoreError.pollNotFound(poll.id) }
+      return try Self.pollValues(row).summary()
+    }
+  }
+
+  public func poll(_ id: PollID, viewer: UserID?, includeHidden: Bool) async throws -> PollSummary? {
+    try await database.read { db in
+      guard let row = try Row.fetchOne(db, sql: "\(Self.pollSelect) WHERE p.id = ?", arguments: [id.rawValue])
+      else { return nil }
+      let values = Self.pollValues(row)
+      if values.hidden && !includeHidden && values.authorID != viewer?.rawValue { return nil }
+      let choice = try viewer.flatMap { viewer in
+        try Int.fetchOne(
+          db, sql: "SELECT choice FROM poll_ballots WHERE user_id = ? AND poll_id = ?",
+          arguments: [viewer.rawValue, id.rawValue])
+      }
+      return try values.summary(myChoice: choice.flatMap(PollChoice.init(rawValue:)))
+    }
+  }
+
+  public func polls(_ query: PollFeedQuery) async throws -> PollPage {
+    let cursor = try query.cursor.map { text throws(PollStoreError) in try PollCursor(text: text, order: query.order) }
+    return try await database.read { db in
+      var conditions = ["1 = 1"]
+      var arguments: StatementArguments = []
+      if let author = query.author {
+        conditions.append("p.author_id = ?")
+        arguments += [author.rawValue]
+      }
+      if query.leavesOutHidden { conditions.append("p.hidden = 0") }
+      let order: String
+      switch query.order {
+      case .newest:
+        order = "p.created_at DESC, p.id DESC"
+        if let cursor {
+          conditions.append("(p.created_at, p.id) < (?, ?)")
+          arguments += [cursor.createdAt, cursor.id]
+        }
+      case .mostVoted:
+        order = "p.votes_total DESC, p.created_at DESC, p.id DESC"
+        if let cursor {
+          conditions.append("(p.votes_total, p.created_at, p.id) < (?, ?, ?)")
+          arguments += [cursor.votes ?? 0, cursor.createdAt, cursor.id]
+        }
+      }
+      arguments += [query.limit + 1]
+      let rows = try Row.fetchAll(
+        db,
+        sql: "\(Self.pollSelect) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order) LIMIT ?",
+        arguments: arguments)
+      let values = rows.prefix(query.limit).map(Self.pollValues)
+      return PollPage(
+        items: try values.map { try $0.summary() },
+        nextCursor: rows.count > query.limit ? values.last?.cursor(query.order).text : nil)
+    }
+  }
+
+  public func setPollHidden(_ id: PollID, hidden: Bool) async throws -> Bool {
+    try await database.write { db in
+      try db.execute(sql: "UPDATE polls SET hidden = ? WHERE id = ?", arguments: [hidden, id.rawValue])
+      return db.changesCount > 0
+    }
+  }
+
+  public func deletePoll(_ id: PollID) async throws -> [String]? {
+    try await database.write { db in
+      guard
+        let row = try Row.fetchOne(
+          db, sql: "SELECT option0_image, option1_image FROM polls WHERE id = ?", arguments: [id.rawValue])
+      else { return nil }
+      try db.execute(sql: "DELETE FROM polls WHERE id = ?", arguments: [id.rawValue])
+      let hashes = Set([row[0], row[1]].compactMap { BlobReference.hash(in: $0 as String?) })
+      return try hashes.sorted().filter { hash in
+        let pattern = "%" + hash
+        return try Int.fetchOne(
+          db,
+          sql: """
+            SELECT (SELECT count(*) FROM polls WHERE option0_image LIKE ?1 OR option1_image LIKE ?1)
+              + (SELECT count(*) FROM profiles WHERE avatar LIKE ?1)
+            """, arguments: [pattern]) == 0
+      }
+    }
+  }
+
+  // MARK: Votes
+
+  public func vote(_ poll: PollID, user: UserID, choice: PollChoice, reward: Int, now: Int64) async throws
+    -> VoteOutcome
+  {
+    try await database.write { db in
+      guard
+        let row = try Row.fetchOne(
+          db, sql: "SELECT hidden, closes_at FROM polls WHERE id = ?", arguments: [poll.rawValue])
+      else { throw PollStoreError.pollNotFound(poll) }
+      if row[0] as Bool { throw PollStoreError.pollHidden(poll) }
+      if let closesAt = row[1] as Int64?, now >= closesAt { throw PollStoreError.pollClosed(poll) }
+      let previous = try Int.fetchOne(
+        db, sql: "SELECT choice FROM poll_ballots WHERE user_id = ? AND poll_id = ?",
+        arguments: [user.rawValue, poll.rawValue]
+      ).flatMap(PollChoice.init(rawValue:))
+      var awarded = 0
+      if let previous {
+        if previous != choice {
+          try db.execute(
+            sql: "UPDATE poll_ballots SET choice = ?, updated_at = ? WHERE user_id = ? AND poll_id = ?",
+            arguments: [choice.rawValue, now, user.rawValue, poll.rawValue])
+          let (from, to) = ("votes\(previous.rawValue)", "votes\(choice.rawValue)")
+          try db.execute(
+            sql: "UPDATE polls SET \(from) = \(from) - 1, \(to) = \(to) + 1 WHERE id = ?", arguments: [poll.rawValue])
+        }
+      } else {
+        try db.execute(
+          sql: "INSERT INTO poll_ballots(user_id, poll_id, choice, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+          arguments: [user.rawValue, poll.rawValue, choice.rawValue, now, now])
+        let column = "votes\(choice.rawValue)"
+        try db.execute(
+          sql: "UPDATE polls SET \(column) = \(column) + 1, votes_total = votes_total + 1 WHERE id = ?",
+          arguments: [poll.rawValue])
+        if reward > 0 {
+          awarded = try Self.credit(db, user, reward, reason: .voted, reference: poll.rawValue, now: now)
+        }
+      }
+      let counts = try Row.fetchOne(
+        db, sql: "SELECT votes0, votes1 FROM polls WHERE id = ?", arguments: [poll.rawValue])
+      return VoteOutcome(
+        results: PollResults(counts: [counts?[0] ?? 0, counts?[1] ?? 0]), previous: previous, awarded: awarded)
+    }
+  }
+
+  // MARK: Comments
+
+  public func addComment(_ comment: PollComment) async throws -> PollCommentView {
+    try await database.write { db in
+      guard
+        let hidden = try Bool.fetchOne(
+          db, sql: "SELECT hidden FROM polls WHERE id = ?", arguments: [comment.pollID.rawValue])
+      else { throw PollStoreError.pollNotFound(comment.pollID) }
+      if hidden { throw PollStoreError.pollHidden(comment.pollID) }
+      do {
+        try db.execute(
+          sql: "INSERT INTO poll_comments(id, poll_id, author_id, text, created_at) VALUES (?, ?, ?, ?, ?)",
+          arguments: [
+            comment.id.rawValue, comment.pollID.rawValue, comment.authorID.rawValue, comment.text, comment.createdAt,
+          ])
+      } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+        throw PollStoreError.duplicateID(comment.id.rawValue)
+      }
+      return PollCommentView(comment: comment, author: try Self.author(db, comment.authorID))
+    }
+  }
+
+  public func comments(of poll: PollID, viewer: UserID?, cursor: String?, limit: Int) async throws
+    -> PollCommentPage
+  {
+    let cursor = try cursor.map { text throws(PollStoreError) in try CommentCursor(text: text) }
+    let limit = min(100, max(1, limit))
+    return try await database.read { db in
+      guard
+        let row = try Row.fetchOne(
+          db, sql: "SELECT author_id, hidden FROM polls WHERE id = ?", arguments: [poll.rawValue]),
+        !(row[1] as Bool) || (row[0] as String) == viewer?.rawValue
+      else { throw PollStoreError.pollNotFound(poll) }
+      var arguments: StatementArguments = [poll.rawValue, viewer?.rawValue]
+      var after = ""
+      if let cursor {
+        after = " AND (c.created_at, c.id) > (?, ?)"
+        arguments += [cursor.createdAt, cursor.id]
+      }
+      arguments += [limit + 1]
+      let rows = try Row.fetchAll(
+        db,
+        sql: """
+          SELECT c.id, c.author_id, c.text, c.hidden, c.created_at,
+            CASE WHEN json_extract(a.audience, '$.fullName') = 'everyone' THEN a.full_name END,
+            CASE WHEN json_extract(a.audience, '$.avatar') = 'everyone' THEN a.avatar END
+          FROM poll_comments c LEFT JOIN profiles a ON a.user_id = c.author_id
+          WHERE c.poll_id = ? AND (c.hidden = 0 OR c.author_id = ?)\(after)
+          ORDER BY c.created_at, c.id LIMIT ?
+          """, arguments: arguments)
+      let items = try rows.prefix(limit).map { row in
+        let author = UserID(row[1] as String)
+        return PollCommentView(
+          comment: try PollComment(
+            id: CommentID(row[0] as String), pollID: poll, authorID: author, text: row[2], createdAt: row[4]),
+          author: PublicAuthor(id: author, fullName: row[5], avatar: row[6]), hidden: row[3])
+      }
+      let next =
+        rows.count > limit
+        ? items.last.map { CommentCursor(createdAt: $0.comment.createdAt, id: $0.id.rawValue).text } : nil
+      return PollCommentPage(items: items, nextCursor: next)
+    }
+  }
+
+  public func deleteComment(_ id: CommentID, by user: UserID) async throws -> Bool {
+    try await database.write { db in
+      try db.execute(
+        sql: "DELETE FROM poll_comments WHERE id = ? AND author_id = ?", arguments: [id.rawValue, user.rawValue])
+      return db.changesCount > 0
+    }
+  }
+
+  public func setCommentHidden(_ id: CommentID, hidden: Bool, by pollAuthor: UserID?) async throws -> Bool {
+    try await database.write { db in
+      try db.execute(
+        sql: """
+          UPDATE poll_comments SET hidden = ?1 WHERE id = ?2
+            AND (?3 IS NULL OR poll_id IN (SELECT id FROM polls WHERE author_id = ?3))
+          """, arguments: [hidden, id.rawValue, pollAuthor?.rawValue])
+      return db.changesCount > 0
+    }
+  }
+
+  // MARK: Points
+
+  /// Appends an earning to `user`'s ledger and balance, unless the unique index says it was credited before (a poll
+  /// or vote reward); returns the points credited.
+  @discardableResult
+  static func credit(
+    _ db: Database, _ user: UserID, _ amount: Int, reason: PointsReason, reference: String?, note: String? = nil,
+    now: Int64
+  ) throws -> Int {
+    try db.execute(
+      sql: """
+        INSERT INTO points_ledger(user_id, id, amount, reason, reference, note, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+        """,
+      arguments: [user.rawValue, Self.entryID(), amount, reason.rawValue, reference, note, now])
+    guard db.changesCount > 0 else { return 0 }
+    try db.execute(
+      sql: """
+        INSERT INTO points_balances(user_id, balance) VALUES (?, ?)
+        ON CONFLICT(user_id) DO UPDATE SET balance = balance + excluded.balance
+        """, arguments: [user.rawValue, amount])
+    return amount
+  }
+
+  /// Spends `amount` (> 0) of `user`'s points: the balance row's check and the `WHERE` keep it from going negative.
+  static func debit(
+    _ db: Database, _ user: UserID, _ amount: Int, reason: PointsReason, reference: String?, note: String? = nil,
+    now: Int64
+  ) throws {
+    try db.execute(
+      sql: "UPDATE points_balances SET balance = balance - ? WHERE user_id = ? AND balance >= ?",
+      arguments: [amount, user.rawValue, amount])
+    guard db.changesCount > 0 else {
+      throw PointsError.notEnoughPoints(balance: try balance(db, user), required: amount)
+    }
+    try db.execute(
+      sql: """
+        INSERT INTO points_ledger(user_id, id, amount, reason, reference, note, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        """, arguments: [user.rawValue, Self.entryID(), -amount, reason.rawValue, reference, note, now])
+  }
+
+  static func balance(_ db: Database, _ user: UserID) throws -> Int {
+    try Int.fetchOne(db, sql: "SELECT balance FROM points_balances WHERE user_id = ?", arguments: [user.rawValue])
+      ?? 0
+  }
+
+  static func entryID() -> String { UUID().uuidString.lowercased() }
+
+  static func statement(_ db: Database, _ user: UserID, limit: Int) throws -> PointsStatement {
+    let rows = try Row.fetchAll(
+      db,
+      sql: """
+        SELECT id, amount, reason, reference, created_at FROM points_ledger WHERE user_id = ?
+        ORDER BY created_at DESC, rowid DESC LIMIT ?
+        """, arguments: [user.rawValue, max(0, limit)])
+    let entries = rows.map { row in
+      PointsEntry(
+        id: LedgerEntryID(row[0] as String), userID: user, amount: row[1],
+        reason: PointsReason(rawValue: row[2]) ?? .adjustment, reference: row[3], createdAt: row[4])
+    }
+    return PointsStatement(balance: try balance(db, user), entries: entries)
+  }
+
+  public func points(of user: UserID, limit: Int) async throws -> PointsStatement {
+    try await database.read { db in try Self.statement(db, user, limit: limit) }
+  }
+
+  public func grantPoints(_ amount: Int, to user: UserID, note: String, now: Int64) async throws -> PointsStatement {
+    try await database.write { db in
+      guard try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE id = ?", arguments: [user.rawValue]) != nil else {
+        throw PollStoreError.userNotFound(user)
+      }
+      // DomainKit's ledger rules decide (amount ≠ 0; a negative grant may not overdraw); the SQL keeps them.
+      var ledger = PointsLedger(
+        userID: user,
+        entries: [
+          PointsEntry(
+            id: "balance", userID: user, amount: try Self.balance(db, user), reason: .adjustment, createdAt: now)
+        ])
+      if amount >= 0 {
+        try ledger.earn(amount, reason: .adjustment, id: "grant", at: now)
+        try Self.credit(db, user, amount, reason: .adjustment, reference: nil, note: note, now: now)
+      } else {
+        try ledger.spend(-amount, reason: .adjustment, id: "grant", at: now)
+        try Self.debit(db, user, -amount, reason: .adjustment, reference: nil, note: note, now: now)
+      }
+      return try Self.statement(db, user, limit: 20)
+    }
+  }
+
+  // MARK: Coupons
+
+  static let offerSelect = """
+    SELECT id, shop_name, title, description, discount_percent, price, stock, sold, valid_until FROM coupon_offers
+    """
+
+  static func listing(_ row: Row) -> CouponListing {
+    CouponListing(
+      offer: CouponOffer(
+        id: CouponID(row[0] as String), shopName: row[1], title: row[2], discountPercent: row[4], price: row[5],
+        validUntil: row[8]), description: row[3], stock: row[6], sold: row[7])
+  }
+
+  public func upsertCouponOffer(_ offer: CouponOffer, description: String, stock: Int, now: Int64) async throws
+    -> CouponListing
+  {
+    guard offer.price > 0 else { throw PointsError.invalidAmount(offer.price) }
+    guard stock >= 0 else { throw PointsError.invalidAmount(stock) }
+    return try await database.write { db in
+      try db.execute(
+        sql: """
+          INSERT INTO coupon_offers(id, shop_name, title, description, discount_percent, price, stock, valid_until,
+            created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+          ON CONFLICT(id) DO UPDATE SET shop_name = excluded.shop_name, title = excluded.title,
+            description = excluded.description, discount_percent = excluded.discount_percent,
+            price = excluded.price, stock = max(excluded.stock, coupon_offers.sold),
+            valid_until = excluded.valid_until
+          """,
+        arguments: [
+          offer.id.rawValue, offer.shopName, offer.title, description, offer.discountPercent, offer.price, stock,
+          offer.validUntil, now,
+        ])
+      guard let row = try Row.fetchOne(db, sql: "\(Self.offerSelect) WHERE id = ?", arguments: [offer.id.rawValue])
+      else { throw PollStoreError.offerNotFound(offer.id) }
+      return Self.listing(row)
+    }
+  }
+
+  public func couponOffers(validAt now: Int64?) async throws -> [CouponListing] {
+    try await database.read { db in
+      try Row.fetchAll(
+        db, sql: "\(Self.offerSelect) WHERE ?1 IS NULL OR valid_until IS NULL OR valid_until > ?1 ORDER BY id",
+        arguments: [now]
+      ).map(Self.listing)
+    }
+  }
+
+  public func purchaseCoupon(
+    _ offer: CouponID, user: UserID, couponID: CouponID, code: String, requestKey: String?, now: Int64
+  ) async throws -> CouponPurchase {
+    try await database.write { db in
+      if let requestKey,
+        let row = try Row.fetchOne(
+          db, sql: "SELECT id, offer_id, code, purchased_at FROM coupons WHERE user_id = ? AND request_key = ?",
+          arguments: [user.rawValue, requestKey])
+      {
+        let coupon = Coupon(
+          id: CouponID(row[0] as String), offerID: CouponID(row[1] as String), userID: user, code: row[2],
+          purchasedAt: row[3])
+        return CouponPurchase(coupon: coupon, balance: try Self.balance(db, user))
+      }
+      guard let row = try Row.fetchOne(db, sql: "\(Self.offerSelect) WHERE id = ?", arguments: [offer.rawValue]) else {
+        throw PollStoreError.offerNotFound(offer)
+      }
+      let listing = Self.listing(row)
+      if let validUntil = listing.offer.validUntil, now >= validUntil { throw PointsError.offerExpired }
+      guard listing.remaining > 0 else { throw PollStoreError.outOfStock(offer) }
+      // DomainKit's rule decides (expiry, the price against the balance); the SQL below keeps it.
+      var ledger = PointsLedger(
+        userID: user,
+        entries: [
+          PointsEntry(
+            id: "balance", userID: user, amount: try Self.balance(db, user), reason: .adjustment, createdAt: now)
+        ])
+      let coupon = try ledger.purchase(listing.offer, couponID: couponID, code: code, entryID: "purchase", at: now)
+      try Self.debit(db, user, listing.offer.price, reason: .couponPurchase, reference: couponID.rawValue, now: now)
+      try db.execute(
+        sql: "UPDATE coupon_offers SET sold = sold + 1 WHERE id = ? AND sold < stock", arguments: [offer.rawValue])
+      guard db.changesCount > 0 else { throw PollStoreError.outOfStock(offer) }
+      do {
+        try db.execute(
+          sql: """
+            INSERT INTO coupons(user_id, id, offer_id, code, price, request_key, purchased_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
+          arguments: [user.rawValue, couponID.rawValue, offer.rawValue, code, listing.offer.price, requestKey, now])
+      } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+        throw PollStoreError.codeTaken
+      }
+      return CouponPurchase(coupon: coupon, balance: ledger.balance)
+    }
+  }
+
+  public func coupons(of user: UserID) async throws -> [Coupon] {
+    try await database.read { db in
+      try Row.fetchAll(
+        db,
+        sql: "SELECT id, offer_id, code, purchased_at FROM coupons WHERE user_id = ? ORDER BY purchased_at DESC, id",
+        arguments: [user.rawValue]
+      ).map { row in
+        Coupon(
+          id: CouponID(row[0] as String), offerID: CouponID(row[1] as String), userID: user, code: row[2],
+          purchasedAt: row[3])
+      }
+    }
+  }
+
+  public func couponStats() async throws -> [CouponStats] {
+    try await database.read { db in
+      try Row.fetchAll(
+        db,
+        sql: """
+          SELECT o.id, o.stock, o.sold,
+            (SELECT count(*) FROM coupons c WHERE c.offer_id = o.id AND c.redeemed_at IS NOT NULL)
+          FROM coupon_offers o ORDER BY o.id
+          """
+      ).map { row in CouponStats(offerId: CouponID(row[0] as String), stock: row[1], bought: row[2], redeemed: row[3]) }
+    }
+  }
+}
