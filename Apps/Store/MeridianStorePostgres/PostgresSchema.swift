@@ -11,6 +11,7 @@ public enum PostgresSchema {
     // The other areas' migrations are appended here, by their own files:
     // appendVenueMigrations(to: &migrator)       (PostgresSchema+Venues.swift)
     // appendOperationsMigrations(to: &migrator)  (PostgresSchema+Operations.swift)
+    migrator.append(.sql("2026-11-26 limit counters", limitCounters))  // PostgresStore+Limits.swift
     return migrator
   }
 
