@@ -31,6 +31,7 @@ public struct AdminCommand: AsyncParsableCommand {
     subcommands: [
       DatabaseCommand.self, UsersCommand.self, TokensCommand.self, GroupsCommand.self, HistoryCommand.self,
       RetentionCommand.self, VenuesCommand.self, PromotionsCommand.self, StatsCommand.self, I18nCommand.self,
+      PollsCommand.self, CommentsCommand.self, CouponsCommand.self, PointsCommand.self,
     ])
 
   /// Required by ArgumentParser.

@@ -1,0 +1,122 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import MeridianStore
+import MeridianStoreSQLite
+import Testing
+
+/// `polls`, `comments`, `coupons` and `points` on a SQLite database, through the built binary.
+@Suite("meridian-admin polls, comments, coupons, points")
+struct AdminPollCommandTests {
+  func seeded(_ sandbox: AdminSandbox) async throws -> SQLiteStore {
+    let store = try sandbox.store()
+    for name in ["anna", "boris"] {
+      _ = try await store.createAccount(
+        id: UserID(name), credential: .email("\(name)@example.com"), passwordHash: nil, now: 1)
+    }
+    let hash = try await FileBlobStore(directory: sandbox.directory.appendingPathComponent("blobs")).putBlob(
+      Data([0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3]), kind: .jpeg, now: 1)
+    let poll = try Poll(
+      id: "tea", authorID: "anna", title: "Tea or coffee?",
+      first: PollOption(text: "Tea", imageURL: "/v1/blobs/\(hash)"),
+      second: PollOption(text: "Coffee"), createdAt: 1_000)
+    _ = try await store.createPoll(poll, closesAt: nil, reward: 10, now: 1_000)
+    _ = try await store.vote("tea", user: "boris", choice: .second, reward: 1, now: 2_000)
+    _ = try await store.addComment(
+      try PollComment(id: "c1", pollID: "tea", authorID: "boris", text: "Coffee!", createdAt: 3_000))
+    return store
+  }
+
+  @Test func pollsListShowHideAndDelete() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try await seeded(sandbox)
+    let list = try await sandbox.admin(["polls", "list", "--json"])
+    #expect(list.status == 0, "\(list)")
+    let polls = try #require(try list.json() as? [[String: Any]])
+    #expect(polls.count == 1)
+    let results = try #require(polls.first?["results"] as? [String: Any])
+    #expect(results["counts"] as? [Int] == [0, 1] && results["percentages"] as? [Int] == [0, 100])
+
+    let table = try await sandbox.admin(["polls", "show", "tea"])
+    #expect(table.status == 0 && table.stdout.contains("Tea or coffee?") && table.stdout.contains("Coffee!"))
+
+    let hidden = try await sandbox.admin(["polls", "hide", "tea"])
+    #expect(hidden.status == 0, "\(hidden)")
+    #expect(try await store.poll("tea", viewer: "boris") == nil)
+    #expect(try await sandbox.admin(["polls", "list", "--json"]).json() is [[String: Any]])
+    #expect(try await sandbox.admin(["polls", "show", "tea", "--json"]).object()["hidden"] as? Bool == true)
+    _ = try await sandbox.admin(["polls", "hide", "tea", "--show"])
+    #expect(try await store.poll("tea", viewer: "boris") != nil)
+
+    #expect(try await sandbox.admin(["comments", "hide", "c1"]).status == 0)
+    #expect(try await store.poll("tea", viewer: nil)?.comments == 0)
+    #expect(try await sandbox.admin(["comments", "hide", "nope"]).status == 3)
+
+    // Deleting the poll deletes its image: nothing else uses it.
+    let blobs = sandbox.directory.appendingPathComponent("blobs")
+    #expect(try FileManager.default.subpathsOfDirectory(atPath: blobs.path).contains { $0.count > 60 })
+    let deleted = try await sandbox.admin(["polls", "delete", "tea", "--json"])
+    #expect(deleted.status == 0, "\(deleted)")
+    #expect(try deleted.object()["imagesDeleted"] as? String == "1")
+    #expect(try await store.poll("tea", viewer: nil) == nil)
+    #expect(try !FileManager.default.subpathsOfDirectory(atPath: blobs.path).contains { $0.count > 60 })
+    #expect(try await sandbox.admin(["polls", "delete", "tea"]).status == 3)
+  }
+
+  @Test func couponsAndPoints() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try await seeded(sandbox)
+    let created = try await sandbox.admin([
+      "coupons", "create", "--id", "latte", "--shop", "Lviv Coffee", "--title", "Free latte", "--price", "5",
+      "--stock", "3", "--json",
+    ])
+    #expect(created.status == 0, "\(created)")
+    #expect(try created.object()["remaining"] as? Int == 3)
+    #expect(
+      try await sandbox.admin(["coupons", "create", "--shop", "S", "--title", "T", "--price", "0", "--stock", "1"])
+        .status == 2)
+
+    // Anna has 10 points for her poll; an operator grants 5 and takes back 3; more than she has is refused.
+    let granted = try await sandbox.admin(["points", "grant", "anna@example.com", "5", "--reason", "welcome", "--json"])
+    #expect(granted.status == 0, "\(granted)")
+    #expect(try granted.object()["balance"] as? Int == 15)
+    let takeBack = try await sandbox.admin(
+      ["points", "grant", "anna", "--reason", "correction", "--database", sandbox.database, "--", "-3"], database: nil)
+    #expect(takeBack.status == 0, "\(takeBack)")
+    let overdraw = try await sandbox.admin(
+      ["points", "grant", "anna", "--reason", "too much", "--database", sandbox.database, "--", "-13"], database: nil)
+    #expect(overdraw.status == 1 && overdraw.stderr.contains("Not enough points"), "\(overdraw)")
+    let shown = try await sandbox.admin(["points", "show", "anna"])
+    #expect(shown.status == 0 && shown.stdout.contains("Balance: 12 points"), "\(shown)")
+
+    _ = try await store.purchaseCoupon(
+      "latte", user: "anna", couponID: "k1", code: "AAAA-BBBB-CCCC", requestKey: nil, now: 5)
+    let stats = try await sandbox.admin(["coupons", "stats", "--json"])
+    let rows = try #require(try stats.json() as? [[String: Any]])
+    #expect(rows.first?["bought"] as? Int == 1 && rows.first?["stock"] as? Int == 3)
+    let list = try await sandbox.admin(["coupons", "list"])
+    #expect(list.stdout.contains("latte") && list.stdout.contains("Lviv Coffee"))
+  }
+
+  /// Counts in tables follow CLDR plural rules in the operator's language (`MERIDIAN_LANG` or `LANG`).
+  @Test func countsArePluralizedInRussianAndUkrainian() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try await seeded(sandbox)
+    // Anna: 10 for her poll. Grants bring her to 21, 22, 25, 11 points in turn.
+    var seen: [String] = []
+    for (grant, language) in [(11, "ru"), (1, "ru"), (3, "ru"), (0, "uk"), (-14, "uk"), (0, "en")] {
+      if grant != 0 { _ = try await store.grantPoints(grant, to: "anna", note: "test", now: 10) }
+      let run = try await sandbox.admin(["points", "show", "anna"], environment: ["MERIDIAN_LANG": language])
+      seen.append(try #require(run.stdout.split(separator: "\n").first.map(String.init)))
+    }
+    #expect(
+      seen == [
+        "Balance: 21 балл", "Balance: 22 балла", "Balance: 25 баллов", "Balance: 25 балів", "Balance: 11 балів",
+        "Balance: 11 points",
+      ])
+    let ukrainian = try await sandbox.admin(["polls", "list"], environment: ["LANG": "uk_UA.UTF-8"])
+    #expect(ukrainian.stdout.contains("0 голосів / 1 голос") && ukrainian.stdout.contains("1 коментар"), "\(ukrainian)")
+    let russian = try await sandbox.admin(["polls", "list"], environment: ["MERIDIAN_LANG": "ru"])
+    #expect(russian.stdout.contains("0 голосов / 1 голос") && russian.stdout.contains("1 комментарий"), "\(russian)")
+  }
+}
