@@ -109,7 +109,7 @@ public struct GlobalOptions: ParsableArguments, Sendable {
   /// Runs `body` with the server's admin API (`--server`) or, without one, the local database, and then closes it.
   func withBackend<Value>(_ body: (any AdminBackend) async throws -> Value) async throws -> Value {
     let backend: any AdminBackend
-    var database: AdminDatabase?
+    var opened: AdminDatabase?
     if let server {
       if database != nil { throw AdminError.usage("Give --database or --server, not both.") }
       let environment = ProcessInfo.processInfo.environment["MERIDIAN_ADMIN_TOKEN"]
@@ -119,17 +119,17 @@ public struct GlobalOptions: ParsableArguments, Sendable {
       backend = try AdminServer(server: server, token: token)
     } else {
       let local = try await open()
-      database = local
+      opened = local
       backend = local.administration
     }
     do {
       let value = try await body(backend)
       await backend.close()
-      await database?.close()
+      await opened?.close()
       return value
     } catch {
       await backend.close()
-      await database?.close()
+      await opened?.close()
       throw error
     }
   }

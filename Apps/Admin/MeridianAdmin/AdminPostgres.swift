@@ -14,8 +14,10 @@ enum AdminPostgres {
       return try await body()
     } catch let error as AdminError {
       throw error
+    } catch let error as MigrationError {
+      throw error
     } catch {
-      guard let reason = PostgresStore.reason(error) else { throw error }
+      let reason = PostgresStore.reason(error) ?? "\(error)"
       if PostgresStore.isMissingDatabase(error) {
         throw AdminError.notFound(
           "There is no PostgreSQL database at \(location): \(reason). Create it (with PostGIS: CREATE DATABASE …; "
