@@ -5,6 +5,7 @@ import MeridianAPI
 import MeridianServer
 import MeridianStore
 import NetworkingKit
+import RealtimeKit
 import Testing
 
 /// Polls with rewards through the HTTP API, on every engine the server runs on: images, posting, the feed, votes
@@ -279,6 +280,57 @@ struct PollTests {
       }
       let boris = try await server.signUp("boris")
       _ = try await boris.client.send(API.createPoll, body: Self.newPoll("Boris's", images: [image, image]))
+    }
+  }
+
+  /// What a `poll:<id>` event carries.
+  struct ResultsEvent: Decodable {
+    var type: String
+    var pollId: PollID
+    var results: PollResults
+  }
+
+  @Test(arguments: engines)
+  func resultsArriveOnThePollChannelCoalesced(_ engine: String) async throws {
+    try await Self.withServer(engine) { server in
+      let anna = try await server.signUp("anna")
+      var voters: [NetworkClient] = []
+      for index in 0..<8 { voters.append(try await server.signUp("voter\(index)").client) }
+      let image = try await anna.client.send(API.uploadBlob, body: Self.png(300)).url
+      let poll = try await anna.client.send(API.createPoll, body: Self.newPoll("Live", images: [image, image]))
+      let channel = try #require(ChannelName(namespace: "poll", id: poll.id.rawValue))
+      let watcher = await LiveWatcher(server: server, token: anna.session.token)
+      do {
+        #expect(try await watcher.subscribe(channel))
+        #expect(try await !watcher.subscribe(try #require(ChannelName(namespace: "poll", id: "no-such-poll"))))
+        let started = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          for (index, voter) in voters.enumerated() {
+            group.addTask {
+              _ = try await voter.send(
+                API.vote, parameters: PollRef(id: poll.id), body: PollVote(choice: index < 6 ? .first : .second))
+            }
+          }
+          try await group.waitForAll()
+        }
+        func events(_ items: [RealtimeClientEvent]) throws -> [ResultsEvent] {
+          try items.compactMap { item in
+            guard case .event(let event) = item, event.channel == channel else { return nil }
+            return try event.payload.decode(as: ResultsEvent.self)
+          }
+        }
+        try await watcher.wait("the final counts") { items in try events(items).last?.results.total == 8 }
+        let received = try events(await watcher.items)
+        #expect(received.last?.results == PollResults(counts: [6, 2]))
+        #expect(received.allSatisfy { $0.type == "poll.results" && $0.pollId == poll.id })
+        // Coalesced: a burst of eight votes is at most one event per 250 ms window.
+        let windows = Int((ContinuousClock.now - started) / .milliseconds(250)) + 1
+        #expect(received.count <= windows, "\(received.count) events in \(windows) windows")
+      } catch {
+        await watcher.stop()
+        throw error
+      }
+      await watcher.stop()
     }
   }
 }

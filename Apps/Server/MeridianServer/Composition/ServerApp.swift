@@ -213,7 +213,7 @@ public struct ServerApp: Sendable {
     HistoryFeature(environment: environment).register(on: registrar)
     HistoryExport(environment: environment).register(on: registrar)
     VenueFeature(environment: environment).register(on: registrar)
-    PollFeature(environment: environment, configuration: configuration).register(on: registrar)
+    PollFeature(environment: environment, configuration: configuration, hub: live.hub).register(on: registrar)
     AdminFeatures(environment: environment, live: live, ingest: ingest).register(on: registrar)
     return router
   }

@@ -13,6 +13,7 @@ import RealtimeKit
 ///   and stores them like `POST /v1/fixes`, acknowledges once they are durable, and fans the stored fixes out.
 /// - `group:<id>`: the fixes the group's owner shares with that group; its members (and its owner) may subscribe
 ///   while the group grants location.
+/// - `poll:<id>`: a poll's results as votes change, coalesced (``PollLive``); whoever may see the poll.
 ///
 /// The hub delivers an event to every subscriber of a channel, so before each event and after every change of an
 /// owner's privacy (pause, expiry, groups, Blacklist) the subscribers who may no longer see the owner are revoked
@@ -43,7 +44,7 @@ public struct LiveUpdates: Sendable {
     self.metrics = metrics
     self.deviceHandles = deviceHandles
     var configuration = configuration
-    configuration.namespaces = ["user", "group"]
+    configuration.namespaces = ["user", "group", PollLive.namespace]
     configuration.maxConnectionsPerPrincipal = ServerLimits.active(socketsPerAccount)
     // Nodes sharing a live log number events with its sequence: one epoch for all of them.
     if let log = store.liveLog { configuration.epoch = log.liveEpoch }
@@ -209,6 +210,10 @@ public struct LiveUpdates: Sendable {
   static func maySubscribe(_ viewer: UserID, to channel: ChannelName, store: any MeridianStore, now: Int64)
     async throws -> Bool
   {
+    // A poll's results: whoever may see the poll.
+    if channel.namespace == PollLive.namespace {
+      return try await store.poll(PollID(channel.id), viewer: viewer) != nil
+    }
     let owner: UserID
     switch channel.namespace {
     case "user": owner = UserID(channel.id)

@@ -6,6 +6,7 @@ import MeridianAPI
 import MeridianStore
 import NIOCore
 import NetworkingKit
+import RealtimeKit
 
 /// Polls with rewards: the feed, posting (with two images from the blob store), voting, comments, points and
 /// coupons; and the blob store's upload and download routes.
@@ -18,14 +19,23 @@ struct PollFeature: Sendable {
   let pollLimiter: RateLimiter
   /// Comments per account per minute.
   let commentLimiter: RateLimiter
+  /// The `poll:<id>` channel's publisher, when the server has a live hub.
+  let live: PollLive?
   var store: any MeridianStore { environment.store }
 
-  init(environment: ServerEnvironment, configuration: ServerConfiguration) {
+  init(environment: ServerEnvironment, configuration: ServerConfiguration, hub: RealtimeHub? = nil) {
     self.environment = environment
     self.settings = configuration.polls
     self.blobs = Self.blobStore(configuration: configuration, store: environment.store)
-    self.pollLimiter = RateLimiter(limit: environment.limits.pollsPerAccountPerHour, window: 3_600_000)
-    self.commentLimiter = RateLimiter(limit: environment.limits.commentsPerAccountPerMinute, window: 60_000)
+    // Counted where the other limits are: in memory on SQLite, in the database every node shares on PostgreSQL.
+    let shared = environment.store.sharedLimits
+    self.pollLimiter = RateLimiter(
+      limit: environment.limits.pollsPerAccountPerHour, window: 3_600_000,
+      counters: .of(shared, purpose: "polls.account"))
+    self.commentLimiter = RateLimiter(
+      limit: environment.limits.commentsPerAccountPerMinute, window: 60_000,
+      counters: .of(shared, purpose: "comments.account"))
+    self.live = hub.map { PollLive(hub: $0, store: environment.store) }
   }
 
   /// `MERIDIAN_BLOB_DIR` when set; else the database's blob table (PostgreSQL: every node sees it); else `blobs`
@@ -128,6 +138,7 @@ struct PollFeature: Sendable {
     let outcome = try await Self.translating {
       try await store.vote(id, user: user, choice: choice, reward: settings.rewards.voted, now: environment.now())
     }
+    if outcome.previous != choice { await live?.changed(id) }
     return VoteReceipt(results: outcome.results, myChoice: choice, awarded: outcome.awarded)
   }
 
