@@ -434,6 +434,11 @@ public enum ServerBenchmark {
     emit("venues.radius_1km.p99_ms", quantile(queryLatencies, 0.99), "ms")
     emit("venues.radius_1km.matches", Double(found) / 2000, "venues")
 
+    // MARK: Polls: votes on one hot poll, feed pages over 100,000 polls
+
+    try await pollFigures(
+      port: port, transport: transport, configuration: clientConfiguration, store: store, phase: phase)
+
     emit("memory.peak_rss_mb", Double(peakResidentBytes()) / 1_048_576, "MiB")
 
     try await transport.shutdown()
