@@ -183,7 +183,8 @@ let package = Package(
     .testTarget(
       name: "MeridianStoreContractTests",
       dependencies: [
-        "MeridianStore", "MeridianStoreTesting", "MeridianAPI",
+        "MeridianStore", "MeridianStoreTesting", "MeridianAPI", "MeridianStorePostgres",
+        .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),

@@ -114,7 +114,8 @@ extension PostgresStore: LiveLog {
         }
       } catch {
         if Task.isCancelled { return }
-        logger.warning("listening for live signals failed; listening again", metadata: ["error": "\(error)"])
+        logger.warning(
+          "listening for live signals failed; listening again", metadata: ["error": "\(String(reflecting: error))"])
         try? await Task.sleep(for: .milliseconds(200))
       }
     }

@@ -1,0 +1,118 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import MeridianStore
+import MeridianStorePostgres
+import MeridianStoreTesting
+import PostgresNIO
+import Synchronization
+import Testing
+
+/// The live log that server nodes sharing a store read (`docs/realtime-protocol.md` §2.1): entries in commit order,
+/// whichever node committed, naming exactly the fixes each request stored; signals that reach every node; a listener
+/// that survives the loss of its connection. An engine serving one process (SQLite) has no log.
+@Suite("Store contract: the live log")
+struct LiveLogContractTests {
+  static func account(_ store: any MeridianStore, _ id: UserID, device: DeviceID) async throws {
+    _ = try await store.createAccount(id: id, credential: .email("\(id)@example.com"), passwordHash: nil, now: 0)
+    #expect(try await store.claimDevice(device, owner: id, now: 0))
+  }
+
+  static func entries(_ log: any LiveLog, after sequence: UInt64) async throws -> [LiveLogEntry] {
+    guard case .entries(let entries) = try await log.liveEntries(after: sequence, limit: 100) else {
+      Issue.record("the log was pruned")
+      return []
+    }
+    return entries
+  }
+
+  @Test(arguments: StoreEngine.all)
+  func entriesFollowTheCommitOrderOfEveryNodeAndNameWhatEachRequestStored(_ engine: StoreEngine) async throws {
+    try await engine.withTwoNodes { nodeA, nodeB in
+      guard let logA = nodeA.liveLog, let logB = nodeB.liveLog else {
+        #expect(engine.name == "sqlite", "only an engine serving one process has no live log")
+        return
+      }
+      #expect(logA.liveEpoch == logB.liveEpoch && !logA.liveEpoch.isEmpty)
+      #expect(try await logB.newestLiveSequence() == 0)
+      try await Self.account(nodeA, "anna", device: "phone")
+      let fixes = try makeFixes(count: 3)
+      // A stores two fixes; B one new and one of A's (a duplicate); then a request of duplicates only.
+      _ = try await nodeA.insertFixes(
+        [FixInsertBatch(userID: "anna", deviceID: "phone", fixes: Array(fixes[0...1]))], now: 1)
+      _ = try await nodeB.insertFixes(
+        [FixInsertBatch(userID: "anna", deviceID: "phone", fixes: Array(fixes[1...2]))], now: 2)
+      _ = try await nodeA.insertFixes([FixInsertBatch(userID: "anna", deviceID: "phone", fixes: fixes)], now: 3)
+      let entries = try await Self.entries(logB, after: 0)
+      #expect(entries.count == 2)
+      #expect(
+        entries.map(\.fixes.count) == [2, 1] && entries.allSatisfy { $0.userID == "anna" && $0.deviceID == "phone" })
+      #expect(entries.first?.fixes.map(\.timestamp) == fixes[0...1].map(\.timestamp))
+      #expect(entries.last?.fixes.first?.timestamp == fixes[2].timestamp)
+      #expect(entries.last?.fixes.first?.deviceID == "phone")
+      let sequences = entries.map(\.sequence)
+      #expect(sequences == sequences.sorted() && Set(sequences).count == 2)
+      #expect(try await logA.newestLiveSequence() == sequences.last)
+      #expect(try await Self.entries(logA, after: sequences[0]).map(\.sequence) == [sequences[1]])
+      #expect(try await Self.entries(logA, after: sequences[1]).isEmpty)
+      // Deleted fixes leave their entry empty: a reader moves past it and publishes nothing.
+      _ = try await nodeA.deleteHistory(owner: "anna", filter: HistoryFilter())
+      #expect(try await Self.entries(logB, after: 0).map(\.fixes.count) == [0, 0])
+    }
+  }
+
+  @Test(arguments: StoreEngine.all)
+  func signalsReachEveryNodeAndAListenerListensAgainAfterLosingItsConnection(_ engine: StoreEngine) async throws {
+    try await engine.withTwoNodes { nodeA, nodeB in
+      guard let logA = nodeA.liveLog, let logB = nodeB.liveLog else { return }
+      try await Self.account(nodeA, "anna", device: "phone")
+      let heard = Heard()
+      let listener = Task { await logB.listen { signal in heard.withLock { $0.append(signal) } } }
+      defer { listener.cancel() }
+      func wait(for expected: (LiveSignal) -> Bool, _ what: Comment) async throws {
+        for _ in 0..<500 where !heard.withLock({ $0.contains(where: expected) }) {
+          try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(heard.withLock { $0.contains(where: expected) }, what)
+      }
+      try await wait(for: { $0 == .listening }, "the listener says it listens")
+      _ = try await nodeA.insertFixes(
+        [FixInsertBatch(userID: "anna", deviceID: "phone", fixes: try makeFixes(count: 1))], now: 1)
+      let newest = try await logA.newestLiveSequence()
+      try await wait(for: { $0 == .committed(through: newest) }, "node B hears node A's commit")
+      try await logA.announce(.sharingChanged(owner: "anna"))
+      try await wait(for: { $0 == .sharingChanged(owner: "anna") }, "node B hears node A's announcement")
+      // PostgreSQL ends the listener's connection: it listens again and says so, so its reader reads the log again.
+      let postgres = try #require(nodeA as? PostgresStore)
+      heard.withLock { $0.removeAll() }
+      let ended = try await postgres.client.query(
+        """
+        SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()
+        """
+      ).collect().count
+      #expect(ended == 1)
+      try await wait(for: { $0 == .listening }, "the listener listens again")
+      try await logA.announce(.groupDeleted("friends"))
+      try await wait(for: { $0 == .groupDeleted("friends") }, "and hears signals again")
+    }
+  }
+
+  /// The signals a listener heard.
+  final class Heard: Sendable {
+    private let signals = Mutex<[LiveSignal]>([])
+    func withLock<T>(_ body: (inout [LiveSignal]) -> T) -> T { signals.withLock { body(&$0) } }
+  }
+
+  @Test func signalsAreSmallAndReadBack() {
+    let signals: [LiveSignal] = [
+      .committed(through: 42), .sharingChanged(owner: "anna"), .groupDeleted("g-1"), .tokenRevoked(hash: "ab12"),
+      .accountDisabled("bob"), .listening,
+    ]
+    for signal in signals {
+      #expect(LiveSignal(text: signal.text) == signal)
+      #expect(signal.text.utf8.count < 100)
+    }
+    #expect(LiveSignal(text: "c:x") == nil && LiveSignal(text: "s:") == nil && LiveSignal(text: "nonsense") == nil)
+  }
+}
