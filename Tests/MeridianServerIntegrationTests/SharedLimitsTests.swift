@@ -1,0 +1,42 @@
+import MeridianServer
+import MeridianStore
+import MeridianStoreTesting
+import Testing
+
+/// The server's limiters count where its store says: in the database every node shares (PostgreSQL), or in each
+/// process's memory (SQLite, one node per database).
+@Suite struct SharedLimitsTests {
+  @Test(arguments: StoreEngine.all)
+  func twoNodesGiveAPhoneItsCodesOnceOrEachItsOwn(_ engine: StoreEngine) async throws {
+    try await engine.withTwoNodes { first, second in
+      var configuration = ServerConfiguration()
+      configuration.otpPerPhonePerHour = 5
+      let nodes = [first, second].map {
+        ServerEnvironment(store: $0, smsSender: CapturingSMSSender(), configuration: configuration, now: { 1_000 })
+      }
+      var granted = 0
+      for attempt in 0..<20 {
+        if await nodes[attempt % 2].otpPhoneLimiter.allow("+15550100", now: 1_000) { granted += 1 }
+      }
+      #expect(granted == (first.sharedLimits == nil ? 10 : 5))
+      // Other limits, other keys: the phone's window doesn't touch the address's.
+      #expect(await nodes[1].otpAddressLimiter.allow("+15550100", now: 1_000))
+    }
+  }
+
+  @Test(arguments: StoreEngine.all)
+  func wrongPasswordsOnOneNodeSlowTheOtherDown(_ engine: StoreEngine) async throws {
+    try await engine.withTwoNodes { first, second in
+      var configuration = ServerConfiguration()
+      configuration.limits.signInFailuresPerAccount = 2
+      let nodes = [first, second].map {
+        ServerEnvironment(store: $0, smsSender: CapturingSMSSender(), configuration: configuration, now: { 1_000 })
+      }
+      for node in nodes { await node.signInFailuresByAccount.failed("anna@example.com", now: 1_000) }
+      let wait = await nodes[0].signInFailuresByAccount.wait("anna@example.com", now: 1_000)
+      #expect(wait == (first.sharedLimits == nil ? nil : 1_000))
+      await nodes[1].signInFailuresByAccount.succeeded("anna@example.com")
+      #expect(await nodes[0].signInFailuresByAccount.wait("anna@example.com", now: 1_000) == nil)
+    }
+  }
+}
