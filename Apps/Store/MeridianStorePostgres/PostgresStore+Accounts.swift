@@ -1,0 +1,225 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import MeridianStore
+import PostgresNIO
+
+extension PostgresStore: AccountStore {
+  /// A round trip to the database; throws when it does not answer.
+  public func checkHealth() async throws {
+    try await execute("SELECT 1")
+  }
+
+  /// The deployment's 32-byte random secret called `name`: the first node to ask stores one, every node then reads
+  /// that one (`INSERT … ON CONFLICT DO NOTHING`, then the stored row).
+  public func deploymentSecret(_ name: String) async throws -> Data {
+    if let stored = try await secret(name) { return stored }
+    var generator = SystemRandomNumberGenerator()
+    let candidate = Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    try await execute(
+      """
+      INSERT INTO deployment_secrets(name, value, created_at)
+      VALUES (\(name), \(candidate), \(Timestamp.milliseconds(Date()))) ON CONFLICT (name) DO NOTHING
+      """)
+    guard let stored = try await secret(name) else { throw PostgresStoreError.missingRow("secret \(name)") }
+    return stored
+  }
+
+  private func secret(_ name: String) async throws -> Data? {
+    try await rows("SELECT value FROM deployment_secrets WHERE name = \(name)").first?.decode(Data.self)
+  }
+
+  // MARK: Accounts
+
+  public func createAccount(id: UserID, credential: Credential, passwordHash: String?, now: Int64) async throws
+    -> Account?
+  {
+    let (kind, value) = Self.parts(credential)
+    let phone: String? = kind == "phone" ? value : nil
+    let sharing = try JSONColumn.encode(SharingState())
+    do {
+      return try await transaction { connection in
+        try await connection.query("INSERT INTO users(id, created_at) VALUES (\(id.rawValue), \(now))", logger: logger)
+          .collect()
+        // Taken already (perhaps a moment ago by another node): the whole account is rolled back.
+        let claimed = try await connection.query(
+          """
+          INSERT INTO credentials(kind, value, user_id, password_hash, created_at)
+          VALUES (\(kind), \(value), \(id.rawValue), \(passwordHash), \(now)) ON CONFLICT (kind, value) DO NOTHING
+          RETURNING 1
+          """, logger: logger
+        ).collect()
+        guard !claimed.isEmpty else { throw CredentialTaken() }
+        try await connection.query(
+          "INSERT INTO profiles(user_id, phone, audience) VALUES (\(id.rawValue), \(phone), '{}')", logger: logger
+        ).collect()
+        for group in Group.standardGroups(for: id) { try await Self.save(group, on: connection, now: now, logger) }
+        try await connection.query(
+          "INSERT INTO sharing(user_id, state) VALUES (\(id.rawValue), \(sharing)::jsonb)", logger: logger
+        ).collect()
+        return Account(id: id, createdAt: now, credentials: [credential])
+      }
+    } catch let error as PostgresTransactionError where error.closureError is CredentialTaken {
+      return nil
+    }
+  }
+
+  public func account(for credential: Credential) async throws -> (account: Account, passwordHash: String?)? {
+    let (kind, value) = Self.parts(credential)
+    guard
+      let row = try await rows(
+        "SELECT user_id, password_hash FROM credentials WHERE kind = \(kind) AND value = \(value)"
+      ).first
+    else { return nil }
+    let (user, passwordHash) = try row.decode((String, String?).self)
+    guard let account = try await account(UserID(user)) else { return nil }
+    return (account, passwordHash)
+  }
+
+  public func account(_ id: UserID) async throws -> Account? {
+    guard let createdAt = try await rows("SELECT created_at FROM users WHERE id = \(id.rawValue)").first else {
+      return nil
+    }
+    let credentials = try await rows(
+      "SELECT kind, value FROM credentials WHERE user_id = \(id.rawValue) ORDER BY created_at, kind"
+    ).compactMap { row -> Credential? in
+      let (kind, value) = try row.decode((String, String).self)
+      return kind == "phone" ? .phone(value) : kind == "email" ? .email(value) : nil
+    }
+    return Account(id: id, createdAt: try createdAt.decode(Int64.self), credentials: credentials)
+  }
+
+  public func isDisabled(_ user: UserID) async throws -> Bool {
+    try await rows("SELECT disabled FROM users WHERE id = \(user.rawValue)").first?.decode(Bool.self) ?? false
+  }
+
+  // MARK: Tokens
+
+  public func insertToken(hash: String, userID: UserID, createdAt: Int64, expiresAt: Int64) async throws {
+    try await execute(
+      """
+      INSERT INTO tokens(hash, user_id, created_at, expires_at)
+      VALUES (\(hash), \(userID.rawValue), \(createdAt), \(expiresAt))
+      """)
+  }
+
+  /// Read from the database on every call (a primary-key lookup): a token revoked or an account disabled through
+  /// any node stops working on every node at once.
+  public func user(forTokenHash hash: String, now: Int64) async throws -> UserID? {
+    try await rows(
+      """
+      SELECT t.user_id FROM tokens t JOIN users u ON u.id = t.user_id
+      WHERE t.hash = \(hash) AND t.revoked_at IS NULL AND t.expires_at > \(now) AND NOT u.disabled
+      """
+    ).first.map { UserID(try $0.decode(String.self)) }
+  }
+
+  public func revokeToken(hash: String) async throws {
+    try await execute(
+      "UPDATE tokens SET revoked_at = \(Timestamp.milliseconds(Date())) WHERE hash = \(hash) AND revoked_at IS NULL")
+  }
+
+  public func revokeTokens(of user: UserID, keepingNewest keep: Int, now: Int64) async throws -> Int {
+    try await rows(
+      """
+      UPDATE tokens SET revoked_at = \(now)
+      WHERE user_id = \(user.rawValue) AND revoked_at IS NULL AND expires_at > \(now) AND hash NOT IN (
+        SELECT hash FROM tokens WHERE user_id = \(user.rawValue) AND revoked_at IS NULL AND expires_at > \(now)
+        ORDER BY created_at DESC, hash COLLATE "C" LIMIT \(max(0, keep)))
+      RETURNING 1
+      """
+    ).count
+  }
+
+  // MARK: One-time codes
+
+  public func replaceOTP(phone: String, codeHash: String, expiresAt: Int64, maxAttempts: Int, now: Int64)
+    async throws
+  {
+    try await execute(
+      """
+      INSERT INTO otp_codes(phone, code_hash, expires_at, attempts_left, created_at)
+      VALUES (\(phone), \(codeHash), \(expiresAt), \(Int32(clamping: maxAttempts)), \(now))
+      ON CONFLICT (phone) DO UPDATE SET code_hash = excluded.code_hash, expires_at = excluded.expires_at,
+        attempts_left = excluded.attempts_left, created_at = excluded.created_at
+      """)
+  }
+
+  /// The code's row is locked (`FOR UPDATE`) while it is checked, so guesses sent to several nodes at once are
+  /// counted one after another against the same attempts.
+  public func checkOTP(phone: String, codeHash: String, now: Int64) async throws -> OTPCheck {
+    try await transaction { connection in
+      guard
+        let row = try await connection.query(
+          "SELECT code_hash, expires_at, attempts_left FROM otp_codes WHERE phone = \(phone) FOR UPDATE",
+          logger: logger
+        ).collect().first
+      else { return .expired }
+      let (stored, expiresAt, attemptsLeft) = try row.decode((String, Int64, Int32).self)
+      if expiresAt <= now {
+        try await connection.query("DELETE FROM otp_codes WHERE phone = \(phone)", logger: logger).collect()
+        return .expired
+      }
+      if attemptsLeft <= 0 { return .exhausted }
+      if SecretHash.constantTimeEqual(stored, codeHash) {
+        try await connection.query("DELETE FROM otp_codes WHERE phone = \(phone)", logger: logger).collect()
+        return .valid
+      }
+      try await connection.query(
+        "UPDATE otp_codes SET attempts_left = attempts_left - 1 WHERE phone = \(phone)", logger: logger
+      ).collect()
+      let remaining = Int(attemptsLeft) - 1
+      return remaining <= 0 ? .exhausted : .wrong(remaining: remaining)
+    }
+  }
+
+  // MARK: Idempotency (the routes' answers; the fix upload's are stored by its group commit)
+
+  public func idempotentResponse(userID: UserID, key: String) async throws -> StoredResponse? {
+    try await rows(
+      "SELECT request_hash, status, body FROM idempotency_keys WHERE user_id = \(userID.rawValue) AND key = \(key)"
+    ).first.map { row in
+      let (requestHash, status, body) = try row.decode((String, Int32, Data).self)
+      return StoredResponse(requestHash: requestHash, status: Int(status), body: body)
+    }
+  }
+
+  /// Stores the answer unless one is stored for the key already (first writer wins, on every node).
+  public func saveIdempotentResponse(_ response: StoredResponse, userID: UserID, key: String, now: Int64)
+    async throws
+  {
+    try await execute(
+      """
+      INSERT INTO idempotency_keys(user_id, key, request_hash, status, body, created_at)
+      VALUES (\(userID.rawValue), \(key), \(response.requestHash), \(Int32(clamping: response.status)),
+        \(response.body), \(now))
+      ON CONFLICT (user_id, key) DO NOTHING
+      """)
+  }
+
+  // MARK: Helpers
+
+  static func parts(_ credential: Credential) -> (String, String) {
+    switch credential {
+    case .phone(let value): ("phone", value)
+    case .email(let value): ("email", value)
+    }
+  }
+}
+
+/// Thrown inside ``PostgresStore/createAccount(id:credential:passwordHash:now:)``'s transaction to roll it back.
+private struct CredentialTaken: Error {}
+
+/// The `jsonb` columns (visibility, audiences, sharing state), written as sorted-key JSON text.
+enum JSONColumn {
+  static func encode(_ value: some Encodable) throws -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    return String(decoding: try encoder.encode(value), as: UTF8.self)
+  }
+
+  static func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
+    try JSONDecoder().decode(type, from: Data(text.utf8))
+  }
+}
+extension PostgresStore: IdempotencyStore {}
