@@ -152,7 +152,7 @@ extension SQLiteStore {
   static func deletionPlan(_ db: Database) throws -> [(table: String, condition: String)] {
     let tables = try String.fetchAll(
       db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-    var keys: [String: [(column: String, parent: String, parentColumn: String)]] = [:]
+    var keys: [ForeignKeyReference] = []
     for table in tables {
       let rows = try Row.fetchAll(db, sql: "PRAGMA foreign_key_list(\(table.quotedDatabaseIdentifier))")
       let grouped = Dictionary(grouping: rows) { $0["id"] as Int }
@@ -164,40 +164,11 @@ extension SQLiteStore {
           let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(\(parent.quotedDatabaseIdentifier))")
           target = columns.first { ($0["pk"] as Int) == 1 }?["name"]
         }
-        keys[table, default: []].append((row["from"], parent, target ?? "rowid"))
+        keys.append(
+          ForeignKeyReference(table: table, columns: [row["from"]], parent: parent, parentColumns: [target ?? "rowid"]))
       }
     }
-    // Depth: the longest chain of references from `users` (a child is deleted before its parents).
-    var depth: [String: Int] = ["users": 0]
-    for _ in 0..<8 {
-      var changed = false
-      for table in tables where table != "users" {
-        let parents = (keys[table] ?? []).compactMap { $0.parent == table ? nil : depth[$0.parent] }
-        guard let deepest = parents.max(), depth[table] != deepest + 1 else { continue }
-        if deepest + 1 < 8 {
-          depth[table] = deepest + 1
-          changed = true
-        }
-      }
-      if !changed { break }
-    }
-    var conditions: [String: String] = ["users": "id = :user"]
-    for table in depth.keys.sorted(by: { (depth[$0] ?? 0, $0) < (depth[$1] ?? 0, $1) }) where table != "users" {
-      let parts = (keys[table] ?? []).compactMap { key -> String? in
-        guard let parentDepth = depth[key.parent], parentDepth < (depth[table] ?? 0),
-          let parentCondition = conditions[key.parent]
-        else { return nil }
-        let column = key.column.quotedDatabaseIdentifier
-        if key.parent == "users", key.parentColumn == "id" { return "\(column) = :user" }
-        return
-          "\(column) IN (SELECT \(key.parentColumn.quotedDatabaseIdentifier) FROM "
-          + "\(key.parent.quotedDatabaseIdentifier) WHERE \(parentCondition))"
-      }
-      if !parts.isEmpty { conditions[table] = parts.joined(separator: " OR ") }
-    }
-    return conditions.keys.sorted { (depth[$0] ?? 0, $1) > (depth[$1] ?? 0, $0) }.compactMap { table in
-      conditions[table].map { (table, $0) }
-    }
+    return ForeignKeyReference.deletionPlan(root: "users", key: "id", parameter: ":user", keys: keys)
   }
 
   private static func apply(
