@@ -17,7 +17,8 @@ public enum PostgresSchema {
     migrator.append(.sql("2026-11-26 devices and OsmAnd identifiers", devices))
     migrator.append(.sql("2026-11-26 fixes partitioned by month", fixes))
     migrator.append(.sql("2026-11-26 idempotency keys and deployment secrets", idempotencyAndSecrets))
-    // The venue and operations migrations go here: appendVenueMigrations(to:), appendOperationsMigrations(to:).
+    appendVenueMigrations(to: &migrator)
+    appendOperationsMigrations(to: &migrator)
     migrator.append(.sql("2026-11-26 live log", PostgresStore.liveLogSchema))
     migrator.append(.sql("2026-11-26 limit counters", limitCounters))  // PostgresStore+Limits.swift
     return migrator

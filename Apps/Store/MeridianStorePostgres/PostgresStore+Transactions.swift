@@ -1,0 +1,35 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+extension PostgresStore {
+  /// ``transaction(_:)`` (one transaction, run again after a serialization failure or deadlock) that throws what
+  /// `body` threw, not postgres-nio's `PostgresTransactionError` around it, so callers see the store's own errors
+  /// (``MeridianStore/VenueRecordError``, …) as on SQLite.
+  func inTransaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+    do {
+      return try await transaction(body)
+    } catch let error as PostgresTransactionError {
+      throw error.closureError ?? error.beginError ?? error.commitError ?? error
+    }
+  }
+
+  /// The SQLSTATE of a server error (`55P03` lock not available, `40P01` deadlock, …), or nil.
+  static func sqlState(_ error: any Error) -> String? {
+    (error as? PSQLError)?.serverInfo?[.sqlState]
+  }
+
+  /// The first column of every row of `query`, decoded as `T`.
+  static func column<T: PostgresDecodable & Sendable>(
+    _ type: T.Type, _ query: PostgresQuery, on connection: PostgresConnection, logger: Logger
+  ) async throws -> [T] {
+    var values: [T] = []
+    for try await value in try await connection.query(query, logger: logger).decode(T.self) { values.append(value) }
+    return values
+  }
+
+  /// The count (`bigint`) that `query` answers in its first row, 0 when it has none.
+  static func count(_ query: PostgresQuery, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+    try await column(Int.self, query, on: connection, logger: logger).first ?? 0
+  }
+}

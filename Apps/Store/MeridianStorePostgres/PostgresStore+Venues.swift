@@ -1,0 +1,377 @@
+import DomainKit
+import Foundation
+import GeoKit
+import Logging
+import MeridianAPI
+import MeridianStore
+import PersistenceKit
+import PostgresNIO
+
+extension PostgresStore: VenueStore {
+  /// How much wider than the asked radius the `ST_DWithin` pre-filter is: it measures on PostGIS's sphere
+  /// (radius 6,371,008.77 m) while the protocol's distance is GeoKit's haversine (6,371,008.8 m), and the two
+  /// computations round differently. The exact haversine check afterwards keeps only what lies within the radius.
+  static func spatialSearchRadius(_ radius: Double) -> Double { radius * (1 + 1e-6) + 0.01 }
+
+  /// Rows per `INSERT` of ``upsertVenues(_:)``: well under PostgreSQL's 65,535 parameters per statement.
+  static let venueRowsPerStatement = 1000
+
+  // MARK: Venues
+
+  public func upsertVenues(_ venues: [VenueRecord]) async throws {
+    guard !venues.isEmpty else { return }
+    // One row per id, the last one given (as a row-by-row upsert would leave it): one statement may not update a
+    // row twice.
+    var last: [PlaceID: Int] = [:]
+    for (index, record) in venues.enumerated() { last[record.place.id] = index }
+    // In geohash order, so that an import lays neighbours out on the same heap pages: a radius query then reads a
+    // few pages instead of one per venue.
+    let unique = venues.enumerated().filter { last[$0.element.place.id] == $0.offset }
+      .map { (record: $0.element, cells: GeohashPrefixes($0.element.location)) }
+      .sorted { ($0.cells.cell6, $0.record.place.id.rawValue) < ($1.cells.cell6, $1.record.place.id.rawValue) }
+    let now = Timestamp.milliseconds(Date())
+    let keywords = try unique.map { try JSONColumn.encode($0.record.place.keywords) }
+    try await inTransaction { connection in
+      let languages = try await Self.dataLanguages(connection, logger: logger)
+      let columns =
+        [
+          "id", "name", "description", "venue_type", "address", "city", "site", "phone", "email", "logo_url",
+          "time_zone", "keywords", "latitude", "longitude", "geohash2", "geohash3", "geohash4", "geohash5",
+          "geohash6", "rating_sum", "rating_count", "updated_at",
+        ] + languages.flatMap { ["name_\($0)", "description_\($0)"] }
+      let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+      var start = 0
+      while start < unique.count {
+        let end = min(unique.count, start + Self.venueRowsPerStatement)
+        var binds = PostgresBindings(capacity: (end - start) * columns.count)
+        var rows: [String] = []
+        for index in start..<end {
+          let (record, cells) = unique[index]
+          let place = record.place
+          let first = binds.count + 1
+          binds.append(place.id.rawValue)
+          binds.append(place.name.resolved(for: ["en"]) ?? "")
+          binds.append(place.description.resolved(for: ["en"]))
+          for value in [
+            place.venueType, place.address, place.city, place.site, place.phone, place.email, place.logoURL,
+            place.timeZone,
+          ] {
+            binds.append(value)
+          }
+          binds.append(keywords[index])
+          binds.append(record.location.latitude)
+          binds.append(record.location.longitude)
+          for cell in cells.all { binds.append(cell) }
+          binds.append(record.rating.sum)
+          binds.append(record.rating.count)
+          binds.append(now)
+          for language in languages {
+            binds.append(Self.translation(place.name, language))
+            binds.append(Self.translation(place.description, language))
+          }
+          rows.append("(" + (first..<binds.count + 1).map { "$\($0)" }.joined(separator: ", ") + ")")
+        }
+        let sql = """
+          INSERT INTO venues(\(columns.joined(separator: ", "))) VALUES \(rows.joined(separator: ", "))
+          ON CONFLICT (id) DO UPDATE SET \(updates)
+          """
+        try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        start = end
+      }
+    }
+  }
+
+  public func venue(_ id: PlaceID, language: String?) async throws -> Venue? {
+    try await client.withConnection { connection in
+      let select = try await Self.venueSelect(connection, language: language, logger: logger)
+      let rows = try await connection.query(
+        PostgresQuery(unsafeSQL: "\(select.sql) WHERE id = $1", binds: Self.bindings(id.rawValue)), logger: logger
+      ).collect()
+      return try rows.first.map { try Self.venue($0.makeRandomAccess(), languages: select.languages, distance: nil) }
+    }
+  }
+
+  public func nearbyVenues(_ query: VenueQuery) async throws -> Page<Venue> {
+    // One snapshot for the matches and the rows of the page, as SQLite's one read transaction.
+    try await inTransaction { connection in
+      try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+      let matches = try await Self.venues(
+        connection, within: query.radius, of: query.center, type: query.type, logger: logger)
+      let entries = try matches.map { match in
+        PlaceDirectory.Entry(
+          place: try Place(id: match.id, kind: .venue, name: LocalizedText()), rating: match.rating,
+          distance: match.distance)
+      }
+      let page = Page(PlaceDirectory.sorted(entries, by: query.sort), request: query.page)
+      let rowIDs = Dictionary(matches.map { ($0.id, $0.row) }, uniquingKeysWith: { first, _ in first })
+      let select = try await Self.venueSelect(connection, language: query.language, logger: logger)
+      let wanted = page.items.compactMap { rowIDs[$0.place.id] }
+      var binds = PostgresBindings()
+      binds.append(wanted)
+      let rows = try await connection.query(
+        PostgresQuery(unsafeSQL: "\(select.sql) WHERE row_id = ANY($1)", binds: binds), logger: logger
+      ).collect()
+      var byID: [PlaceID: PostgresRandomAccessRow] = [:]
+      for row in rows {
+        let random = row.makeRandomAccess()
+        byID[PlaceID(try random["id"].decode(String.self))] = random
+      }
+      var result = Page<Venue>([], request: query.page)
+      result.total = page.total
+      result.hasMore = page.hasMore
+      result.items = try page.items.compactMap { entry in
+        guard let row = byID[entry.place.id] else { return nil }
+        return try Self.venue(row, languages: select.languages, distance: entry.distance)
+      }
+      return result
+    }
+  }
+
+  /// The venues within `radius` metres of `center` (optionally only of `type`), in no particular order: the GiST
+  /// index on `location` finds the candidates of `ST_DWithin` on the sphere (a hair wider than `radius`, see
+  /// ``spatialSearchRadius(_:)``), then GeoKit's haversine distance, the one the protocol reports, keeps those
+  /// within `radius` — the same set and the same distances as the SQLite engine's.
+  public func venues(within radius: Double, of center: Coordinate, type: String? = nil) async throws -> [VenueMatch] {
+    try await client.withConnection { connection in
+      try await Self.venues(connection, within: radius, of: center, type: type, logger: logger)
+    }
+  }
+
+  static func venues(
+    _ connection: PostgresConnection, within radius: Double, of center: Coordinate, type: String?, logger: Logger
+  ) async throws -> [VenueMatch] {
+    guard radius >= 0, radius.isFinite else { return [] }
+    let search = spatialSearchRadius(radius)
+    let query: PostgresQuery =
+      if let type {
+        """
+        SELECT row_id, id, latitude, longitude, venue_type, rating_sum, rating_count FROM venues
+        WHERE ST_DWithin(location, ST_SetSRID(ST_MakePoint(\(center.longitude), \(center.latitude)), 4326)::geography,
+          \(search), false) AND venue_type = \(type)
+        """
+      } else {
+        """
+        SELECT row_id, id, latitude, longitude, venue_type, rating_sum, rating_count FROM venues
+        WHERE ST_DWithin(location, ST_SetSRID(ST_MakePoint(\(center.longitude), \(center.latitude)), 4326)::geography,
+          \(search), false)
+        """
+      }
+    var matches: [VenueMatch] = []
+    for try await (row, id, latitude, longitude, venueType, sum, count) in try await connection.query(
+      query, logger: logger
+    ).decode((Int64, String, Double, Double, String?, Int, Int).self) {
+      let distance = center.haversineDistance(to: Coordinate(uncheckedLatitude: latitude, longitude: longitude))
+      guard distance <= radius else { continue }
+      matches.append(
+        VenueMatch(
+          row: row, id: PlaceID(id), type: venueType, rating: RatingAggregate(sum: sum, count: count),
+          distance: distance))
+    }
+    return matches
+  }
+
+  // MARK: Promotions
+
+  public func insertPromotion(_ promotion: Promotion) async throws {
+    try await inTransaction { connection in
+      // `FOR KEY SHARE` keeps the venue from being deleted until the promotion is stored.
+      let venue = try await connection.query(
+        "SELECT 1 FROM venues WHERE id = \(promotion.venueID.rawValue) FOR KEY SHARE", logger: logger
+      ).collect()
+      guard !venue.isEmpty else { throw VenueRecordError.unknownVenue(promotion.venueID) }
+      try await connection.query(
+        """
+        INSERT INTO venue_promotions(id, venue_id, name, promo_code, image_url, old_price_amount,
+          old_price_currency, new_price_amount, new_price_currency, audience, valid_from, valid_until, window_start,
+          window_end)
+        VALUES (\(promotion.id.rawValue), \(promotion.venueID.rawValue), \(promotion.name), \(promotion.promoCode),
+          \(promotion.imageURL), \(promotion.oldPrice?.amount), \(promotion.oldPrice?.currency),
+          \(promotion.newPrice?.amount), \(promotion.newPrice?.currency), \(promotion.audience.rawValue),
+          \(promotion.validFrom), \(promotion.validUntil), \(promotion.window?.start), \(promotion.window?.end))
+        ON CONFLICT (id) DO UPDATE SET venue_id = excluded.venue_id, name = excluded.name,
+          promo_code = excluded.promo_code, image_url = excluded.image_url,
+          old_price_amount = excluded.old_price_amount, old_price_currency = excluded.old_price_currency,
+          new_price_amount = excluded.new_price_amount, new_price_currency = excluded.new_price_currency,
+          audience = excluded.audience, valid_from = excluded.valid_from, valid_until = excluded.valid_until,
+          window_start = excluded.window_start, window_end = excluded.window_end
+        """,
+        logger: logger)
+    }
+  }
+
+  public func promotions(venue: PlaceID) async throws -> [Promotion] {
+    try await client.query(
+      "SELECT * FROM venue_promotions WHERE venue_id = \(venue.rawValue) ORDER BY id", logger: logger
+    ).collect().map { try Self.promotion($0.makeRandomAccess()) }
+  }
+
+  public func promotion(_ id: PromotionID) async throws -> Promotion? {
+    try await client.query("SELECT * FROM venue_promotions WHERE id = \(id.rawValue)", logger: logger)
+      .collect().first.map { try Self.promotion($0.makeRandomAccess()) }
+  }
+
+  public func recordOffers(_ promotions: [PromotionID], to viewer: UserID, at time: Int64) async throws {
+    guard !promotions.isEmpty else { return }
+    // One statement; a promotion named twice counts twice, as two row-by-row upserts would.
+    var counts: [String: Int64] = [:]
+    var order: [String] = []
+    for promotion in promotions {
+      if counts[promotion.rawValue] == nil { order.append(promotion.rawValue) }
+      counts[promotion.rawValue, default: 0] += 1
+    }
+    let times = order.map { counts[$0] ?? 1 }
+    try await client.query(
+      """
+      INSERT INTO promotion_offers(user_id, promotion_id, first_at, last_at, times)
+      SELECT \(viewer.rawValue), p.id, \(time), \(time), p.times
+      FROM unnest(\(order)::text[], \(times)::bigint[]) AS p(id, times)
+      ORDER BY p.id
+      ON CONFLICT (user_id, promotion_id)
+        DO UPDATE SET last_at = excluded.last_at, times = promotion_offers.times + excluded.times
+      """, logger: logger)
+  }
+
+  public func wasOffered(_ promotion: PromotionID, to user: UserID) async throws -> Bool {
+    try await !client.query(
+      "SELECT 1 FROM promotion_offers WHERE user_id = \(user.rawValue) AND promotion_id = \(promotion.rawValue)",
+      logger: logger
+    ).collect().isEmpty
+  }
+
+  /// Exactly once, however many requests race: the insert needs the offer and yields to a concurrent one on the
+  /// key (`ON CONFLICT DO NOTHING` waits for the other transaction and then skips); when it stored nothing, a second
+  /// statement (a new snapshot, which sees the winner's commit) reads the earlier redemption.
+  public func redeem(_ promotion: PromotionID, by user: UserID, at time: Int64) async throws -> RedemptionOutcome {
+    try await client.withConnection { connection in
+      let inserted = try await connection.query(
+        """
+        INSERT INTO promotion_redemptions(user_id, promotion_id, redeemed_at)
+        SELECT user_id, promotion_id, \(time) FROM promotion_offers
+        WHERE user_id = \(user.rawValue) AND promotion_id = \(promotion.rawValue)
+        ON CONFLICT (user_id, promotion_id) DO NOTHING
+        RETURNING 1
+        """, logger: logger
+      ).collect()
+      if !inserted.isEmpty { return .redeemed }
+      for try await earlier in try await connection.query(
+        """
+        SELECT redeemed_at FROM promotion_redemptions
+        WHERE user_id = \(user.rawValue) AND promotion_id = \(promotion.rawValue)
+        """, logger: logger
+      ).decode(Int64.self) {
+        return .alreadyRedeemed(at: earlier)
+      }
+      return .notOffered
+    }
+  }
+
+  public func promotionActivity(venue: PlaceID) async throws -> [PromotionActivity] {
+    var activity: [PromotionActivity] = []
+    for try await (id, offeredUsers, offers, redeemed) in try await client.query(
+      """
+      SELECT p.id,
+        (SELECT COUNT(*) FROM promotion_offers o WHERE o.promotion_id = p.id) AS offered_users,
+        (SELECT COALESCE(SUM(o.times), 0)::bigint FROM promotion_offers o WHERE o.promotion_id = p.id) AS offers,
+        (SELECT COUNT(*) FROM promotion_redemptions r WHERE r.promotion_id = p.id) AS redeemed
+      FROM venue_promotions p WHERE p.venue_id = \(venue.rawValue) ORDER BY p.id
+      """, logger: logger
+    ).decode((String, Int, Int, Int).self) {
+      activity.append(
+        PromotionActivity(
+          promotionID: PromotionID(id), offeredUsers: offeredUsers, offers: offers, redeemed: redeemed))
+    }
+    return activity
+  }
+
+  // MARK: Helpers
+
+  /// Bindings of one text value.
+  static func bindings(_ value: String) -> PostgresBindings {
+    var binds = PostgresBindings()
+    binds.append(value)
+    return binds
+  }
+
+  /// The languages the localized data has columns for, in the order they were added.
+  static func dataLanguages(_ connection: PostgresConnection, logger: Logger) async throws -> [String] {
+    var languages: [String] = []
+    for try await code in try await connection.query(
+      PostgresQuery(
+        unsafeSQL: "SELECT code FROM \(PostgresSchema.quoted(PostgresSchema.languagesTable)) ORDER BY position"),
+      logger: logger
+    ).decode(String.self) {
+      languages.append(code)
+    }
+    return languages
+  }
+
+  /// The text of `text` in the column language `language` (`pt_br` matches `pt-BR`), or nil.
+  static func translation(_ text: LocalizedText, _ language: String) -> String? {
+    text.values.first { key, value in
+      !value.isEmpty && (try? LocalizationRegistry.normalizedLanguage(key)) == language
+    }?.value
+  }
+
+  /// `SELECT` of a venue's columns with `name` and `description` resolved for `language` through the localized
+  /// columns (then English, then the base value), and the languages the database has.
+  static func venueSelect(_ connection: PostgresConnection, language: String?, logger: Logger) async throws
+    -> (sql: String, languages: [String])
+  {
+    let languages = try await dataLanguages(connection, logger: logger)
+    let chain = LocalizationRegistry.fallbackChain(for: language ?? "en", fallbacks: ["en"], available: languages)
+    let name = try LocalizationRegistry.resolvedExpression(field: "name", languages: chain, as: "resolved_name")
+    let description = try LocalizationRegistry.resolvedExpression(
+      field: "description", languages: chain, as: "resolved_description")
+    let localized = languages.flatMap { ["name_\($0)", "description_\($0)"] }.map(PostgresSchema.quoted)
+    let columns =
+      [
+        "id", "venue_type", "latitude", "longitude", "address", "city", "site", "phone", "email", "logo_url",
+        "time_zone", "rating_sum", "rating_count",
+      ] + localized
+    return ("SELECT \(columns.joined(separator: ", ")), \(name), \(description) FROM venues", languages)
+  }
+
+  static func venue(_ row: PostgresRandomAccessRow, languages: [String], distance: Double?) throws -> Venue {
+    var names = LocalizedText()
+    for language in languages {
+      if let text = try row["name_\(language)"].decode(String?.self), !text.isEmpty {
+        names.set(text, for: language.replacingOccurrences(of: "_", with: "-"))
+      }
+    }
+    return Venue(
+      id: PlaceID(try row["id"].decode(String.self)), name: try row["resolved_name"].decode(String.self),
+      names: names, description: try row["resolved_description"].decode(String?.self),
+      type: try row["venue_type"].decode(String?.self),
+      location: Coordinate(
+        uncheckedLatitude: try row["latitude"].decode(Double.self),
+        longitude: try row["longitude"].decode(Double.self)),
+      address: try row["address"].decode(String?.self), city: try row["city"].decode(String?.self),
+      site: try row["site"].decode(String?.self), phone: try row["phone"].decode(String?.self),
+      email: try row["email"].decode(String?.self), logoURL: try row["logo_url"].decode(String?.self),
+      timeZone: try row["time_zone"].decode(String?.self),
+      rating: RatingAggregate(
+        sum: try row["rating_sum"].decode(Int.self), count: try row["rating_count"].decode(Int.self)),
+      distance: distance)
+  }
+
+  static func promotion(_ row: PostgresRandomAccessRow) throws -> Promotion {
+    func money(_ prefix: String) throws -> Money? {
+      guard let amount = try row["\(prefix)_amount"].decode(Int?.self),
+        let currency = try row["\(prefix)_currency"].decode(String?.self)
+      else { return nil }
+      return Money(amount: amount, currency: currency)
+    }
+    var window: TimeOfDayWindow?
+    if let start = try row["window_start"].decode(Int?.self), let end = try row["window_end"].decode(Int?.self) {
+      window = try TimeOfDayWindow(start: start, end: end)
+    }
+    return Promotion(
+      id: PromotionID(try row["id"].decode(String.self)), venueID: PlaceID(try row["venue_id"].decode(String.self)),
+      name: try row["name"].decode(String.self), promoCode: try row["promo_code"].decode(String.self),
+      imageURL: try row["image_url"].decode(String?.self), oldPrice: try money("old_price"),
+      newPrice: try money("new_price"),
+      audience: PromotionAudience(rawValue: try row["audience"].decode(String.self)) ?? .special,
+      validFrom: try row["valid_from"].decode(Int64?.self), validUntil: try row["valid_until"].decode(Int64?.self),
+      window: window)
+  }
+}
