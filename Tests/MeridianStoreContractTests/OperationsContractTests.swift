@@ -29,7 +29,9 @@ struct OperationsContractTests {
             dryRun: true, cutoff: 1_650_000_000_000, deleted: 10, batches: 0, users: 2, oldest: old[0].timestamp,
             newest: old[6].timestamp))
       let applied = try await store.applyRetention(olderThan: 1_650_000_000_000, batchSize: 4) { _ in }
-      #expect(applied.deleted == 10 && applied.batches == 3 && applied.users == 2 && !applied.dryRun)
+      // PostgreSQL drops the month of the old fixes (September 2020) in one transaction; SQLite deletes ⌈10 / 4⌉ batches.
+      let batches = engine.name.hasPrefix("postgres") ? 1 : 3
+      #expect(applied.deleted == 10 && applied.batches == batches && applied.users == 2 && !applied.dryRun)
       #expect(try await store.retentionPreview(olderThan: 1_650_000_000_000).deleted == 0)
       #expect(try await store.history(owner: "anna", filter: HistoryFilter(), limit: 100, before: nil).count == 5)
     }

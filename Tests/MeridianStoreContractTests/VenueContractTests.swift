@@ -143,4 +143,117 @@ struct VenueContractTests {
       }
     }
   }
+
+  /// Venues a hair inside and outside the circle, at every bearing, at latitudes from the equator to 80° and across
+  /// the antimeridian: the engine's spatial index may not decide the edge (PostGIS measures on another sphere or the
+  /// spheroid, a geohash covering is coarse); the haversine distance the protocol documents does.
+  @Test(arguments: StoreEngine.all)
+  func radiusQueriesDecideTheEdgeByTheHaversineDistance(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      let centres = try [(0.0, 10.0), (45.0, 7.5), (-33.9, 18.4), (60.2, 24.9), (80.0, -40.0), (-16.0, 179.9995)].map {
+        try Coordinate(latitude: $0.0, longitude: $0.1)
+      }
+      let radii = [100.0, 1000.0, 5000.0]
+      // Relative offsets from the radius: the spheroid differs from the sphere by up to 0.56 %.
+      let offsets = [-0.004, -1e-6, -1e-9, 1e-9, 1e-6, 0.004]
+      var records: [VenueRecord] = []
+      for (c, centre) in centres.enumerated() {
+        for (r, radius) in radii.enumerated() {
+          for bearing in stride(from: 0.0, to: 360, by: 22.5) {
+            for (o, offset) in offsets.enumerated() {
+              let point = try Self.point(from: centre, bearing: bearing, haversine: radius * (1 + offset))
+              let place = try Place(
+                id: PlaceID("edge-\(c)-\(r)-\(Int(bearing * 10))-\(o)"), kind: .venue,
+                name: LocalizedText(["en": "Edge"]), location: point, venueType: o % 2 == 0 ? "cafe" : "shop")
+              records.append(try VenueRecord(place: place))
+            }
+          }
+        }
+      }
+      try await store.upsertVenues(records)
+      var decided = 0
+      for centre in centres {
+        for radius in radii {
+          for type in [nil, "cafe"] as [String?] {
+            let expected = Dictionary(
+              uniqueKeysWithValues: records.compactMap { record -> (PlaceID, Double)? in
+                let distance = centre.haversineDistance(to: record.location)
+                guard distance <= radius, type == nil || record.place.venueType == type else { return nil }
+                return (record.place.id, distance)
+              })
+            let found = try await store.venues(within: radius, of: centre, type: type)
+            #expect(Set(found.map(\.id)) == Set(expected.keys), "\(centre) r=\(radius) type=\(type ?? "any")")
+            #expect(found.count == expected.count)
+            #expect(found.allSatisfy { abs($0.distance - (expected[$0.id] ?? .infinity)) < 1e-6 })
+            decided += expected.count
+          }
+        }
+      }
+      // Each circle holds its own 16 bearings × 3 inner offsets, and the smaller circles' venues.
+      #expect(decided > 6 * 16 * 3 * 3)
+    }
+  }
+
+  /// The point at `haversine` metres (on GeoKit's sphere) from `centre` along `bearing`: a geodesic destination
+  /// scaled until its haversine distance is `haversine` to well under a micrometre.
+  static func point(from centre: Coordinate, bearing: Double, haversine: Double) throws -> Coordinate {
+    var distance = haversine
+    func destination() throws -> Coordinate {
+      let point = try centre.destination(bearing: bearing, distance: distance)
+      return try Coordinate(latitude: point.latitude, longitude: point.longitude)
+    }
+    var point = try destination()
+    for _ in 0..<4 {
+      distance *= haversine / centre.haversineDistance(to: point)
+      point = try destination()
+    }
+    return point
+  }
+
+  /// Many requests redeeming one offer at once: exactly one redeems it, every other one is told when.
+  @Test(arguments: StoreEngine.all)
+  func aPromotionIsRedeemedExactlyOnceUnderConcurrency(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      for id: UserID in ["anna", "bob", "carol"] {
+        _ = try await store.createAccount(id: id, credential: .email("\(id)@example.com"), passwordHash: nil, now: 0)
+      }
+      let place = try Place(
+        id: "cafe", kind: .venue, name: LocalizedText(["en": "Cafe"]),
+        location: try Coordinate(latitude: 50.45, longitude: 30.52))
+      try await store.upsertVenues([try VenueRecord(place: place)])
+      try await store.insertPromotion(Promotion(id: "coffee", venueID: "cafe", name: "Coffee", promoCode: "C"))
+      try await store.insertPromotion(Promotion(id: "cake", venueID: "cafe", name: "Cake", promoCode: "K"))
+      try await store.recordOffers(["coffee", "cake"], to: "anna", at: 10)
+      try await store.recordOffers(["coffee"], to: "anna", at: 20)
+      try await store.recordOffers(["coffee", "coffee"], to: "bob", at: 30)
+      #expect(try await store.wasOffered("coffee", to: "anna"))
+      #expect(try await !store.wasOffered("coffee", to: "carol"))
+
+      let outcomes = try await withThrowingTaskGroup(of: (UserID, Int64, RedemptionOutcome).self) { group in
+        for attempt in 0..<24 {
+          let user: UserID = ["anna", "bob", "carol"][attempt % 3]
+          let time = 1000 + Int64(attempt)
+          group.addTask { (user, time, try await store.redeem("coffee", by: user, at: time)) }
+        }
+        return try await group.reduce(into: [(UserID, Int64, RedemptionOutcome)]()) { $0.append($1) }
+      }
+      for user: UserID in ["anna", "bob"] {
+        let mine = outcomes.filter { $0.0 == user }
+        let winners = mine.filter { $0.2 == .redeemed }
+        #expect(mine.count == 8 && winners.count == 1, "\(user): \(mine.map(\.2))")
+        // Every other request is told the winner's time.
+        let others = mine.filter { $0.2 != .redeemed }.map(\.2)
+        #expect(others == Array(repeating: .alreadyRedeemed(at: winners.first?.1 ?? -1), count: 7))
+      }
+      #expect(outcomes.filter { $0.0 == "carol" }.allSatisfy { $0.2 == .notOffered })
+      #expect(
+        try await store.promotionActivity(venue: "cafe") == [
+          PromotionActivity(promotionID: "cake", offeredUsers: 1, offers: 1, redeemed: 0),
+          PromotionActivity(promotionID: "coffee", offeredUsers: 2, offers: 4, redeemed: 2),
+        ])
+      #expect(try await store.redeem("cake", by: "anna", at: 5000) == .redeemed)
+      #expect(try await store.redeem("cake", by: "anna", at: 6000) == .alreadyRedeemed(at: 5000))
+      #expect(try await store.redeem("nothing", by: "anna", at: 6000) == .notOffered)
+    }
+  }
 }
