@@ -4,6 +4,7 @@ import HTTPTypes
 import MeridianAPI
 import MeridianServer
 import MeridianStore
+import MeridianStoreTesting
 import NetworkingKit
 import RealtimeKit
 import Testing
@@ -12,14 +13,26 @@ import Testing
 /// (also many at once), comments, points and coupons (also bought at once).
 @Suite("Polls and rewards over HTTP")
 struct PollTests {
-  static let engines = ["sqlite"]
+  static let engines = ["sqlite", "postgres"]
 
   /// Runs `body` against a server on `engine` (a fresh database each time).
   static func withServer(
     _ engine: String, _ configure: @escaping (inout ServerConfiguration) -> Void = { _ in },
     _ body: (TestServer) async throws -> Void
   ) async throws {
-    try await TestServer.with(configure, body)
+    guard engine == "postgres" else { return try await TestServer.with(configure, body) }
+    let database = try await StoreEngine.makePostgresDatabase()
+    do {
+      try await TestServer.with(
+        {
+          $0.database = .postgres(url: database.url)
+          configure(&$0)
+        }, body)
+    } catch {
+      await database.drop()
+      throw error
+    }
+    await database.drop()
   }
 
   /// A PNG of `size` bytes: the signature, then filler (the blob store checks the magic bytes only).

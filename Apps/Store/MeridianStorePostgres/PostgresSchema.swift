@@ -21,6 +21,7 @@ public enum PostgresSchema {
     appendOperationsMigrations(to: &migrator)
     migrator.append(.sql("2026-11-26 live log", PostgresStore.liveLogSchema))
     migrator.append(.sql("2026-11-26 limit counters", limitCounters))  // PostgresStore+Limits.swift
+    appendPollMigrations(to: &migrator)  // PostgresSchema+Polls.swift
     return migrator
   }
 

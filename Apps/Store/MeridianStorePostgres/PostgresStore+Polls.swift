@@ -1,0 +1,571 @@
+import DomainKit
+import Foundation
+import Logging
+import MeridianAPI
+import MeridianStore
+import PostgresNIO
+
+extension PostgresStore: PollStore {
+  /// The columns of ``PollRowValues`` and the join that embeds the author's public fields.
+  static let pollSelect = """
+    SELECT p.id, p.author_id, p.title, p.description, p.option0_text, p.option0_image, p.option1_text,
+      p.option1_image, p.votes0, p.votes1, p.hidden, p.closes_at, p.created_at,
+      CASE WHEN a.audience->>'fullName' = 'everyone' THEN a.full_name END,
+      CASE WHEN a.audience->>'avatar' = 'everyone' THEN a.avatar END,
+      (SELECT count(*) FROM poll_comments c WHERE c.poll_id = p.id AND NOT c.hidden)
+    FROM polls p LEFT JOIN profiles a ON a.user_id = p.author_id
+    """
+
+  static func pollValues(_ row: PostgresRow) throws -> PollRowValues {
+    let r = row.makeRandomAccess()
+    return PollRowValues(
+      id: try r[0].decode(String.self), authorID: try r[1].decode(String.self), title: try r[2].decode(String.self),
+      description: try r[3].decode(String.self), option0Text: try r[4].decode(String.self),
+      option0Image: try r[5].decode(String?.self), option1Text: try r[6].decode(String.self),
+      option1Image: try r[7].decode(String?.self), votes0: try r[8].decode(Int.self), votes1: try r[9].decode(Int.self),
+      hidden: try r[10].decode(Bool.self), closesAt: try r[11].decode(Int64?.self),
+      createdAt: try r[12].decode(Int64.self), authorName: try r[13].decode(String?.self),
+      authorAvatar: try r[14].decode(String?.self), comments: try r[15].decode(Int.self))
+  }
+
+  /// Whether `error` is a unique violation (SQLSTATE 23505).
+  static func isUniqueViolation(_ error: any Error) -> Bool { sqlState(error) == "23505" }
+
+  static func author(_ id: UserID, on connection: PostgresConnection, logger: Logger) async throws -> PublicAuthor {
+    let row = try await connection.query(
+      """
+      SELECT CASE WHEN audience->>'fullName' = 'everyone' THEN full_name END,
+        CASE WHEN audience->>'avatar' = 'everyone' THEN avatar END
+      FROM profiles WHERE user_id = \(id.rawValue)
+      """, logger: logger
+    ).collect().first
+    let (name, avatar) = try row?.decode((String?, String?).self) ?? (nil, nil)
+    return PublicAuthor(id: id, fullName: name, avatar: avatar)
+  }
+
+  // MARK: Polls
+
+  public func createPoll(_ poll: Poll, closesAt: Int64?, reward: Int, now: Int64) async throws -> PollSummary {
+    try await inTransaction { connection in
+      do {
+        _ = try await connection.query(
+          """
+          INSERT INTO polls(id, author_id, title, description, option0_text, option0_image, option1_text,
+            option1_image, closes_at, created_at)
+          VALUES (\(poll.id.rawValue), \(poll.authorID.rawValue), \(poll.title), \(poll.description),
+            \(poll.options[0].text), \(poll.options[0].imageURL), \(poll.options[1].text), \(poll.options[1].imageURL),
+            \(closesAt), \(poll.createdAt))
+          """, logger: logger
+        ).collect()
+      } catch  where Self.isUniqueViolation(error) {
+        throw PollStoreError.duplicateID(poll.id.rawValue)
+      }
+      if reward > 0 {
+        _ = try await Self.credit(
+          poll.authorID, reward, reason: .pollPosted, reference: poll.id.rawValue, now: now, on: connection,
+          logger: logger)
+      }
+      guard
+        let row = try await connection.query(
+          PostgresQuery(unsafeSQL: "\(Self.pollSelect) WHERE p.id = $1", binds: try Self.pollBinds([poll.id.rawValue])),
+          logger: logger
+        ).collect().first
+      else { throw PollStoreError.pollNotFound(poll.id) }
+      return try Self.pollValues(row).summary()
+    }
+  }
+
+  static func pollBinds(_ values: [(any PostgresEncodable & Sendable)?]) throws -> PostgresBindings {
+    var binds = PostgresBindings(capacity: values.count)
+    for value in values {
+      if let value { try binds.append(value) } else { binds.appendNull() }
+    }
+    return binds
+  }
+
+  public func poll(_ id: PollID, viewer: UserID?, includeHidden: Bool) async throws -> PollSummary? {
+    guard
+      let row = try await rows(
+        PostgresQuery(unsafeSQL: "\(Self.pollSelect) WHERE p.id = $1", binds: try Self.pollBinds([id.rawValue]))
+      ).first
+    else { return nil }
+    let values = try Self.pollValues(row)
+    if values.hidden && !includeHidden && values.authorID != viewer?.rawValue { return nil }
+    var choice: PollChoice?
+    if let viewer {
+      let found = try await rows(
+        "SELECT choice::bigint FROM poll_ballots WHERE user_id = \(viewer.rawValue) AND poll_id = \(id.rawValue)")
+      choice = try found.first.flatMap { PollChoice(rawValue: try $0.decode(Int.self)) }
+    }
+    return try values.summary(myChoice: choice)
+  }
+
+  public func polls(_ query: PollFeedQuery) async throws -> PollPage {
+    let cursor = try query.cursor.map { text throws(PollStoreError) in try PollCursor(text: text, order: query.order) }
+    var conditions = ["true"]
+    var values: [(any PostgresEncodable & Sendable)?] = []
+    func bind(_ value: (any PostgresEncodable & Sendable)?) -> String {
+      values.append(value)
+      return "$\(values.count)"
+    }
+    if let author = query.author { conditions.append("p.author_id = \(bind(author.rawValue))") }
+    if query.leavesOutHidden { conditions.append("NOT p.hidden") }
+    let order: String
+    switch query.order {
+    case .newest:
+      order = "p.created_at DESC, p.id DESC"
+      if let cursor { conditions.append("(p.created_at, p.id) < (\(bind(cursor.createdAt)), \(bind(cursor.id)))") }
+    case .mostVoted:
+      order = "p.votes_total DESC, p.created_at DESC, p.id DESC"
+      if let cursor {
+        conditions.append(
+          "(p.votes_total, p.created_at, p.id) < (\(bind(cursor.votes ?? 0)), \(bind(cursor.createdAt)), \(bind(cursor.id)))"
+        )
+      }
+    }
+    let limit = bind(query.limit + 1)
+    let sql = "\(Self.pollSelect) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order) LIMIT \(limit)"
+    let found = try await rows(PostgresQuery(unsafeSQL: sql, binds: try Self.pollBinds(values)))
+    let page = try found.prefix(query.limit).map(Self.pollValues)
+    return PollPage(
+      items: try page.map { try $0.summary() },
+      nextCursor: found.count > query.limit ? page.last?.cursor(query.order).text : nil)
+  }
+
+  public func setPollHidden(_ id: PollID, hidden: Bool) async throws -> Bool {
+    !(try await rows("UPDATE polls SET hidden = \(hidden) WHERE id = \(id.rawValue) RETURNING 1").isEmpty)
+  }
+
+  public func deletePoll(_ id: PollID) async throws -> [String]? {
+    try await inTransaction { connection in
+      guard
+        let row = try await connection.query(
+          "DELETE FROM polls WHERE id = \(id.rawValue) RETURNING option0_image, option1_image", logger: logger
+        ).collect().first
+      else { return nil }
+      let (first, second) = try row.decode((String?, String?).self)
+      var unreferenced: [String] = []
+      for hash in Set([first, second].compactMap { BlobReference.hash(in: $0) }).sorted() {
+        let pattern = "%" + hash
+        let count = try await Self.count(
+          """
+          SELECT (SELECT count(*) FROM polls WHERE option0_image LIKE \(pattern) OR option1_image LIKE \(pattern))
+            + (SELECT count(*) FROM profiles WHERE avatar LIKE \(pattern))
+          """, on: connection, logger: logger)
+        if count == 0 { unreferenced.append(hash) }
+      }
+      return unreferenced
+    }
+  }
+
+  // MARK: Votes
+
+  public func vote(_ poll: PollID, user: UserID, choice: PollChoice, reward: Int, now: Int64) async throws
+    -> VoteOutcome
+  {
+    try await inTransaction { connection in
+      // The poll row's lock orders every vote of the poll: counts and ballots change together.
+      guard
+        let row = try await connection.query(
+          "SELECT hidden, closes_at FROM polls WHERE id = \(poll.rawValue) FOR UPDATE", logger: logger
+        ).collect().first
+      else { throw PollStoreError.pollNotFound(poll) }
+      let (hidden, closesAt) = try row.decode((Bool, Int64?).self)
+      if hidden { throw PollStoreError.pollHidden(poll) }
+      if let closesAt, now >= closesAt { throw PollStoreError.pollClosed(poll) }
+      let previous = try await connection.query(
+        "SELECT choice::bigint FROM poll_ballots WHERE user_id = \(user.rawValue) AND poll_id = \(poll.rawValue)",
+        logger: logger
+      ).collect().first.flatMap { PollChoice(rawValue: try $0.decode(Int.self)) }
+      var awarded = 0
+      let counts: PostgresRow?
+      if let previous {
+        if previous != choice {
+          _ = try await connection.query(
+            """
+            UPDATE poll_ballots SET choice = \(Int16(choice.rawValue)), updated_at = \(now)
+            WHERE user_id = \(user.rawValue) AND poll_id = \(poll.rawValue)
+            """, logger: logger
+          ).collect()
+          let delta = choice == .first ? 1 : -1
+          counts = try await connection.query(
+            """
+            UPDATE polls SET votes0 = votes0 + \(delta), votes1 = votes1 - \(delta) WHERE id = \(poll.rawValue)
+            RETURNING votes0, votes1
+            """, logger: logger
+          ).collect().first
+        } else {
+          counts = try await connection.query(
+            "SELECT votes0, votes1 FROM polls WHERE id = \(poll.rawValue)", logger: logger
+          ).collect().first
+        }
+      } else {
+        _ = try await connection.query(
+          """
+          INSERT INTO poll_ballots(user_id, poll_id, choice, created_at, updated_at)
+          VALUES (\(user.rawValue), \(poll.rawValue), \(Int16(choice.rawValue)), \(now), \(now))
+          """, logger: logger
+        ).collect()
+        let (first, second) = choice == .first ? (1, 0) : (0, 1)
+        counts = try await connection.query(
+          """
+          UPDATE polls SET votes0 = votes0 + \(first), votes1 = votes1 + \(second), votes_total = votes_total + 1
+          WHERE id = \(poll.rawValue) RETURNING votes0, votes1
+          """, logger: logger
+        ).collect().first
+        if reward > 0 {
+          awarded = try await Self.credit(
+            user, reward, reason: .voted, reference: poll.rawValue, now: now, on: connection, logger: logger)
+        }
+      }
+      let (votes0, votes1) = try counts?.decode((Int, Int).self) ?? (0, 0)
+      return VoteOutcome(results: PollResults(counts: [votes0, votes1]), previous: previous, awarded: awarded)
+    }
+  }
+
+  // MARK: Comments
+
+  public func addComment(_ comment: PollComment) async throws -> PollCommentView {
+    try await inTransaction { connection in
+      guard
+        let row = try await connection.query(
+          "SELECT hidden FROM polls WHERE id = \(comment.pollID.rawValue) FOR SHARE", logger: logger
+        ).collect().first
+      else { throw PollStoreError.pollNotFound(comment.pollID) }
+      if try row.decode(Bool.self) { throw PollStoreError.pollHidden(comment.pollID) }
+      do {
+        _ = try await connection.query(
+          """
+          INSERT INTO poll_comments(poll_id, id, author_id, text, created_at)
+          VALUES (\(comment.pollID.rawValue), \(comment.id.rawValue), \(comment.authorID.rawValue), \(comment.text),
+            \(comment.createdAt))
+          """, logger: logger
+        ).collect()
+      } catch  where Self.isUniqueViolation(error) {
+        throw PollStoreError.duplicateID(comment.id.rawValue)
+      }
+      return PollCommentView(
+        comment: comment, author: try await Self.author(comment.authorID, on: connection, logger: logger))
+    }
+  }
+
+  public func comments(of poll: PollID, viewer: UserID?, cursor: String?, limit: Int) async throws
+    -> PollCommentPage
+  {
+    let cursor = try cursor.map { text throws(PollStoreError) in try CommentCursor(text: text) }
+    let limit = min(100, max(1, limit))
+    guard let row = try await rows("SELECT author_id, hidden FROM polls WHERE id = \(poll.rawValue)").first else {
+      throw PollStoreError.pollNotFound(poll)
+    }
+    let (author, hidden) = try row.decode((String, Bool).self)
+    if hidden && author != viewer?.rawValue { throw PollStoreError.pollNotFound(poll) }
+    let found = try await rows(
+      """
+      SELECT c.id, c.author_id, c.text, c.hidden, c.created_at,
+        CASE WHEN a.audience->>'fullName' = 'everyone' THEN a.full_name END,
+        CASE WHEN a.audience->>'avatar' = 'everyone' THEN a.avatar END
+      FROM poll_comments c LEFT JOIN profiles a ON a.user_id = c.author_id
+      WHERE c.poll_id = \(poll.rawValue) AND (NOT c.hidden OR c.author_id = \(viewer?.rawValue))
+        AND (c.created_at, c.id) > (\(cursor?.createdAt ?? Int64.min), \(cursor?.id ?? ""))
+      ORDER BY c.created_at, c.id LIMIT \(limit + 1)
+      """)
+    let items = try found.prefix(limit).map { row in
+      let (id, authorID, text, hidden, createdAt, name, avatar) = try row.decode(
+        (String, String, String, Bool, Int64, String?, String?).self)
+      return PollCommentView(
+        comment: try PollComment(
+          id: CommentID(id), pollID: poll, authorID: UserID(authorID), text: text, createdAt: createdAt),
+        author: PublicAuthor(id: UserID(authorID), fullName: name, avatar: avatar), hidden: hidden)
+    }
+    let next =
+      found.count > limit
+      ? items.last.map { CommentCursor(createdAt: $0.comment.createdAt, id: $0.id.rawValue).text } : nil
+    return PollCommentPage(items: items, nextCursor: next)
+  }
+
+  public func deleteComment(_ id: CommentID, by user: UserID) async throws -> Bool {
+    !(try await rows(
+      "DELETE FROM poll_comments WHERE id = \(id.rawValue) AND author_id = \(user.rawValue) RETURNING 1"
+    ).isEmpty)
+  }
+
+  public func setCommentHidden(_ id: CommentID, hidden: Bool, by pollAuthor: UserID?) async throws -> Bool {
+    let author = pollAuthor?.rawValue
+    return
+      !(try await rows(
+        """
+        UPDATE poll_comments SET hidden = \(hidden) WHERE id = \(id.rawValue)
+          AND (\(author)::text IS NULL OR poll_id IN (SELECT id FROM polls WHERE author_id = \(author)))
+        RETURNING 1
+        """
+      ).isEmpty)
+  }
+
+  // MARK: Points
+
+  /// Appends an earning to `user`'s ledger and balance, unless the unique index says it was credited before (a poll
+  /// or vote reward); returns the points credited.
+  static func credit(
+    _ user: UserID, _ amount: Int, reason: PointsReason, reference: String?, note: String? = nil, now: Int64,
+    on connection: PostgresConnection, logger: Logger
+  ) async throws -> Int {
+    let inserted = try await connection.query(
+      """
+      INSERT INTO points_ledger(user_id, id, amount, reason, reference, note, created_at)
+      VALUES (\(user.rawValue), \(entryID()), \(amount), \(reason.rawValue), \(reference), \(note), \(now))
+      ON CONFLICT DO NOTHING RETURNING 1
+      """, logger: logger
+    ).collect()
+    guard !inserted.isEmpty else { return 0 }
+    _ = try await connection.query(
+      """
+      INSERT INTO points_balances(user_id, balance) VALUES (\(user.rawValue), \(amount))
+      ON CONFLICT (user_id) DO UPDATE SET balance = points_balances.balance + excluded.balance
+      """, logger: logger
+    ).collect()
+    return amount
+  }
+
+  /// Spends `amount` (> 0) of `user`'s points: the `UPDATE` waits for the balance row's lock and re-checks the
+  /// balance after it (READ COMMITTED), and the row's check is the last word: never below zero.
+  static func debit(
+    _ user: UserID, _ amount: Int, reason: PointsReason, reference: String?, note: String? = nil, now: Int64,
+    on connection: PostgresConnection, logger: Logger
+  ) async throws -> Int {
+    guard
+      let row = try await connection.query(
+        """
+        UPDATE points_balances SET balance = balance - \(amount)
+        WHERE user_id = \(user.rawValue) AND balance >= \(amount) RETURNING balance
+        """, logger: logger
+      ).collect().first
+    else {
+      throw PointsError.notEnoughPoints(
+        balance: try await balance(user, lock: false, on: connection, logger: logger), required: amount)
+    }
+    _ = try await connection.query(
+      """
+      INSERT INTO points_ledger(user_id, id, amount, reason, reference, note, created_at)
+      VALUES (\(user.rawValue), \(entryID()), \(-amount), \(reason.rawValue), \(reference), \(note), \(now))
+      """, logger: logger
+    ).collect()
+    return try row.decode(Int.self)
+  }
+
+  /// `user`'s balance (0 without a row), optionally locking the row until the transaction ends.
+  static func balance(_ user: UserID, lock: Bool, on connection: PostgresConnection, logger: Logger) async throws
+    -> Int
+  {
+    let sql = "SELECT balance FROM points_balances WHERE user_id = $1" + (lock ? " FOR UPDATE" : "")
+    return try await column(
+      Int.self, PostgresQuery(unsafeSQL: sql, binds: try pollBinds([user.rawValue])), on: connection, logger: logger
+    ).first ?? 0
+  }
+
+  static func entryID() -> String { UUID().uuidString.lowercased() }
+
+  static func statement(_ user: UserID, limit: Int, on connection: PostgresConnection, logger: Logger) async throws
+    -> PointsStatement
+  {
+    let found = try await connection.query(
+      """
+      SELECT id, amount, reason, reference, created_at FROM points_ledger WHERE user_id = \(user.rawValue)
+      ORDER BY created_at DESC, seq DESC LIMIT \(max(0, limit))
+      """, logger: logger
+    ).collect()
+    let entries = try found.map { row in
+      let (id, amount, reason, reference, createdAt) = try row.decode((String, Int, String, String?, Int64).self)
+      return PointsEntry(
+        id: LedgerEntryID(id), userID: user, amount: amount, reason: PointsReason(rawValue: reason) ?? .adjustment,
+        reference: reference, createdAt: createdAt)
+    }
+    return PointsStatement(
+      balance: try await balance(user, lock: false, on: connection, logger: logger), entries: entries)
+  }
+
+  public func points(of user: UserID, limit: Int) async throws -> PointsStatement {
+    try await inTransaction { connection in
+      _ = try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+      return try await Self.statement(user, limit: limit, on: connection, logger: logger)
+    }
+  }
+
+  public func grantPoints(_ amount: Int, to user: UserID, note: String, now: Int64) async throws -> PointsStatement {
+    try await inTransaction { connection in
+      guard
+        try await !connection.query("SELECT 1 FROM users WHERE id = \(user.rawValue)", logger: logger).collect()
+          .isEmpty
+      else { throw PollStoreError.userNotFound(user) }
+      let balance = try await Self.balance(user, lock: true, on: connection, logger: logger)
+      // DomainKit's ledger rules decide (amount ≠ 0; a negative grant may not overdraw); the SQL keeps them.
+      var ledger = PointsLedger(
+        userID: user,
+        entries: [PointsEntry(id: "balance", userID: user, amount: balance, reason: .adjustment, createdAt: now)])
+      if amount >= 0 {
+        try ledger.earn(amount, reason: .adjustment, id: "grant", at: now)
+        _ = try await Self.credit(
+          user, amount, reason: .adjustment, reference: nil, note: note, now: now, on: connection, logger: logger)
+      } else {
+        try ledger.spend(-amount, reason: .adjustment, id: "grant", at: now)
+        _ = try await Self.debit(
+          user, -amount, reason: .adjustment, reference: nil, note: note, now: now, on: connection, logger: logger)
+      }
+      return try await Self.statement(user, limit: 20, on: connection, logger: logger)
+    }
+  }
+
+  // MARK: Coupons
+
+  static let offerSelect = """
+    SELECT id, shop_name, title, description, discount_percent, price, stock, sold, valid_until FROM coupon_offers
+    """
+
+  static func listing(_ row: PostgresRow) throws -> CouponListing {
+    let (id, shop, title, description, discount, price, stock, sold, validUntil) = try row.decode(
+      (String, String, String, String, Int?, Int, Int, Int, Int64?).self)
+    return CouponListing(
+      offer: CouponOffer(
+        id: CouponID(id), shopName: shop, title: title, discountPercent: discount, price: price,
+        validUntil: validUntil), description: description, stock: stock, sold: sold)
+  }
+
+  public func upsertCouponOffer(_ offer: CouponOffer, description: String, stock: Int, now: Int64) async throws
+    -> CouponListing
+  {
+    guard offer.price > 0 else { throw PointsError.invalidAmount(offer.price) }
+    guard stock >= 0 else { throw PointsError.invalidAmount(stock) }
+    let found = try await rows(
+      """
+      INSERT INTO coupon_offers(id, shop_name, title, description, discount_percent, price, stock, valid_until,
+        created_at)
+      VALUES (\(offer.id.rawValue), \(offer.shopName), \(offer.title), \(description), \(offer.discountPercent),
+        \(offer.price), \(stock), \(offer.validUntil), \(now))
+      ON CONFLICT (id) DO UPDATE SET shop_name = excluded.shop_name, title = excluded.title,
+        description = excluded.description, discount_percent = excluded.discount_percent, price = excluded.price,
+        stock = greatest(excluded.stock, coupon_offers.sold), valid_until = excluded.valid_until
+      RETURNING id, shop_name, title, description, discount_percent, price, stock, sold, valid_until
+      """)
+    guard let row = found.first else { throw PollStoreError.offerNotFound(offer.id) }
+    return try Self.listing(row)
+  }
+
+  public func couponOffers(validAt now: Int64?) async throws -> [CouponListing] {
+    try await rows(
+      PostgresQuery(
+        unsafeSQL:
+          "\(Self.offerSelect) WHERE $1::bigint IS NULL OR valid_until IS NULL OR valid_until > $1 ORDER BY id",
+        binds: try Self.pollBinds([now]))
+    ).map(Self.listing)
+  }
+
+  public func purchaseCoupon(
+    _ offer: CouponID, user: UserID, couponID: CouponID, code: String, requestKey: String?, now: Int64
+  ) async throws -> CouponPurchase {
+    try await inTransaction { connection in
+      // The buyer's balance row first (every purchase of theirs waits here: a replayed key finds the first
+      // purchase), then the offer's row: always in this order, so purchases never deadlock.
+      let balance = try await Self.balance(user, lock: true, on: connection, logger: logger)
+      if let requestKey,
+        let row = try await connection.query(
+          """
+          SELECT id, offer_id, code, purchased_at FROM coupons
+          WHERE user_id = \(user.rawValue) AND request_key = \(requestKey)
+          """, logger: logger
+        ).collect().first
+      {
+        let (id, offerID, code, purchasedAt) = try row.decode((String, String, String, Int64).self)
+        let coupon = Coupon(
+          id: CouponID(id), offerID: CouponID(offerID), userID: user, code: code, purchasedAt: purchasedAt)
+        return CouponPurchase(coupon: coupon, balance: balance)
+      }
+      guard
+        let row = try await connection.query(
+          PostgresQuery(
+            unsafeSQL: "\(Self.offerSelect) WHERE id = $1 FOR UPDATE", binds: try Self.pollBinds([offer.rawValue])),
+          logger: logger
+        ).collect().first
+      else { throw PollStoreError.offerNotFound(offer) }
+      let listing = try Self.listing(row)
+      if let validUntil = listing.offer.validUntil, now >= validUntil { throw PointsError.offerExpired }
+      guard listing.remaining > 0 else { throw PollStoreError.outOfStock(offer) }
+      // DomainKit's rule decides (expiry, the price against the balance); the SQL below keeps it.
+      var ledger = PointsLedger(
+        userID: user,
+        entries: [PointsEntry(id: "balance", userID: user, amount: balance, reason: .adjustment, createdAt: now)])
+      let coupon = try ledger.purchase(listing.offer, couponID: couponID, code: code, entryID: "purchase", at: now)
+      let remaining = try await Self.debit(
+        user, listing.offer.price, reason: .couponPurchase, reference: couponID.rawValue, now: now, on: connection,
+        logger: logger)
+      let sold = try await connection.query(
+        "UPDATE coupon_offers SET sold = sold + 1 WHERE id = \(offer.rawValue) AND sold < stock RETURNING 1",
+        logger: logger
+      ).collect()
+      guard !sold.isEmpty else { throw PollStoreError.outOfStock(offer) }
+      do {
+        _ = try await connection.query(
+          """
+          INSERT INTO coupons(user_id, id, offer_id, code, price, request_key, purchased_at)
+          VALUES (\(user.rawValue), \(couponID.rawValue), \(offer.rawValue), \(code), \(listing.offer.price),
+            \(requestKey), \(now))
+          """, logger: logger
+        ).collect()
+      } catch  where Self.isUniqueViolation(error) {
+        throw PollStoreError.codeTaken
+      }
+      return CouponPurchase(coupon: coupon, balance: remaining)
+    }
+  }
+
+  public func coupons(of user: UserID) async throws -> [Coupon] {
+    try await rows(
+      """
+      SELECT id, offer_id, code, purchased_at FROM coupons WHERE user_id = \(user.rawValue)
+      ORDER BY purchased_at DESC, id
+      """
+    ).map { row in
+      let (id, offerID, code, purchasedAt) = try row.decode((String, String, String, Int64).self)
+      return Coupon(id: CouponID(id), offerID: CouponID(offerID), userID: user, code: code, purchasedAt: purchasedAt)
+    }
+  }
+
+  public func couponStats() async throws -> [CouponStats] {
+    try await rows(
+      """
+      SELECT o.id, o.stock, o.sold,
+        (SELECT count(*) FROM coupons c WHERE c.offer_id = o.id AND c.redeemed_at IS NOT NULL)
+      FROM coupon_offers o ORDER BY o.id
+      """
+    ).map { row in
+      let (id, stock, sold, redeemed) = try row.decode((String, Int, Int, Int).self)
+      return CouponStats(offerId: CouponID(id), stock: stock, bought: sold, redeemed: redeemed)
+    }
+  }
+}
+
+extension PostgresStore: BlobStore {
+  public func putBlob(_ data: Data, kind: BlobKind, now: Int64) async throws -> String {
+    let hash = SecretHash.sha256(data)
+    try await execute(
+      """
+      INSERT INTO blobs(hash, kind, data, created_at) VALUES (\(hash), \(kind.rawValue), \(data), \(now))
+      ON CONFLICT (hash) DO NOTHING
+      """)
+    return hash
+  }
+
+  public func blob(_ hash: String) async throws -> StoredBlob? {
+    guard BlobKind.isHash(hash),
+      let row = try await rows("SELECT kind, data FROM blobs WHERE hash = \(hash)").first
+    else { return nil }
+    let (kind, data) = try row.decode((String, Data).self)
+    return BlobKind(rawValue: kind).map { StoredBlob(hash: hash, kind: $0, data: data) }
+  }
+
+  public func hasBlob(_ hash: String) async throws -> Bool {
+    !(try await rows("SELECT 1 FROM blobs WHERE hash = \(hash)").isEmpty)
+  }
+
+  public func deleteBlob(_ hash: String) async throws -> Bool {
+    !(try await rows("DELETE FROM blobs WHERE hash = \(hash) RETURNING 1").isEmpty)
+  }
+}
