@@ -134,10 +134,26 @@ struct TwoNodeTests {
       #expect(try await !bobOnB.subscribe(annaChannel))
       #expect(try await !daveOnA.subscribe(annaChannel))
 
-      // Node A takes the paused fix but fans it out to nobody; after resuming, the next fix arrives and the paused
-      // one never does.
+      // The paused fix reaches nobody but Anna herself; after resuming, the next fix arrives and the paused one
+      // never does. A node decides who sees a fix when it fans it out (milliseconds after the commit), so the test
+      // resumes once both nodes have fanned the paused fix out — to Anna's own sockets on each node.
+      let selfOnA = await LiveWatcher(server: a, token: anna.session.token)
+      let selfOnB = await LiveWatcher(server: b, token: anna.session.token)
+      defer {
+        Task {
+          await selfOnA.stop()
+          await selfOnB.stop()
+        }
+      }
+      #expect(try await selfOnA.subscribe(annaChannel))
+      #expect(try await selfOnB.subscribe(annaChannel))
       let paused = try makeFixes(count: 1, start: 1_700_000_100_000)
       _ = try await anna.client.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: paused))
+      for watcher in [selfOnA, selfOnB] {
+        try await watcher.wait("the paused fix, fanned out to its owner") { _ in
+          try await watcher.locations(on: annaChannel).contains { $0.fixes.map(\.timestamp) == paused.map(\.timestamp) }
+        }
+      }
       _ = try await annaOnB.send(API.resumeSharing)
       #expect(try await bobOnB.subscribe(annaChannel))
       #expect(try await daveOnA.subscribe(annaChannel))
