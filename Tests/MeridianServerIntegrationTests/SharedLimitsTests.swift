@@ -40,3 +40,27 @@ import Testing
     }
   }
 }
+
+extension SharedLimitsTests {
+  @Test(arguments: StoreEngine.all)
+  func sharedCountersThatCantBeReachedRefuseInsteadOfLiftingTheLimit(_ engine: StoreEngine) async throws {
+    try await engine.withTwoNodes { first, _ in
+      guard let counters = first.sharedLimits else {
+        #expect(first.sharedLimits == nil)
+        return
+      }
+      let instance = try await engine.make()
+      let gone = try await instance.openNode()
+      let unreachable = try #require(gone.store.sharedLimits)
+      await gone.close()
+      await instance.dispose()
+      let limiter = RateLimiter(limit: 5, window: 60_000, counters: .shared(unreachable, purpose: "otp.phone"))
+      #expect(await limiter.take("+15550100", cost: 1, now: 0) == LimitCounters.unavailableWait)
+      let backoff = FailureBackoff(freeFailures: 5, counters: .shared(unreachable, purpose: "signin.account"))
+      #expect(await backoff.wait("anna@example.com", now: 0) == LimitCounters.unavailableWait)
+      // The same limiter on counters that answer allows the request.
+      let working = RateLimiter(limit: 5, window: 60_000, counters: .shared(counters, purpose: "otp.phone"))
+      #expect(await working.take("+15550100", cost: 1, now: 0) == nil)
+    }
+  }
+}
