@@ -296,6 +296,28 @@ struct PollTests {
     }
   }
 
+  @Test(arguments: engines)
+  func aProfilePhotoComesFromTheBlobStoreAndShowsOnPolls(_ engine: String) async throws {
+    try await Self.withServer(engine) { server in
+      let anna = try await server.signUp("anna")
+      let photo = try await anna.client.send(API.uploadBlob, body: Self.png(2_000, seed: 3))
+      let profile = try await anna.client.send(
+        API.updateProfile, body: ProfileUpdate(avatar: photo.url, audience: [.avatar: .everyone, .fullName: .everyone]))
+      #expect(profile.avatar == photo.url)
+      await expectAPIError(.invalidRequest, status: 400) {
+        try await anna.client.send(
+          API.updateProfile, body: ProfileUpdate(avatar: "/v1/blobs/\(String(repeating: "0", count: 64))"))
+      }
+      #expect(try await anna.client.send(API.me).profile.avatar == photo.url)
+      let poll = try await anna.client.send(
+        API.createPoll, body: Self.newPoll("With a face", images: [photo.url, photo.url]))
+      #expect(poll.author == PublicAuthor(id: anna.session.userId, fullName: "Anna", avatar: photo.url))
+      let boris = try await server.signUp("boris")
+      let feed = try await boris.client.send(API.polls, parameters: PollFeedParameters())
+      #expect(feed.items.first?.author.avatar == photo.url)
+    }
+  }
+
   /// What a `poll:<id>` event carries.
   struct ResultsEvent: Decodable {
     var type: String

@@ -206,7 +206,9 @@ public struct ServerApp: Sendable {
       }
     }
     AuthFeature(environment: environment, live: live).register(on: registrar)
-    ProfileFeature(environment: environment).register(on: registrar)
+    ProfileFeature(
+      environment: environment, blobs: PollFeature.blobStore(configuration: configuration, store: environment.store)
+    ).register(on: registrar)
     SharingFeature(environment: environment, live: live).register(on: registrar)
     DeviceFeature(environment: environment, ingest: ingest).register(on: registrar)
     PhoneAppIngest(environment: environment, ingest: ingest).register(on: registrar)

@@ -7,6 +7,8 @@ import NetworkingKit
 /// The caller's account and profile, other people's profiles (only the fields they may see) and user search.
 struct ProfileFeature: Sendable {
   let environment: ServerEnvironment
+  /// Where profile photos uploaded with `POST /v1/blobs` are; an avatar `/v1/blobs/<hash>` must be one of them.
+  var blobs: (any BlobStore)? = nil
   var accounts: any AccountStore { environment.store }
   var store: any SocialStore { environment.store }
 
@@ -32,7 +34,16 @@ struct ProfileFeature: Sendable {
       guard trimmed.count <= max else { throw .invalidRequest("'\(field)' can have at most \(max) characters.") }
       return .some(trimmed.isEmpty ? nil : trimmed)
     }
-    if let avatar = try text(update.avatar, "avatar", max: 2048) { profile.avatar = avatar }
+    if let avatar = try text(update.avatar, "avatar", max: 2048) {
+      // A photo from the blob store must have been uploaded; other URLs are the client's own.
+      if let avatar, avatar.hasPrefix("/v1/blobs/"), let blobs {
+        guard let hash = BlobReference.hash(in: avatar), try await blobs.hasBlob(hash) else {
+          throw APIError.invalidRequest(
+            "'avatar' names no uploaded image; upload it with POST /v1/blobs and send the url it answers.")
+        }
+      }
+      profile.avatar = avatar
+    }
     if let name = try text(update.fullName, "fullName", max: 200) { profile.fullName = name }
     if let status = try text(update.status, "status", max: 500) { profile.status = status }
     if let birthday = update.birthday { profile.birthday = birthday }
