@@ -50,30 +50,33 @@ extension PostgresStore: OperationsStore {
       report.newest = max(report.newest ?? newest, newest)
     }
     let limit = max(1, batchSize)
-    // A month can come back (an import of old fixes creates its partition again), and a trimmed row can move (an
-    // update gives it a new ctid): another pass catches either, until one finds nothing.
+    // A month can come back (an import of old fixes creates its partition again) and a row can move while a month is
+    // trimmed (an update gives it a new ctid): another pass drops the one and trims that month again; a month whose
+    // trim deleted every row it read is not scanned twice.
+    var trimmed = Set<String>()
     while true {
       let partitions = try await client.withConnection { connection in
         try await Self.fixPartitions(connection, logger: logger)
       }
-      var deletedInPass = 0
+      var dropped = 0
       for partition in partitions where partition.isWhollyBefore(cutoff) {
-        let dropped = try await retryingLocks { try await self.drop(partition) }
-        for row in dropped { add(user: row.user, rows: row.rows, oldest: row.oldest, newest: row.newest) }
+        let rows = try await retryingLocks { try await self.drop(partition) }
+        for row in rows { add(user: row.user, rows: row.rows, oldest: row.oldest, newest: row.newest) }
         report.batches += 1
-        deletedInPass += dropped.reduce(0) { $0 + $1.rows }
+        dropped += 1
         progress(report.deleted)
         await Task.yield()
       }
-      for partition in partitions where partition.straddles(cutoff) {
-        try await trim(partition, before: cutoff, batchSize: limit) { batch in
+      let straddling = partitions.filter { $0.straddles(cutoff) }
+      for partition in straddling where !trimmed.contains(partition.name) {
+        let complete = try await trim(partition, before: cutoff, batchSize: limit) { batch in
           for (user, timestamp) in batch { add(user: user, rows: 1, oldest: timestamp, newest: timestamp) }
           report.batches += 1
-          deletedInPass += batch.count
           progress(report.deleted)
         }
+        if complete { trimmed.insert(partition.name) }
       }
-      if deletedInPass == 0 { break }
+      if dropped == 0, straddling.allSatisfy({ trimmed.contains($0.name) }) { break }
     }
     report.users = users.count
     return report
@@ -171,12 +174,14 @@ extension PostgresStore: OperationsStore {
   /// Deletes the rows before `cutoff` of one partition in batches: one sequential scan (its own snapshot, on one
   /// connection) reads their `ctid`s, and each `batchSize` of them are deleted on another connection in their own
   /// short transaction. `deleted` gets each batch's deleted rows (user, timestamp).
+  /// - Returns: Whether every row read was deleted (else some moved meanwhile and the month needs another pass).
   private func trim(
     _ partition: FixPartition, before cutoff: Int64, batchSize: Int,
     deleted: ([(String, Int64)]) async throws -> Void
-  ) async throws {
+  ) async throws -> Bool {
     let name = PostgresSchema.quoted(partition.name)
     var pending: [String] = []
+    var complete = true
     func flush() async throws {
       guard !pending.isEmpty else { return }
       let ctids = pending
@@ -196,6 +201,7 @@ extension PostgresStore: OperationsStore {
           return rows
         }
       }
+      if rows.count < ctids.count { complete = false }
       if !rows.isEmpty { try await deleted(rows) }
     }
     // The sequence holds its connection until the scan ends; the deletes take others from the pool.
@@ -207,6 +213,7 @@ extension PostgresStore: OperationsStore {
       if pending.count >= batchSize { try await flush() }
     }
     try await flush()
+    return complete
   }
 
   /// Runs `step`, again after a pause when PostgreSQL refused a lock in time (`55P03`) or chose it as a deadlock's
