@@ -1,9 +1,10 @@
-// The server benchmark (`meridian-server-bench`): the real server (SQLite file, group commit, live hub) on a loopback
-// port, loaded by 32 concurrent clients through the shared API client, next to a trivial Hummingbird route taking the
-// same requests in the same run (the framework's ceiling), which the single-fix load takes turns with. Prints
-// `<name> <value> <unit>` lines.
+// The server benchmark (`meridian-server-bench`): the real server (a SQLite file or a PostgreSQL database, group
+// commit, live hub) on a loopback port, loaded by 32 concurrent clients through the shared API client, next to a
+// trivial Hummingbird route taking the same requests in the same run (the framework's ceiling), which the single-fix
+// load takes turns with. On PostgreSQL a second node on the same database measures live updates across nodes.
+// Prints `<name> <value> <unit>` lines.
 //
-//   swift run -c release meridian-server-bench [seconds-per-phase]
+//   swift run -c release meridian-server-bench [--engine sqlite|postgres] [seconds-per-phase]
 import AsyncHTTPClient
 import DomainKit
 import Foundation
@@ -13,7 +14,6 @@ import Logging
 import MeridianAPI
 import MeridianServer
 import MeridianStore
-import MeridianStoreSQLite
 import NIOCore
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
@@ -162,6 +162,49 @@ func formattedBatch(device: String, timestamps: some Sequence<Int64>) -> Data {
   return Data(text.utf8)
 }
 
+/// Live latency: a watcher signed in with `token` on the server at `port` subscribes to `user`'s channel, and
+/// `events` single fixes of `device` (timestamps from `base`, a second apart) are posted through `api`, 2 ms apart;
+/// each latency runs from just before the POST to the event's arrival. Events still missing 15 s after the last POST
+/// count as lost.
+func liveLatencies(
+  watching port: Int, token: String, user: UserID, posting api: NetworkClient, device: String, base: Int64,
+  events: Int = 500
+) async throws -> (latencies: [Duration], lost: Int) {
+  let sendTimes = SendTimes()
+  let watcher = RealtimeClient(
+    transport: WebSocketRealtimeTransport(url: "ws://127.0.0.1:\(port)/ws"),
+    configuration: RealtimeClientConfiguration(clientName: "meridian-server-bench", clientVersion: "1") { token })
+  let received = Task {
+    var latencies: [Duration] = []
+    for await item in watcher.events {
+      guard case .event(let event) = item,
+        let location = try? event.payload.decode(as: LiveLocation.self), let first = location.fixes.first,
+        let sent = await sendTimes.time(of: first.timestamp)
+      else { continue }
+      latencies.append(.now - sent)
+      if latencies.count == events { break }
+    }
+    return latencies.sorted()
+  }
+  await watcher.start()
+  await watcher.subscribe(ChannelName.user(user.rawValue)!)
+  try await Task.sleep(for: .milliseconds(300))
+  for index in 0..<events {
+    let timestamp = base + Int64(index) * 1000
+    await sendTimes.mark(timestamp)
+    _ = try await api.send(API.postFixes, body: FixBatch(deviceId: DeviceID(device), fixes: [try fix(timestamp)]))
+    try await Task.sleep(for: .milliseconds(2))
+  }
+  let watchdog = Task {
+    try await Task.sleep(for: .seconds(15))
+    received.cancel()  // a lost event must not hang the benchmark; the quantiles then cover what arrived
+  }
+  let latencies = await received.value
+  watchdog.cancel()
+  await watcher.stop()
+  return (latencies, events - latencies.count)
+}
+
 actor SendTimes {
   var sent: [Int64: ContinuousClock.Instant] = [:]
   func mark(_ timestamp: Int64) { sent[timestamp] = .now }
@@ -172,11 +215,24 @@ actor SendTimes {
 /// `meridian-server-bench`: ingest (single fixes and batches of 100), the framework's ceiling, live latency and the
 /// 1 km venue query, printed as `<name> <value> <unit>` lines.
 public enum ServerBenchmark {
-  /// Runs every phase; `arguments` are the command line's (`[seconds-per-phase]`, default 5).
+  /// The command line's usage.
+  static let usage = "usage: meridian-server-bench [--engine sqlite|postgres] [seconds-per-phase > 0]"
+
+  /// Runs every phase; `arguments` are the command line's (`[--engine sqlite|postgres] [seconds-per-phase]`, SQLite
+  /// and 5 seconds by default).
   /// - Throws: ``BenchmarkUsageError`` for a bad command line.
   public static func run(arguments: [String]) async throws {
+    var arguments = arguments[...]
+    var engine = BenchmarkEngine.sqlite
+    if arguments.first == "--engine" {
+      guard arguments.count >= 2, let chosen = BenchmarkEngine(rawValue: arguments[arguments.startIndex + 1]) else {
+        throw BenchmarkUsageError(description: usage)
+      }
+      engine = chosen
+      arguments = arguments.dropFirst(2)
+    }
     guard arguments.count <= 1, let phaseSeconds = arguments.first.map(Double.init) ?? 5, phaseSeconds > 0 else {
-      throw BenchmarkUsageError(description: "usage: meridian-server-bench [seconds-per-phase > 0]")
+      throw BenchmarkUsageError(description: usage)
     }
     let phase = Duration.milliseconds(Int(phaseSeconds * 1000))
 
@@ -188,9 +244,13 @@ public enum ServerBenchmark {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
 
+    let database = try BenchmarkDatabase.make(engine, directory: directory)
+    defer { database.remove() }
+    FileHandle.standardError.write(Data("meridian-server-bench: \(engine.rawValue), \(database.description)\n".utf8))
+
     var configuration = ServerConfiguration()
     configuration.port = 0
-    configuration.databasePath = directory.appendingPathComponent("bench.sqlite").path
+    database.configure(&configuration)
     configuration.bcryptCost = 4
     // The benchmark measures the server's speed, not its per-account limits: 32 clients of a few accounts send far
     // more than any account may. It reads the commit counts from /metrics without the admin token.
@@ -353,52 +413,32 @@ public enum ServerBenchmark {
 
     // MARK: Live: from sending a fix to a subscriber receiving it
 
-    let sendTimes = SendTimes()
-    let watcher = RealtimeClient(
-      transport: WebSocketRealtimeTransport(url: "ws://127.0.0.1:\(port)/ws"),
-      configuration: RealtimeClientConfiguration(clientName: "meridian-server-bench", clientVersion: "1") {
-        session.token
-      })
-    let ownChannel = ChannelName.user(session.userId.rawValue)!
-    let liveEvents = 500
-    let received = Task {
-      var latencies: [Duration] = []
-      for await item in watcher.events {
-        guard case .event(let event) = item,
-          let location = try? event.payload.decode(as: LiveLocation.self), let first = location.fixes.first,
-          let sent = await sendTimes.time(of: first.timestamp)
-        else { continue }
-        latencies.append(.now - sent)
-        if latencies.count == liveEvents { break }
-      }
-      return latencies.sorted()
-    }
-    await watcher.start()
-    await watcher.subscribe(ownChannel)
-    try await Task.sleep(for: .milliseconds(300))
     // Apart from the ingest phases' times, and in the past: the server refuses fixes dated ahead of its clock.
-    let liveBase: Int64 = 1_750_000_000_000
-    for index in 0..<liveEvents {
-      let timestamp = liveBase + Int64(index) * 1000
-      await sendTimes.mark(timestamp)
-      _ = try await api.send(API.postFixes, body: FixBatch(deviceId: "live", fixes: [try fix(timestamp)]))
-      try await Task.sleep(for: .milliseconds(2))
+    let live = try await liveLatencies(
+      watching: port, token: session.token, user: session.userId, posting: api, device: "live",
+      base: 1_750_000_000_000)
+    if live.lost > 0 { emit("live.lost_events", Double(live.lost), "events") }
+    emit("live.p50_ms", quantile(live.latencies, 0.5), "ms")
+    emit("live.p99_ms", quantile(live.latencies, 0.99), "ms")
+
+    // MARK: Across nodes: a second server on the same database, fixes posted to the first, the watcher on the second
+
+    if engine == .postgres {
+      let nodeB = try await RunningServer.start(configuration: configuration, logger: logger)
+      let crossNode = try await liveLatencies(
+        watching: nodeB.port, token: session.token, user: session.userId, posting: api, device: "cross-node",
+        base: 1_760_000_000_000)
+      if crossNode.lost > 0 { emit("cross_node.live.lost_events", Double(crossNode.lost), "events") }
+      emit("cross_node.live.p50_ms", quantile(crossNode.latencies, 0.5), "ms")
+      emit("cross_node.live.p99_ms", quantile(crossNode.latencies, 0.99), "ms")
+      try await nodeB.stop()
     }
-    let watchdog = Task {
-      try await Task.sleep(for: .seconds(15))
-      received.cancel()  // a lost event must not hang the benchmark; the quantiles then cover what arrived
-    }
-    let liveLatencies = await received.value
-    watchdog.cancel()
-    if liveLatencies.count < liveEvents { emit("live.lost_events", Double(liveEvents - liveLatencies.count), "events") }
-    emit("live.p50_ms", quantile(liveLatencies, 0.5), "ms")
-    emit("live.p99_ms", quantile(liveLatencies, 0.99), "ms")
-    await watcher.stop()
 
     // MARK: Radius query: 1 km around random points over 1,000,000 venues
 
     let venueCount = Int(ProcessInfo.processInfo.environment["BENCH_VENUES"] ?? "") ?? 1_000_000
-    let store = try SQLiteStore.open(at: configuration.databasePath)
+    let opened = try await configuration.database.open(logger: logger)
+    let store = opened.store
     let seedStart = ContinuousClock.now
     var random = SystemRandomNumberGenerator()
     let types = ["cafe", "restaurant", "museum", "park", "shop"]
@@ -426,7 +466,7 @@ public enum ServerBenchmark {
         latitude: Double.random(in: 50.1...50.9, using: &random),
         longitude: Double.random(in: 30.1...31.4, using: &random))
       let begin = ContinuousClock.now
-      found += try await store.venues(within: 1000, of: center).count
+      found += try await store.venues(within: 1000, of: center, type: nil).count
       queryLatencies.append(ContinuousClock.now - begin)
     }
     queryLatencies.sort()
@@ -438,6 +478,8 @@ public enum ServerBenchmark {
 
     try await pollFigures(
       port: port, transport: transport, configuration: clientConfiguration, store: store, phase: phase)
+
+    await opened.close()
 
     emit("memory.peak_rss_mb", Double(peakResidentBytes()) / 1_048_576, "MiB")
 
