@@ -54,12 +54,16 @@ final class AdminSandbox: Sendable {
 
   /// Runs `meridian-admin ARGUMENTS --database <sandbox>` (unless `database` is nil) and waits for it without
   /// blocking a thread, so concurrent writer tasks keep running.
-  func admin(_ arguments: [String], database: String? = "", stdin: String? = nil) async throws -> AdminRun {
+  func admin(
+    _ arguments: [String], database: String? = "", stdin: String? = nil, environment extra: [String: String] = [:]
+  ) async throws -> AdminRun {
     let executable = try #require(adminExecutable, "meridian-admin is not built; run swift build --build-tests")
     var all = arguments
     if let database { all += ["--database", database.isEmpty ? self.database : database] }
     var environment = ProcessInfo.processInfo.environment
     environment["MERIDIAN_DATABASE"] = nil
+    environment["MERIDIAN_DATABASE_URL"] = nil
+    environment.merge(extra) { _, new in new }
     let child = try ChildProcess(executable, all, input: stdin, environment: environment)
     let status = await child.wait()
     return AdminRun(
@@ -78,7 +82,9 @@ func makeFixes(count: Int, start: Int64, device: String, step: Int64 = 1000) thr
 }
 
 /// Creates an email account and returns its id.
-func seedUser(_ store: SQLiteStore, email: String, now: Int64 = Timestamp.milliseconds(Date())) async throws -> UserID {
+func seedUser(_ store: some MeridianStore, email: String, now: Int64 = Timestamp.milliseconds(Date())) async throws
+  -> UserID
+{
   let id = UserID(UUID().uuidString.lowercased())
   let account = try await store.createAccount(id: id, credential: .email(email), passwordHash: "x", now: now)
   return try #require(account?.id)
@@ -86,7 +92,8 @@ func seedUser(_ store: SQLiteStore, email: String, now: Int64 = Timestamp.millis
 
 /// Stores fixes for `user` on `device` (claimed first) in batches; returns the timestamps stored.
 @discardableResult
-func seedFixes(_ store: SQLiteStore, user: UserID, device: String, fixes: [LocationFix]) async throws -> [Int64] {
+func seedFixes(_ store: some MeridianStore, user: UserID, device: String, fixes: [LocationFix]) async throws -> [Int64]
+{
   _ = try await store.claimDevice(DeviceID(device), owner: user, now: Timestamp.milliseconds(Date()))
   for start in stride(from: 0, to: fixes.count, by: 1000) {
     let batch = Array(fixes[start..<min(start + 1000, fixes.count)])

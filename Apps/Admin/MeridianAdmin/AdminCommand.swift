@@ -77,7 +77,7 @@ public struct GlobalOptions: ParsableArguments, Sendable {
     get throws(AdminError) {
       if server != nil {
         throw .usage(
-          "This command works on the database only; run it with --database PATH-or-URL, without "
+          "This command works on a local database only (a file or postgres:// URL): --database PATH-or-URL, without "
             + "--server or MERIDIAN_SERVER. With a server: stats, users list|show|disable|enable|delete, "
             + "tokens list|revoke, groups list, promotions list|stats.")
       }

@@ -1,0 +1,36 @@
+import Foundation
+
+/// A fresh, empty PostgreSQL database made from `meridian_template` (PostGIS, no Meridian tables) on the cluster of
+/// `Tools/postgres` (``TestCluster``, as for ``StoreEngine/postgres``), for tests that hand its URL to a program under
+/// test (`meridian-admin --database postgres://…`) rather than an open store.
+public struct PostgresTestDatabase: Sendable {
+  /// The database's name.
+  public let name: String
+  /// `postgres://user@host:port/name`.
+  public let url: String
+
+  /// Creates the database.
+  public static func create() async throws -> PostgresTestDatabase {
+    let server = try await TestCluster.shared.url()
+    let name = "meridian_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    try await TestCluster.shared.execute("CREATE DATABASE \(name) TEMPLATE meridian_template")
+    return PostgresTestDatabase(name: name, url: "\(server)/\(name)")
+  }
+
+  /// Drops the database, closing any connection left to it.
+  public func drop() async {
+    try? await TestCluster.shared.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+  }
+
+  /// Runs `body` with a new database and drops it afterwards, whatever `body` does.
+  public static func with(_ body: (PostgresTestDatabase) async throws -> Void) async throws {
+    let database = try await create()
+    do {
+      try await body(database)
+    } catch {
+      await database.drop()
+      throw error
+    }
+    await database.drop()
+  }
+}
