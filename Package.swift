@@ -264,9 +264,10 @@ let package = Package(
     .testTarget(
       name: "MeridianAdminTests",
       dependencies: [
-        "MeridianTestSupport",
+        "MeridianTestSupport", "MeridianStoreTesting", "MeridianStorePostgres",
         "MeridianAdmin", "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI",
         .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
