@@ -74,6 +74,7 @@ let package = Package(
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
+        .product(name: "PersistenceKitPostgres", package: "PersistenceKit"),
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "Logging", package: "swift-log"),
       ],

@@ -59,7 +59,7 @@ extension PostgresStore: AccountStore {
         ).collect()
         return Account(id: id, createdAt: now, credentials: [credential])
       }
-    } catch let error as PostgresTransactionError where error.closureError is CredentialTaken {
+    } catch is CredentialTaken {
       return nil
     }
   }

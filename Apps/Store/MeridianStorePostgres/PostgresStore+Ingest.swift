@@ -218,9 +218,6 @@ extension PostgresStore {
 
   /// Whether `error` is an insert that found no partition for its row (23514 on the partitioned table).
   static func isMissingPartition(_ error: any Error) -> Bool {
-    if let error = error as? PostgresTransactionError {
-      return (error.closureError ?? error.commitError).map(isMissingPartition) ?? false
-    }
     guard let error = error as? PSQLError, error.serverInfo?[.sqlState] == "23514" else { return false }
     return error.serverInfo?[.message]?.contains("no partition") == true
   }

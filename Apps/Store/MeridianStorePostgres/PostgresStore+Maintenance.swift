@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PersistenceKit
+import PersistenceKitPostgres
 import PostgresNIO
 
 /// What the operators' tools (`meridian-admin`) do to a PostgreSQL store without opening it as a server does: read
@@ -12,8 +13,9 @@ extension PostgresStore {
   public static func migrationStatus(
     url: String, logger: Logger = Logger(label: "meridian.store.postgres")
   ) async throws -> MigrationStatus {
-    let ledger = try await withMaintenanceConnection(url: url, logger: logger) { try await readLedger($0, logger) }
-    return try PostgresSchema.migrator.status(on: LedgerSnapshot(ledger: ledger))
+    try await withLedger(url: url, logger: logger) {
+      try await PostgresMigrator(PostgresSchema.migrator).status(on: $0)
+    }
   }
 
   /// The migrations ``open(url:maximumConnections:logger:)`` would apply, in order. Writes nothing.
@@ -21,8 +23,7 @@ extension PostgresStore {
   public static func migrationPlan(
     url: String, logger: Logger = Logger(label: "meridian.store.postgres")
   ) async throws -> [Migration] {
-    let ledger = try await withMaintenanceConnection(url: url, logger: logger) { try await readLedger($0, logger) }
-    return try PostgresSchema.migrator.plan(on: LedgerSnapshot(ledger: ledger))
+    try await withLedger(url: url, logger: logger) { try await PostgresMigrator(PostgresSchema.migrator).plan(on: $0) }
   }
 
   /// Indexes PostgreSQL can't use (an interrupted `CREATE INDEX CONCURRENTLY`) and constraints added `NOT VALID`
@@ -115,44 +116,22 @@ extension PostgresStore {
     }
   }
 
-  /// The rows of the ledger ``open(url:maximumConnections:logger:)`` keeps, oldest first; none before it exists.
-  private static func readLedger(_ connection: PostgresConnection, _ logger: Logger) async throws -> [AppliedMigration]
-  {
-    var exists = false
-    for try await value in try await connection.query(
-      "SELECT to_regclass('meridian_store_migrations') IS NOT NULL", logger: logger
-    ).decode(Bool.self) {
-      exists = value
+  /// Runs `body` with the database at `url` for reading its migration ledger (PersistenceKitPostgres's
+  /// `PostgresMigrator`), after a connection of its own has checked it exists (so a missing database fails with
+  /// PostgreSQL's own error, as every other call here).
+  private static func withLedger<Result: Sendable>(
+    url: String, logger: Logger, _ body: (PersistenceKitPostgres.PostgresDatabase) async throws -> Result
+  ) async throws -> Result {
+    try await withMaintenanceConnection(url: url, logger: logger) { _ in }
+    let database = try await PersistenceKitPostgres.PostgresDatabase.open(
+      url: try PostgresURL(url), maxConnections: 1, logger: logger)
+    do {
+      let result = try await body(database)
+      await database.close()
+      return result
+    } catch {
+      await database.close()
+      throw error
     }
-    guard exists else { return [] }
-    var ledger: [AppliedMigration] = []
-    for try await (identifier, checksum, appliedAt) in try await connection.query(
-      "SELECT identifier, checksum, applied_at FROM meridian_store_migrations ORDER BY applied_at, identifier",
-      logger: logger
-    ).decode((String, String, Int64).self) {
-      ledger.append(
-        AppliedMigration(
-          identifier: identifier, checksum: checksum,
-          appliedAt: Date(timeIntervalSince1970: Double(appliedAt) / 1000), duration: 0))
-    }
-    return ledger
   }
-}
-
-/// A ledger already read, for PersistenceKit's `Migrator.status(on:)` and `plan(on:)`, which only read it.
-private struct LedgerSnapshot: MigrationExecutor {
-  let ledger: [AppliedMigration]
-
-  func prepareLedger(table: String) throws { throw ReadOnlyLedger() }
-
-  func readLedger(table: String) throws -> [AppliedMigration] { ledger }
-
-  func withExclusiveTransaction<T>(_ body: (any MigrationConnection) throws -> T) throws -> T {
-    throw ReadOnlyLedger()
-  }
-}
-
-/// A snapshot of the ledger can't migrate.
-private struct ReadOnlyLedger: Error, CustomStringConvertible {
-  var description: String { "a snapshot of the migration ledger is read-only" }
 }
