@@ -174,7 +174,9 @@ let package = Package(
     .target(
       name: "MeridianStoreTesting",
       dependencies: [
-        "MeridianStore", "MeridianStoreSQLite",
+        "MeridianStore", "MeridianStoreSQLite", "MeridianStorePostgres",
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),

@@ -2,8 +2,11 @@ import DomainKit
 import DomainKitTesting
 import Foundation
 import GeoKit
+import Logging
 import MeridianStore
+import MeridianStorePostgres
 import MeridianStoreSQLite
+import PostgresNIO
 
 /// A storage engine under test: how to make a fresh, empty, migrated store and how to dispose of it. The contract
 /// suite (`MeridianStoreContractTests`) runs every test against every engine in ``all``; an engine joins by adding
@@ -15,6 +18,8 @@ public struct StoreEngine: Sendable, CustomStringConvertible {
     public let store: any MeridianStore
     /// Removes the store's data.
     public let dispose: @Sendable () async -> Void
+    /// Opens another store on the same data, as another server node would, and what closes it.
+    public let openNode: @Sendable () async throws -> (store: any MeridianStore, close: @Sendable () async -> Void)
   }
 
   /// The engine's name (in test names).
@@ -27,12 +32,46 @@ public struct StoreEngine: Sendable, CustomStringConvertible {
   /// SQLite on a file in a new temporary directory.
   public static let sqlite = StoreEngine(name: "sqlite") {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-store-\(UUID().uuidString)")
-    let store = try SQLiteStore.open(at: directory.appendingPathComponent("meridian.sqlite").path)
-    return Instance(store: store) { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("meridian.sqlite").path
+    let store = try SQLiteStore.open(at: path)
+    return Instance(store: store, dispose: { try? FileManager.default.removeItem(at: directory) }) {
+      (store: try SQLiteStore.open(at: path), close: {})
+    }
+  }
+
+  /// PostgreSQL: a new database made from `meridian_template` (PostGIS) on the cluster `Tools/postgres start` runs
+  /// (its directory from `MERIDIAN_POSTGRES_DIR` as for the script), dropped afterwards.
+  public static let postgres = StoreEngine(name: "postgres") {
+    let server = try await TestCluster.shared.url()
+    let name = "meridian_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    try await TestCluster.shared.execute("CREATE DATABASE \(name) TEMPLATE meridian_template")
+    let store: PostgresStore
+    do {
+      store = try await PostgresStore.open(url: "\(server)/\(name)", maximumConnections: 4)
+    } catch {
+      try? await TestCluster.shared.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+      throw error
+    }
+    return Instance(
+      store: store,
+      dispose: {
+        await store.close()
+        try? await TestCluster.shared.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+      },
+      openNode: {
+        let node = try await PostgresStore.open(url: "\(server)/\(name)", maximumConnections: 4)
+        return (store: node, close: { await node.close() })
+      })
+  }
+
+  /// A new database on the test cluster, as ``PostgresTestDatabase/create()`` makes it: its URL and what drops it.
+  public static func makePostgresDatabase() async throws -> (url: String, drop: @Sendable () async -> Void) {
+    let database = try await PostgresTestDatabase.create()
+    return (database.url, { await database.drop() })
   }
 
   /// Every engine the contract suite runs against.
-  public static let all: [StoreEngine] = [.sqlite]
+  public static let all: [StoreEngine] = [.sqlite, .postgres]
 
   /// Runs `body` with a fresh store of this engine and disposes of it, whatever `body` does.
   public func with(_ body: (any MeridianStore) async throws -> Void) async throws {
@@ -45,6 +84,92 @@ public struct StoreEngine: Sendable, CustomStringConvertible {
     }
     await instance.dispose()
   }
+
+  /// Runs `body` with two stores on the same fresh data (two server nodes on one database) and disposes of them.
+  public func withTwoNodes(_ body: (any MeridianStore, any MeridianStore) async throws -> Void) async throws {
+    let instance = try await make()
+    do {
+      let other = try await instance.openNode()
+      do {
+        try await body(instance.store, other.store)
+      } catch {
+        await other.close()
+        throw error
+      }
+      await other.close()
+    } catch {
+      await instance.dispose()
+      throw error
+    }
+    await instance.dispose()
+  }
+}
+
+/// The PostgreSQL cluster of `Tools/postgres` (started once per test process) and a connection to its `postgres`
+/// database for creating and dropping the tests' databases.
+actor TestCluster {
+  static let shared = TestCluster()
+
+  /// Started once: concurrent callers share the one start and the one connection.
+  private var server: Task<String, any Error>?
+  private var connection: Task<PostgresConnection, any Error>?
+  private let logger = Logger(label: "meridian.tests.postgres")
+
+  /// `postgres://user@host:port`, without a database.
+  func url() async throws -> String {
+    if let server { return try await server.value }
+    let task = Task.detached { try Self.start() }
+    server = task
+    return try await task.value
+  }
+
+  /// Runs `sql` on the cluster's `postgres` database.
+  func execute(_ sql: String) async throws {
+    _ = try await maintenanceConnection().query(PostgresQuery(unsafeSQL: sql), logger: logger).collect()
+  }
+
+  private func maintenanceConnection() async throws -> PostgresConnection {
+    if let connection { return try await connection.value }
+    let url = try await url()
+    let logger = logger
+    let task = Task<PostgresConnection, any Error> {
+      guard let components = URLComponents(string: url), let host = components.host else {
+        throw TestClusterError(message: "Tools/postgres printed an unreadable URL: \(url)")
+      }
+      return try await PostgresConnection.connect(
+        configuration: PostgresConnection.Configuration(
+          host: host, port: components.port ?? 5432, username: components.user ?? "postgres", password: nil,
+          database: "postgres", tls: .disable),
+        id: 1, logger: logger)
+    }
+    connection = task
+    return try await task.value
+  }
+
+  /// Runs `Tools/postgres start` (found from this file's path) and returns the URL it prints, without its database.
+  private static func start() throws -> String {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent()
+    let process = Process()
+    process.executableURL = root.appendingPathComponent("Tools/postgres")
+    process.arguments = ["start"]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0,
+      let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last, line.hasPrefix("postgres://"),
+      let slash = line.range(of: "/", options: .backwards)
+    else { throw TestClusterError(message: "Tools/postgres start failed (status \(process.terminationStatus))") }
+    return String(line[..<slash.lowerBound])
+  }
+}
+
+/// The test cluster could not be started or reached.
+struct TestClusterError: Error, CustomStringConvertible {
+  let message: String
+  var description: String { message }
 }
 
 /// `count` venues scattered uniformly in a box, with random types and ratings.
