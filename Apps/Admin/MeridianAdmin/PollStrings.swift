@@ -58,7 +58,13 @@ enum PollStrings {
     return code == "C" || code == "POSIX" ? "en" : code.lowercased()
   }
 
-  /// `count` with the noun of `key` in `language`: `votes(21, "ru")` → `21 голос`.
+  /// What PersistenceKit's catalog validator finds wrong or missing in en, ru and uk (missing translations, plural
+  /// categories a language's CLDR rules need, format specifiers that differ): empty when every count reads right.
+  static func issues() -> [String] {
+    catalog.validate(languages: ["en", "ru", "uk"]).map(\.description)
+  }
+
+  /// `count` with the noun of `key` in `language`: `count("polls.votes", 21, language: "ru")` → `21 голос`.
   static func count(_ key: String, _ count: Int, language: String = PollStrings.language) -> String {
     catalog.localized(key, count: count, locale: language)
   }
