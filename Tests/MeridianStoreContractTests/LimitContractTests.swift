@@ -192,4 +192,20 @@ struct LimitContractTests {
       #expect(try await a.failureWait(key, policy: policy, now: 60_029) == nil)
     }
   }
+
+  @Test(arguments: StoreEngine.all)
+  func takesRemoveExpiredCountersNowAndThen(_ engine: StoreEngine) async throws {
+    try await Self.withTwoNodes(engine) { a, _ async throws in
+      // Far from the other tests' times, so that no other take in this process cleaned up less than 10 s before.
+      let start: Int64 = 4_000_000_000_000_000
+      let minute = WindowLimit(limit: 1, window: 60_000)
+      for key in ["search.account:anna", "search.account:bob"] {
+        #expect(try await a.take(key, cost: 1, in: minute, now: start) == nil)
+      }
+      // Two minutes later both windows are over: the next take removes their rows before it counts.
+      #expect(try await a.take("search.account:carol", cost: 1, in: minute, now: start + 120_000) == nil)
+      #expect(try await a.removeExpiredCounters(now: start + 120_000) == 0)
+      #expect(try await a.removeExpiredCounters(now: start + 180_000) == 1)
+    }
+  }
 }
