@@ -95,4 +95,45 @@ struct AccountContractTests {
       #expect(try await store.idempotentResponse(userID: "bob", key: "k") == nil)
     }
   }
+
+  /// Guesses at one code sent to two nodes at once are counted one after another against the same attempts: each
+  /// remaining count is reported once, then the code is exhausted, the right code included.
+  @Test(arguments: StoreEngine.all)
+  func oneTimeCodeGuessesOnTwoNodesShareTheAttempts(_ engine: StoreEngine) async throws {
+    try await engine.withTwoNodes { nodeA, nodeB in
+      try await nodeA.replaceOTP(phone: "+380671234567", codeHash: "right", expiresAt: 100, maxAttempts: 5, now: 0)
+      let checks = try await withThrowingTaskGroup(of: OTPCheck.self) { group in
+        for guess in 0..<20 {
+          let node = guess.isMultiple(of: 2) ? nodeA : nodeB
+          group.addTask { try await node.checkOTP(phone: "+380671234567", codeHash: "wrong \(guess)", now: 1) }
+        }
+        return try await group.reduce(into: []) { $0.append($1) }
+      }
+      let remaining = checks.compactMap { check -> Int? in
+        if case .wrong(let remaining) = check { return remaining }
+        return nil
+      }
+      #expect(remaining.sorted() == [1, 2, 3, 4])
+      #expect(checks.filter { $0 == .exhausted }.count == 16)
+      #expect(try await nodeB.checkOTP(phone: "+380671234567", codeHash: "right", now: 2) == .exhausted)
+    }
+  }
+
+  /// Two nodes creating accounts with one credential at once: one account, the other call answers nil.
+  @Test(arguments: StoreEngine.all)
+  func aCredentialClaimedOnTwoNodesAtOnceMakesOneAccount(_ engine: StoreEngine) async throws {
+    try await engine.withTwoNodes { nodeA, nodeB in
+      for round in 0..<10 {
+        let credential = Credential.email("user\(round)@example.com")
+        async let a = nodeA.createAccount(id: UserID("a\(round)"), credential: credential, passwordHash: nil, now: 1)
+        async let b = nodeB.createAccount(id: UserID("b\(round)"), credential: credential, passwordHash: nil, now: 1)
+        let created = try await [a, b].compactMap { $0 }
+        #expect(created.count == 1, "round \(round)")
+        let owner = try #require(try await nodeA.account(for: credential)).account.id
+        #expect(created.first?.id == owner)
+        let other = owner == UserID("a\(round)") ? UserID("b\(round)") : UserID("a\(round)")
+        #expect(try await nodeB.account(other) == nil)
+      }
+    }
+  }
 }
