@@ -4,9 +4,15 @@ extension PostgresSchema {
   /// The languages venue names and descriptions are stored in from the start (`name_en`, `name_ru`, `name_uk`, …).
   static let venueLanguages = ["en", "ru", "uk"]
 
-  /// The localized fields, as on SQLite: `venues.name` and `venues.description`, each with one column per language.
-  /// The languages added so far are the rows of ``languagesTable``.
-  public static let localization: LocalizationRegistry = {
+  /// The localized fields, as on SQLite: `venues.name` and `venues.description`, each with one column per language;
+  /// an area that localizes another table registers it here too, as in `SQLiteSchema.localization`. The languages
+  /// added so far are the rows of ``languagesTable``.
+  public static let localization: LocalizationRegistry = venueLocalization
+
+  /// The venues' localized fields alone: what the first language migrations add, whatever is registered later (a
+  /// migration's text never changes once applied; a table localized later adds its columns for the languages there
+  /// are with ``localizeFieldsSQL(table:fields:)``).
+  static let venueLocalization: LocalizationRegistry = {
     var registry = LocalizationRegistry()
     registry.register(table: "venues", fields: ["name", "description"])
     return registry
@@ -22,36 +28,51 @@ extension PostgresSchema {
     migrator.append(.sql("2026-11-26 data languages", dataLanguages))
     for language in venueLanguages {
       // The codes are constants that `normalizedLanguage` accepts, so this never fails.
-      guard let migration = try? addLanguageMigration(language) else {
+      guard let statements = try? addLanguageStatements(language, registry: venueLocalization) else {
         preconditionFailure("'\(language)' is not a valid language code")
       }
-      migrator.append(migration)
+      migrator.append(
+        .sql("localization: add language \(language)", statements.map { $0 + ";" }.joined(separator: "\n")))
     }
   }
 
-  /// The migration that adds `language` to the localized data: a `text` column per localized field of every
-  /// registered table (existing values are kept) and a row in ``languagesTable``. Named as on SQLite.
+  /// The statements that add `language` to the localized data, one by one: a `text` column per localized field of
+  /// every table of `registry` (existing values are kept; with `ifExists`, a registered table not created yet is
+  /// skipped) and a row in ``languagesTable``. Idempotent (`IF NOT EXISTS`, `ON CONFLICT DO NOTHING`).
   /// - Throws: `LocalizationError.invalidLanguageCode` for anything but a language code (`uk`, `pt-BR`).
-  public static func addLanguageMigration(_ language: String) throws -> Migration {
-    let code = try LocalizationRegistry.normalizedLanguage(language)
-    return .sql(
-      "localization: add language \(code)", try addLanguageStatements(code).map { $0 + ";" }.joined(separator: "\n"))
-  }
-
-  /// The statements of ``addLanguageMigration(_:)``, one by one: idempotent (`IF NOT EXISTS`, `ON CONFLICT DO
-  /// NOTHING`), so they can also run outside the migrator.
-  static func addLanguageStatements(_ language: String) throws -> [String] {
+  static func addLanguageStatements(
+    _ language: String, registry: LocalizationRegistry = localization, ifExists: Bool = false
+  ) throws -> [String] {
     let code = try LocalizationRegistry.normalizedLanguage(language)
     var statements: [String] = []
-    for table in localization.tables {
-      let columns = (localization.fieldsByTable[table] ?? []).map {
+    for table in registry.tables {
+      let columns = (registry.fieldsByTable[table] ?? []).map {
         "ADD COLUMN IF NOT EXISTS \(quoted("\($0)_\(code)")) text"
       }
-      statements.append("ALTER TABLE \(quoted(table)) \(columns.joined(separator: ", "))")
+      statements.append(
+        "ALTER TABLE \(ifExists ? "IF EXISTS " : "")\(quoted(table)) \(columns.joined(separator: ", "))")
     }
     // The code passed `normalizedLanguage`: letters, digits and `_` only, so it is safe as a literal.
     statements.append("INSERT INTO \(quoted(languagesTable))(code) VALUES ('\(code)') ON CONFLICT (code) DO NOTHING")
     return statements
+  }
+
+  /// The SQL of a migration that localizes `fields` of `table` (its own migration creates the base columns): a
+  /// `text` column per field for every language the database has, like PersistenceKit's `addFieldsMigration` on
+  /// SQLite. Register the table in ``localization`` too, so that languages added later cover it.
+  public static func localizeFieldsSQL(table: String, fields: [String]) -> String {
+    func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+    let columns = fields.map { "format('ADD COLUMN IF NOT EXISTS %I text', \(literal($0 + "_")) || code)" }
+    return """
+      DO $localize$
+      DECLARE code text;
+      BEGIN
+        FOR code IN SELECT l.code FROM \(quoted(languagesTable)) l ORDER BY l.position LOOP
+          EXECUTE format('ALTER TABLE %I ', \(literal(table))) || concat_ws(', ', \(columns.joined(separator: ", ")));
+        END LOOP;
+      END
+      $localize$;
+      """
   }
 
   /// `name` as a PostgreSQL identifier.

@@ -19,7 +19,7 @@ extension PostgresStore: AdministrationStore {
       try await Self.column(
         String.self,
         """
-        SELECT DISTINCT user_id FROM fixes
+        SELECT DISTINCT user_id COLLATE "C" FROM fixes
         WHERE timestamp BETWEEN \(from) AND \(to) AND ST_DWithin(location,
           ST_SetSRID(ST_MakePoint(\(center.longitude), \(center.latitude)), 4326)::geography,
           \(Self.spatialSearchRadius(radius)), false)
@@ -57,7 +57,7 @@ extension PostgresStore: AdministrationStore {
   public func userSummaries(limit: Int, offset: Int) async throws -> [UserSummary] {
     try await client.query(
       PostgresQuery(
-        unsafeSQL: "\(Self.userSummarySQL) ORDER BY u.created_at, u.id LIMIT $1 OFFSET $2",
+        unsafeSQL: "\(Self.userSummarySQL) ORDER BY u.created_at, u.id COLLATE \"C\" LIMIT $1 OFFSET $2",
         binds: Self.bindings(Int64(limit), Int64(offset))),
       logger: logger
     ).collect().map { try Self.userSummary($0.makeRandomAccess()) }
@@ -77,7 +77,7 @@ extension PostgresStore: AdministrationStore {
         """
         SELECT d.id, d.created_at, COUNT(f.id), MAX(f.timestamp)
         FROM devices d LEFT JOIN fixes f ON f.user_id = d.owner_id AND f.device_id = d.id
-        WHERE d.owner_id = \(id.rawValue) GROUP BY d.id, d.created_at ORDER BY d.created_at, d.id
+        WHERE d.owner_id = \(id.rawValue) GROUP BY d.id, d.created_at ORDER BY d.created_at, d.id COLLATE "C"
         """, logger: logger
       ).decode((String, Int64, Int, Int64?).self) {
         devices.append(DeviceSummary(id: device, createdAt: createdAt, fixes: fixes, lastFix: lastFix))

@@ -287,7 +287,7 @@ extension PostgresStore: OperationsStore {
   /// nodes) adding languages at once take turns; a language that is there already changes nothing.
   public func addDataLanguage(_ code: String) async throws -> Bool {
     let language = try LocalizationRegistry.normalizedLanguage(code)
-    let statements = try PostgresSchema.addLanguageStatements(language)
+    let statements = try PostgresSchema.addLanguageStatements(language, ifExists: true)
     return try await inTransaction { connection in
       try await connection.query(
         "SELECT pg_advisory_xact_lock(hashtext(\(PostgresSchema.languagesTable)))", logger: logger)
@@ -325,7 +325,8 @@ extension PostgresStore: OperationsStore {
             var examples: [String] = []
             if existing.contains("id") {
               for try await id in try await connection.query(
-                PostgresQuery(unsafeSQL: "SELECT id FROM \(name) WHERE \(condition) ORDER BY id LIMIT 10"),
+                PostgresQuery(
+                  unsafeSQL: "SELECT id FROM \(name) WHERE \(condition) ORDER BY id COLLATE \"C\" LIMIT 10"),
                 logger: logger
               ).decode(String.self) {
                 examples.append(id)

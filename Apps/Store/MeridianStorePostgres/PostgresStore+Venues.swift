@@ -201,7 +201,7 @@ extension PostgresStore: VenueStore {
 
   public func promotions(venue: PlaceID) async throws -> [Promotion] {
     try await client.query(
-      "SELECT * FROM venue_promotions WHERE venue_id = \(venue.rawValue) ORDER BY id", logger: logger
+      "SELECT * FROM venue_promotions WHERE venue_id = \(venue.rawValue) ORDER BY id COLLATE \"C\"", logger: logger
     ).collect().map { try Self.promotion($0.makeRandomAccess()) }
   }
 
@@ -273,7 +273,7 @@ extension PostgresStore: VenueStore {
         (SELECT COUNT(*) FROM promotion_offers o WHERE o.promotion_id = p.id) AS offered_users,
         (SELECT COALESCE(SUM(o.times), 0)::bigint FROM promotion_offers o WHERE o.promotion_id = p.id) AS offers,
         (SELECT COUNT(*) FROM promotion_redemptions r WHERE r.promotion_id = p.id) AS redeemed
-      FROM venue_promotions p WHERE p.venue_id = \(venue.rawValue) ORDER BY p.id
+      FROM venue_promotions p WHERE p.venue_id = \(venue.rawValue) ORDER BY p.id COLLATE "C"
       """, logger: logger
     ).decode((String, Int, Int, Int).self) {
       activity.append(
