@@ -308,6 +308,13 @@ let package = Package(
         .product(name: "WSClient", package: "swift-websocket"),
       ],
       path: "Packages/RealtimeKit/Tests/RealtimeKitIntegrationTests"),
+    .testTarget(
+      name: "PersistenceKitPostgresTests",
+      dependencies: [
+        .product(name: "PersistenceKit", package: "PersistenceKit"),
+        .product(name: "PersistenceKitPostgres", package: "PersistenceKit"),
+      ],
+      path: "Packages/PersistenceKit/Tests/PersistenceKitPostgresTests"),
     // Tools
     .target(
       name: "GeoTool",

@@ -1,6 +1,24 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+// `MERIDIAN_KIT_CORE_ONLY=1` (set by the monorepo's Tools/test-all) leaves out PersistenceKitPostgres, which needs
+// postgres-nio (and so SwiftNIO), and its tests: the monorepo's root package runs Tests/PersistenceKitPostgresTests
+// itself, with the NIO it builds anyway, so NIO is compiled once. Without the variable,
+// `swift test --package-path Packages/PersistenceKit` builds and runs everything.
+let coreOnly = Context.environment["MERIDIAN_KIT_CORE_ONLY"] == "1"
+
+let postgresProducts: [Product] = [.library(name: "PersistenceKitPostgres", targets: ["PersistenceKitPostgres"])]
+let postgresDependencies: [Package.Dependency] = [
+  .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2")
+]
+let postgresTargets: [Target] = [
+  .target(
+    name: "PersistenceKitPostgres",
+    dependencies: ["PersistenceKit", .product(name: "PostgresNIO", package: "postgres-nio")]
+  ),
+  .testTarget(name: "PersistenceKitPostgresTests", dependencies: ["PersistenceKit", "PersistenceKitPostgres"]),
+]
+
 let package = Package(
   name: "PersistenceKit",
   platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
@@ -8,13 +26,11 @@ let package = Package(
     .library(name: "PersistenceKit", targets: ["PersistenceKit"]),
     .library(name: "PersistenceKitStrings", targets: ["PersistenceKitStrings"]),
     .library(name: "PersistenceKitTesting", targets: ["PersistenceKitTesting"]),
-    .library(name: "PersistenceKitPostgres", targets: ["PersistenceKitPostgres"]),
     .executable(name: "persistencekit-bench", targets: ["persistencekit-bench"]),
-  ],
+  ] + (coreOnly ? [] : postgresProducts),
   dependencies: [
-    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
-  ],
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0")
+  ] + (coreOnly ? [] : postgresDependencies),
   targets: [
     .target(
       name: "PersistenceKit",
@@ -22,10 +38,6 @@ let package = Package(
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "GRDBSQLite", package: "GRDB.swift"),
       ]
-    ),
-    .target(
-      name: "PersistenceKitPostgres",
-      dependencies: ["PersistenceKit", .product(name: "PostgresNIO", package: "postgres-nio")]
     ),
     .target(name: "PersistenceKitStrings"),
     .target(name: "PersistenceKitTesting", dependencies: ["PersistenceKit"]),
@@ -42,10 +54,6 @@ let package = Package(
       ],
       resources: [.copy("Resources")]
     ),
-    .testTarget(
-      name: "PersistenceKitPostgresTests",
-      dependencies: ["PersistenceKit", "PersistenceKitPostgres"]
-    ),
-  ],
+  ] + (coreOnly ? [] : postgresTargets),
   swiftLanguageModes: [.v6]
 )
