@@ -164,63 +164,95 @@ extension PostgresStore: PollStore {
     -> VoteOutcome
   {
     try await inTransaction { connection in
-      // The poll row's lock orders every vote of the poll: counts and ballots change together.
+      // The common refusals first, without a lock.
       guard
         let row = try await connection.query(
-          "SELECT hidden, closes_at FROM polls WHERE id = \(poll.rawValue) FOR UPDATE", logger: logger
+          "SELECT hidden, closes_at FROM polls WHERE id = \(poll.rawValue)", logger: logger
         ).collect().first
       else { throw PollStoreError.pollNotFound(poll) }
-      let (hidden, closesAt) = try row.decode((Bool, Int64?).self)
-      if hidden { throw PollStoreError.pollHidden(poll) }
-      if let closesAt, now >= closesAt { throw PollStoreError.pollClosed(poll) }
-      let previous = try await connection.query(
-        "SELECT choice::bigint FROM poll_ballots WHERE user_id = \(user.rawValue) AND poll_id = \(poll.rawValue)",
-        logger: logger
-      ).collect().first.flatMap { PollChoice(rawValue: try $0.decode(Int.self)) }
-      var awarded = 0
-      let counts: PostgresRow?
-      if let previous {
-        if previous != choice {
-          _ = try await connection.query(
+      try Self.checkOpen(poll, row, now: now)
+      // The voter's ballot next: its row lock (for a first vote, its key) orders this voter's votes in this poll and
+      // nobody else's. The poll's row is locked last, by the one UPDATE of its counts, so a hot poll is held only
+      // for that statement, the voter's reward and the commit.
+      var previous = try await Self.ballot(of: user, in: poll, on: connection, logger: logger)
+      if previous == nil {
+        do {
+          let inserted = try await connection.query(
             """
-            UPDATE poll_ballots SET choice = \(Int16(choice.rawValue)), updated_at = \(now)
-            WHERE user_id = \(user.rawValue) AND poll_id = \(poll.rawValue)
+            INSERT INTO poll_ballots(user_id, poll_id, choice, created_at, updated_at)
+            VALUES (\(user.rawValue), \(poll.rawValue), \(Int16(choice.rawValue)), \(now), \(now))
+            ON CONFLICT (user_id, poll_id) DO NOTHING RETURNING 1
             """, logger: logger
           ).collect()
-          let delta = choice == .first ? 1 : -1
-          counts = try await connection.query(
-            """
-            UPDATE polls SET votes0 = votes0 + \(delta), votes1 = votes1 - \(delta) WHERE id = \(poll.rawValue)
-            RETURNING votes0, votes1
-            """, logger: logger
-          ).collect().first
-        } else {
-          counts = try await connection.query(
-            "SELECT votes0, votes1 FROM polls WHERE id = \(poll.rawValue)", logger: logger
-          ).collect().first
-        }
-      } else {
-        _ = try await connection.query(
-          """
-          INSERT INTO poll_ballots(user_id, poll_id, choice, created_at, updated_at)
-          VALUES (\(user.rawValue), \(poll.rawValue), \(Int16(choice.rawValue)), \(now), \(now))
-          """, logger: logger
-        ).collect()
-        let (first, second) = choice == .first ? (1, 0) : (0, 1)
-        counts = try await connection.query(
-          """
-          UPDATE polls SET votes0 = votes0 + \(first), votes1 = votes1 + \(second), votes_total = votes_total + 1
-          WHERE id = \(poll.rawValue) RETURNING votes0, votes1
-          """, logger: logger
-        ).collect().first
-        if reward > 0 {
-          awarded = try await Self.credit(
-            user, reward, reason: .voted, reference: poll.rawValue, now: now, on: connection, logger: logger)
+          // Another vote of this voter committed first: this one is a change of it.
+          if inserted.isEmpty { previous = try await Self.ballot(of: user, in: poll, on: connection, logger: logger) }
+        } catch  where Self.sqlState(error) == "23503" {
+          throw PollStoreError.pollNotFound(poll)
         }
       }
-      let (votes0, votes1) = try counts?.decode((Int, Int).self) ?? (0, 0)
+      if previous == choice {
+        let counts = try await connection.query(
+          "SELECT votes0, votes1 FROM polls WHERE id = \(poll.rawValue)", logger: logger
+        ).collect().first
+        let (votes0, votes1) = try counts?.decode((Int, Int).self) ?? (0, 0)
+        return VoteOutcome(results: PollResults(counts: [votes0, votes1]), previous: previous, awarded: 0)
+      }
+      let (first, second, total): (Int, Int, Int)
+      if let previous {
+        _ = try await connection.query(
+          """
+          UPDATE poll_ballots SET choice = \(Int16(choice.rawValue)), updated_at = \(now)
+          WHERE user_id = \(user.rawValue) AND poll_id = \(poll.rawValue)
+          """, logger: logger
+        ).collect()
+        (first, second, total) = previous == .first ? (-1, 1, 0) : (1, -1, 0)
+      } else {
+        (first, second, total) = choice == .first ? (1, 0, 1) : (0, 1, 1)
+      }
+      // Hidden or closed since the check: nothing is stored (the transaction rolls back).
+      guard
+        let counts = try await connection.query(
+          """
+          UPDATE polls SET votes0 = votes0 + \(first), votes1 = votes1 + \(second), votes_total = votes_total + \(total)
+          WHERE id = \(poll.rawValue) AND NOT hidden AND (closes_at IS NULL OR closes_at > \(now))
+          RETURNING votes0, votes1
+          """, logger: logger
+        ).collect().first
+      else {
+        let row = try await connection.query(
+          "SELECT hidden, closes_at FROM polls WHERE id = \(poll.rawValue)", logger: logger
+        ).collect().first
+        guard let row else { throw PollStoreError.pollNotFound(poll) }
+        try Self.checkOpen(poll, row, now: now)
+        throw PollStoreError.pollNotFound(poll)
+      }
+      var awarded = 0
+      if previous == nil && reward > 0 {
+        awarded = try await Self.credit(
+          user, reward, reason: .voted, reference: poll.rawValue, now: now, on: connection, logger: logger)
+      }
+      let (votes0, votes1) = try counts.decode((Int, Int).self)
       return VoteOutcome(results: PollResults(counts: [votes0, votes1]), previous: previous, awarded: awarded)
     }
+  }
+
+  /// Throws when a poll's row (`hidden`, `closes_at`) says it takes no votes at `now`.
+  static func checkOpen(_ poll: PollID, _ row: PostgresRow, now: Int64) throws {
+    let (hidden, closesAt) = try row.decode((Bool, Int64?).self)
+    if hidden { throw PollStoreError.pollHidden(poll) }
+    if let closesAt, now >= closesAt { throw PollStoreError.pollClosed(poll) }
+  }
+
+  /// `user`'s choice in `poll`, its row locked until the transaction ends; nil before their first vote.
+  static func ballot(of user: UserID, in poll: PollID, on connection: PostgresConnection, logger: Logger)
+    async throws -> PollChoice?
+  {
+    try await connection.query(
+      """
+      SELECT choice::bigint FROM poll_ballots WHERE user_id = \(user.rawValue) AND poll_id = \(poll.rawValue)
+      FOR UPDATE
+      """, logger: logger
+    ).collect().first.flatMap { PollChoice(rawValue: try $0.decode(Int.self)) }
   }
 
   // MARK: Comments
