@@ -7,7 +7,11 @@ extension PostgresSchema {
   /// The localized fields, as on SQLite: `venues.name` and `venues.description`, each with one column per language;
   /// an area that localizes another table registers it here too, as in `SQLiteSchema.localization`. The languages
   /// added so far are the rows of ``languagesTable``.
-  public static let localization: LocalizationRegistry = venueLocalization
+  public static let localization: LocalizationRegistry = {
+    var registry = venueLocalization
+    registry.register(table: "places", fields: ["title", "short_title", "description"])  // PostgresSchema+Places
+    return registry
+  }()
 
   /// The venues' localized fields alone: what the first language migrations add, whatever is registered later (a
   /// migration's text never changes once applied; a table localized later adds its columns for the languages there

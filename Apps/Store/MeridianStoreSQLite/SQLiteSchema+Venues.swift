@@ -9,6 +9,7 @@ extension SQLiteSchema {
   public static let localization: LocalizationRegistry = {
     var registry = LocalizationRegistry()
     registry.register(table: "venues", fields: ["name", "description"])
+    registry.register(table: "places", fields: ["title", "short_title", "description"])  // SQLiteSchema+Places
     return registry
   }()
 

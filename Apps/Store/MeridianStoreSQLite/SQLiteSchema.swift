@@ -16,6 +16,7 @@ public enum SQLiteSchema {
     migrator.append(.sql("2026-11-24 idempotency keys without rowid", idempotencyWithoutRowID))
     migrator.append(.sql("2026-11-26 OsmAnd identifiers and deployment secrets", osmAndIdentifiers))
     appendPollMigrations(to: &migrator)
+    appendPlaceMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     return migrator
   }
 

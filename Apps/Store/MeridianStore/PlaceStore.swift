@@ -1,0 +1,628 @@
+import DomainKit
+import Foundation
+import GeoKit
+
+/// The places directory: a hierarchy of places (kinds are data), keyword search, reviews with ratings kept on
+/// write, favourites and news.
+///
+/// The database keeps the promises: every place's own rating (its visible reviews) and its subtree's rating (its own
+/// plus every descendant's) are changed by the writes that change them — by triggers on reviews, so a review
+/// deleted with its author's account leaves the sums right too — and always equal a recomputation from the
+/// reviews (DomainKit's `PlaceDirectory.aggregateRatings`). A move carries its subtree's rating from the old
+/// ancestors to the new ones in one transaction; a parent that is the place itself or one of its descendants is
+/// refused. One review per person and place; favourite counts are kept by triggers as well.
+///
+/// Lists are keyset-paged: a cursor is the last item's sort key, ending with the place's insertion sequence, so a
+/// page never repeats or skips a place that existed when paging began, whatever is inserted meanwhile.
+public protocol PlaceStore: Sendable {
+  // MARK: Places
+
+  /// Inserts places or updates them by id, all or nothing, in the order given (a parent before its children, or
+  /// already stored). A changed parent is a move (``movePlace(_:to:now:)``).
+  /// - Throws: ``PlaceStoreError`` `.unknownParent`, `.cycle`, `.invalidPlace`.
+  func upsertPlaces(_ places: [PlaceRecord], now: Int64) async throws
+  /// Moves a place (with its subtree) under `parent` (nil: to the top level); the subtree's rating moves with it.
+  /// - Throws: ``PlaceStoreError`` `.placeNotFound`, `.unknownParent`, `.cycle`.
+  func movePlace(_ id: PlaceID, to parent: PlaceID?, now: Int64) async throws
+  /// Deletes a place that has no children, with its reviews (its ancestors' ratings lose them), favourites and
+  /// news. Returns false when there is no such place.
+  /// - Throws: ``PlaceStoreError/hasChildren(_:)``.
+  func deletePlace(_ id: PlaceID) async throws -> Bool
+  /// One place with its ratings, favourite count and ancestors (root first); nil when there is none.
+  func place(_ id: PlaceID) async throws -> PlaceDetails?
+  /// A page of places: children, roots, a city, near a centre or in a box, found by keywords, with attribute
+  /// ranges; sorted and keyset-paged as ``PlaceQuery`` says.
+  /// - Throws: ``PlaceStoreError/invalidCursor`` or `.invalidQuery`.
+  func places(_ query: PlaceQuery) async throws -> PlacePage
+
+  // MARK: Reviews
+
+  /// Stores `review` as its author's review of its place, replacing their earlier one (grade and text change;
+  /// the id and creation time stay the first review's). Returns the stored review and whether it was new.
+  /// - Throws: ``PlaceStoreError`` `.placeNotFound`, `.invalidReview`.
+  func saveReview(_ review: Review, now: Int64) async throws -> (review: Review, created: Bool)
+  /// Deletes `author`'s review of `place`. Returns false when there is none.
+  func deleteReview(place: PlaceID, author: UserID) async throws -> Bool
+  /// Hides or shows a review (operators): a hidden review is left out of lists and ratings. False when there is
+  /// no such review.
+  func setReviewHidden(_ id: ReviewID, hidden: Bool) async throws -> Bool
+  /// A page of a place's visible reviews, newest first.
+  func reviews(of place: PlaceID, cursor: String?, limit: Int) async throws -> ReviewPage
+  /// Every visible review (for recomputing ratings: operators' checks and the tests).
+  func allVisibleReviews() async throws -> [Review]
+
+  // MARK: Favourites
+
+  /// Adds `place` to `user`'s favourites. False when it was one already.
+  /// - Throws: ``PlaceStoreError/placeNotFound(_:)``.
+  func addFavourite(_ place: PlaceID, user: UserID, now: Int64) async throws -> Bool
+  /// Removes `place` from `user`'s favourites. False when it wasn't one.
+  func removeFavourite(_ place: PlaceID, user: UserID) async throws -> Bool
+  /// A page of `user`'s favourites, most recently added first, with their ratings.
+  func favourites(of user: UserID, cursor: String?, limit: Int) async throws -> PlacePage
+
+  // MARK: News
+
+  /// Stores a news item (of a stored place, or directory-wide when its place is nil), or replaces the one with its
+  /// id.
+  /// - Throws: ``PlaceStoreError/placeNotFound(_:)``.
+  func saveNews(_ item: NewsItem) async throws
+  /// Deletes a news item. False when there is none.
+  func deleteNews(_ id: NewsID) async throws -> Bool
+  /// A page of news, newest first: all of it, one place's subtree, or a user's favourites (with their subtrees) —
+  /// directory-wide items always included.
+  func news(_ query: NewsQuery) async throws -> NewsPage
+}
+
+/// A typed attribute of a place (a programme's passing score, seats, tuition, form of study). Encodes as the bare
+/// JSON value.
+public enum PlaceAttribute: Sendable, Hashable, Codable {
+  /// A number (score, seats, tuition).
+  case number(Double)
+  /// Text (form of study: `full-time`, …).
+  case text(String)
+  /// Yes or no.
+  case flag(Bool)
+
+  /// Decodes a number, a string or a boolean.
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.singleValueContainer()
+    if let flag = try? c.decode(Bool.self) {
+      self = .flag(flag)
+    } else if let number = try? c.decode(Double.self) {
+      self = .number(number)
+    } else {
+      self = .text(try c.decode(String.self))
+    }
+  }
+
+  /// Encodes the bare value.
+  public func encode(to encoder: any Encoder) throws {
+    var c = encoder.singleValueContainer()
+    switch self {
+    case .number(let value): try c.encode(value)
+    case .text(let value): try c.encode(value)
+    case .flag(let value): try c.encode(value)
+    }
+  }
+
+  /// The number, for range filters.
+  public var number: Double? {
+    if case .number(let value) = self { return value }
+    return nil
+  }
+}
+
+/// A place as the directory stores it: DomainKit's `Place` (its `name` is the title, `logoURL` the image) with a
+/// localized short title and typed attributes.
+public struct PlaceRecord: Sendable, Hashable, Codable {
+  /// The place.
+  public var place: Place
+  /// Localized short title ("МГУ", "MSU").
+  public var shortTitle: LocalizedText
+  /// Attributes by name (`passingScore`, `seats`, `tuition`, `form`).
+  public var attributes: [String: PlaceAttribute]
+
+  /// The longest title, short title or address accepted, in characters.
+  public static let maximumTitleLength = 500
+  /// The longest description accepted, in characters.
+  public static let maximumDescriptionLength = 20_000
+
+  /// A record.
+  public init(place: Place, shortTitle: LocalizedText = LocalizedText(), attributes: [String: PlaceAttribute] = [:]) {
+    self.place = place
+    self.shortTitle = shortTitle
+    self.attributes = attributes
+  }
+
+  /// Checks what the store refuses: an empty id or kind, no title, oversized text, a place its own parent.
+  /// - Throws: ``PlaceStoreError/invalidPlace(_:_:)``.
+  public func validate() throws(PlaceStoreError) {
+    let id = place.id
+    if id.rawValue.isEmpty || id.rawValue.count > 200 { throw .invalidPlace(id, "the id must be 1…200 characters") }
+    let kind = place.kind.rawValue
+    if kind.isEmpty || kind.count > 64 || kind.contains(where: \.isWhitespace) {
+      throw .invalidPlace(id, "the kind must be 1…64 characters without spaces")
+    }
+    if place.name.values.values.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+      throw .invalidPlace(id, "a title is required in at least one language")
+    }
+    for (field, text) in [("title", place.name), ("shortTitle", shortTitle)] {
+      for (language, value) in text.values where value.count > Self.maximumTitleLength {
+        throw .invalidPlace(id, "\(field).\(language) is longer than \(Self.maximumTitleLength) characters")
+      }
+    }
+    for (language, value) in place.description.values where value.count > Self.maximumDescriptionLength {
+      throw .invalidPlace(id, "description.\(language) is longer than \(Self.maximumDescriptionLength) characters")
+    }
+    if place.parentID == id { throw .cycle(id) }
+    for (name, value) in attributes {
+      if name.isEmpty || name.count > 64 { throw .invalidPlace(id, "attribute names must be 1…64 characters") }
+      if case .number(let number) = value, !number.isFinite {
+        throw .invalidPlace(id, "attribute '\(name)' must be a finite number")
+      }
+    }
+  }
+
+  /// Case- and diacritic-folded titles and short titles, one per line: what search ranks exact and prefix title
+  /// matches by (the same on every engine).
+  public var titleKey: String {
+    let titles =
+      place.name.values.keys.sorted().compactMap { place.name.values[$0] }
+      + shortTitle.values.keys.sorted().compactMap { shortTitle.values[$0] }
+    return titles.map(PlaceSearch.fold).filter { !$0.isEmpty }.joined(separator: "\n")
+  }
+}
+
+/// A place's ratings: its own reviews, and its subtree's (its own plus every descendant's).
+public struct PlaceRating: Sendable, Hashable, Codable {
+  /// The place's own visible reviews.
+  public var own: RatingAggregate
+  /// The place's and all its descendants' visible reviews: what every level shows.
+  public var subtree: RatingAggregate
+
+  /// Ratings.
+  public init(own: RatingAggregate = RatingAggregate(), subtree: RatingAggregate = RatingAggregate()) {
+    self.own = own
+    self.subtree = subtree
+  }
+}
+
+/// A place in a list: the record, its ratings, favourite count and, for a query with a centre, its distance.
+public struct PlaceListing: Sendable, Hashable {
+  /// The place.
+  public var record: PlaceRecord
+  /// Its ratings.
+  public var rating: PlaceRating
+  /// How many people keep it among their favourites.
+  public var favourites: Int
+  /// Children it has.
+  public var children: Int
+  /// Haversine distance from the query's centre, metres.
+  public var distance: Double?
+
+  /// A listing.
+  public init(record: PlaceRecord, rating: PlaceRating, favourites: Int, children: Int, distance: Double? = nil) {
+    self.record = record
+    self.rating = rating
+    self.favourites = favourites
+    self.children = children
+    self.distance = distance
+  }
+}
+
+/// An ancestor in a breadcrumb trail.
+public struct PlaceCrumb: Sendable, Hashable, Codable {
+  /// The ancestor.
+  public var id: PlaceID
+  /// Its kind.
+  public var kind: PlaceKind
+  /// Its title.
+  public var title: LocalizedText
+  /// Its short title.
+  public var shortTitle: LocalizedText
+
+  /// A crumb.
+  public init(id: PlaceID, kind: PlaceKind, title: LocalizedText, shortTitle: LocalizedText = LocalizedText()) {
+    self.id = id
+    self.kind = kind
+    self.title = title
+    self.shortTitle = shortTitle
+  }
+}
+
+/// One place with its ancestors.
+public struct PlaceDetails: Sendable, Hashable {
+  /// The place.
+  public var listing: PlaceListing
+  /// Its ancestors, the root first (empty for a top-level place).
+  public var ancestors: [PlaceCrumb]
+
+  /// Details.
+  public init(listing: PlaceListing, ancestors: [PlaceCrumb]) {
+    self.listing = listing
+    self.ancestors = ancestors
+  }
+}
+
+/// A page of places.
+public struct PlacePage: Sendable, Hashable {
+  /// The places.
+  public var items: [PlaceListing]
+  /// The cursor of the next page; nil on the last.
+  public var nextCursor: String?
+
+  /// A page.
+  public init(items: [PlaceListing], nextCursor: String?) {
+    self.items = items
+    self.nextCursor = nextCursor
+  }
+}
+
+/// What a list of places shows and in which order.
+public struct PlaceQuery: Sendable, Hashable {
+  /// Which places.
+  public enum Scope: Sendable, Hashable {
+    /// Every place.
+    case all
+    /// The top-level places.
+    case roots
+    /// The children of a place.
+    case children(of: PlaceID)
+  }
+
+  /// Where.
+  public enum Area: Sendable, Hashable {
+    /// Within `radius` metres (haversine) of `center`.
+    case circle(center: Coordinate, radius: Double)
+    /// In a bounding box (south ≤ latitude ≤ north; west ≤ longitude ≤ east, or across the antimeridian when
+    /// west > east).
+    case box(south: Double, west: Double, north: Double, east: Double)
+  }
+
+  /// An attribute condition: a number in a range, or equal text.
+  public struct AttributeFilter: Sendable, Hashable {
+    /// The attribute's name.
+    public var name: String
+    /// The smallest number accepted.
+    public var minimum: Double?
+    /// The largest number accepted.
+    public var maximum: Double?
+    /// The text (or `true`/`false`) it must equal.
+    public var equals: String?
+
+    /// A filter.
+    public init(name: String, minimum: Double? = nil, maximum: Double? = nil, equals: String? = nil) {
+      self.name = name
+      self.minimum = minimum
+      self.maximum = maximum
+      self.equals = equals
+    }
+
+    /// Whether `attributes` pass.
+    public func accepts(_ attributes: [String: PlaceAttribute]) -> Bool {
+      guard let value = attributes[name] else { return false }
+      if minimum != nil || maximum != nil {
+        guard let number = value.number else { return false }
+        if let minimum, number < minimum { return false }
+        if let maximum, number > maximum { return false }
+      }
+      if let equals {
+        switch value {
+        case .text(let text): return PlaceSearch.fold(text) == PlaceSearch.fold(equals)
+        case .flag(let flag): return String(flag) == equals.lowercased()
+        case .number(let number): return Double(equals) == number
+        }
+      }
+      return true
+    }
+  }
+
+  /// The order.
+  public enum Sort: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Search relevance (exact title matches first, then title prefixes, then the rest), then insertion; the
+    /// default with keywords.
+    case relevance
+    /// Insertion order; the default without keywords.
+    case inserted
+    /// Nearest first (needs a centre; places without a location last).
+    case distance
+    /// Highest subtree average first (unrated last), then more reviews.
+    case rating
+    /// Most subtree reviews first, then higher average.
+    case reviews
+  }
+
+  /// Which places.
+  public var scope: Scope
+  /// Only these kinds (any when empty).
+  public var kinds: [PlaceKind]
+  /// Only this city (case- and diacritic-insensitive).
+  public var city: String?
+  /// Keywords: every word must start a word of a title, short title, keyword or description, in any language.
+  public var text: String?
+  /// Only here.
+  public var area: Area?
+  /// The centre distances are measured from (the circle's when nil).
+  public var center: Coordinate?
+  /// Attribute conditions, all of which must hold.
+  public var attributes: [AttributeFilter]
+  /// The order (nil: relevance with keywords, else insertion).
+  public var sort: Sort?
+  /// The previous page's `nextCursor`.
+  public var cursor: String?
+  /// Page size, 1…100 (10 by default).
+  public var limit: Int
+
+  /// A query; `limit` is clamped to 1…100.
+  public init(
+    scope: Scope = .all, kinds: [PlaceKind] = [], city: String? = nil, text: String? = nil, area: Area? = nil,
+    center: Coordinate? = nil, attributes: [AttributeFilter] = [], sort: Sort? = nil, cursor: String? = nil,
+    limit: Int = 10
+  ) {
+    self.scope = scope
+    self.kinds = kinds
+    self.city = city
+    self.text = text
+    self.area = area
+    self.center = center
+    self.attributes = attributes
+    self.sort = sort
+    self.cursor = cursor
+    self.limit = min(100, max(1, limit))
+  }
+
+  /// The order used.
+  public var effectiveSort: Sort { sort ?? (PlaceSearch.words(text ?? "").isEmpty ? .inserted : .relevance) }
+
+  /// The centre distances are measured from.
+  public var effectiveCenter: Coordinate? {
+    if let center { return center }
+    if case .circle(let center, _) = area { return center }
+    return nil
+  }
+
+  /// The latitude and longitude bounds to scan (longitudes nil when the area spans the antimeridian or a pole).
+  public var bounds: (south: Double, north: Double, west: Double?, east: Double?)? {
+    switch area {
+    case nil: return nil
+    case .box(let south, let west, let north, let east):
+      return (south, north, west <= east ? west : nil, west <= east ? east : nil)
+    case .circle(let center, let radius):
+      let degrees = radius / 111_195 * 1.001
+      let south = max(-90, center.latitude - degrees)
+      let north = min(90, center.latitude + degrees)
+      let widest = max(abs(south), abs(north))
+      guard widest < 89 else { return (south, north, nil, nil) }
+      let spread = degrees / cos(widest * .pi / 180)
+      let west = center.longitude - spread
+      let east = center.longitude + spread
+      guard west >= -180, east <= 180 else { return (south, north, nil, nil) }
+      return (south, north, west, east)
+    }
+  }
+}
+
+/// Why a directory write or query was refused.
+public enum PlaceStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// No such place.
+  case placeNotFound(PlaceID)
+  /// The parent named is not stored (nor earlier in the same import).
+  case unknownParent(PlaceID, parent: PlaceID)
+  /// The new parent is the place itself or one of its descendants.
+  case cycle(PlaceID)
+  /// A place with children can't be deleted; move or delete them first.
+  case hasChildren(PlaceID)
+  /// The place is malformed.
+  case invalidPlace(PlaceID, String)
+  /// The review is malformed (text too long, …).
+  case invalidReview(String)
+  /// A cursor that no page of this order gave.
+  case invalidCursor
+  /// A query that can't be answered (distance order without a centre, …).
+  case invalidQuery(String)
+
+  /// What was wrong and what to do.
+  public var description: String {
+    switch self {
+    case .placeNotFound(let id): "There is no place '\(id)'."
+    case .unknownParent(let id, let parent):
+      "Place '\(id)' names parent '\(parent)', which is not stored; import the parent first."
+    case .cycle(let id): "Place '\(id)' can't be put under itself or one of its descendants."
+    case .hasChildren(let id): "Place '\(id)' has children; move or delete them first."
+    case .invalidPlace(let id, let reason): "Place '\(id)': \(reason)."
+    case .invalidReview(let reason): "The review can't be stored: \(reason)."
+    case .invalidCursor: "The cursor was not given by this list; start again without it."
+    case .invalidQuery(let reason): "The query can't be answered: \(reason)."
+    }
+  }
+}
+
+/// Reviews: the longest text accepted.
+extension Review {
+  /// The longest review text accepted, in characters.
+  public static let maximumTextLength = 2_000
+}
+
+/// A page of reviews.
+public struct ReviewPage: Sendable, Hashable {
+  /// The reviews, newest first.
+  public var items: [Review]
+  /// The cursor of the next page; nil on the last.
+  public var nextCursor: String?
+
+  /// A page.
+  public init(items: [Review], nextCursor: String?) {
+    self.items = items
+    self.nextCursor = nextCursor
+  }
+}
+
+/// Which news a feed lists.
+public struct NewsQuery: Sendable, Hashable {
+  /// Which news.
+  public enum Scope: Sendable, Hashable {
+    /// Every item.
+    case all
+    /// Items of a place and its descendants, plus directory-wide ones.
+    case subtree(of: PlaceID)
+    /// Items of a user's favourite places and their descendants, plus directory-wide ones.
+    case favourites(of: UserID)
+  }
+
+  /// Which news.
+  public var scope: Scope
+  /// The previous page's `nextCursor`.
+  public var cursor: String?
+  /// Page size, 1…100.
+  public var limit: Int
+
+  /// A query; `limit` is clamped to 1…100.
+  public init(scope: Scope = .all, cursor: String? = nil, limit: Int = 10) {
+    self.scope = scope
+    self.cursor = cursor
+    self.limit = min(100, max(1, limit))
+  }
+}
+
+/// A page of news.
+public struct NewsPage: Sendable, Hashable {
+  /// The items, newest first.
+  public var items: [NewsItem]
+  /// The cursor of the next page; nil on the last.
+  public var nextCursor: String?
+
+  /// A page.
+  public init(items: [NewsItem], nextCursor: String?) {
+    self.items = items
+    self.nextCursor = nextCursor
+  }
+}
+
+/// A position in a newest-first list: the last item's time and sequence.
+public struct TimeCursor: Sendable, Hashable {
+  /// The last item's time.
+  public var time: Int64
+  /// Its insertion sequence (tie-break).
+  public var seq: Int64
+
+  /// A cursor.
+  public init(time: Int64, seq: Int64) {
+    self.time = time
+    self.seq = seq
+  }
+
+  /// `time.seq`.
+  public var text: String { "\(time).\(seq)" }
+
+  /// Parses the wire form.
+  /// - Throws: ``PlaceStoreError/invalidCursor``.
+  public init(text: String) throws(PlaceStoreError) {
+    let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+    guard parts.count == 2, let time = Int64(parts[0]), let seq = Int64(parts[1]) else { throw .invalidCursor }
+    self.init(time: time, seq: seq)
+  }
+}
+
+/// Search text handling shared by the engines: folding, words, and the ranking of candidates.
+public enum PlaceSearch {
+  /// Lowercased, without diacritics, spaces collapsed.
+  public static func fold(_ text: String) -> String {
+    text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+      .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+  }
+
+  /// The query's words (letters and digits), folded unless `folded` is false; at most 8.
+  public static func words(_ text: String, folded: Bool = true) -> [String] {
+    (folded ? fold(text) : text).split { !($0.isLetter || $0.isNumber) }.prefix(8).map(String.init)
+  }
+
+  /// The relevance tier of a match: 0 when a title or short title equals the query, 1 when one starts with it
+  /// (or one of its words does), 2 otherwise.
+  public static func tier(titleKey: String, query: String) -> Int {
+    let folded = words(query).joined(separator: " ")
+    var best = 2
+    for line in titleKey.split(separator: "\n") {
+      let title = String(line).split { !($0.isLetter || $0.isNumber) }.joined(separator: " ")
+      if title == folded { return 0 }
+      if title.hasPrefix(folded) || title.contains(" " + folded) { best = 1 }
+    }
+    return best
+  }
+}
+
+/// A place an engine's filters kept: what the order and the cursor need.
+public struct PlaceCandidate: Sendable, Hashable {
+  /// The insertion sequence (the last key of every order).
+  public var seq: Int64
+  /// The subtree rating.
+  public var rating: RatingAggregate
+  /// Where it is.
+  public var location: Coordinate?
+  /// ``PlaceRecord/titleKey`` (needed with keywords).
+  public var titleKey: String
+
+  /// A candidate.
+  public init(seq: Int64, rating: RatingAggregate, location: Coordinate?, titleKey: String) {
+    self.seq = seq
+    self.rating = rating
+    self.location = location
+    self.titleKey = titleKey
+  }
+}
+
+/// Sorting and keyset paging of candidates, the same for every engine.
+public enum PlacePaging {
+  /// The page of `candidates` after `query.cursor`: sequences with distances, and the next cursor. Candidates
+  /// outside a circular area are dropped here (engines scan its bounding box).
+  /// - Throws: ``PlaceStoreError`` `.invalidCursor`, `.invalidQuery`.
+  public static func page(_ candidates: [PlaceCandidate], query: PlaceQuery) throws(PlaceStoreError)
+    -> (items: [(seq: Int64, distance: Double?)], nextCursor: String?)
+  {
+    let sort = query.effectiveSort
+    let center = query.effectiveCenter
+    if sort == .distance && center == nil { throw .invalidQuery("sorting by distance needs a centre (lat, lon)") }
+    if sort == .relevance && PlaceSearch.words(query.text ?? "").isEmpty {
+      throw .invalidQuery("relevance order needs keywords (q)")
+    }
+    let after = try query.cursor.map { text throws(PlaceStoreError) in try cursorKey(text, sort: sort) }
+    var keyed: [(key: [Int64], seq: Int64, distance: Double?)] = []
+    for candidate in candidates {
+      let distance = center.flatMap { c in candidate.location.map { c.haversineDistance(to: $0) } }
+      if case .circle(_, let radius) = query.area, (distance ?? .infinity) > radius { continue }
+      let key = key(candidate, sort: sort, distance: distance, text: query.text ?? "")
+      if let after, !after.lexicographicallyPrecedes(key) { continue }
+      keyed.append((key, candidate.seq, distance))
+    }
+    keyed.sort { $0.key.lexicographicallyPrecedes($1.key) }
+    let page = keyed.prefix(query.limit)
+    let next = keyed.count > query.limit ? page.last.map { cursorText($0.key, sort: sort) } : nil
+    return (page.map { ($0.seq, $0.distance) }, next)
+  }
+
+  /// The sort key of a candidate: ascending, ending with its sequence.
+  static func key(_ candidate: PlaceCandidate, sort: PlaceQuery.Sort, distance: Double?, text: String) -> [Int64] {
+    let rating = candidate.rating
+    let average = rating.count == 0 ? -1 : Int64(rating.sum) * 1_000_000 / Int64(rating.count)
+    switch sort {
+    case .relevance: return [Int64(PlaceSearch.tier(titleKey: candidate.titleKey, query: text)), candidate.seq]
+    case .inserted: return [candidate.seq]
+    case .distance: return [distance.map { Int64(($0 * 1000).rounded()) } ?? Int64.max, candidate.seq]
+    case .rating: return [-average, -Int64(rating.count), candidate.seq]
+    case .reviews: return [-Int64(rating.count), -average, candidate.seq]
+    }
+  }
+
+  static func cursorText(_ key: [Int64], sort: PlaceQuery.Sort) -> String {
+    "\(sort.rawValue):" + key.map(String.init).joined(separator: ":")
+  }
+
+  static func cursorKey(_ text: String, sort: PlaceQuery.Sort) throws(PlaceStoreError) -> [Int64] {
+    let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+    guard parts.first.map(String.init) == sort.rawValue else { throw .invalidCursor }
+    let key = parts.dropFirst().compactMap { Int64($0) }
+    let expected = sort == .inserted ? 1 : sort == .rating || sort == .reviews ? 3 : 2
+    guard key.count == parts.count - 1, key.count == expected else { throw .invalidCursor }
+    return key
+  }
+}

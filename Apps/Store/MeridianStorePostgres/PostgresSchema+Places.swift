@@ -1,0 +1,128 @@
+import PersistenceKit
+
+extension PostgresSchema {
+  /// Appends the places-directory migration.
+  static func appendPlaceMigrations(to migrator: inout Migrator) {
+    migrator.append(
+      .sql(
+        "2026-11-26 places directory",
+        places + localizeFieldsSQL(table: "places", fields: ["title", "short_title", "description"])))
+  }
+
+  /// As on SQLite: places keep their insertion sequence (`seq`, the last key of every list order), their own and
+  /// subtree ratings (changed by the trigger on `place_reviews`, also when an account's reviews go with it) and
+  /// their favourite count (a trigger on `place_favourites`); `place_closure` holds every (ancestor, place) pair,
+  /// the place itself at depth 0. `search` is a `simple` tsvector of the folded titles (weight A), short titles
+  /// and keywords (B) and descriptions (C), in every language; `title_key` the folded titles that rank results;
+  /// `city_key` the folded city.
+  static let places = """
+    CREATE TABLE places(
+      seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+      id text PRIMARY KEY,
+      parent_id text REFERENCES places(id),
+      kind text NOT NULL,
+      title text NOT NULL,
+      short_title text,
+      description text,
+      address text,
+      city text,
+      city_key text,
+      site text,
+      phone text,
+      email text,
+      venue_type text,
+      logo_url text,
+      time_zone text,
+      keywords jsonb NOT NULL DEFAULT '[]',
+      attributes jsonb NOT NULL DEFAULT '{}',
+      latitude double precision,
+      longitude double precision,
+      title_key text NOT NULL DEFAULT '',
+      search tsvector NOT NULL DEFAULT ''::tsvector,
+      own_sum bigint NOT NULL DEFAULT 0 CHECK (own_sum >= 0),
+      own_count bigint NOT NULL DEFAULT 0 CHECK (own_count >= 0),
+      tree_sum bigint NOT NULL DEFAULT 0 CHECK (tree_sum >= own_sum),
+      tree_count bigint NOT NULL DEFAULT 0 CHECK (tree_count >= own_count),
+      favourites bigint NOT NULL DEFAULT 0 CHECK (favourites >= 0),
+      created_at bigint NOT NULL,
+      updated_at bigint NOT NULL,
+      CHECK ((latitude IS NULL) = (longitude IS NULL))
+    );
+    CREATE INDEX places_parent ON places(parent_id, seq);
+    CREATE INDEX places_city ON places(city_key, kind);
+    CREATE INDEX places_kind ON places(kind);
+    CREATE INDEX places_position ON places(latitude, longitude) WHERE latitude IS NOT NULL;
+    CREATE INDEX places_search ON places USING gin(search);
+    CREATE TABLE place_closure(
+      place_id text NOT NULL REFERENCES places(id) ON DELETE CASCADE,
+      ancestor_id text NOT NULL REFERENCES places(id) ON DELETE CASCADE,
+      depth integer NOT NULL CHECK (depth >= 0),
+      PRIMARY KEY (place_id, ancestor_id)
+    );
+    CREATE INDEX place_closure_ancestor ON place_closure(ancestor_id, depth);
+    CREATE TABLE place_reviews(
+      seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+      id text PRIMARY KEY,
+      place_id text NOT NULL REFERENCES places(id) ON DELETE CASCADE,
+      author_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      grade integer NOT NULL CHECK (grade BETWEEN 1 AND 5),
+      grades jsonb NOT NULL DEFAULT '{}',
+      text text NOT NULL DEFAULT '',
+      hidden boolean NOT NULL DEFAULT false,
+      created_at bigint NOT NULL,
+      updated_at bigint NOT NULL,
+      UNIQUE (place_id, author_id)
+    );
+    CREATE INDEX place_reviews_newest ON place_reviews(place_id, hidden, created_at, seq);
+    CREATE INDEX place_reviews_author ON place_reviews(author_id);
+    CREATE TABLE place_favourites(
+      user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      place_id text NOT NULL REFERENCES places(id) ON DELETE CASCADE,
+      seq bigint NOT NULL,
+      created_at bigint NOT NULL,
+      PRIMARY KEY (user_id, place_id)
+    );
+    CREATE INDEX place_favourites_newest ON place_favourites(user_id, created_at, seq);
+    CREATE INDEX place_favourites_place ON place_favourites(place_id);
+    CREATE TABLE place_news(
+      seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+      id text PRIMARY KEY,
+      place_id text REFERENCES places(id) ON DELETE CASCADE,
+      title jsonb NOT NULL,
+      body jsonb NOT NULL,
+      published_at bigint NOT NULL
+    );
+    CREATE INDEX place_news_newest ON place_news(published_at, seq);
+    CREATE INDEX place_news_place ON place_news(place_id, published_at, seq);
+    CREATE FUNCTION place_reviews_rating() RETURNS trigger LANGUAGE plpgsql AS $rating$
+    BEGIN
+      IF TG_OP IN ('UPDATE', 'DELETE') AND NOT OLD.hidden THEN
+        UPDATE places SET own_sum = own_sum - OLD.grade, own_count = own_count - 1 WHERE id = OLD.place_id;
+        UPDATE places SET tree_sum = tree_sum - OLD.grade, tree_count = tree_count - 1
+          WHERE id IN (SELECT ancestor_id FROM place_closure WHERE place_id = OLD.place_id);
+      END IF;
+      IF TG_OP IN ('INSERT', 'UPDATE') AND NOT NEW.hidden THEN
+        UPDATE places SET tree_sum = tree_sum + NEW.grade, tree_count = tree_count + 1
+          WHERE id IN (SELECT ancestor_id FROM place_closure WHERE place_id = NEW.place_id);
+        UPDATE places SET own_sum = own_sum + NEW.grade, own_count = own_count + 1 WHERE id = NEW.place_id;
+      END IF;
+      RETURN NULL;
+    END
+    $rating$;
+    CREATE TRIGGER place_reviews_rating AFTER INSERT OR DELETE OR UPDATE OF grade, hidden, place_id ON place_reviews
+      FOR EACH ROW EXECUTE FUNCTION place_reviews_rating();
+    CREATE FUNCTION place_favourites_count() RETURNS trigger LANGUAGE plpgsql AS $count$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        UPDATE places SET favourites = favourites + 1 WHERE id = NEW.place_id;
+      ELSE
+        UPDATE places SET favourites = favourites - 1 WHERE id = OLD.place_id;
+      END IF;
+      RETURN NULL;
+    END
+    $count$;
+    CREATE TRIGGER place_favourites_count AFTER INSERT OR DELETE ON place_favourites
+      FOR EACH ROW EXECUTE FUNCTION place_favourites_count();
+
+    """
+}

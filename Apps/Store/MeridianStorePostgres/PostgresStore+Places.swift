@@ -1,0 +1,568 @@
+import DomainKit
+import Foundation
+import GeoKit
+import Logging
+import MeridianStore
+import PostgresNIO
+
+extension PostgresStore {
+  /// A query of `sql` with `$1…` bound to `values` (nil binds NULL).
+  static func placeQuery(_ sql: String, _ values: [(any PostgresEncodable & Sendable)?]) throws -> PostgresQuery {
+    PostgresQuery(unsafeSQL: sql, binds: try pollBinds(values))
+  }
+
+  static func exists(_ table: String, id: String, on connection: PostgresConnection, logger: Logger) async throws
+    -> Bool
+  {
+    try await !connection.query(placeQuery("SELECT 1 FROM \(table) WHERE id = $1", [id]), logger: logger).collect()
+      .isEmpty
+  }
+
+  // MARK: Places
+
+  public func upsertPlaces(_ places: [PlaceRecord], now: Int64) async throws {
+    guard !places.isEmpty else { return }
+    for record in places { try record.validate() }
+    let encoded = try places.map { (try JSONColumn.encode($0.place.keywords), try JSONColumn.encode($0.attributes)) }
+    try await inTransaction { connection in
+      // Structure changes (inserts, moves) one at a time, so closure rows and the ratings they carry stay in step.
+      _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.placeTreeLock))", logger: logger).collect()
+      let languages = try await Self.dataLanguages(connection, logger: logger)
+      let localized = languages.flatMap { ["title_\($0)", "short_title_\($0)", "description_\($0)"] }
+      let columns =
+        [
+          "id", "parent_id", "kind", "title", "short_title", "description", "address", "city", "city_key", "site",
+          "phone", "email", "venue_type", "logo_url", "time_zone", "keywords", "attributes", "latitude", "longitude",
+          "title_key", "created_at", "updated_at",
+        ] + localized
+      let kept: Set = ["id", "parent_id", "created_at"]
+      let updates = (columns.filter { !kept.contains($0) } + ["search"]).map { "\($0) = excluded.\($0)" }
+        .joined(separator: ", ")
+      let placeholders = columns.indices.map { index in
+        columns[index] == "keywords" || columns[index] == "attributes" ? "$\(index + 1)::jsonb" : "$\(index + 1)"
+      }
+      let n = columns.count
+      let search = """
+        setweight(to_tsvector('simple', $\(n + 1)), 'A') || setweight(to_tsvector('simple', $\(n + 2)), 'B')
+          || setweight(to_tsvector('simple', $\(n + 3)), 'C')
+        """
+      let sql = """
+        INSERT INTO places(\(columns.map(PostgresSchema.quoted).joined(separator: ", ")), search)
+        VALUES (\(placeholders.joined(separator: ", ")), \(search))
+        ON CONFLICT(id) DO UPDATE SET \(updates)
+        """
+      for (index, record) in places.enumerated() {
+        let place = record.place
+        let stored = try await connection.query(
+          Self.placeQuery("SELECT parent_id FROM places WHERE id = $1", [place.id.rawValue]), logger: logger
+        ).collect().first
+        if let parent = place.parentID,
+          try await !Self.exists("places", id: parent.rawValue, on: connection, logger: logger)
+        {
+          throw PlaceStoreError.unknownParent(place.id, parent: parent)
+        }
+        if let stored, try stored.decode(String?.self) != place.parentID?.rawValue {
+          try await Self.move(place.id, to: place.parentID, now: now, on: connection, logger: logger)
+        }
+        var values: [(any PostgresEncodable & Sendable)?] = [
+          place.id.rawValue, place.parentID?.rawValue, place.kind.rawValue,
+          place.name.resolved(for: ["en"]) ?? "", record.shortTitle.resolved(for: ["en"]),
+          place.description.resolved(for: ["en"]), place.address, place.city,
+          place.city.map(PlaceSearch.fold), place.site, place.phone, place.email, place.venueType, place.logoURL,
+          place.timeZone, encoded[index].0, encoded[index].1, place.location?.latitude, place.location?.longitude,
+          record.titleKey, now, now,
+        ]
+        for language in languages {
+          values.append(Self.translation(place.name, language))
+          values.append(Self.translation(record.shortTitle, language))
+          values.append(Self.translation(place.description, language))
+        }
+        let folded = { (texts: [String]) in texts.map(PlaceSearch.fold).joined(separator: " ") }
+        values.append(folded(Array(place.name.values.values)))
+        values.append(folded(Array(record.shortTitle.values.values) + place.keywords))
+        values.append(folded(Array(place.description.values.values)))
+        _ = try await connection.query(Self.placeQuery(sql, values), logger: logger).collect()
+        if stored == nil {
+          _ = try await connection.query(
+            Self.placeQuery(
+              """
+              INSERT INTO place_closure(place_id, ancestor_id, depth)
+              SELECT $1, ancestor_id, depth + 1 FROM place_closure WHERE place_id = $2
+              UNION ALL SELECT $1, $1, 0
+              """, [place.id.rawValue, place.parentID?.rawValue]), logger: logger
+          ).collect()
+        }
+      }
+    }
+  }
+
+  /// The advisory lock key that serializes changes to the tree (inserts and moves) — 'plac' in ASCII.
+  static let placeTreeLock: Int64 = 0x706C_6163
+
+  public func movePlace(_ id: PlaceID, to parent: PlaceID?, now: Int64) async throws {
+    try await inTransaction { connection in
+      _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.placeTreeLock))", logger: logger).collect()
+      guard
+        let current = try await connection.query(
+          Self.placeQuery("SELECT parent_id FROM places WHERE id = $1", [id.rawValue]), logger: logger
+        ).collect().first
+      else { throw PlaceStoreError.placeNotFound(id) }
+      if try current.decode(String?.self) == parent?.rawValue { return }
+      if let parent, try await !Self.exists("places", id: parent.rawValue, on: connection, logger: logger) {
+        throw PlaceStoreError.unknownParent(id, parent: parent)
+      }
+      try await Self.move(id, to: parent, now: now, on: connection, logger: logger)
+    }
+  }
+
+  /// Moves `id`'s subtree under `parent` (the caller holds ``placeTreeLock``): the rows of the old and new
+  /// ancestors are locked in id order, the subtree's rating moves from the ones to the others, and the closure
+  /// pairs between the subtree and its ancestors are replaced.
+  static func move(
+    _ id: PlaceID, to parent: PlaceID?, now: Int64, on connection: PostgresConnection, logger: Logger
+  ) async throws {
+    func run(_ sql: String, _ values: [(any PostgresEncodable & Sendable)?]) async throws -> [PostgresRow] {
+      try await connection.query(placeQuery(sql, values), logger: logger).collect()
+    }
+    if let parent,
+      try await !run(
+        "SELECT 1 FROM place_closure WHERE place_id = $1 AND ancestor_id = $2", [parent.rawValue, id.rawValue]
+      ).isEmpty
+    {
+      throw PlaceStoreError.cycle(id)
+    }
+    _ = try await run(
+      """
+      SELECT 1 FROM places WHERE id IN (SELECT ancestor_id FROM place_closure WHERE place_id = $1 OR place_id = $2)
+      ORDER BY id FOR UPDATE
+      """, [id.rawValue, parent?.rawValue])
+    guard let row = try await run("SELECT tree_sum, tree_count FROM places WHERE id = $1", [id.rawValue]).first
+    else { throw PlaceStoreError.placeNotFound(id) }
+    let (sum, count) = try row.decode((Int64, Int64).self)
+    let subtree = try await run("SELECT place_id FROM place_closure WHERE ancestor_id = $1", [id.rawValue])
+      .map { try $0.decode(String.self) }
+    let oldAncestors = try await run(
+      "SELECT ancestor_id FROM place_closure WHERE place_id = $1 AND depth > 0", [id.rawValue]
+    ).map { try $0.decode(String.self) }
+    _ = try await run(
+      "UPDATE places SET tree_sum = tree_sum - $1, tree_count = tree_count - $2 WHERE id = ANY($3)",
+      [sum, count, oldAncestors])
+    _ = try await run(
+      "DELETE FROM place_closure WHERE place_id = ANY($1) AND ancestor_id = ANY($2)", [subtree, oldAncestors])
+    if let parent {
+      _ = try await run(
+        """
+        INSERT INTO place_closure(place_id, ancestor_id, depth)
+        SELECT sub.place_id, sup.ancestor_id, sup.depth + sub.depth + 1
+        FROM place_closure sub JOIN place_closure sup ON sup.place_id = $1
+        WHERE sub.ancestor_id = $2
+        """, [parent.rawValue, id.rawValue])
+      _ = try await run(
+        """
+        UPDATE places SET tree_sum = tree_sum + $1, tree_count = tree_count + $2
+        WHERE id IN (SELECT ancestor_id FROM place_closure WHERE place_id = $3)
+        """, [sum, count, parent.rawValue])
+    }
+    _ = try await run(
+      "UPDATE places SET parent_id = $1, updated_at = $2 WHERE id = $3", [parent?.rawValue, now, id.rawValue])
+  }
+
+  public func deletePlace(_ id: PlaceID) async throws -> Bool {
+    try await inTransaction { connection in
+      _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.placeTreeLock))", logger: logger).collect()
+      guard try await Self.exists("places", id: id.rawValue, on: connection, logger: logger) else { return false }
+      if try await !connection.query(
+        Self.placeQuery("SELECT 1 FROM places WHERE parent_id = $1 LIMIT 1", [id.rawValue]), logger: logger
+      ).collect().isEmpty {
+        throw PlaceStoreError.hasChildren(id)
+      }
+      // Reviews first, while the closure still names the ancestors whose ratings lose them.
+      for table in ["place_reviews", "place_favourites", "place_news", "place_closure", "places"] {
+        let column = table == "places" ? "id" : "place_id"
+        _ = try await connection.query(
+          Self.placeQuery("DELETE FROM \(table) WHERE \(column) = $1", [id.rawValue]), logger: logger
+        ).collect()
+      }
+      return true
+    }
+  }
+
+  static let placeSelect = """
+    SELECT p.*, p.keywords::text AS keywords_text, p.attributes::text AS attributes_text,
+      (SELECT count(*) FROM places c WHERE c.parent_id = p.id) AS children
+    FROM places p
+    """
+
+  public func place(_ id: PlaceID) async throws -> PlaceDetails? {
+    try await client.withConnection { connection in
+      let languages = try await Self.dataLanguages(connection, logger: logger)
+      guard
+        let row = try await connection.query(
+          Self.placeQuery("\(Self.placeSelect) WHERE p.id = $1", [id.rawValue]), logger: logger
+        ).collect().first
+      else { return nil }
+      let listing = try Self.placeListing(row.makeRandomAccess(), languages: languages, distance: nil)
+      let ancestors = try await connection.query(
+        Self.placeQuery(
+          """
+          SELECT p.* FROM place_closure c JOIN places p ON p.id = c.ancestor_id
+          WHERE c.place_id = $1 AND c.depth > 0 ORDER BY c.depth DESC
+          """, [id.rawValue]), logger: logger
+      ).collect().map { row in
+        let r = row.makeRandomAccess()
+        return PlaceCrumb(
+          id: PlaceID(try r["id"].decode(String.self)), kind: PlaceKind(rawValue: try r["kind"].decode(String.self)),
+          title: try Self.localized(r, "title", languages), shortTitle: try Self.localized(r, "short_title", languages))
+      }
+      return PlaceDetails(listing: listing, ancestors: ancestors)
+    }
+  }
+
+  public func places(_ query: PlaceQuery) async throws -> PlacePage {
+    var conditions = ["true"]
+    var values: [(any PostgresEncodable & Sendable)?] = []
+    func bind(_ value: (any PostgresEncodable & Sendable)?) -> String {
+      values.append(value)
+      return "$\(values.count)"
+    }
+    switch query.scope {
+    case .all: break
+    case .roots: conditions.append("p.parent_id IS NULL")
+    case .children(let parent): conditions.append("p.parent_id = \(bind(parent.rawValue))")
+    }
+    if !query.kinds.isEmpty { conditions.append("p.kind = ANY(\(bind(query.kinds.map(\.rawValue))))") }
+    if let city = query.city { conditions.append("p.city_key = \(bind(PlaceSearch.fold(city)))") }
+    let words = PlaceSearch.words(query.text ?? "")
+    if !words.isEmpty {
+      // Words are letters and digits only, so quoting them is safe.
+      let text = words.map { "'\($0)':*" }.joined(separator: " & ")
+      conditions.append("p.search @@ to_tsquery('simple', \(bind(text)))")
+    }
+    if let bounds = query.bounds {
+      conditions.append("p.latitude BETWEEN \(bind(bounds.south)) AND \(bind(bounds.north))")
+      if let west = bounds.west, let east = bounds.east {
+        conditions.append("p.longitude BETWEEN \(bind(west)) AND \(bind(east))")
+      } else if case .box(_, let west, _, let east) = query.area {
+        conditions.append("(p.longitude >= \(bind(west)) OR p.longitude <= \(bind(east)))")
+      }
+    }
+    let sql = """
+      SELECT p.seq, p.tree_sum, p.tree_count, p.latitude, p.longitude, p.title_key, p.attributes::text FROM places p
+      WHERE \(conditions.joined(separator: " AND "))
+      """
+    let statement = try Self.placeQuery(sql, values)
+    return try await client.withConnection { connection in
+      var candidates: [PlaceCandidate] = []
+      for try await row in try await connection.query(statement, logger: logger) {
+        let (seq, sum, count, latitude, longitude, titleKey, attributesText) = try row.decode(
+          (Int64, Int, Int, Double?, Double?, String, String).self)
+        if !query.attributes.isEmpty {
+          let attributes = try JSONColumn.decode([String: PlaceAttribute].self, from: attributesText)
+          guard query.attributes.allSatisfy({ $0.accepts(attributes) }) else { continue }
+        }
+        candidates.append(
+          PlaceCandidate(
+            seq: seq, rating: RatingAggregate(sum: sum, count: count),
+            location: latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } },
+            titleKey: titleKey))
+      }
+      let page = try PlacePaging.page(candidates, query: query)
+      return PlacePage(
+        items: try await Self.listings(page.items, on: connection, logger: logger), nextCursor: page.nextCursor)
+    }
+  }
+
+  /// The whole rows of `items` (by sequence), in order: one query.
+  static func listings(
+    _ items: [(seq: Int64, distance: Double?)], on connection: PostgresConnection, logger: Logger
+  ) async throws -> [PlaceListing] {
+    guard !items.isEmpty else { return [] }
+    let languages = try await dataLanguages(connection, logger: logger)
+    var bySeq: [Int64: PostgresRandomAccessRow] = [:]
+    for row in try await connection.query(
+      placeQuery("\(placeSelect) WHERE p.seq = ANY($1)", [items.map(\.seq)]), logger: logger
+    ).collect() {
+      let r = row.makeRandomAccess()
+      bySeq[try r["seq"].decode(Int64.self)] = r
+    }
+    return try items.compactMap { item in
+      try bySeq[item.seq].map { try placeListing($0, languages: languages, distance: item.distance) }
+    }
+  }
+
+  static func localized(_ row: PostgresRandomAccessRow, _ field: String, _ languages: [String]) throws
+    -> LocalizedText
+  {
+    var text = LocalizedText()
+    for language in languages {
+      if let value = try row["\(field)_\(language)"].decode(String?.self), !value.isEmpty {
+        text.set(value, for: language.replacingOccurrences(of: "_", with: "-"))
+      }
+    }
+    return text
+  }
+
+  static func placeListing(_ row: PostgresRandomAccessRow, languages: [String], distance: Double?) throws
+    -> PlaceListing
+  {
+    let latitude = try row["latitude"].decode(Double?.self)
+    let longitude = try row["longitude"].decode(Double?.self)
+    var place = try Place(
+      id: PlaceID(try row["id"].decode(String.self)),
+      parentID: try row["parent_id"].decode(String?.self).map { PlaceID($0) },
+      kind: PlaceKind(rawValue: try row["kind"].decode(String.self)), name: try localized(row, "title", languages),
+      description: try localized(row, "description", languages), address: try row["address"].decode(String?.self),
+      location: latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } },
+      city: try row["city"].decode(String?.self), site: try row["site"].decode(String?.self),
+      phone: try row["phone"].decode(String?.self), email: try row["email"].decode(String?.self),
+      venueType: try row["venue_type"].decode(String?.self), logoURL: try row["logo_url"].decode(String?.self),
+      keywords: try JSONColumn.decode([String].self, from: try row["keywords_text"].decode(String.self)))
+    try? place.setTimeZone(try row["time_zone"].decode(String?.self))
+    let record = PlaceRecord(
+      place: place, shortTitle: try localized(row, "short_title", languages),
+      attributes: try JSONColumn.decode(
+        [String: PlaceAttribute].self, from: try row["attributes_text"].decode(String.self)))
+    return PlaceListing(
+      record: record,
+      rating: PlaceRating(
+        own: RatingAggregate(sum: try row["own_sum"].decode(Int.self), count: try row["own_count"].decode(Int.self)),
+        subtree: RatingAggregate(
+          sum: try row["tree_sum"].decode(Int.self), count: try row["tree_count"].decode(Int.self))),
+      favourites: try row["favourites"].decode(Int.self), children: try row["children"].decode(Int.self),
+      distance: distance)
+  }
+
+  // MARK: Reviews
+
+  public func saveReview(_ review: Review, now: Int64) async throws -> (review: Review, created: Bool) {
+    guard review.text.count <= Review.maximumTextLength else {
+      throw PlaceStoreError.invalidReview("the text is longer than \(Review.maximumTextLength) characters")
+    }
+    let grades = try JSONColumn.encode(review.grades)
+    return try await inTransaction { connection in
+      func run(_ sql: String, _ values: [(any PostgresEncodable & Sendable)?]) async throws -> [PostgresRow] {
+        try await connection.query(Self.placeQuery(sql, values), logger: logger).collect()
+      }
+      // The place and its ancestors, locked in id order: the trigger then changes their sums without deadlocks.
+      let locked = try await run(
+        """
+        SELECT id FROM places WHERE id IN (SELECT ancestor_id FROM place_closure WHERE place_id = $1)
+        ORDER BY id FOR UPDATE
+        """, [review.placeID.rawValue])
+      guard !locked.isEmpty else { throw PlaceStoreError.placeNotFound(review.placeID) }
+      if let existing = try await run(
+        "SELECT id, created_at FROM place_reviews WHERE place_id = $1 AND author_id = $2",
+        [review.placeID.rawValue, review.authorID.rawValue]
+      ).first {
+        let (id, createdAt) = try existing.decode((String, Int64).self)
+        _ = try await run(
+          "UPDATE place_reviews SET grade = $1, grades = $2::jsonb, text = $3, updated_at = $4 WHERE id = $5",
+          [review.grade, grades, review.text, now, id])
+        var stored = review
+        stored.id = ReviewID(id)
+        stored.createdAt = createdAt
+        return (stored, false)
+      }
+      do {
+        _ = try await run(
+          """
+          INSERT INTO place_reviews(id, place_id, author_id, grade, grades, text, created_at, updated_at)
+          VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8)
+          """,
+          [
+            review.id.rawValue, review.placeID.rawValue, review.authorID.rawValue, review.grade, grades, review.text,
+            review.createdAt, now,
+          ])
+      } catch  where Self.sqlState(error) == "23503" {
+        throw PlaceStoreError.invalidReview("the author '\(review.authorID)' is not a stored user")
+      } catch  where Self.isUniqueViolation(error) {
+        throw PlaceStoreError.invalidReview("the review id '\(review.id)' is taken")
+      }
+      return (review, true)
+    }
+  }
+
+  public func deleteReview(place: PlaceID, author: UserID) async throws -> Bool {
+    try await inTransaction { connection in
+      _ = try await connection.query(
+        Self.placeQuery(
+          """
+          SELECT id FROM places WHERE id IN (SELECT ancestor_id FROM place_closure WHERE place_id = $1)
+          ORDER BY id FOR UPDATE
+          """, [place.rawValue]), logger: logger
+      ).collect()
+      return try await !connection.query(
+        Self.placeQuery(
+          "DELETE FROM place_reviews WHERE place_id = $1 AND author_id = $2 RETURNING 1",
+          [place.rawValue, author.rawValue]), logger: logger
+      ).collect().isEmpty
+    }
+  }
+
+  public func setReviewHidden(_ id: ReviewID, hidden: Bool) async throws -> Bool {
+    try await inTransaction { connection in
+      _ = try await connection.query(
+        Self.placeQuery(
+          """
+          SELECT id FROM places WHERE id IN (SELECT c.ancestor_id FROM place_closure c
+            JOIN place_reviews r ON r.place_id = c.place_id WHERE r.id = $1)
+          ORDER BY id FOR UPDATE
+          """, [id.rawValue]), logger: logger
+      ).collect()
+      return try await !connection.query(
+        Self.placeQuery(
+          "UPDATE place_reviews SET hidden = $1 WHERE id = $2 RETURNING 1", [hidden, id.rawValue]), logger: logger
+      ).collect().isEmpty
+    }
+  }
+
+  public func reviews(of place: PlaceID, cursor: String?, limit: Int) async throws -> ReviewPage {
+    let after = try cursor.map { text throws(PlaceStoreError) in try TimeCursor(text: text) }
+    let limit = min(100, max(1, limit))
+    var sql = """
+      SELECT seq, id, place_id, author_id, grade, grades::text, text, created_at FROM place_reviews
+      WHERE place_id = $1 AND NOT hidden
+      """
+    var values: [(any PostgresEncodable & Sendable)?] = [place.rawValue]
+    if let after {
+      sql += " AND (created_at, seq) < ($2, $3)"
+      values += [after.time, after.seq]
+    }
+    let found = try await rows(
+      Self.placeQuery(sql + " ORDER BY created_at DESC, seq DESC LIMIT \(limit + 1)", values))
+    let page = try found.prefix(limit).map(Self.review)
+    return ReviewPage(
+      items: page.map(\.review),
+      nextCursor: found.count > limit ? page.last.map { TimeCursor(time: $0.review.createdAt, seq: $0.seq).text } : nil
+    )
+  }
+
+  public func allVisibleReviews() async throws -> [Review] {
+    try await rows(
+      "SELECT seq, id, place_id, author_id, grade, grades::text, text, created_at FROM place_reviews WHERE NOT hidden"
+    ).map { try Self.review($0).review }
+  }
+
+  static func review(_ row: PostgresRow) throws -> (seq: Int64, review: Review) {
+    let (seq, id, place, author, grade, grades, text, createdAt) = try row.decode(
+      (Int64, String, String, String, Int, String, String, Int64).self)
+    return (
+      seq,
+      try Review(
+        id: ReviewID(id), placeID: PlaceID(place), authorID: UserID(author), grade: grade,
+        grades: try JSONColumn.decode([String: Int].self, from: grades), text: text, createdAt: createdAt)
+    )
+  }
+
+  // MARK: Favourites
+
+  public func addFavourite(_ place: PlaceID, user: UserID, now: Int64) async throws -> Bool {
+    try await inTransaction { connection in
+      guard
+        let row = try await connection.query(
+          Self.placeQuery("SELECT seq FROM places WHERE id = $1", [place.rawValue]), logger: logger
+        ).collect().first
+      else { throw PlaceStoreError.placeNotFound(place) }
+      return try await !connection.query(
+        Self.placeQuery(
+          """
+          INSERT INTO place_favourites(user_id, place_id, seq, created_at) VALUES ($1, $2, $3, $4)
+          ON CONFLICT DO NOTHING RETURNING 1
+          """, [user.rawValue, place.rawValue, try row.decode(Int64.self), now]), logger: logger
+      ).collect().isEmpty
+    }
+  }
+
+  public func removeFavourite(_ place: PlaceID, user: UserID) async throws -> Bool {
+    try await !rows(
+      Self.placeQuery(
+        "DELETE FROM place_favourites WHERE user_id = $1 AND place_id = $2 RETURNING 1",
+        [user.rawValue, place.rawValue])
+    ).isEmpty
+  }
+
+  public func favourites(of user: UserID, cursor: String?, limit: Int) async throws -> PlacePage {
+    let after = try cursor.map { text throws(PlaceStoreError) in try TimeCursor(text: text) }
+    let limit = min(100, max(1, limit))
+    var sql = "SELECT seq, created_at FROM place_favourites WHERE user_id = $1"
+    var values: [(any PostgresEncodable & Sendable)?] = [user.rawValue]
+    if let after {
+      sql += " AND (created_at, seq) < ($2, $3)"
+      values += [after.time, after.seq]
+    }
+    let statement = try Self.placeQuery(sql + " ORDER BY created_at DESC, seq DESC LIMIT \(limit + 1)", values)
+    return try await client.withConnection { connection in
+      let found = try await connection.query(statement, logger: logger).collect().map {
+        try $0.decode((Int64, Int64).self)
+      }
+      let page = found.prefix(limit)
+      return PlacePage(
+        items: try await Self.listings(page.map { ($0.0, nil) }, on: connection, logger: logger),
+        nextCursor: found.count > limit ? page.last.map { TimeCursor(time: $0.1, seq: $0.0).text } : nil)
+    }
+  }
+
+  // MARK: News
+
+  public func saveNews(_ item: NewsItem) async throws {
+    let title = try JSONColumn.encode(item.title)
+    let body = try JSONColumn.encode(item.body)
+    try await inTransaction { connection in
+      if let place = item.placeID, try await !Self.exists("places", id: place.rawValue, on: connection, logger: logger)
+      {
+        throw PlaceStoreError.placeNotFound(place)
+      }
+      _ = try await connection.query(
+        Self.placeQuery(
+          """
+          INSERT INTO place_news(id, place_id, title, body, published_at) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5)
+          ON CONFLICT(id) DO UPDATE SET place_id = excluded.place_id, title = excluded.title, body = excluded.body,
+            published_at = excluded.published_at
+          """, [item.id.rawValue, item.placeID?.rawValue, title, body, item.publishedAt]), logger: logger
+      ).collect()
+    }
+  }
+
+  public func deleteNews(_ id: NewsID) async throws -> Bool {
+    try await !rows(Self.placeQuery("DELETE FROM place_news WHERE id = $1 RETURNING 1", [id.rawValue])).isEmpty
+  }
+
+  public func news(_ query: NewsQuery) async throws -> NewsPage {
+    let after = try query.cursor.map { text throws(PlaceStoreError) in try TimeCursor(text: text) }
+    var sql = "SELECT n.seq, n.id, n.place_id, n.title::text, n.body::text, n.published_at FROM place_news n WHERE true"
+    var values: [(any PostgresEncodable & Sendable)?] = []
+    switch query.scope {
+    case .all: break
+    case .subtree(let place):
+      values.append(place.rawValue)
+      sql += " AND (n.place_id IS NULL OR n.place_id IN (SELECT place_id FROM place_closure WHERE ancestor_id = $1))"
+    case .favourites(let user):
+      values.append(user.rawValue)
+      sql += """
+         AND (n.place_id IS NULL OR n.place_id IN (SELECT c.place_id FROM place_favourites f
+          JOIN place_closure c ON c.ancestor_id = f.place_id WHERE f.user_id = $1))
+        """
+    }
+    if let after {
+      values += [after.time, after.seq]
+      sql += " AND (n.published_at, n.seq) < ($\(values.count - 1), $\(values.count))"
+    }
+    let found = try await rows(
+      Self.placeQuery(sql + " ORDER BY n.published_at DESC, n.seq DESC LIMIT \(query.limit + 1)", values))
+    let page = try found.prefix(query.limit).map { row in
+      let (seq, id, place, title, body, publishedAt) = try row.decode(
+        (Int64, String, String?, String, String, Int64).self)
+      return (
+        seq,
+        NewsItem(
+          id: NewsID(id), placeID: place.map { PlaceID($0) },
+          title: try JSONColumn.decode(LocalizedText.self, from: title),
+          body: try JSONColumn.decode(LocalizedText.self, from: body), publishedAt: publishedAt)
+      )
+    }
+    return NewsPage(
+      items: page.map(\.1),
+      nextCursor: found.count > query.limit ? page.last.map { TimeCursor(time: $0.1.publishedAt, seq: $0.0).text } : nil
+    )
+  }
+}

@@ -1,0 +1,167 @@
+import PersistenceKit
+
+extension SQLiteSchema {
+  /// The languages the directory's search covers (the localized columns `title_<code>`, … that exist when these
+  /// migrations run; a language added later needs a migration that recreates `places_search` and rebuilds the
+  /// index).
+  static let placeSearchLanguages = ["en", "ru", "uk"]
+
+  /// Appends the places-directory migrations: the tables, the localized columns of `places` for every language the
+  /// database has, then search, closure and rating triggers
+  /// (each adds to the subtree sums before the own sums and takes from the own sums first, so the checks hold
+  /// after every statement).
+  static func appendPlaceMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-26 places directory", places))
+    migrator.append(localization.addFieldsMigration(table: "places", fields: ["title", "short_title", "description"]))
+    migrator.append(.sql("2026-11-26 places search and ratings", placesSearchAndRatings))
+  }
+
+  /// Places keep their insertion sequence (`seq`, the last key of every list order), their own rating and their
+  /// subtree's (`own_*`, `tree_*`, changed by the triggers on `place_reviews`), and their favourite count.
+  /// `place_closure` holds every (ancestor, place) pair, the place itself at depth 0, so a subtree or a chain of
+  /// ancestors is one indexed lookup. `title` is the English (else first) title; `title_key` the folded titles that
+  /// rank search results; `city_key` the folded city.
+  static let places = """
+    CREATE TABLE places(
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      id TEXT NOT NULL UNIQUE,
+      parent_id TEXT REFERENCES places(id),
+      kind TEXT NOT NULL,
+      title TEXT NOT NULL,
+      short_title TEXT,
+      description TEXT,
+      address TEXT,
+      city TEXT,
+      city_key TEXT,
+      site TEXT,
+      phone TEXT,
+      email TEXT,
+      venue_type TEXT,
+      logo_url TEXT,
+      time_zone TEXT,
+      keywords TEXT NOT NULL DEFAULT '[]',
+      attributes TEXT NOT NULL DEFAULT '{}',
+      latitude REAL,
+      longitude REAL,
+      title_key TEXT NOT NULL DEFAULT '',
+      own_sum INTEGER NOT NULL DEFAULT 0 CHECK (own_sum >= 0),
+      own_count INTEGER NOT NULL DEFAULT 0 CHECK (own_count >= 0),
+      tree_sum INTEGER NOT NULL DEFAULT 0 CHECK (tree_sum >= own_sum),
+      tree_count INTEGER NOT NULL DEFAULT 0 CHECK (tree_count >= own_count),
+      favourites INTEGER NOT NULL DEFAULT 0 CHECK (favourites >= 0),
+      created_at INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL,
+      CHECK ((latitude IS NULL) = (longitude IS NULL))
+    );
+    CREATE INDEX places_parent ON places(parent_id, seq);
+    CREATE INDEX places_city ON places(city_key, kind);
+    CREATE INDEX places_kind ON places(kind);
+    CREATE INDEX places_position ON places(latitude, longitude) WHERE latitude IS NOT NULL;
+    CREATE TABLE place_closure(
+      place_id TEXT NOT NULL REFERENCES places(id) ON DELETE CASCADE,
+      ancestor_id TEXT NOT NULL REFERENCES places(id) ON DELETE CASCADE,
+      depth INTEGER NOT NULL CHECK (depth >= 0),
+      PRIMARY KEY (place_id, ancestor_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX place_closure_ancestor ON place_closure(ancestor_id, depth);
+    CREATE TABLE place_reviews(
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      id TEXT NOT NULL UNIQUE,
+      place_id TEXT NOT NULL REFERENCES places(id) ON DELETE CASCADE,
+      author_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      grade INTEGER NOT NULL CHECK (grade BETWEEN 1 AND 5),
+      grades TEXT NOT NULL DEFAULT '{}',
+      text TEXT NOT NULL DEFAULT '',
+      hidden INTEGER NOT NULL DEFAULT 0,
+      created_at INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL,
+      UNIQUE (place_id, author_id)
+    );
+    CREATE INDEX place_reviews_newest ON place_reviews(place_id, hidden, created_at, seq);
+    CREATE INDEX place_reviews_author ON place_reviews(author_id);
+    CREATE TABLE place_favourites(
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      place_id TEXT NOT NULL REFERENCES places(id) ON DELETE CASCADE,
+      seq INTEGER NOT NULL,
+      created_at INTEGER NOT NULL,
+      PRIMARY KEY (user_id, place_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX place_favourites_newest ON place_favourites(user_id, created_at, seq);
+    CREATE INDEX place_favourites_place ON place_favourites(place_id);
+    CREATE TABLE place_news(
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      id TEXT NOT NULL UNIQUE,
+      place_id TEXT REFERENCES places(id) ON DELETE CASCADE,
+      title TEXT NOT NULL,
+      body TEXT NOT NULL,
+      published_at INTEGER NOT NULL
+    );
+    CREATE INDEX place_news_newest ON place_news(published_at, seq);
+    CREATE INDEX place_news_place ON place_news(place_id, published_at, seq);
+    """
+
+  /// The search index: FTS5 over titles, short titles (with keywords) and descriptions in every language, with
+  /// `places_search` as its external content, kept in sync by triggers on the searched columns. Ratings: triggers
+  /// on `place_reviews` change the place's own sums and its ancestors' subtree sums (through `place_closure`) for
+  /// every insert, edit, hide and delete — account deletions included; triggers on `place_favourites` keep counts.
+  static let placesSearchAndRatings = """
+    CREATE VIEW places_search(seq, title, short_title, description) AS
+      SELECT seq,
+        ifnull(title_en, '') || ' ' || ifnull(title_ru, '') || ' ' || ifnull(title_uk, ''),
+        ifnull(short_title_en, '') || ' ' || ifnull(short_title_ru, '') || ' ' || ifnull(short_title_uk, '')
+          || ' ' || keywords,
+        ifnull(description_en, '') || ' ' || ifnull(description_ru, '') || ' ' || ifnull(description_uk, '')
+      FROM places;
+    CREATE VIRTUAL TABLE places_fts USING fts5(
+      title, short_title, description,
+      content = 'places_search', content_rowid = 'seq',
+      tokenize = 'unicode61 remove_diacritics 2', prefix = '1 2 3'
+    );
+    CREATE TRIGGER places_fts_insert AFTER INSERT ON places BEGIN
+      INSERT INTO places_fts(rowid, title, short_title, description)
+        SELECT seq, title, short_title, description FROM places_search WHERE seq = NEW.seq;
+    END;
+    CREATE TRIGGER places_fts_before_update
+    BEFORE UPDATE OF title_en, title_ru, title_uk, short_title_en, short_title_ru, short_title_uk, keywords,
+      description_en, description_ru, description_uk ON places BEGIN
+      INSERT INTO places_fts(places_fts, rowid, title, short_title, description)
+        SELECT 'delete', seq, title, short_title, description FROM places_search WHERE seq = OLD.seq;
+    END;
+    CREATE TRIGGER places_fts_after_update
+    AFTER UPDATE OF title_en, title_ru, title_uk, short_title_en, short_title_ru, short_title_uk, keywords,
+      description_en, description_ru, description_uk ON places BEGIN
+      INSERT INTO places_fts(rowid, title, short_title, description)
+        SELECT seq, title, short_title, description FROM places_search WHERE seq = NEW.seq;
+    END;
+    CREATE TRIGGER places_fts_delete BEFORE DELETE ON places BEGIN
+      INSERT INTO places_fts(places_fts, rowid, title, short_title, description)
+        SELECT 'delete', seq, title, short_title, description FROM places_search WHERE seq = OLD.seq;
+    END;
+    CREATE TRIGGER place_reviews_insert AFTER INSERT ON place_reviews WHEN NEW.hidden = 0 BEGIN
+      UPDATE places SET tree_sum = tree_sum + NEW.grade, tree_count = tree_count + 1
+        WHERE id IN (SELECT ancestor_id FROM place_closure WHERE place_id = NEW.place_id);
+      UPDATE places SET own_sum = own_sum + NEW.grade, own_count = own_count + 1 WHERE id = NEW.place_id;
+    END;
+    CREATE TRIGGER place_reviews_delete AFTER DELETE ON place_reviews WHEN OLD.hidden = 0 BEGIN
+      UPDATE places SET own_sum = own_sum - OLD.grade, own_count = own_count - 1 WHERE id = OLD.place_id;
+      UPDATE places SET tree_sum = tree_sum - OLD.grade, tree_count = tree_count - 1
+        WHERE id IN (SELECT ancestor_id FROM place_closure WHERE place_id = OLD.place_id);
+    END;
+    CREATE TRIGGER place_reviews_update AFTER UPDATE OF grade, hidden, place_id ON place_reviews BEGIN
+      UPDATE places SET own_sum = own_sum - OLD.grade, own_count = own_count - 1
+        WHERE OLD.hidden = 0 AND id = OLD.place_id;
+      UPDATE places SET tree_sum = tree_sum - OLD.grade, tree_count = tree_count - 1
+        WHERE OLD.hidden = 0 AND id IN (SELECT ancestor_id FROM place_closure WHERE place_id = OLD.place_id);
+      UPDATE places SET tree_sum = tree_sum + NEW.grade, tree_count = tree_count + 1
+        WHERE NEW.hidden = 0 AND id IN (SELECT ancestor_id FROM place_closure WHERE place_id = NEW.place_id);
+      UPDATE places SET own_sum = own_sum + NEW.grade, own_count = own_count + 1
+        WHERE NEW.hidden = 0 AND id = NEW.place_id;
+    END;
+    CREATE TRIGGER place_favourites_insert AFTER INSERT ON place_favourites BEGIN
+      UPDATE places SET favourites = favourites + 1 WHERE id = NEW.place_id;
+    END;
+    CREATE TRIGGER place_favourites_delete AFTER DELETE ON place_favourites BEGIN
+      UPDATE places SET favourites = favourites - 1 WHERE id = OLD.place_id;
+    END;
+    """
+}

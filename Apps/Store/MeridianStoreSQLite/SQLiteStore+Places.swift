@@ -1,0 +1,480 @@
+import DomainKit
+import Foundation
+import GRDB
+import GeoKit
+import MeridianStore
+import PersistenceKit
+
+extension SQLiteStore {
+  // MARK: Places
+
+  public func upsertPlaces(_ places: [PlaceRecord], now: Int64) async throws {
+    guard !places.isEmpty else { return }
+    for record in places { try record.validate() }
+    try await database.write { db in
+      let languages = try SQLiteSchema.localization.languages(db)
+      let localized = languages.flatMap { ["title_\($0)", "short_title_\($0)", "description_\($0)"] }
+      let columns =
+        [
+          "id", "parent_id", "kind", "title", "short_title", "description", "address", "city", "city_key", "site",
+          "phone", "email", "venue_type", "logo_url", "time_zone", "keywords", "attributes", "latitude", "longitude",
+          "title_key", "created_at", "updated_at",
+        ] + localized
+      let kept: Set = ["id", "parent_id", "created_at"]
+      let updates = columns.filter { !kept.contains($0) }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+      let insert = try db.cachedStatement(
+        sql: """
+          INSERT INTO places(\(columns.joined(separator: ", ")))
+          VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
+          ON CONFLICT(id) DO UPDATE SET \(updates)
+          """)
+      for record in places {
+        let place = record.place
+        let stored = try Row.fetchOne(
+          db, sql: "SELECT parent_id FROM places WHERE id = ?", arguments: [place.id.rawValue])
+        if let parent = place.parentID,
+          try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM places WHERE id = ?)", arguments: [parent.rawValue])
+            != true
+        {
+          throw PlaceStoreError.unknownParent(place.id, parent: parent)
+        }
+        if let stored, (stored[0] as String?) != place.parentID?.rawValue {
+          try Self.move(db, place.id, to: place.parentID, now: now)
+        }
+        var values: [(any DatabaseValueConvertible)?] = [
+          place.id.rawValue, place.parentID?.rawValue, place.kind.rawValue,
+          place.name.resolved(for: ["en"]) ?? "", record.shortTitle.resolved(for: ["en"]),
+          place.description.resolved(for: ["en"]), place.address, place.city,
+          place.city.map(PlaceSearch.fold), place.site, place.phone, place.email, place.venueType, place.logoURL,
+          place.timeZone, try JSONColumn.encode(place.keywords), try JSONColumn.encode(record.attributes),
+          place.location?.latitude, place.location?.longitude, record.titleKey, now, now,
+        ]
+        for language in languages {
+          values.append(Self.translation(place.name, language))
+          values.append(Self.translation(record.shortTitle, language))
+          values.append(Self.translation(place.description, language))
+        }
+        try insert.execute(arguments: StatementArguments(values))
+        if stored == nil {
+          try db.execute(
+            sql: """
+              INSERT INTO place_closure(place_id, ancestor_id, depth)
+              SELECT ?, ancestor_id, depth + 1 FROM place_closure WHERE place_id = ?
+              UNION ALL SELECT ?, ?, 0
+              """,
+            arguments: [place.id.rawValue, place.parentID?.rawValue, place.id.rawValue, place.id.rawValue])
+        }
+      }
+    }
+  }
+
+  public func movePlace(_ id: PlaceID, to parent: PlaceID?, now: Int64) async throws {
+    try await database.write { db in
+      guard
+        let current = try Row.fetchOne(db, sql: "SELECT parent_id FROM places WHERE id = ?", arguments: [id.rawValue])
+      else { throw PlaceStoreError.placeNotFound(id) }
+      if (current[0] as String?) == parent?.rawValue { return }
+      if let parent,
+        try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM places WHERE id = ?)", arguments: [parent.rawValue])
+          != true
+      {
+        throw PlaceStoreError.unknownParent(id, parent: parent)
+      }
+      try Self.move(db, id, to: parent, now: now)
+    }
+  }
+
+  /// Moves `id`'s subtree under `parent`: its rating leaves the old ancestors and joins the new ones, and the
+  /// closure pairs between the subtree and its ancestors are replaced.
+  static func move(_ db: Database, _ id: PlaceID, to parent: PlaceID?, now: Int64) throws {
+    if let parent,
+      try Bool.fetchOne(
+        db, sql: "SELECT EXISTS(SELECT 1 FROM place_closure WHERE place_id = ? AND ancestor_id = ?)",
+        arguments: [parent.rawValue, id.rawValue]) == true
+    {
+      throw PlaceStoreError.cycle(id)
+    }
+    guard
+      let row = try Row.fetchOne(
+        db, sql: "SELECT tree_sum, tree_count FROM places WHERE id = ?", arguments: [id.rawValue])
+    else { throw PlaceStoreError.placeNotFound(id) }
+    let sum: Int64 = row[0]
+    let count: Int64 = row[1]
+    let subtree = try JSONColumn.encode(
+      String.fetchAll(db, sql: "SELECT place_id FROM place_closure WHERE ancestor_id = ?", arguments: [id.rawValue]))
+    let oldAncestors = try JSONColumn.encode(
+      String.fetchAll(
+        db, sql: "SELECT ancestor_id FROM place_closure WHERE place_id = ? AND depth > 0", arguments: [id.rawValue]))
+    try db.execute(
+      sql: """
+        UPDATE places SET tree_sum = tree_sum - ?, tree_count = tree_count - ?
+        WHERE id IN (SELECT value FROM json_each(?))
+        """, arguments: [sum, count, oldAncestors])
+    try db.execute(
+      sql: """
+        DELETE FROM place_closure
+        WHERE place_id IN (SELECT value FROM json_each(?)) AND ancestor_id IN (SELECT value FROM json_each(?))
+        """, arguments: [subtree, oldAncestors])
+    if let parent {
+      try db.execute(
+        sql: """
+          INSERT INTO place_closure(place_id, ancestor_id, depth)
+          SELECT sub.place_id, sup.ancestor_id, sup.depth + sub.depth + 1
+          FROM place_closure sub JOIN place_closure sup ON sup.place_id = ?
+          WHERE sub.ancestor_id = ?
+          """, arguments: [parent.rawValue, id.rawValue])
+      try db.execute(
+        sql: """
+          UPDATE places SET tree_sum = tree_sum + ?, tree_count = tree_count + ?
+          WHERE id IN (SELECT ancestor_id FROM place_closure WHERE place_id = ?)
+          """, arguments: [sum, count, parent.rawValue])
+    }
+    try db.execute(
+      sql: "UPDATE places SET parent_id = ?, updated_at = ? WHERE id = ?",
+      arguments: [parent?.rawValue, now, id.rawValue])
+  }
+
+  public func deletePlace(_ id: PlaceID) async throws -> Bool {
+    try await database.write { db in
+      guard
+        try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM places WHERE id = ?)", arguments: [id.rawValue])
+          == true
+      else { return false }
+      if try Bool.fetchOne(
+        db, sql: "SELECT EXISTS(SELECT 1 FROM places WHERE parent_id = ?)", arguments: [id.rawValue]) == true
+      {
+        throw PlaceStoreError.hasChildren(id)
+      }
+      // Reviews first, while the closure still names the ancestors whose ratings lose them.
+      for table in ["place_reviews", "place_favourites", "place_news", "place_closure"] {
+        try db.execute(sql: "DELETE FROM \(table) WHERE place_id = ?", arguments: [id.rawValue])
+      }
+      try db.execute(sql: "DELETE FROM places WHERE id = ?", arguments: [id.rawValue])
+      return true
+    }
+  }
+
+  public func place(_ id: PlaceID) async throws -> PlaceDetails? {
+    try await database.read { db in
+      let languages = try SQLiteSchema.localization.languages(db)
+      guard
+        let row = try Row.fetchOne(db, sql: "\(Self.placeSelect) WHERE p.id = ?", arguments: [id.rawValue])
+      else { return nil }
+      let listing = try Self.placeListing(row, languages: languages, distance: nil)
+      let ancestors = try Row.fetchAll(
+        db,
+        sql: """
+          SELECT p.* FROM place_closure c JOIN places p ON p.id = c.ancestor_id
+          WHERE c.place_id = ? AND c.depth > 0 ORDER BY c.depth DESC
+          """, arguments: [id.rawValue]
+      ).map { row in
+        PlaceCrumb(
+          id: PlaceID(row["id"] as String), kind: PlaceKind(rawValue: row["kind"]),
+          title: Self.localized(row, "title", languages), shortTitle: Self.localized(row, "short_title", languages))
+      }
+      return PlaceDetails(listing: listing, ancestors: ancestors)
+    }
+  }
+
+  public func places(_ query: PlaceQuery) async throws -> PlacePage {
+    try await database.read { db in
+      var conditions = ["1"]
+      var arguments: [(any DatabaseValueConvertible)?] = []
+      switch query.scope {
+      case .all: break
+      case .roots: conditions.append("p.parent_id IS NULL")
+      case .children(let parent):
+        conditions.append("p.parent_id = ?")
+        arguments.append(parent.rawValue)
+      }
+      if !query.kinds.isEmpty {
+        conditions.append("p.kind IN (\(query.kinds.map { _ in "?" }.joined(separator: ", ")))")
+        arguments += query.kinds.map(\.rawValue)
+      }
+      if let city = query.city {
+        conditions.append("p.city_key = ?")
+        arguments.append(PlaceSearch.fold(city))
+      }
+      // The words as typed: the tokenizer folds case and diacritics the same way for the query and the index.
+      let words = PlaceSearch.words(query.text ?? "", folded: false)
+      if !words.isEmpty {
+        conditions.append("p.seq IN (SELECT rowid FROM places_fts WHERE places_fts MATCH ?)")
+        arguments.append(words.map { "\"\($0)\"*" }.joined(separator: " "))
+      }
+      if let bounds = query.bounds {
+        conditions.append("p.latitude BETWEEN ? AND ?")
+        arguments += [bounds.south, bounds.north]
+        if let west = bounds.west, let east = bounds.east {
+          conditions.append("p.longitude BETWEEN ? AND ?")
+          arguments += [west, east]
+        } else if case .box(_, let west, _, let east) = query.area {
+          conditions.append("(p.longitude >= ? OR p.longitude <= ?)")
+          arguments += [west, east]
+        }
+      }
+      let rows = try Row.fetchCursor(
+        db,
+        sql: """
+          SELECT p.seq, p.tree_sum, p.tree_count, p.latitude, p.longitude, p.title_key, p.attributes FROM places p
+          WHERE \(conditions.joined(separator: " AND "))
+          """, arguments: StatementArguments(arguments))
+      var candidates: [PlaceCandidate] = []
+      while let row = try rows.next() {
+        if !query.attributes.isEmpty {
+          let attributes = try JSONColumn.decode([String: PlaceAttribute].self, from: row[6])
+          guard query.attributes.allSatisfy({ $0.accepts(attributes) }) else { continue }
+        }
+        let latitude: Double? = row[3]
+        let longitude: Double? = row[4]
+        candidates.append(
+          PlaceCandidate(
+            seq: row[0], rating: RatingAggregate(sum: row[1], count: row[2]),
+            location: latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } },
+            titleKey: row[5]))
+      }
+      let page = try PlacePaging.page(candidates, query: query)
+      return PlacePage(
+        items: try Self.listings(db, page.items), nextCursor: page.nextCursor)
+    }
+  }
+
+  /// The whole rows of `items` (by sequence), in order.
+  static func listings(_ db: Database, _ items: [(seq: Int64, distance: Double?)]) throws -> [PlaceListing] {
+    let languages = try SQLiteSchema.localization.languages(db)
+    let statement = try db.cachedStatement(sql: "\(placeSelect) WHERE p.seq = ?")
+    return try items.compactMap { item in
+      try Row.fetchOne(statement, arguments: [item.seq]).map {
+        try placeListing($0, languages: languages, distance: item.distance)
+      }
+    }
+  }
+
+  static let placeSelect = """
+    SELECT p.*, (SELECT count(*) FROM places c WHERE c.parent_id = p.id) AS children FROM places p
+    """
+
+  static func localized(_ row: Row, _ field: String, _ languages: [String]) -> LocalizedText {
+    var text = LocalizedText()
+    for language in languages {
+      if let value: String = row["\(field)_\(language)"], !value.isEmpty {
+        text.set(value, for: language.replacingOccurrences(of: "_", with: "-"))
+      }
+    }
+    return text
+  }
+
+  static func placeListing(_ row: Row, languages: [String], distance: Double?) throws -> PlaceListing {
+    let latitude: Double? = row["latitude"]
+    let longitude: Double? = row["longitude"]
+    var place = try Place(
+      id: PlaceID(row["id"] as String), parentID: (row["parent_id"] as String?).map { PlaceID($0) },
+      kind: PlaceKind(rawValue: row["kind"]), name: localized(row, "title", languages),
+      description: localized(row, "description", languages), address: row["address"],
+      location: latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } },
+      city: row["city"], site: row["site"], phone: row["phone"], email: row["email"], venueType: row["venue_type"],
+      logoURL: row["logo_url"], keywords: try JSONColumn.decode([String].self, from: row["keywords"]))
+    try? place.setTimeZone(row["time_zone"])
+    let record = PlaceRecord(
+      place: place, shortTitle: localized(row, "short_title", languages),
+      attributes: try JSONColumn.decode([String: PlaceAttribute].self, from: row["attributes"]))
+    return PlaceListing(
+      record: record,
+      rating: PlaceRating(
+        own: RatingAggregate(sum: row["own_sum"], count: row["own_count"]),
+        subtree: RatingAggregate(sum: row["tree_sum"], count: row["tree_count"])),
+      favourites: row["favourites"], children: row["children"], distance: distance)
+  }
+
+  // MARK: Reviews
+
+  public func saveReview(_ review: Review, now: Int64) async throws -> (review: Review, created: Bool) {
+    guard review.text.count <= Review.maximumTextLength else {
+      throw PlaceStoreError.invalidReview("the text is longer than \(Review.maximumTextLength) characters")
+    }
+    let grades = try JSONColumn.encode(review.grades)
+    return try await database.write { db in
+      guard
+        try Bool.fetchOne(
+          db, sql: "SELECT EXISTS(SELECT 1 FROM places WHERE id = ?)", arguments: [review.placeID.rawValue]) == true
+      else { throw PlaceStoreError.placeNotFound(review.placeID) }
+      if let existing = try Row.fetchOne(
+        db, sql: "SELECT id, created_at FROM place_reviews WHERE place_id = ? AND author_id = ?",
+        arguments: [review.placeID.rawValue, review.authorID.rawValue])
+      {
+        try db.execute(
+          sql: "UPDATE place_reviews SET grade = ?, grades = ?, text = ?, updated_at = ? WHERE id = ?",
+          arguments: [review.grade, grades, review.text, now, existing[0] as String])
+        var stored = review
+        stored.id = ReviewID(existing[0] as String)
+        stored.createdAt = existing[1]
+        return (stored, false)
+      }
+      do {
+        try db.execute(
+          sql: """
+            INSERT INTO place_reviews(id, place_id, author_id, grade, grades, text, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+          arguments: [
+            review.id.rawValue, review.placeID.rawValue, review.authorID.rawValue, review.grade, grades, review.text,
+            review.createdAt, now,
+          ])
+      } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY {
+        throw PlaceStoreError.invalidReview("the author '\(review.authorID)' is not a stored user")
+      } catch let error as DatabaseError
+        where [.SQLITE_CONSTRAINT_UNIQUE, .SQLITE_CONSTRAINT_PRIMARYKEY].contains(error.extendedResultCode)
+      {
+        throw PlaceStoreError.invalidReview("the review id '\(review.id)' is taken")
+      }
+      return (review, true)
+    }
+  }
+
+  public func deleteReview(place: PlaceID, author: UserID) async throws -> Bool {
+    try await database.write { db in
+      try db.execute(
+        sql: "DELETE FROM place_reviews WHERE place_id = ? AND author_id = ?",
+        arguments: [place.rawValue, author.rawValue])
+      return db.changesCount > 0
+    }
+  }
+
+  public func setReviewHidden(_ id: ReviewID, hidden: Bool) async throws -> Bool {
+    try await database.write { db in
+      try db.execute(sql: "UPDATE place_reviews SET hidden = ? WHERE id = ?", arguments: [hidden, id.rawValue])
+      return db.changesCount > 0
+    }
+  }
+
+  public func reviews(of place: PlaceID, cursor: String?, limit: Int) async throws -> ReviewPage {
+    let after = try cursor.map { text throws(PlaceStoreError) in try TimeCursor(text: text) }
+    return try await database.read { db in
+      let (rows, next) = try Self.newestFirst(
+        db, "SELECT *, created_at AS page_time FROM place_reviews WHERE place_id = ? AND hidden = 0",
+        [place.rawValue], time: "created_at", after: after, limit: limit)
+      return ReviewPage(items: try rows.map(Self.review), nextCursor: next)
+    }
+  }
+
+  /// A newest-first page of `select` (ending in its `WHERE` conditions, with the time as `page_time` and a `seq`
+  /// column) after `after`, and the next page's cursor.
+  static func newestFirst(
+    _ db: Database, _ select: String, _ arguments: StatementArguments, time: String, after: TimeCursor?, limit: Int
+  ) throws -> (rows: [Row], next: String?) {
+    let limit = min(100, max(1, limit))
+    var sql = select
+    var arguments = arguments
+    if let after {
+      sql += " AND (\(time) < ? OR (\(time) = ? AND seq < ?))"
+      arguments += [after.time, after.time, after.seq]
+    }
+    let rows = try Row.fetchAll(
+      db, sql: sql + " ORDER BY \(time) DESC, seq DESC LIMIT ?", arguments: arguments + [limit + 1])
+    let page = Array(rows.prefix(limit))
+    let next = rows.count > limit ? page.last.map { TimeCursor(time: $0["page_time"], seq: $0["seq"]).text } : nil
+    return (page, next)
+  }
+
+  public func allVisibleReviews() async throws -> [Review] {
+    try await database.read { db in
+      try Row.fetchAll(db, sql: "SELECT * FROM place_reviews WHERE hidden = 0").map(Self.review)
+    }
+  }
+
+  static func review(_ row: Row) throws -> Review {
+    try Review(
+      id: ReviewID(row["id"] as String), placeID: PlaceID(row["place_id"] as String),
+      authorID: UserID(row["author_id"] as String), grade: row["grade"],
+      grades: try JSONColumn.decode([String: Int].self, from: row["grades"]), text: row["text"],
+      createdAt: row["created_at"])
+  }
+
+  // MARK: Favourites
+
+  public func addFavourite(_ place: PlaceID, user: UserID, now: Int64) async throws -> Bool {
+    try await database.write { db in
+      guard let seq = try Int64.fetchOne(db, sql: "SELECT seq FROM places WHERE id = ?", arguments: [place.rawValue])
+      else { throw PlaceStoreError.placeNotFound(place) }
+      try db.execute(
+        sql: "INSERT OR IGNORE INTO place_favourites(user_id, place_id, seq, created_at) VALUES (?, ?, ?, ?)",
+        arguments: [user.rawValue, place.rawValue, seq, now])
+      return db.changesCount > 0
+    }
+  }
+
+  public func removeFavourite(_ place: PlaceID, user: UserID) async throws -> Bool {
+    try await database.write { db in
+      try db.execute(
+        sql: "DELETE FROM place_favourites WHERE user_id = ? AND place_id = ?",
+        arguments: [user.rawValue, place.rawValue])
+      return db.changesCount > 0
+    }
+  }
+
+  public func favourites(of user: UserID, cursor: String?, limit: Int) async throws -> PlacePage {
+    let after = try cursor.map { text throws(PlaceStoreError) in try TimeCursor(text: text) }
+    return try await database.read { db in
+      let (rows, next) = try Self.newestFirst(
+        db, "SELECT seq, created_at AS page_time FROM place_favourites WHERE user_id = ?", [user.rawValue],
+        time: "created_at", after: after, limit: limit)
+      return PlacePage(items: try Self.listings(db, rows.map { ($0["seq"], nil) }), nextCursor: next)
+    }
+  }
+
+  // MARK: News
+
+  public func saveNews(_ item: NewsItem) async throws {
+    let title = try JSONColumn.encode(item.title)
+    let body = try JSONColumn.encode(item.body)
+    try await database.write { db in
+      if let place = item.placeID,
+        try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM places WHERE id = ?)", arguments: [place.rawValue])
+          != true
+      {
+        throw PlaceStoreError.placeNotFound(place)
+      }
+      try db.execute(
+        sql: """
+          INSERT INTO place_news(id, place_id, title, body, published_at) VALUES (?, ?, ?, ?, ?)
+          ON CONFLICT(id) DO UPDATE SET place_id = excluded.place_id, title = excluded.title, body = excluded.body,
+            published_at = excluded.published_at
+          """, arguments: [item.id.rawValue, item.placeID?.rawValue, title, body, item.publishedAt])
+    }
+  }
+
+  public func deleteNews(_ id: NewsID) async throws -> Bool {
+    try await database.write { db in
+      try db.execute(sql: "DELETE FROM place_news WHERE id = ?", arguments: [id.rawValue])
+      return db.changesCount > 0
+    }
+  }
+
+  public func news(_ query: NewsQuery) async throws -> NewsPage {
+    let after = try query.cursor.map { text throws(PlaceStoreError) in try TimeCursor(text: text) }
+    return try await database.read { db in
+      var sql = "SELECT n.*, n.published_at AS page_time FROM place_news n WHERE 1"
+      var arguments: StatementArguments = []
+      switch query.scope {
+      case .all: break
+      case .subtree(let place):
+        sql += " AND (n.place_id IS NULL OR n.place_id IN (SELECT place_id FROM place_closure WHERE ancestor_id = ?))"
+        arguments += [place.rawValue]
+      case .favourites(let user):
+        sql += """
+           AND (n.place_id IS NULL OR n.place_id IN (SELECT c.place_id FROM place_favourites f
+            JOIN place_closure c ON c.ancestor_id = f.place_id WHERE f.user_id = ?))
+          """
+        arguments += [user.rawValue]
+      }
+      let (rows, next) = try Self.newestFirst(
+        db, sql, arguments, time: "n.published_at", after: after, limit: query.limit)
+      return NewsPage(
+        items: try rows.map { row in
+          NewsItem(
+            id: NewsID(row["id"] as String), placeID: (row["place_id"] as String?).map { PlaceID($0) },
+            title: try JSONColumn.decode(LocalizedText.self, from: row["title"]),
+            body: try JSONColumn.decode(LocalizedText.self, from: row["body"]), publishedAt: row["published_at"])
+        }, nextCursor: next)
+    }
+  }
+}
