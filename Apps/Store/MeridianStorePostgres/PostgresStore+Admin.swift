@@ -136,10 +136,9 @@ extension PostgresStore: AdministrationStore {
       }
     }
     let alreadyDeleted = batched
-    return try await inTransaction { connection in
-      if dryRun {
-        try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
-      }
+    // A dry run counts in one snapshot; the deletion retries a deadlock or serialization failure.
+    return try await database.withTransaction(isolation: dryRun ? .repeatableRead : .readCommitted, retries: 4) {
+      connection in
       let tables = Set(
         try await Self.column(
           String.self,
@@ -319,8 +318,7 @@ extension PostgresStore: AdministrationStore {
   public func statistics(now: Int64, days: Int = 7) async throws -> DatabaseStatistics {
     let dayLength: Int64 = 86_400_000
     let firstDay = now / dayLength - Int64(days - 1)
-    var statistics = try await inTransaction { connection in
-      try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+    var statistics = try await database.withTransaction(isolation: .repeatableRead) { connection in
       var perDay: [Int64: Int] = [:]
       for try await (day, count) in try await connection.query(
         """

@@ -154,7 +154,7 @@ extension PostgresStore: OperationsStore {
   /// be written to it between the count and the drop).
   private func drop(_ partition: FixPartition) async throws -> [DroppedRows] {
     let name = PostgresSchema.quoted(partition.name)
-    return try await inTransaction { connection in
+    return try await transaction { connection in
       try await connection.query(
         PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = '\(Self.retentionLockTimeout)'"), logger: logger)
       try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(name) IN SHARE MODE"), logger: logger)
@@ -288,7 +288,7 @@ extension PostgresStore: OperationsStore {
   public func addDataLanguage(_ code: String) async throws -> Bool {
     let language = try LocalizationRegistry.normalizedLanguage(code)
     let statements = try PostgresSchema.addLanguageStatements(language, ifExists: true)
-    return try await inTransaction { connection in
+    return try await transaction { connection in
       try await connection.query(
         "SELECT pg_advisory_xact_lock(hashtext(\(PostgresSchema.languagesTable)))", logger: logger)
       guard try await !Self.dataLanguages(connection, logger: logger).contains(language) else { return false }
@@ -372,7 +372,7 @@ extension PostgresStore: OperationsStore {
   public func replaceStringCatalog(
     _ rows: [StringCatalogRow], document: Data, sourceLanguage: String, fileName: String, now: Int64
   ) async throws {
-    try await inTransaction { connection in
+    try await transaction { connection in
       try await connection.query("DELETE FROM string_catalog", logger: logger)
       try await connection.query("DELETE FROM string_catalog_imports", logger: logger)
       try await connection.query(

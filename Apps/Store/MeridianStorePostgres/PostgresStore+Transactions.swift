@@ -1,22 +1,18 @@
 import Foundation
 import Logging
+import PersistenceKitPostgres
 import PostgresNIO
 
 extension PostgresStore {
-  /// ``transaction(_:)`` (one transaction, run again after a serialization failure or deadlock) that throws what
-  /// `body` threw, not postgres-nio's `PostgresTransactionError` around it, so callers see the store's own errors
-  /// (``MeridianStore/VenueRecordError``, …) as on SQLite.
+  /// ``transaction(_:)``: one transaction, run again after a serialization failure or deadlock, throwing what `body`
+  /// threw (the store's own errors, ``MeridianStore/VenueRecordError``, …, as on SQLite).
   func inTransaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-    do {
-      return try await transaction(body)
-    } catch let error as PostgresTransactionError {
-      throw error.closureError ?? error.beginError ?? error.commitError ?? error
-    }
+    try await transaction(body)
   }
 
-  /// The SQLSTATE of a server error (`55P03` lock not available, `40P01` deadlock, …), or nil.
+  /// The SQLSTATE of a server error (`55P03` lock not available, `40P01` deadlock, `23503` foreign key, …), or nil.
   static func sqlState(_ error: any Error) -> String? {
-    (error as? PSQLError)?.serverInfo?[.sqlState]
+    PersistenceKitPostgres.PostgresDatabase.sqlState(of: error)
   }
 
   /// The first column of every row of `query`, decoded as `T`.

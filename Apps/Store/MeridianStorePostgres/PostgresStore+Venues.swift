@@ -31,7 +31,7 @@ extension PostgresStore: VenueStore {
       .sorted { ($0.cells.cell6, $0.record.place.id.rawValue) < ($1.cells.cell6, $1.record.place.id.rawValue) }
     let now = Timestamp.milliseconds(Date())
     let keywords = try unique.map { try JSONColumn.encode($0.record.place.keywords) }
-    try await inTransaction { connection in
+    try await transaction { connection in
       let languages = try await Self.dataLanguages(connection, logger: logger)
       let columns =
         [
@@ -93,8 +93,7 @@ extension PostgresStore: VenueStore {
 
   public func nearbyVenues(_ query: VenueQuery) async throws -> Page<Venue> {
     // One snapshot for the matches and the rows of the page, as SQLite's one read transaction.
-    try await inTransaction { connection in
-      try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+    try await database.withTransaction(isolation: .repeatableRead) { connection in
       let matches = try await Self.venues(
         connection, within: query.radius, of: query.center, type: query.type, logger: logger)
       let entries = try matches.map { match in
@@ -173,7 +172,7 @@ extension PostgresStore: VenueStore {
   // MARK: Promotions
 
   public func insertPromotion(_ promotion: Promotion) async throws {
-    try await inTransaction { connection in
+    try await transaction { connection in
       // `FOR KEY SHARE` keeps the venue from being deleted until the promotion is stored.
       let venue = try await connection.query(
         "SELECT 1 FROM venues WHERE id = \(promotion.venueID.rawValue) FOR KEY SHARE", logger: logger
