@@ -173,7 +173,7 @@ extension PostgresStore: PollStore {
       try Self.checkOpen(poll, row, now: now)
       // The voter's ballot next: its row lock (for a first vote, its key) orders this voter's votes in this poll and
       // nobody else's. The poll's row is locked last, by the one UPDATE of its counts, so a hot poll is held only
-      // for that statement, the voter's reward and the commit.
+      // for that statement and the commit.
       var previous = try await Self.ballot(of: user, in: poll, on: connection, logger: logger)
       if previous == nil {
         do {
@@ -209,6 +209,13 @@ extension PostgresStore: PollStore {
       } else {
         (first, second, total) = choice == .first ? (1, 0, 1) : (0, 1, 1)
       }
+      // The reward before the counts (the voter's own balance row): the poll's row is then held for one statement
+      // and the commit.
+      var awarded = 0
+      if previous == nil && reward > 0 {
+        awarded = try await Self.credit(
+          user, reward, reason: .voted, reference: poll.rawValue, now: now, on: connection, logger: logger)
+      }
       // Hidden or closed since the check: nothing is stored (the transaction rolls back).
       guard
         let counts = try await connection.query(
@@ -225,11 +232,6 @@ extension PostgresStore: PollStore {
         guard let row else { throw PollStoreError.pollNotFound(poll) }
         try Self.checkOpen(poll, row, now: now)
         throw PollStoreError.pollNotFound(poll)
-      }
-      var awarded = 0
-      if previous == nil && reward > 0 {
-        awarded = try await Self.credit(
-          user, reward, reason: .voted, reference: poll.rawValue, now: now, on: connection, logger: logger)
       }
       let (votes0, votes1) = try counts.decode((Int, Int).self)
       return VoteOutcome(results: PollResults(counts: [votes0, votes1]), previous: previous, awarded: awarded)
