@@ -112,5 +112,8 @@ public enum API {
     polls.descriptor, createPoll.descriptor, poll.descriptor, vote.descriptor, pollComments.descriptor,
     addPollComment.descriptor, deletePollComment.descriptor, hidePollComment.descriptor, coupons.descriptor,
     purchaseCoupon.descriptor, myCoupons.descriptor, myPoints.descriptor, uploadBlob.descriptor, blob.descriptor,
+    places.descriptor, place.descriptor, placeChildren.descriptor, placeReviews.descriptor, saveReview.descriptor,
+    deleteReview.descriptor, favourites.descriptor, addFavourite.descriptor, removeFavourite.descriptor,
+    news.descriptor,
   ]
 }

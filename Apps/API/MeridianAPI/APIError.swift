@@ -70,6 +70,8 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   case invalidPoll = "invalid_poll"
   /// A comment is empty or longer than 1000 characters (422).
   case invalidComment = "invalid_comment"
+  /// A review breaks its rules: a grade outside 1…5 or a text longer than 2,000 characters (422).
+  case invalidReview = "invalid_review"
   /// Voting in this poll has ended (409).
   case pollClosed = "poll_closed"
   /// The poll is hidden by an operator and takes no votes or comments (409).

@@ -1,6 +1,7 @@
 import DomainKit
 import Foundation
 import GeoKit
+import MeridianAPI
 
 /// The places directory: a hierarchy of places (kinds are data), keyword search, reviews with ratings kept on
 /// write, favourites and news.
@@ -72,45 +73,6 @@ public protocol PlaceStore: Sendable {
   /// A page of news, newest first: all of it, one place's subtree, or a user's favourites (with their subtrees) —
   /// directory-wide items always included.
   func news(_ query: NewsQuery) async throws -> NewsPage
-}
-
-/// A typed attribute of a place (a programme's passing score, seats, tuition, form of study). Encodes as the bare
-/// JSON value.
-public enum PlaceAttribute: Sendable, Hashable, Codable {
-  /// A number (score, seats, tuition).
-  case number(Double)
-  /// Text (form of study: `full-time`, …).
-  case text(String)
-  /// Yes or no.
-  case flag(Bool)
-
-  /// Decodes a number, a string or a boolean.
-  public init(from decoder: any Decoder) throws {
-    let c = try decoder.singleValueContainer()
-    if let flag = try? c.decode(Bool.self) {
-      self = .flag(flag)
-    } else if let number = try? c.decode(Double.self) {
-      self = .number(number)
-    } else {
-      self = .text(try c.decode(String.self))
-    }
-  }
-
-  /// Encodes the bare value.
-  public func encode(to encoder: any Encoder) throws {
-    var c = encoder.singleValueContainer()
-    switch self {
-    case .number(let value): try c.encode(value)
-    case .text(let value): try c.encode(value)
-    case .flag(let value): try c.encode(value)
-    }
-  }
-
-  /// The number, for range filters.
-  public var number: Double? {
-    if case .number(let value) = self { return value }
-    return nil
-  }
 }
 
 /// A place as the directory stores it: DomainKit's `Place` (its `name` is the title, `logoURL` the image) with a
@@ -211,26 +173,6 @@ public struct PlaceListing: Sendable, Hashable {
   }
 }
 
-/// An ancestor in a breadcrumb trail.
-public struct PlaceCrumb: Sendable, Hashable, Codable {
-  /// The ancestor.
-  public var id: PlaceID
-  /// Its kind.
-  public var kind: PlaceKind
-  /// Its title.
-  public var title: LocalizedText
-  /// Its short title.
-  public var shortTitle: LocalizedText
-
-  /// A crumb.
-  public init(id: PlaceID, kind: PlaceKind, title: LocalizedText, shortTitle: LocalizedText = LocalizedText()) {
-    self.id = id
-    self.kind = kind
-    self.title = title
-    self.shortTitle = shortTitle
-  }
-}
-
 /// One place with its ancestors.
 public struct PlaceDetails: Sendable, Hashable {
   /// The place.
@@ -280,43 +222,8 @@ public struct PlaceQuery: Sendable, Hashable {
     case box(south: Double, west: Double, north: Double, east: Double)
   }
 
-  /// An attribute condition: a number in a range, or equal text.
-  public struct AttributeFilter: Sendable, Hashable {
-    /// The attribute's name.
-    public var name: String
-    /// The smallest number accepted.
-    public var minimum: Double?
-    /// The largest number accepted.
-    public var maximum: Double?
-    /// The text (or `true`/`false`) it must equal.
-    public var equals: String?
-
-    /// A filter.
-    public init(name: String, minimum: Double? = nil, maximum: Double? = nil, equals: String? = nil) {
-      self.name = name
-      self.minimum = minimum
-      self.maximum = maximum
-      self.equals = equals
-    }
-
-    /// Whether `attributes` pass.
-    public func accepts(_ attributes: [String: PlaceAttribute]) -> Bool {
-      guard let value = attributes[name] else { return false }
-      if minimum != nil || maximum != nil {
-        guard let number = value.number else { return false }
-        if let minimum, number < minimum { return false }
-        if let maximum, number > maximum { return false }
-      }
-      if let equals {
-        switch value {
-        case .text(let text): return PlaceSearch.fold(text) == PlaceSearch.fold(equals)
-        case .flag(let flag): return String(flag) == equals.lowercased()
-        case .number(let number): return Double(equals) == number
-        }
-      }
-      return true
-    }
-  }
+  /// An attribute condition (API's `PlaceAttributeFilter`).
+  public typealias AttributeFilter = PlaceAttributeFilter
 
   /// The order.
   public enum Sort: String, Sendable, Hashable, Codable, CaseIterable {
@@ -624,5 +531,25 @@ public enum PlacePaging {
     let expected = sort == .inserted ? 1 : sort == .rating || sort == .reviews ? 3 : 2
     guard key.count == parts.count - 1, key.count == expected else { throw .invalidCursor }
     return key
+  }
+}
+
+extension PlaceAttributeFilter {
+  /// Whether `attributes` pass: the attribute is there, a number within the range, equal to the text.
+  public func accepts(_ attributes: [String: PlaceAttribute]) -> Bool {
+    guard let value = attributes[name] else { return false }
+    if minimum != nil || maximum != nil {
+      guard let number = value.number else { return false }
+      if let minimum, number < minimum { return false }
+      if let maximum, number > maximum { return false }
+    }
+    if let equals {
+      switch value {
+      case .text(let text): return PlaceSearch.fold(text) == PlaceSearch.fold(equals)
+      case .flag(let flag): return String(flag) == equals.lowercased()
+      case .number(let number): return Double(equals) == number
+      }
+    }
+    return true
   }
 }

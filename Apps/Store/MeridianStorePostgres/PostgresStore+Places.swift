@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import GeoKit
 import Logging
+import MeridianAPI
 import MeridianStore
 import PostgresNIO
 

@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import GRDB
 import GeoKit
+import MeridianAPI
 import MeridianStore
 import PersistenceKit
 

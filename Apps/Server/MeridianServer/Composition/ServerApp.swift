@@ -216,6 +216,7 @@ public struct ServerApp: Sendable {
     HistoryExport(environment: environment).register(on: registrar)
     VenueFeature(environment: environment).register(on: registrar)
     PollFeature(environment: environment, configuration: configuration, hub: live.hub).register(on: registrar)
+    PlaceFeature(environment: environment).register(on: registrar)
     AdminFeatures(environment: environment, live: live, ingest: ingest).register(on: registrar)
     return router
   }
