@@ -79,6 +79,18 @@ public enum PlaceAttribute: Sendable, Hashable, Codable {
   }
 }
 
+extension PlaceAttribute: CustomStringConvertible {
+  /// The bare value: `240`, `2.5`, `full-time`, `true`.
+  public var description: String {
+    switch self {
+    case .number(let value):
+      value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    case .text(let value): value
+    case .flag(let value): String(value)
+    }
+  }
+}
+
 /// An ancestor in a breadcrumb trail. Wire names: `id`, `kind`, `title`, `shortTitle`.
 public struct PlaceCrumb: Sendable, Hashable, Codable {
   /// The ancestor.

@@ -478,6 +478,8 @@ public enum ServerBenchmark {
 
     try await pollFigures(
       port: port, transport: transport, configuration: clientConfiguration, store: store, phase: phase)
+    try await placeFigures(  // PlaceBenchmark.swift
+      port: port, transport: transport, configuration: clientConfiguration, store: store, phase: phase)
 
     await opened.close()
 

@@ -553,3 +553,12 @@ extension PlaceAttributeFilter {
     return true
   }
 }
+
+extension PlaceListing {
+  /// The listing as the API shows it.
+  public var item: PlaceItem {
+    PlaceItem(
+      place: record.place, shortTitle: record.shortTitle, attributes: record.attributes, rating: rating.subtree,
+      ownRating: rating.own, favourites: favourites, children: children, distance: distance)
+  }
+}

@@ -17,7 +17,7 @@ struct PlaceFeature: Sendable {
     }
     routes.on(API.place) { call in
       guard let details = try await store.place(call.parameters.id) else { throw Self.placeNotFound }
-      return PlaceDetail(item: Self.item(details.listing), ancestors: details.ancestors)
+      return PlaceDetail(item: details.listing.item, ancestors: details.ancestors)
     }
     routes.on(API.placeChildren) { call in
       try await requirePlace(call.parameters.id)
@@ -56,7 +56,7 @@ struct PlaceFeature: Sendable {
       let page = try await Self.translating {
         try await store.favourites(of: user, cursor: call.parameters.cursor, limit: call.parameters.limit)
       }
-      return PlaceList(items: page.items.map(Self.item), nextCursor: page.nextCursor)
+      return PlaceList(items: page.items.map(\.item), nextCursor: page.nextCursor)
     }
     routes.on(API.addFavourite, status: .noContent) { call in
       let user = try call.authenticated()
@@ -110,14 +110,7 @@ struct PlaceFeature: Sendable {
       sort: parameters.sort.flatMap(PlaceQuery.Sort.init(rawValue:)), cursor: parameters.paging.cursor,
       limit: parameters.paging.limit)
     let page = try await Self.translating { try await store.places(query) }
-    return PlaceList(items: page.items.map(Self.item), nextCursor: page.nextCursor)
-  }
-
-  static func item(_ listing: PlaceListing) -> PlaceItem {
-    PlaceItem(
-      place: listing.record.place, shortTitle: listing.record.shortTitle, attributes: listing.record.attributes,
-      rating: listing.rating.subtree, ownRating: listing.rating.own, favourites: listing.favourites,
-      children: listing.children, distance: listing.distance)
+    return PlaceList(items: page.items.map(\.item), nextCursor: page.nextCursor)
   }
 
   /// The store's refusals as the API's errors.
