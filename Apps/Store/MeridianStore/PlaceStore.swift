@@ -126,13 +126,13 @@ public struct PlaceRecord: Sendable, Hashable, Codable {
     }
   }
 
-  /// Case- and diacritic-folded titles and short titles, one per line: what search ranks exact and prefix title
-  /// matches by (the same on every engine).
+  /// Titles and short titles as ``PlaceSearch/normalized(_:)`` words, one per line: what search ranks exact and
+  /// prefix title matches by (the same on every engine), computed once on write.
   public var titleKey: String {
     let titles =
       place.name.values.keys.sorted().compactMap { place.name.values[$0] }
       + shortTitle.values.keys.sorted().compactMap { shortTitle.values[$0] }
-    return titles.map(PlaceSearch.fold).filter { !$0.isEmpty }.joined(separator: "\n")
+    return titles.map(PlaceSearch.normalized).filter { !$0.isEmpty }.joined(separator: "\n")
   }
 }
 
@@ -444,15 +444,18 @@ public enum PlaceSearch {
     (folded ? fold(text) : text).split { !($0.isLetter || $0.isNumber) }.prefix(8).map(String.init)
   }
 
-  /// The relevance tier of a match: 0 when a title or short title equals the query, 1 when one starts with it
-  /// (or one of its words does), 2 otherwise.
+  /// Folded words (letters and digits) separated by one space: the form titles are compared in.
+  public static func normalized(_ text: String) -> String {
+    fold(text).split { !($0.isLetter || $0.isNumber) }.joined(separator: " ")
+  }
+
+  /// The relevance tier of a match: 0 when a title or short title equals `query` (``normalized(_:)``), 1 when one
+  /// starts with it (or one of its words does), 2 otherwise.
   public static func tier(titleKey: String, query: String) -> Int {
-    let folded = words(query).joined(separator: " ")
     var best = 2
     for line in titleKey.split(separator: "\n") {
-      let title = String(line).split { !($0.isLetter || $0.isNumber) }.joined(separator: " ")
-      if title == folded { return 0 }
-      if title.hasPrefix(folded) || title.contains(" " + folded) { best = 1 }
+      if line == query { return 0 }
+      if best == 2 && (line.hasPrefix(query) || line.contains(" " + query)) { best = 1 }
     }
     return best
   }
@@ -493,11 +496,12 @@ public enum PlacePaging {
       throw .invalidQuery("relevance order needs keywords (q)")
     }
     let after = try query.cursor.map { text throws(PlaceStoreError) in try cursorKey(text, sort: sort) }
+    let text = PlaceSearch.words(query.text ?? "").joined(separator: " ")  // folded once, not per candidate
     var keyed: [(key: [Int64], seq: Int64, distance: Double?)] = []
     for candidate in candidates {
       let distance = center.flatMap { c in candidate.location.map { c.haversineDistance(to: $0) } }
       if case .circle(_, let radius) = query.area, (distance ?? .infinity) > radius { continue }
-      let key = key(candidate, sort: sort, distance: distance, text: query.text ?? "")
+      let key = key(candidate, sort: sort, distance: distance, text: text)
       if let after, !after.lexicographicallyPrecedes(key) { continue }
       keyed.append((key, candidate.seq, distance))
     }
