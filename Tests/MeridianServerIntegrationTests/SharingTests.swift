@@ -111,10 +111,10 @@ struct SharingTests {
       await expectAPIError(.invalidRequest, status: 400) {
         try await anna.send(API.shareUntil, body: SharingUntil(until: 1_000))
       }
-      let until = Timestamp.milliseconds(Date()) + 800
+      let until = Timestamp.milliseconds(Date()) + 3000
       #expect(try await anna.send(API.shareUntil, body: SharingUntil(until: until)).until == until)
       _ = try await bob.send(API.userLocation, parameters: UserRef(id: annaID))
-      try await Task.sleep(for: .milliseconds(1000))
+      try await Task.sleep(for: .milliseconds(max(0, until - Timestamp.milliseconds(Date()) + 100)))
       await expectAPIError(.locationUnavailable, status: 404) {
         try await bob.send(API.userLocation, parameters: UserRef(id: annaID))
       }
