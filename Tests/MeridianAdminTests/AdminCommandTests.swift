@@ -78,7 +78,8 @@ struct AdminCommandTests {
     let writer = Task {
       await writeContinuously(store, user: user, device: "live", start: 1_700_000_000_000, into: acknowledged)
     }
-    try await Task.sleep(for: .milliseconds(200))
+    // Until the writer has stored something (more than 200 ms on a loaded machine).
+    for _ in 0..<200 where acknowledged.snapshot.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
     let beforeBackup = acknowledged.snapshot
     let backupPath = sandbox.path("backup.sqlite")
     let backup = try await sandbox.admin(["db", "backup", backupPath, "--json"])

@@ -65,9 +65,11 @@ public struct ServerEnvironment: Sendable {
     let limits = configuration.limits
     self.limits = limits
     self.signInFailuresByAccount = FailureBackoff(
-      freeFailures: limits.signInFailuresPerAccount, counters: .of(shared, purpose: "signin.account"))
+      freeFailures: limits.signInFailuresPerAccount, baseDelay: limits.signInFirstDelayMilliseconds,
+      counters: .of(shared, purpose: "signin.account"))
     self.signInFailuresByAddress = FailureBackoff(
-      freeFailures: limits.signInFailuresPerAddress, counters: .of(shared, purpose: "signin.address"))
+      freeFailures: limits.signInFailuresPerAddress, baseDelay: limits.signInFirstDelayMilliseconds,
+      counters: .of(shared, purpose: "signin.address"))
     self.searchLimiter = RateLimiter(
       limit: limits.searchesPerAccountPerMinute, window: 60_000, counters: .of(shared, purpose: "search.account"))
     self.fixLimiter = RateLimiter(

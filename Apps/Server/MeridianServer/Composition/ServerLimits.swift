@@ -16,6 +16,8 @@ public struct ServerLimits: Sendable, Hashable {
   public var signInFailuresPerAccount = 5
   /// Wrong passwords from one client address, whatever the account, before each further attempt waits.
   public var signInFailuresPerAddress = 20
+  /// The first wait after the free sign-in failures, in milliseconds; each further failure doubles it (to 15 min).
+  public var signInFirstDelayMilliseconds: Int64 = 1_000
   /// User searches per account per minute.
   public var searchesPerAccountPerMinute = 30
   /// Custom groups per account (the three standard groups come on top).
