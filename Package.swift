@@ -174,7 +174,7 @@ let package = Package(
     .target(
       name: "MeridianStoreTesting",
       dependencies: [
-        "MeridianStore", "MeridianStoreSQLite", "MeridianStorePostgres",
+        "MeridianStore", "MeridianStoreSQLite", "MeridianStorePostgres", "MeridianTestSupport",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "DomainKit", package: "DomainKit"),
@@ -326,7 +326,7 @@ let package = Package(
       path: "Tools/meridian-geo"),
     .testTarget(
       name: "GeoToolTests",
-      dependencies: ["GeoTool"],
+      dependencies: ["GeoTool", "MeridianTestSupport"],
       path: "Tests/GeoToolTests"),
   ],
   swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import MeridianTestSupport
 import Testing
 
 @testable import GeoTool
@@ -113,7 +114,7 @@ import Testing
     process.standardInput = input
     process.standardOutput = output
     process.standardError = errors
-    try process.run()
+    try ProcessLauncher.run(process)
     input.fileHandleForWriting.write(Data("0 0 0.5 179.7\n0 0 91 0\n40.6413 -73.7781 51.47 -0.4543\n".utf8))
     try input.fileHandleForWriting.close()
     process.waitUntilExit()
@@ -129,7 +130,7 @@ import Testing
     let cleanInput = Pipe()
     clean.standardInput = cleanInput
     clean.standardOutput = Pipe()
-    try clean.run()
+    try ProcessLauncher.run(clean)
     cleanInput.fileHandleForWriting.write(Data("42.6 -5.6 5\n".utf8))
     try cleanInput.fileHandleForWriting.close()
     clean.waitUntilExit()

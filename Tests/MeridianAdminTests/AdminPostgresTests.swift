@@ -4,6 +4,7 @@ import Logging
 import MeridianStore
 import MeridianStorePostgres
 import MeridianStoreTesting
+import MeridianTestSupport
 import PostgresNIO
 import Testing
 
@@ -357,7 +358,7 @@ struct AdminPostgresTests {
         let restore = Process()
         restore.executableURL = URL(fileURLWithPath: try pgRestore())
         restore.arguments = ["--no-owner", "--exit-on-error", "--dbname=\(restored.url)", file]
-        try restore.run()
+        try ProcessLauncher.run(restore)
         restore.waitUntilExit()
         #expect(restore.terminationStatus == 0, "pg_restore failed")
         let original = try await sandbox.admin(["users", "list", "--json"], database: database.url)

@@ -6,6 +6,7 @@ import Logging
 import MeridianStore
 import MeridianStorePostgres
 import MeridianStoreSQLite
+import MeridianTestSupport
 import PostgresNIO
 
 /// A storage engine under test: how to make a fresh, empty, migrated store and how to dispose of it. The contract
@@ -155,7 +156,7 @@ actor TestCluster {
     process.arguments = ["start"]
     let output = Pipe()
     process.standardOutput = output
-    try process.run()
+    try ProcessLauncher.run(process)
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     guard process.terminationStatus == 0,

@@ -76,7 +76,7 @@ public final class ChildProcess: Sendable {
     }
     let stdin = Pipe()
     process.standardInput = stdin
-    try process.run()
+    try ProcessLauncher.run(process)
     if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
     try? stdin.fileHandleForWriting.close()
   }
@@ -105,5 +105,19 @@ public final class ChildProcess: Sendable {
     let child = try ChildProcess(executable, arguments, input: input, environment: environment)
     let status = await child.wait()
     return (status, child.output.value)
+  }
+}
+
+/// Starts processes one at a time. Foundation's `Process.run()` on Linux crashed (in `memcpy`, SIGSEGV) when the
+/// test process's many concurrent tests started children at the same moment; every test that starts a process goes
+/// through here.
+public enum ProcessLauncher {
+  private static let lock = NSLock()
+
+  /// Runs `process`, after any other launch in this test process has returned.
+  public static func run(_ process: Process) throws {
+    lock.lock()
+    defer { lock.unlock() }
+    try process.run()
   }
 }
