@@ -21,7 +21,7 @@ struct PollTests {
     _ body: (TestServer) async throws -> Void
   ) async throws {
     guard engine == "postgres" else { return try await TestServer.with(configure, body) }
-    let database = try await StoreEngine.makePostgresDatabase()
+    let database = try await PostgresTestDatabase.create()
     do {
       try await TestServer.with(
         {

@@ -65,12 +65,6 @@ public struct StoreEngine: Sendable, CustomStringConvertible {
       })
   }
 
-  /// A new database on the test cluster, as ``PostgresTestDatabase/create()`` makes it: its URL and what drops it.
-  public static func makePostgresDatabase() async throws -> (url: String, drop: @Sendable () async -> Void) {
-    let database = try await PostgresTestDatabase.create()
-    return (database.url, { await database.drop() })
-  }
-
   /// Every engine the contract suite runs against.
   public static let all: [StoreEngine] = [.sqlite, .postgres]
 

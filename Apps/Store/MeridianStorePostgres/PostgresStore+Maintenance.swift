@@ -100,7 +100,7 @@ extension PostgresStore {
   private static func withMaintenanceConnection<Result: Sendable>(
     url: String, logger: Logger, _ body: (PostgresConnection) async throws -> Result
   ) async throws -> Result {
-    let client = try configuration(url: url)
+    let client = try PostgresURL(url).clientConfiguration
     let connection = try await PostgresConnection.connect(
       configuration: PostgresConnection.Configuration(
         host: client.host ?? "127.0.0.1", port: client.port ?? 5432, username: client.username,

@@ -25,7 +25,7 @@ extension PostgresStore {
     guard !places.isEmpty else { return }
     for record in places { try record.validate() }
     let encoded = try places.map { (try JSONColumn.encode($0.place.keywords), try JSONColumn.encode($0.attributes)) }
-    try await inTransaction { connection in
+    try await transaction { connection in
       // Structure changes (inserts, moves) one at a time, so closure rows and the ratings they carry stay in step.
       _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.placeTreeLock))", logger: logger).collect()
       let languages = try await Self.dataLanguages(connection, logger: logger)
@@ -101,7 +101,7 @@ extension PostgresStore {
   static let placeTreeLock: Int64 = 0x706C_6163
 
   public func movePlace(_ id: PlaceID, to parent: PlaceID?, now: Int64) async throws {
-    try await inTransaction { connection in
+    try await transaction { connection in
       _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.placeTreeLock))", logger: logger).collect()
       guard
         let current = try await connection.query(
@@ -169,7 +169,7 @@ extension PostgresStore {
   }
 
   public func deletePlace(_ id: PlaceID) async throws -> Bool {
-    try await inTransaction { connection in
+    try await transaction { connection in
       _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.placeTreeLock))", logger: logger).collect()
       guard try await Self.exists("places", id: id.rawValue, on: connection, logger: logger) else { return false }
       if try await !connection.query(
@@ -340,7 +340,7 @@ extension PostgresStore {
       throw PlaceStoreError.invalidReview("the text is longer than \(Review.maximumTextLength) characters")
     }
     let grades = try JSONColumn.encode(review.grades)
-    return try await inTransaction { connection in
+    return try await transaction { connection in
       func run(_ sql: String, _ values: [(any PostgresEncodable & Sendable)?]) async throws -> [PostgresRow] {
         try await connection.query(Self.placeQuery(sql, values), logger: logger).collect()
       }
@@ -384,7 +384,7 @@ extension PostgresStore {
   }
 
   public func deleteReview(place: PlaceID, author: UserID) async throws -> Bool {
-    try await inTransaction { connection in
+    try await transaction { connection in
       _ = try await connection.query(
         Self.placeQuery(
           """
@@ -401,7 +401,7 @@ extension PostgresStore {
   }
 
   public func setReviewHidden(_ id: ReviewID, hidden: Bool) async throws -> Bool {
-    try await inTransaction { connection in
+    try await transaction { connection in
       _ = try await connection.query(
         Self.placeQuery(
           """
@@ -458,7 +458,7 @@ extension PostgresStore {
   // MARK: Favourites
 
   public func addFavourite(_ place: PlaceID, user: UserID, now: Int64) async throws -> Bool {
-    try await inTransaction { connection in
+    try await transaction { connection in
       guard
         let row = try await connection.query(
           Self.placeQuery("SELECT seq FROM places WHERE id = $1", [place.rawValue]), logger: logger
@@ -508,7 +508,7 @@ extension PostgresStore {
   public func saveNews(_ item: NewsItem) async throws {
     let title = try JSONColumn.encode(item.title)
     let body = try JSONColumn.encode(item.body)
-    try await inTransaction { connection in
+    try await transaction { connection in
       if let place = item.placeID, try await !Self.exists("places", id: place.rawValue, on: connection, logger: logger)
       {
         throw PlaceStoreError.placeNotFound(place)

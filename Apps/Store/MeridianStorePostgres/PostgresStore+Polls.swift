@@ -46,7 +46,7 @@ extension PostgresStore: PollStore {
   // MARK: Polls
 
   public func createPoll(_ poll: Poll, closesAt: Int64?, reward: Int, now: Int64) async throws -> PollSummary {
-    try await inTransaction { connection in
+    try await transaction { connection in
       do {
         _ = try await connection.query(
           """
@@ -137,7 +137,7 @@ extension PostgresStore: PollStore {
   }
 
   public func deletePoll(_ id: PollID) async throws -> [String]? {
-    try await inTransaction { connection in
+    try await transaction { connection in
       guard
         let row = try await connection.query(
           "DELETE FROM polls WHERE id = \(id.rawValue) RETURNING option0_image, option1_image", logger: logger
@@ -163,7 +163,7 @@ extension PostgresStore: PollStore {
   public func vote(_ poll: PollID, user: UserID, choice: PollChoice, reward: Int, now: Int64) async throws
     -> VoteOutcome
   {
-    try await inTransaction { connection in
+    try await transaction { connection in
       // The common refusals first, without a lock.
       guard
         let row = try await connection.query(
@@ -260,7 +260,7 @@ extension PostgresStore: PollStore {
   // MARK: Comments
 
   public func addComment(_ comment: PollComment) async throws -> PollCommentView {
-    try await inTransaction { connection in
+    try await transaction { connection in
       guard
         let row = try await connection.query(
           "SELECT hidden FROM polls WHERE id = \(comment.pollID.rawValue) FOR SHARE", logger: logger
@@ -418,14 +418,14 @@ extension PostgresStore: PollStore {
   }
 
   public func points(of user: UserID, limit: Int) async throws -> PointsStatement {
-    try await inTransaction { connection in
+    try await transaction { connection in
       _ = try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
       return try await Self.statement(user, limit: limit, on: connection, logger: logger)
     }
   }
 
   public func grantPoints(_ amount: Int, to user: UserID, note: String, now: Int64) async throws -> PointsStatement {
-    try await inTransaction { connection in
+    try await transaction { connection in
       guard
         try await !connection.query("SELECT 1 FROM users WHERE id = \(user.rawValue)", logger: logger).collect()
           .isEmpty
@@ -495,7 +495,7 @@ extension PostgresStore: PollStore {
   public func purchaseCoupon(
     _ offer: CouponID, user: UserID, couponID: CouponID, code: String, requestKey: String?, now: Int64
   ) async throws -> CouponPurchase {
-    try await inTransaction { connection in
+    try await transaction { connection in
       // The buyer's balance row first (every purchase of theirs waits here: a replayed key finds the first
       // purchase), then the offer's row: always in this order, so purchases never deadlock.
       let balance = try await Self.balance(user, lock: true, on: connection, logger: logger)

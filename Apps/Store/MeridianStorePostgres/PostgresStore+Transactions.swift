@@ -4,12 +4,6 @@ import PersistenceKitPostgres
 import PostgresNIO
 
 extension PostgresStore {
-  /// ``transaction(_:)``: one transaction, run again after a serialization failure or deadlock, throwing what `body`
-  /// threw (the store's own errors, ``MeridianStore/VenueRecordError``, …, as on SQLite).
-  func inTransaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-    try await transaction(body)
-  }
-
   /// The SQLSTATE of a server error (`55P03` lock not available, `40P01` deadlock, `23503` foreign key, …), or nil.
   static func sqlState(_ error: any Error) -> String? {
     PersistenceKitPostgres.PostgresDatabase.sqlState(of: error)

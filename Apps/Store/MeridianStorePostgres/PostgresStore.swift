@@ -67,11 +67,6 @@ public final class PostgresStore: Sendable {
     await fixCommits.drain()
     await database.close()
   }
-
-  /// The pool's configuration for `url`.
-  static func configuration(url: String) throws -> PostgresClient.Configuration {
-    try PostgresURL(url).clientConfiguration
-  }
 }
 
 /// What went wrong opening or using the store.
