@@ -116,7 +116,7 @@ struct LimitContractTests {
   ) async throws {
     try await engine.withTwoNodes { first, second in
       guard let a = first.sharedLimits, let b = second.sharedLimits else {
-        #expect(first.sharedLimits == nil && second.sharedLimits == nil)
+        #expect(engine.name == "sqlite", "only an engine serving one process has no shared counters")
         return
       }
       try await body(a, b)

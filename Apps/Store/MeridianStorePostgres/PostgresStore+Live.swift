@@ -72,7 +72,7 @@ extension PostgresStore: LiveLog {
         SELECT sequence, user_id, device_id, timestamps FROM live_log
         WHERE sequence > \(Int64(clamping: sequence)) ORDER BY sequence LIMIT \(Int64(limit))
       )
-      SELECT \(unescaped: Self.fixColumns("f")), e.sequence, e.user_id, e.device_id
+      SELECT \(unescaped: Self.qualifiedFixColumns), e.sequence, e.user_id, e.device_id
       FROM e LEFT JOIN fixes f
         ON f.user_id = e.user_id AND f.device_id = e.device_id AND f.timestamp = ANY(e.timestamps)
       ORDER BY e.sequence, f.timestamp
@@ -82,7 +82,7 @@ extension PostgresStore: LiveLog {
       Int64.self)
     if let pruned, pruned > 0, sequence < UInt64(pruned) { return .truncated(oldest: UInt64(pruned)) }
     var entries: [LiveLogEntry] = []
-    let entryColumn = FixColumns.select.split(separator: ",").count
+    let entryColumn = Self.fixColumnCount
     for row in rows {
       let columns = row.makeRandomAccess()
       let number = try columns[entryColumn].decode(Int64.self)
@@ -168,11 +168,10 @@ extension PostgresStore: LiveLog {
     }
   }
 
-  /// ``FixColumns/select`` with every column qualified by `table`.
-  static func fixColumns(_ table: String) -> String {
-    FixColumns.select.split(separator: ",").map { "\(table).\($0.trimmingCharacters(in: .whitespaces))" }
-      .joined(separator: ", ")
-  }
+  /// ``FixColumns/select`` with every column qualified by `f`, and how many columns that is (computed once).
+  static let qualifiedFixColumns = FixColumns.select.split(separator: ",")
+    .map { "f.\($0.trimmingCharacters(in: .whitespacesAndNewlines))" }.joined(separator: ", ")
+  static let fixColumnCount = FixColumns.select.split(separator: ",").count
 }
 
 /// The live log's epoch, read when the store opens.

@@ -100,12 +100,9 @@ extension PostgresStore {
   private static func withMaintenanceConnection<Result: Sendable>(
     url: String, logger: Logger, _ body: (PostgresConnection) async throws -> Result
   ) async throws -> Result {
-    let client = try PostgresURL(url).clientConfiguration
+    // The URL's own connection settings (its sslmode included).
     let connection = try await PostgresConnection.connect(
-      configuration: PostgresConnection.Configuration(
-        host: client.host ?? "127.0.0.1", port: client.port ?? 5432, username: client.username,
-        password: client.password, database: client.database, tls: .disable),
-      id: 1, logger: logger)
+      configuration: try PostgresURL(url).connectionConfiguration(), id: 1, logger: logger)
     do {
       let result = try await body(connection)
       try? await connection.close()
