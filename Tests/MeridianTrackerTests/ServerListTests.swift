@@ -122,9 +122,10 @@ struct ServerListTests {
   }
 
   @Test func whenNoServerAnswersTheRefusalIsReportedAfterTryingEachOnce() async throws {
-    let list = try ServerList([
-      "http://127.0.0.1:\(try await closedPort())", "http://127.0.0.1:\(try await closedPort())",
-    ])
+    // Bound but never listening, and held for the whole test: no other test can take these ports meanwhile.
+    let refusing = try [refusingPort(), refusingPort()]
+    defer { for port in refusing { close(port.descriptor) } }
+    let list = try ServerList(refusing.map { "http://127.0.0.1:\($0.port)" })
     let transport = ServerListTransport(servers: list)
     var configuration = NetworkClient.Configuration()
     configuration.retryPolicy = .none
@@ -146,6 +147,26 @@ struct ServerListTests {
     .post, "/fixes", idempotency: .key, authentication: .none)
 
   /// A port nothing listens on: bound by the OS, then closed.
+  /// A loopback port that refuses connections while `descriptor` stays open (a socket bound to it, not listening).
+  func refusingPort() throws -> (port: Int, descriptor: Int32) {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+      }
+    }
+    guard bound else {
+      close(descriptor)
+      throw POSIXError(.EADDRNOTAVAIL)
+    }
+    return (Int(UInt16(bigEndian: address.sin_port)), descriptor)
+  }
+
   func closedPort() async throws -> Int {
     let (server, port) = try await listenOnLoopback()
     try await server.channel.close()
