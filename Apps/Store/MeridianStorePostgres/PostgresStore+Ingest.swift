@@ -218,7 +218,7 @@ extension PostgresStore {
 
   /// Whether `error` is an insert that found no partition for its row (23514 on the partitioned table).
   static func isMissingPartition(_ error: any Error) -> Bool {
-    guard let error = error as? PSQLError, error.serverInfo?[.sqlState] == "23514" else { return false }
+    guard sqlState(error) == "23514", let error = error as? PSQLError else { return false }
     return error.serverInfo?[.message]?.contains("no partition") == true
   }
 

@@ -1,5 +1,6 @@
 import Logging
 import MeridianStore
+import PersistenceKitPostgres
 import PostgresNIO
 import Synchronization
 
@@ -24,19 +25,19 @@ extension PostgresSchema {
 
 extension PostgresStore {
   /// Every node on this database counts its limits in the `limit_counters` table.
-  public var sharedLimits: (any LimitStore)? { PostgresLimitCounters(client: client, logger: logger) }
+  public var sharedLimits: (any LimitStore)? { PostgresLimitCounters(database: database) }
 }
 
 /// The ``LimitStore`` of a PostgreSQL database: the `limit_counters` table, shared by every node on it.
 public struct PostgresLimitCounters: LimitStore {
-  /// The connection pool.
-  public let client: PostgresClient
-  let logger: Logger
+  /// The database: its pool and transactions.
+  public let database: PersistenceKitPostgres.PostgresDatabase
+  var client: PostgresClient { database.client }
+  var logger: Logger { database.logger }
 
-  /// The counters of the database `client` connects to.
-  public init(client: PostgresClient, logger: Logger) {
-    self.client = client
-    self.logger = logger
+  /// The counters of `database`.
+  public init(database: PersistenceKitPostgres.PostgresDatabase) {
+    self.database = database
   }
 
   /// One statement, atomic however many nodes take at once: the upsert locks the row, and its window is replaced
@@ -79,7 +80,7 @@ public struct PostgresLimitCounters: LimitStore {
   /// A transaction: the row is created if missing and locked, then ``BackoffPolicy`` computes the next counter.
   public func recordFailure(_ key: String, policy: BackoffPolicy, now: Int64) async throws {
     guard !policy.isOff else { return }
-    try await client.withTransaction(logger: logger) { connection in
+    try await database.withTransaction(retries: 4) { connection in
       try await connection.query(
         """
         INSERT INTO limit_counters (key, count, since, expires_at) VALUES (\(key), 0, \(now), \(now))

@@ -93,7 +93,7 @@ extension PostgresStore {
 
   /// Whether `error` says the database named in the URL does not exist (SQLSTATE 3D000).
   public static func isMissingDatabase(_ error: any Error) -> Bool {
-    (error as? PSQLError)?.serverInfo?[.sqlState] == "3D000"
+    sqlState(error) == "3D000"
   }
 
   /// Runs `body` on a connection of its own to the database at `url`, closed afterwards.
