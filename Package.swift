@@ -107,8 +107,11 @@ let package = Package(
         .product(name: "Metrics", package: "swift-metrics"),
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "PersistenceKitStrings", package: "PersistenceKit"),
       ],
-      path: "Apps/Server/MeridianServer"),
+      path: "Apps/Server/MeridianServer",
+      // The web app's page, ES modules, CSS and String Catalog, served as they are (WebAppFeature).
+      resources: [.copy("WebApp/Site")]),
     .executableTarget(
       name: "meridian-server",
       dependencies: [

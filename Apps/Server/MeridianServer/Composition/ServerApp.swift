@@ -132,7 +132,7 @@ public struct ServerApp: Sendable {
       store: store, ingest: ingest, metrics: metrics, deviceHandles: environment.deviceHandles,
       socketsPerAccount: environment.limits.socketsPerAccount, configuration: realtime, logger: logger,
       now: environment.now)
-    let router = makeRouter(
+    let router = try makeRouter(
       configuration: configuration, environment: environment, ingest: ingest, live: live, metrics: metrics)
     return (environment, writer, live, router)
   }
@@ -174,7 +174,7 @@ public struct ServerApp: Sendable {
   static func makeRouter(
     configuration: ServerConfiguration, environment: ServerEnvironment, ingest: FixIngest, live: LiveUpdates,
     metrics: ServerMetrics
-  ) -> Router<MeridianRequestContext> {
+  ) throws -> Router<MeridianRequestContext> {
     let router = Router(context: MeridianRequestContext.self)
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: MetricsMiddleware(metrics: metrics))
@@ -217,6 +217,7 @@ public struct ServerApp: Sendable {
     VenueFeature(environment: environment).register(on: registrar)
     PollFeature(environment: environment, configuration: configuration, hub: live.hub).register(on: registrar)
     PlaceFeature(environment: environment).register(on: registrar)
+    try WebAppFeature(settings: configuration.web).register(on: router)
     AdminFeatures(environment: environment, live: live, ingest: ingest).register(on: registrar)
     return router
   }

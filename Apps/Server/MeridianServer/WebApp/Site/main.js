@@ -1,0 +1,452 @@
+// The page: sign-in, the live map, the history and the sharing switches. Leaflet is Debian's libjs-leaflet, served
+// by the server at /vendor/leaflet.
+import * as L from '/vendor/leaflet/leaflet.esm.js';
+import { ApiError, currentToken, download, request, setToken } from './api.js';
+import { age, apply, currentLanguage, load, offeredLanguages, plural, t } from './i18n.js';
+import { LiveSocket } from './live.js';
+
+const $ = (id) => document.getElementById(id);
+const LANGUAGE_NAMES = { en: 'English', ru: 'Русский', uk: 'Українська' };
+const PRESETS = ['today', 'yesterday', 'thisMonth', 'lastMonth', 'thisYear', 'lastYear', 'allTime'];
+const REFRESH_VISIBLE_MS = 20000;
+
+let config = { tileURL: null, tileAttribution: '', languages: ['en'] };
+let session = null; // {me, groups, people: Map(userId → person), live, timers}
+let map = null;
+let view = 'map';
+let historyPreset = 'today';
+let historyLayer = null;
+let selectedGroup = null;
+
+// ---------------------------------------------------------------- start
+
+async function start() {
+  const stored = localStorage.getItem('meridian.language');
+  const [configuration] = await Promise.all([
+    fetch('/app/config.json', { signal: AbortSignal.timeout(15000) }).then((r) => r.json()), load(stored),
+  ]);
+  config = configuration;
+  fillLanguages();
+  apply();
+  $('language').addEventListener('change', () => switchLanguage($('language').value));
+  $('email-form').addEventListener('submit', (event) => { event.preventDefault(); signInWithEmail(); });
+  $('phone-form').addEventListener('submit', (event) => { event.preventDefault(); requestCode(); });
+  $('code-form').addEventListener('submit', (event) => { event.preventDefault(); signInWithCode(); });
+  $('signout').addEventListener('click', signOut);
+  for (const button of document.querySelectorAll('#nav [data-view]')) {
+    button.addEventListener('click', () => show(button.dataset.view));
+  }
+  for (const button of document.querySelectorAll('[data-export]')) {
+    button.addEventListener('click', () => exportHistory(button.dataset.export));
+  }
+  $('pause').addEventListener('click', () => changeSharing('/v1/sharing/pause'));
+  $('resume').addEventListener('click', () => changeSharing('/v1/sharing/resume'));
+  $('share-hour').addEventListener('click', () => changeSharing('/v1/sharing/until', { until: Date.now() + 3600000 }));
+  document.body.dataset.ready = 'signin';
+}
+
+function fillLanguages() {
+  const select = $('language');
+  select.replaceChildren(...offeredLanguages().map((code) => {
+    const option = document.createElement('option');
+    option.value = code;
+    option.textContent = LANGUAGE_NAMES[code] || code;
+    return option;
+  }));
+  select.value = currentLanguage();
+}
+
+async function switchLanguage(language) {
+  await load(language);
+  localStorage.setItem('meridian.language', language);
+  fillLanguages();
+  apply();
+  if (session) renderAll();
+}
+
+// ---------------------------------------------------------------- sign-in
+
+function signInFailed(error) {
+  const message = $('signin-error');
+  message.textContent = t('signin.failed', error instanceof ApiError ? error.message : String(error));
+  message.hidden = false;
+}
+
+async function signInWithEmail() {
+  try {
+    const answer = await request('POST', '/v1/auth/login', { email: $('email').value, password: $('password').value });
+    await signedIn(answer.token);
+  } catch (error) { signInFailed(error); }
+}
+
+async function requestCode() {
+  try {
+    await request('POST', '/v1/auth/otp/request', { phone: $('phone').value });
+    $('code-form').hidden = false;
+    $('code').focus();
+  } catch (error) { signInFailed(error); }
+}
+
+async function signInWithCode() {
+  try {
+    const answer = await request('POST', '/v1/auth/otp/verify', { phone: $('phone').value, code: $('code').value });
+    await signedIn(answer.token);
+  } catch (error) { signInFailed(error); }
+}
+
+async function signedIn(token) {
+  setToken(token);
+  $('signin-error').hidden = true;
+  $('password').value = '';
+  $('code').value = '';
+  const [me, groups] = await Promise.all([request('GET', '/v1/me'), request('GET', '/v1/groups')]);
+  session = { me, groups: groups.groups, people: new Map(), timers: [] };
+  session.live = new LiveSocket(currentToken, {
+    onEvent: (channel, payload) => located(payload),
+    onRevoked: (channel) => forget(channel.slice('user:'.length)),
+    onReload: (channel) => refreshLocation(channel.slice('user:'.length)),
+    onState: (connected) => {
+      const badge = $('live-state');
+      badge.textContent = t(connected ? 'live.connected' : 'live.offline');
+      badge.classList.toggle('on', connected);
+    },
+  });
+  $('signin').hidden = true;
+  $('app').hidden = false;
+  $('nav').hidden = false;
+  $('signout').hidden = false;
+  ensureMap();
+  session.live.start();
+  watch(me.account.id, t('me'), true);
+  await refreshVisible();
+  session.timers.push(setInterval(refreshVisible, REFRESH_VISIBLE_MS));
+  session.timers.push(setInterval(renderAges, 15000));
+  show('map');
+  renderAll();
+  document.body.dataset.ready = 'app';
+}
+
+async function signOut() {
+  try { await request('POST', '/v1/auth/logout'); } catch { /* the token is dropped anyway */ }
+  setToken(null);
+  if (session) {
+    session.live.stop();
+    for (const timer of session.timers) clearInterval(timer);
+    for (const person of session.people.values()) if (person.marker) person.marker.remove();
+  }
+  if (historyLayer) historyLayer.remove();
+  historyLayer = null;
+  session = null;
+  $('app').hidden = true;
+  $('nav').hidden = true;
+  $('signout').hidden = true;
+  $('code-form').hidden = true;
+  $('signin').hidden = false;
+  document.body.dataset.ready = 'signin';
+}
+
+// ---------------------------------------------------------------- live map
+
+function ensureMap() {
+  if (map) return;
+  map = L.map('map', { zoomControl: true }).setView([50.4501, 30.5234], 13);
+  if (config.tileURL) {
+    L.tileLayer(config.tileURL, { maxZoom: 19, attribution: config.tileAttribution }).addTo(map);
+  } else {
+    map.attributionControl.addAttribution(config.tileAttribution);
+  }
+}
+
+/** Starts showing `userId`: subscribes to its channel and fetches its last fix. */
+function watch(userId, name, isMe = false) {
+  if (session.people.has(userId)) {
+    if (name) session.people.get(userId).name = name;
+    return;
+  }
+  session.people.set(userId, { userId, name: name || '', isMe, fix: null, marker: null });
+  session.live.subscribe(`user:${userId}`);
+  refreshLocation(userId);
+}
+
+/** Stops showing `userId` (its sharing ended): the marker goes at once. */
+function forget(userId) {
+  const person = session && session.people.get(userId);
+  if (!person || person.isMe) return;
+  if (person.marker) person.marker.remove();
+  session.people.delete(userId);
+  session.live.unsubscribe(`user:${userId}`);
+  renderPeople();
+}
+
+async function refreshVisible() {
+  if (!session) return;
+  try {
+    const visible = await request('GET', '/v1/sharing/visible');
+    const ids = new Set(visible.users.map((user) => user.userId));
+    for (const user of visible.users) watch(user.userId, user.fullName);
+    for (const person of [...session.people.values()]) if (!person.isMe && !ids.has(person.userId)) forget(person.userId);
+    renderPeople();
+  } catch (error) { showError(error); }
+}
+
+async function refreshLocation(userId) {
+  try {
+    const answer = await request('GET', `/v1/users/${encodeURIComponent(userId)}/location`);
+    place(userId, answer.fix);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 404)) showError(error);
+  }
+}
+
+/** A `user:<id>` event: the fixes just stored for that user; the newest one moves the marker. */
+function located(payload) {
+  if (!payload || !Array.isArray(payload.fixes) || payload.fixes.length === 0) return;
+  const newest = payload.fixes.reduce((a, b) => (b.timestamp > a.timestamp ? b : a));
+  place(payload.userId, newest);
+}
+
+function place(userId, fix) {
+  const person = session && session.people.get(userId);
+  if (!person || !fix || (person.fix && person.fix.timestamp > fix.timestamp)) return;
+  person.fix = fix;
+  const position = [fix.latitude, fix.longitude];
+  if (!person.marker) {
+    person.element = markerElement(person);
+    person.marker = L.marker(position, {
+      icon: L.divIcon({ className: 'person-icon', html: person.element, iconSize: null }),
+      title: person.name, keyboard: true,
+    });
+    if (!session.centred) {
+      map.setView(position, 15);
+      session.centred = true;
+    }
+  } else {
+    person.marker.setLatLng(position);
+  }
+  person.element.dataset.lat = String(fix.latitude);
+  person.element.dataset.lon = String(fix.longitude);
+  person.element.dataset.timestamp = String(fix.timestamp);
+  renderPeople();
+}
+
+function markerElement(person) {
+  const element = document.createElement('div');
+  element.className = person.isMe ? 'person me' : 'person';
+  element.dataset.userId = person.userId;
+  const initials = document.createElement('span');
+  initials.className = 'initials';
+  const label = document.createElement('span');
+  label.className = 'age';
+  element.append(initials, label);
+  return element;
+}
+
+function initials(name) {
+  const words = name.trim().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return '?';
+  return words.slice(0, 2).map((word) => word[0].toUpperCase()).join('');
+}
+
+function inSelectedGroup(person) {
+  if (person.isMe || !selectedGroup) return true;
+  const group = session.groups.find((g) => g.id === selectedGroup);
+  return !!group && group.members.includes(person.userId);
+}
+
+function renderPeople() {
+  if (!session) return;
+  const list = $('people');
+  const rows = [];
+  let shown = 0;
+  for (const person of session.people.values()) {
+    const visible = !!person.fix && inSelectedGroup(person);
+    if (person.marker) {
+      const label = person.isMe ? t('me') : (person.name || '?');
+      person.element.querySelector('.initials').textContent = person.isMe ? t('me') : initials(person.name || '?');
+      person.element.title = label;
+      if (visible && !map.hasLayer(person.marker)) person.marker.addTo(map);
+      if (!visible && map.hasLayer(person.marker)) person.marker.remove();
+    }
+    if (!person.isMe && inSelectedGroup(person)) {
+      shown += 1;
+      const row = document.createElement('li');
+      row.dataset.userId = person.userId;
+      row.textContent = person.name || person.userId;
+      if (person.fix) {
+        row.title = t('nav.map');
+        row.addEventListener('click', () => map.setView([person.fix.latitude, person.fix.longitude], 16));
+      }
+      rows.push(row);
+    }
+  }
+  list.replaceChildren(...rows);
+  $('people-count').textContent = plural('live.people', shown);
+  renderAges();
+  renderGroups();
+}
+
+function renderAges() {
+  if (!session) return;
+  for (const person of session.people.values()) {
+    if (person.element && person.fix) person.element.querySelector('.age').textContent = age(person.fix.timestamp);
+  }
+}
+
+function groupName(group) {
+  return group.kind === 'custom' ? group.name : t(`groups.${group.kind}`);
+}
+
+function renderGroups() {
+  const strip = $('groups');
+  const button = (id, text) => {
+    const element = document.createElement('button');
+    element.type = 'button';
+    element.textContent = text;
+    element.dataset.group = id || '';
+    element.classList.toggle('active', selectedGroup === id);
+    element.addEventListener('click', () => { selectedGroup = id; renderPeople(); });
+    return element;
+  };
+  const groups = session.groups.filter((group) => group.kind !== 'blacklist');
+  strip.replaceChildren(button(null, t('groups.all')), ...groups.map((group) => button(group.id, groupName(group))));
+}
+
+// ---------------------------------------------------------------- history
+
+function historyQuery(preset) {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+  return `preset=${preset}&timeZone=${encodeURIComponent(zone)}`;
+}
+
+async function loadHistory() {
+  const preset = historyPreset;
+  const summary = $('history-summary');
+  const fixes = [];
+  try {
+    let cursor = null;
+    do {
+      const page = await request('GET', `/v1/history?${historyQuery(preset)}&limit=1000` +
+        (cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''));
+      fixes.push(...page.fixes);
+      cursor = page.nextCursor;
+    } while (cursor && fixes.length < 100000 && preset === historyPreset && session);
+  } catch (error) { showError(error); return; }
+  if (preset !== historyPreset || !session) return;
+  fixes.sort((a, b) => a.timestamp - b.timestamp);
+  if (historyLayer) historyLayer.remove();
+  const line = fixes.map((fix) => [fix.latitude, fix.longitude]);
+  historyLayer = L.layerGroup();
+  if (line.length > 0) {
+    L.polyline(line, { className: 'history-track', color: '#e0572b', weight: 4 }).addTo(historyLayer);
+    for (const end of [line[0], line[line.length - 1]]) {
+      L.circleMarker(end, { className: 'history-end', radius: 6, color: '#e0572b' }).addTo(historyLayer);
+    }
+  }
+  if (view === 'history') {
+    historyLayer.addTo(map);
+    if (line.length > 0) map.fitBounds(L.latLngBounds(line), { padding: [30, 30], maxZoom: 17 });
+  }
+  summary.dataset.count = String(fixes.length);
+  summary.dataset.preset = preset;
+  session.historyCount = fixes.length;
+  renderHistory();
+}
+
+function renderHistory() {
+  const strip = $('presets');
+  strip.replaceChildren(...PRESETS.map((preset) => {
+    const element = document.createElement('button');
+    element.type = 'button';
+    element.dataset.preset = preset;
+    element.textContent = t(`history.${preset}`);
+    element.classList.toggle('active', preset === historyPreset);
+    element.addEventListener('click', () => { historyPreset = preset; renderHistory(); loadHistory(); });
+    return element;
+  }));
+  const count = session && session.historyCount;
+  $('history-summary').textContent = count === undefined ? '' : plural('history.fixes', count);
+}
+
+async function exportHistory(format) {
+  try {
+    const blob = await download(`/v1/history/export?format=${format}&${historyQuery(historyPreset)}`);
+    const link = document.createElement('a');
+    link.href = URL.createObjectURL(blob);
+    link.download = `meridian-history-${historyPreset}.${format}`;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+  } catch (error) { showError(error); }
+}
+
+// ---------------------------------------------------------------- sharing
+
+async function changeSharing(path, body) {
+  try {
+    session.me.sharing = await request('POST', path, body);
+    renderSharing();
+  } catch (error) { showError(error); }
+}
+
+function renderSharing() {
+  const sharing = session.me.sharing || {};
+  const state = $('sharing-state');
+  state.dataset.paused = String(!!sharing.paused);
+  if (sharing.paused) state.textContent = t('sharing.paused');
+  else if (sharing.until) state.textContent = t('sharing.until', new Date(sharing.until).toLocaleString(currentLanguage()));
+  else state.textContent = t('sharing.on');
+  $('group-list').replaceChildren(...session.groups.map((group) => {
+    const row = document.createElement('li');
+    row.dataset.group = group.id;
+    row.textContent = `${groupName(group)} — ${plural('groups.members', group.members.length)}`;
+    return row;
+  }));
+}
+
+// ---------------------------------------------------------------- views
+
+function show(name) {
+  view = name;
+  for (const button of document.querySelectorAll('#nav [data-view]')) {
+    button.classList.toggle('active', button.dataset.view === name);
+  }
+  for (const candidate of ['map', 'history', 'sharing']) $(`view-${candidate}`).hidden = candidate !== name;
+  if (historyLayer) {
+    if (name === 'history') historyLayer.addTo(map); else historyLayer.remove();
+  }
+  if (name === 'history') loadHistory();
+  if (name === 'sharing') refreshSharing();
+  map.invalidateSize();
+}
+
+async function refreshSharing() {
+  try {
+    const [me, groups] = await Promise.all([request('GET', '/v1/me'), request('GET', '/v1/groups')]);
+    session.me = me;
+    session.groups = groups.groups;
+    renderSharing();
+  } catch (error) { showError(error); }
+}
+
+function renderAll() {
+  renderPeople();
+  renderHistory();
+  renderSharing();
+  const badge = $('live-state');
+  badge.textContent = t(badge.classList.contains('on') ? 'live.connected' : 'live.offline');
+}
+
+function showError(error) {
+  const element = $('app-error');
+  element.textContent = error instanceof ApiError && error.code === 'network' ? t('error.network') : error.message;
+  element.hidden = false;
+  setTimeout(() => { element.hidden = true; }, 8000);
+  if (error instanceof ApiError && error.status === 401) signOut();
+}
+
+start().catch((error) => {
+  const message = $('signin-error');
+  message.textContent = String(error);
+  message.hidden = false;
+});

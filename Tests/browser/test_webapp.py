@@ -1,0 +1,355 @@
+"""The web app in a real headless Chromium, driven by Selenium through Debian's chromium-driver.
+
+A real meridian-server runs on loopback with a temporary SQLite database and unreachable map tiles; each test signs
+people up over the HTTP API, opens the page in the browser and checks what a person would see. Every wait has a
+timeout; a failing test saves a screenshot and the browser's console log (MERIDIAN_BROWSER_ARTIFACTS, default a
+temporary folder that is printed).
+
+Run: Tests/browser/run (builds nothing; uses the meridian-server of `swift build --show-bin-path`).
+"""
+
+import functools
+import itertools
+import json
+import os
+import queue
+import re
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+WAIT_SECONDS = 15
+TILE_URL = "http://127.0.0.1:9/{z}/{x}/{y}.png"  # port 9 (discard) refuses: tiles never load
+ARTIFACTS = os.environ.get("MERIDIAN_BROWSER_ARTIFACTS") or tempfile.mkdtemp(prefix="meridian-browser-")
+os.makedirs(ARTIFACTS, exist_ok=True)
+_ids = itertools.count(1)
+
+
+class Server:
+    """meridian-server on 127.0.0.1, a port of the system's choosing, a fresh database; its log is kept."""
+
+    def __init__(self, binary):
+        self.directory = tempfile.mkdtemp(prefix="meridian-webapp-")
+        environment = dict(os.environ, MERIDIAN_TILE_URL=TILE_URL, MERIDIAN_LOG_LEVEL="info")
+        self.process = subprocess.Popen(
+            [binary, "--host", "127.0.0.1", "--port", "0", "--database", os.path.join(self.directory, "db.sqlite"),
+             "--bcrypt-cost", "4"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=environment)
+        self.lines = queue.Queue()
+        self.log = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.port = int(self.wait_for_line(r"meridian-server listening.*port=(\d+)|port=(\d+).*listening", seconds=90))
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def _read(self):
+        for line in self.process.stderr:
+            self.log.append(line)
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def wait_for_line(self, pattern, seconds):
+        """The first non-empty group of the first new log line matching `pattern`."""
+        deadline = time.monotonic() + seconds
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no log line matching {pattern!r} within {seconds} s")
+            try:
+                line = self.lines.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if line is None:
+                raise RuntimeError("meridian-server exited:\n" + "".join(self.log[-30:]))
+            found = re.search(pattern, line)
+            if found:
+                return next(group for group in found.groups() if group)
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+class Account:
+    """A person signed up over the HTTP API."""
+
+    def __init__(self, server, name):
+        self.server = server
+        self.email = f"person{next(_ids)}-{os.getpid()}@example.com"
+        self.password = "browser password"
+        self.name = name
+        answer = self.call("POST", "/v1/auth/register", {"email": self.email, "password": self.password})
+        self.token = answer["token"]
+        self.id = answer["userId"]
+        self.call("PATCH", "/v1/me/profile", {"fullName": name})
+        self.device = f"device-{self.id}"
+
+    def call(self, method, path, body=None, headers=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.server.base + path, data=data, method=method)
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        if getattr(self, "token", None):
+            request.add_header("Authorization", f"Bearer {self.token}")
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            text = response.read()
+            return json.loads(text) if text else None
+
+    def group(self, kind):
+        return next(g for g in self.call("GET", "/v1/groups")["groups"] if g["kind"] == kind)
+
+    def share_with(self, other, kind="friends"):
+        """Puts `other` in this account's group of `kind`."""
+        self.call("PUT", f"/v1/groups/{self.group(kind)['id']}/members/{other.id}")
+
+    def upload(self, *points, seconds_ago=0):
+        """Stores fixes at `points` (lat, lon), a second apart, the last `seconds_ago` seconds before now."""
+        now = int(time.time() * 1000) - seconds_ago * 1000
+        fixes = [
+            {"timestamp": now - (len(points) - 1 - index) * 1000, "latitude": lat, "longitude": lon,
+             "horizontalAccuracy": 5}
+            for index, (lat, lon) in enumerate(points)]
+        receipt = self.call("POST", "/v1/fixes", {"deviceId": self.device, "fixes": fixes})
+        assert receipt["accepted"] == len(points), receipt
+
+
+def screenshot_on_failure(test):
+    """Saves a screenshot and the console log of the browser when `test` fails, then fails."""
+
+    @functools.wraps(test)
+    def run(self):
+        try:
+            test(self)
+        except BaseException:
+            path = os.path.join(ARTIFACTS, f"{test.__name__}.png")
+            try:
+                self.browser.save_screenshot(path)
+                with open(path[:-4] + ".console.txt", "w") as file:
+                    file.write("\n".join(map(str, self.console)))
+                print(f"\n  screenshot: {path}")
+            except Exception as error:  # the browser itself may be what failed
+                print(f"\n  no screenshot: {error}")
+            raise
+
+    return run
+
+
+class WebAppTests(unittest.TestCase):
+    server = None
+    browser = None
+
+    @classmethod
+    def setUpClass(cls):
+        binary = os.environ.get("MERIDIAN_SERVER_BIN")
+        if not binary:
+            bin_path = subprocess.run(
+                ["swift", "build", "--show-bin-path"], capture_output=True, text=True, timeout=120, check=True)
+            binary = os.path.join(bin_path.stdout.strip(), "meridian-server")
+        cls.server = Server(binary)
+        options = webdriver.ChromeOptions()
+        options.binary_location = os.environ.get("MERIDIAN_CHROMIUM", "/usr/bin/chromium")
+        for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--window-size=1280,800", "--lang=en-US", "--no-first-run"]:
+            options.add_argument(argument)
+        options.add_experimental_option("prefs", {"intl.accept_languages": "en-US,en"})
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        service = Service(os.environ.get("MERIDIAN_CHROMEDRIVER", "/usr/bin/chromedriver"))
+        try:
+            cls.browser = webdriver.Chrome(service=service, options=options)
+        except BaseException:
+            cls.server.stop()
+            raise
+        cls.browser.set_page_load_timeout(30)
+        cls.browser.set_script_timeout(10)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.browser:
+            cls.browser.quit()
+        if cls.server:
+            cls.server.stop()
+
+    def setUp(self):
+        self.browser.get_log("browser")  # what earlier tests left
+        self.console = []
+
+    # ------------------------------------------------------------------ helpers
+
+    def wait(self, condition, message, seconds=WAIT_SECONDS):
+        try:
+            return WebDriverWait(self.browser, seconds, poll_frequency=0.1).until(lambda _: condition())
+        except TimeoutException:
+            self.fail(f"{message} (waited {seconds} s)")
+
+    def console_entries(self):
+        entries = self.browser.get_log("browser")
+        self.console.extend(entries)
+        return entries
+
+    def open_and_sign_in(self, account):
+        self.browser.get(self.server.base + "/")
+        self.wait(lambda: self.browser.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "signin",
+                  "the sign-in form is ready")
+        self.browser.find_element(By.ID, "email").send_keys(account.email)
+        self.browser.find_element(By.ID, "password").send_keys(account.password)
+        self.browser.find_element(By.ID, "email-submit").click()
+        self.wait(lambda: self.browser.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "app",
+                  "the map is shown after signing in")
+
+    def marker(self, account):
+        found = self.browser.find_elements(By.CSS_SELECTOR, f'.leaflet-marker-pane .person[data-user-id="{account.id}"]')
+        return found[0] if found else None
+
+    def wait_for_marker_at(self, account, lat, lon):
+        def at():
+            element = self.marker(account)
+            return (element is not None and element.get_attribute("data-lat") == str(lat)
+                    and element.get_attribute("data-lon") == str(lon))
+        self.wait(at, f"{account.name}'s marker at {lat}, {lon}")
+        return self.marker(account)
+
+    def show(self, view):
+        self.browser.find_element(By.CSS_SELECTOR, f'#nav [data-view="{view}"]').click()
+
+    # ------------------------------------------------------------------ tests
+
+    @screenshot_on_failure
+    def test_map_renders_without_console_errors_while_tiles_are_unreachable(self):
+        viewer = Account(self.server, "Vera Viewer")
+        viewer.upload((50.4501, 30.5234))
+        self.open_and_sign_in(viewer)
+        self.wait(lambda: self.marker(viewer) is not None, "the viewer's own position on the map")
+        self.assertTrue(self.browser.find_elements(By.CSS_SELECTOR, "#map.leaflet-container .leaflet-map-pane"))
+        attribution = self.browser.find_element(By.CSS_SELECTOR, ".leaflet-control-attribution").text
+        self.assertIn("OpenStreetMap", attribution)
+        # Tiles the browser could not fetch are the only errors allowed (they are unreachable on purpose).
+        errors = [entry for entry in self.console_entries()
+                  if entry["level"] == "SEVERE" and "127.0.0.1:9/" not in entry["message"]]
+        self.assertEqual([entry["message"] for entry in errors], [], "console errors besides the unreachable tiles")
+        with urllib.request.urlopen(self.server.base + "/", timeout=10) as response:
+            policy = response.headers["Content-Security-Policy"]
+        self.assertIn("script-src 'self'", policy)
+        self.assertNotIn("unsafe-inline", policy)
+
+    @screenshot_on_failure
+    def test_friend_marker_appears_moves_and_disappears_when_sharing_pauses(self):
+        viewer = Account(self.server, "Vera Viewer")
+        friend = Account(self.server, "Olena Kovalenko")
+        friend.share_with(viewer)
+        self.open_and_sign_in(viewer)
+        self.browser.execute_script("document.body.dataset.sameDocument = 'yes'")
+        self.assertIsNone(self.marker(friend))
+        friend.upload((50.4501, 30.5234))
+        marker = self.wait_for_marker_at(friend, 50.4501, 30.5234)
+        self.assertEqual(marker.find_element(By.CSS_SELECTOR, ".initials").text, "OK")
+        self.assertTrue(marker.find_element(By.CSS_SELECTOR, ".age").text)
+        friend.upload((50.4512, 30.5250))
+        self.wait_for_marker_at(friend, 50.4512, 30.5250)
+        friend.call("POST", "/v1/sharing/pause")
+        self.wait(lambda: self.marker(friend) is None, "the paused friend's marker disappears")
+        self.assertEqual(
+            self.browser.find_element(By.TAG_NAME, "body").get_attribute("data-same-document"), "yes",
+            "the page was not reloaded")
+
+    @screenshot_on_failure
+    def test_blacklisted_viewer_never_sees_the_owner(self):
+        viewer = Account(self.server, "Boris Blocked")
+        owner = Account(self.server, "Olha Owner")
+        control = Account(self.server, "Petro Shares")
+        owner.share_with(viewer)
+        owner.share_with(viewer, kind="blacklist")
+        control.share_with(viewer)
+        self.open_and_sign_in(viewer)
+        owner.upload((50.44, 30.51))
+        control.upload((50.45, 30.52))  # stored after the owner's fix: its event follows the owner's
+        self.wait_for_marker_at(control, 50.45, 30.52)
+        self.assertIsNone(self.marker(owner))
+        listed = [row.get_attribute("data-user-id") for row in self.browser.find_elements(By.CSS_SELECTOR, "#people li")]
+        self.assertEqual(listed, [control.id])
+
+    @screenshot_on_failure
+    def test_history_today_draws_the_uploaded_track_and_russian_plurals(self):
+        walker = Account(self.server, "Walter Walker")
+        walker.upload((50.4501, 30.5234), (50.4510, 30.5240), (50.4520, 30.5251), seconds_ago=5)
+        self.open_and_sign_in(walker)
+        self.show("history")
+        summary = self.browser.find_element(By.ID, "history-summary")
+        self.wait(lambda: summary.get_attribute("data-count") == "3", "today's history has the 3 uploaded fixes")
+        self.assertEqual(summary.get_attribute("data-preset"), "today")
+        self.assertEqual(summary.text, "3 points")
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, "path.history-track"), "the track is drawn")
+        path = self.browser.find_element(By.CSS_SELECTOR, "path.history-track").get_attribute("d")
+        self.assertRegex(path, r"^M[-\d.]+ [-\d.]+L")
+        Select(self.browser.find_element(By.ID, "language")).select_by_value("ru")
+        self.wait(lambda: summary.text == "3 точки", "Russian 'few' form: 3 точки")
+        self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, '#nav [data-view="history"]').text, "История")
+        self.show("map")
+        self.wait(lambda: self.browser.find_element(By.ID, "people-count").text == "0 человек на карте",
+                  "Russian 'many' form: 0 человек на карте")
+        Select(self.browser.find_element(By.ID, "language")).select_by_value("en")
+        self.wait(lambda: self.browser.find_element(By.ID, "people-count").text == "0 people on the map",
+                  "back in English")
+
+    @screenshot_on_failure
+    def test_sharing_page_pauses_and_resumes(self):
+        person = Account(self.server, "Sasha Sharer")
+        self.open_and_sign_in(person)
+        self.show("sharing")
+        state = self.browser.find_element(By.ID, "sharing-state")
+        self.wait(lambda: state.get_attribute("data-paused") == "false", "sharing is on")
+        self.browser.find_element(By.ID, "pause").click()
+        self.wait(lambda: state.get_attribute("data-paused") == "true", "sharing is paused on the page")
+        self.assertTrue(person.call("GET", "/v1/me")["sharing"]["paused"])
+        self.browser.find_element(By.ID, "resume").click()
+        self.wait(lambda: state.get_attribute("data-paused") == "false", "sharing resumed on the page")
+        self.assertFalse(person.call("GET", "/v1/me")["sharing"].get("paused", False))
+
+    @screenshot_on_failure
+    def test_sign_in_with_phone_code_and_sign_out(self):
+        phone = f"+38050{next(_ids):03d}{os.getpid() % 10000:04d}"
+        self.browser.get(self.server.base + "/")
+        self.wait(lambda: self.browser.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "signin",
+                  "the sign-in form is ready")
+        self.browser.find_element(By.ID, "phone").send_keys(phone)
+        self.browser.find_element(By.ID, "phone-submit").click()
+        code = self.server.wait_for_line(r"OTP \S+ (\d{6})", seconds=WAIT_SECONDS)
+        self.wait(lambda: self.browser.find_element(By.ID, "code").is_displayed(), "the code field appears")
+        self.browser.find_element(By.ID, "code").send_keys(code)
+        self.browser.find_element(By.ID, "code-submit").click()
+        body = self.browser.find_element(By.TAG_NAME, "body")
+        self.wait(lambda: body.get_attribute("data-ready") == "app", "signed in with the code")
+        self.browser.find_element(By.ID, "signout").click()
+        self.wait(lambda: body.get_attribute("data-ready") == "signin", "signed out")
+        self.assertFalse(self.browser.find_element(By.ID, "app").is_displayed())
+
+    def test_accept_language_chooses_the_texts(self):
+        def language(header):
+            request = urllib.request.Request(self.server.base + "/app/strings.json", headers={"Accept-Language": header})
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return json.loads(response.read())["language"]
+        self.assertEqual(language("uk-UA,uk;q=0.9,en;q=0.5"), "uk")
+        self.assertEqual(language("de-DE,ru;q=0.8,en;q=0.7"), "ru")
+        self.assertEqual(language("fr"), "en")
+        with self.assertRaises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(self.server.base + "/app/..%2Fstrings.xcstrings", timeout=10)
+        self.assertEqual(refused.exception.code, 404)
+
+
+if __name__ == "__main__":
+    print(f"artifacts on failure: {ARTIFACTS}")
+    unittest.main(verbosity=2)
