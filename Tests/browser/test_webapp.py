@@ -23,7 +23,7 @@ import urllib.error
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -38,16 +38,17 @@ _ids = itertools.count(1)
 class Server:
     """meridian-server on 127.0.0.1, a port of the system's choosing, a fresh database; its log is kept."""
 
-    def __init__(self, binary):
-        self.directory = tempfile.mkdtemp(prefix="meridian-webapp-")
+    def __init__(self, binary, directory=None, port=0):
+        self.directory = directory or tempfile.mkdtemp(prefix="meridian-webapp-")
         environment = dict(os.environ, MERIDIAN_TILE_URL=TILE_URL, MERIDIAN_LOG_LEVEL="info")
         self.process = subprocess.Popen(
-            [binary, "--host", "127.0.0.1", "--port", "0", "--database", os.path.join(self.directory, "db.sqlite"),
+            [binary, "--host", "127.0.0.1", "--port", str(port), "--database", os.path.join(self.directory, "db.sqlite"),
              "--bcrypt-cost", "4"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=environment)
         self.lines = queue.Queue()
         self.log = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
         self.port = int(self.wait_for_line(r"meridian-server listening.*port=(\d+)|port=(\d+).*listening", seconds=90))
         self.base = f"http://127.0.0.1:{self.port}"
 
@@ -81,6 +82,9 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(timeout=10)
+        self.reader.join(timeout=10)
+        if not self.reader.is_alive():
+            self.process.stderr.close()
 
 
 class Account:
@@ -120,12 +124,14 @@ class Account:
     def upload(self, *points, seconds_ago=0):
         """Stores fixes at `points` (lat, lon), a second apart, the last `seconds_ago` seconds before now."""
         now = int(time.time() * 1000) - seconds_ago * 1000
-        fixes = [
-            {"timestamp": now - (len(points) - 1 - index) * 1000, "latitude": lat, "longitude": lon,
-             "horizontalAccuracy": 5}
-            for index, (lat, lon) in enumerate(points)]
+        self.upload_at([(now - (len(points) - 1 - index) * 1000, lat, lon) for index, (lat, lon) in enumerate(points)])
+
+    def upload_at(self, fixes):
+        """Stores fixes given as (UTC milliseconds, lat, lon)."""
+        fixes = [{"timestamp": timestamp, "latitude": lat, "longitude": lon, "horizontalAccuracy": 5}
+                 for timestamp, lat, lon in fixes]
         receipt = self.call("POST", "/v1/fixes", {"deviceId": self.device, "fixes": fixes})
-        assert receipt["accepted"] == len(points), receipt
+        assert receipt["accepted"] == len(fixes), receipt
 
 
 def screenshot_on_failure(test):
@@ -139,6 +145,7 @@ def screenshot_on_failure(test):
             path = os.path.join(ARTIFACTS, f"{test.__name__}.png")
             try:
                 self.browser.save_screenshot(path)
+                self.console_entries()
                 with open(path[:-4] + ".console.txt", "w") as file:
                     file.write("\n".join(map(str, self.console)))
                 print(f"\n  screenshot: {path}")
@@ -160,6 +167,7 @@ class WebAppTests(unittest.TestCase):
             bin_path = subprocess.run(
                 ["swift", "build", "--show-bin-path"], capture_output=True, text=True, timeout=120, check=True)
             binary = os.path.join(bin_path.stdout.strip(), "meridian-server")
+        cls.binary = binary
         cls.server = Server(binary)
         options = webdriver.ChromeOptions()
         options.binary_location = os.environ.get("MERIDIAN_CHROMIUM", "/usr/bin/chromium")
@@ -192,7 +200,9 @@ class WebAppTests(unittest.TestCase):
 
     def wait(self, condition, message, seconds=WAIT_SECONDS):
         try:
-            return WebDriverWait(self.browser, seconds, poll_frequency=0.1).until(lambda _: condition())
+            return WebDriverWait(
+                self.browser, seconds, poll_frequency=0.1, ignored_exceptions=(StaleElementReferenceException,)
+            ).until(lambda _: condition())
         except TimeoutException:
             self.fail(f"{message} (waited {seconds} s)")
 
@@ -306,6 +316,24 @@ class WebAppTests(unittest.TestCase):
                   "back in English")
 
     @screenshot_on_failure
+    def test_history_shows_clusters_at_low_zoom_and_lists_stays(self):
+        traveller = Account(self.server, "Taras Traveller")
+        now = int(time.time() * 1000)
+        stay = [(now - minutes * 60000, 50.4501 + minutes * 0.00001, 30.5234) for minutes in range(8, 0, -1)]
+        traveller.upload_at(stay + [(now - 20000, 49.8397, 24.0297)])  # a stay in Kyiv, then Lviv
+        self.open_and_sign_in(traveller)
+        self.show("history")
+        self.browser.find_element(By.CSS_SELECTOR, '#presets [data-preset="allTime"]').click()
+        summary = self.browser.find_element(By.ID, "history-summary")
+        self.wait(lambda: summary.get_attribute("data-preset") == "allTime" and summary.get_attribute("data-count") == "9",
+                  "all time has the 9 fixes")
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "path.history-cluster")) == 2,
+                  "Kyiv and Lviv as two clusters at the zoom that shows both")
+        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, "path.history-track"))
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#visits li.visit")) == 1, "one stay listed")
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, "path.history-visit")), 1)
+
+    @screenshot_on_failure
     def test_sharing_page_pauses_and_resumes(self):
         person = Account(self.server, "Sasha Sharer")
         self.open_and_sign_in(person)
@@ -336,6 +364,32 @@ class WebAppTests(unittest.TestCase):
         self.browser.find_element(By.ID, "signout").click()
         self.wait(lambda: body.get_attribute("data-ready") == "signin", "signed out")
         self.assertFalse(self.browser.find_element(By.ID, "app").is_displayed())
+
+    @screenshot_on_failure
+    def test_live_map_resumes_after_the_server_restarts(self):
+        own = Server(self.binary)
+        try:
+            viewer = Account(own, "Vera Viewer")
+            friend = Account(own, "Olena Kovalenko")
+            friend.share_with(viewer)
+            friend.upload((50.4501, 30.5234))
+            self.server, saved = own, self.server
+            try:
+                self.open_and_sign_in(viewer)
+                self.wait_for_marker_at(friend, 50.4501, 30.5234)
+                badge = self.browser.find_element(By.ID, "live-state")
+                own.stop()  # sockets closed with 4004: the page reconnects with backoff
+                self.wait(lambda: "on" not in badge.get_attribute("class").split(), "the page notices the lost socket")
+                own = Server(self.binary, directory=own.directory, port=own.port)
+                self.server = own
+                self.wait(lambda: "on" in badge.get_attribute("class").split(), "the page reconnects", seconds=40)
+                friend.server = own
+                friend.upload((50.4530, 30.5260))
+                self.wait_for_marker_at(friend, 50.4530, 30.5260)
+            finally:
+                self.server = saved
+        finally:
+            own.stop()
 
     def test_accept_language_chooses_the_texts(self):
         def language(header):

@@ -9,6 +9,7 @@ const $ = (id) => document.getElementById(id);
 const LANGUAGE_NAMES = { en: 'English', ru: 'Русский', uk: 'Українська' };
 const PRESETS = ['today', 'yesterday', 'thisMonth', 'lastMonth', 'thisYear', 'lastYear', 'allTime'];
 const REFRESH_VISIBLE_MS = 20000;
+const CLUSTER_BELOW_ZOOM = 12;
 
 let config = { tileURL: null, tileAttribution: '', languages: ['en'] };
 let session = null; // {me, groups, people: Map(userId → person), live, timers}
@@ -155,6 +156,7 @@ function ensureMap() {
   } else {
     map.attributionControl.addAttribution(config.tileAttribution);
   }
+  map.on('zoomend', () => { if (view === 'history') drawHistory(); });
 }
 
 /** Starts showing `userId`: subscribes to its channel and fetches its last fix. */
@@ -320,9 +322,10 @@ function historyQuery(preset) {
 
 async function loadHistory() {
   const preset = historyPreset;
-  const summary = $('history-summary');
   const fixes = [];
+  let visits = [];
   try {
+    const stays = request('GET', `/v1/history/visits?${historyQuery(preset)}`);
     let cursor = null;
     do {
       const page = await request('GET', `/v1/history?${historyQuery(preset)}&limit=1000` +
@@ -330,26 +333,69 @@ async function loadHistory() {
       fixes.push(...page.fixes);
       cursor = page.nextCursor;
     } while (cursor && fixes.length < 100000 && preset === historyPreset && session);
+    visits = (await stays).visits;
   } catch (error) { showError(error); return; }
   if (preset !== historyPreset || !session) return;
   fixes.sort((a, b) => a.timestamp - b.timestamp);
-  if (historyLayer) historyLayer.remove();
-  const line = fixes.map((fix) => [fix.latitude, fix.longitude]);
-  historyLayer = L.layerGroup();
-  if (line.length > 0) {
-    L.polyline(line, { className: 'history-track', color: '#e0572b', weight: 4 }).addTo(historyLayer);
-    for (const end of [line[0], line[line.length - 1]]) {
-      L.circleMarker(end, { className: 'history-end', radius: 6, color: '#e0572b' }).addTo(historyLayer);
-    }
-  }
-  if (view === 'history') {
-    historyLayer.addTo(map);
-    if (line.length > 0) map.fitBounds(L.latLngBounds(line), { padding: [30, 30], maxZoom: 17 });
-  }
+  session.history = { preset, fixes, visits };
+  const summary = $('history-summary');
   summary.dataset.count = String(fixes.length);
   summary.dataset.preset = preset;
-  session.historyCount = fixes.length;
+  if (view === 'history' && fixes.length > 0) {
+    map.fitBounds(L.latLngBounds(fixes.map((fix) => [fix.latitude, fix.longitude])), { padding: [30, 30], maxZoom: 17 });
+  }
+  drawHistory();
   renderHistory();
+}
+
+/** The geohash precision of the clusters shown at `zoom` (2 for the world … 6 for a town). */
+function clusterPrecision(zoom) { return Math.max(2, Math.min(6, Math.floor(zoom / 2))); }
+
+/** The history on the map: the track as a line, or, below CLUSTER_BELOW_ZOOM, the fixes' geohash clusters; stays. */
+async function drawHistory() {
+  if (!session || !session.history) return;
+  const { preset, fixes, visits } = session.history;
+  const generation = (session.historyGeneration = (session.historyGeneration || 0) + 1);
+  const layer = L.layerGroup();
+  if (fixes.length > 0 && map.getZoom() < CLUSTER_BELOW_ZOOM) {
+    const precision = clusterPrecision(map.getZoom());
+    let answer;
+    try {
+      answer = await request('GET', `/v1/history/clusters?precision=${precision}&${historyQuery(preset)}`);
+    } catch (error) { showError(error); return; }
+    if (generation !== session.historyGeneration) return;
+    const largest = Math.max(1, ...answer.clusters.map((cluster) => cluster.count));
+    for (const cluster of answer.clusters) {
+      L.circleMarker([cluster.latitude, cluster.longitude], {
+        className: 'history-cluster', radius: 6 + 14 * Math.sqrt(cluster.count / largest), color: '#e0572b',
+      }).bindTooltip(plural('history.clusterFixes', cluster.count)).addTo(layer);
+    }
+  } else if (fixes.length > 0) {
+    const line = fixes.map((fix) => [fix.latitude, fix.longitude]);
+    L.polyline(line, { className: 'history-track', color: '#e0572b', weight: 4 }).addTo(layer);
+    for (const end of [line[0], line[line.length - 1]]) {
+      L.circleMarker(end, { className: 'history-end', radius: 6, color: '#e0572b' }).addTo(layer);
+    }
+  }
+  for (const visit of visits) {
+    L.circleMarker(visitPosition(visit), {
+      className: 'history-visit', radius: 9, color: '#2f6fde', fillOpacity: 0.4,
+    }).bindTooltip(visitText(visit)).addTo(layer);
+  }
+  if (historyLayer) historyLayer.remove();
+  historyLayer = layer;
+  if (view === 'history') historyLayer.addTo(map);
+}
+
+/** A stay's centre (GeoKit's coordinate: `lat`, `lon`). */
+function visitPosition(visit) {
+  const location = visit.location;
+  return [location.lat ?? location.latitude, location.lon ?? location.longitude];
+}
+
+function visitText(visit) {
+  const format = new Intl.DateTimeFormat(currentLanguage(), { dateStyle: 'short', timeStyle: 'short' });
+  return `${format.format(new Date(visit.arrival))} – ${format.format(new Date(visit.departure))}`;
 }
 
 function renderHistory() {
@@ -363,8 +409,21 @@ function renderHistory() {
     element.addEventListener('click', () => { historyPreset = preset; renderHistory(); loadHistory(); });
     return element;
   }));
-  const count = session && session.historyCount;
-  $('history-summary').textContent = count === undefined ? '' : plural('history.fixes', count);
+  const history = session && session.history;
+  $('history-summary').textContent = history ? plural('history.fixes', history.fixes.length) : '';
+  const visits = history ? history.visits : [];
+  $('visits').replaceChildren(...(visits.length === 0 && history ? [t('history.noVisits')] : []).map((text) => {
+    const row = document.createElement('li');
+    row.className = 'muted';
+    row.textContent = text;
+    return row;
+  }), ...visits.map((visit) => {
+    const row = document.createElement('li');
+    row.className = 'visit';
+    row.textContent = visitText(visit);
+    row.addEventListener('click', () => map.setView(visitPosition(visit), 17));
+    return row;
+  }));
 }
 
 async function exportHistory(format) {
