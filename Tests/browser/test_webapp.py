@@ -334,7 +334,7 @@ class WebAppTests(unittest.TestCase):
         self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, "path.history-visit")), 1)
 
     @screenshot_on_failure
-    def test_sharing_page_pauses_and_resumes(self):
+    def test_sharing_page_pauses_resumes_and_sets_field_audiences(self):
         person = Account(self.server, "Sasha Sharer")
         self.open_and_sign_in(person)
         self.show("sharing")
@@ -346,6 +346,15 @@ class WebAppTests(unittest.TestCase):
         self.browser.find_element(By.ID, "resume").click()
         self.wait(lambda: state.get_attribute("data-paused") == "false", "sharing resumed on the page")
         self.assertFalse(person.call("GET", "/v1/me")["sharing"].get("paused", False))
+        phone = Select(self.browser.find_element(By.CSS_SELECTOR, '#visibility select[data-field="phone"]'))
+        phone.select_by_value("nobody")
+        self.wait(lambda: person.call("GET", "/v1/me")["profile"]["audience"].get("phone") == "nobody",
+                  "the phone number's audience is nobody")
+        self.show("map")
+        self.show("sharing")
+        self.wait(lambda: Select(self.browser.find_element(
+            By.CSS_SELECTOR, '#visibility select[data-field="phone"]')).first_selected_option.get_attribute("value")
+            == "nobody", "the page shows the stored audience")
 
     @screenshot_on_failure
     def test_sign_in_with_phone_code_and_sign_out(self):

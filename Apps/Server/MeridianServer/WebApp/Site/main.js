@@ -461,6 +461,42 @@ function renderSharing() {
     row.textContent = `${groupName(group)} — ${plural('groups.members', group.members.length)}`;
     return row;
   }));
+  renderVisibility();
+}
+
+const PROFILE_FIELDS = ['fullName', 'avatar', 'phone', 'birthday', 'gender', 'status'];
+const AUDIENCES = ['everyone', 'groups', 'nobody'];
+
+/** One row per profile field with its audience, changed at once with PATCH /v1/me/profile. */
+function renderVisibility() {
+  const audience = (session.me.profile && session.me.profile.audience) || {};
+  $('visibility').replaceChildren(...PROFILE_FIELDS.map((field) => {
+    const row = document.createElement('tr');
+    const name = document.createElement('td');
+    name.textContent = t(`field.${field}`);
+    const select = document.createElement('select');
+    select.dataset.field = field;
+    select.setAttribute('aria-label', t(`field.${field}`));
+    select.replaceChildren(...AUDIENCES.map((value) => {
+      const option = document.createElement('option');
+      option.value = value;
+      option.textContent = t(`audience.${value}`);
+      return option;
+    }));
+    select.value = audience[field] || 'groups';
+    select.addEventListener('change', () => changeAudience(field, select.value));
+    const cell = document.createElement('td');
+    cell.append(select);
+    row.append(name, cell);
+    return row;
+  }));
+}
+
+async function changeAudience(field, value) {
+  try {
+    session.me.profile = await request('PATCH', '/v1/me/profile', { audience: { [field]: value } });
+  } catch (error) { showError(error); }
+  renderVisibility();
 }
 
 // ---------------------------------------------------------------- views
