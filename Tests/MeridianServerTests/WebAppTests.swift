@@ -1,0 +1,129 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import MeridianServer
+import NIOCore
+import Testing
+
+/// The web app's routes (`/`, `/app/…`, `/vendor/leaflet/…`, its configuration and texts) and settings; what the
+/// page does in a browser is tested by `Tests/browser` in headless Chromium.
+@Suite struct WebAppTests {
+  static func text(_ response: TestResponse) -> String { String(buffer: response.body) }
+
+  @Test func thePageAndItsModulesCarryAPolicyWithoutInlineCode() async throws {
+    try await RouteTests.withRoutes { client in
+      let page = try await client.execute(uri: "/", method: .get)
+      #expect(page.status == .ok)
+      #expect(page.headers[.contentType] == "text/html; charset=utf-8")
+      #expect(Self.text(page).contains(#"<script type="module" src="/app/main.js">"#))
+      let policy = try #require(page.headers[.contentSecurityPolicy])
+      #expect(policy.contains("script-src 'self'"))
+      #expect(policy.contains("connect-src 'self'"))
+      #expect(policy.contains("img-src 'self' data: blob: https://tile.openstreetmap.org"))
+      #expect(!policy.contains("unsafe"))
+      let module = try await client.execute(uri: "/app/main.js", method: .get)
+      #expect(module.status == .ok)
+      #expect(module.headers[.contentType] == "text/javascript; charset=utf-8")
+      #expect(module.headers[.contentSecurityPolicy] == policy)
+    }
+  }
+
+  @Test func onlyTheAppsOwnFilesAreServed() async throws {
+    try await RouteTests.withRoutes { client in
+      for uri in [
+        "/app/strings.xcstrings", "/app/../WebAppFeature.swift", "/app/%2e%2e/WebAppFeature.swift", "/app/.hidden.js",
+        "/app/missing.js", "/vendor/leaflet/../../../../etc/passwd", "/app/",
+      ] {
+        let response = try await client.execute(uri: uri, method: .get)
+        #expect(response.status == .notFound, "\(uri)")
+      }
+    }
+  }
+
+  struct Strings: Decodable {
+    enum Text: Decodable, Equatable {
+      case text(String)
+      case plural([String: String])
+      init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let text = try? container.decode(String.self) {
+          self = .text(text)
+        } else {
+          self = .plural(try container.decode([String: String].self))
+        }
+      }
+    }
+    var language: String
+    var languages: [String]
+    var strings: [String: Text]
+  }
+
+  static func strings(_ client: any TestClientProtocol, query: String = "", acceptLanguage: String? = nil)
+    async throws -> Strings
+  {
+    var headers: HTTPFields = [:]
+    if let acceptLanguage { headers[.acceptLanguage] = acceptLanguage }
+    let response = try await client.execute(uri: "/app/strings.json\(query)", method: .get, headers: headers)
+    #expect(response.status == .ok)
+    return try JSONDecoder().decode(Strings.self, from: Data(response.body.readableBytesView))
+  }
+
+  @Test func textsFollowAcceptLanguageOrTheChosenLanguage() async throws {
+    try await RouteTests.withRoutes { client in
+      let cases: [(query: String, acceptLanguage: String, chosen: String)] = [
+        ("", "uk-UA,uk;q=0.9,en;q=0.5", "uk"), ("", "de-DE,en;q=0.5,ru;q=0.8", "ru"), ("", "fr-FR", "en"),
+        ("", "ru;q=0, uk", "uk"), ("?lang=ru", "uk", "ru"), ("?lang=xx", "uk", "uk"),
+      ]
+      for (query, acceptLanguage, chosen) in cases {
+        let texts = try await Self.strings(client, query: query, acceptLanguage: acceptLanguage)
+        #expect(texts.language == chosen, "\(query) \(acceptLanguage)")
+      }
+    }
+  }
+
+  /// Every text exists in every language, and each plural text has the forms its language's CLDR rules need.
+  @Test func everyLanguageHasEveryTextAndItsPluralForms() async throws {
+    try await RouteTests.withRoutes { client in
+      let english = try await Self.strings(client, query: "?lang=en")
+      #expect(english.languages == ["en", "ru", "uk"])
+      let needed = [
+        "en": ["one", "other"], "ru": ["few", "many", "one", "other"], "uk": ["few", "many", "one", "other"],
+      ]
+      for language in english.languages {
+        let texts = try await Self.strings(client, query: "?lang=\(language)")
+        #expect(Set(texts.strings.keys) == Set(english.strings.keys), "\(language)")
+        for (key, text) in texts.strings {
+          guard case .plural(let forms) = text else { continue }
+          #expect(forms.keys.sorted() == needed[language], "\(key) in \(language)")
+          #expect(forms.values.allSatisfy { $0.contains("%lld") }, "\(key) in \(language)")
+        }
+      }
+      let russian = try await Self.strings(client, query: "?lang=ru")
+      #expect(
+        russian.strings["history.fixes"]
+          == .plural([
+            "one": "%lld точка", "few": "%lld точки",
+            "many": "%lld точек", "other": "%lld точки",
+          ]))
+    }
+  }
+
+  @Test func tileSettingsComeFromTheEnvironment() throws {
+    let none = try ServerConfiguration.resolve(environment: ["MERIDIAN_TILE_URL": "none"])
+    #expect(none.web.tileURL == nil)
+    let own = try ServerConfiguration.resolve(environment: [
+      "MERIDIAN_TILE_URL": "https://{s}.tiles.example.org/{z}/{x}/{y}.png", "MERIDIAN_TILE_ATTRIBUTION": "© Example",
+      "MERIDIAN_LEAFLET_DIR": "/opt/leaflet",
+    ])
+    #expect(own.web.tileURL == "https://{s}.tiles.example.org/{z}/{x}/{y}.png")
+    #expect(own.web.tileAttribution == "© Example")
+    #expect(own.web.leafletDirectory == "/opt/leaflet")
+    for bad in ["ftp://tiles.example.org/{z}/{x}/{y}.png", "tiles.example.org", "https://", "https://a b/{z}"] {
+      #expect(throws: ConfigurationError.self, "\(bad)") {
+        try ServerConfiguration.resolve(environment: ["MERIDIAN_TILE_URL": bad])
+      }
+    }
+  }
+}
