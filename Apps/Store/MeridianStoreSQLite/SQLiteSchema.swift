@@ -17,6 +17,7 @@ public enum SQLiteSchema {
     migrator.append(.sql("2026-11-26 OsmAnd identifiers and deployment secrets", osmAndIdentifiers))
     appendPollMigrations(to: &migrator)
     appendPlaceMigrations(to: &migrator)  // SQLiteSchema+Places.swift
+    appendGeofenceMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
     return migrator
   }
 

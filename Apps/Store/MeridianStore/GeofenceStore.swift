@@ -1,0 +1,195 @@
+import DomainKit
+import Foundation
+import GeoKit
+import MeridianAPI
+
+/// Geofences, the rules' state per (person, geofence) and the events they produced.
+///
+/// The lookup of the fences near a fix is an index, never a scan: on SQLite each fence's bounding box is covered by
+/// GeoKit geohash cells stored in an indexed table, on PostgreSQL its box is a PostGIS geometry with a GiST index.
+///
+/// The state of one person (``GeofenceTracking``) is versioned: the server reads it, applies DomainKit's
+/// ``GeofenceRules`` to a fix and commits the new state with the events only if nobody committed since
+/// (``commitGeofenceTracking(_:)`` answers false, and the server reads again), so two nodes or a restart continue
+/// where the other left and never store an event twice (events are unique by id, see
+/// ``GeofenceEventItem/eventID(geofence:user:kind:timestamp:)``).
+public protocol GeofenceStore: Sendable {
+  // MARK: Geofences
+
+  /// Stores a new geofence (validated by the caller).
+  /// - Throws: ``GeofenceStoreError/duplicateID(_:)``.
+  func createGeofence(_ geofence: GeofenceItem) async throws
+  /// One geofence, nil when there is none.
+  func geofence(_ id: GeofenceID) async throws -> GeofenceItem?
+  /// The geofences of these owners, oldest first.
+  func geofences(owners: [UserID]) async throws -> [GeofenceItem]
+  /// The device-made geofence of `owner` with the device's key `externalID`, if any.
+  func geofence(owner: UserID, externalID: String) async throws -> GeofenceItem?
+  /// Replaces a geofence's fields (not its id, owner or creation time); false when there is none.
+  func updateGeofence(_ geofence: GeofenceItem) async throws -> Bool
+  /// Deletes a geofence with its states and events; false when there was none.
+  func deleteGeofence(_ id: GeofenceID) async throws -> Bool
+  /// The geofences of `owners` whose bounding box contains `point` (an index lookup), by id.
+  func geofences(near point: Coordinate, owners: [UserID]) async throws -> [GeofenceItem]
+
+  // MARK: State and events
+
+  /// `user`'s state: the newest fix evaluated and the state per geofence (none for a fence they are outside of).
+  func geofenceTracking(of user: UserID) async throws -> GeofenceTracking
+  /// Stores a new state and its events in one transaction if the state's version is still `update.version`;
+  /// false (nothing stored) when another commit came first. Events already stored (same id) are skipped.
+  func commitGeofenceTracking(_ update: GeofenceTrackingUpdate) async throws -> Bool
+  /// A page of events, newest first.
+  func geofenceEvents(_ query: GeofenceEventQuery) async throws -> GeofenceEventPage
+}
+
+/// Why the geofence store refused a change.
+public enum GeofenceStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// A geofence with this id exists.
+  case duplicateID(GeofenceID)
+
+  /// What went wrong.
+  public var description: String {
+    switch self {
+    case .duplicateID(let id): "a geofence with id \(id) exists"
+    }
+  }
+}
+
+/// A person's rule state across geofences.
+public struct GeofenceTracking: Sendable, Hashable {
+  /// Increases with every commit; 0 before the first.
+  public var version: Int64
+  /// The newest fix evaluated, UTC ms.
+  public var lastFixAt: Int64?
+  /// The state per geofence, for the fences the person isn't known to be outside of.
+  public var states: [GeofenceID: GeofenceState]
+
+  /// A tracking state.
+  public init(version: Int64 = 0, lastFixAt: Int64? = nil, states: [GeofenceID: GeofenceState] = [:]) {
+    self.version = version
+    self.lastFixAt = lastFixAt
+    self.states = states
+  }
+}
+
+/// A new state to commit.
+public struct GeofenceTrackingUpdate: Sendable, Hashable {
+  /// The person.
+  public var userID: UserID
+  /// The version read; the commit fails when the stored one differs.
+  public var version: Int64
+  /// The newest fix evaluated.
+  public var lastFixAt: Int64?
+  /// States to store.
+  public var states: [GeofenceID: GeofenceState]
+  /// States to drop (the person is plainly outside).
+  public var removed: [GeofenceID]
+  /// Events to store.
+  public var events: [GeofenceEventItem]
+
+  /// An update.
+  public init(
+    userID: UserID, version: Int64, lastFixAt: Int64?, states: [GeofenceID: GeofenceState] = [:],
+    removed: [GeofenceID] = [], events: [GeofenceEventItem] = []
+  ) {
+    self.userID = userID
+    self.version = version
+    self.lastFixAt = lastFixAt
+    self.states = states
+    self.removed = removed
+    self.events = events
+  }
+}
+
+/// Which events to list.
+public struct GeofenceEventQuery: Sendable, Hashable {
+  /// Events of this person, or on this owner's geofences (at least one of the two).
+  public var involving: UserID?
+  /// Only this geofence's.
+  public var geofence: GeofenceID?
+  /// Only this person's.
+  public var user: UserID?
+  /// Only this kind.
+  public var kind: GeofenceEventKind?
+  /// From this time on, UTC ms.
+  public var from: Int64?
+  /// Until this time, UTC ms.
+  public var to: Int64?
+  /// After this position (the previous page's last).
+  public var cursor: HistoryCursor?
+  /// Page size.
+  public var limit: Int
+
+  /// A query.
+  public init(
+    involving: UserID?, geofence: GeofenceID? = nil, user: UserID? = nil, kind: GeofenceEventKind? = nil,
+    from: Int64? = nil, to: Int64? = nil, cursor: HistoryCursor? = nil, limit: Int = 50
+  ) {
+    self.involving = involving
+    self.geofence = geofence
+    self.user = user
+    self.kind = kind
+    self.from = from
+    self.to = to
+    self.cursor = cursor
+    self.limit = limit
+  }
+}
+
+/// A page of events.
+public struct GeofenceEventPage: Sendable, Hashable {
+  /// The events, newest first.
+  public var events: [GeofenceEventItem]
+  /// Where the next page starts, nil at the end.
+  public var next: HistoryCursor?
+  /// A page.
+  public init(events: [GeofenceEventItem], next: HistoryCursor?) {
+    self.events = events
+    self.next = next
+  }
+}
+
+extension GeofenceEventItem {
+  /// The id of the event of `user` and `geofence` of `kind` at `timestamp`: the same on every node.
+  public static func eventID(geofence: GeofenceID, user: UserID, kind: GeofenceEventKind, timestamp: Int64) -> String {
+    String(
+      SecretHash.sha256("\(geofence.rawValue)\u{1F}\(user.rawValue)\u{1F}\(kind.rawValue)\u{1F}\(timestamp)").prefix(32)
+    )
+  }
+}
+
+extension GeofenceState {
+  /// The stored form of a state (JSON).
+  public func encoded() throws -> String { String(decoding: try JSONEncoder().encode(self), as: UTF8.self) }
+  /// A state from its stored form.
+  public static func decoded(_ text: String) throws -> GeofenceState {
+    try JSONDecoder().decode(GeofenceState.self, from: Data(text.utf8))
+  }
+}
+
+extension GeofenceShape {
+  /// The stored form of a shape (JSON).
+  public func encoded() throws -> String { String(decoding: try JSONEncoder().encode(self), as: UTF8.self) }
+  /// A shape from its stored form.
+  public static func decoded(_ text: String) throws -> GeofenceShape {
+    try JSONDecoder().decode(GeofenceShape.self, from: Data(text.utf8))
+  }
+
+  /// The geohash cells that cover the shape's bounding box, each as one integer key (`1 << bits | value`, 60 bits
+  /// at most), and the keys a point's cells have at every precision: a fence's box contains a point only if one of
+  /// its keys is among the point's.
+  public var coveringKeys: [Int64] {
+    let box = geofence.boundingBox
+    guard let covering = try? GeohashCovering(box: box, maxCells: 8, maxBits: 60) else { return [] }
+    return covering.cells.map { Int64(bitPattern: (1 << UInt64($0.bits)) | $0.value) }
+  }
+}
+
+extension Coordinate {
+  /// This point's cell keys at every precision 1…60 (see ``GeofenceShape/coveringKeys``).
+  public var geofenceLookupKeys: [Int64] {
+    guard let key = try? GeohashCell(self, bits: 64).value else { return [] }
+    return (1...60).map { bits in Int64(bitPattern: (1 << UInt64(bits)) | key >> UInt64(64 - bits)) }
+  }
+}

@@ -1,0 +1,61 @@
+import PersistenceKit
+
+extension PostgresSchema {
+  /// Appends the geofence migrations.
+  public static func appendGeofenceMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-26 geofences, their state and events", geofences))
+  }
+
+  /// Geofences (the shape as JSON) with their bounding box as a PostGIS geometry (two boxes across the
+  /// antimeridian) indexed by GiST, so the fences near a point are an index lookup; the rules' state per person (a
+  /// versioned row per person, a JSON state per person and fence the person isn't plainly outside of) and the
+  /// events, unique by id, paged by (time, sequence).
+  static let geofences = """
+    CREATE EXTENSION IF NOT EXISTS postgis;
+    CREATE TABLE geofences(
+      id text PRIMARY KEY,
+      owner_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      name text NOT NULL,
+      shape text NOT NULL,
+      sharing text NOT NULL CHECK (sharing IN ('nobody', 'group', 'everyone')),
+      group_id text,
+      source text NOT NULL CHECK (source IN ('server', 'device')),
+      external_id text,
+      area geometry(MultiPolygon, 4326) NOT NULL,
+      created_at bigint NOT NULL,
+      updated_at bigint NOT NULL
+    );
+    CREATE INDEX geofences_owner ON geofences(owner_id, created_at);
+    CREATE UNIQUE INDEX geofences_external ON geofences(owner_id, external_id) WHERE external_id IS NOT NULL;
+    CREATE INDEX geofences_area ON geofences USING gist(area);
+    CREATE TABLE geofence_trackers(
+      user_id text PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+      version bigint NOT NULL,
+      last_fix_at bigint
+    );
+    CREATE TABLE geofence_states(
+      user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      geofence_id text NOT NULL REFERENCES geofences(id) ON DELETE CASCADE,
+      state text NOT NULL,
+      PRIMARY KEY (user_id, geofence_id)
+    );
+    CREATE INDEX geofence_states_geofence ON geofence_states(geofence_id);
+    CREATE TABLE geofence_events(
+      seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      id text NOT NULL UNIQUE,
+      geofence_id text NOT NULL REFERENCES geofences(id) ON DELETE CASCADE,
+      geofence_name text NOT NULL,
+      owner_id text NOT NULL,
+      user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      kind text NOT NULL CHECK (kind IN ('enter', 'exit', 'dwell')),
+      occurred_at bigint NOT NULL,
+      reported_by text NOT NULL CHECK (reported_by IN ('server', 'device')),
+      latitude double precision,
+      longitude double precision,
+      accuracy double precision
+    );
+    CREATE INDEX geofence_events_user ON geofence_events(user_id, occurred_at, seq);
+    CREATE INDEX geofence_events_owner ON geofence_events(owner_id, occurred_at, seq);
+    CREATE INDEX geofence_events_geofence ON geofence_events(geofence_id, occurred_at, seq);
+    """
+}

@@ -1,0 +1,217 @@
+import DomainKit
+import Foundation
+import GeoKit
+import Logging
+import MeridianAPI
+import MeridianStore
+import PostgresNIO
+
+extension PostgresStore: GeofenceStore {
+  static let geofenceColumns = """
+    id, owner_id, name, shape, sharing, group_id, source, external_id, created_at, updated_at
+    """
+
+  static func geofence(_ row: PostgresRow) throws -> GeofenceItem {
+    let (id, owner, name, shape, sharing, group, source, external, createdAt, updatedAt) = try row.decode(
+      (String, String, String, String, String, String?, String, String?, Int64, Int64).self)
+    return GeofenceItem(
+      id: GeofenceID(id), ownerId: UserID(owner), name: name, shape: try GeofenceShape.decoded(shape),
+      sharing: GeofenceSharing(rawValue: sharing) ?? .nobody, groupId: group.map { GroupID($0) },
+      source: GeofenceSource(rawValue: source) ?? .server, externalId: external, createdAt: createdAt,
+      updatedAt: updatedAt)
+  }
+
+  static func geofenceEvent(_ row: PostgresRow) throws -> (GeofenceEventItem, Int64) {
+    let r = row.makeRandomAccess()
+    let event = GeofenceEventItem(
+      id: try r[0].decode(String.self), geofenceId: GeofenceID(try r[1].decode(String.self)),
+      geofenceName: try r[2].decode(String.self), ownerId: UserID(try r[3].decode(String.self)),
+      userId: UserID(try r[4].decode(String.self)),
+      kind: GeofenceEventKind(rawValue: try r[5].decode(String.self)) ?? .enter,
+      timestamp: try r[6].decode(Int64.self),
+      reportedBy: GeofenceSource(rawValue: try r[7].decode(String.self)) ?? .server,
+      lat: try r[8].decode(Double?.self), lon: try r[9].decode(Double?.self),
+      accuracy: try r[10].decode(Double?.self))
+    return (event, try r[11].decode(Int64.self))
+  }
+
+  /// The bounding box of `shape` as well-known text: one box, or two across the antimeridian.
+  static func areaText(_ shape: GeofenceShape) -> String {
+    let parts = shape.geofence.boundingBox.antimeridianSplit.map { box in
+      let (s, w, n, e) = (box.south, box.west, box.north, box.east)
+      return "((\(w) \(s), \(e) \(s), \(e) \(n), \(w) \(n), \(w) \(s)))"
+    }
+    return "MULTIPOLYGON(\(parts.joined(separator: ", ")))"
+  }
+
+  public func createGeofence(_ geofence: GeofenceItem) async throws {
+    let shape = try geofence.shape.encoded()
+    let area = Self.areaText(geofence.shape)
+    do {
+      try await execute(
+        """
+        INSERT INTO geofences(id, owner_id, name, shape, sharing, group_id, source, external_id, area, created_at,
+          updated_at)
+        VALUES (\(geofence.id.rawValue), \(geofence.ownerId.rawValue), \(geofence.name), \(shape),
+          \(geofence.sharing.rawValue), \(geofence.groupId?.rawValue), \(geofence.source.rawValue),
+          \(geofence.externalId), ST_GeomFromText(\(area), 4326), \(geofence.createdAt), \(geofence.updatedAt))
+        """)
+    } catch  where Self.sqlState(error) == "23505" {
+      throw GeofenceStoreError.duplicateID(geofence.id)
+    }
+  }
+
+  public func geofence(_ id: GeofenceID) async throws -> GeofenceItem? {
+    try await rows(
+      "SELECT \(unescaped: Self.geofenceColumns) FROM geofences WHERE id = \(id.rawValue)"
+    ).first.map(Self.geofence)
+  }
+
+  public func geofences(owners: [UserID]) async throws -> [GeofenceItem] {
+    guard !owners.isEmpty else { return [] }
+    return try await rows(
+      """
+      SELECT \(unescaped: Self.geofenceColumns) FROM geofences WHERE owner_id = ANY(\(owners.map(\.rawValue))::text[])
+      ORDER BY created_at, id
+      """
+    ).map(Self.geofence)
+  }
+
+  public func geofence(owner: UserID, externalID: String) async throws -> GeofenceItem? {
+    try await rows(
+      """
+      SELECT \(unescaped: Self.geofenceColumns) FROM geofences
+      WHERE owner_id = \(owner.rawValue) AND external_id = \(externalID)
+      """
+    ).first.map(Self.geofence)
+  }
+
+  public func updateGeofence(_ geofence: GeofenceItem) async throws -> Bool {
+    let shape = try geofence.shape.encoded()
+    let area = Self.areaText(geofence.shape)
+    return
+      !(try await rows(
+        """
+        UPDATE geofences SET name = \(geofence.name), shape = \(shape), sharing = \(geofence.sharing.rawValue),
+          group_id = \(geofence.groupId?.rawValue), source = \(geofence.source.rawValue),
+          external_id = \(geofence.externalId), area = ST_GeomFromText(\(area), 4326), updated_at = \(geofence.updatedAt)
+        WHERE id = \(geofence.id.rawValue) RETURNING 1
+        """
+      ).isEmpty)
+  }
+
+  public func deleteGeofence(_ id: GeofenceID) async throws -> Bool {
+    !(try await rows("DELETE FROM geofences WHERE id = \(id.rawValue) RETURNING 1").isEmpty)
+  }
+
+  public func geofences(near point: Coordinate, owners: [UserID]) async throws -> [GeofenceItem] {
+    guard !owners.isEmpty else { return [] }
+    let candidates = try await rows(
+      """
+      SELECT \(unescaped: Self.geofenceColumns) FROM geofences
+      WHERE area && ST_SetSRID(ST_MakePoint(\(point.longitude), \(point.latitude)), 4326)
+        AND owner_id = ANY(\(owners.map(\.rawValue))::text[])
+      ORDER BY id
+      """
+    ).map(Self.geofence)
+    return candidates.filter { $0.shape.geofence.boundingBox.contains(point) }
+  }
+
+  public func geofenceTracking(of user: UserID) async throws -> GeofenceTracking {
+    var tracking = GeofenceTracking()
+    if let row = try await rows(
+      "SELECT version, last_fix_at FROM geofence_trackers WHERE user_id = \(user.rawValue)"
+    ).first {
+      (tracking.version, tracking.lastFixAt) = try row.decode((Int64, Int64?).self)
+    }
+    for row in try await rows("SELECT geofence_id, state FROM geofence_states WHERE user_id = \(user.rawValue)") {
+      let (id, state) = try row.decode((String, String).self)
+      tracking.states[GeofenceID(id)] = try GeofenceState.decoded(state)
+    }
+    return tracking
+  }
+
+  public func commitGeofenceTracking(_ update: GeofenceTrackingUpdate) async throws -> Bool {
+    let states = try update.states.map { ($0.key.rawValue, try $0.value.encoded()) }
+    let user = update.userID.rawValue
+    return try await transaction { connection in
+      // Take the person's row (created at version 0 when missing), then compare versions.
+      let version =
+        try await Self.column(
+          Int64.self,
+          """
+          INSERT INTO geofence_trackers(user_id, version, last_fix_at) VALUES (\(user), 0, NULL)
+          ON CONFLICT (user_id) DO UPDATE SET version = geofence_trackers.version
+          RETURNING version
+          """, on: connection, logger: logger
+        ).first ?? 0
+      guard version == update.version else { return false }
+      try await connection.query(
+        """
+        UPDATE geofence_trackers SET version = \(version + 1), last_fix_at = \(update.lastFixAt)
+        WHERE user_id = \(user)
+        """, logger: logger)
+      for (geofence, state) in states {
+        try await connection.query(
+          """
+          INSERT INTO geofence_states(user_id, geofence_id, state)
+          SELECT \(user), id, \(state) FROM geofences WHERE id = \(geofence)
+          ON CONFLICT (user_id, geofence_id) DO UPDATE SET state = excluded.state
+          """, logger: logger)
+      }
+      if !update.removed.isEmpty {
+        try await connection.query(
+          """
+          DELETE FROM geofence_states
+          WHERE user_id = \(user) AND geofence_id = ANY(\(update.removed.map(\.rawValue))::text[])
+          """, logger: logger)
+      }
+      for event in update.events {
+        try await connection.query(
+          """
+          INSERT INTO geofence_events(id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at,
+            reported_by, latitude, longitude, accuracy)
+          SELECT \(event.id), id, \(event.geofenceName), owner_id, \(event.userId.rawValue), \(event.kind.rawValue),
+            \(event.timestamp), \(event.reportedBy.rawValue), \(event.lat), \(event.lon), \(event.accuracy)
+          FROM geofences WHERE id = \(event.geofenceId.rawValue)
+          ON CONFLICT (id) DO NOTHING
+          """, logger: logger)
+      }
+      return true
+    }
+  }
+
+  public func geofenceEvents(_ query: GeofenceEventQuery) async throws -> GeofenceEventPage {
+    var conditions: [String] = []
+    var bindings = PostgresBindings()
+    func bind(_ value: some PostgresEncodable) throws -> String {
+      try bindings.append(value)
+      return "$\(bindings.count)"
+    }
+    if let involving = query.involving {
+      let user = try bind(involving.rawValue)
+      conditions.append("(user_id = \(user) OR owner_id = \(user))")
+    }
+    if let geofence = query.geofence { conditions.append("geofence_id = \(try bind(geofence.rawValue))") }
+    if let user = query.user { conditions.append("user_id = \(try bind(user.rawValue))") }
+    if let kind = query.kind { conditions.append("kind = \(try bind(kind.rawValue))") }
+    if let from = query.from { conditions.append("occurred_at >= \(try bind(from))") }
+    if let to = query.to { conditions.append("occurred_at <= \(try bind(to))") }
+    if let cursor = query.cursor {
+      let time = try bind(cursor.timestamp)
+      let seq = try bind(cursor.row)
+      conditions.append("(occurred_at, seq) < (\(time), \(seq))")
+    }
+    let limit = max(1, query.limit)
+    let sql = """
+      SELECT id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at, reported_by, latitude, longitude,
+        accuracy, seq
+      FROM geofence_events WHERE \(conditions.isEmpty ? "true" : conditions.joined(separator: " AND "))
+      ORDER BY occurred_at DESC, seq DESC LIMIT \(limit + 1)
+      """
+    let rows = try await rows(PostgresQuery(unsafeSQL: sql, binds: bindings)).map(Self.geofenceEvent)
+    let page = rows.prefix(limit)
+    let next = rows.count > limit ? page.last.map { HistoryCursor(timestamp: $0.0.timestamp, row: $0.1) } : nil
+    return GeofenceEventPage(events: page.map(\.0), next: next)
+  }
+}

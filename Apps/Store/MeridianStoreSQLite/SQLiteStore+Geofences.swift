@@ -1,0 +1,250 @@
+import DomainKit
+import Foundation
+import GRDB
+import GeoKit
+import MeridianAPI
+import MeridianStore
+
+extension SQLiteStore {
+  static let geofenceColumns = """
+    g.id, g.owner_id, g.name, g.shape, g.sharing, g.group_id, g.source, g.external_id, g.created_at, g.updated_at
+    """
+  static let geofenceEventColumns = """
+    id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at, reported_by, latitude, longitude, accuracy,
+    seq
+    """
+
+  static func geofence(_ row: Row) throws -> GeofenceItem {
+    GeofenceItem(
+      id: GeofenceID(row[0] as String), ownerId: UserID(row[1] as String), name: row[2],
+      shape: try GeofenceShape.decoded(row[3]), sharing: GeofenceSharing(rawValue: row[4]) ?? .nobody,
+      groupId: (row[5] as String?).map { GroupID($0) }, source: GeofenceSource(rawValue: row[6]) ?? .server,
+      externalId: row[7], createdAt: row[8], updatedAt: row[9])
+  }
+
+  static func geofenceEvent(_ row: Row) -> GeofenceEventItem {
+    GeofenceEventItem(
+      id: row[0], geofenceId: GeofenceID(row[1] as String), geofenceName: row[2], ownerId: UserID(row[3] as String),
+      userId: UserID(row[4] as String), kind: GeofenceEventKind(rawValue: row[5]) ?? .enter, timestamp: row[6],
+      reportedBy: GeofenceSource(rawValue: row[7]) ?? .server, lat: row[8], lon: row[9], accuracy: row[10])
+  }
+
+  static func writeCells(_ geofence: GeofenceItem, _ db: Database) throws {
+    try db.execute(sql: "DELETE FROM geofence_cells WHERE geofence_id = ?", arguments: [geofence.id.rawValue])
+    for cell in geofence.shape.coveringKeys {
+      try db.execute(
+        sql: "INSERT OR IGNORE INTO geofence_cells(cell, owner_id, geofence_id) VALUES (?, ?, ?)",
+        arguments: [cell, geofence.ownerId.rawValue, geofence.id.rawValue])
+    }
+  }
+
+  public func createGeofence(_ geofence: GeofenceItem) async throws {
+    let shape = try geofence.shape.encoded()
+    try await database.write { db in
+      do {
+        try db.execute(
+          sql: """
+            INSERT INTO geofences(id, owner_id, name, shape, sharing, group_id, source, external_id, created_at,
+              updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+          arguments: [
+            geofence.id.rawValue, geofence.ownerId.rawValue, geofence.name, shape, geofence.sharing.rawValue,
+            geofence.groupId?.rawValue, geofence.source.rawValue, geofence.externalId, geofence.createdAt,
+            geofence.updatedAt,
+          ])
+      } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+        throw GeofenceStoreError.duplicateID(geofence.id)
+      }
+      try Self.writeCells(geofence, db)
+    }
+  }
+
+  public func geofence(_ id: GeofenceID) async throws -> GeofenceItem? {
+    try await database.read { db in
+      try Row.fetchOne(
+        db, sql: "SELECT \(Self.geofenceColumns) FROM geofences g WHERE g.id = ?", arguments: [id.rawValue]
+      ).map(Self.geofence)
+    }
+  }
+
+  public func geofences(owners: [UserID]) async throws -> [GeofenceItem] {
+    guard !owners.isEmpty else { return [] }
+    return try await database.read { db in
+      try Row.fetchAll(
+        db,
+        sql: """
+          SELECT \(Self.geofenceColumns) FROM geofences g
+          WHERE g.owner_id IN (\(databaseQuestionMarks(count: owners.count))) ORDER BY g.created_at, g.id
+          """,
+        arguments: StatementArguments(owners.map(\.rawValue))
+      ).map(Self.geofence)
+    }
+  }
+
+  public func geofence(owner: UserID, externalID: String) async throws -> GeofenceItem? {
+    try await database.read { db in
+      try Row.fetchOne(
+        db, sql: "SELECT \(Self.geofenceColumns) FROM geofences g WHERE g.owner_id = ? AND g.external_id = ?",
+        arguments: [owner.rawValue, externalID]
+      ).map(Self.geofence)
+    }
+  }
+
+  public func updateGeofence(_ geofence: GeofenceItem) async throws -> Bool {
+    let shape = try geofence.shape.encoded()
+    return try await database.write { db in
+      try db.execute(
+        sql: """
+          UPDATE geofences SET name = ?, shape = ?, sharing = ?, group_id = ?, source = ?, external_id = ?,
+            updated_at = ?
+          WHERE id = ?
+          """,
+        arguments: [
+          geofence.name, shape, geofence.sharing.rawValue, geofence.groupId?.rawValue, geofence.source.rawValue,
+          geofence.externalId, geofence.updatedAt, geofence.id.rawValue,
+        ])
+      guard db.changesCount > 0 else { return false }
+      try Self.writeCells(geofence, db)
+      return true
+    }
+  }
+
+  public func deleteGeofence(_ id: GeofenceID) async throws -> Bool {
+    try await database.write { db in
+      try db.execute(sql: "DELETE FROM geofences WHERE id = ?", arguments: [id.rawValue])
+      return db.changesCount > 0
+    }
+  }
+
+  public func geofences(near point: Coordinate, owners: [UserID]) async throws -> [GeofenceItem] {
+    guard !owners.isEmpty else { return [] }
+    let keys = point.geofenceLookupKeys
+    let candidates = try await database.read { db in
+      try Row.fetchAll(
+        db,
+        sql: """
+          SELECT \(Self.geofenceColumns) FROM geofences g
+          WHERE g.id IN (
+            SELECT geofence_id FROM geofence_cells
+            WHERE cell IN (\(databaseQuestionMarks(count: keys.count)))
+              AND owner_id IN (\(databaseQuestionMarks(count: owners.count))))
+          ORDER BY g.id
+          """,
+        arguments: StatementArguments(keys) + StatementArguments(owners.map(\.rawValue))
+      ).map(Self.geofence)
+    }
+    return candidates.filter { $0.shape.geofence.boundingBox.contains(point) }
+  }
+
+  public func geofenceTracking(of user: UserID) async throws -> GeofenceTracking {
+    try await database.read { db in
+      var tracking = GeofenceTracking()
+      if let row = try Row.fetchOne(
+        db, sql: "SELECT version, last_fix_at FROM geofence_trackers WHERE user_id = ?", arguments: [user.rawValue])
+      {
+        tracking.version = row[0]
+        tracking.lastFixAt = row[1]
+      }
+      for row in try Row.fetchAll(
+        db, sql: "SELECT geofence_id, state FROM geofence_states WHERE user_id = ?", arguments: [user.rawValue])
+      {
+        tracking.states[GeofenceID(row[0] as String)] = try GeofenceState.decoded(row[1])
+      }
+      return tracking
+    }
+  }
+
+  public func commitGeofenceTracking(_ update: GeofenceTrackingUpdate) async throws -> Bool {
+    let states = try update.states.map { ($0.key.rawValue, try $0.value.encoded()) }
+    return try await database.write { db in
+      let user = update.userID.rawValue
+      let version =
+        try Int64.fetchOne(
+          db, sql: "SELECT version FROM geofence_trackers WHERE user_id = ?", arguments: [user]) ?? 0
+      guard version == update.version else { return false }
+      try db.execute(
+        sql: """
+          INSERT INTO geofence_trackers(user_id, version, last_fix_at) VALUES (?, ?, ?)
+          ON CONFLICT(user_id) DO UPDATE SET version = excluded.version, last_fix_at = excluded.last_fix_at
+          """,
+        arguments: [user, version + 1, update.lastFixAt])
+      for (geofence, state) in states {
+        // A fence deleted meanwhile has no state.
+        try db.execute(
+          sql: """
+            INSERT INTO geofence_states(user_id, geofence_id, state)
+            SELECT ?, id, ? FROM geofences WHERE id = ?
+            ON CONFLICT(user_id, geofence_id) DO UPDATE SET state = excluded.state
+            """,
+          arguments: [user, state, geofence])
+      }
+      for geofence in update.removed {
+        try db.execute(
+          sql: "DELETE FROM geofence_states WHERE user_id = ? AND geofence_id = ?",
+          arguments: [user, geofence.rawValue])
+      }
+      for event in update.events {
+        try db.execute(
+          sql: """
+            INSERT OR IGNORE INTO geofence_events(id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at,
+              reported_by, latitude, longitude, accuracy)
+            SELECT ?, id, ?, owner_id, ?, ?, ?, ?, ?, ?, ? FROM geofences WHERE id = ?
+            """,
+          arguments: [
+            event.id, event.geofenceName, event.userId.rawValue, event.kind.rawValue, event.timestamp,
+            event.reportedBy.rawValue, event.lat, event.lon, event.accuracy, event.geofenceId.rawValue,
+          ])
+      }
+      return true
+    }
+  }
+
+  public func geofenceEvents(_ query: GeofenceEventQuery) async throws -> GeofenceEventPage {
+    var conditions: [String] = []
+    var arguments = StatementArguments()
+    if let involving = query.involving {
+      conditions.append("(user_id = ? OR owner_id = ?)")
+      arguments += [involving.rawValue, involving.rawValue]
+    }
+    if let geofence = query.geofence {
+      conditions.append("geofence_id = ?")
+      arguments += [geofence.rawValue]
+    }
+    if let user = query.user {
+      conditions.append("user_id = ?")
+      arguments += [user.rawValue]
+    }
+    if let kind = query.kind {
+      conditions.append("kind = ?")
+      arguments += [kind.rawValue]
+    }
+    if let from = query.from {
+      conditions.append("occurred_at >= ?")
+      arguments += [from]
+    }
+    if let to = query.to {
+      conditions.append("occurred_at <= ?")
+      arguments += [to]
+    }
+    if let cursor = query.cursor {
+      conditions.append("(occurred_at < ? OR (occurred_at = ? AND seq < ?))")
+      arguments += [cursor.timestamp, cursor.timestamp, cursor.row]
+    }
+    let condition = conditions.isEmpty ? "1 = 1" : conditions.joined(separator: " AND ")
+    let limit = max(1, query.limit)
+    let bound = arguments
+    let rows = try await database.read { db in
+      try Row.fetchAll(
+        db,
+        sql: """
+          SELECT \(Self.geofenceEventColumns) FROM geofence_events WHERE \(condition)
+          ORDER BY occurred_at DESC, seq DESC LIMIT \(limit + 1)
+          """,
+        arguments: bound)
+    }
+    let page = rows.prefix(limit)
+    let next = rows.count > limit ? page.last.map { HistoryCursor(timestamp: $0[6], row: $0[11]) } : nil
+    return GeofenceEventPage(events: page.map(Self.geofenceEvent), next: next)
+  }
+}
