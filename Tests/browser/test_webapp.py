@@ -277,6 +277,27 @@ class WebAppTests(unittest.TestCase):
             "the page was not reloaded")
 
     @screenshot_on_failure
+    def test_group_strip_shows_one_groups_members(self):
+        viewer = Account(self.server, "Vera Viewer")
+        sister = Account(self.server, "Sofia Sister")
+        colleague = Account(self.server, "Kyrylo Colleague")
+        for person in (sister, colleague):
+            person.share_with(viewer)
+        viewer.share_with(sister, kind="family")
+        sister.upload((50.40, 30.50))
+        colleague.upload((50.41, 30.51))
+        self.open_and_sign_in(viewer)
+        self.wait_for_marker_at(sister, 50.40, 30.50)
+        self.wait_for_marker_at(colleague, 50.41, 30.51)
+        family = self.browser.find_element(By.CSS_SELECTOR, f'#groups [data-group="{viewer.group("family")["id"]}"]')
+        family.click()
+        self.wait(lambda: self.marker(colleague) is None, "only the Family group's members stay on the map")
+        self.assertIsNotNone(self.marker(sister))
+        self.assertEqual(self.browser.find_element(By.ID, "people-count").text, "1 person on the map")
+        self.browser.find_element(By.CSS_SELECTOR, '#groups [data-group=""]').click()
+        self.wait(lambda: self.marker(colleague) is not None, "everyone again")
+
+    @screenshot_on_failure
     def test_blacklisted_viewer_never_sees_the_owner(self):
         viewer = Account(self.server, "Boris Blocked")
         owner = Account(self.server, "Olha Owner")

@@ -298,19 +298,33 @@ function groupName(group) {
   return group.kind === 'custom' ? group.name : t(`groups.${group.kind}`);
 }
 
-function renderGroups() {
-  const strip = $('groups');
-  const button = (id, text) => {
-    const element = document.createElement('button');
-    element.type = 'button';
+/**
+ * Keeps `strip`'s buttons those of `items` (`[key, text]`), the one of `active` highlighted: buttons are made again
+ * only when the keys change, so a click is never lost to a re-render while events arrive.
+ */
+function syncButtons(strip, attribute, items, active, onClick) {
+  const keys = items.map(([key]) => key).join('\n');
+  if (strip.dataset.keys !== keys) {
+    strip.dataset.keys = keys;
+    strip.replaceChildren(...items.map(([key]) => {
+      const element = document.createElement('button');
+      element.type = 'button';
+      element.dataset[attribute] = key;
+      element.addEventListener('click', () => onClick(key));
+      return element;
+    }));
+  }
+  items.forEach(([key, text], index) => {
+    const element = strip.children[index];
     element.textContent = text;
-    element.dataset.group = id || '';
-    element.classList.toggle('active', selectedGroup === id);
-    element.addEventListener('click', () => { selectedGroup = id; renderPeople(); });
-    return element;
-  };
+    element.classList.toggle('active', key === active);
+  });
+}
+
+function renderGroups() {
   const groups = session.groups.filter((group) => group.kind !== 'blacklist');
-  strip.replaceChildren(button(null, t('groups.all')), ...groups.map((group) => button(group.id, groupName(group))));
+  const items = [['', t('groups.all')], ...groups.map((group) => [group.id, groupName(group)])];
+  syncButtons($('groups'), 'group', items, selectedGroup || '', (key) => { selectedGroup = key || null; renderPeople(); });
 }
 
 // ---------------------------------------------------------------- history
@@ -399,16 +413,12 @@ function visitText(visit) {
 }
 
 function renderHistory() {
-  const strip = $('presets');
-  strip.replaceChildren(...PRESETS.map((preset) => {
-    const element = document.createElement('button');
-    element.type = 'button';
-    element.dataset.preset = preset;
-    element.textContent = t(`history.${preset}`);
-    element.classList.toggle('active', preset === historyPreset);
-    element.addEventListener('click', () => { historyPreset = preset; renderHistory(); loadHistory(); });
-    return element;
-  }));
+  const items = PRESETS.map((preset) => [preset, t(`history.${preset}`)]);
+  syncButtons($('presets'), 'preset', items, historyPreset, (preset) => {
+    historyPreset = preset;
+    renderHistory();
+    loadHistory();
+  });
   const history = session && session.history;
   $('history-summary').textContent = history ? plural('history.fixes', history.fixes.length) : '';
   const visits = history ? history.visits : [];
