@@ -134,6 +134,11 @@ class Account:
         assert receipt["accepted"] == len(fixes), receipt
 
 
+def read(path):
+    with open(path, encoding="utf-8") as file:
+        return file.read()
+
+
 def screenshot_on_failure(test):
     """Saves a screenshot and the console log of the browser when `test` fails, then fails."""
 
@@ -174,7 +179,10 @@ class WebAppTests(unittest.TestCase):
         for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                          "--window-size=1280,800", "--lang=en-US", "--no-first-run"]:
             options.add_argument(argument)
-        options.add_experimental_option("prefs", {"intl.accept_languages": "en-US,en"})
+        cls.downloads = tempfile.mkdtemp(prefix="meridian-downloads-")
+        options.add_experimental_option("prefs", {
+            "intl.accept_languages": "en-US,en", "download.default_directory": cls.downloads,
+            "download.prompt_for_download": False})
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         service = Service(os.environ.get("MERIDIAN_CHROMEDRIVER", "/usr/bin/chromedriver"))
         try:
@@ -314,7 +322,7 @@ class WebAppTests(unittest.TestCase):
         self.assertEqual(listed, [control.id])
 
     @screenshot_on_failure
-    def test_history_today_draws_the_uploaded_track_and_russian_plurals(self):
+    def test_history_today_draws_and_exports_the_uploaded_track_and_russian_plurals(self):
         walker = Account(self.server, "Walter Walker")
         walker.upload((50.4501, 30.5234), (50.4510, 30.5240), (50.4520, 30.5251), seconds_ago=5)
         self.open_and_sign_in(walker)
@@ -323,6 +331,10 @@ class WebAppTests(unittest.TestCase):
         self.wait(lambda: summary.get_attribute("data-count") == "3", "today's history has the 3 uploaded fixes")
         self.assertEqual(summary.get_attribute("data-preset"), "today")
         self.assertEqual(summary.text, "3 points")
+        self.browser.find_element(By.CSS_SELECTOR, '[data-export="gpx"]').click()
+        exported = os.path.join(self.downloads, "meridian-history-today.gpx")
+        self.wait(lambda: os.path.exists(exported) and "</gpx>" in read(exported), "the GPX export is saved")
+        self.assertEqual(read(exported).count("<trkpt"), 3)
         # An SVG path from the first point with a line on (redrawn when the map zooms to the track: waited for).
         self.wait(lambda: re.match(r"^M[-\d.]+ [-\d.]+L", self.browser.find_element(
             By.CSS_SELECTOR, "path.history-track").get_attribute("d") or ""), "the track is drawn as a line")
