@@ -433,6 +433,32 @@ class WebAppTests(unittest.TestCase):
         finally:
             own.stop()
 
+    @screenshot_on_failure
+    def test_places_lists_venues_near_the_centre_with_their_promotions(self):
+        admin = os.path.join(os.path.dirname(self.binary), "meridian-admin")
+        database = os.path.join(self.server.directory, "db.sqlite")
+        for arguments in (
+                ["venues", "import", "Tools/examples/kyiv-venues.csv"],
+                ["promotions", "create", "--venue", "blue-cup", "--id", f"coffee-{os.getpid()}", "--name",
+                 "Morning coffee", "--code", "COFFEE", "--old-price", "6000", "--new-price", "4500", "--currency",
+                 "UAH"]):
+            subprocess.run([admin, *arguments, "--database", database], check=True, timeout=60,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        visitor = Account(self.server, "Vika Visitor")
+        visitor.upload((50.4501, 30.5234))  # the map centres on the visitor, beside Blue Cup
+        self.open_and_sign_in(visitor)
+        self.wait(lambda: self.marker(visitor) is not None, "the visitor's position")
+        self.show("places")
+        blue_cup = '#venues li[data-venue-id="blue-cup"]'
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, blue_cup), "Blue Cup is listed")
+        self.assertTrue(self.browser.find_elements(By.CSS_SELECTOR, "path.venue-marker"))
+        self.browser.find_element(By.CSS_SELECTOR, f"{blue_cup} button").click()
+        self.wait(lambda: "COFFEE" in self.browser.find_element(By.CSS_SELECTOR, f"{blue_cup} .promotions").text,
+                  "Blue Cup's promotion with its code")
+        Select(self.browser.find_element(By.ID, "language")).select_by_value("uk")
+        self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, f"{blue_cup} button").text == "Синя чашка",
+                  "the venue's Ukrainian name")
+
     def test_accept_language_chooses_the_texts(self):
         def language(header):
             request = urllib.request.Request(self.server.base + "/app/strings.json", headers={"Accept-Language": header})

@@ -134,6 +134,7 @@ async function signOut() {
     session.live.stop();
     for (const timer of session.timers) clearInterval(timer);
     for (const person of session.people.values()) if (person.marker) person.marker.remove();
+    if (session.venueLayer) session.venueLayer.remove();
   }
   if (historyLayer) historyLayer.remove();
   historyLayer = null;
@@ -157,6 +158,7 @@ function ensureMap() {
     map.attributionControl.addAttribution(config.tileAttribution);
   }
   map.on('zoomend', () => { if (view === 'history') drawHistory(); });
+  map.on('moveend', () => { if (view === 'places') loadVenues(); });
 }
 
 /** Starts showing `userId`: subscribes to its channel and fetches its last fix. */
@@ -509,6 +511,89 @@ async function changeAudience(field, value) {
   renderVisibility();
 }
 
+// ---------------------------------------------------------------- places
+
+const RELOAD_AFTER_METRES = 100;
+
+/** Venues around the map's centre (the visible area's radius), again when the centre moved 100 m or more. */
+async function loadVenues(force = false) {
+  if (!session || view !== 'places') return;
+  const centre = map.getCenter();
+  if (!force && session.venuesCentre && map.distance(centre, session.venuesCentre) < RELOAD_AFTER_METRES) return;
+  session.venuesCentre = centre;
+  const radius = Math.min(50000, Math.max(100, Math.round(map.distance(centre, map.getBounds().getNorthEast()))));
+  const query = `lat=${centre.lat.toFixed(6)}&lon=${centre.lng.toFixed(6)}&radius=${radius}&pageSize=50` +
+    `&lang=${currentLanguage()}`;
+  let page;
+  try { page = await request('GET', `/v1/venues?${query}`); } catch (error) { showError(error); return; }
+  if (!session || session.venuesCentre !== centre) return;
+  session.venues = page.items || [];
+  drawVenues();
+}
+
+function drawVenues() {
+  if (session.venueLayer) session.venueLayer.remove();
+  session.venueLayer = L.layerGroup();
+  const venues = session.venues || [];
+  for (const venue of venues) {
+    L.circleMarker([venue.location.lat, venue.location.lon], { className: 'venue-marker', radius: 7, color: '#2e9d5b' })
+      .bindTooltip(venue.name).on('click', () => openVenue(venue.id)).addTo(session.venueLayer);
+  }
+  if (view === 'places') session.venueLayer.addTo(map);
+  const rows = venues.map((venue) => {
+    const row = document.createElement('li');
+    row.dataset.venueId = venue.id;
+    const title = document.createElement('button');
+    title.type = 'button';
+    title.className = 'link';
+    title.textContent = venue.name;
+    title.addEventListener('click', () => openVenue(venue.id));
+    const distance = document.createElement('span');
+    distance.className = 'muted';
+    distance.textContent = ` · ${t('places.metres', Math.round(venue.distance ?? 0))}`;
+    const promotions = document.createElement('ul');
+    promotions.className = 'promotions';
+    row.append(title, distance, promotions);
+    return row;
+  });
+  $('venues').replaceChildren(...(rows.length ? rows : [Object.assign(document.createElement('li'), {
+    className: 'muted', textContent: t('places.none'),
+  })]));
+}
+
+/** A venue's running promotions, under its row. */
+async function openVenue(id) {
+  const row = document.querySelector(`#venues li[data-venue-id="${CSS.escape(id)}"]`);
+  if (!row) return;
+  let answer;
+  try { answer = await request('GET', `/v1/venues/${encodeURIComponent(id)}/promotions`); } catch (error) {
+    showError(error);
+    return;
+  }
+  const list = row.querySelector('.promotions');
+  const items = answer.promotions.map((promotion) => {
+    const item = document.createElement('li');
+    item.className = 'promotion';
+    item.dataset.promotionId = promotion.id;
+    const price = promotion.newPrice ? ` — ${money(promotion.newPrice)}` : '';
+    const old = promotion.oldPrice ? ` (${money(promotion.oldPrice)})` : '';
+    item.textContent = `${promotion.name}${price}${old} · ${t('places.code', promotion.promoCode)}`;
+    return item;
+  });
+  list.replaceChildren(...(items.length ? items : [Object.assign(document.createElement('li'), {
+    className: 'muted', textContent: t('places.noPromotions'),
+  })]));
+}
+
+function money(value) {
+  try {
+    return new Intl.NumberFormat(currentLanguage(), { style: 'currency', currency: value.currency })
+      .format(value.amount / 100);
+  } catch {
+    return `${value.amount / 100} ${value.currency}`;
+  }
+}
+
 // ---------------------------------------------------------------- views
 
 function show(name) {
@@ -516,7 +601,11 @@ function show(name) {
   for (const button of document.querySelectorAll('#nav [data-view]')) {
     button.classList.toggle('active', button.dataset.view === name);
   }
-  for (const candidate of ['map', 'history', 'sharing']) $(`view-${candidate}`).hidden = candidate !== name;
+  for (const candidate of ['map', 'history', 'sharing', 'places']) $(`view-${candidate}`).hidden = candidate !== name;
+  if (session.venueLayer) {
+    if (name === 'places') session.venueLayer.addTo(map); else session.venueLayer.remove();
+  }
+  if (name === 'places') loadVenues(true);
   if (historyLayer) {
     if (name === 'history') historyLayer.addTo(map); else historyLayer.remove();
   }
@@ -538,6 +627,7 @@ function renderAll() {
   renderPeople();
   renderHistory();
   renderSharing();
+  if (view === 'places') loadVenues(true);
   const badge = $('live-state');
   badge.textContent = t(badge.classList.contains('on') ? 'live.connected' : 'live.offline');
 }
