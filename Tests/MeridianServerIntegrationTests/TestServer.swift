@@ -77,8 +77,20 @@ struct TestServer: Sendable {
     if !keepingFiles { try? FileManager.default.removeItem(at: directory) }
   }
 
-  /// A new server on this (stopped) server's port and database.
-  func restarted() async throws -> TestServer { try await Self.start(directory: directory, port: port) }
+  /// A new server on this (stopped) server's port and database. While the port is free again, any outgoing
+  /// connection of this busy test process may be given it as its local port for a moment, so a refused bind is
+  /// tried again for a few seconds.
+  func restarted() async throws -> TestServer {
+    var attempt = 1
+    while true {
+      do {
+        return try await Self.start(directory: directory, port: port)
+      } catch where attempt < 20 && "\(error)".localizedCaseInsensitiveContains("address already in use") {
+        attempt += 1
+        try await Task.sleep(for: .milliseconds(250))
+      }
+    }
+  }
 
   /// Runs `body` against a fresh server and always stops it.
   static func with(

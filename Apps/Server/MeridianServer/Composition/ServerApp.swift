@@ -255,10 +255,14 @@ public struct RunningServer: Sendable {
     let app = try await ServerApp.open(
       configuration: configuration, smsSender: smsSender, logger: logger, signals: [],
       onRunning: { port in portContinuation.yield(port) })
-    let task = Task { try await app.run() }
+    let task = Task {
+      // A run that ends before listening (the port is taken) ends the wait for the port too.
+      defer { portContinuation.finish() }
+      try await app.run()
+    }
     var iterator = ports.makeAsyncIterator()
     guard let port = await iterator.next() else {
-      task.cancel()
+      try await task.value
       throw CancellationError()
     }
     return RunningServer(app: app, port: port, task: task)
