@@ -32,7 +32,7 @@ public struct AdminCommand: AsyncParsableCommand {
       DatabaseCommand.self, UsersCommand.self, TokensCommand.self, GroupsCommand.self, HistoryCommand.self,
       RetentionCommand.self, VenuesCommand.self, PromotionsCommand.self, StatsCommand.self, I18nCommand.self,
       PollsCommand.self, CommentsCommand.self, CouponsCommand.self, PointsCommand.self,
-      PlacesCommand.self, ReviewsCommand.self, NewsCommand.self,
+      PlacesCommand.self, ReviewsCommand.self, NewsCommand.self, GeoCommand.self,
     ])
 
   /// Required by ArgumentParser.

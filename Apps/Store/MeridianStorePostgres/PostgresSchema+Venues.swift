@@ -10,6 +10,8 @@ extension PostgresSchema {
   public static let localization: LocalizationRegistry = {
     var registry = venueLocalization
     registry.register(table: "places", fields: ["title", "short_title", "description"])  // PostgresSchema+Places
+    registry.register(table: "geo_areas", fields: ["name"])  // PostgresSchema+Gazetteer
+    registry.register(table: "geo_places", fields: ["name"])  // PostgresSchema+Gazetteer
     return registry
   }()
 

@@ -24,6 +24,7 @@ public enum PostgresSchema {
     appendPollMigrations(to: &migrator)  // PostgresSchema+Polls.swift
     appendPlaceMigrations(to: &migrator)  // PostgresSchema+Places.swift
     appendGeofenceMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
+    appendGazetteerMigrations(to: &migrator)  // PostgresSchema+Gazetteer.swift
     return migrator
   }
 

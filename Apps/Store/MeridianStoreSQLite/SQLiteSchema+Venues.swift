@@ -10,6 +10,8 @@ extension SQLiteSchema {
     var registry = LocalizationRegistry()
     registry.register(table: "venues", fields: ["name", "description"])
     registry.register(table: "places", fields: ["title", "short_title", "description"])  // SQLiteSchema+Places
+    registry.register(table: "geo_areas", fields: ["name"])  // SQLiteSchema+Gazetteer
+    registry.register(table: "geo_places", fields: ["name"])  // SQLiteSchema+Gazetteer
     return registry
   }()
 

@@ -18,6 +18,7 @@ public enum SQLiteSchema {
     appendPollMigrations(to: &migrator)
     appendPlaceMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     appendGeofenceMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
+    appendGazetteerMigrations(to: &migrator)  // SQLiteSchema+Gazetteer.swift
     return migrator
   }
 

@@ -1,0 +1,212 @@
+import Foundation
+import MeridianAdmin
+import MeridianStore
+import MeridianStoreTesting
+import Synchronization
+import Testing
+
+/// `meridian-admin geo import|status|lookup` on the shipped GeoNames extract (Tools/geonames/extract): every level
+/// in English, Russian and Ukrainian, resumption, updates in place, bad lines; the reverse-geocoding index against a
+/// brute-force scan, across the antimeridian and near the poles.
+@Suite("meridian-admin geo")
+struct GeoImportTests {
+  static let extract = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("Tools/geonames/extract")
+  static let extractCounts = GazetteerCounts(countries: 4, admin1: 129, admin2: 124, localities: 2264)
+
+  /// A copy of the extract in `sandbox`, to change.
+  static func copyOfExtract(in sandbox: AdminSandbox) throws -> URL {
+    let copy = sandbox.directory.appendingPathComponent("dump")
+    try FileManager.default.copyItem(at: extract, to: copy)
+    return copy
+  }
+
+  func lookup(_ sandbox: AdminSandbox, _ lat: Double, _ lon: Double, _ language: String) async throws -> [String: Any] {
+    let run = try await sandbox.admin(["geo", "lookup", "--at=\(lat),\(lon)", "--language", language, "--json"])
+    #expect(run.status == 0, "\(run)")
+    return try run.object()
+  }
+
+  func name(_ label: [String: Any], _ level: String) -> String? {
+    (label[level] as? [String: Any])?["name"] as? String
+  }
+
+  @Test func importTheExtractThenLookUpEveryLevelInEachLanguage() async throws {
+    let sandbox = try AdminSandbox()
+    _ = try sandbox.store()
+    let run = try await sandbox.admin(["geo", "import", Self.extract.path, "--json"])
+    #expect(run.status == 0, "\(run)")
+    let summary = try JSONDecoder().decode(GazetteerImportSummary.self, from: Data(run.stdout.utf8))
+    #expect(summary.counts == Self.extractCounts)
+    #expect(
+      summary.files.map(\.file) == [
+        "countryInfo.txt", "admin1CodesASCII.txt", "admin2Codes.txt", "cities500.txt", "alternateNamesV2.txt",
+      ])
+    #expect(summary.files.allSatisfy { $0.status == .imported })
+
+    // Tomsk: locality, district, region, country.
+    let english = try await lookup(sandbox, 56.49, 84.95, "en")
+    #expect(name(english, "locality") == "Tomsk")
+    #expect(name(english, "admin2") == "Tomskiy Rayon")
+    #expect(name(english, "admin1") == "Tomsk")
+    #expect(name(english, "country") == "Russia")
+    let russian = try await lookup(sandbox, 56.49, 84.95, "ru")
+    #expect(name(russian, "locality") == "Томск")
+    #expect(name(russian, "country") == "Российская Федерация")
+    #expect(name(russian, "admin1") == "Tomsk")  // no Russian region names in the extract: English
+    // Kharkiv in Ukrainian and Russian; Tallinn (a Latin-script country) in both.
+    #expect(name(try await lookup(sandbox, 49.99, 36.23, "uk"), "locality") == "Харків")
+    #expect(name(try await lookup(sandbox, 49.99, 36.23, "ru"), "locality") == "Харьков")
+    let tallinn = try await lookup(sandbox, 59.437, 24.745, "uk")
+    #expect(name(tallinn, "locality") == "Таллінн")
+    #expect(name(tallinn, "country") == "Естонія")
+
+    // Across the antimeridian: east of 180° in Chukotka, the nearest town is Egvekinot at −179.1°.
+    let chukotka = try await lookup(sandbox, 66.3, 179.95, "en")
+    #expect(name(chukotka, "locality") == "Egvekinot")
+    #expect(name(chukotka, "country") == "Russia")
+    // West of 180° off Fiji, the nearest town is Levuka at 179.3° east.
+    let fiji = try await lookup(sandbox, -18.2, -178.9, "ru")
+    #expect(name(fiji, "locality") == "Levuka")
+    #expect(name(fiji, "country") == "Фиджи")
+
+    // A second import of the same dump changes nothing.
+    let again = try await sandbox.admin(["geo", "import", Self.extract.path, "--json"])
+    let second = try JSONDecoder().decode(GazetteerImportSummary.self, from: Data(again.stdout.utf8))
+    #expect(second.files.allSatisfy { $0.status == .unchanged }, "\(again)")
+    #expect(second.counts == Self.extractCounts)
+    let status = try await sandbox.admin(["geo", "status"])
+    #expect(status.stdout.contains("2264 places"), "\(status)")
+  }
+
+  @Test func aNewerDumpUpdatesInPlaceAndABadLineChangesNothing() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try sandbox.store()
+    let dump = try Self.copyOfExtract(in: sandbox)
+    #expect(try await sandbox.admin(["geo", "import", dump.path]).status == 0)
+    let cities = dump.appendingPathComponent("cities500.txt")
+    let original = try String(contentsOf: cities, encoding: .utf8)
+    var lines = original.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    let tomsk = try #require(lines.firstIndex { $0.hasPrefix("1489425\t") })
+
+    // A bad line: refused with its file and line, and the gazetteer keeps what it had.
+    var bad = lines
+    bad[tomsk] = bad[tomsk].replacingOccurrences(of: "56.50049", with: "north")
+    try bad.joined(separator: "\n").write(to: cities, atomically: true, encoding: .utf8)
+    let refused = try await sandbox.admin(["geo", "import", dump.path])
+    #expect(refused.status == 1, "\(refused)")
+    #expect(refused.stderr.contains("invalid_row: cities500.txt line \(tomsk + 1)"), "\(refused)")
+    #expect(try await store.gazetteerCounts() == Self.extractCounts)
+
+    // A newer dump: Tomsk renamed (its Russian name stays), a new place added.
+    var fields = lines[tomsk].split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+    fields[1] = "Tomsk City"
+    fields[3] = ""
+    lines[tomsk] = fields.joined(separator: "\t")
+    fields[0] = "99999999"
+    fields[1] = "Newtown"
+    fields[4] = "56.9"
+    lines.insert(fields.joined(separator: "\t"), at: tomsk + 1)
+    try lines.joined(separator: "\n").write(to: cities, atomically: true, encoding: .utf8)
+    let run = try await sandbox.admin(["geo", "import", dump.path, "--json"])
+    #expect(run.status == 0, "\(run)")
+    let summary = try JSONDecoder().decode(GazetteerImportSummary.self, from: Data(run.stdout.utf8))
+    #expect(summary.files.map(\.status) == [.unchanged, .unchanged, .unchanged, .imported, .imported])
+    var counts = Self.extractCounts
+    counts.localities += 1
+    #expect(summary.counts == counts)
+    let names = try await store.gazetteerTranslations(area: nil, locality: 1_489_425)
+    #expect(names[""] == "Tomsk City")
+    #expect(names["ru"] == "Томск")
+  }
+
+  /// A store that fails after `failAfter` staged batches: an import stopped in the middle of a file.
+  struct Interrupted: GazetteerStore {
+    let store: any MeridianStore
+    let batches = Counter()
+    let failAfter: Int
+
+    final class Counter: Sendable {
+      let value = Mutex(0)
+      func next() -> Int {
+        value.withLock {
+          $0 += 1
+          return $0
+        }
+      }
+    }
+    struct Stop: Error {}
+
+    func beginGazetteerFile(_ file: String, digest: String, restart: Bool, now: Int64) async throws
+      -> GazetteerFileProgress
+    { try await store.beginGazetteerFile(file, digest: digest, restart: restart, now: now) }
+    func stageGazetteerRows(_ rows: [GazetteerStagedRow], file: String, through line: Int) async throws {
+      if batches.next() > failAfter { throw Stop() }
+      try await store.stageGazetteerRows(rows, file: file, through: line)
+    }
+    func commitGazetteerFile(_ file: String, now: Int64) async throws -> Int {
+      try await store.commitGazetteerFile(file, now: now)
+    }
+    func gazetteerFiles() async throws -> [GazetteerFileState] { try await store.gazetteerFiles() }
+    func gazetteerCounts() async throws -> GazetteerCounts { try await store.gazetteerCounts() }
+    func gazetteerLocalities() async throws -> [GazetteerLocality] { try await store.gazetteerLocalities() }
+    func gazetteerNames(areas: [String], localities: [Int64], languages: [String]) async throws -> GazetteerNames {
+      try await store.gazetteerNames(areas: areas, localities: localities, languages: languages)
+    }
+    func gazetteerTranslations(area: String?, locality: Int64?) async throws -> [String: String] {
+      try await store.gazetteerTranslations(area: area, locality: locality)
+    }
+  }
+
+  @Test(arguments: StoreEngine.all)
+  func anInterruptedImportResumesWhereItStoppedOnEveryEngine(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      let languages = try await store.dataLanguages()
+      // Countries, admin1 and admin2 are one batch each; the cities' third batch of 500 fails.
+      let interrupted = GazetteerImporter(
+        store: Interrupted(store: store, failAfter: 5), languages: languages, batchSize: 500)
+      await #expect(throws: Interrupted.Stop.self) {
+        try await interrupted.importDirectory(Self.extract, now: 1)
+      }
+      #expect(try await store.gazetteerCounts().localities == 0)  // the cities file is all or nothing
+      #expect(try await store.gazetteerFiles().first { $0.file == "cities500.txt" }?.stagedThrough == 1000)
+
+      let summary = try await GazetteerImporter(store: store, languages: languages, batchSize: 500)
+        .importDirectory(Self.extract, now: 2)
+      #expect(summary.files.map(\.status) == [.unchanged, .unchanged, .unchanged, .resumed, .imported])
+      #expect(summary.counts == Self.extractCounts)
+      let names = try await store.gazetteerNames(areas: [], localities: [706_483], languages: ["uk"])
+      #expect(names.localities[706_483] == "Харків")
+    }
+  }
+
+  @Test func theIndexAgreesWithABruteForceScanAcrossTheAntimeridianAndNearThePoles() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try sandbox.store()
+    _ = try await GazetteerImporter(store: store, languages: ["en"]).importDirectory(Self.extract, now: 1)
+    let index = GazetteerIndex(try await store.gazetteerLocalities())
+    #expect(index.count == Self.extractCounts.localities)
+    var generator = SystemRandomNumberGenerator()
+    var points: [(Double, Double)] = (0..<10_000).map { _ in
+      // Uniform on the sphere, half of them near the places (Russia to Fiji) to test close neighbours too.
+      (asin(Double.random(in: -1...1, using: &generator)) * 180 / .pi, Double.random(in: -180...180, using: &generator))
+    }
+    points += [(89.999, 0), (-89.999, 45), (66.3, 180), (66.3, -180), (-16.5, 179.999), (-16.5, -179.999)]
+    for (latitude, longitude) in points {
+      let fast = index.nearest(latitude: latitude, longitude: longitude, k: 3)
+      let slow = index.scan(latitude: latitude, longitude: longitude, k: 3)
+      #expect(fast.map(\.locality.geonameID) == slow.map(\.locality.geonameID), "at \(latitude), \(longitude)")
+    }
+  }
+
+  @Test func namesArePickedByScriptForRussianAndUkrainian() {
+    let kharkiv = ["Charkiv", "Kharkov", "Харков", "Харків", "Харьков"]
+    #expect(GazetteerNamePicker.pick(language: "ru", from: kharkiv, name: "Kharkiv") == "Харьков")
+    #expect(GazetteerNamePicker.pick(language: "uk", from: kharkiv, name: "Kharkiv") == "Харків")
+    let tomsk = ["Tomsk", "Томск", "Томскай", "Томськ", "Томьскъ"]
+    #expect(GazetteerNamePicker.pick(language: "ru", from: tomsk, name: "Tomsk") == "Томск")
+    #expect(GazetteerNamePicker.pick(language: "uk", from: tomsk, name: "Tomsk") == "Томськ")
+    #expect(GazetteerNamePicker.pick(language: "ru", from: ["Kyiv", "Kiev"], name: "Kyiv") == nil)
+    #expect(GazetteerNamePicker.pick(language: "de", from: tomsk, name: "Tomsk") == nil)
+  }
+}
