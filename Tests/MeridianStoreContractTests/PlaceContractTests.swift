@@ -292,6 +292,49 @@ struct PlaceContractTests {
   }
 
   @Test(arguments: StoreEngine.all)
+  func searchFoldsCaseAndDiacriticsInCyrillicAndLatinBothWays(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      try await store.upsertPlaces(
+        [
+          try record("tomsk", kind: .university, ["ru": "Томский университет"], short: ["ru": "ТУ"]),
+          try record("library", kind: .venue, ["en": "Library"], description: ["ru": "Библиотека в Томске"]),
+          try record("yolki", kind: "school", ["ru": "Ёлкинская школа"]),
+          try record("fedorov", kind: "institute", ["ru": "Институт имени Федорова"]),
+          try record("kyiv", kind: .university, ["uk": "Київський університет"]),
+          try record("zp", kind: .university, ["uk": "Запорізький університет"], short: ["uk": "ЗНУ"]),
+          try record("ecole", kind: "school", ["en": "Ecole Polytechnique"]),
+          try record(
+            "physics", kind: .programme, ["ru": "Физика"], attributes: ["code": .text("03.03.02")],
+            keywords: ["03.03.02"]),
+        ], now: 10)
+      // Case, in Cyrillic; the title first, the description after.
+      for query in ["Томский", "томский", "ТОМСКИЙ", "тОмСкИй"] {
+        #expect(try await search(store, query) == ["tomsk"], "\(query)")
+      }
+      #expect(try await search(store, "томск") == ["tomsk", "library"])
+      // "ё" and "е" either way.
+      #expect(try await search(store, "елкинская") == ["yolki"])
+      #expect(try await search(store, "ЁЛКИН") == ["yolki"])
+      #expect(try await search(store, "фёдоров") == ["fedorov"])
+      #expect(try await search(store, "ФЕДОРОВА") == ["fedorov"])
+      // Ukrainian "ї" and "і" either way.
+      #expect(try await search(store, "киівськ") == ["kyiv"])
+      #expect(try await search(store, "КИЇВ") == ["kyiv"])
+      #expect(try await search(store, "запоріз") == ["zp"])
+      #expect(try await search(store, "запорїзький") == ["zp"])
+      // Latin diacritics either way.
+      #expect(try await search(store, "école") == ["ecole"])
+      #expect(try await search(store, "POLYTÉCH") == ["ecole"])
+      // One or two letters type ahead in titles and short titles only; numbers match codes everywhere.
+      #expect(try await search(store, "то") == ["tomsk"])
+      #expect(try await search(store, "зн") == ["zp"])
+      #expect(try await search(store, "б") == [])
+      #expect(try await search(store, "03.03.02") == ["physics"])
+      #expect(try await search(store, "03.03") == ["physics"])
+    }
+  }
+
+  @Test(arguments: StoreEngine.all)
   func nearbyAndBoxQueriesSortByDistance(_ engine: StoreEngine) async throws {
     try await engine.with { store in
       try await makeUniversities(store)

@@ -134,6 +134,13 @@ public struct PlaceRecord: Sendable, Hashable, Codable {
       + shortTitle.values.keys.sorted().compactMap { shortTitle.values[$0] }
     return titles.map(PlaceSearch.normalized).filter { !$0.isEmpty }.joined(separator: "\n")
   }
+
+  /// Keywords and descriptions in every language as ``PlaceSearch/normalized(_:)`` words: what search finds
+  /// besides titles, folded on write like the query (so "ё" finds "е", "ї" finds "і", "É" finds "e").
+  public var searchText: String {
+    (place.keywords + place.description.values.keys.sorted().compactMap { place.description.values[$0] })
+      .map(PlaceSearch.normalized).filter { !$0.isEmpty }.joined(separator: "\n")
+  }
 }
 
 /// A place's ratings: its own reviews, and its subtree's (its own plus every descendant's).
@@ -246,7 +253,9 @@ public struct PlaceQuery: Sendable, Hashable {
   public var kinds: [PlaceKind]
   /// Only this city (case- and diacritic-insensitive).
   public var city: String?
-  /// Keywords: every word must start a word of a title, short title, keyword or description, in any language.
+  /// Keywords: every word must start a word of a title, short title, keyword or description, in any language,
+  /// case- and diacritic-insensitively (``PlaceSearch/fold(_:)``); a word of one or two characters with a letter
+  /// (typing ahead) must start a word of a title or short title.
   public var text: String?
   /// Only here.
   public var area: Area?
@@ -437,6 +446,15 @@ public enum PlaceSearch {
   public static func fold(_ text: String) -> String {
     text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
       .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+  }
+
+  /// Words with a letter and shorter than this match titles and short titles only (on PostgreSQL through a
+  /// trigram index); numbers of any length (the parts of a programme code, "01.03.02") match everywhere.
+  public static let shortWordLength = 3
+
+  /// Whether `word` (one of ``words(_:folded:)``) is a short word that matches titles only.
+  public static func matchesTitlesOnly(_ word: String) -> Bool {
+    word.count < shortWordLength && word.contains(where: \.isLetter)
   }
 
   /// The query's words (letters and digits), folded unless `folded` is false; at most 8.

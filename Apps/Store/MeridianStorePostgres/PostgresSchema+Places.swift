@@ -9,6 +9,23 @@ extension PostgresSchema {
         places + localizeFieldsSQL(table: "places", fields: ["title", "short_title", "description"])))
   }
 
+  /// Appends the migration for search as on SQLite: `pg_trgm` (created in each database; a trusted extension
+  /// of PostgreSQL's contrib) with a trigram index over the title words, which short words (one or two letters,
+  /// typing ahead) are matched against; and `search` re-made from the normalized titles (the parser then splits
+  /// every word as the query does; keywords and descriptions are re-made as each place is next written).
+  static func appendPlaceSearchMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-26 places search with trigrams", placesTrigrams))
+  }
+
+  /// The expression the trigram index covers: every title word preceded by a space.
+  static let placeTitleWords = "(' ' || translate(p.title_key, E'\\n', ' '))"
+
+  static let placesTrigrams = """
+    CREATE EXTENSION IF NOT EXISTS pg_trgm;
+    CREATE INDEX places_title_words ON places USING gin ((' ' || translate(title_key, E'\\n', ' ')) gin_trgm_ops);
+    UPDATE places SET search = setweight(to_tsvector('simple', title_key), 'A') || ts_filter(search, '{B,C}');
+    """
+
   /// As on SQLite: places keep their insertion sequence (`seq`, the last key of every list order), their own and
   /// subtree ratings (changed by the trigger on `place_reviews`, also when an account's reviews go with it) and
   /// their favourite count (a trigger on `place_favourites`); `place_closure` holds every (ancestor, place) pair,

@@ -23,8 +23,8 @@ public enum PostgresSchema {
     migrator.append(.sql("2026-11-26 limit counters", limitCounters))  // PostgresStore+Limits.swift
     appendPollMigrations(to: &migrator)  // PostgresSchema+Polls.swift
     appendPlaceMigrations(to: &migrator)  // PostgresSchema+Places.swift
+    appendPlaceSearchMigrations(to: &migrator)  // PostgresSchema+Places.swift
     appendGeofenceMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
-    appendGazetteerMigrations(to: &migrator)  // PostgresSchema+Gazetteer.swift
     return migrator
   }
 

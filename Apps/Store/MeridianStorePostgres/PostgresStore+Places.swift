@@ -43,10 +43,8 @@ extension PostgresStore {
         columns[index] == "keywords" || columns[index] == "attributes" ? "$\(index + 1)::jsonb" : "$\(index + 1)"
       }
       let n = columns.count
-      let search = """
-        setweight(to_tsvector('simple', $\(n + 1)), 'A') || setweight(to_tsvector('simple', $\(n + 2)), 'B')
-          || setweight(to_tsvector('simple', $\(n + 3)), 'C')
-        """
+      let search =
+        "setweight(to_tsvector('simple', $\(n + 1)), 'A') || setweight(to_tsvector('simple', $\(n + 2)), 'C')"
       let sql = """
         INSERT INTO places(\(columns.map(PostgresSchema.quoted).joined(separator: ", ")), search)
         VALUES (\(placeholders.joined(separator: ", ")), \(search))
@@ -78,10 +76,9 @@ extension PostgresStore {
           values.append(Self.translation(record.shortTitle, language))
           values.append(Self.translation(place.description, language))
         }
-        let folded = { (texts: [String]) in texts.map(PlaceSearch.fold).joined(separator: " ") }
-        values.append(folded(Array(place.name.values.values)))
-        values.append(folded(Array(record.shortTitle.values.values) + place.keywords))
-        values.append(folded(Array(place.description.values.values)))
+        // Normalized words, so the parser splits "01.03.02" or "Paris-Saclay" as the query does.
+        values.append(record.titleKey)
+        values.append(record.searchText)
         _ = try await connection.query(Self.placeQuery(sql, values), logger: logger).collect()
         if stored == nil {
           _ = try await connection.query(
@@ -234,11 +231,15 @@ extension PostgresStore {
     if !query.kinds.isEmpty { conditions.append("p.kind = ANY(\(bind(query.kinds.map(\.rawValue))))") }
     if let city = query.city { conditions.append("p.city_key = \(bind(PlaceSearch.fold(city)))") }
     let words = PlaceSearch.words(query.text ?? "")
-    if !words.isEmpty {
+    let titleWords = words.filter(PlaceSearch.matchesTitlesOnly)
+    let otherWords = words.filter { !PlaceSearch.matchesTitlesOnly($0) }
+    if !otherWords.isEmpty {
       // Words are letters and digits only, so quoting them is safe.
-      let text = words.map { "'\($0)':*" }.joined(separator: " & ")
+      let text = otherWords.map { "'\($0)':*" }.joined(separator: " & ")
       conditions.append("p.search @@ to_tsquery('simple', \(bind(text)))")
     }
+    // Short words start a title word: the trigram index (places_title_words) finds the candidates.
+    for word in titleWords { conditions.append("\(PostgresSchema.placeTitleWords) LIKE \(bind("% \(word)%"))") }
     if let bounds = query.bounds {
       conditions.append("p.latitude BETWEEN \(bind(bounds.south)) AND \(bind(bounds.north))")
       if let west = bounds.west, let east = bounds.east {

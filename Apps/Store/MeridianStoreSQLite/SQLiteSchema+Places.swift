@@ -1,9 +1,11 @@
+import Foundation
+import GRDB
+import MeridianStore
 import PersistenceKit
 
 extension SQLiteSchema {
-  /// The languages the directory's search covers (the localized columns `title_<code>`, … that exist when these
-  /// migrations run; a language added later needs a migration that recreates `places_search` and rebuilds the
-  /// index).
+  /// The languages the first search index covered (its view `places_search`); since "places search on folded
+  /// text" the store folds every language of a place into `search_title` and `search_text` itself.
   static let placeSearchLanguages = ["en", "ru", "uk"]
 
   /// Appends the places-directory migrations: the tables, the localized columns of `places` for every language the
@@ -15,6 +17,67 @@ extension SQLiteSchema {
     migrator.append(localization.addFieldsMigration(table: "places", fields: ["title", "short_title", "description"]))
     migrator.append(.sql("2026-11-26 places search and ratings", placesSearchAndRatings))
   }
+
+  /// Appends the migration that makes search fold like the query on every engine: `search_title` (titles and short
+  /// titles) and `search_text` (keywords and descriptions), every language, folded by ``PlaceSearch`` on write,
+  /// become the FTS5 index's external content in place of the raw localized columns (whose tokenizer folds case and
+  /// Latin diacritics but not "ё" or "ї"); existing rows are folded here.
+  static func appendPlaceSearchMigrations(to migrator: inout Migrator) {
+    migrator.append(
+      .code("2026-11-26 places search on folded text", revision: "1: search_title, search_text, places_fts") {
+        connection in
+        guard let db = connection.sqlite else { return }
+        try db.execute(sql: placesFoldedSearchColumns)
+        let languages = try localization.languages(db)
+        let rows = try Row.fetchAll(db, sql: "SELECT * FROM places")
+        for row in rows {
+          func texts(_ field: String) -> [String] {
+            languages.compactMap { row["\(field)_\($0)"] as String? }
+          }
+          let keywords = (try? JSONDecoder().decode([String].self, from: Data((row["keywords"] as String).utf8))) ?? []
+          let title = (texts("title") + texts("short_title")).map(PlaceSearch.normalized).filter { !$0.isEmpty }
+          let text = (keywords + texts("description")).map(PlaceSearch.normalized).filter { !$0.isEmpty }
+          try db.execute(
+            sql: "UPDATE places SET search_title = ?, search_text = ? WHERE seq = ?",
+            arguments: [title.joined(separator: "\n"), text.joined(separator: "\n"), row["seq"] as Int64])
+        }
+        try db.execute(sql: placesFoldedSearchIndex)
+      })
+  }
+
+  /// The raw-text index goes; the folded columns come.
+  static let placesFoldedSearchColumns = """
+    DROP TRIGGER places_fts_insert;
+    DROP TRIGGER places_fts_before_update;
+    DROP TRIGGER places_fts_after_update;
+    DROP TRIGGER places_fts_delete;
+    DROP TABLE places_fts;
+    DROP VIEW places_search;
+    ALTER TABLE places ADD COLUMN search_title TEXT NOT NULL DEFAULT '';
+    ALTER TABLE places ADD COLUMN search_text TEXT NOT NULL DEFAULT '';
+    """
+
+  /// FTS5 over the folded columns, `places` its external content, rebuilt once and then kept in sync by triggers.
+  static let placesFoldedSearchIndex = """
+    CREATE VIRTUAL TABLE places_fts USING fts5(
+      search_title, search_text,
+      content = 'places', content_rowid = 'seq',
+      tokenize = 'unicode61 remove_diacritics 2', prefix = '1 2 3'
+    );
+    INSERT INTO places_fts(places_fts) VALUES ('rebuild');
+    CREATE TRIGGER places_fts_insert AFTER INSERT ON places BEGIN
+      INSERT INTO places_fts(rowid, search_title, search_text) VALUES (NEW.seq, NEW.search_title, NEW.search_text);
+    END;
+    CREATE TRIGGER places_fts_update AFTER UPDATE OF search_title, search_text ON places BEGIN
+      INSERT INTO places_fts(places_fts, rowid, search_title, search_text)
+        VALUES ('delete', OLD.seq, OLD.search_title, OLD.search_text);
+      INSERT INTO places_fts(rowid, search_title, search_text) VALUES (NEW.seq, NEW.search_title, NEW.search_text);
+    END;
+    CREATE TRIGGER places_fts_delete AFTER DELETE ON places BEGIN
+      INSERT INTO places_fts(places_fts, rowid, search_title, search_text)
+        VALUES ('delete', OLD.seq, OLD.search_title, OLD.search_text);
+    END;
+    """
 
   /// Places keep their insertion sequence (`seq`, the last key of every list order), their own rating and their
   /// subtree's (`own_*`, `tree_*`, changed by the triggers on `place_reviews`), and their favourite count.

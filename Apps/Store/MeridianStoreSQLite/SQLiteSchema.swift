@@ -17,8 +17,8 @@ public enum SQLiteSchema {
     migrator.append(.sql("2026-11-26 OsmAnd identifiers and deployment secrets", osmAndIdentifiers))
     appendPollMigrations(to: &migrator)
     appendPlaceMigrations(to: &migrator)  // SQLiteSchema+Places.swift
+    appendPlaceSearchMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     appendGeofenceMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
-    appendGazetteerMigrations(to: &migrator)  // SQLiteSchema+Gazetteer.swift
     return migrator
   }
 

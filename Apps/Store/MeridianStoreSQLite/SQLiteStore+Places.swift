@@ -19,7 +19,7 @@ extension SQLiteStore {
         [
           "id", "parent_id", "kind", "title", "short_title", "description", "address", "city", "city_key", "site",
           "phone", "email", "venue_type", "logo_url", "time_zone", "keywords", "attributes", "latitude", "longitude",
-          "title_key", "created_at", "updated_at",
+          "title_key", "search_title", "search_text", "created_at", "updated_at",
         ] + localized
       let kept: Set = ["id", "parent_id", "created_at"]
       let updates = columns.filter { !kept.contains($0) }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
@@ -48,7 +48,8 @@ extension SQLiteStore {
           place.description.resolved(for: ["en"]), place.address, place.city,
           place.city.map(PlaceSearch.fold), place.site, place.phone, place.email, place.venueType, place.logoURL,
           place.timeZone, try JSONColumn.encode(place.keywords), try JSONColumn.encode(record.attributes),
-          place.location?.latitude, place.location?.longitude, record.titleKey, now, now,
+          place.location?.latitude, place.location?.longitude, record.titleKey, record.titleKey, record.searchText,
+          now, now,
         ]
         for language in languages {
           values.append(Self.translation(place.name, language))
@@ -196,11 +197,14 @@ extension SQLiteStore {
         conditions.append("p.city_key = ?")
         arguments.append(PlaceSearch.fold(city))
       }
-      // The words as typed: the tokenizer folds case and diacritics the same way for the query and the index.
-      let words = PlaceSearch.words(query.text ?? "", folded: false)
+      // Folded as the indexed columns were (letters and digits only, so quoting them is safe); short words match
+      // titles only.
+      let words = PlaceSearch.words(query.text ?? "")
       if !words.isEmpty {
         conditions.append("p.seq IN (SELECT rowid FROM places_fts WHERE places_fts MATCH ?)")
-        arguments.append(words.map { "\"\($0)\"*" }.joined(separator: " "))
+        arguments.append(
+          words.map { PlaceSearch.matchesTitlesOnly($0) ? "search_title : \"\($0)\"*" : "\"\($0)\"*" }
+            .joined(separator: " "))
       }
       if let bounds = query.bounds {
         conditions.append("p.latitude BETWEEN ? AND ?")
