@@ -25,6 +25,7 @@ public enum PostgresSchema {
     appendPlaceMigrations(to: &migrator)  // PostgresSchema+Places.swift
     appendPlaceSearchMigrations(to: &migrator)  // PostgresSchema+Places.swift
     appendGeofenceMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
+    appendGazetteerMigrations(to: &migrator)  // PostgresSchema+Gazetteer.swift
     return migrator
   }
 

@@ -19,6 +19,7 @@ public enum SQLiteSchema {
     appendPlaceMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     appendPlaceSearchMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     appendGeofenceMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
+    appendGazetteerMigrations(to: &migrator)  // SQLiteSchema+Gazetteer.swift
     return migrator
   }
 
