@@ -87,11 +87,17 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Apps/Store/MeridianStoreEngines"),
+    // Apps: libqrencode (Debian libqrencode-dev), a system library like SQLite's
+    .systemLibrary(
+      name: "CQRencode", path: "Apps/Server/CQRencode", pkgConfig: "libqrencode",
+      providers: [.apt(["libqrencode-dev"]), .yum(["qrencode-devel"]), .brew(["qrencode"])]),
+    // Apps: texts as QR codes, drawn as SVG and PNG (promotion codes)
+    .target(name: "MeridianQRCode", dependencies: ["CQRencode"], path: "Apps/Server/MeridianQRCode"),
     // Apps: the server
     .target(
       name: "MeridianServer",
       dependencies: [
-        "MeridianAPI", "MeridianStore", "MeridianStoreSQLite", "MeridianStoreEngines",
+        "MeridianAPI", "MeridianStore", "MeridianStoreSQLite", "MeridianStoreEngines", "MeridianQRCode",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),

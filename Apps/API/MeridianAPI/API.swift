@@ -103,6 +103,7 @@ public enum API {
     postFixes.descriptor, userLocation.descriptor, history.descriptor, deleteHistory.descriptor,
     historyClusters.descriptor, historyVisits.descriptor, historyExport.descriptor,
     venues.descriptor, venue.descriptor, venuePromotions.descriptor, redeemPromotion.descriptor,
+    promotionQR.descriptor,
     ownTracksPublish.descriptor, osmAndReport.descriptor, osmAndPost.descriptor, devices.descriptor,
     enableOsmAnd.descriptor, disableOsmAnd.descriptor,
     adminStats.descriptor, adminUsers.descriptor, adminUser.descriptor, adminDisableUser.descriptor,

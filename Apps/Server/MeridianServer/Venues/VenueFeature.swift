@@ -20,6 +20,7 @@ struct VenueFeature: Sendable {
     routes.on(API.redeemPromotion) { call in
       try await redeem(call.parameters.id, code: call.body.code, by: call.authenticated())
     }
+    PromotionQRFeature(environment: environment).register(on: routes)
   }
 
   func venue(_ ref: VenueRef) async throws -> Venue {
