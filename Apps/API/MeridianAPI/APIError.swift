@@ -59,6 +59,8 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   case promotionCodeInvalid = "promotion_code_invalid"
   /// The caller already redeemed this promotion (409).
   case alreadyRedeemed = "already_redeemed"
+  /// The caller is not an advertiser of the venue (or the promotion's venue) named (403).
+  case notAdvertiser = "not_advertiser"
   /// The account is disabled by an operator (403).
   case accountDisabled = "account_disabled"
   /// The account already has as many of something (groups, devices) as it may (409).

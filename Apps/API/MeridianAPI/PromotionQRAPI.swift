@@ -4,7 +4,8 @@ import NetworkingKit
 
 extension API {
   /// `GET /v1/promotions/{id}/qr?format=png|svg&scale=`: the promotion's code as a QR image, for a caller it was
-  /// offered to. Without `format`, an `Accept` naming `image/svg+xml` (and not `image/png`) chooses SVG; else PNG.
+  /// offered to or an advertiser of its venue. Without `format`, an `Accept` naming `image/svg+xml` (and not
+  /// `image/png`) chooses SVG; else PNG.
   public static let promotionQR = Endpoint<PromotionQRQuery, NoBody, Data>(
     .get, "/v1/promotions/\(\.id, "id")/qr", query: { $0.queryItems }, body: .none, response: .raw)
 }

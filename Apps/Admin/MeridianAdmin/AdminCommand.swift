@@ -30,7 +30,8 @@ public struct AdminCommand: AsyncParsableCommand {
       """,
     subcommands: [
       DatabaseCommand.self, UsersCommand.self, TokensCommand.self, GroupsCommand.self, HistoryCommand.self,
-      RetentionCommand.self, VenuesCommand.self, PromotionsCommand.self, StatsCommand.self, I18nCommand.self,
+      RetentionCommand.self, VenuesCommand.self, PromotionsCommand.self, AdvertisersCommand.self, StatsCommand.self,
+      I18nCommand.self,
       PollsCommand.self, CommentsCommand.self, CouponsCommand.self, PointsCommand.self,
       PlacesCommand.self, ReviewsCommand.self, NewsCommand.self, GeoCommand.self,
     ])

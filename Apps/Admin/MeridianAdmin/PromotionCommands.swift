@@ -2,6 +2,7 @@ import ArgumentParser
 import DomainKit
 import Foundation
 import GeoKit
+import MeridianAPI
 import MeridianStore
 import MeridianStoreSQLite
 
@@ -132,10 +133,27 @@ struct PromotionsCommand: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Option(help: "The venue's id.")
-    var venue: String
+    @Option(help: "The venue's id (for the venue's totals).")
+    var venue: String?
+
+    @Option(help: "day or week: one promotion's figures over time (with --promotion), in the venue's time zone.")
+    var by: StatsBucket?
+
+    @Option(help: "The promotion, with --by.")
+    var promotion: String?
+
+    @Option(help: "With --by: the first day, YYYY-MM-DD (default: 29 days before --to).")
+    var from: String?
+
+    @Option(help: "With --by: the last day, YYYY-MM-DD (default: today).")
+    var to: String?
 
     func run() async throws {
+      if let by {
+        guard let promotion else { throw AdminError.usage("--by needs --promotion ID.") }
+        return try await overTime(promotion, by: by)
+      }
+      guard let venue else { throw AdminError.usage("Give --venue ID, or --by day|week with --promotion ID.") }
       let output = try await options.withBackend { try await $0.promotionStatistics(venue: venue) }
       try options.emit(output) {
         var totals = TextTable(["what", "count"])
@@ -151,6 +169,37 @@ struct PromotionsCommand: AsyncParsableCommand {
           ])
         }
         return totals.text + "\n" + table.text
+      }
+    }
+
+    /// The promotion's rows by day or week, counts below 5 people shown as "< 5" (as advertisers see them).
+    func overTime(_ id: String, by bucket: StatsBucket) async throws {
+      let days = try [("--from", from), ("--to", to)].map { option, text -> CalendarDay? in
+        guard let text else { return nil }
+        guard let day = CalendarDay(text) else { throw AdminError.usage("\(option) '\(text)' is not YYYY-MM-DD.") }
+        return day
+      }
+      try await options.withDatabase { database in
+        guard let promotion = try await database.store.promotion(PromotionID(id)) else {
+          throw AdminError.notFound("There is no promotion '\(id)'; list them with `meridian-admin promotions list`.")
+        }
+        let place = try await database.administration.place(venue: promotion.venueID.rawValue)
+        let (first, last) = PromotionStats.range(
+          from: days[0], to: days[1], now: Timestamp.milliseconds(Date()), timeZone: place.resolvedTimeZone)
+        guard first <= last else { throw AdminError.usage("--to must not come before --from.") }
+        let report = try await PromotionStats(store: database.store).report(
+          promotion, venue: place, from: first, to: last, bucket: bucket)
+        try options.emit(report) {
+          var table = TextTable(["start", "end", "offered", "people", "redeemed", "conversion"])
+          for row in report.rows {
+            table.add([
+              "\(row.start)", "\(row.end)", "\(row.offered)", "\(row.people)", "\(row.redeemed)",
+              row.conversion.map { String(format: "%.1f %%", $0 * 100) } ?? "-",
+            ])
+          }
+          return "Promotion \(promotion.id) of venue \(place.id), days in \(report.timeZone); counts below "
+            + "\(AggregateCount.minimum) people show as \"< \(AggregateCount.minimum)\".\n" + table.text
+        }
       }
     }
   }

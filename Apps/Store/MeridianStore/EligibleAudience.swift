@@ -8,9 +8,12 @@ import GeoKit
 public struct EligibleAudience: Sendable {
   let store: any MeridianStore
 
-  /// The audience of venues in `store`.
-  public init(store: any MeridianStore) { self.store = store }
-  let rule = PromotionEligibility()
+  /// The audience of venues in `store` by `rule` (DomainKit's default: 150 m, 3 of 14 days).
+  public init(store: any MeridianStore, rule: PromotionEligibility = PromotionEligibility()) {
+    self.store = store
+    self.rule = rule
+  }
+  let rule: PromotionEligibility
   let detector = VisitDetector()
 
   /// How far from the venue fixes are read: a visit counts when its centre is within the rule's radius, and its

@@ -26,6 +26,8 @@ public enum PostgresSchema {
     appendPlaceSearchMigrations(to: &migrator)  // PostgresSchema+Places.swift
     appendGeofenceMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
     appendGazetteerMigrations(to: &migrator)  // PostgresSchema+Gazetteer.swift
+    appendAdvertiserMigrations(to: &migrator)  // PostgresSchema+Advertisers.swift
+    appendPromotionStatsMigrations(to: &migrator)  // PostgresSchema+PromotionStats.swift
     return migrator
   }
 

@@ -172,30 +172,33 @@ extension PostgresStore: VenueStore {
   // MARK: Promotions
 
   public func insertPromotion(_ promotion: Promotion) async throws {
-    try await transaction { connection in
-      // `FOR KEY SHARE` keeps the venue from being deleted until the promotion is stored.
-      let venue = try await connection.query(
-        "SELECT 1 FROM venues WHERE id = \(promotion.venueID.rawValue) FOR KEY SHARE", logger: logger
-      ).collect()
-      guard !venue.isEmpty else { throw VenueRecordError.unknownVenue(promotion.venueID) }
-      try await connection.query(
-        """
-        INSERT INTO venue_promotions(id, venue_id, name, promo_code, image_url, old_price_amount,
-          old_price_currency, new_price_amount, new_price_currency, audience, valid_from, valid_until, window_start,
-          window_end)
-        VALUES (\(promotion.id.rawValue), \(promotion.venueID.rawValue), \(promotion.name), \(promotion.promoCode),
-          \(promotion.imageURL), \(promotion.oldPrice?.amount), \(promotion.oldPrice?.currency),
-          \(promotion.newPrice?.amount), \(promotion.newPrice?.currency), \(promotion.audience.rawValue),
-          \(promotion.validFrom), \(promotion.validUntil), \(promotion.window?.start), \(promotion.window?.end))
-        ON CONFLICT (id) DO UPDATE SET venue_id = excluded.venue_id, name = excluded.name,
-          promo_code = excluded.promo_code, image_url = excluded.image_url,
-          old_price_amount = excluded.old_price_amount, old_price_currency = excluded.old_price_currency,
-          new_price_amount = excluded.new_price_amount, new_price_currency = excluded.new_price_currency,
-          audience = excluded.audience, valid_from = excluded.valid_from, valid_until = excluded.valid_until,
-          window_start = excluded.window_start, window_end = excluded.window_end
-        """,
-        logger: logger)
-    }
+    try await transaction { connection in try await writePromotion(promotion, connection) }
+  }
+
+  /// Inserts `promotion` or replaces the one with its id, in the caller's transaction; its venue must be stored.
+  func writePromotion(_ promotion: Promotion, _ connection: PostgresConnection) async throws {
+    // `FOR KEY SHARE` keeps the venue from being deleted until the promotion is stored.
+    let venue = try await connection.query(
+      "SELECT 1 FROM venues WHERE id = \(promotion.venueID.rawValue) FOR KEY SHARE", logger: logger
+    ).collect()
+    guard !venue.isEmpty else { throw VenueRecordError.unknownVenue(promotion.venueID) }
+    try await connection.query(
+      """
+      INSERT INTO venue_promotions(id, venue_id, name, promo_code, image_url, old_price_amount,
+        old_price_currency, new_price_amount, new_price_currency, audience, valid_from, valid_until, window_start,
+        window_end)
+      VALUES (\(promotion.id.rawValue), \(promotion.venueID.rawValue), \(promotion.name), \(promotion.promoCode),
+        \(promotion.imageURL), \(promotion.oldPrice?.amount), \(promotion.oldPrice?.currency),
+        \(promotion.newPrice?.amount), \(promotion.newPrice?.currency), \(promotion.audience.rawValue),
+        \(promotion.validFrom), \(promotion.validUntil), \(promotion.window?.start), \(promotion.window?.end))
+      ON CONFLICT (id) DO UPDATE SET venue_id = excluded.venue_id, name = excluded.name,
+        promo_code = excluded.promo_code, image_url = excluded.image_url,
+        old_price_amount = excluded.old_price_amount, old_price_currency = excluded.old_price_currency,
+        new_price_amount = excluded.new_price_amount, new_price_currency = excluded.new_price_currency,
+        audience = excluded.audience, valid_from = excluded.valid_from, valid_until = excluded.valid_until,
+        window_start = excluded.window_start, window_end = excluded.window_end
+      """,
+      logger: logger)
   }
 
   public func promotions(venue: PlaceID) async throws -> [Promotion] {
@@ -219,8 +222,13 @@ extension PostgresStore: VenueStore {
       counts[promotion.rawValue, default: 0] += 1
     }
     let times = order.map { counts[$0] ?? 1 }
+    // Each offer with its time too, for the daily figures (PromotionStats), in the same statement.
     try await client.query(
       """
+      WITH events AS (
+        INSERT INTO promotion_offer_events(promotion_id, at, user_id)
+        SELECT p, \(time), \(viewer.rawValue) FROM unnest(\(promotions.map(\.rawValue))::text[]) AS p
+      )
       INSERT INTO promotion_offers(user_id, promotion_id, first_at, last_at, times)
       SELECT \(viewer.rawValue), p.id, \(time), \(time), p.times
       FROM unnest(\(order)::text[], \(times)::bigint[]) AS p(id, times)

@@ -20,6 +20,8 @@ public enum SQLiteSchema {
     appendPlaceSearchMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     appendGeofenceMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
     appendGazetteerMigrations(to: &migrator)  // SQLiteSchema+Gazetteer.swift
+    appendAdvertiserMigrations(to: &migrator)  // SQLiteSchema+Advertisers.swift
+    appendPromotionStatsMigrations(to: &migrator)  // SQLiteSchema+PromotionStats.swift
     return migrator
   }
 

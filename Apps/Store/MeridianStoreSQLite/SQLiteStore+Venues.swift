@@ -135,31 +135,34 @@ extension SQLiteStore {
   // MARK: Promotions
 
   public func insertPromotion(_ promotion: Promotion) async throws {
-    try await database.write { db in
-      guard
-        try Row.fetchOne(db, sql: "SELECT 1 FROM venues WHERE id = ?", arguments: [promotion.venueID.rawValue])
-          != nil
-      else { throw VenueRecordError.unknownVenue(promotion.venueID) }
-      try db.execute(
-        sql: """
-          INSERT INTO venue_promotions(id, venue_id, name, promo_code, image_url, old_price_amount,
-            old_price_currency, new_price_amount, new_price_currency, audience, valid_from, valid_until, window_start,
-            window_end)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-          ON CONFLICT(id) DO UPDATE SET venue_id = excluded.venue_id, name = excluded.name,
-            promo_code = excluded.promo_code, image_url = excluded.image_url,
-            old_price_amount = excluded.old_price_amount, old_price_currency = excluded.old_price_currency,
-            new_price_amount = excluded.new_price_amount, new_price_currency = excluded.new_price_currency,
-            audience = excluded.audience, valid_from = excluded.valid_from, valid_until = excluded.valid_until,
-            window_start = excluded.window_start, window_end = excluded.window_end
-          """,
-        arguments: [
-          promotion.id.rawValue, promotion.venueID.rawValue, promotion.name, promotion.promoCode,
-          promotion.imageURL, promotion.oldPrice?.amount, promotion.oldPrice?.currency, promotion.newPrice?.amount,
-          promotion.newPrice?.currency, promotion.audience.rawValue, promotion.validFrom, promotion.validUntil,
-          promotion.window?.start, promotion.window?.end,
-        ])
-    }
+    try await database.write { db in try Self.writePromotion(promotion, db) }
+  }
+
+  /// Inserts `promotion` or replaces the one with its id, in the caller's transaction; its venue must be stored.
+  static func writePromotion(_ promotion: Promotion, _ db: Database) throws {
+    guard
+      try Row.fetchOne(db, sql: "SELECT 1 FROM venues WHERE id = ?", arguments: [promotion.venueID.rawValue])
+        != nil
+    else { throw VenueRecordError.unknownVenue(promotion.venueID) }
+    try db.execute(
+      sql: """
+        INSERT INTO venue_promotions(id, venue_id, name, promo_code, image_url, old_price_amount,
+          old_price_currency, new_price_amount, new_price_currency, audience, valid_from, valid_until, window_start,
+          window_end)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(id) DO UPDATE SET venue_id = excluded.venue_id, name = excluded.name,
+          promo_code = excluded.promo_code, image_url = excluded.image_url,
+          old_price_amount = excluded.old_price_amount, old_price_currency = excluded.old_price_currency,
+          new_price_amount = excluded.new_price_amount, new_price_currency = excluded.new_price_currency,
+          audience = excluded.audience, valid_from = excluded.valid_from, valid_until = excluded.valid_until,
+          window_start = excluded.window_start, window_end = excluded.window_end
+        """,
+      arguments: [
+        promotion.id.rawValue, promotion.venueID.rawValue, promotion.name, promotion.promoCode,
+        promotion.imageURL, promotion.oldPrice?.amount, promotion.oldPrice?.currency, promotion.newPrice?.amount,
+        promotion.newPrice?.currency, promotion.audience.rawValue, promotion.validFrom, promotion.validUntil,
+        promotion.window?.start, promotion.window?.end,
+      ])
   }
 
   public func promotions(venue: PlaceID) async throws -> [Promotion] {
@@ -185,8 +188,12 @@ extension SQLiteStore {
           INSERT INTO promotion_offers(promotion_id, user_id, first_at, last_at, times) VALUES (?, ?, ?, ?, 1)
           ON CONFLICT(promotion_id, user_id) DO UPDATE SET last_at = excluded.last_at, times = times + 1
           """)
+      // Each offer with its time too, for the daily figures (PromotionStats).
+      let event = try db.cachedStatement(
+        sql: "INSERT INTO promotion_offer_events(promotion_id, at, user_id) VALUES (?, ?, ?)")
       for promotion in promotions {
         try statement.execute(arguments: [promotion.rawValue, viewer.rawValue, time, time])
+        try event.execute(arguments: [promotion.rawValue, time, viewer.rawValue])
       }
     }
   }

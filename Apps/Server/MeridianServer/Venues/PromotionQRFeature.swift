@@ -4,8 +4,8 @@ import MeridianAPI
 import MeridianQRCode
 import MeridianStore
 
-/// `GET /v1/promotions/{id}/qr`: a promotion's code as a QR image (libqrencode), for a caller it was offered to — the
-/// code is what redeems it, so it is shown to no one else.
+/// `GET /v1/promotions/{id}/qr`: a promotion's code as a QR image (libqrencode), for a caller it was offered to or an
+/// advertiser of its venue — the code is what redeems it, so it is shown to no one else.
 struct PromotionQRFeature: Sendable {
   let environment: ServerEnvironment
   var store: any MeridianStore { environment.store }
@@ -29,12 +29,14 @@ struct PromotionQRFeature: Sendable {
     }
   }
 
-  /// The promotion's code, if it was offered to `user`.
+  /// The promotion's code, if it was offered to `user` or `user` advertises for its venue.
   func promoCode(_ id: PromotionID, for user: UserID) async throws -> String {
     guard let promotion = try await store.promotion(id) else {
       throw APIError.notFound("There is no promotion with this id.")
     }
-    guard try await store.wasOffered(id, to: user) else {
+    var allowed = try await store.wasOffered(id, to: user)
+    if !allowed { allowed = try await store.isAdvertiser(user, of: promotion.venueID) }
+    guard allowed else {
       throw APIError(
         status: 403, code: .promotionNotAvailable,
         message: "This promotion was not offered to you; list the venue's promotions first.")

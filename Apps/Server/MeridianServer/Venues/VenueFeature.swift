@@ -21,6 +21,7 @@ struct VenueFeature: Sendable {
       try await redeem(call.parameters.id, code: call.body.code, by: call.authenticated())
     }
     PromotionQRFeature(environment: environment).register(on: routes)
+    AdvertiserFeature(environment: environment).register(on: routes)
   }
 
   func venue(_ ref: VenueRef) async throws -> Venue {
@@ -38,13 +39,22 @@ struct VenueFeature: Sendable {
     let place = try await venue(VenueRef(id: id)).place()
     let timeZone = place.resolvedTimeZone
     let now = environment.now()
-    let running = try await store.promotions(venue: id).filter { $0.isActive(at: now, timeZone: timeZone) }
-    var eligible = false
-    if running.contains(where: { $0.audience == .special }) {
-      eligible = try await EligibleAudience(store: store).isEligible(viewer, for: place, now: now)
+    let settings = try await store.promotionSettings(venue: id)
+    let running = try await store.promotions(venue: id).filter {
+      (settings[$0.id]?.state ?? .running) == .running && $0.isActive(at: now, timeZone: timeZone)
     }
-    let shown =
-      running.filter { $0.audience == .general } + (eligible ? running.filter { $0.audience == .special } : [])
+    // Each special promotion by its own audience rule (its advertiser's thresholds), each rule checked once.
+    var eligibleByRule: [PromotionEligibility: Bool] = [:]
+    var shown = running.filter { $0.audience == .general }
+    for promotion in running where promotion.audience == .special {
+      let rule = settings[promotion.id]?.eligibility ?? PromotionEligibility()
+      if eligibleByRule[rule] == nil {
+        eligibleByRule[rule] = try await EligibleAudience(store: store, rule: rule).isEligible(
+          viewer, for: place, now: now)
+      }
+      if eligibleByRule[rule] == true { shown.append(promotion) }
+    }
+    let eligible = eligibleByRule.values.contains(true)
     // Best effort: a listing must not fail because its statistics could not be written.
     try? await store.recordOffers(shown.map(\.id), to: viewer, at: now)
     return VenuePromotions(venueId: id, eligible: eligible, promotions: shown)
@@ -60,7 +70,9 @@ struct VenueFeature: Sendable {
       message: "This promotion is not running now or was not offered to you; list the venue's promotions first.")
     let now = environment.now()
     let place = try await venue(VenueRef(id: promotion.venueID)).place()
-    guard promotion.isActive(at: now, timeZone: place.resolvedTimeZone) else { throw notAvailable }
+    guard promotion.isActive(at: now, timeZone: place.resolvedTimeZone),
+      (try await store.promotionSettings(venue: promotion.venueID)[id]?.state ?? .running) == .running
+    else { throw notAvailable }
     // Whether it was offered comes before the code, so that codes can't be probed for promotions never offered.
     guard try await store.wasOffered(id, to: user) else { throw notAvailable }
     let normalize = { (text: String) in text.trimmingCharacters(in: .whitespacesAndNewlines).uppercased() }

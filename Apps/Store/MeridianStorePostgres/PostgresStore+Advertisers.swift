@@ -1,0 +1,92 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import MeridianStore
+import PostgresNIO
+
+extension PostgresStore: AdvertiserStore {
+  public func grantAdvertiser(_ user: UserID, venues: [PlaceID], at time: Int64) async throws {
+    try await transaction { connection in
+      // `FOR KEY SHARE` keeps the user and the venues from being deleted until the grants are stored.
+      let users = try await connection.query(
+        "SELECT 1 FROM users WHERE id = \(user.rawValue) FOR KEY SHARE", logger: logger
+      ).collect()
+      guard !users.isEmpty else { throw AdvertiserStoreError.unknownUser(user) }
+      let ids = venues.map(\.rawValue)
+      var known: Set<String> = []
+      for try await id in try await connection.query(
+        "SELECT id FROM venues WHERE id = ANY(\(ids)::text[]) FOR KEY SHARE", logger: logger
+      ).decode(String.self) {
+        known.insert(id)
+      }
+      if let missing = venues.first(where: { !known.contains($0.rawValue) }) {
+        throw VenueRecordError.unknownVenue(missing)
+      }
+      try await connection.query(
+        """
+        INSERT INTO advertisers(user_id, venue_id, granted_at)
+        SELECT \(user.rawValue), v, \(time) FROM unnest(\(ids)::text[]) AS v ORDER BY v
+        ON CONFLICT DO NOTHING
+        """, logger: logger)
+    }
+  }
+
+  public func revokeAdvertiser(_ user: UserID, venues: [PlaceID]?) async throws -> Int {
+    let rows: PostgresRowSequence
+    if let venues {
+      rows = try await client.query(
+        """
+        DELETE FROM advertisers WHERE user_id = \(user.rawValue) AND venue_id = ANY(\(venues.map(\.rawValue))::text[])
+        RETURNING 1
+        """, logger: logger)
+    } else {
+      rows = try await client.query(
+        "DELETE FROM advertisers WHERE user_id = \(user.rawValue) RETURNING 1", logger: logger)
+    }
+    return try await rows.collect().count
+  }
+
+  public func advertiserGrants(user: UserID?) async throws -> [AdvertiserGrant] {
+    var grants: [AdvertiserGrant] = []
+    for try await (userID, venue, grantedAt) in try await client.query(
+      """
+      SELECT user_id, venue_id, granted_at FROM advertisers
+      WHERE \(user?.rawValue)::text IS NULL OR user_id = \(user?.rawValue)
+      ORDER BY user_id COLLATE "C", venue_id COLLATE "C"
+      """, logger: logger
+    ).decode((String, String, Int64).self) {
+      grants.append(AdvertiserGrant(user: UserID(userID), venue: PlaceID(venue), grantedAt: grantedAt))
+    }
+    return grants
+  }
+
+  public func promotionSettings(venue: PlaceID) async throws -> [PromotionID: PromotionSettings] {
+    var settings: [PromotionID: PromotionSettings] = [:]
+    for try await (id, state, radius, minimumDays, lookbackDays) in try await client.query(
+      """
+      SELECT s.promotion_id, s.state, s.radius, s.minimum_days, s.lookback_days
+      FROM promotion_settings s JOIN venue_promotions p ON p.id = s.promotion_id
+      WHERE p.venue_id = \(venue.rawValue)
+      """, logger: logger
+    ).decode((String, String, Double, Int, Int).self) {
+      settings[PromotionID(id)] = PromotionSettings(
+        state: PromotionState(rawValue: state) ?? .ended,
+        eligibility: PromotionEligibility(radius: radius, minimumDays: minimumDays, lookbackDays: lookbackDays))
+    }
+    return settings
+  }
+
+  public func savePromotion(_ promotion: Promotion, settings: PromotionSettings) async throws {
+    try await transaction { connection in
+      try await writePromotion(promotion, connection)
+      try await connection.query(
+        """
+        INSERT INTO promotion_settings(promotion_id, state, radius, minimum_days, lookback_days)
+        VALUES (\(promotion.id.rawValue), \(settings.state.rawValue), \(settings.eligibility.radius),
+          \(settings.eligibility.minimumDays), \(settings.eligibility.lookbackDays))
+        ON CONFLICT (promotion_id) DO UPDATE SET state = excluded.state, radius = excluded.radius,
+          minimum_days = excluded.minimum_days, lookback_days = excluded.lookback_days
+        """, logger: logger)
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import DomainKit
+import Foundation
+import GRDB
+import MeridianAPI
+import MeridianStore
+
+extension SQLiteStore {
+  public func grantAdvertiser(_ user: UserID, venues: [PlaceID], at time: Int64) async throws {
+    try await database.write { db in
+      guard try Row.fetchOne(db, sql: "SELECT 1 FROM users WHERE id = ?", arguments: [user.rawValue]) != nil else {
+        throw AdvertiserStoreError.unknownUser(user)
+      }
+      for venue in venues {
+        guard try Row.fetchOne(db, sql: "SELECT 1 FROM venues WHERE id = ?", arguments: [venue.rawValue]) != nil
+        else { throw VenueRecordError.unknownVenue(venue) }
+        try db.execute(
+          sql: "INSERT INTO advertisers(user_id, venue_id, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+          arguments: [user.rawValue, venue.rawValue, time])
+      }
+    }
+  }
+
+  public func revokeAdvertiser(_ user: UserID, venues: [PlaceID]?) async throws -> Int {
+    try await database.write { db in
+      guard let venues else {
+        try db.execute(sql: "DELETE FROM advertisers WHERE user_id = ?", arguments: [user.rawValue])
+        return db.changesCount
+      }
+      var ended = 0
+      for venue in Set(venues) {
+        try db.execute(
+          sql: "DELETE FROM advertisers WHERE user_id = ? AND venue_id = ?", arguments: [user.rawValue, venue.rawValue])
+        ended += db.changesCount
+      }
+      return ended
+    }
+  }
+
+  public func advertiserGrants(user: UserID?) async throws -> [AdvertiserGrant] {
+    try await database.read { db in
+      try Row.fetchAll(
+        db,
+        sql: """
+          SELECT user_id, venue_id, granted_at FROM advertisers WHERE ?1 IS NULL OR user_id = ?1
+          ORDER BY user_id, venue_id
+          """,
+        arguments: [user?.rawValue]
+      ).map { row in
+        AdvertiserGrant(
+          user: UserID(row["user_id"] as String), venue: PlaceID(row["venue_id"] as String),
+          grantedAt: row["granted_at"])
+      }
+    }
+  }
+
+  public func promotionSettings(venue: PlaceID) async throws -> [PromotionID: PromotionSettings] {
+    try await database.read { db in
+      let rows = try Row.fetchAll(
+        db,
+        sql: """
+          SELECT s.* FROM promotion_settings s JOIN venue_promotions p ON p.id = s.promotion_id
+          WHERE p.venue_id = ?
+          """,
+        arguments: [venue.rawValue])
+      var settings: [PromotionID: PromotionSettings] = [:]
+      for row in rows {
+        settings[PromotionID(row["promotion_id"] as String)] = PromotionSettings(
+          state: PromotionState(rawValue: row["state"] as String) ?? .ended,
+          eligibility: PromotionEligibility(
+            radius: row["radius"], minimumDays: row["minimum_days"], lookbackDays: row["lookback_days"]))
+      }
+      return settings
+    }
+  }
+
+  public func savePromotion(_ promotion: Promotion, settings: PromotionSettings) async throws {
+    try await database.write { db in
+      try Self.writePromotion(promotion, db)
+      try db.execute(
+        sql: """
+          INSERT INTO promotion_settings(promotion_id, state, radius, minimum_days, lookback_days)
+          VALUES (?, ?, ?, ?, ?)
+          ON CONFLICT(promotion_id) DO UPDATE SET state = excluded.state, radius = excluded.radius,
+            minimum_days = excluded.minimum_days, lookback_days = excluded.lookback_days
+          """,
+        arguments: [
+          promotion.id.rawValue, settings.state.rawValue, settings.eligibility.radius,
+          settings.eligibility.minimumDays, settings.eligibility.lookbackDays,
+        ])
+    }
+  }
+}
