@@ -119,5 +119,5 @@ public enum API {
     places.descriptor, place.descriptor, placeChildren.descriptor, placeReviews.descriptor, saveReview.descriptor,
     deleteReview.descriptor, favourites.descriptor, addFavourite.descriptor, removeFavourite.descriptor,
     news.descriptor,
-  ]
+  ] + applicantEndpoints  // ApplicantAPI.swift
 }

@@ -74,6 +74,11 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   case invalidComment = "invalid_comment"
   /// A review breaks its rules: a grade outside 1…5 or a text longer than 2,000 characters (422).
   case invalidReview = "invalid_review"
+  /// An achievement breaks its rules: an unknown kind, an empty or long title, a year out of range (422, with
+  /// `fields`).
+  case invalidAchievement = "invalid_achievement"
+  /// A questionnaire lacks a required field or has a bad one (422, with one entry per field in `fields`).
+  case invalidQuestionnaire = "invalid_questionnaire"
   /// Voting in this poll has ended (409).
   case pollClosed = "poll_closed"
   /// The poll is hidden by an operator and takes no votes or comments (409).
@@ -104,6 +109,8 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
   public var message: String
   /// For 429 and 503: how many seconds to wait before trying again (sent as `Retry-After`).
   public var retryAfterSeconds: Int?
+  /// For a body with several bad fields: one error per field (sent as the envelope's `fields`).
+  public var fields: [APIFieldError] = []
 
   /// Creates an error.
   public init(status: Int, code: APIErrorCode, message: String, retryAfterSeconds: Int? = nil) {
@@ -142,5 +149,55 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
     APIError(
       status: 429, code: .rateLimited, message: message,
       retryAfterSeconds: retryAfterMilliseconds.map { Int(max(1, ($0 + 999) / 1000)) })
+  }
+}
+
+/// What was wrong with one field of a body. Wire names: `field` (`birthDate`, `examScores.math`), `code`
+/// (`required` or `invalid`), `message`.
+public struct APIFieldError: Sendable, Hashable, Codable {
+  /// The field's wire name.
+  public var field: String
+  /// `required` or `invalid`.
+  public var code: String
+  /// What is wrong, after the field's name ("must be a date as YYYY-MM-DD").
+  public var message: String
+
+  /// An error.
+  public init(field: String, code: String, message: String) {
+    self.field = field
+    self.code = code
+    self.message = message
+  }
+
+  /// The field is missing or empty.
+  public static func required(_ field: String) -> APIFieldError {
+    APIFieldError(field: field, code: "required", message: "is required")
+  }
+
+  /// The field's value breaks a rule.
+  public static func invalid(_ field: String, _ message: String) -> APIFieldError {
+    APIFieldError(field: field, code: "invalid", message: message)
+  }
+}
+
+/// The error envelope with per-field errors: `{"error":{"code","message","fields":[{"field","code","message"}]}}`.
+/// Clients that read only `code` and `message` read it as the standard envelope.
+public struct FieldErrorEnvelope: Sendable, Hashable, Codable {
+  /// The inner object.
+  public struct Detail: Sendable, Hashable, Codable {
+    /// The stable code.
+    public var code: String
+    /// The message.
+    public var message: String
+    /// One per bad field.
+    public var fields: [APIFieldError]
+  }
+
+  /// The `error` object.
+  public var error: Detail
+
+  /// An envelope.
+  public init(code: String, message: String, fields: [APIFieldError]) {
+    error = Detail(code: code, message: message, fields: fields)
   }
 }

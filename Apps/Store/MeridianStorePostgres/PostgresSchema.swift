@@ -28,6 +28,7 @@ public enum PostgresSchema {
     appendGazetteerMigrations(to: &migrator)  // PostgresSchema+Gazetteer.swift
     appendAdvertiserMigrations(to: &migrator)  // PostgresSchema+Advertisers.swift
     appendPromotionStatsMigrations(to: &migrator)  // PostgresSchema+PromotionStats.swift
+    appendApplicantMigrations(to: &migrator)  // PostgresSchema+Applicants.swift
     return migrator
   }
 

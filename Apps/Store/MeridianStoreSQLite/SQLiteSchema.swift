@@ -22,6 +22,7 @@ public enum SQLiteSchema {
     appendGazetteerMigrations(to: &migrator)  // SQLiteSchema+Gazetteer.swift
     appendAdvertiserMigrations(to: &migrator)  // SQLiteSchema+Advertisers.swift
     appendPromotionStatsMigrations(to: &migrator)  // SQLiteSchema+PromotionStats.swift
+    appendApplicantMigrations(to: &migrator)  // SQLiteSchema+Applicants.swift
     return migrator
   }
 

@@ -37,7 +37,11 @@ extension APIError {
       envelope = StandardErrorEnvelope(
         code: envelope.code, message: String(envelope.message.prefix(Self.maximumMessageLength)) + "…")
     }
-    let body = (try? JSONEncoder().encode(envelope)) ?? Data()
+    let body =
+      fields.isEmpty
+      ? (try? JSONEncoder().encode(envelope)) ?? Data()
+      : (try? JSONEncoder().encode(FieldErrorEnvelope(code: envelope.code, message: envelope.message, fields: fields)))
+        ?? Data()
     var headers: HTTPFields = [.contentType: "application/json"]
     if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
     return Response(

@@ -10,8 +10,9 @@ struct PlaceFeature: Sendable {
   let environment: ServerEnvironment
   var store: any MeridianStore { environment.store }
 
-  /// Registers the routes of `API.placeEndpoints`.
+  /// Registers the routes of `API.placeEndpoints`, and the applicant's (``ApplicantFeature``).
   func register(on routes: RouteRegistrar) {
+    ApplicantFeature(environment: environment).register(on: routes)
     routes.on(API.places) { call in
       try await list(call.parameters, scope: call.parameters.rootsOnly ? .roots : .all)
     }
