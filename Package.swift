@@ -268,7 +268,9 @@ let package = Package(
         .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
         .product(name: "PersistenceKitStrings", package: "PersistenceKit"),
       ],
-      path: "Apps/Admin/MeridianAdmin"),
+      path: "Apps/Admin/MeridianAdmin",
+      // The CLI's String Catalog (counts in en, ru, uk), copied as it is: `i18n check` validates it.
+      resources: [.copy("Resources/Localizable.xcstrings")]),
     .executableTarget(
       name: "meridian-admin",
       dependencies: ["MeridianAdmin"],

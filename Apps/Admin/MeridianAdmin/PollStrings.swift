@@ -1,53 +1,33 @@
 import Foundation
 import PersistenceKitStrings
 
-/// The counts of polls and rewards as people read them — "1 голос", "3 голоса", "5 голосов", "21 голос" — from a
-/// String Catalog with CLDR plural variations in English, Russian and Ukrainian (PersistenceKitStrings chooses the
-/// form). Adding a language is adding its forms here.
+/// The counts of polls and rewards as people read them — "1 голос", "3 голоса", "5 голосов", "21 голос" — from the
+/// String Catalog the CLI ships (`Resources/Localizable.xcstrings`, plural variations in English, Russian and
+/// Ukrainian; PersistenceKitStrings chooses the form by CLDR's rules). Adding a language is adding its forms to that
+/// file; `i18n check` validates it, and `i18n import-catalog` takes it as it is.
 enum PollStrings {
-  /// Key → language → plural category → format.
-  static let forms: [String: [String: [String: String]]] = [
-    "polls.votes": [
-      "en": ["one": "%lld vote", "other": "%lld votes"],
-      "ru": ["one": "%lld голос", "few": "%lld голоса", "many": "%lld голосов", "other": "%lld голоса"],
-      "uk": ["one": "%lld голос", "few": "%lld голоси", "many": "%lld голосів", "other": "%lld голосу"],
-    ],
-    "polls.comments": [
-      "en": ["one": "%lld comment", "other": "%lld comments"],
-      "ru": [
-        "one": "%lld комментарий", "few": "%lld комментария", "many": "%lld комментариев",
-        "other": "%lld комментария",
-      ],
-      "uk": [
-        "one": "%lld коментар", "few": "%lld коментарі", "many": "%lld коментарів", "other": "%lld коментаря",
-      ],
-    ],
-    "points.count": [
-      "en": ["one": "%lld point", "other": "%lld points"],
-      "ru": ["one": "%lld балл", "few": "%lld балла", "many": "%lld баллов", "other": "%lld балла"],
-      "uk": ["one": "%lld бал", "few": "%lld бали", "many": "%lld балів", "other": "%lld бала"],
-    ],
-    "coupons.count": [
-      "en": ["one": "%lld coupon", "other": "%lld coupons"],
-      "ru": ["one": "%lld купон", "few": "%lld купона", "many": "%lld купонов", "other": "%lld купона"],
-      "uk": ["one": "%lld купон", "few": "%lld купони", "many": "%lld купонів", "other": "%lld купона"],
-    ],
-  ]
+  /// The languages every key must have.
+  static let requiredLanguages = ["en", "ru", "uk"]
 
-  /// The catalog of ``forms``.
-  static let catalog: StringCatalog = {
-    var strings: [String: StringCatalog.Entry] = [:]
-    for (key, languages) in forms {
-      var localizations: [String: StringCatalog.Localization] = [:]
-      for (language, plural) in languages {
-        localizations[language] = StringCatalog.Localization(
-          variations: StringCatalog.Variations(
-            plural: plural.mapValues { StringCatalog.Variant(stringUnit: StringCatalog.StringUnit(value: $0)) }))
-      }
-      strings[key] = StringCatalog.Entry(localizations: localizations)
+  /// The file's name in the CLI's resources.
+  static let fileName = "Localizable.xcstrings"
+
+  /// Where the shipped catalog is.
+  static var url: URL? { Bundle.module.url(forResource: "Localizable", withExtension: "xcstrings") }
+
+  /// The shipped catalog, and why it couldn't be read (then it is empty and every count reads as its key).
+  static let loaded: (catalog: StringCatalog, problem: String?) = {
+    let empty = StringCatalog(sourceLanguage: "en", strings: [:])
+    guard let url else { return (empty, "the CLI's resources have no \(fileName)") }
+    do {
+      return (try StringCatalog(contentsOf: url), nil)
+    } catch {
+      return (empty, "\(fileName) can't be read: \(error)")
     }
-    return StringCatalog(sourceLanguage: "en", strings: strings)
   }()
+
+  /// The shipped catalog.
+  static var catalog: StringCatalog { loaded.catalog }
 
   /// The language counts are printed in: `MERIDIAN_LANG`, else the language of `LANG` (`ru_RU.UTF-8` → `ru`), else
   /// English.
@@ -58,10 +38,13 @@ enum PollStrings {
     return code == "C" || code == "POSIX" ? "en" : code.lowercased()
   }
 
-  /// What PersistenceKit's catalog validator finds wrong or missing in en, ru and uk (missing translations, plural
-  /// categories a language's CLDR rules need, format specifiers that differ): empty when every count reads right.
+  /// What PersistenceKit's catalog validator finds wrong or missing in the shipped catalog for en, ru, uk and any
+  /// other language it has (missing translations, plural categories a language's CLDR rules need, format
+  /// specifiers that differ), or that it can't be read: empty when every count reads right.
   static func issues() -> [String] {
-    catalog.validate(languages: ["en", "ru", "uk"]).map(\.description)
+    if let problem = loaded.problem { return [problem] }
+    let languages = requiredLanguages + catalog.languages.filter { !requiredLanguages.contains($0) }
+    return catalog.validate(languages: languages).map(\.description)
   }
 
   /// `count` with the noun of `key` in `language`: `count("polls.votes", 21, language: "ru")` → `21 голос`.

@@ -487,6 +487,8 @@ struct I18nCommand: AsyncParsableCommand {
     var missing: [MissingTranslation]
     /// Nil before a catalog is imported.
     var catalog: CatalogCheck?
+    /// The validator's issues with the CLI's own catalog (the counts in its tables) in en, ru and uk.
+    var builtIn: [String]
   }
 
   struct Check: AsyncParsableCommand {
@@ -505,8 +507,10 @@ struct I18nCommand: AsyncParsableCommand {
             errors: stored.issues.filter(StoredStringCatalog.isError).map(\.description),
             warnings: stored.issues.filter { !StoredStringCatalog.isError($0) }.map(\.description))
         }
-        let catalogOK = catalog.map { $0.errors.isEmpty && $0.warnings.isEmpty } ?? true
-        let output = CheckOutput(ok: missing.isEmpty && catalogOK, missing: missing, catalog: catalog)
+        let builtIn = PollStrings.issues()
+        let catalogOK = (catalog.map { $0.errors.isEmpty && $0.warnings.isEmpty } ?? true) && builtIn.isEmpty
+        let output = CheckOutput(
+          ok: missing.isEmpty && catalogOK, missing: missing, catalog: catalog, builtIn: builtIn)
         try options.emit(output) {
           var text: String
           if missing.isEmpty {
@@ -529,6 +533,10 @@ struct I18nCommand: AsyncParsableCommand {
           } else {
             text += "\nNo string catalog imported."
           }
+          let languages = PollStrings.requiredLanguages.joined(separator: ", ")
+          text +=
+            "\nThe CLI's \(PollStrings.fileName) (\(languages))"
+            + (builtIn.isEmpty ? ": no problems." : ":\n" + builtIn.joined(separator: "\n"))
           return text
         }
         if !missing.isEmpty || !catalogOK { throw ExitCode(ExitStatus.failure) }
