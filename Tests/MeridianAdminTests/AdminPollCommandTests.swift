@@ -98,6 +98,44 @@ struct AdminPollCommandTests {
     #expect(list.stdout.contains("latte") && list.stdout.contains("Lviv Coffee"))
   }
 
+  /// `users delete` removes the images of the account's avatar and polls that nothing else uses; `--json` everywhere.
+  @Test func deletingAUserReleasesTheirImages() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try await seeded(sandbox)
+    let blobs = FileBlobStore(directory: sandbox.directory.appendingPathComponent("blobs"))
+    let pollImage = try #require(
+      BlobReference.hash(in: try await store.poll("tea", viewer: nil)?.poll.options[0].imageURL))
+    let avatar = try await blobs.putBlob(Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 9]), kind: .png, now: 1)
+    let shared = try await blobs.putBlob(Data([0xFF, 0xD8, 0xFF, 0xE0, 9, 9]), kind: .jpeg, now: 1)
+    var anna = try #require(try await store.profile("anna"))
+    anna.avatar = "/v1/blobs/\(avatar)"
+    try await store.saveProfile(anna)
+    var boris = try #require(try await store.profile("boris"))
+    boris.avatar = "/v1/blobs/\(shared)"
+    try await store.saveProfile(boris)
+    let second = try Poll(
+      id: "juice", authorID: "anna", title: "Juice?", first: PollOption(text: "Apple", imageURL: "/v1/blobs/\(shared)"),
+      second: PollOption(text: "Orange"), createdAt: 4_000)
+    _ = try await store.createPoll(second, closesAt: nil, reward: 0, now: 4_000)
+
+    let counted = try await sandbox.admin(["users", "delete", "anna", "--dry-run", "--json"])
+    #expect(counted.status == 0, "\(counted)")
+    #expect(try counted.object()["dryRun"] as? Bool == true)
+    #expect(try await blobs.hasBlob(avatar))
+    #expect(try await blobs.hasBlob(pollImage))
+    let deleted = try await sandbox.admin(["users", "delete", "anna", "--yes", "--json"])
+    #expect(deleted.status == 0, "\(deleted)")
+    #expect(try await !blobs.hasBlob(avatar))
+    #expect(try await !blobs.hasBlob(pollImage))
+    #expect(try await blobs.hasBlob(shared))  // boris's avatar
+
+    let points = try await sandbox.admin(["points", "show", "boris", "--json"])
+    #expect(try points.object()["balance"] as? Int == 1, "\(points)")
+    #expect(try await sandbox.admin(["coupons", "list", "--json"]).json() is [Any])
+    let hidden = try await sandbox.admin(["polls", "list", "--json"])
+    #expect(try #require(try hidden.json() as? [Any]).isEmpty, "\(hidden)")
+  }
+
   /// Counts in tables follow CLDR plural rules in the operator's language (`MERIDIAN_LANG` or `LANG`).
   @Test func countsArePluralizedInRussianAndUkrainian() async throws {
     let sandbox = try AdminSandbox()

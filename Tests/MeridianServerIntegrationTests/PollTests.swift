@@ -296,6 +296,26 @@ struct PollTests {
     }
   }
 
+  @Test func commentsAreRateLimitedPerAccount() async throws {
+    try await TestServer.with({ $0.limits.commentsPerAccountPerMinute = 2 }) { server in
+      let anna = try await server.signUp("anna")
+      let boris = try await server.signUp("boris")
+      let image = try await anna.client.send(API.uploadBlob, body: Self.png(300)).url
+      let poll = PollRef(
+        id: try await anna.client.send(API.createPoll, body: Self.newPoll("Tea?", images: [image, image])).id)
+      for index in 0..<2 {
+        _ = try await boris.client.send(API.addPollComment, parameters: poll, body: NewPollComment(text: "#\(index)"))
+      }
+      await expectAPIError(.rateLimited, status: 429) {
+        try await boris.client.send(API.addPollComment, parameters: poll, body: NewPollComment(text: "one too many"))
+      }
+      // The refused comment stored nothing; another account still comments.
+      _ = try await anna.client.send(API.addPollComment, parameters: poll, body: NewPollComment(text: "mine"))
+      let comments = try await anna.client.send(API.pollComments, parameters: PollCommentsParameters(id: poll.id))
+      #expect(comments.items.map(\.comment.text) == ["#0", "#1", "mine"])
+    }
+  }
+
   @Test(arguments: engines)
   func aProfilePhotoComesFromTheBlobStoreAndShowsOnPolls(_ engine: String) async throws {
     try await Self.withServer(engine) { server in
@@ -315,6 +335,109 @@ struct PollTests {
       let boris = try await server.signUp("boris")
       let feed = try await boris.client.send(API.polls, parameters: PollFeedParameters())
       #expect(feed.items.first?.author.avatar == photo.url)
+    }
+  }
+
+  /// Whether the server still serves the blob at `url`.
+  static func serves(_ server: TestServer, _ url: String) async throws -> Bool {
+    let response = try await server.phoneAppRequest(.get, url)
+    #expect([.ok, .notFound].contains(response.head.status), "\(response.head)")
+    return response.head.status == .ok
+  }
+
+  @Test(arguments: engines)
+  func authorsCloseAndDeleteTheirOwnPollsAndNobodyElseCan(_ engine: String) async throws {
+    try await Self.withServer(engine) { server in
+      let anna = try await server.signUp("anna")
+      let boris = try await server.signUp("boris")
+      let own = try await anna.client.send(API.uploadBlob, body: Self.png(500, seed: 11)).url
+      let shared = try await anna.client.send(API.uploadBlob, body: Self.png(500, seed: 12)).url
+      let posted = try await anna.client.send(API.createPoll, body: Self.newPoll("Tea?", images: [own, shared]))
+      _ = try await boris.client.send(API.createPoll, body: Self.newPoll("Boris's", images: [shared, shared]))
+      let id = PollRef(id: posted.id)
+      _ = try await boris.client.send(API.vote, parameters: id, body: PollVote(choice: .first))
+
+      // Someone else's poll: refused, and nothing changes.
+      await expectAPIError(.notPollAuthor, status: 403) {
+        try await boris.client.send(API.updatePoll, parameters: id, body: PollUpdate(closed: true))
+      }
+      await expectAPIError(.notPollAuthor, status: 403) { try await boris.client.send(API.deletePoll, parameters: id) }
+      let unknown = PollRef(id: "no-such-poll")
+      await expectAPIError(.notFound, status: 404) {
+        try await anna.client.send(API.updatePoll, parameters: unknown, body: PollUpdate(closed: true))
+      }
+      await expectAPIError(.notFound, status: 404) { try await anna.client.send(API.deletePoll, parameters: unknown) }
+      // Reopening, or an update that says nothing, is refused.
+      await expectAPIError(.invalidRequest, status: 400) {
+        try await anna.client.send(API.updatePoll, parameters: id, body: PollUpdate(closed: false))
+      }
+      await expectAPIError(.invalidRequest, status: 400) {
+        try await anna.client.send(API.updatePoll, parameters: id, body: PollUpdate())
+      }
+      let still = try await boris.client.send(API.poll, parameters: id)
+      #expect(still.closesAt == nil && still.results.counts == [1, 0])
+
+      // The author closes it: votes are refused from then on, the results stay.
+      let closed = try await anna.client.send(API.updatePoll, parameters: id, body: PollUpdate(closed: true))
+      let closesAt = try #require(closed.closesAt)
+      #expect(closed.results.counts == [1, 0])
+      await expectAPIError(.pollClosed, status: 409) {
+        try await boris.client.send(API.vote, parameters: id, body: PollVote(choice: .second))
+      }
+      let again = try await anna.client.send(API.updatePoll, parameters: id, body: PollUpdate(closed: true))
+      #expect(again.closesAt == closesAt)
+      #expect(try await boris.client.send(API.poll, parameters: id).closesAt == closesAt)
+
+      // The author deletes it: gone with its image, the image another poll uses stays; points earned stay.
+      _ = try await anna.client.send(API.deletePoll, parameters: id)
+      await expectAPIError(.notFound, status: 404) { try await boris.client.send(API.poll, parameters: id) }
+      await expectAPIError(.notFound, status: 404) { try await anna.client.send(API.deletePoll, parameters: id) }
+      #expect(try await !Self.serves(server, own))
+      #expect(try await Self.serves(server, shared))
+      #expect(
+        try await boris.client.send(API.polls, parameters: PollFeedParameters()).items.map(\.poll.title) == [
+          "Boris's"
+        ])
+      #expect(try await boris.client.send(API.myPoints).balance == 11)
+    }
+  }
+
+  @Test(arguments: engines)
+  func replacedPhotosAndDeletedAccountsReleaseTheirBlobs(_ engine: String) async throws {
+    try await Self.withServer(engine) { server in
+      let anna = try await server.signUp("anna")
+      let boris = try await server.signUp("boris")
+      var urls: [String] = []
+      for seed: UInt8 in 21...24 {
+        urls.append(try await anna.client.send(API.uploadBlob, body: Self.png(400, seed: seed)).url)
+      }
+      let (first, second, pollOnly, shared) = (urls[0], urls[1], urls[2], urls[3])
+      _ = try await anna.client.send(API.updateProfile, body: ProfileUpdate(avatar: first))
+      _ = try await anna.client.send(API.updateProfile, body: ProfileUpdate(avatar: first))  // the same again
+      #expect(try await Self.serves(server, first))
+      // A new photo replaces the first, which nothing else used.
+      _ = try await anna.client.send(API.updateProfile, body: ProfileUpdate(avatar: second))
+      #expect(try await !Self.serves(server, first))
+      #expect(try await Self.serves(server, second))
+      // A photo a poll also shows stays when the profile drops it.
+      _ = try await anna.client.send(API.createPoll, body: Self.newPoll("Mine", images: [pollOnly, second]))
+      _ = try await anna.client.send(API.updateProfile, body: ProfileUpdate(avatar: ""))
+      #expect(try await anna.client.send(API.me).profile.avatar == nil)
+      #expect(try await Self.serves(server, second))
+      _ = try await anna.client.send(API.updateProfile, body: ProfileUpdate(avatar: shared))
+      _ = try await boris.client.send(API.createPoll, body: Self.newPoll("Boris's", images: [shared, shared]))
+
+      // Deleting anna: her avatar and poll images go, except the one boris's poll shows.
+      let admin = try server.client(token: ServerConfiguration.developmentAdminToken)
+      let dryRun = try await admin.send(
+        API.adminDeleteUser, parameters: AdminUserDeletionQuery(user: anna.session.userId.rawValue, dryRun: true))
+      #expect(dryRun.dryRun)
+      #expect(try await Self.serves(server, pollOnly))
+      _ = try await admin.send(
+        API.adminDeleteUser, parameters: AdminUserDeletionQuery(user: anna.session.userId.rawValue))
+      #expect(try await !Self.serves(server, pollOnly))
+      #expect(try await !Self.serves(server, second))
+      #expect(try await Self.serves(server, shared))
     }
   }
 

@@ -406,6 +406,57 @@ struct PollContractTests {
   }
 
   @Test(arguments: StoreEngine.all)
+  func closingAPollKeepsAnEarlierCloseAndRefusesVotes(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      try await makeUsers(store, ["anna", "boris"])
+      _ = try await store.createPoll(try makePoll("open", author: "anna", at: 10), closesAt: nil, reward: 0, now: 10)
+      _ = try await store.createPoll(try makePoll("soon", author: "anna", at: 10), closesAt: 50, reward: 0, now: 10)
+      _ = try await store.vote("open", user: "boris", choice: .first, reward: 1, now: 20)
+      #expect(try await store.closePoll("open", now: 100))
+      #expect(try await store.closePoll("open", now: 200))  // closing again keeps the first close
+      #expect(try await store.poll("open", viewer: nil)?.closesAt == 100)
+      await #expect(throws: PollStoreError.pollClosed("open")) {
+        try await store.vote("open", user: "boris", choice: .second, reward: 1, now: 100)
+      }
+      #expect(try await store.poll("open", viewer: "boris")?.results.counts == [1, 0])
+      #expect(try await store.closePoll("soon", now: 100))
+      #expect(try await store.poll("soon", viewer: nil)?.closesAt == 50)
+      #expect(try await !store.closePoll("nope", now: 100))
+    }
+  }
+
+  @Test(arguments: StoreEngine.all)
+  func blobReferencesAreAvatarsAndPollImages(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      try await makeUsers(store, ["anna", "boris"])
+      let (a, b, c, d) = (
+        String(repeating: "a", count: 64), String(repeating: "b", count: 64), String(repeating: "c", count: 64),
+        String(repeating: "d", count: 64)
+      )
+      var anna = try #require(try await store.profile("anna"))
+      anna.avatar = "/v1/blobs/\(a)"
+      try await store.saveProfile(anna)
+      _ = try await store.createPoll(
+        try makePoll("one", author: "anna", at: 1, images: ("/v1/blobs/\(b)", "/v1/blobs/\(c)")), closesAt: nil,
+        reward: 0, now: 1)
+      _ = try await store.createPoll(
+        try makePoll("two", author: "boris", at: 2, images: ("/v1/blobs/\(c)", "https://example.com/x.png")),
+        closesAt: nil, reward: 0, now: 2)
+      #expect(try await store.blobReferences(of: "anna") == [a, b, c])
+      #expect(try await store.blobReferences(of: "boris") == [c])
+      #expect(try await store.unreferencedBlobs([d, c, b, a, "not-a-hash"]) == [d])
+      // The avatar replaced is no longer referred to.
+      anna.avatar = "/v1/blobs/\(d)"
+      try await store.saveProfile(anna)
+      #expect(try await store.unreferencedBlobs([a, d]) == [a])
+      // After the account goes, only what others use stays referred to.
+      let referenced = try await store.blobReferences(of: "anna")
+      _ = try await store.deleteUser("anna", dryRun: false, batchSize: 100)
+      #expect(try await store.unreferencedBlobs(referenced) == [b, d])
+    }
+  }
+
+  @Test(arguments: StoreEngine.all)
   func blobsAreContentAddressed(_ engine: StoreEngine) async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("blobs-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }

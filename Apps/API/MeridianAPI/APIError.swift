@@ -83,6 +83,8 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   case pollClosed = "poll_closed"
   /// The poll is hidden by an operator and takes no votes or comments (409).
   case pollHidden = "poll_hidden"
+  /// Only the poll's author may close or delete it (403).
+  case notPollAuthor = "not_poll_author"
   /// The caller's points don't cover the price; nothing changed (409).
   case insufficientPoints = "insufficient_points"
   /// The coupon offer has no coupons left (409).

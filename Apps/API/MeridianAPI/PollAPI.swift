@@ -14,6 +14,13 @@ extension API {
   public static let createPoll = Endpoint<Void, NewPoll, PollSummary>(.post, "/v1/polls")
   /// `GET /v1/polls/{id}`: the poll with its results and the caller's vote.
   public static let poll = Endpoint<PollRef, NoBody, PollSummary>(.get, "/v1/polls/\(\.id, "id")")
+  /// `PATCH /v1/polls/{id} {"closed": true}` → the poll, closed now: its author ends the voting early (a closed poll
+  /// can't reopen; 400). Someone else's poll is `403 not_poll_author`.
+  public static let updatePoll = Endpoint<PollRef, PollUpdate, PollSummary>(.patch, "/v1/polls/\(\.id, "id")")
+  /// `DELETE /v1/polls/{id}` → 204: its author deletes it with its votes and comments (and its images when nothing
+  /// else uses them). Someone else's poll is `403 not_poll_author`.
+  public static let deletePoll = Endpoint<PollRef, NoBody, NoContent>(
+    .delete, "/v1/polls/\(\.id, "id")", body: .none, response: .empty)
   /// `POST /v1/polls/{id}/vote {choice}` → the results: one vote per person (changeable until the poll closes);
   /// the first vote in a poll earns points.
   public static let vote = Endpoint<PollRef, PollVote, VoteReceipt>(.post, "/v1/polls/\(\.id, "id")/vote")
@@ -227,6 +234,14 @@ public struct CommentVisibility: Sendable, Hashable, Codable {
   public var hidden: Bool
   /// A visibility.
   public init(hidden: Bool) { self.hidden = hidden }
+}
+
+/// `PATCH /v1/polls/{id}`. Wire name: `closed`.
+public struct PollUpdate: Sendable, Hashable, Codable {
+  /// `true` closes the poll now.
+  public var closed: Bool?
+  /// An update.
+  public init(closed: Bool? = nil) { self.closed = closed }
 }
 
 /// `GET /v1/coupons`. Wire name: `items`.

@@ -78,7 +78,7 @@ public struct AdminDatabase: Sendable {
   // MARK: Users
 
   /// The operations shared with the admin API, on this database.
-  public var administration: Administration { Administration(store: store) }
+  public var administration: Administration { Administration(store: store, blobs: adminBlobStore(self)) }
 
   /// Finds a user by id, email address or phone number.
   /// - Throws: ``APIError`` (404 not found).

@@ -12,10 +12,17 @@ public struct Administration: Sendable {
   public let store: any MeridianStore
   /// The current time, UTC ms (token expiry, statistics' days).
   public let now: @Sendable () -> Int64
+  /// Where the server keeps images: a deleted user's avatar and poll images go with them when nothing else refers
+  /// to them (nil: left where they are).
+  public let blobs: (any BlobStore)?
 
-  /// Operations on `store`.
-  public init(store: any MeridianStore, now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }) {
+  /// Operations on `store`, deleting unreferenced images from `blobs`.
+  public init(
+    store: any MeridianStore, blobs: (any BlobStore)? = nil,
+    now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }
+  ) {
     self.store = store
+    self.blobs = blobs
     self.now = now
   }
 
@@ -55,10 +62,16 @@ public struct Administration: Sendable {
     return AdminUserState(user: id.rawValue, disabled: disabled, changed: changed)
   }
 
-  /// Deletes every row of the user (see ``AdministrationStore/deleteUser(_:dryRun:batchSize:)``); `dryRun` counts.
+  /// Deletes every row of the user (see ``AdministrationStore/deleteUser(_:dryRun:batchSize:)``), then the images
+  /// of their avatar and polls that nothing else refers to any more; `dryRun` counts.
   public func deleteUser(_ text: String, dryRun: Bool) async throws -> AdminUserDeletion {
     let id = try await user(named: text)
+    var referenced: [String] = []
+    if !dryRun, blobs != nil { referenced = try await store.blobReferences(of: id) }
     let tables = try await store.deleteUser(id, dryRun: dryRun, batchSize: 1000)
+    if let blobs, !referenced.isEmpty {
+      for hash in try await store.unreferencedBlobs(referenced) { _ = try await blobs.deleteBlob(hash) }
+    }
     return AdminUserDeletion(user: id.rawValue, dryRun: dryRun, tables: tables)
   }
 

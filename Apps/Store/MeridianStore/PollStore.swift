@@ -31,6 +31,17 @@ public protocol PollStore: Sendable {
   /// refers to any more (poll options, profile avatars), for the blob store to delete, or nil when there was no
   /// such poll.
   func deletePoll(_ id: PollID) async throws -> [String]?
+  /// Closes a poll at `now` (a poll that closed earlier keeps its time); votes are refused from then on. Returns
+  /// false when there is no such poll.
+  func closePoll(_ id: PollID, now: Int64) async throws -> Bool
+
+  // MARK: Blob references
+
+  /// The content hashes `user`'s rows refer to: their avatar and their polls' option images.
+  func blobReferences(of user: UserID) async throws -> [String]
+  /// Those of `hashes` that nothing stored refers to (no poll option, no avatar), sorted: for the blob store to
+  /// delete once the last reference is gone.
+  func unreferencedBlobs(_ hashes: [String]) async throws -> [String]
 
   // MARK: Votes
 

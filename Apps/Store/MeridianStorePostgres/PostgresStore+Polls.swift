@@ -144,18 +144,54 @@ extension PostgresStore: PollStore {
         ).collect().first
       else { return nil }
       let (first, second) = try row.decode((String?, String?).self)
-      var unreferenced: [String] = []
-      for hash in Set([first, second].compactMap { BlobReference.hash(in: $0) }).sorted() {
-        let pattern = "%" + hash
-        let count = try await Self.count(
-          """
-          SELECT (SELECT count(*) FROM polls WHERE option0_image LIKE \(pattern) OR option1_image LIKE \(pattern))
-            + (SELECT count(*) FROM profiles WHERE avatar LIKE \(pattern))
-          """, on: connection, logger: logger)
-        if count == 0 { unreferenced.append(hash) }
-      }
-      return unreferenced
+      return try await Self.unreferencedBlobs(
+        [first, second].compactMap { BlobReference.hash(in: $0) }, on: connection, logger: logger)
     }
+  }
+
+  public func closePoll(_ id: PollID, now: Int64) async throws -> Bool {
+    !(try await rows(
+      """
+      UPDATE polls SET closes_at = least(coalesce(closes_at, \(now)), \(now)) WHERE id = \(id.rawValue) RETURNING 1
+      """
+    ).isEmpty)
+  }
+
+  // MARK: Blob references
+
+  public func blobReferences(of user: UserID) async throws -> [String] {
+    var hashes: Set<String> = []
+    for row in try await rows(
+      """
+      SELECT avatar FROM profiles WHERE user_id = \(user.rawValue)
+      UNION ALL SELECT option0_image FROM polls WHERE author_id = \(user.rawValue)
+      UNION ALL SELECT option1_image FROM polls WHERE author_id = \(user.rawValue)
+      """)
+    {
+      if let hash = BlobReference.hash(in: try row.decode(String?.self)) { hashes.insert(hash) }
+    }
+    return hashes.sorted()
+  }
+
+  public func unreferencedBlobs(_ hashes: [String]) async throws -> [String] {
+    try await transaction { connection in try await Self.unreferencedBlobs(hashes, on: connection, logger: logger) }
+  }
+
+  /// Those of `hashes` no poll option and no avatar refers to (by their URLs' last component), sorted.
+  static func unreferencedBlobs(_ hashes: [String], on connection: PostgresConnection, logger: Logger) async throws
+    -> [String]
+  {
+    var unreferenced: [String] = []
+    for hash in Set(hashes.filter { BlobKind.isHash($0) }).sorted() {
+      let pattern = "%" + hash
+      let count = try await Self.count(
+        """
+        SELECT (SELECT count(*) FROM polls WHERE option0_image LIKE \(pattern) OR option1_image LIKE \(pattern))
+          + (SELECT count(*) FROM profiles WHERE avatar LIKE \(pattern))
+        """, on: connection, logger: logger)
+      if count == 0 { unreferenced.append(hash) }
+    }
+    return unreferenced
   }
 
   // MARK: Votes

@@ -127,16 +127,48 @@ extension SQLiteStore {
           db, sql: "SELECT option0_image, option1_image FROM polls WHERE id = ?", arguments: [id.rawValue])
       else { return nil }
       try db.execute(sql: "DELETE FROM polls WHERE id = ?", arguments: [id.rawValue])
-      let hashes = Set([row[0], row[1]].compactMap { BlobReference.hash(in: $0 as String?) })
-      return try hashes.sorted().filter { hash in
-        let pattern = "%" + hash
-        return try Int.fetchOne(
-          db,
-          sql: """
-            SELECT (SELECT count(*) FROM polls WHERE option0_image LIKE ?1 OR option1_image LIKE ?1)
-              + (SELECT count(*) FROM profiles WHERE avatar LIKE ?1)
-            """, arguments: [pattern]) == 0
-      }
+      return try Self.unreferencedBlobs(db, [row[0], row[1]].compactMap { BlobReference.hash(in: $0 as String?) })
+    }
+  }
+
+  public func closePoll(_ id: PollID, now: Int64) async throws -> Bool {
+    try await database.write { db in
+      try db.execute(
+        sql: "UPDATE polls SET closes_at = min(coalesce(closes_at, ?1), ?1) WHERE id = ?2",
+        arguments: [now, id.rawValue])
+      return db.changesCount > 0
+    }
+  }
+
+  // MARK: Blob references
+
+  public func blobReferences(of user: UserID) async throws -> [String] {
+    try await database.read { db in
+      let urls = try String?.fetchAll(
+        db,
+        sql: """
+          SELECT avatar FROM profiles WHERE user_id = ?1
+          UNION ALL SELECT option0_image FROM polls WHERE author_id = ?1
+          UNION ALL SELECT option1_image FROM polls WHERE author_id = ?1
+          """, arguments: [user.rawValue])
+      return Set(urls.compactMap { BlobReference.hash(in: $0) }).sorted()
+    }
+  }
+
+  public func unreferencedBlobs(_ hashes: [String]) async throws -> [String] {
+    try await database.read { db in try Self.unreferencedBlobs(db, hashes) }
+  }
+
+  /// Those of `hashes` no poll option and no avatar refers to (by their URLs' last component), sorted.
+  static func unreferencedBlobs(_ db: Database, _ hashes: [String]) throws -> [String] {
+    try Set(hashes.filter { BlobKind.isHash($0) }).sorted().filter { hash in
+      let pattern = "%" + hash
+      return try Int.fetchOne(
+        db,
+        sql: """
+          SELECT (SELECT count(*) FROM polls WHERE option0_image LIKE ?1 OR option1_image LIKE ?1)
+            + (SELECT count(*) FROM profiles WHERE avatar LIKE ?1)
+          """, arguments: [pattern]) == 0
     }
   }
 

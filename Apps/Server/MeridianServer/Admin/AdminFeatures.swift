@@ -11,11 +11,13 @@ struct AdminFeatures: Sendable {
   let environment: ServerEnvironment
   let live: LiveUpdates
   let ingest: FixIngest
+  /// Where images are kept: a deleted user's images that nothing else refers to are deleted from it.
+  var blobs: (any BlobStore)? = nil
 
   func register(on routes: RouteRegistrar) {
     var routes = routes
     routes.bearer = .admin(environment.adminToken)
-    let administration = Administration(store: environment.store, now: environment.now)
+    let administration = Administration(store: environment.store, blobs: blobs, now: environment.now)
     let live = self.live
     let ingestRate = ingest.writer.ingestRate
     routes.on(API.adminStats) { call in

@@ -206,9 +206,8 @@ public struct ServerApp: Sendable {
       }
     }
     AuthFeature(environment: environment, live: live).register(on: registrar)
-    ProfileFeature(
-      environment: environment, blobs: PollFeature.blobStore(configuration: configuration, store: environment.store)
-    ).register(on: registrar)
+    let blobs = PollFeature.blobStore(configuration: configuration, store: environment.store)
+    ProfileFeature(environment: environment, blobs: blobs).register(on: registrar)
     SharingFeature(environment: environment, live: live).register(on: registrar)
     DeviceFeature(environment: environment, ingest: ingest).register(on: registrar)
     PhoneAppIngest(environment: environment, ingest: ingest).register(on: registrar)
@@ -218,7 +217,7 @@ public struct ServerApp: Sendable {
     PollFeature(environment: environment, configuration: configuration, hub: live.hub).register(on: registrar)
     PlaceFeature(environment: environment).register(on: registrar)
     try WebAppFeature(settings: configuration.web).register(on: router)
-    AdminFeatures(environment: environment, live: live, ingest: ingest).register(on: registrar)
+    AdminFeatures(environment: environment, live: live, ingest: ingest, blobs: blobs).register(on: registrar)
     return router
   }
 }

@@ -58,6 +58,11 @@ struct PollFeature: Sendable {
       guard let poll = try await store.poll(call.parameters.id, viewer: viewer) else { throw Self.pollNotFound }
       return poll
     }
+    routes.on(API.updatePoll) { call in try await update(call.parameters.id, call.body, by: call.authenticated()) }
+    routes.on(API.deletePoll, status: .noContent) { call in
+      try await delete(call.parameters.id, by: call.authenticated())
+      return NoContent()
+    }
     routes.on(API.vote) { call in
       try await vote(call.parameters.id, choice: call.body.choice, by: call.authenticated())
     }
@@ -132,6 +137,34 @@ struct PollFeature: Sendable {
     return try await Self.translating {
       try await store.createPoll(poll, closesAt: request.closesAt, reward: settings.rewards.pollPosted, now: now)
     }
+  }
+
+  /// The poll `user` wrote: 404 when they can't see it, 403 `not_poll_author` when it is someone else's.
+  func ownPoll(_ id: PollID, by user: UserID) async throws -> PollSummary {
+    guard let poll = try await store.poll(id, viewer: user) else { throw Self.pollNotFound }
+    guard poll.author.id == user else {
+      throw APIError(status: 403, code: .notPollAuthor, message: "Only the poll's author may close or delete it.")
+    }
+    return poll
+  }
+
+  /// `{"closed": true}` closes the author's poll now; nothing else can change.
+  func update(_ id: PollID, _ update: PollUpdate, by user: UserID) async throws -> PollSummary {
+    guard let closed = update.closed else {
+      throw APIError.invalidRequest("Send {\"closed\": true} to close the poll.")
+    }
+    guard closed else { throw APIError.invalidRequest("A closed poll can't reopen; only {\"closed\": true} is taken.") }
+    _ = try await ownPoll(id, by: user)
+    guard try await store.closePoll(id, now: environment.now()), let poll = try await store.poll(id, viewer: user)
+    else { throw Self.pollNotFound }
+    return poll
+  }
+
+  /// Deletes the author's poll with its ballots and comments, and the images nothing else refers to.
+  func delete(_ id: PollID, by user: UserID) async throws {
+    _ = try await ownPoll(id, by: user)
+    guard let unreferenced = try await store.deletePoll(id) else { throw Self.pollNotFound }
+    for hash in unreferenced { _ = try await blobs.deleteBlob(hash) }
   }
 
   func vote(_ id: PollID, choice: PollChoice, by user: UserID) async throws -> VoteReceipt {

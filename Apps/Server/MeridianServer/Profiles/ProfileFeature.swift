@@ -28,6 +28,7 @@ struct ProfileFeature: Sendable {
 
   func updateProfile(_ user: UserID, _ update: ProfileUpdate) async throws -> Profile {
     guard var profile = try await store.profile(user) else { throw APIError.tokenInvalid }
+    let previousAvatar = profile.avatar
     func text(_ value: String?, _ field: String, max: Int) throws(APIError) -> String?? {
       guard let value else { return .none }
       let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -56,6 +57,12 @@ struct ProfileFeature: Sendable {
       profile.audience[field] = audience
     }
     try await store.saveProfile(profile)
+    // The photo replaced goes from the blob store when it was its last reference.
+    if let blobs, let previous = BlobReference.hash(in: previousAvatar),
+      previous != BlobReference.hash(in: profile.avatar)
+    {
+      for hash in try await environment.store.unreferencedBlobs([previous]) { _ = try await blobs.deleteBlob(hash) }
+    }
     return profile
   }
 
