@@ -1,0 +1,65 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import MeridianStore
+import Testing
+
+@Suite("meridian-admin advertisers and promotion figures by day")
+struct AdminAdvertiserTests {
+  @Test func grantListRevokeAndDailyFigures() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try sandbox.store()
+    let venues = sandbox.path("venues.csv")
+    try """
+    id,name_en,type,latitude,longitude,time_zone
+    cafe-1,Blue Cup,cafe,50.4500,30.5200,Europe/Kyiv
+    cafe-2,Red Cup,cafe,50.4600,30.5200,Europe/Kyiv
+    """.write(toFile: venues, atomically: true, encoding: .utf8)
+    #expect(try await sandbox.admin(["venues", "import", venues]).status == 0)
+    let owner = try await seedUser(store, email: "owner@example.com")
+
+    let granted = try await sandbox.admin(["advertisers", "grant", "owner@example.com", "cafe-1", "cafe-2", "--json"])
+    #expect(granted.status == 0, "\(granted)")
+    #expect(try await store.advertiserGrants(user: owner).map(\.venue) == ["cafe-1", "cafe-2"])
+    // Unknown people and venues are "not found" (exit 3) and grant nothing.
+    let nobody = try await sandbox.admin(["advertisers", "grant", "nobody@example.com", "cafe-1"])
+    #expect(nobody.status == 3, "\(nobody)")
+    let nowhere = try await sandbox.admin(["advertisers", "grant", "owner@example.com", "nowhere"])
+    #expect(nowhere.status == 3, "\(nowhere)")
+    let list = try await sandbox.admin(["advertisers", "list", "--json"])
+    let rows = try #require(try list.json() as? [[String: Any]])
+    #expect(rows.compactMap { $0["venue"] as? String } == ["cafe-1", "cafe-2"], "\(list)")
+    #expect(try await sandbox.admin(["advertisers", "list"]).stdout.contains("cafe-2"))
+
+    let revoked = try await sandbox.admin(["advertisers", "revoke", "owner@example.com", "cafe-2"])
+    #expect(revoked.status == 0 && revoked.stdout.contains("Revoked 1"), "\(revoked)")
+    #expect(try await store.advertiserGrants(user: nil).map(\.venue) == ["cafe-1"])
+
+    // Figures by day: 6 people on 2026-03-02 (two redeem), 2 on 2026-03-03 (hidden as "< 5").
+    try await store.insertPromotion(Promotion(id: "p-1", venueID: "cafe-1", name: "Coffee", promoCode: "C"))
+    let noon = Timestamp.milliseconds(ISO8601DateFormatter().date(from: "2026-03-02T10:00:00Z") ?? Date())
+    for index in 0..<6 {
+      let person = try await seedUser(store, email: "p\(index)@example.com")
+      try await store.recordOffers(["p-1"], to: person, at: noon)
+      if index < 2 { _ = try await store.redeem("p-1", by: person, at: noon + 60_000) }
+      if index < 2 { try await store.recordOffers(["p-1"], to: person, at: noon + 86_400_000) }
+    }
+    let byDay = try await sandbox.admin([
+      "promotions", "stats", "--by", "day", "--promotion", "p-1", "--from", "2026-03-02", "--to", "2026-03-04",
+      "--json",
+    ])
+    #expect(byDay.status == 0, "\(byDay)")
+    let report = try JSONDecoder().decode(PromotionStatsReport.self, from: Data(byDay.stdout.utf8))
+    #expect(report.rows.map(\.start.description) == ["2026-03-02", "2026-03-03", "2026-03-04"])
+    #expect(report.rows[0].people == .exactly(6) && report.rows[0].offered == .exactly(6))
+    #expect(report.rows[0].redeemed == .fewerThanMinimum && report.rows[0].conversion == nil)
+    #expect(report.rows[1].people == .fewerThanMinimum && report.rows[1].offered == .fewerThanMinimum)
+    let table = try await sandbox.admin([
+      "promotions", "stats", "--by", "day", "--promotion", "p-1", "--from", "2026-03-02", "--to", "2026-03-04",
+    ])
+    #expect(table.stdout.contains("2026-03-03") && table.stdout.contains("< 5"), "\(table)")
+    #expect(try await sandbox.admin(["promotions", "stats", "--by", "day"]).status == 2)
+    #expect(try await sandbox.admin(["promotions", "stats", "--by", "day", "--promotion", "none"]).status == 3)
+    #expect(try await sandbox.admin(["promotions", "stats"]).status == 2)
+  }
+}
