@@ -85,7 +85,7 @@ struct TestServer: Sendable {
     while true {
       do {
         return try await Self.start(directory: directory, port: port)
-      } catch where attempt < 20 && "\(error)".localizedCaseInsensitiveContains("address already in use") {
+      } catch  where attempt < 20 && "\(error)".localizedCaseInsensitiveContains("address already in use") {
         attempt += 1
         try await Task.sleep(for: .milliseconds(250))
       }
