@@ -121,4 +121,5 @@ public enum API {
     deleteReview.descriptor, favourites.descriptor, addFavourite.descriptor, removeFavourite.descriptor,
     news.descriptor,
   ] + applicantEndpoints  // ApplicantAPI.swift
+    + geofenceEndpoints  // GeofenceAPI.swift
 }

@@ -74,6 +74,9 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   case invalidComment = "invalid_comment"
   /// A review breaks its rules: a grade outside 1…5 or a text longer than 2,000 characters (422).
   case invalidReview = "invalid_review"
+  /// A geofence breaks its rules: a bad name, a radius outside 25 m – 50 km, a polygon that isn't simple or has
+  /// over 1,000 vertices, or sharing with a group the owner doesn't have (422).
+  case invalidGeofence = "invalid_geofence"
   /// An achievement breaks its rules: an unknown kind, an empty or long title, a year out of range (422, with
   /// `fields`).
   case invalidAchievement = "invalid_achievement"

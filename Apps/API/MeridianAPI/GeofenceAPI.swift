@@ -22,6 +22,12 @@ extension API {
   /// own, and those on the caller's geofences of people whose location the caller may see.
   public static let geofenceEvents = Endpoint<GeofenceEventParameters, NoBody, GeofenceEventList>(
     .get, "/v1/geofences/events", query: { $0.queryItems })
+
+  /// The geofence endpoints, for ``all``.
+  static let geofenceEndpoints: [EndpointDescriptor] = [
+    geofences.descriptor, createGeofence.descriptor, updateGeofence.descriptor, deleteGeofence.descriptor,
+    geofenceEvents.descriptor,
+  ]
 }
 
 /// A geofence's id in a path.

@@ -64,7 +64,7 @@ public struct ServerApp: Sendable {
     logger: Logger, signals: [UnixSignal] = [.sigterm, .sigint],
     onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
   ) throws {
-    let (environment, writer, live, router) = try Self.compose(
+    let (environment, writer, live, geofences, router) = try Self.compose(
       configuration: configuration, store: store, smsSender: smsSender, metrics: metrics, realtime: realtime,
       logger: logger)
     let application = Application(
@@ -87,7 +87,8 @@ public struct ServerApp: Sendable {
     serviceGroup = ServiceGroup(
       configuration: ServiceGroupConfiguration(
         services: [
-          .init(service: LiveFanOut(live: live, commits: writer.commits)), .init(service: writer),
+          .init(service: GeofenceFanOut(live: live, geofences: geofences, commits: writer.commits)),
+          .init(service: writer),
           .init(service: application), .init(service: RealtimeHubService(hub: live.hub)),
         ],
         gracefulShutdownSignals: signals,
@@ -112,7 +113,8 @@ public struct ServerApp: Sendable {
     configuration: ServerConfiguration, store: (any MeridianStore)?, smsSender: (any SMSSender)?,
     metrics: ServerMetrics, realtime: RealtimeHubConfiguration, logger: Logger
   ) throws -> (
-    environment: ServerEnvironment, writer: FixWriter, live: LiveUpdates, router: Router<MeridianRequestContext>
+    environment: ServerEnvironment, writer: FixWriter, live: LiveUpdates, geofences: GeofenceMonitor,
+    router: Router<MeridianRequestContext>
   ) {
     guard let store = try store ?? Self.sqliteStore(configuration.database) else {
       throw CompositionError(message: "\(configuration.database) needs ServerApp.open, which opens every engine")
@@ -132,9 +134,11 @@ public struct ServerApp: Sendable {
       store: store, ingest: ingest, metrics: metrics, deviceHandles: environment.deviceHandles,
       socketsPerAccount: environment.limits.socketsPerAccount, configuration: realtime, logger: logger,
       now: environment.now)
+    let geofences = GeofenceMonitor(store: store, hub: live.hub, now: environment.now, logger: logger)
     let router = try makeRouter(
-      configuration: configuration, environment: environment, ingest: ingest, live: live, metrics: metrics)
-    return (environment, writer, live, router)
+      configuration: configuration, environment: environment, ingest: ingest, live: live, geofences: geofences,
+      metrics: metrics)
+    return (environment, writer, live, geofences, router)
   }
 
   private static func sqliteStore(_ location: StoreLocation) throws -> SQLiteStore? {
@@ -173,7 +177,7 @@ public struct ServerApp: Sendable {
   /// The router with every endpoint of ``API`` registered.
   static func makeRouter(
     configuration: ServerConfiguration, environment: ServerEnvironment, ingest: FixIngest, live: LiveUpdates,
-    metrics: ServerMetrics
+    geofences: GeofenceMonitor, metrics: ServerMetrics
   ) throws -> Router<MeridianRequestContext> {
     let router = Router(context: MeridianRequestContext.self)
     router.add(middleware: SecurityHeadersMiddleware())
@@ -210,12 +214,13 @@ public struct ServerApp: Sendable {
     ProfileFeature(environment: environment, blobs: blobs).register(on: registrar)
     SharingFeature(environment: environment, live: live).register(on: registrar)
     DeviceFeature(environment: environment, ingest: ingest).register(on: registrar)
-    PhoneAppIngest(environment: environment, ingest: ingest).register(on: registrar)
+    PhoneAppIngest(environment: environment, ingest: ingest, geofences: geofences).register(on: registrar)
     HistoryFeature(environment: environment).register(on: registrar)
     HistoryExport(environment: environment).register(on: registrar)
     VenueFeature(environment: environment).register(on: registrar)
     PollFeature(environment: environment, configuration: configuration, hub: live.hub).register(on: registrar)
     PlaceFeature(environment: environment).register(on: registrar)
+    GeofenceFeature(environment: environment, monitor: geofences).register(on: registrar)
     try WebAppFeature(settings: configuration.web).register(on: router)
     AdminFeatures(environment: environment, live: live, ingest: ingest, blobs: blobs).register(on: registrar)
     return router

@@ -13,6 +13,8 @@ import NIOCore
 struct PhoneAppIngest: Sendable {
   let environment: ServerEnvironment
   let ingest: FixIngest
+  /// Takes OwnTracks `transition` and `waypoint(s)` messages (``OwnTracksGeofences``).
+  var geofences: GeofenceMonitor? = nil
 
   var store: any MeridianStore { environment.store }
 
@@ -105,6 +107,7 @@ struct PhoneAppIngest: Sendable {
       }
       _ = try await ingest.submit(user, FixBatch(deviceId: device, fixes: fixes))
     }
+    if let geofences { try await OwnTracksGeofences(monitor: geofences).take(messages, body: body, from: user) }
     return try OwnTracks.encode(try await friends(of: user))
   }
 

@@ -44,7 +44,7 @@ public struct LiveUpdates: Sendable {
     self.metrics = metrics
     self.deviceHandles = deviceHandles
     var configuration = configuration
-    configuration.namespaces = ["user", "group", PollLive.namespace]
+    configuration.namespaces = ["user", "group", PollLive.namespace, GeofenceMonitor.namespace]
     configuration.maxConnectionsPerPrincipal = ServerLimits.active(socketsPerAccount)
     // Nodes sharing a live log number events with its sequence: one epoch for all of them.
     if let log = store.liveLog { configuration.epoch = log.liveEpoch }
@@ -214,6 +214,8 @@ public struct LiveUpdates: Sendable {
     if channel.namespace == PollLive.namespace {
       return try await store.poll(PollID(channel.id), viewer: viewer) != nil
     }
+    // Geofence events: each viewer's own channel.
+    if channel.namespace == GeofenceMonitor.namespace { return channel.id == viewer.rawValue }
     let owner: UserID
     switch channel.namespace {
     case "user": owner = UserID(channel.id)

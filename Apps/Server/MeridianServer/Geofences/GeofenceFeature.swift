@@ -1,0 +1,132 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import MeridianStore
+import NetworkingKit
+
+/// `/v1/geofences`: a person's geofences (circles and polygons, shared with nobody, a group or everyone allowed to
+/// see their location), the fences others share with them, and the events of both.
+struct GeofenceFeature: Sendable {
+  let environment: ServerEnvironment
+  let monitor: GeofenceMonitor
+  var store: any MeridianStore { environment.store }
+  var rules: GeofenceRules { monitor.rules }
+
+  func register(on routes: RouteRegistrar) {
+    routes.on(API.geofences) { call in GeofenceList(items: try await visibleGeofences(call.authenticated())) }
+    routes.on(API.createGeofence, status: .created) { call in try await create(call.authenticated(), call.body) }
+    routes.on(API.updateGeofence) { call in
+      try await update(call.authenticated(), call.parameters.id, call.body)
+    }
+    routes.on(API.deleteGeofence, status: .noContent) { call in
+      let fence = try await ownGeofence(call.authenticated(), call.parameters.id)
+      _ = try await store.deleteGeofence(fence.id)
+      return NoContent()
+    }
+    routes.on(API.geofenceEvents) { call in try await events(call.authenticated(), call.parameters) }
+  }
+
+  /// The caller's fences and those others share with them, oldest first.
+  func visibleGeofences(_ viewer: UserID) async throws -> [GeofenceItem] {
+    let others = try await store.sharingCandidates(viewer: viewer).filter { $0 != viewer }
+    let time = environment.now()
+    var settings: [UserID: PrivacySettings] = [:]
+    for owner in others { settings[owner] = try await store.privacySettings(owner: owner) }
+    return try await store.geofences(owners: [viewer] + others).filter { fence in
+      GeofenceMonitor.maySee(viewer, fence, ownerSettings: settings[fence.ownerId], at: time)
+    }
+  }
+
+  func create(_ owner: UserID, _ body: NewGeofence) async throws -> GeofenceItem {
+    let time = environment.now()
+    let fence = GeofenceItem(
+      id: GeofenceID(Secrets.userID()), ownerId: owner, name: body.name, shape: body.shape,
+      sharing: body.sharing ?? (body.groupId == nil ? .nobody : .group), groupId: body.groupId, createdAt: time,
+      updatedAt: time)
+    let checked = try await validated(fence)
+    try await store.createGeofence(checked)
+    monitor.fencesChanged()
+    return checked
+  }
+
+  func update(_ owner: UserID, _ id: GeofenceID, _ body: GeofenceUpdate) async throws -> GeofenceItem {
+    var fence = try await ownGeofence(owner, id)
+    if let name = body.name { fence.name = name }
+    if let shape = body.shape { fence.shape = shape }
+    if let sharing = body.sharing {
+      fence.sharing = sharing
+      if sharing != .group { fence.groupId = nil }
+    }
+    if let group = body.groupId { fence.groupId = group }
+    fence.updatedAt = environment.now()
+    let checked = try await validated(fence)
+    guard try await store.updateGeofence(checked) else { throw APIError.notFound("There is no such geofence.") }
+    monitor.fencesChanged()
+    return checked
+  }
+
+  /// The caller's own fence `id`; `404` for another person's (whether it exists is not revealed).
+  func ownGeofence(_ owner: UserID, _ id: GeofenceID) async throws -> GeofenceItem {
+    guard let fence = try await store.geofence(id), fence.ownerId == owner else {
+      throw APIError.notFound("You have no geofence '\(echo(id.rawValue))'.")
+    }
+    return fence
+  }
+
+  /// `fence` with its name trimmed, once its name, shape and sharing are valid.
+  /// - Throws: `422 invalid_geofence` naming what is wrong.
+  func validated(_ fence: GeofenceItem) async throws -> GeofenceItem {
+    var fence = fence
+    fence.name = fence.name.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard (1...GeofenceItem.maximumNameLength).contains(fence.name.count),
+      !Identifier.hasControlCharacters(fence.name)
+    else {
+      throw Self.invalid(
+        "The name must have 1 to \(GeofenceItem.maximumNameLength) characters and no control characters.")
+    }
+    do {
+      try rules.validate(fence.shape.geofence)
+    } catch {
+      throw Self.invalid("The shape is not valid: \(error.description).")
+    }
+    if fence.sharing == .group {
+      guard let id = fence.groupId, let group = try await store.group(id), group.ownerID == fence.ownerId,
+        group.kind != .blacklist
+      else {
+        throw Self.invalid("Sharing with a group needs 'groupId', one of your groups other than the Blacklist.")
+      }
+    }
+    return fence
+  }
+
+  static func invalid(_ message: String) -> APIError {
+    APIError(status: 422, code: .invalidGeofence, message: message)
+  }
+
+  /// A page of events: the caller's own, and those on the caller's fences of people whose location they may see
+  /// now (others are left out of the page, so a page may hold fewer than `limit`).
+  func events(_ viewer: UserID, _ parameters: GeofenceEventParameters) async throws -> GeofenceEventList {
+    var cursor: HistoryCursor?
+    if let text = parameters.cursor {
+      guard let parsed = HistoryCursor(text: text) else {
+        throw APIError.invalidRequest("'cursor' must be a nextCursor from an earlier page.")
+      }
+      cursor = parsed
+    }
+    let page = try await store.geofenceEvents(
+      GeofenceEventQuery(
+        involving: viewer, geofence: parameters.geofence, user: parameters.user, kind: parameters.kind,
+        from: parameters.from, to: parameters.to, cursor: cursor, limit: parameters.limit))
+    let time = environment.now()
+    var visible: [UserID: Bool] = [viewer: true]
+    var items: [GeofenceEventItem] = []
+    for event in page.events {
+      if visible[event.userId] == nil {
+        let settings = try await store.privacySettings(owner: event.userId)
+        visible[event.userId] = settings.map { Sharing.canSee(viewer, .location, of: $0, at: time) } ?? false
+      }
+      if visible[event.userId] == true { items.append(event) }
+    }
+    return GeofenceEventList(items: items, nextCursor: page.next?.text)
+  }
+}

@@ -1,0 +1,258 @@
+import DomainKit
+import Foundation
+import GeoKit
+import MeridianAPI
+import MeridianServer
+import MeridianStore
+import NetworkingKit
+import RealtimeKit
+import Testing
+
+/// A family's home geofence over every ingest route: one `enter` per arrival on the watchers' sockets, whatever the
+/// jitter, duplicates or a server restart in between.
+@Suite("Geofences over HTTP, the socket and OwnTracks")
+struct GeofenceTests {
+  static let home = Coordinate(uncheckedLatitude: 50.4501, longitude: 30.5234)
+
+  /// A fix `metres` east of home at `time`.
+  static func fix(_ time: Int64, _ metres: Double, accuracy: Double = 10) throws -> LocationFix {
+    let point = try home.destination(bearing: 90, distance: metres)
+    return try LocationFix(
+      timestamp: time, latitude: point.latitude, longitude: point.longitude, horizontalAccuracy: accuracy)
+  }
+
+  /// An approach from 2 km: far, then GPS jitter across the 100 m fence's edge (straddling fixes and a lone fix
+  /// just outside), then settled inside. One fix a second from `start`.
+  static func arrival(from start: Int64) throws -> [LocationFix] {
+    let distances: [(Double, Double)] = [
+      (2_000, 10), (1_000, 10), (400, 10), (180, 10), (105, 20), (95, 20), (112, 10), (98, 25), (60, 10), (85, 20),
+      (110, 5), (40, 10), (20, 8), (15, 8),
+    ]
+    return try distances.enumerated().map { index, item in
+      try fix(start + Int64(index) * 1_000, item.0, accuracy: item.1)
+    }
+  }
+
+  /// The geofence events received so far.
+  static func events(_ watcher: LiveWatcher) async throws -> [GeofenceEventItem] {
+    try await watcher.items.compactMap { item -> GeofenceEventItem? in
+      guard case .event(let event) = item, event.channel.namespace == "geofence" else { return nil }
+      return try event.payload.decode(as: GeofenceEventEnvelope.self).event
+    }
+  }
+
+  struct GeofenceEventEnvelope: Decodable {
+    var type: String
+    var event: GeofenceEventItem
+  }
+
+  static func channel(_ user: UserID) throws -> ChannelName {
+    try #require(ChannelName(namespace: "geofence", id: user.rawValue))
+  }
+
+  static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000) }
+
+  @Test func aFamilyMemberArrivingHomeProducesExactlyOneEnterOnTheWatchersSockets() async throws {
+    let server = try await TestServer.start()
+    var restarted: TestServer?
+    do {
+      let (annaSession, anna) = try await server.signUp("anna")
+      let (bobSession, bob) = try await server.signUp("bob")
+      let (carolSession, _) = try await server.signUp("carol")
+      // Bob shares his location with Anna (his Family) and Carol (his Friends); Anna's home is shared with her
+      // Family, which Bob is in and Carol is not.
+      _ = try await bob.send(
+        API.addMember,
+        parameters: GroupMemberRef(groupID: GroupID("\(bobSession.userId).family"), userID: annaSession.userId))
+      _ = try await bob.send(
+        API.addMember,
+        parameters: GroupMemberRef(groupID: GroupID("\(bobSession.userId).friends"), userID: carolSession.userId))
+      _ = try await anna.send(
+        API.addMember,
+        parameters: GroupMemberRef(groupID: GroupID("\(annaSession.userId).family"), userID: bobSession.userId))
+      let fence = try await anna.send(
+        API.createGeofence,
+        body: NewGeofence(
+          name: "Home", shape: .circle(center: Self.home, radius: 100), sharing: .group,
+          groupId: GroupID("\(annaSession.userId).family")))
+      #expect(fence.ownerId == annaSession.userId && fence.sharing == .group)
+      #expect(try await bob.send(API.geofences).items.map(\.id) == [fence.id])
+
+      let annaLive = await LiveWatcher(server: server, token: annaSession.token)
+      let carolLive = await LiveWatcher(server: server, token: carolSession.token)
+      #expect(try await annaLive.subscribe(Self.channel(annaSession.userId)))
+      #expect(try await carolLive.subscribe(Self.channel(carolSession.userId)))
+      #expect(try await !carolLive.subscribe(Self.channel(annaSession.userId)))
+
+      // Bob drives home, over REST: exactly one enter, on Anna's socket, none on Carol's.
+      let start = Self.now() + 1_000
+      let track = try Self.arrival(from: start)
+      _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: Array(track.prefix(5))))
+      _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: Array(track.dropFirst(5))))
+      // The same fixes again: duplicates decide nothing.
+      _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: track))
+      try await annaLive.wait("the enter") { _ in try await !Self.events(annaLive).isEmpty }
+      let sentinelTime = start + 20_000
+      _ = try await bob.send(
+        API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: [try Self.fix(sentinelTime, 10)]))
+      var received = try await Self.events(annaLive)
+      #expect(received.map(\.kind) == [.enter])
+      let enter = try #require(received.first)
+      #expect(enter.userId == bobSession.userId && enter.geofenceId == fence.id && enter.reportedBy == .server)
+      #expect(enter.timestamp == track[8].timestamp)  // the first fix whose accuracy circle is wholly inside
+      #expect(try await Self.events(carolLive).isEmpty)
+      // Over HTTP, Anna and Bob see it; Carol does not.
+      #expect(try await anna.send(API.geofenceEvents, parameters: GeofenceEventParameters()).items == [enter])
+      #expect(try await bob.send(API.geofenceEvents, parameters: GeofenceEventParameters()).items == [enter])
+
+      // A restart keeps the state: Bob still home sends more jittery fixes, then leaves; one exit, no second enter.
+      await annaLive.stop()
+      await carolLive.stop()
+      try await server.stop(keepingFiles: true)
+      let again = try await server.restarted()
+      restarted = again
+      let annaAgain = await LiveWatcher(server: again, token: annaSession.token)
+      #expect(try await annaAgain.subscribe(Self.channel(annaSession.userId)))
+      let bobAgain = try again.client(token: bobSession.token)
+      let later = sentinelTime + 1_000
+      let stay = try [(30.0, 20.0), (90, 30), (50, 10), (118, 10), (45, 10)].enumerated().map { index, item in
+        try Self.fix(later + Int64(index) * 1_000, item.0, accuracy: item.1)
+      }
+      _ = try await bobAgain.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: stay))
+      _ = try await bobAgain.send(
+        API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: [try Self.fix(later + 10_000, 600)]))
+      try await annaAgain.wait("the exit") { _ in try await !Self.events(annaAgain).isEmpty }
+      received = try await Self.events(annaAgain)
+      #expect(received.map(\.kind) == [.exit])
+      #expect(received.first?.timestamp == later + 10_000)
+      let annaAfter = try again.client(token: annaSession.token)
+      #expect(
+        try await annaAfter.send(API.geofenceEvents, parameters: GeofenceEventParameters()).items.map(\.kind) == [
+          .exit, .enter,
+        ])
+      await annaAgain.stop()
+      try await again.stop()
+    } catch {
+      if let restarted { try? await restarted.stop() } else { try? await server.stop() }
+      throw error
+    }
+  }
+
+  @Test func bobPublishingOnTheSocketAndOwnTracksTransitionsAreNotDoubled() async throws {
+    try await TestServer.with { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      let (bobSession, bob) = try await server.signUp("bob")
+      _ = try await bob.send(
+        API.addMember,
+        parameters: GroupMemberRef(groupID: GroupID("\(bobSession.userId).family"), userID: annaSession.userId))
+      let annaLive = await LiveWatcher(server: server, token: annaSession.token)
+      let bobLive = await LiveWatcher(server: server, token: bobSession.token)
+      defer {
+        Task {
+          await annaLive.stop()
+          await bobLive.stop()
+        }
+      }
+      #expect(try await bobLive.subscribe(Self.channel(bobSession.userId)))
+
+      // Bob's phone defines his home as an OwnTracks waypoint: a circle geofence of his, shared with nobody.
+      let email = "bob@example.com"
+      let wtst = Self.now() / 1_000 - 60
+      let waypoint =
+        #"{"_type":"waypoint","tst":\#(wtst),"lat":\#(Self.home.latitude),"lon":\#(Self.home.longitude),"rad":80,"desc":"Home"}"#
+      #expect(try await server.ownTracks(waypoint, username: email, password: "correct horse").head.status == .ok)
+      let fences = try await bob.send(API.geofences).items
+      #expect(fences.count == 1)
+      let fence = try #require(fences.first)
+      #expect(fence.source == .device && fence.externalId == "tst:\(wtst)" && fence.name == "Home")
+      #expect(fence.shape == .circle(center: Self.home, radius: 80))
+      // The same waypoint moved updates it.
+      let moved = waypoint.replacingOccurrences(of: #""rad":80"#, with: #""rad":120"#)
+      _ = try await server.ownTracks(moved, username: email, password: "correct horse")
+      #expect(try await bob.send(API.geofences).items.map(\.shape) == [.circle(center: Self.home, radius: 120)])
+      // Anna may see Bob but not his unshared fence: no event reaches her.
+      #expect(try await annaLive.subscribe(Self.channel(annaSession.userId)))
+
+      // Bob's fixes published on the socket: far, then the device reports its own enter, then fixes inside.
+      let start = Self.now() + 1_000
+      let bobChannel = try ChannelName.of(user: bobSession.userId)
+      _ = try await bobLive.client.publish(
+        JSONValue(encoding: FixBatch(deviceId: "bob-phone", fixes: [try Self.fix(start, 1_500)])), to: bobChannel,
+        id: "far")
+      let transitionTime = (start + 2_000) / 1_000 + 1
+      let transition =
+        #"[{"_type":"transition","wtst":\#(wtst),"lat":\#(Self.home.latitude),"lon":\#(Self.home.longitude),"tst":\#(transitionTime),"acc":10,"event":"enter","desc":"Home"}]"#
+      try await bobLive.wait("the far fix's evaluation") { _ in
+        try await bob.send(API.history, parameters: HistoryQuery()).fixes.count == 1
+      }
+      #expect(try await server.ownTracks(transition, username: email, password: "correct horse").head.status == .ok)
+      // The device's transition again: recorded once.
+      _ = try await server.ownTracks(transition, username: email, password: "correct horse")
+      _ = try await bobLive.client.publish(
+        JSONValue(
+          encoding: FixBatch(
+            deviceId: "bob-phone",
+            fixes: try [Self.fix(transitionTime * 1_000 + 1_000, 10), Self.fix(transitionTime * 1_000 + 2_000, 5)])),
+        to: bobChannel, id: "home")
+      // An OwnTracks location far away: the server's own exit.
+      let leave = ownTracksLocation(
+        lat: try Self.home.destination(bearing: 0, distance: 1_000).latitude, lon: Self.home.longitude,
+        tst: transitionTime + 10)
+      _ = try await server.ownTracks(leave, username: email, password: "correct horse")
+      try await bobLive.wait("the exit") { _ in try await Self.events(bobLive).count >= 2 }
+      let received = try await Self.events(bobLive)
+      #expect(received.map(\.kind) == [.enter, .exit])
+      #expect(received.map(\.reportedBy) == [.device, .server])
+      #expect(received.first?.timestamp == transitionTime * 1_000)
+      #expect(try await Self.events(annaLive).isEmpty)
+      #expect(try await bob.send(API.geofenceEvents, parameters: GeofenceEventParameters()).items.count == 2)
+    }
+  }
+
+  @Test func badGeofencesAreRefusedWithAClearErrorAndOthersCantTouchThem() async throws {
+    try await TestServer.with { server in
+      let (_, anna) = try await server.signUp("anna")
+      let (_, bob) = try await server.signUp("bob")
+      let fence = try await anna.send(
+        API.createGeofence, body: NewGeofence(name: " Work ", shape: .circle(center: Self.home, radius: 250)))
+      #expect(fence.name == "Work" && fence.sharing == .nobody)
+      for body in [
+        NewGeofence(name: "tiny", shape: .circle(center: Self.home, radius: 10)),
+        NewGeofence(name: "", shape: .circle(center: Self.home, radius: 100)),
+        NewGeofence(
+          name: "bow tie",
+          shape: .polygon([
+            Coordinate(uncheckedLatitude: 0, longitude: 0), Coordinate(uncheckedLatitude: 1, longitude: 1),
+            Coordinate(uncheckedLatitude: 1, longitude: 0), Coordinate(uncheckedLatitude: 0, longitude: 1),
+          ])),
+        NewGeofence(name: "group", shape: .circle(center: Self.home, radius: 100), sharing: .group),
+        NewGeofence(
+          name: "someone else's group", shape: .circle(center: Self.home, radius: 100), sharing: .group,
+          groupId: GroupID("nobody.family")),
+      ] {
+        await expectAPIError(.invalidGeofence, status: 422) { try await anna.send(API.createGeofence, body: body) }
+      }
+      await expectAPIError(.invalidGeofence, status: 422) {
+        try await anna.send(
+          API.updateGeofence, parameters: GeofenceRef(id: fence.id),
+          body: GeofenceUpdate(shape: .circle(center: Self.home, radius: 60_000)))
+      }
+      await expectAPIError(.notFound, status: 404) {
+        try await bob.send(API.updateGeofence, parameters: GeofenceRef(id: fence.id), body: GeofenceUpdate(name: "x"))
+      }
+      await expectAPIError(.notFound, status: 404) {
+        try await bob.send(API.deleteGeofence, parameters: GeofenceRef(id: fence.id))
+      }
+      await expectAPIError(.invalidRequest, status: 400) {
+        try await anna.send(API.geofenceEvents, parameters: GeofenceEventParameters(cursor: "nonsense"))
+      }
+      // Nothing was lost or changed.
+      #expect(try await anna.send(API.geofences).items == [fence])
+      let renamed = try await anna.send(
+        API.updateGeofence, parameters: GeofenceRef(id: fence.id), body: GeofenceUpdate(name: "Office"))
+      #expect(renamed.name == "Office" && renamed.shape == fence.shape)
+      _ = try await anna.send(API.deleteGeofence, parameters: GeofenceRef(id: fence.id))
+      #expect(try await anna.send(API.geofences).items.isEmpty)
+    }
+  }
+}
