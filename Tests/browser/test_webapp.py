@@ -247,11 +247,13 @@ class WebAppTests(unittest.TestCase):
     # ------------------------------------------------------------------ tests
 
     @screenshot_on_failure
-    def test_map_renders_without_console_errors_while_tiles_are_unreachable(self):
+    def test_map_renders_and_follows_the_viewer_without_console_errors_while_tiles_are_unreachable(self):
         viewer = Account(self.server, "Vera Viewer")
         viewer.upload((50.4501, 30.5234))
         self.open_and_sign_in(viewer)
-        self.wait(lambda: self.marker(viewer) is not None, "the viewer's own position on the map")
+        self.wait_for_marker_at(viewer, 50.4501, 30.5234)  # the viewer's own position
+        viewer.upload((50.4507, 30.5241))  # as a tracker replaying a walk does: the own marker follows
+        self.wait_for_marker_at(viewer, 50.4507, 30.5241)
         self.assertTrue(self.browser.find_elements(By.CSS_SELECTOR, "#map.leaflet-container .leaflet-map-pane"))
         attribution = self.browser.find_element(By.CSS_SELECTOR, ".leaflet-control-attribution").text
         self.assertIn("OpenStreetMap", attribution)
