@@ -290,7 +290,7 @@ class WebAppTests(unittest.TestCase):
     def test_group_strip_shows_one_groups_members(self):
         viewer = Account(self.server, "Vera Viewer")
         sister = Account(self.server, "Sofia Sister")
-        colleague = Account(self.server, "Kyrylo Colleague")
+        colleague = Account(self.server, "Kyrylo <i>Colleague</i>")  # a name is text, never markup
         for person in (sister, colleague):
             person.share_with(viewer)
         viewer.share_with(sister, kind="family")
@@ -306,6 +306,9 @@ class WebAppTests(unittest.TestCase):
         self.assertEqual(self.browser.find_element(By.ID, "people-count").text, "1 person on the map")
         self.browser.find_element(By.CSS_SELECTOR, '#groups [data-group=""]').click()
         self.wait(lambda: self.marker(colleague) is not None, "everyone again")
+        row = self.browser.find_element(By.CSS_SELECTOR, f'#people li[data-user-id="{colleague.id}"]')
+        self.assertEqual(row.text, "Kyrylo <i>Colleague</i>")
+        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, "#people i, .leaflet-marker-pane i"))
 
     @screenshot_on_failure
     def test_blacklisted_viewer_never_sees_the_owner(self):

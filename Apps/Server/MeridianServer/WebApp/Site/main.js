@@ -384,7 +384,7 @@ async function drawHistory() {
     for (const cluster of answer.clusters) {
       L.circleMarker([cluster.latitude, cluster.longitude], {
         className: 'history-cluster', radius: 6 + 14 * Math.sqrt(cluster.count / largest), color: '#e0572b',
-      }).bindTooltip(plural('history.clusterFixes', cluster.count)).addTo(layer);
+      }).bindTooltip(textElement(plural('history.clusterFixes', cluster.count))).addTo(layer);
     }
   } else if (fixes.length > 0) {
     const line = fixes.map((fix) => [fix.latitude, fix.longitude]);
@@ -396,7 +396,7 @@ async function drawHistory() {
   for (const visit of visits) {
     L.circleMarker(visitPosition(visit), {
       className: 'history-visit', radius: 9, color: '#2f6fde', fillOpacity: 0.4,
-    }).bindTooltip(visitText(visit)).addTo(layer);
+    }).bindTooltip(textElement(visitText(visit))).addTo(layer);
   }
   if (historyLayer) historyLayer.remove();
   historyLayer = layer;
@@ -537,7 +537,7 @@ function drawVenues() {
   const venues = session.venues || [];
   for (const venue of venues) {
     L.circleMarker([venue.location.lat, venue.location.lon], { className: 'venue-marker', radius: 7, color: '#2e9d5b' })
-      .bindTooltip(venue.name).on('click', () => openVenue(venue.id)).addTo(session.venueLayer);
+      .bindTooltip(textElement(venue.name)).on('click', () => openVenue(venue.id)).addTo(session.venueLayer);
   }
   if (view === 'places') session.venueLayer.addTo(map);
   const rows = venues.map((venue) => {
@@ -583,6 +583,13 @@ async function openVenue(id) {
   list.replaceChildren(...(items.length ? items : [Object.assign(document.createElement('li'), {
     className: 'muted', textContent: t('places.noPromotions'),
   })]));
+}
+
+/** A span holding `text` as text: Leaflet puts a string tooltip in as HTML. */
+function textElement(text) {
+  const element = document.createElement('span');
+  element.textContent = text;
+  return element;
 }
 
 function money(value) {
