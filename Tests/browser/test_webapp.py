@@ -384,6 +384,14 @@ class WebAppTests(unittest.TestCase):
         self.browser.find_element(By.ID, "resume").click()
         self.wait(lambda: state.get_attribute("data-paused") == "false", "sharing resumed on the page")
         self.assertFalse(person.call("GET", "/v1/me")["sharing"].get("paused", False))
+        friend = Account(self.server, "Fedir Friend")
+        person.share_with(friend)
+        friend.share_with(person)  # so the friend's name is visible to the person
+        self.show("map")
+        self.show("sharing")  # the groups are read again
+        member = f'#group-list li[data-group="{person.group("friends")["id"]}"] li[data-user-id="{friend.id}"]'
+        self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, member).text == "Fedir Friend",
+                  "the Friends group lists its member by name")
         phone = Select(self.browser.find_element(By.CSS_SELECTOR, '#visibility select[data-field="phone"]'))
         phone.select_by_value("nobody")
         self.wait(lambda: person.call("GET", "/v1/me")["profile"]["audience"].get("phone") == "nobody",

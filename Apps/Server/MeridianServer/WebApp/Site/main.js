@@ -471,9 +471,32 @@ function renderSharing() {
     const row = document.createElement('li');
     row.dataset.group = group.id;
     row.textContent = `${groupName(group)} — ${plural('groups.members', group.members.length)}`;
+    const members = document.createElement('ul');
+    members.className = 'members';
+    members.replaceChildren(...group.members.map((userId) => {
+      const member = document.createElement('li');
+      member.dataset.userId = userId;
+      member.textContent = memberName(userId);
+      return member;
+    }));
+    row.append(members);
     return row;
   }));
   renderVisibility();
+}
+
+/** A member's name as far as the viewer may see it (their profile, fetched once), else the start of their id. */
+function memberName(userId) {
+  const names = (session.names ||= new Map());
+  if (names.has(userId)) return names.get(userId) || `${userId.slice(0, 8)}…`;
+  const person = session.people.get(userId);
+  if (person && person.name) return person.name;
+  names.set(userId, null);
+  request('GET', `/v1/users/${encodeURIComponent(userId)}/profile`).then((profile) => {
+    names.set(userId, profile.fullName || null);
+    if (session && view === 'sharing') renderSharing();
+  }).catch(() => { /* hidden or gone: the id stays */ });
+  return `${userId.slice(0, 8)}…`;
 }
 
 const PROFILE_FIELDS = ['fullName', 'avatar', 'phone', 'birthday', 'gender', 'status'];
