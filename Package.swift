@@ -101,6 +101,8 @@ let package = Package(
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
+        .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "RealtimeKit", package: "RealtimeKit"),
         .product(name: "RealtimeKitHummingbird", package: "RealtimeKit"),
         .product(name: "Hummingbird", package: "hummingbird"),

@@ -123,4 +123,5 @@ public enum API {
       news.descriptor,
     ] + applicantEndpoints  // ApplicantAPI.swift
     + geofenceEndpoints  // GeofenceAPI.swift
+    + webhookEndpoints  // WebhookAPI.swift
 }

@@ -96,6 +96,11 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   case offerExpired = "offer_expired"
   /// An upload is not a JPEG, PNG or WebP image by its first bytes (415).
   case unsupportedImage = "unsupported_image"
+  /// A webhook URL isn't an absolute `http`/`https` URL with a host, or its host doesn't resolve (422).
+  case webhookURLInvalid = "webhook_url_invalid"
+  /// A webhook URL's host is (or resolves to) a loopback, private, link-local or metadata address, which the
+  /// server's operator doesn't allow (422).
+  case webhookAddressForbidden = "webhook_address_forbidden"
   /// The server is shutting down or temporarily unable to answer.
   case unavailable = "unavailable"
   /// An unexpected server failure.

@@ -34,6 +34,7 @@ public struct AdminCommand: AsyncParsableCommand {
       I18nCommand.self,
       PollsCommand.self, CommentsCommand.self, CouponsCommand.self, PointsCommand.self,
       PlacesCommand.self, ReviewsCommand.self, NewsCommand.self, GeoCommand.self,
+      WebhooksCommand.self,
     ])
 
   /// Required by ArgumentParser.

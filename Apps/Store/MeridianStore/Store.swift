@@ -10,7 +10,7 @@ import Synchronization
 /// Secrets arrive already hashed (``SecretHash``); times are UTC milliseconds. Every method is one transaction.
 public protocol MeridianStore: AccountStore, SocialStore, FixStore, VenueStore, IdempotencyStore, AdministrationStore,
   OperationsStore, PollStore, PlaceStore, GeofenceStore, GazetteerStore, AdvertiserStore, PromotionStatsStore,
-  ApplicantStore
+  ApplicantStore, WebhookStore
 {
   /// A round trip to the database; throws when it does not answer.
   func checkHealth() async throws

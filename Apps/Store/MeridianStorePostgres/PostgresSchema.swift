@@ -29,6 +29,7 @@ public enum PostgresSchema {
     appendAdvertiserMigrations(to: &migrator)  // PostgresSchema+Advertisers.swift
     appendPromotionStatsMigrations(to: &migrator)  // PostgresSchema+PromotionStats.swift
     appendApplicantMigrations(to: &migrator)  // PostgresSchema+Applicants.swift
+    appendWebhookMigrations(to: &migrator)  // PostgresSchema+Webhooks.swift
     return migrator
   }
 

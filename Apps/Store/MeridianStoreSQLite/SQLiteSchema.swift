@@ -23,6 +23,7 @@ public enum SQLiteSchema {
     appendAdvertiserMigrations(to: &migrator)  // SQLiteSchema+Advertisers.swift
     appendPromotionStatsMigrations(to: &migrator)  // SQLiteSchema+PromotionStats.swift
     appendApplicantMigrations(to: &migrator)  // SQLiteSchema+Applicants.swift
+    appendWebhookMigrations(to: &migrator)  // SQLiteSchema+Webhooks.swift
     return migrator
   }
 

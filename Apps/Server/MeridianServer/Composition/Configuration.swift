@@ -67,6 +67,8 @@ public struct ServerConfiguration: Sendable, Hashable {
   public var limits = ServerLimits()
   /// Polls and rewards: points per action, and where poll images and profile photos are kept (``PollSettings``).
   public var polls = PollSettings()
+  /// Webhook delivery: allowed addresses, abandon time, pacing (``WebhookSettings``).
+  public var webhooks = WebhookSettings()
   /// The web app's files and map tiles (``WebAppSettings``).
   public var web = WebAppSettings()
 
@@ -134,6 +136,7 @@ public struct ServerConfiguration: Sendable, Hashable {
     }
     try configuration.limits.read(environment)
     try configuration.polls.read(environment)
+    try configuration.webhooks.read(environment)
     try configuration.web.read(environment)
     func seconds(_ name: String) throws(ConfigurationError) -> Int? {
       try parse(nil, name) { Int($0).flatMap { $0 > 0 ? $0 : nil } }

@@ -87,6 +87,10 @@ public struct ServerApp: Sendable {
     serviceGroup = ServiceGroup(
       configuration: ServiceGroupConfiguration(
         services: [
+          .init(
+            service: WebhookDeliveryService(
+              store: environment.store, outbox: environment.webhooks, settings: configuration.webhooks,
+              logger: logger, now: environment.now)),
           .init(service: GeofenceFanOut(live: live, geofences: geofences, commits: writer.commits)),
           .init(service: writer),
           .init(service: application), .init(service: RealtimeHubService(hub: live.hub)),
@@ -220,6 +224,7 @@ public struct ServerApp: Sendable {
     VenueFeature(environment: environment).register(on: registrar)
     PollFeature(environment: environment, configuration: configuration, hub: live.hub).register(on: registrar)
     PlaceFeature(environment: environment).register(on: registrar)
+    WebhookFeature(environment: environment, settings: configuration.webhooks).register(on: registrar)
     GeofenceFeature(environment: environment, monitor: geofences).register(on: registrar)
     try WebAppFeature(settings: configuration.web).register(on: router)
     AdminFeatures(environment: environment, live: live, ingest: ingest, blobs: blobs).register(on: registrar)

@@ -44,6 +44,8 @@ public struct ServerEnvironment: Sendable {
   public var osmAndAddressLimiter: RateLimiter
   /// The handles viewers see instead of device ids.
   public var deviceHandles: DeviceHandleSource
+  /// Where features queue events for webhooks (``WebhookOutbox``).
+  public var webhooks: WebhookOutbox
 
   /// An environment from a configuration.
   public init(
@@ -79,6 +81,7 @@ public struct ServerEnvironment: Sendable {
     self.osmAndAddressLimiter = RateLimiter(
       limit: limits.osmAndPerAddressPerMinute, window: 60_000, counters: .of(shared, purpose: "osmand.address"))
     self.deviceHandles = DeviceHandleSource(store: store)
+    self.webhooks = WebhookOutbox(store: store)
   }
 
   /// The newest fix of `owner` that isn't dated in the future.

@@ -1,0 +1,169 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Logging
+import MeridianAPI
+import MeridianStore
+import NIOPosix
+import NetworkingKit
+import NetworkingKitAsyncHTTPClient
+import ServiceLifecycle
+import Synchronization
+
+/// Delivers the webhook outbox: claims due deliveries under a lease, POSTs each one's exact body with its
+/// `Idempotency-Key` and `Meridian-Signature`, through NetworkingKit (full-jitter retries, `Retry-After`, a per-host
+/// retry budget) over AsyncHTTPClient, and records the outcome: delivered, due again after a backoff, or abandoned
+/// once ``WebhookSettings/abandonAfterMilliseconds`` passed since the event.
+///
+/// On graceful shutdown it cancels what is in flight and releases its leases, so the next start (or another node)
+/// delivers those at once; a node that dies loses its leases when they expire.
+struct WebhookDeliveryService: Service {
+  let store: any WebhookStore
+  let outbox: WebhookOutbox
+  let settings: WebhookSettings
+  let logger: Logger
+  let now: @Sendable () -> Int64
+  /// This node's lease name.
+  let lease = "node-" + UUID().uuidString.lowercased()
+  /// One retry budget per receiving host, for this node.
+  let budgets = RetryBudgets()
+
+  func run() async throws {
+    var configuration = AsyncHTTPClientTransport.makeConfiguration()
+    configuration.redirectConfiguration = .disallow
+    configuration.timeout.connect = .seconds(5)
+    let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+    let transport = AsyncHTTPClientTransport(client: client)
+    try? await cancelWhenGracefulShutdown { await loop(transport) }
+    do {
+      try await store.releaseWebhookLeases(lease)
+    } catch {
+      logger.warning("could not release webhook leases", metadata: ["error": "\(error)"])
+    }
+    try? await client.shutdown()
+  }
+
+  /// Keeps up to ``WebhookSettings/concurrency`` deliveries in flight until cancelled.
+  func loop(_ transport: AsyncHTTPClientTransport) async {
+    let inFlight = Counter()
+    await withDiscardingTaskGroup { group in
+      while !Task.isCancelled {
+        let free = settings.concurrency - inFlight.value.withLock { $0 }
+        var claims: [WebhookClaim] = []
+        if free > 0 {
+          do {
+            claims = try await store.claimWebhookDeliveries(
+              limit: free, lease: lease, leaseMilliseconds: settings.leaseMilliseconds, now: now())
+          } catch  where !Task.isCancelled {
+            logger.warning("could not claim webhook deliveries", metadata: ["error": "\(error)"])
+          } catch {
+            break
+          }
+        }
+        for claim in claims {
+          inFlight.value.withLock { $0 += 1 }
+          group.addTask {
+            await deliver(claim, transport: transport)
+            inFlight.value.withLock { $0 -= 1 }
+            outbox.wake()
+          }
+        }
+        if claims.isEmpty || claims.count < free { await outbox.signal.wait(timeout: settings.pollInterval) }
+      }
+    }
+  }
+
+  /// One round of one delivery, its outcome recorded (unless cancelled: the lease is released at shutdown).
+  func deliver(_ claim: WebhookClaim, transport: AsyncHTTPClientTransport) async {
+    var retryAfter: Duration?
+    let failure: String
+    do {
+      let status = try await send(claim, transport: transport)
+      try await record(claim, .delivered(status: status))
+      logger.debug("webhook delivered", metadata: ["delivery": "\(claim.id)", "status": "\(status)"])
+      return
+    } catch is CancellationError {
+      return
+    } catch let error as APIError {
+      failure = error.message
+    } catch let error as NetworkingError {
+      if Task.isCancelled { return }
+      failure = "\(error)"
+      retryAfter = error.retryAfter
+    } catch {
+      if Task.isCancelled { return }
+      failure = "\(error)"
+    }
+    let now = now()
+    let attempts = claim.attempts + 1
+    var wait = settings.roundPolicy.backoff(afterAttempt: attempts, unit: Double.random(in: 0..<1))
+    if let retryAfter { wait = retryAfter }
+    let next = now + Self.milliseconds(wait)
+    let outcome: WebhookOutcome =
+      next - claim.createdAt > settings.abandonAfterMilliseconds
+      ? .failed(error: "abandoned after \(attempts) rounds: \(failure)") : .retry(at: next, error: failure)
+    logger.info(
+      "webhook delivery failed",
+      metadata: ["delivery": "\(claim.id)", "webhook": "\(claim.webhookID)", "error": "\(failure)"])
+    try? await record(claim, outcome)
+  }
+
+  private func record(_ claim: WebhookClaim, _ outcome: WebhookOutcome) async throws {
+    if try await !store.finishWebhookDelivery(claim.id, lease: lease, outcome: outcome, now: now()) {
+      logger.notice("webhook lease lost before its outcome was recorded", metadata: ["delivery": "\(claim.id)"])
+    }
+  }
+
+  /// POSTs the claim's body once through NetworkingKit (its attempts and waits); returns the 2xx status.
+  func send(_ claim: WebhookClaim, transport: AsyncHTTPClientTransport) async throws -> Int {
+    let policy = WebhookAddressPolicy(allowPrivateAddresses: settings.allowPrivateAddresses)
+    // Resolved again now: a host that was public when registered may point inward today (DNS rebinding).
+    try await policy.check(claim.url)
+    let url = try WebhookAddressPolicy.parse(claim.url)
+    let host = url.host ?? ""
+    let authority =
+      (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + (url.port.map { ":\($0)" } ?? "")
+    guard let base = URL(string: "\(url.scheme ?? "https")://\(authority)") else {
+      throw APIError(status: 422, code: .webhookURLInvalid, message: "The webhook URL '\(claim.url)' is not valid.")
+    }
+    let path =
+      (url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath)
+      + (url.percentEncodedQuery.map { "?\($0)" } ?? "")
+    let endpoint = Endpoint<Void, Data, Int>(
+      .post, PathTemplate(components: [.literal(path)]), body: .raw(contentType: "application/json"),
+      response: ResponseDecoding(accept: nil) { _ in 0 }, idempotency: .key, authentication: .none)
+    var configuration = NetworkClient.Configuration()
+    configuration.retryPolicy = settings.attemptPolicy
+    configuration.attemptTimeout = settings.attemptTimeout
+    configuration.retryBudgets = budgets
+    configuration.compressionThreshold = nil
+    configuration.acceptsGzip = false
+    configuration.maxResponseBytes = 64 * 1024
+    configuration.tokenErrorCodes = []
+    configuration.defaultHeaderFields = [.userAgent: "Meridian-Webhooks/1"]
+    let logger = self.logger
+    let lastStatus = Mutex<Int?>(nil)
+    configuration.onAttempt = { event in
+      if case .status(let code) = event.outcome { lastStatus.withLock { $0 = code } }
+      logger.debug("webhook attempt", metadata: ["delivery": "\(claim.id)", "attempt": "\(event)"])
+    }
+    let client = try NetworkClient(baseURL: base, transport: transport, configuration: configuration)
+    var fields = HTTPFields()
+    fields[HTTPField.Name(WebhookSignature.headerName)!] = WebhookSignature.header(
+      secret: claim.secret, timestamp: now() / 1000, body: claim.body)
+    fields[HTTPField.Name("Meridian-Event")!] = claim.kind
+    fields[HTTPField.Name("Meridian-Delivery")!] = claim.id
+    _ = try await client.send(endpoint, body: claim.body, headerFields: fields, idempotencyKey: claim.idempotencyKey)
+    return lastStatus.withLock { $0 } ?? 200
+  }
+
+  /// A count shared with the delivery tasks.
+  final class Counter: Sendable {
+    let value = Mutex(0)
+  }
+
+  static func milliseconds(_ duration: Duration) -> Int64 {
+    let parts = duration.components
+    return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
+  }
+}

@@ -1,0 +1,83 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import MeridianStore
+import NetworkingKit
+
+/// A person's webhook registrations (`/v1/webhooks`) and their test event. Operator-wide registrations are made
+/// with `meridian-admin webhooks create`; they are not listed here.
+struct WebhookFeature: Sendable {
+  let environment: ServerEnvironment
+  let settings: WebhookSettings
+  var store: any MeridianStore { environment.store }
+
+  /// Registers the routes of the webhook endpoints.
+  func register(on routes: RouteRegistrar) {
+    let policy = WebhookAddressPolicy(allowPrivateAddresses: settings.allowPrivateAddresses)
+    routes.on(API.webhooks) { call in
+      WebhookList(items: try await store.webhooks(.user(try call.authenticated())))
+    }
+    routes.on(API.createWebhook, status: .created) { call in
+      let user = try call.authenticated()
+      let events = try Self.events(call.body.events ?? [])
+      try await policy.check(call.body.url)
+      let now = environment.now()
+      let webhook = Webhook(
+        id: "wh_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""), ownerID: user.rawValue,
+        url: call.body.url, events: events, enabled: call.body.enabled ?? true, createdAt: now, updatedAt: now)
+      let secret = WebhookSignature.makeSecret()
+      return CreatedWebhook(webhook: try await store.createWebhook(webhook, secret: secret), secret: secret)
+    }
+    routes.on(API.webhook) { call in
+      try await owned(call.parameters.id, by: try call.authenticated())
+    }
+    routes.on(API.updateWebhook) { call in
+      let webhook = try await owned(call.parameters.id, by: try call.authenticated())
+      var update = call.body
+      if let events = update.events { update.events = try Self.events(events) }
+      if let url = update.url { try await policy.check(url) }
+      guard let updated = try await store.updateWebhook(webhook.id, update, now: environment.now()) else {
+        throw Self.notFound
+      }
+      return updated
+    }
+    routes.on(API.deleteWebhook, status: .noContent) { call in
+      let webhook = try await owned(call.parameters.id, by: try call.authenticated())
+      guard try await store.deleteWebhook(webhook.id) else { throw Self.notFound }
+      return NoContent()
+    }
+    routes.on(API.testWebhook, status: .accepted) { call in
+      let user = try call.authenticated()
+      let webhook = try await owned(call.parameters.id, by: user)
+      let key = "test_" + UUID().uuidString.lowercased()
+      let now = environment.now()
+      let payload = Data(#"{"message":"A test event from Meridian.","webhookId":"\#(webhook.id)"}"#.utf8)
+      try await environment.webhooks.enqueue(
+        WebhookEvent(
+          kind: WebhookEvent.testKind, userID: user, payload: payload, idempotencyKey: key, occurredAt: now,
+          target: webhook.id))
+      return WebhookTestReceipt(idempotencyKey: key)
+    }
+  }
+
+  static let notFound = APIError.notFound("You have no webhook with this id.")
+
+  /// The caller's registration `id`; another person's is reported as missing.
+  func owned(_ id: String, by user: UserID) async throws -> Webhook {
+    guard let webhook = try await store.webhook(id), webhook.ownerID == user.rawValue else { throw Self.notFound }
+    return webhook
+  }
+
+  /// Event kinds, checked: at most 50, each 1…64 characters of letters, digits, `.`, `_` and `-`.
+  static func events(_ kinds: [String]) throws(APIError) -> [String] {
+    let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+    guard kinds.count <= 50,
+      kinds.allSatisfy({ !$0.isEmpty && $0.count <= 64 && $0.allSatisfy(allowed.contains) })
+    else {
+      throw APIError(
+        status: 422, code: .invalidRequest,
+        message: "events must be at most 50 kinds, each 1 to 64 letters, digits, '.', '_' or '-'.")
+    }
+    return Array(Set(kinds)).sorted()
+  }
+}

@@ -1,0 +1,95 @@
+import DomainKit
+import Foundation
+import MeridianStore
+import Synchronization
+
+/// The server's way for a feature to send an event to webhooks: durably queued in the store, delivered by
+/// ``WebhookDeliveryService`` (which this wakes at once).
+///
+/// ```swift
+/// // After (or in) the transaction that stored the event:
+/// try await environment.webhooks.enqueue(
+///   kind: "geofence.enter", userID: person, payload: try JSONEncoder().encode(event),
+///   idempotencyKey: "geofence.enter:\(event.id)", occurredAt: event.timestamp)
+/// ```
+///
+/// A feature that queues inside its own store transaction (the engines' `enqueueWebhookEvent(_:db:)` and
+/// `enqueueWebhookEvent(_:on:logger:)`) calls ``wake()`` after the commit.
+public struct WebhookOutbox: Sendable {
+  let store: any WebhookStore
+  let signal: WakeSignal
+
+  /// An outbox on `store`.
+  public init(store: any WebhookStore) {
+    self.store = store
+    self.signal = WakeSignal()
+  }
+
+  /// Queues an event for every registration that wants it (the owner's and the operator-wide ones), once per
+  /// idempotency key; returns how many deliveries were queued.
+  /// - Throws: `WebhookStoreError.invalidPayload` when `payload` isn't JSON; the store's errors.
+  @discardableResult
+  public func enqueue(kind: String, userID: UserID?, payload: Data, idempotencyKey: String, occurredAt: Int64)
+    async throws -> Int
+  {
+    try await enqueue(
+      WebhookEvent(
+        kind: kind, userID: userID, payload: payload, idempotencyKey: idempotencyKey, occurredAt: occurredAt))
+  }
+
+  /// Queues `event`; see ``enqueue(kind:userID:payload:idempotencyKey:occurredAt:)``.
+  @discardableResult
+  public func enqueue(_ event: WebhookEvent) async throws -> Int {
+    let queued = try await store.enqueueWebhookEvent(event)
+    if queued > 0 { wake() }
+    return queued
+  }
+
+  /// Tells the delivery service that deliveries may be due now.
+  public func wake() { signal.wake() }
+}
+
+/// A wake-up for one waiter: ``wake()`` before ``wait(timeout:)`` is remembered.
+final class WakeSignal: Sendable {
+  private struct State {
+    var pending = false
+    var waiter: CheckedContinuation<Void, Never>?
+  }
+  private let state = Mutex(State())
+
+  func wake() {
+    let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+      if let waiter = state.waiter {
+        state.waiter = nil
+        return waiter
+      }
+      state.pending = true
+      return nil
+    }
+    waiter?.resume()
+  }
+
+  /// Returns on a wake-up, after `timeout`, or on cancellation.
+  func wait(timeout: Duration) async {
+    let timer = Task { [weak self] in
+      try? await Task.sleep(for: timeout)
+      self?.wake()
+    }
+    defer { timer.cancel() }
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let now = state.withLock { state -> Bool in
+          if state.pending {
+            state.pending = false
+            return true
+          }
+          state.waiter = continuation
+          return false
+        }
+        if now { continuation.resume() }
+      }
+    } onCancel: {
+      wake()
+    }
+  }
+}
