@@ -178,6 +178,14 @@ struct AdvertiserTests {
       let audience = try await anna.send(
         API.advertisedPromotionAudience, parameters: PromotionRef(id: strict.promotion.id))
       #expect(audience.eligible == .fewerThanMinimum)
+      // Today's row of the eager one counts Dana in its audience, as "< 5"; the day before the walk, nobody.
+      let report = try JSONDecoder().decode(
+        PromotionStatsReport.self,
+        from: try await anna.send(API.advertisedPromotionStats, parameters: PromotionStatsQuery(id: eager.promotion.id))
+      )
+      #expect(report.rows.count == 30)
+      #expect(report.rows.last?.eligible == .fewerThanMinimum)
+      #expect(report.rows.allSatisfy { $0.eligible != nil })
     }
   }
 
@@ -284,9 +292,10 @@ struct AdvertiserTests {
           API.advertisedPromotionStats, parameters: PromotionStatsQuery(id: id, from: from, to: to, csv: true)),
         as: UTF8.self)
       let lines = csv.split(separator: "\r\n").map(String.init)
-      #expect(lines.first == "start,end,offered,people,redeemed,conversion")
+      #expect(lines.first == "start,end,offered,people,redeemed,conversion,eligible")
       #expect(lines.count == 15)
-      #expect(lines[1] == "2026-03-23,2026-03-23,< 5,< 5,< 5,")
+      #expect(lines[1] == "2026-03-23,2026-03-23,< 5,< 5,< 5,,")
+      #expect(daily.rows.allSatisfy { $0.eligible == nil })  // a general promotion has no special audience
 
       // Bad ranges and buckets name the parameter; another person sees nothing.
       let path = "/v1/advertiser/promotions/\(id)/stats"

@@ -79,7 +79,7 @@ public struct PromotionStatsQuery: RouteParameters, Hashable {
 
 /// One bucket of a promotion's figures. Wire names: `start`, `end` (first and last local day), `offered` (times the
 /// promotion was listed to someone), `people` (distinct people it was listed to), `redeemed`, `conversion` (redeemed
-/// ÷ people, only when both are exact).
+/// ÷ people, only when both are exact), `eligible` (special promotions: the audience at the bucket's end).
 public struct PromotionStatsRow: Sendable, Hashable, Codable {
   /// The bucket's first day.
   public var start: CalendarDay
@@ -93,12 +93,16 @@ public struct PromotionStatsRow: Sendable, Hashable, Codable {
   public var redeemed: AggregateCount
   /// Redeemed ÷ people, 0…1, when both are exact.
   public var conversion: Double?
+  /// For a special promotion: the people its audience rule selected at the bucket's end (or now, for the bucket
+  /// that holds today).
+  public var eligible: AggregateCount?
 
   /// A row from exact counts, hidden below ``AggregateCount/minimum`` people: a bucket with fewer people shows
   /// "< 5" for all three counts (its offers would tell how few), and no conversion.
-  public init(start: CalendarDay, end: CalendarDay, offers: Int, people: Int, redeemed: Int) {
+  public init(start: CalendarDay, end: CalendarDay, offers: Int, people: Int, redeemed: Int, eligible: Int? = nil) {
     self.start = start
     self.end = end
+    self.eligible = eligible.map(AggregateCount.init)
     let hidden = people < AggregateCount.minimum
     self.offered = hidden ? .fewerThanMinimum : AggregateCount(offers)
     self.people = AggregateCount(people)
@@ -133,12 +137,14 @@ public struct PromotionStatsReport: Sendable, Hashable, Codable {
     self.rows = rows
   }
 
-  /// CSV (RFC 4180): `start,end,offered,people,redeemed,conversion`, one line per row.
+  /// CSV (RFC 4180): `start,end,offered,people,redeemed,conversion,eligible`, one line per row (empty conversion
+  /// when hidden, empty eligible for a general promotion).
   public var csv: String {
-    var text = "start,end,offered,people,redeemed,conversion\r\n"
+    var text = "start,end,offered,people,redeemed,conversion,eligible\r\n"
     for row in rows {
       let conversion = row.conversion.map { String(format: "%.4f", $0) } ?? ""
-      text += "\(row.start),\(row.end),\(row.offered),\(row.people),\(row.redeemed),\(conversion)\r\n"
+      let eligible = row.eligible.map(\.description) ?? ""
+      text += "\(row.start),\(row.end),\(row.offered),\(row.people),\(row.redeemed),\(conversion),\(eligible)\r\n"
     }
     return text
   }

@@ -187,14 +187,15 @@ struct PromotionsCommand: AsyncParsableCommand {
         let (first, last) = PromotionStats.range(
           from: days[0], to: days[1], now: Timestamp.milliseconds(Date()), timeZone: place.resolvedTimeZone)
         guard first <= last else { throw AdminError.usage("--to must not come before --from.") }
+        let rule = try await database.store.promotionSettings(venue: place.id)[promotion.id]?.eligibility
         let report = try await PromotionStats(store: database.store).report(
-          promotion, venue: place, from: first, to: last, bucket: bucket)
+          promotion, venue: place, from: first, to: last, bucket: bucket, rule: rule ?? PromotionEligibility())
         try options.emit(report) {
-          var table = TextTable(["start", "end", "offered", "people", "redeemed", "conversion"])
+          var table = TextTable(["start", "end", "offered", "people", "redeemed", "conversion", "eligible"])
           for row in report.rows {
             table.add([
               "\(row.start)", "\(row.end)", "\(row.offered)", "\(row.people)", "\(row.redeemed)",
-              row.conversion.map { String(format: "%.1f %%", $0 * 100) } ?? "-",
+              row.conversion.map { String(format: "%.1f %%", $0 * 100) } ?? "-", row.eligible?.description ?? "-",
             ])
           }
           return "Promotion \(promotion.id) of venue \(place.id), days in \(report.timeZone); counts below "

@@ -480,6 +480,9 @@ public enum ServerBenchmark {
       port: port, transport: transport, configuration: clientConfiguration, store: store, phase: phase)
     try await placeFigures(  // PlaceBenchmark.swift
       port: port, transport: transport, configuration: clientConfiguration, store: store, phase: phase)
+    try await geofenceFigures(store: store)  // GeofenceBenchmark.swift
+    try await advertiserFigures(  // AdvertiserBenchmark.swift
+      port: port, transport: transport, configuration: clientConfiguration, store: store)
 
     await opened.close()
 

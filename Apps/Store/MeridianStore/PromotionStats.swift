@@ -14,8 +14,11 @@ public struct PromotionStats: Sendable {
   /// The report of `promotion` (of `venue`) from `from` to `to` inclusive, days in the venue's time zone; week
   /// buckets run Monday to Sunday, the first and last cut to the range.
   /// - Throws: ``APIError`` `invalid_request` when the range is longer than ``PromotionStatsQuery/maximumDays``.
+  ///
+  /// A special promotion's rows also count its eligible audience by `rule` at each bucket's end (up to `now`).
   public func report(
-    _ promotion: Promotion, venue: Place, from: CalendarDay, to: CalendarDay, bucket: StatsBucket
+    _ promotion: Promotion, venue: Place, from: CalendarDay, to: CalendarDay, bucket: StatsBucket,
+    rule: PromotionEligibility = PromotionEligibility(), now: Int64 = Timestamp.milliseconds(Date())
   ) async throws -> PromotionStatsReport {
     let calendar = Self.calendar(venue.resolvedTimeZone)
     let days = try Self.days(from: from, to: to, calendar: calendar)
@@ -36,11 +39,18 @@ public struct PromotionStats: Sendable {
     }
     let boundaries = groups.compactMap(\.first).map(Timestamp.milliseconds) + [Timestamp.milliseconds(after)]
     let counts = try await store.promotionCounts(promotion.id, boundaries: boundaries)
-    let rows = zip(groups, counts).compactMap { group, count -> PromotionStatsRow? in
-      guard let first = group.first, let last = group.last else { return nil }
-      return PromotionStatsRow(
-        start: Self.day(first, calendar), end: Self.day(last, calendar), offers: count.offers, people: count.people,
-        redeemed: count.redeemed)
+    let audience = EligibleAudience(store: store, rule: rule)
+    var rows: [PromotionStatsRow] = []
+    for (index, (group, count)) in zip(groups, counts).enumerated() {
+      guard let first = group.first, let last = group.last else { continue }
+      var eligible: Int?
+      if promotion.audience == .special, boundaries[index] <= now {
+        eligible = try await audience.count(for: venue, now: min(boundaries[index + 1] - 1, now))
+      }
+      rows.append(
+        PromotionStatsRow(
+          start: Self.day(first, calendar), end: Self.day(last, calendar), offers: count.offers,
+          people: count.people, redeemed: count.redeemed, eligible: eligible))
     }
     return PromotionStatsReport(
       promotionId: promotion.id, venueId: venue.id, timeZone: venue.resolvedTimeZone.identifier, bucket: bucket,

@@ -66,7 +66,8 @@ struct AdvertiserFeature: Sendable {
       let (from, to) = PromotionStats.range(
         from: query.from, to: query.to, now: environment.now(), timeZone: place.resolvedTimeZone)
       let report = try await PromotionStats(store: store).report(
-        current.promotion, venue: place, from: from, to: to, bucket: query.bucket)
+        current.promotion, venue: place, from: from, to: to, bucket: query.bucket, rule: current.eligibility,
+        now: environment.now())
       if query.csv {
         return RouteRegistrar.RawBody(
           contentType: "text/csv; charset=utf-8", filename: "promotion-\(query.id)-\(query.bucket.rawValue).csv",
