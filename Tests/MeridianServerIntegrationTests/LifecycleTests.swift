@@ -47,19 +47,20 @@ struct LifecycleTests {
     }
   }
 
-  /// A graceful shutdown in the middle of concurrent uploads: every fix the server acknowledged is stored.
   /// A server that can't listen (its port is taken) fails to start with the reason, instead of waiting for ever for
   /// a port that never comes (a test restarting a server on its old port once hung the whole run that way).
   @Test func aServerWhosePortIsTakenFailsToStartWithTheReason() async throws {
     let first = try await TestServer.start()
     await #expect {
-      _ = try await TestServer.start(port: first.port)
+      let second = try await TestServer.start(port: first.port)
+      try await second.stop()
     } throws: { error in
       "\(error)".localizedCaseInsensitiveContains("address already in use")
     }
     try await first.stop()
   }
 
+  /// A graceful shutdown in the middle of concurrent uploads: every fix the server acknowledged is stored.
   @Test func shutdownDuringIngestLosesNoAcknowledgedFix() async throws {
     let server = try await TestServer.start()
     let (session, anna) = try await server.signUp("anna")

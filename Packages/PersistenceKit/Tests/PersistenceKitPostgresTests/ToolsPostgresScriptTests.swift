@@ -14,29 +14,37 @@ import Testing
   /// a fresh cluster waited for ever (CI timed out; locally the cluster was always running already).
   @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "descriptor inheritance: Linux"))
   func aStartedClusterKeepsNoDescriptorOfItsCaller() async throws {
+    // The script, initdb and the wait for end-of-file block: on a thread of their own, not the test's shared pool.
+    let outcome = await withCheckedContinuation { continuation in
+      Thread.detachNewThread { continuation.resume(returning: Self.startFreshClusterWithAnInheritedPipe()) }
+    }
+    #expect(outcome.status == 0, "Tools/postgres start failed (\(outcome.status)); see \(outcome.directory)/server.log")
+    #expect(outcome.endOfFile, "the server kept a descriptor of the script's caller")
+  }
+
+  /// Starts a fresh cluster in a directory of its own with the write end of a pipe left open in the script, closes
+  /// this process's write end, and says whether reading then gives end-of-file at once (every holder has exited);
+  /// stops the cluster afterwards.
+  private static func startFreshClusterWithAnInheritedPipe() -> (status: Int32, endOfFile: Bool, directory: String) {
     let directory = "/tmp/pk-fds-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     let script = TestCluster.repositoryRoot.appendingPathComponent("Tools/postgres").path
     defer {
-      _ = Self.run(script, ["stop"], directory: directory, inheriting: nil)
+      _ = run(script, ["stop"], directory: directory, inheriting: nil)
       try? FileManager.default.removeItem(atPath: directory + ".lock")
     }
-
-    // A pipe whose write end the script inherits, as a caller's descriptors are (close-on-exec here, so that no
-    // other test's child takes it; the spawn's dup2 gives the script a copy without the flag).
+    // Close-on-exec here, so that no other test's child takes the write end; the spawn's dup2 gives the script a
+    // copy without the flag. (A child spawned between pipe() and fcntl() could still take it: a tiny window.)
     var ends: [Int32] = [0, 0]
-    try #require(pipe(&ends) == 0)
+    guard pipe(&ends) == 0 else { return (-1, false, directory) }
     for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
     let (readEnd, writeEnd) = (ends[0], ends[1])
     defer { close(readEnd) }
-    let status = Self.run(script, ["start"], directory: directory, inheriting: writeEnd)
+    let status = run(script, ["start"], directory: directory, inheriting: writeEnd)
     close(writeEnd)
-    #expect(status == 0, "Tools/postgres start failed (\(status)); see \(directory)/server.log")
-
-    // Every holder of the write end has exited: reading gives end-of-file at once, not a wait.
     var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
     let ready = poll(&poller, 1, 10_000)
     var byte: UInt8 = 0
-    #expect(ready == 1 && read(readEnd, &byte, 1) == 0, "the server kept a descriptor of the script's caller")
+    return (status, ready == 1 && read(readEnd, &byte, 1) == 0, directory)
   }
 
   /// Runs the script with `MERIDIAN_POSTGRES_DIR=directory` and its output discarded, `inheriting` left open in it,
