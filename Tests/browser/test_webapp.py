@@ -49,7 +49,13 @@ class Server:
         self.log = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
-        self.port = int(self.wait_for_line(r"meridian-server listening.*port=(\d+)|port=(\d+).*listening", seconds=90))
+        try:
+            listening = r"meridian-server listening.*port=(\d+)|port=(\d+).*listening"
+            self.port = int(self.wait_for_line(listening, seconds=90))
+        except BaseException:
+            self.process.kill()  # never left running after a start that failed or took too long
+            self.process.wait(timeout=10)
+            raise
         self.base = f"http://127.0.0.1:{self.port}"
 
     def _read(self):
@@ -74,6 +80,19 @@ class Server:
             found = re.search(pattern, line)
             if found:
                 return next(group for group in found.groups() if group)
+
+    @classmethod
+    def restarted(cls, binary, stopped):
+        """A new server on `stopped`'s port and database. While the port is free, an outgoing connection of this
+        machine may hold it as its local port for a moment: a refused bind is tried again for a few seconds."""
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                return cls(binary, directory=stopped.directory, port=stopped.port)
+            except RuntimeError as error:
+                if "address already in use" not in str(error).lower() or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.25)
 
     def stop(self):
         self.process.terminate()
@@ -435,7 +454,7 @@ class WebAppTests(unittest.TestCase):
                 badge = self.browser.find_element(By.ID, "live-state")
                 own.stop()  # sockets closed with 4004: the page reconnects with backoff
                 self.wait(lambda: "on" not in badge.get_attribute("class").split(), "the page notices the lost socket")
-                own = Server(self.binary, directory=own.directory, port=own.port)
+                own = Server.restarted(self.binary, own)
                 self.server = own
                 self.wait(lambda: "on" in badge.get_attribute("class").split(), "the page reconnects", seconds=40)
                 friend.server = own
