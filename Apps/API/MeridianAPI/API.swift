@@ -124,4 +124,5 @@ public enum API {
     ] + applicantEndpoints  // ApplicantAPI.swift
     + geofenceEndpoints  // GeofenceAPI.swift
     + webhookEndpoints  // WebhookAPI.swift
+    + historyGeoEndpoints  // HistoryGeoAPI.swift
 }

@@ -221,6 +221,7 @@ public struct ServerApp: Sendable {
     PhoneAppIngest(environment: environment, ingest: ingest, geofences: geofences).register(on: registrar)
     HistoryFeature(environment: environment).register(on: registrar)
     HistoryExport(environment: environment).register(on: registrar)
+    HistoryGeoFeature(environment: environment).register(on: registrar)
     VenueFeature(environment: environment).register(on: registrar)
     PollFeature(environment: environment, configuration: configuration, hub: live.hub).register(on: registrar)
     PlaceFeature(environment: environment).register(on: registrar)

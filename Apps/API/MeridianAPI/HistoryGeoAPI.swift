@@ -1,0 +1,121 @@
+import DomainKit
+import Foundation
+import NetworkingKit
+
+extension API {
+  /// `GET /v1/history/places?level=country|admin1|admin2|locality`: "Where I've been" — the stays detected in the
+  /// caller's filtered history, grouped by the administrative area they fall in (from the offline gazetteer), most
+  /// visited first, with time spent and names in the caller's language (`lang`, else `Accept-Language`, then
+  /// English, then the GeoNames name).
+  public static let historyPlaces = Endpoint<HistoryPlacesQuery, NoBody, HistoryPlaces>(
+    .get, "/v1/history/places", query: { $0.queryItems })
+
+  /// The "Where I've been" endpoints, for ``all``.
+  static let historyGeoEndpoints = [historyPlaces.descriptor]
+}
+
+/// `GET /v1/history/places`: the history filters plus the level and an optional language.
+public struct HistoryPlacesQuery: RouteParameters, Hashable {
+  /// The levels: `country`, `admin1` (region), `admin2` (district), `locality`.
+  public static let levels = ["country", "admin1", "admin2", "locality"]
+
+  /// The history filters (`limit` and `cursor` are ignored).
+  public var history: HistoryQuery
+  /// One of ``levels``; default `country`.
+  public var level: String
+  /// A language code (`ru`, `uk`, `en`) that wins over `Accept-Language`.
+  public var language: String?
+
+  /// A query.
+  public init(history: HistoryQuery = HistoryQuery(), level: String = "country", language: String? = nil) {
+    self.history = history
+    self.level = level
+    self.language = language
+  }
+
+  /// Reads `level`, `lang` and the history filters.
+  public init(path: [String: String], query: [String: [String]]) throws(APIError) {
+    history = try HistoryQuery(path: path, query: query)
+    level = query.string("level") ?? "country"
+    guard Self.levels.contains(level) else {
+      throw .invalidRequest("'level' must be one of country, admin1, admin2, locality.")
+    }
+    language = query.string("lang")
+    if let language,
+      language.isEmpty || language.count > 35
+        || !language.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+    {
+      throw .invalidRequest("'lang' must be a language code like ru, uk or pt-BR.")
+    }
+  }
+
+  var queryItems: [QueryItem] {
+    history.queryItems + [QueryItem("level", level)] + (language.map { [QueryItem("lang", $0)] } ?? [])
+  }
+}
+
+/// "Where I've been" at one level.
+public struct HistoryPlaces: Sendable, Hashable, Codable {
+  /// The level asked for.
+  public var level: String
+  /// The languages the names were resolved in, in order of preference.
+  public var languages: [String]
+  /// The areas, most visited first (ties by code).
+  public var places: [HistoryPlace]
+  /// All stays in the filtered history.
+  public var visits: Int
+  /// Stays that could not be placed (an empty gazetteer, or no area at this level).
+  public var unplaced: Int
+
+  /// A result.
+  public init(level: String, languages: [String], places: [HistoryPlace], visits: Int, unplaced: Int) {
+    self.level = level
+    self.languages = languages
+    self.places = places
+    self.visits = visits
+    self.unplaced = unplaced
+  }
+}
+
+/// An area the person stayed in.
+public struct HistoryPlace: Sendable, Hashable, Codable {
+  /// An area's code or ancestor: `RU`, `RU.75`, `RU.75.h363486`, or a place's GeoNames id.
+  public struct Area: Sendable, Hashable, Codable {
+    /// The code.
+    public var code: String
+    /// The name in the caller's language.
+    public var name: String
+    /// The level (`country`, `admin1`, `admin2`, `locality`).
+    public var level: String
+
+    /// An area.
+    public init(code: String, name: String, level: String) {
+      self.code = code
+      self.name = name
+      self.level = level
+    }
+  }
+
+  /// The area.
+  public var area: Area
+  /// Its ancestors, the country first.
+  public var ancestors: [Area]
+  /// Stays in it.
+  public var visits: Int
+  /// Time spent in those stays, ms.
+  public var timeSpent: Int64
+  /// The first stay's arrival, UTC ms.
+  public var firstVisit: Int64
+  /// The last stay's departure, UTC ms.
+  public var lastVisit: Int64
+
+  /// An entry.
+  public init(area: Area, ancestors: [Area], visits: Int, timeSpent: Int64, firstVisit: Int64, lastVisit: Int64) {
+    self.area = area
+    self.ancestors = ancestors
+    self.visits = visits
+    self.timeSpent = timeSpent
+    self.firstVisit = firstVisit
+    self.lastVisit = lastVisit
+  }
+}

@@ -1,0 +1,141 @@
+import DomainKit
+import Foundation
+import HTTPTypes
+import MeridianAPI
+import MeridianStore
+import NetworkingKit
+import Testing
+
+/// "Where I've been" over HTTP on every engine: stays grouped by country, region, district and town from a
+/// gazetteer loaded into the store, in the caller's language (`lang`, `Accept-Language`, then English).
+@Suite("History places over HTTP")
+struct HistoryGeoTests {
+  /// Russia (Tomsk Oblast: Tomsk in Tomskiy Rayon, Seversk with no district) and Ukraine (Kyiv), with Russian names
+  /// for some of them only.
+  static func loadGazetteer(_ store: any MeridianStore) async throws {
+    func area(_ line: Int, _ code: String, _ level: GazetteerLevel, _ name: String, ru: String? = nil)
+      -> GazetteerStagedRow
+    {
+      var names = ["en": name]
+      names["ru"] = ru
+      return GazetteerStagedRow(
+        line: line,
+        content: .area(
+          GazetteerArea(
+            code: code, level: level, country: String(code.prefix(2)), name: name, names: names)))
+    }
+    func town(
+      _ line: Int, _ id: Int64, _ name: String, ru: String?, _ admin1: String, _ admin2: String?, _ lat: Double,
+      _ lon: Double
+    ) -> GazetteerStagedRow {
+      var names = ["en": name]
+      names["ru"] = ru
+      return GazetteerStagedRow(
+        line: line,
+        content: .locality(
+          GazetteerLocality(
+            geonameID: id, name: name, names: names, country: String(admin1.prefix(2)), admin1: admin1,
+            admin2: admin2, latitude: lat, longitude: lon)))
+    }
+    let areas = [
+      area(1, "RU", .country, "Russia", ru: "Россия"), area(2, "UA", .country, "Ukraine", ru: "Украина"),
+      area(3, "RU.75", .admin1, "Tomsk Oblast", ru: "Томская область"), area(4, "UA.12", .admin1, "Kyiv City"),
+      area(5, "RU.75.1", .admin2, "Tomskiy Rayon", ru: "Томский район"),
+    ]
+    let towns = [
+      town(1, 1_489_425, "Tomsk", ru: "Томск", "RU.75", "RU.75.1", 56.50049, 84.98216),
+      town(2, 1_492_517, "Seversk", ru: nil, "RU.75", nil, 56.60056, 84.88639),
+      town(3, 703_448, "Kyiv", ru: "Киев", "UA.12", nil, 50.45466, 30.5238),
+    ]
+    for (file, rows) in [("areas.txt", areas), ("towns.txt", towns)] {
+      _ = try await store.beginGazetteerFile(file, digest: "1", restart: false, now: 1)
+      try await store.stageGazetteerRows(rows, file: file, through: rows.count)
+      _ = try await store.commitGazetteerFile(file, now: 1)
+    }
+  }
+
+  /// Ten-minute stays (a fix a minute), an hour apart, at each coordinate.
+  static func stays(_ places: [(Double, Double)]) throws -> [LocationFix] {
+    var fixes: [LocationFix] = []
+    var time: Int64 = 1_700_000_000_000
+    for (latitude, longitude) in places {
+      for minute in 0...10 {
+        fixes.append(
+          try LocationFix(
+            timestamp: time + Int64(minute) * 60_000, latitude: latitude + Double(minute % 2) * 0.00002,
+            longitude: longitude, horizontalAccuracy: 10))
+      }
+      time += 3_600_000
+    }
+    return fixes
+  }
+
+  @Test(arguments: PollTests.engines)
+  func staysAreGroupedAtEveryLevelInTheCallersLanguage(_ engine: String) async throws {
+    try await PollTests.withServer(engine) { server in
+      let (session, anna) = try await server.signUp("anna")
+      // With no gazetteer every stay is unplaced.
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "phone", fixes: try Self.stays([(56.5, 84.97)])))
+      let empty = try await anna.send(API.historyPlaces, parameters: HistoryPlacesQuery())
+      #expect(empty.places.isEmpty && empty.visits == 1 && empty.unplaced == 1)
+
+      try await Self.loadGazetteer(server.app.environment.store)
+      // Tomsk three times (one above), Seversk once, Kyiv twice.
+      let more = try Self.stays([(56.49, 84.95), (56.51, 84.99), (56.6, 84.88), (50.45, 30.52), (50.46, 30.53)])
+      _ = try await anna.send(
+        API.postFixes,
+        body: FixBatch(
+          deviceId: "phone",
+          fixes: more.map {
+            var fix = $0
+            fix.timestamp += 86_400_000
+            return fix
+          }))
+
+      let countries = try await anna.send(
+        API.historyPlaces, parameters: HistoryPlacesQuery(level: "country", language: "ru"))
+      #expect(countries.places.map(\.area.name) == ["Россия", "Украина"])
+      #expect(countries.places.map(\.visits) == [4, 2])
+      #expect(countries.places.first?.timeSpent == Int64(2_400_000))
+      #expect(countries.visits == 6 && countries.unplaced == 0)
+
+      let regions = try await anna.send(API.historyPlaces, parameters: HistoryPlacesQuery(level: "admin1"))
+      #expect(regions.places.map(\.area.name) == ["Tomsk Oblast", "Kyiv City"])
+      #expect(regions.places.first?.ancestors.map(\.name) == ["Russia"])
+
+      // Districts: only Tomsk has one; the other stays are unplaced at that level.
+      let districts = try await anna.send(
+        API.historyPlaces, parameters: HistoryPlacesQuery(level: "admin2", language: "ru"))
+      #expect(districts.places.map(\.area.name) == ["Томский район"])
+      #expect(districts.places.map(\.visits) == [3])
+      #expect(districts.unplaced == 3)
+
+      // Towns by Accept-Language (uk is not in the gazetteer: Russian next, then English for Seversk).
+      let towns = try await server.phoneAppRequest(
+        .get, "/v1/history/places?level=locality",
+        headers: [.authorization: "Bearer \(session.token)", .acceptLanguage: "uk-UA, ru;q=0.8, en;q=0.5"])
+      #expect(towns.head.status.code == 200)
+      let decoded = try JSONDecoder().decode(HistoryPlaces.self, from: towns.body)
+      #expect(decoded.places.map(\.area.name) == ["Томск", "Киев", "Seversk"])
+      #expect(decoded.places.map(\.visits) == [3, 2, 1])
+      #expect(decoded.places.first?.ancestors.map(\.level) == ["country", "admin1", "admin2"])
+      #expect(decoded.places.first?.ancestors.map(\.name) == ["Россия", "Томская область", "Томский район"])
+
+      // A filter applies: the first day holds the one stay in Tomsk.
+      let firstDay = HistoryQuery(from: 1_700_000_000_000, to: 1_700_086_400_000)
+      let day = try await anna.send(
+        API.historyPlaces, parameters: HistoryPlacesQuery(history: firstDay, level: "locality"))
+      #expect(day.places.map(\.area.name) == ["Tomsk"])
+
+      // Bad input, and no sign-in.
+      for path in ["/v1/history/places?level=planet", "/v1/history/places?lang=r%20u", "/v1/history/places?from=x"] {
+        let response = try await server.phoneAppRequest(
+          .get, path, headers: [.authorization: "Bearer \(session.token)"])
+        #expect(response.head.status.code == 400, "\(path)")
+        #expect(response.errorCode == "invalid_request", "\(path)")
+      }
+      #expect(try await server.phoneAppRequest(.get, "/v1/history/places").head.status.code == 401)
+    }
+  }
+
+}
