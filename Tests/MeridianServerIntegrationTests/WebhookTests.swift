@@ -236,7 +236,8 @@ struct WebhookTests {
     // Restart while some are still failing, stalled or waiting out their Retry-After.
     await receiver.waitForProcessed(2, timeout: .seconds(30))
     try await server.stop(keepingFiles: true)
-    server = try await TestServer.start(directory: server.directory, port: server.port, Self.fastDelivery)
+    // The same database on a new port (the old one may be taken meanwhile by a concurrent test).
+    server = try await TestServer.start(directory: server.directory, Self.fastDelivery)
     let again = try server.client(token: session.token)
     for _ in 8..<16 { keys.append(try await again.send(API.testWebhook, parameters: ref).idempotencyKey) }
     await receiver.waitForProcessed(keys.count, timeout: .seconds(90))
