@@ -247,6 +247,7 @@ let package = Package(
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
         .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
+        .product(name: "NetworkingKitTestServer", package: "NetworkingKit"),
         .product(name: "RealtimeKit", package: "RealtimeKit"),
         .product(name: "RealtimeKitWebSocketClient", package: "RealtimeKit"),
         .product(name: "RealtimeKitTesting", package: "RealtimeKit"),

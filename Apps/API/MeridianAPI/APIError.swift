@@ -37,6 +37,8 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   case otpExpired = "otp_expired"
   /// Too many wrong codes; request a new one.
   case otpAttemptsExceeded = "otp_attempts_exceeded"
+  /// The SMS gateway did not take the code (it failed, timed out or refused); nothing was counted, try again (503).
+  case smsUnavailable = "sms_unavailable"
   /// The email address already has an account.
   case emailTaken = "email_taken"
   /// Email and password don't match an account.

@@ -14,7 +14,10 @@ struct ServerOptions: ParsableArguments, Sendable {
   var database: String?
   @Option(help: "development or production (MERIDIAN_MODE, default development).")
   var mode: String?
-  @Option(help: "Where one-time codes go: log (MERIDIAN_SMS_SENDER, default log).")
+  @Option(
+    help: ArgumentHelp(
+      "Where one-time codes go: log (development only), http or twilio; MERIDIAN_SMS_* configure the gateway "
+        + "(MERIDIAN_SMS_SENDER, default log)."))
   var smsSender: String?
   @Option(help: "Admin API token, a secret (MERIDIAN_ADMIN_TOKEN; required in production).")
   var adminToken: String?

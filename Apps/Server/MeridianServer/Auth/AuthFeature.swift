@@ -29,10 +29,19 @@ struct AuthFeature: Sendable {
       throw APIError.rateLimited("Too many codes for this number; try again in an hour.")
     }
     let code = Secrets.otpCode()
+    // Sent before it is stored: a code that never left keeps the number's current code and its attempts.
+    do {
+      try await environment.smsSender.sendCode(code, to: phone)
+    } catch is CancellationError {
+      throw CancellationError()
+    } catch {
+      await environment.otpPhoneLimiter.giveBack(phone, now: now)
+      await environment.otpAddressLimiter.giveBack(call.clientAddress, now: now)
+      throw APIError.smsUnavailable
+    }
     try await store.replaceOTP(
       phone: phone, codeHash: SecretHash.sha256(phone + ":" + code), expiresAt: now + environment.otpLifetime,
       maxAttempts: environment.otpAttempts, now: now)
-    try await environment.smsSender.sendCode(code, to: phone)
     return NoContent()
   }
 

@@ -19,8 +19,12 @@ public struct ServerConfiguration: Sendable, Hashable {
 
   /// Where one-time codes go.
   public enum SMSSenderKind: String, Sendable, Hashable, CaseIterable {
-    /// One log line `OTP <phone> <code>`.
+    /// One log line `OTP <phone> <code>` (development mode only).
     case log
+    /// A generic HTTP gateway (``SMSSettings``: URL, method, JSON or form body template, auth header).
+    case http
+    /// Twilio's Messages API or a compatible one (``SMSSettings``: account SID, auth token, sender number).
+    case twilio
   }
 
   /// The address to listen on.
@@ -42,6 +46,8 @@ public struct ServerConfiguration: Sendable, Hashable {
   public var mode = Mode.development
   /// The SMS sender.
   public var smsSender = SMSSenderKind.log
+  /// The `http` and `twilio` senders' settings (``SMSSettings``, `MERIDIAN_SMS_*`).
+  public var sms = SMSSettings()
   /// The bearer token of the operators' admin API.
   public var adminToken: String? = nil
   /// How long a bearer token is valid, in seconds.
@@ -113,6 +119,7 @@ public struct ServerConfiguration: Sendable, Hashable {
     if let sender = try parse(options.smsSender, "MERIDIAN_SMS_SENDER", SMSSenderKind.init(rawValue:)) {
       configuration.smsSender = sender
     }
+    try configuration.sms.read(environment, sender: configuration.smsSender)
     configuration.adminToken = value(options.adminToken, "MERIDIAN_ADMIN_TOKEN")
     if let lifetime = try parse(
       options.tokenLifetime, "MERIDIAN_TOKEN_LIFETIME", { Int64($0).flatMap { $0 > 0 ? $0 : nil } })

@@ -123,13 +123,7 @@ public struct ServerApp: Sendable {
     guard let store = try store ?? Self.sqliteStore(configuration.database) else {
       throw CompositionError(message: "\(configuration.database) needs ServerApp.open, which opens every engine")
     }
-    let sender: any SMSSender =
-      smsSender
-      ?? {
-        switch configuration.smsSender {
-        case .log: LogSMSSender(logger: logger)
-        }
-      }()
+    let sender = try smsSender ?? configuration.makeSMSSender(metrics: metrics, logger: logger)
     let environment = ServerEnvironment(store: store, smsSender: sender, configuration: configuration)
     let writer = FixWriter(store: store, metrics: metrics, logger: logger)
     let ingest = FixIngest(

@@ -1,0 +1,248 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Logging
+import NIOPosix
+import NetworkingKit
+import NetworkingKitAsyncHTTPClient
+import Prometheus
+
+/// An SMS the gateway did not accept: every attempt failed, timed out or was refused. The person is told to retry
+/// (503 `sms_unavailable`); nothing is counted against their limits.
+public struct SMSDeliveryError: Error, Sendable, CustomStringConvertible {
+  /// The sender (`http`, `twilio`).
+  public var sender: String
+  /// Why: `status`, `timeout`, `unreachable` or `other` (the metrics label).
+  public var reason: String
+  /// The last error, for the log.
+  public var detail: String
+  /// `http SMS failed (status): …`.
+  public var description: String { "\(sender) SMS failed (\(reason)): \(detail)" }
+}
+
+/// The SMS senders' counters on the server's registry: `meridian_sms_sent_total{sender}`,
+/// `meridian_sms_failed_total{sender,reason}` and `meridian_sms_retries_total{sender}`.
+public struct SMSMetrics: Sendable {
+  let registry: PrometheusCollectorRegistry
+
+  /// Counters on `registry` (``ServerMetrics/registry`` in the server).
+  public init(registry: PrometheusCollectorRegistry) { self.registry = registry }
+
+  func sent(_ sender: String) { counter("sms_sent", "SMS accepted by the gateway.", [("sender", sender)]).increment() }
+
+  func failed(_ sender: String, reason: String) {
+    counter(
+      "sms_failed", "SMS not sent after every attempt (the person was told to retry).",
+      [("sender", sender), ("reason", reason)]
+    ).increment()
+  }
+
+  func retried(_ sender: String) {
+    counter("sms_retries", "SMS attempts retried (timeout, lost connection, 429 or 5xx).", [("sender", sender)])
+      .increment()
+  }
+
+  private func counter(_ name: String, _ help: String, _ labels: [(String, String)]) -> Counter {
+    registry.makeCounter(
+      descriptor: MetricNameDescriptor(namespace: "meridian", metricName: name, unitName: "total", helpText: help),
+      labels: labels)
+  }
+}
+
+/// One SMS request through NetworkingKit: its request factory, retry policy (full jitter, `Retry-After`) with one
+/// `Idempotency-Key` for every attempt of a code, per-attempt timeout and deadline, over AsyncHTTPClient.
+struct SMSGatewayCall: Sendable {
+  /// The metrics label.
+  let sender: String
+  let url: URLComponents
+  let method: HTTPRequest.Method
+  let contentType: String
+  let headerFields: HTTPFields
+  let settings: SMSSettings
+  let metrics: SMSMetrics
+  let logger: Logger
+
+  /// Sends `body` once (with NetworkingKit's retries).
+  /// - Throws: ``SMSDeliveryError`` when the gateway didn't accept it; `CancellationError` when cancelled.
+  func send(_ body: Data) async throws {
+    let host = url.host ?? ""
+    let authority =
+      (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + (url.port.map { ":\($0)" } ?? "")
+    guard let base = URL(string: "\(url.scheme ?? "https")://\(authority)") else {
+      throw SMSDeliveryError(sender: sender, reason: "other", detail: "invalid URL \(url.string ?? "")")
+    }
+    let path =
+      (url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath)
+      + (url.percentEncodedQuery.map { "?\($0)" } ?? "")
+    let endpoint = Endpoint<Void, Data, Int>(
+      method, PathTemplate(components: [.literal(path)]), body: .raw(contentType: contentType),
+      response: ResponseDecoding(accept: "application/json") { _ in 0 }, idempotency: .key, authentication: .none)
+    var configuration = NetworkClient.Configuration()
+    configuration.retryPolicy = settings.retryPolicy
+    configuration.attemptTimeout = settings.attemptTimeout
+    configuration.retryBudgets = nil
+    configuration.compressionThreshold = nil
+    configuration.acceptsGzip = false
+    configuration.maxResponseBytes = 64 * 1024
+    configuration.tokenErrorCodes = []
+    configuration.defaultHeaderFields = [.userAgent: "Meridian-SMS/1"]
+    let (sender, metrics, logger) = (self.sender, self.metrics, self.logger)
+    configuration.onAttempt = { event in
+      if case .retry = event.decision { metrics.retried(sender) }
+      logger.debug("SMS attempt", metadata: ["sender": "\(sender)", "attempt": "\(event)"])
+    }
+    // Codes are rare (rate-limited per phone and address), so each one gets its own connection pool, shut down
+    // when it is sent: no client outlives the server and none needs a lifecycle of its own.
+    var httpConfiguration = AsyncHTTPClientTransport.makeConfiguration()
+    httpConfiguration.redirectConfiguration = .disallow
+    httpConfiguration.timeout.connect = .milliseconds(Int64((settings.attemptTimeout / .milliseconds(1)).rounded(.up)))
+    let httpClient = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpConfiguration)
+    let result: Result<Void, any Error>
+    do {
+      let client = try NetworkClient(
+        baseURL: base, transport: AsyncHTTPClientTransport(client: httpClient), configuration: configuration)
+      _ = try await client.send(
+        endpoint, body: body, headerFields: headerFields, idempotencyKey: UUID().uuidString.lowercased())
+      result = .success(())
+    } catch {
+      result = .failure(error)
+    }
+    try? await httpClient.shutdown()
+    switch result {
+    case .success:
+      metrics.sent(sender)
+    case .failure(let error as CancellationError):
+      throw error
+    case .failure(let error):
+      let failure = SMSDeliveryError(sender: sender, reason: Self.reason(error), detail: "\(error)")
+      metrics.failed(sender, reason: failure.reason)
+      logger.warning("SMS not sent", metadata: ["sender": "\(sender)", "error": "\(failure.detail)"])
+      throw failure
+    }
+  }
+
+  /// The metrics label of a failure.
+  static func reason(_ error: any Error) -> String {
+    guard let error = error as? NetworkingError else { return "other" }
+    if error.serverError != nil { return "status" }
+    if case .deadlineExceeded = error { return "timeout" }
+    guard let transport = error.transportError else { return "other" }
+    switch transport.kind {
+    case .timedOut: return "timeout"
+    case .connectionRefused, .noNetwork: return "unreachable"
+    case .connectionLost, .other: return "other"
+    }
+  }
+}
+
+/// Sends codes through a generic HTTP gateway: ``SMSSettings/httpMethod`` to ``SMSSettings/httpURL`` with the body
+/// template's `{phone}` and `{text}` filled in (JSON-escaped or percent-encoded) and the configured auth header.
+public struct HTTPGatewaySMSSender: SMSSender {
+  let call: SMSGatewayCall
+  let template: String
+  let format: SMSSettings.BodyFormat
+  let settings: SMSSettings
+
+  /// A sender for `settings` (checked with ``SMSSettings/check(sender:)`` for `.http`).
+  public init(settings: SMSSettings, metrics: SMSMetrics, logger: Logger) throws(ConfigurationError) {
+    try settings.check(sender: .http)
+    guard let url = settings.httpURL.flatMap(URLComponents.init(string:)) else {
+      throw ConfigurationError(setting: "MERIDIAN_SMS_HTTP_URL", value: settings.httpURL)
+    }
+    var fields = HTTPFields()
+    if let auth = settings.httpAuth, let name = HTTPField.Name(settings.httpAuthHeader) { fields[name] = auth }
+    self.settings = settings
+    self.format = settings.httpFormat
+    self.template = settings.httpBody ?? SMSSettings.defaultTemplate(settings.httpFormat)
+    self.call = SMSGatewayCall(
+      sender: "http", url: url, method: settings.httpMethod,
+      contentType: format == .json ? "application/json" : "application/x-www-form-urlencoded",
+      headerFields: fields, settings: settings, metrics: metrics, logger: logger)
+  }
+
+  /// The request body for `text` to `phone`.
+  public func body(text: String, phone: String) -> Data {
+    func escape(_ text: String) -> String {
+      format == .json ? Self.jsonEscaped(text) : SMSFormEncoding.encode(text)
+    }
+    return Data(
+      template.replacingOccurrences(of: "{phone}", with: escape(phone))
+        .replacingOccurrences(of: "{text}", with: escape(text)).utf8)
+  }
+
+  public func sendCode(_ code: String, to phone: String) async throws {
+    try await call.send(body(text: settings.text(for: code), phone: phone))
+  }
+
+  /// `text` as the inside of a JSON string.
+  static func jsonEscaped(_ text: String) -> String {
+    let encoded = (try? JSONEncoder().encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
+    return String(encoded.dropFirst().dropLast())
+  }
+}
+
+/// Sends codes through Twilio's Programmable Messaging API (or a compatible one):
+/// `POST /2010-04-01/Accounts/{sid}/Messages.json`, form-encoded `To`, `From`, `Body`, HTTP basic auth with the
+/// account SID and auth token.
+public struct TwilioSMSSender: SMSSender {
+  let call: SMSGatewayCall
+  let settings: SMSSettings
+
+  /// A sender for `settings` (checked with ``SMSSettings/check(sender:)`` for `.twilio`).
+  public init(settings: SMSSettings, metrics: SMSMetrics, logger: Logger) throws(ConfigurationError) {
+    try settings.check(sender: .twilio)
+    let sid = settings.twilioAccountSID ?? ""
+    let base = settings.twilioURL.hasSuffix("/") ? String(settings.twilioURL.dropLast()) : settings.twilioURL
+    guard let url = URLComponents(string: base + "/2010-04-01/Accounts/\(SMSFormEncoding.encode(sid))/Messages.json")
+    else {
+      throw ConfigurationError(setting: "MERIDIAN_SMS_TWILIO_URL", value: settings.twilioURL)
+    }
+    let credentials = Data("\(sid):\(settings.twilioAuthToken ?? "")".utf8).base64EncodedString()
+    self.settings = settings
+    self.call = SMSGatewayCall(
+      sender: "twilio", url: url, method: .post, contentType: "application/x-www-form-urlencoded",
+      headerFields: [.authorization: "Basic \(credentials)"], settings: settings, metrics: metrics, logger: logger)
+  }
+
+  /// The form body: `To`, `From` and `Body`, percent-encoded.
+  public func body(text: String, phone: String) -> Data {
+    let fields = [("To", phone), ("From", settings.twilioFrom ?? ""), ("Body", text)]
+    return Data(fields.map { "\($0)=\(SMSFormEncoding.encode($1))" }.joined(separator: "&").utf8)
+  }
+
+  public func sendCode(_ code: String, to phone: String) async throws {
+    try await call.send(body(text: settings.text(for: code), phone: phone))
+  }
+}
+
+/// Percent-encoding for form values and path segments: everything but `A–Z a–z 0–9 - . _ ~` (so `+` is `%2B`).
+enum SMSFormEncoding {
+  static func encode(_ text: String) -> String {
+    text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+  }
+
+  private static let unreserved = CharacterSet(
+    charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+}
+
+extension ServerConfiguration {
+  /// The sender `smsSender` names, with `sms`'s settings and counters on `metrics`.
+  /// - Throws: ``ConfigurationError`` for the log sender in production mode (codes would only reach the log) or a
+  ///   gateway missing a setting.
+  func makeSMSSender(metrics: ServerMetrics, logger: Logger) throws(ConfigurationError) -> any SMSSender {
+    let counters = SMSMetrics(registry: metrics.registry)
+    switch smsSender {
+    case .log:
+      guard mode == .development else {
+        throw ConfigurationError(
+          setting: "MERIDIAN_SMS_SENDER", value: "log",
+          reason:
+            "can't be log in production mode: codes would reach the log, not phones (use http or twilio with their "
+            + "MERIDIAN_SMS_* settings, see docs/operations.md)")
+      }
+      return LogSMSSender(logger: logger)
+    case .http: return try HTTPGatewaySMSSender(settings: sms, metrics: counters, logger: logger)
+    case .twilio: return try TwilioSMSSender(settings: sms, metrics: counters, logger: logger)
+    }
+  }
+}
