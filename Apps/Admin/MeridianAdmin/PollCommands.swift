@@ -134,9 +134,8 @@ struct PollsCommand: AsyncParsableCommand {
         guard let hashes = try await database.store.deletePoll(PollID(id)) else {
           throw AdminError.notFound("No poll '\(id)'.")
         }
-        let blobs = adminBlobStore(database)
-        for hash in hashes { _ = try await blobs.deleteBlob(hash) }
-        return hashes
+        return try await adminBlobStore(database).deleteUnreferenced(
+          hashes, in: database.store, now: Timestamp.milliseconds(Date()))
       }
       try options.emit(["id": id, "imagesDeleted": "\(freed.count)"]) {
         "Deleted poll \(id) and \(freed.count) image(s) nothing else used."

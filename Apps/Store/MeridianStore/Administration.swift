@@ -15,14 +15,17 @@ public struct Administration: Sendable {
   /// Where the server keeps images: a deleted user's avatar and poll images go with them when nothing else refers
   /// to them (nil: left where they are).
   public let blobs: (any BlobStore)?
+  /// How long an image uploaded (again) is kept though nothing refers to it, ms (see ``BlobGracePeriod``).
+  public let blobGracePeriod: Int64
 
   /// Operations on `store`, deleting unreferenced images from `blobs`.
   public init(
-    store: any MeridianStore, blobs: (any BlobStore)? = nil,
+    store: any MeridianStore, blobs: (any BlobStore)? = nil, blobGracePeriod: Int64 = BlobGracePeriod.default,
     now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }
   ) {
     self.store = store
     self.blobs = blobs
+    self.blobGracePeriod = blobGracePeriod
     self.now = now
   }
 
@@ -63,14 +66,15 @@ public struct Administration: Sendable {
   }
 
   /// Deletes every row of the user (see ``AdministrationStore/deleteUser(_:dryRun:batchSize:)``), then the images
-  /// of their avatar and polls that nothing else refers to any more; `dryRun` counts.
+  /// of their avatar and polls that nothing else refers to any more (and not uploaded again within the grace period);
+  /// `dryRun` counts.
   public func deleteUser(_ text: String, dryRun: Bool) async throws -> AdminUserDeletion {
     let id = try await user(named: text)
     var referenced: [String] = []
     if !dryRun, blobs != nil { referenced = try await store.blobReferences(of: id) }
     let tables = try await store.deleteUser(id, dryRun: dryRun, batchSize: 1000)
     if let blobs, !referenced.isEmpty {
-      for hash in try await store.unreferencedBlobs(referenced) { _ = try await blobs.deleteBlob(hash) }
+      _ = try await blobs.deleteUnreferenced(referenced, in: store, now: now(), gracePeriod: blobGracePeriod)
     }
     return AdminUserDeletion(user: id.rawValue, dryRun: dryRun, tables: tables)
   }

@@ -2,8 +2,12 @@ import Foundation
 
 /// Images (poll options, profile photos) stored by content: the key is the SHA-256 of the bytes (64 lowercase hex
 /// digits), so storing the same image twice stores it once and a key always names the same bytes.
+///
+/// Each blob remembers when it was last uploaded (`putBlob` of bytes already stored moves that time forward), so
+/// clean-up can spare a blob uploaded for something not created yet: see ``BlobStore/deleteUnreferenced(_:in:now:gracePeriod:)``.
 public protocol BlobStore: Sendable {
-  /// Stores `data` (of `kind`) under its hash unless it is there already; returns the hash.
+  /// Stores `data` (of `kind`) under its hash unless it is there already, and records `now` (milliseconds) as its
+  /// last upload; returns the hash.
   func putBlob(_ data: Data, kind: BlobKind, now: Int64) async throws -> String
   /// The blob stored under `hash`, if any.
   func blob(_ hash: String) async throws -> StoredBlob?
@@ -11,6 +15,34 @@ public protocol BlobStore: Sendable {
   func hasBlob(_ hash: String) async throws -> Bool
   /// Deletes the blob under `hash`; returns false when there was none.
   func deleteBlob(_ hash: String) async throws -> Bool
+  /// Deletes the blob under `hash` only when it was last uploaded at or before `cutoff` (milliseconds); returns false
+  /// when there was none or it is newer.
+  func deleteBlob(_ hash: String, uploadedAtOrBefore cutoff: Int64) async throws -> Bool
+}
+
+/// How long an uploaded blob is kept even when nothing refers to it: a person uploads an image and only then creates
+/// the poll or sets the avatar that uses it, maybe just after the last other use of the same bytes went.
+public enum BlobGracePeriod {
+  /// 24 hours, in milliseconds.
+  public static let `default`: Int64 = 24 * 60 * 60 * 1000
+}
+
+extension BlobStore {
+  /// Deletes those of `hashes` that nothing in `store` refers to (see ``PollStore/unreferencedBlobs(_:)``) and that
+  /// were last uploaded `gracePeriod` milliseconds or more before `now`; returns the hashes deleted, sorted.
+  ///
+  /// An upload never attached, or attached only after the last reference to the same bytes went, is kept for the
+  /// grace period. Nothing sweeps such blobs afterwards yet (there is no periodic maintenance job): they stay until
+  /// a later release of the same hash finds them old and unreferenced.
+  public func deleteUnreferenced(
+    _ hashes: [String], in store: any PollStore, now: Int64, gracePeriod: Int64 = BlobGracePeriod.default
+  ) async throws -> [String] {
+    var deleted: [String] = []
+    for hash in try await store.unreferencedBlobs(hashes) {
+      if try await deleteBlob(hash, uploadedAtOrBefore: now - gracePeriod) { deleted.append(hash) }
+    }
+    return deleted
+  }
 }
 
 extension MeridianStore {
@@ -88,14 +120,22 @@ public struct FileBlobStore: BlobStore {
     directory.appendingPathComponent(String(hash.prefix(2)), isDirectory: true).appendingPathComponent(hash)
   }
 
+  /// The last upload is the file's modification time.
   public func putBlob(_ data: Data, kind: BlobKind, now: Int64) async throws -> String {
     let hash = SecretHash.sha256(data)
     let target = url(hash)
-    if FileManager.default.fileExists(atPath: target.path) { return hash }
+    let uploaded = Date(timeIntervalSince1970: Double(now) / 1000)
+    if FileManager.default.fileExists(atPath: target.path) {
+      if let stored = try? modified(target), stored < uploaded {
+        try FileManager.default.setAttributes([.modificationDate: uploaded], ofItemAtPath: target.path)
+      }
+      return hash
+    }
     let folder = target.deletingLastPathComponent()
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let temporary = folder.appendingPathComponent(".\(hash).\(UUID().uuidString)")
     try data.write(to: temporary)
+    try FileManager.default.setAttributes([.modificationDate: uploaded], ofItemAtPath: temporary.path)
     if rename(temporary.path, target.path) != 0 {
       try? FileManager.default.removeItem(at: temporary)
       throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: target.path])
@@ -122,5 +162,16 @@ public struct FileBlobStore: BlobStore {
     } catch CocoaError.fileNoSuchFile {
       return false
     }
+  }
+
+  public func deleteBlob(_ hash: String, uploadedAtOrBefore cutoff: Int64) async throws -> Bool {
+    guard BlobKind.isHash(hash), let stored = try? modified(url(hash)),
+      stored <= Date(timeIntervalSince1970: Double(cutoff) / 1000)
+    else { return false }
+    return try await deleteBlob(hash)
+  }
+
+  private func modified(_ url: URL) throws -> Date? {
+    try FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate] as? Date
   }
 }

@@ -39,8 +39,8 @@ public protocol PollStore: Sendable {
 
   /// The content hashes `user`'s rows refer to: their avatar and their polls' option images.
   func blobReferences(of user: UserID) async throws -> [String]
-  /// Those of `hashes` that nothing stored refers to (no poll option, no avatar), sorted: for the blob store to
-  /// delete once the last reference is gone.
+  /// Those of `hashes` that no stored image URL refers to (poll options, avatars, promotion images, venue and place
+  /// logos), sorted: for ``BlobStore/deleteUnreferenced(_:in:now:gracePeriod:)`` once the last reference is gone.
   func unreferencedBlobs(_ hashes: [String]) async throws -> [String]
 
   // MARK: Votes

@@ -177,19 +177,24 @@ extension PostgresStore: PollStore {
     try await transaction { connection in try await Self.unreferencedBlobs(hashes, on: connection, logger: logger) }
   }
 
-  /// Those of `hashes` no poll option and no avatar refers to (by their URLs' last component), sorted.
+  /// Those of `hashes` no stored image URL refers to (by their last component), sorted: poll options, avatars,
+  /// promotion images, venue and place logos.
   static func unreferencedBlobs(_ hashes: [String], on connection: PostgresConnection, logger: Logger) async throws
     -> [String]
   {
     var unreferenced: [String] = []
     for hash in Set(hashes.filter { BlobKind.isHash($0) }).sorted() {
       let pattern = "%" + hash
-      let count = try await Self.count(
+      let referenced = try await connection.query(
         """
-        SELECT (SELECT count(*) FROM polls WHERE option0_image LIKE \(pattern) OR option1_image LIKE \(pattern))
-          + (SELECT count(*) FROM profiles WHERE avatar LIKE \(pattern))
-        """, on: connection, logger: logger)
-      if count == 0 { unreferenced.append(hash) }
+        SELECT EXISTS (SELECT 1 FROM polls WHERE option0_image LIKE \(pattern) OR option1_image LIKE \(pattern))
+          OR EXISTS (SELECT 1 FROM profiles WHERE avatar LIKE \(pattern))
+          OR EXISTS (SELECT 1 FROM venue_promotions WHERE image_url LIKE \(pattern))
+          OR EXISTS (SELECT 1 FROM venues WHERE logo_url LIKE \(pattern))
+          OR EXISTS (SELECT 1 FROM places WHERE logo_url LIKE \(pattern))
+        """, logger: logger
+      ).collect().first?.decode(Bool.self)
+      if referenced == false { unreferenced.append(hash) }
     }
     return unreferenced
   }
@@ -618,7 +623,7 @@ extension PostgresStore: BlobStore {
     try await execute(
       """
       INSERT INTO blobs(hash, kind, data, created_at) VALUES (\(hash), \(kind.rawValue), \(data), \(now))
-      ON CONFLICT (hash) DO NOTHING
+      ON CONFLICT (hash) DO UPDATE SET created_at = excluded.created_at WHERE blobs.created_at < excluded.created_at
       """)
     return hash
   }
@@ -637,5 +642,10 @@ extension PostgresStore: BlobStore {
 
   public func deleteBlob(_ hash: String) async throws -> Bool {
     !(try await rows("DELETE FROM blobs WHERE hash = \(hash) RETURNING 1").isEmpty)
+  }
+
+  /// `created_at` is the blob's last upload.
+  public func deleteBlob(_ hash: String, uploadedAtOrBefore cutoff: Int64) async throws -> Bool {
+    !(try await rows("DELETE FROM blobs WHERE hash = \(hash) AND created_at <= \(cutoff) RETURNING 1").isEmpty)
   }
 }

@@ -159,16 +159,20 @@ extension SQLiteStore {
     try await database.read { db in try Self.unreferencedBlobs(db, hashes) }
   }
 
-  /// Those of `hashes` no poll option and no avatar refers to (by their URLs' last component), sorted.
+  /// Those of `hashes` no stored image URL refers to (by their last component), sorted: poll options, avatars,
+  /// promotion images, venue and place logos.
   static func unreferencedBlobs(_ db: Database, _ hashes: [String]) throws -> [String] {
     try Set(hashes.filter { BlobKind.isHash($0) }).sorted().filter { hash in
       let pattern = "%" + hash
-      return try Int.fetchOne(
+      return try Bool.fetchOne(
         db,
         sql: """
-          SELECT (SELECT count(*) FROM polls WHERE option0_image LIKE ?1 OR option1_image LIKE ?1)
-            + (SELECT count(*) FROM profiles WHERE avatar LIKE ?1)
-          """, arguments: [pattern]) == 0
+          SELECT EXISTS (SELECT 1 FROM polls WHERE option0_image LIKE ?1 OR option1_image LIKE ?1)
+            OR EXISTS (SELECT 1 FROM profiles WHERE avatar LIKE ?1)
+            OR EXISTS (SELECT 1 FROM venue_promotions WHERE image_url LIKE ?1)
+            OR EXISTS (SELECT 1 FROM venues WHERE logo_url LIKE ?1)
+            OR EXISTS (SELECT 1 FROM places WHERE logo_url LIKE ?1)
+          """, arguments: [pattern]) == false
     }
   }
 

@@ -17,7 +17,8 @@ struct AdminFeatures: Sendable {
   func register(on routes: RouteRegistrar) {
     var routes = routes
     routes.bearer = .admin(environment.adminToken)
-    let administration = Administration(store: environment.store, blobs: blobs, now: environment.now)
+    let administration = Administration(
+      store: environment.store, blobs: blobs, blobGracePeriod: environment.blobGracePeriod, now: environment.now)
     let live = self.live
     let ingestRate = ingest.writer.ingestRate
     routes.on(API.adminStats) { call in

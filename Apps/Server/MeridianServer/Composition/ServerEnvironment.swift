@@ -46,6 +46,8 @@ public struct ServerEnvironment: Sendable {
   public var deviceHandles: DeviceHandleSource
   /// Where features queue events for webhooks (``WebhookOutbox``).
   public var webhooks: WebhookOutbox
+  /// How long an uploaded image is kept though nothing refers to it, ms (`MERIDIAN_BLOB_GRACE_SECONDS`).
+  public var blobGracePeriod: Int64
 
   /// An environment from a configuration.
   public init(
@@ -57,6 +59,7 @@ public struct ServerEnvironment: Sendable {
     self.passwords = PasswordHasher(cost: UInt8(clamping: configuration.bcryptCost))
     self.now = now
     self.tokenLifetime = configuration.tokenLifetime * 1000
+    self.blobGracePeriod = configuration.polls.blobGracePeriod
     // Every node on a shared database counts in it (the store's sharedLimits); one SQLite node, in memory.
     let shared = store.sharedLimits
     self.otpPhoneLimiter = RateLimiter(

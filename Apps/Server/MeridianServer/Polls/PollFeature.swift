@@ -160,11 +160,13 @@ struct PollFeature: Sendable {
     return poll
   }
 
-  /// Deletes the author's poll with its ballots and comments, and the images nothing else refers to.
+  /// Deletes the author's poll with its ballots and comments, and the images nothing else refers to (unless
+  /// uploaded again within the blob store's grace period).
   func delete(_ id: PollID, by user: UserID) async throws {
     _ = try await ownPoll(id, by: user)
     guard let unreferenced = try await store.deletePoll(id) else { throw Self.pollNotFound }
-    for hash in unreferenced { _ = try await blobs.deleteBlob(hash) }
+    _ = try await blobs.deleteUnreferenced(
+      unreferenced, in: store, now: environment.now(), gracePeriod: environment.blobGracePeriod)
   }
 
   func vote(_ id: PollID, choice: PollChoice, by user: UserID) async throws -> VoteReceipt {

@@ -1,5 +1,6 @@
 import DomainKit
 import Foundation
+import MeridianStore
 
 /// Polls and rewards: the points each action earns and where images are kept.
 ///
@@ -17,11 +18,15 @@ public struct PollSettings: Sendable, Hashable {
   public var blobDirectory: String?
   /// The largest image accepted, in bytes.
   public var maximumBlobBytes = 5 * 1024 * 1024
+  /// How long an uploaded image is kept though nothing refers to it, ms: what a deleted poll, a replaced photo or a
+  /// deleted account releases goes only when it was last uploaded at least this long ago.
+  public var blobGracePeriod = BlobGracePeriod.default
 
   /// The defaults.
   public init() {}
 
-  /// Reads `MERIDIAN_POINTS_POLL`, `MERIDIAN_POINTS_VOTE`, `MERIDIAN_BLOB_DIR` and `MERIDIAN_BLOB_MAX_BYTES`.
+  /// Reads `MERIDIAN_POINTS_POLL`, `MERIDIAN_POINTS_VOTE`, `MERIDIAN_BLOB_DIR`, `MERIDIAN_BLOB_MAX_BYTES` and
+  /// `MERIDIAN_BLOB_GRACE_SECONDS`.
   /// - Throws: ``ConfigurationError`` for a value out of range.
   mutating func read(_ environment: [String: String]) throws(ConfigurationError) {
     func number(_ name: String, minimum: Int) throws(ConfigurationError) -> Int? {
@@ -34,6 +39,7 @@ public struct PollSettings: Sendable, Hashable {
     if let points = try number("MERIDIAN_POINTS_POLL", minimum: 0) { rewards.pollPosted = points }
     if let points = try number("MERIDIAN_POINTS_VOTE", minimum: 0) { rewards.voted = points }
     if let bytes = try number("MERIDIAN_BLOB_MAX_BYTES", minimum: 1) { maximumBlobBytes = bytes }
+    if let seconds = try number("MERIDIAN_BLOB_GRACE_SECONDS", minimum: 0) { blobGracePeriod = Int64(seconds) * 1000 }
     if let directory = environment["MERIDIAN_BLOB_DIR"], !directory.isEmpty { blobDirectory = directory }
   }
 }

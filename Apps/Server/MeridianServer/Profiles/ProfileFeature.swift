@@ -61,7 +61,8 @@ struct ProfileFeature: Sendable {
     if let blobs, let previous = BlobReference.hash(in: previousAvatar),
       previous != BlobReference.hash(in: profile.avatar)
     {
-      for hash in try await environment.store.unreferencedBlobs([previous]) { _ = try await blobs.deleteBlob(hash) }
+      _ = try await blobs.deleteUnreferenced(
+        [previous], in: environment.store, now: environment.now(), gracePeriod: environment.blobGracePeriod)
     }
     return profile
   }
