@@ -20,7 +20,7 @@ actor CapturingSMSSender: SMSSender {
   func lastCode(for phone: String) -> String? { codes[phone]?.last }
 }
 
-/// A real meridian-server on 127.0.0.1 with an OS-chosen port and a database in a temporary directory.
+/// A real meridian-server on 127.0.0.1 with a port of its own and a database in a temporary directory.
 struct TestServer: Sendable {
   let running: RunningServer
   let sms: CapturingSMSSender
@@ -31,7 +31,7 @@ struct TestServer: Sendable {
   var port: Int { running.port }
 
   /// Starts a server; `configure` adjusts the test configuration. By default it gets a new temporary directory and
-  /// an OS-chosen port.
+  /// a free port below the ephemeral range.
   static func start(
     directory: URL? = nil, port: Int = 0, _ configure: (inout ServerConfiguration) -> Void = { _ in }
   ) async throws -> TestServer {
@@ -50,9 +50,25 @@ struct TestServer: Sendable {
     var logger = Logger(label: "meridian-server-test")
     logger.logLevel = .warning
     let sms = CapturingSMSSender()
-    return TestServer(
-      running: try await RunningServer.start(configuration: configuration, smsSender: sms, logger: logger), sms: sms,
-      directory: directory, transport: AsyncHTTPClientTransport())
+    // A port below the ephemeral range (Linux: 32768–60999), so that no outgoing connection of this busy process is
+    // ever given a test server's port and a server can be restarted on its own; one another test holds is replaced.
+    let choosesPort = configuration.port == 0
+    var attempt = 1
+    while true {
+      if choosesPort { configuration.port = Int.random(in: 10_000..<32_000) }
+      do {
+        return TestServer(
+          running: try await RunningServer.start(configuration: configuration, smsSender: sms, logger: logger),
+          sms: sms, directory: directory, transport: AsyncHTTPClientTransport())
+      } catch  where choosesPort && attempt < 50 && isAddressInUse(error) {
+        attempt += 1
+      }
+    }
+  }
+
+  /// Whether `error` is a refused bind.
+  static func isAddressInUse(_ error: any Error) -> Bool {
+    "\(error)".localizedCaseInsensitiveContains("address already in use")
   }
 
   /// A client of this server, with `token` as bearer credentials, on this server's transport unless given another
@@ -77,15 +93,14 @@ struct TestServer: Sendable {
     if !keepingFiles { try? FileManager.default.removeItem(at: directory) }
   }
 
-  /// A new server on this (stopped) server's port and database. While the port is free again, any outgoing
-  /// connection of this busy test process may be given it as its local port for a moment, so a refused bind is
+  /// A new server on this (stopped) server's port and database. A refused bind (the port held a moment longer) is
   /// tried again for a few seconds.
   func restarted() async throws -> TestServer {
     var attempt = 1
     while true {
       do {
         return try await Self.start(directory: directory, port: port)
-      } catch  where attempt < 20 && "\(error)".localizedCaseInsensitiveContains("address already in use") {
+      } catch  where attempt < 20 && Self.isAddressInUse(error) {
         attempt += 1
         try await Task.sleep(for: .milliseconds(250))
       }
