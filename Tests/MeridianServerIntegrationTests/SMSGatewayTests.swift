@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MeridianAPI
 import MeridianServer
+import MeridianStoreTesting
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
 import NetworkingKitTestServer
@@ -212,6 +213,26 @@ import Testing
     #expect(resolved.smsSender == .twilio)
     #expect(resolved.sms.attemptTimeout == .milliseconds(2500))
     #expect(resolved.sms.attempts == 4)
+  }
+
+  /// What the OTP route does after a failed send (a take of −1) returns the unit on every engine: on PostgreSQL
+  /// through the counters every node shares.
+  @Test(arguments: StoreEngine.all)
+  func aUnitGivenBackCanBeTakenAgain(_ engine: StoreEngine) async throws {
+    try await engine.withTwoNodes { first, second in
+      var configuration = ServerConfiguration()
+      configuration.otpPerPhonePerHour = 2
+      let nodes = [first, second].map {
+        ServerEnvironment(store: $0, smsSender: CapturingSMSSender(), configuration: configuration, now: { 1_000 })
+      }
+      let phone = "+15550100"
+      for node in nodes { while await node.otpPhoneLimiter.allow(phone, now: 1_000) {} }
+      #expect(await !nodes[0].otpPhoneLimiter.allow(phone, now: 1_000))
+      // Shared on PostgreSQL: the other node gives it back; each SQLite process counts (and gives back) its own.
+      _ = await nodes[engine.name == "postgres" ? 1 : 0].otpPhoneLimiter.take(phone, cost: -1, now: 1_000)
+      #expect(await nodes[0].otpPhoneLimiter.allow(phone, now: 1_000))
+      #expect(await !nodes[0].otpPhoneLimiter.allow(phone, now: 1_000))
+    }
   }
 
   /// Over HTTP: a send that fails is 503 `sms_unavailable`, keeps the number's current code and its attempts, and
