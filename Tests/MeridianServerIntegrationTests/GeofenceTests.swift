@@ -255,4 +255,43 @@ struct GeofenceTests {
       #expect(try await anna.send(API.geofences).items.isEmpty)
     }
   }
+
+  /// The fence's owner hears of an arrival by webhook too: one `geofence.enter` delivery, signed, whatever the
+  /// duplicates.
+  @Test(.timeLimit(.minutes(1))) func anArrivalReachesTheFenceOwnersWebhookOnce() async throws {
+    let receiver = try await WebhookReceiver.start(behaviours: ["ok"])
+    try await TestServer.with(WebhookTests.fastDelivery) { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      let (bobSession, bob) = try await server.signUp("bob")
+      _ = try await bob.send(
+        API.addMember,
+        parameters: GroupMemberRef(groupID: GroupID("\(bobSession.userId).family"), userID: annaSession.userId))
+      _ = try await anna.send(
+        API.addMember,
+        parameters: GroupMemberRef(groupID: GroupID("\(annaSession.userId).family"), userID: bobSession.userId))
+      _ = try await anna.send(
+        API.createGeofence,
+        body: NewGeofence(
+          name: "Home", shape: .circle(center: Self.home, radius: 100), sharing: .group,
+          groupId: GroupID("\(annaSession.userId).family")))
+      let webhook = try await anna.send(API.createWebhook, body: NewWebhook(url: receiver.url))
+      receiver.secret.withLock { $0 = webhook.secret }
+      let track = try Self.arrival(from: Self.now() + 1_000)
+      _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: track))
+      _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: track))
+      await receiver.waitForProcessed(1, timeout: .seconds(20))
+      // Whatever else was due has had its chance: the outbox holds nothing pending for this webhook.
+      let store = server.app.environment.store
+      let deadline = ContinuousClock.now + .seconds(10)
+      while ContinuousClock.now < deadline,
+        try await !store.webhookDeliveries(webhook: webhook.webhook.id, state: .pending, limit: 10).isEmpty
+      {
+        try await Task.sleep(for: .milliseconds(100))  // polling the outbox until it is drained
+      }
+      let record = receiver.record.withLock { $0 }
+      #expect(record.processed.count == 1 && record.bad.isEmpty, "\(record.processed) \(record.bad)")
+      #expect(record.processed.keys.allSatisfy { $0.hasPrefix("geofence:") })
+    }
+    await receiver.stop()
+  }
 }

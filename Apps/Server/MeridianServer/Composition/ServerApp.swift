@@ -132,7 +132,9 @@ public struct ServerApp: Sendable {
       store: store, ingest: ingest, metrics: metrics, deviceHandles: environment.deviceHandles,
       socketsPerAccount: environment.limits.socketsPerAccount, configuration: realtime, logger: logger,
       now: environment.now)
-    let geofences = GeofenceMonitor(store: store, hub: live.hub, now: environment.now, logger: logger)
+    let geofences = GeofenceMonitor(
+      store: store, hub: live.hub, sink: environment.webhooks.geofenceSink(logger: logger), now: environment.now,
+      logger: logger)
     let router = try makeRouter(
       configuration: configuration, environment: environment, ingest: ingest, live: live, geofences: geofences,
       metrics: metrics)
