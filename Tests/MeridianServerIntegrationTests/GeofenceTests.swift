@@ -109,7 +109,8 @@ struct GeofenceTests {
       await annaLive.stop()
       await carolLive.stop()
       try await server.stop(keepingFiles: true)
-      let again = try await server.restarted()
+      // The same database on a new port (the watchers connect afresh): a concurrent test may hold the old port.
+      let again = try await TestServer.start(directory: server.directory)
       restarted = again
       let annaAgain = await LiveWatcher(server: again, token: annaSession.token)
       #expect(try await annaAgain.subscribe(Self.channel(annaSession.userId)))
