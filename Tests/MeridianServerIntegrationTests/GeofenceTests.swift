@@ -259,7 +259,7 @@ struct GeofenceTests {
 
   /// The fence's owner hears of an arrival by webhook too: one `geofence.enter` delivery, signed, whatever the
   /// duplicates.
-  @Test(.timeLimit(.minutes(1))) func anArrivalReachesTheFenceOwnersWebhookOnce() async throws {
+  @Test(.timeLimit(.minutes(3))) func anArrivalReachesTheFenceOwnersWebhookOnce() async throws {
     let receiver = try await WebhookReceiver.start(behaviours: ["ok"])
     try await TestServer.with(WebhookTests.fastDelivery) { server in
       let (annaSession, anna) = try await server.signUp("anna")

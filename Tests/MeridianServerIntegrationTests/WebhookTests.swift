@@ -277,7 +277,7 @@ struct WebhookTests {
   }
 
   /// A delivery still failing after the configured time is abandoned with its last error kept.
-  @Test(.timeLimit(.minutes(1))) func aFailingDeliveryIsAbandonedWithItsError() async throws {
+  @Test(.timeLimit(.minutes(3))) func aFailingDeliveryIsAbandonedWithItsError() async throws {
     let receiver = try await WebhookReceiver.start(behaviours: ["down"])
     try await TestServer.with({
       Self.fastDelivery(&$0)
