@@ -258,8 +258,10 @@ struct GeofenceTests {
   }
 
   /// The fence's owner hears of an arrival by webhook too: one `geofence.enter` delivery, signed, whatever the
-  /// duplicates.
-  @Test(.timeLimit(.minutes(3))) func anArrivalReachesTheFenceOwnersWebhookOnce() async throws {
+  /// duplicates — unless the person has paused sharing, when the owner's webhook hears nothing (as the owner's
+  /// socket), though the person's own event is stored.
+  @Test(.timeLimit(.minutes(3)), arguments: [false, true])
+  func anArrivalReachesTheFenceOwnersWebhookOnce(paused: Bool) async throws {
     let receiver = try await WebhookReceiver.start(behaviours: ["ok"])
     try await TestServer.with(WebhookTests.fastDelivery) { server in
       let (annaSession, anna) = try await server.signUp("anna")
@@ -277,10 +279,20 @@ struct GeofenceTests {
           groupId: GroupID("\(annaSession.userId).family")))
       let webhook = try await anna.send(API.createWebhook, body: NewWebhook(url: receiver.url))
       receiver.secret.withLock { $0 = webhook.secret }
+      if paused { _ = try await bob.send(API.pauseSharing) }
       let track = try Self.arrival(from: Self.now() + 1_000)
       _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: track))
       _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: track))
-      await receiver.waitForProcessed(1, timeout: .seconds(20))
+      // The event is stored (Bob sees his own) before the outbox is looked at.
+      let stored = ContinuousClock.now + .seconds(20)
+      while ContinuousClock.now < stored,
+        try await bob.send(API.geofenceEvents, parameters: GeofenceEventParameters()).items.isEmpty
+      {
+        try await Task.sleep(for: .milliseconds(100))  // polling the store for the evaluation after the commit
+      }
+      try #require(try await !bob.send(API.geofenceEvents, parameters: GeofenceEventParameters()).items.isEmpty)
+      // Paused: two seconds in which a wrongly queued delivery would arrive.
+      await receiver.waitForProcessed(1, timeout: paused ? .seconds(2) : .seconds(20))
       // Whatever else was due has had its chance: the outbox holds nothing pending for this webhook.
       let store = server.app.environment.store
       let deadline = ContinuousClock.now + .seconds(10)
@@ -290,7 +302,9 @@ struct GeofenceTests {
         try await Task.sleep(for: .milliseconds(100))  // polling the outbox until it is drained
       }
       let record = receiver.record.withLock { $0 }
-      #expect(record.processed.count == 1 && record.bad.isEmpty, "\(record.processed) \(record.bad)")
+      #expect(record.processed.count == (paused ? 0 : 1) && record.bad.isEmpty, "\(record.processed) \(record.bad)")
+      let queued = try await store.webhookDeliveries(webhook: webhook.webhook.id, state: nil, limit: 10)
+      #expect(queued.count == (paused ? 0 : 1), "\(queued)")
       #expect(record.processed.keys.allSatisfy { $0.hasPrefix("geofence:") })
     }
     await receiver.stop()

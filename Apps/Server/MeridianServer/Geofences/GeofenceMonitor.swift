@@ -219,19 +219,22 @@ final class GeofenceMonitor: Sendable {
 
   // MARK: Delivery
 
-  /// Hands `events` to the sink and publishes each on the channels of its audience.
+  /// Publishes each of `events` on the channels of its audience, and hands the sink those the fence's owner is in
+  /// the audience of (the owner's webhooks hear what the owner's socket may hear, never more).
   func deliver(_ events: [GeofenceEventItem], at time: Int64) async {
     guard !events.isEmpty else { return }
-    await sink(events)
+    var ownersMaySee: [GeofenceEventItem] = []
     for event in events {
       do {
         let audience = try await audience(of: event, at: time)
+        if audience.contains(event.ownerId) { ownersMaySee.append(event) }
         guard let payload = try? JSONValue(encoding: GeofenceLiveEvent(event: event)) else { continue }
         _ = await hub.publish(payload, to: audience.compactMap(Self.channel))
       } catch {
         logger.warning("could not publish a geofence event", metadata: ["event": "\(event.id)", "error": "\(error)"])
       }
     }
+    if !ownersMaySee.isEmpty { await sink(ownersMaySee) }
   }
 
   /// The person, and everyone allowed to see both the person's location and the fence, sorted.

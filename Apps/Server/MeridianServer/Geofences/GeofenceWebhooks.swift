@@ -3,8 +3,8 @@ import Logging
 import MeridianAPI
 
 extension WebhookOutbox {
-  /// The geofence monitor's sink: each stored event is queued for the webhooks of the geofence's owner (the person
-  /// who wants to know when someone arrives or leaves) and the operator-wide ones, as `geofence.enter`, `.exit` or
+  /// The geofence monitor's sink: each stored event the geofence's owner may see now (the monitor hands over no
+  /// other) is queued for the owner's webhooks and the operator-wide ones, as `geofence.enter`, `.exit` or
   /// `.dwell` with the event as `data`. The event's id is the idempotency key — the same on every node and after a
   /// restart — so an event handed over twice is queued once.
   ///
