@@ -9,17 +9,25 @@ public struct PostgresTestDatabase: Sendable {
   /// `postgres://user@host:port/name`.
   public let url: String
 
-  /// Creates the database.
+  /// Creates the database, first waiting while the process has as many open as ``DatabaseAllowance`` allows; each
+  /// database made must be dropped with ``drop()``.
   public static func create() async throws -> PostgresTestDatabase {
-    let server = try await TestCluster.shared.url()
-    let name = "meridian_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-    try await TestCluster.shared.execute("CREATE DATABASE \(name) TEMPLATE meridian_template")
-    return PostgresTestDatabase(name: name, url: "\(server)/\(name)")
+    await DatabaseAllowance.shared.acquire()
+    do {
+      let server = try await TestCluster.shared.url()
+      let name = "meridian_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+      try await TestCluster.shared.execute("CREATE DATABASE \(name) TEMPLATE meridian_template")
+      return PostgresTestDatabase(name: name, url: "\(server)/\(name)")
+    } catch {
+      await DatabaseAllowance.shared.release()
+      throw error
+    }
   }
 
-  /// Drops the database, closing any connection left to it.
+  /// Drops the database, closing any connection left to it, and gives its place back to the allowance.
   public func drop() async {
     try? await TestCluster.shared.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    await DatabaseAllowance.shared.release()
   }
 
   /// Runs `body` with a new database and drops it afterwards, whatever `body` does.

@@ -43,24 +43,22 @@ public struct StoreEngine: Sendable, CustomStringConvertible {
   /// PostgreSQL: a new database made from `meridian_template` (PostGIS) on the cluster `Tools/postgres start` runs
   /// (its directory from `MERIDIAN_POSTGRES_DIR` as for the script), dropped afterwards.
   public static let postgres = StoreEngine(name: "postgres") {
-    let server = try await TestCluster.shared.url()
-    let name = "meridian_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-    try await TestCluster.shared.execute("CREATE DATABASE \(name) TEMPLATE meridian_template")
+    let database = try await PostgresTestDatabase.create()
     let store: PostgresStore
     do {
-      store = try await PostgresStore.open(url: "\(server)/\(name)", maximumConnections: 4)
+      store = try await PostgresStore.open(url: database.url, maximumConnections: 4)
     } catch {
-      try? await TestCluster.shared.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+      await database.drop()
       throw error
     }
     return Instance(
       store: store,
       dispose: {
         await store.close()
-        try? await TestCluster.shared.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        await database.drop()
       },
       openNode: {
-        let node = try await PostgresStore.open(url: "\(server)/\(name)", maximumConnections: 4)
+        let node = try await PostgresStore.open(url: database.url, maximumConnections: 4)
         return (store: node, close: { await node.close() })
       })
   }
