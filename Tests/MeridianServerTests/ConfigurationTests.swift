@@ -21,7 +21,7 @@ import Testing
   @Test func environmentThenFlags() throws {
     let environment = [
       "MERIDIAN_HOST": "0.0.0.0", "MERIDIAN_PORT": "9000", "MERIDIAN_DATABASE": "/tmp/x.sqlite",
-      "MERIDIAN_LOG_LEVEL": "debug", "MERIDIAN_BCRYPT_COST": "10",
+      "MERIDIAN_LOG_LEVEL": "debug", "MERIDIAN_BCRYPT_COST": "10", "MERIDIAN_DATABASE_CONNECTIONS": "6",
     ]
     let fromEnvironment = try ServerConfiguration.resolve(
       environment: environment, settings: ServerSettings())
@@ -30,6 +30,7 @@ import Testing
     #expect(fromEnvironment.databasePath == "/tmp/x.sqlite")
     #expect(fromEnvironment.logLevel == .debug)
     #expect(fromEnvironment.bcryptCost == 10)
+    #expect(fromEnvironment.databaseConnections == 6)
 
     let options = try ServerOptions.parse(["--port", "9100", "--database", "/tmp/y.sqlite"])
     let flagged = try ServerConfiguration.resolve(environment: environment, settings: options.settings)
@@ -41,6 +42,9 @@ import Testing
   @Test func badValuesNameTheSetting() {
     #expect(throws: ConfigurationError(setting: "MERIDIAN_PORT", value: "eighty")) {
       try ServerConfiguration.resolve(environment: ["MERIDIAN_PORT": "eighty"], settings: ServerSettings())
+    }
+    #expect(throws: ConfigurationError(setting: "MERIDIAN_DATABASE_CONNECTIONS", value: "0")) {
+      try ServerConfiguration.resolve(environment: ["MERIDIAN_DATABASE_CONNECTIONS": "0"], settings: ServerSettings())
     }
     #expect(throws: ConfigurationError(setting: "MERIDIAN_MODE", value: "staging")) {
       try ServerConfiguration.resolve(

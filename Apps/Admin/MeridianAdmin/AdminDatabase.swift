@@ -18,6 +18,10 @@ public struct AdminDatabase: Sendable {
   /// Closes the store (PostgreSQL's connections; nothing for SQLite).
   private let closeStore: @Sendable () async -> Void
 
+  /// The most connections one command keeps to a PostgreSQL database: commands run their queries one after
+  /// another, and a server's nodes on the same database need the rest of its `max_connections`.
+  static let connections = 4
+
   /// The location as messages print it (a URL without its password).
   public var path: String { location.description }
 
@@ -35,7 +39,7 @@ public struct AdminDatabase: Sendable {
       try requireUpToDate(try await AdminPostgres.migrationStatus(location))
       // Up to date: opening takes the migration lock and finds nothing to apply.
       let open = try await AdminPostgres.wording(location) {
-        try await location.open(logger: Logger(label: "meridian-admin"))
+        try await location.open(maximumConnections: AdminDatabase.connections, logger: Logger(label: "meridian-admin"))
       }
       return AdminDatabase(location: location, store: open.store, closeStore: open.close)
     }

@@ -105,7 +105,8 @@ struct DatabaseCommand: AsyncParsableCommand {
       let pending = Set(try await AdminPostgres.migrationPlan(location).map(\.identifier))
       if !pending.isEmpty {
         let store = try await AdminPostgres.wording(location) {
-          try await location.open(logger: Logger(label: "meridian-admin"))
+          try await location.open(
+            maximumConnections: AdminDatabase.connections, logger: Logger(label: "meridian-admin"))
         }
         await store.close()
       }

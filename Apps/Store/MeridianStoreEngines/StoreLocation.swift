@@ -40,13 +40,17 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
     }
   }
 
-  /// Opens (creating and migrating as needed) the store here.
-  public func open(logger: Logger) async throws -> OpenStore {
+  /// The most connections a PostgreSQL store keeps unless told otherwise.
+  public static let defaultMaximumConnections = 20
+
+  /// Opens (creating and migrating as needed) the store here; a PostgreSQL store keeps at most
+  /// `maximumConnections` connections (a SQLite store ignores it).
+  public func open(maximumConnections: Int = defaultMaximumConnections, logger: Logger) async throws -> OpenStore {
     switch self {
     case .sqlite(let path):
       return OpenStore(store: try SQLiteStore.open(at: path), close: {})
     case .postgres(let url):
-      let store = try await PostgresStore.open(url: url, logger: logger)
+      let store = try await PostgresStore.open(url: url, maximumConnections: maximumConnections, logger: logger)
       return OpenStore(store: store, close: { await store.close() })
     }
   }

@@ -42,6 +42,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     }
     set { database = .sqlite(path: newValue) }
   }
+  /// The most connections the server keeps to a PostgreSQL store (`MERIDIAN_DATABASE_CONNECTIONS`, 1…1000); every
+  /// node counts against the database's `max_connections`.
+  public var databaseConnections = StoreLocation.defaultMaximumConnections
   /// Development or production.
   public var mode = Mode.development
   /// The SMS sender.
@@ -114,6 +117,11 @@ public struct ServerConfiguration: Sendable, Hashable {
     }
     if let location = value(options.database, "MERIDIAN_DATABASE_URL") ?? value(nil, "MERIDIAN_DATABASE") {
       configuration.database = StoreLocation(location)
+    }
+    if let connections = try parse(
+      nil, "MERIDIAN_DATABASE_CONNECTIONS", { Int($0).flatMap { (1...1000).contains($0) ? $0 : nil } })
+    {
+      configuration.databaseConnections = connections
     }
     if let mode = try parse(options.mode, "MERIDIAN_MODE", Mode.init(rawValue:)) { configuration.mode = mode }
     if let sender = try parse(options.smsSender, "MERIDIAN_SMS_SENDER", SMSSenderKind.init(rawValue:)) {

@@ -33,7 +33,8 @@ public struct ServerApp: Sendable {
     signals: [UnixSignal] = [.sigterm, .sigint], onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
   ) async throws -> ServerApp {
     logger.info("opening the store", metadata: ["database": "\(configuration.database)"])
-    let opened = try await configuration.database.open(logger: logger)
+    let opened = try await configuration.database.open(
+      maximumConnections: configuration.databaseConnections, logger: logger)
     do {
       var app = try ServerApp(
         configuration: configuration, store: opened.store, smsSender: smsSender, metrics: metrics,
