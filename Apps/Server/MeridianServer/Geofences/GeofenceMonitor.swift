@@ -266,7 +266,10 @@ struct GeofenceLiveEvent: Codable, Sendable, Hashable {
 }
 
 /// The live fan-out with geofences: hands every commit of the writer to the live fan-out and to the geofence
-/// monitor; ends once the writer's stream ended and the monitor evaluated what it was given.
+/// monitor; ends once the writer's stream ended, the monitor evaluated what it was given and the group's graceful
+/// shutdown reached this service. (It must not end before its turn: the service group stops services in reverse
+/// order and fails with "finished unexpectedly" when one returns while another one's shutdown is awaited — here,
+/// the writer's, whose last commit ends the stream an instant before the writer itself returns.)
 struct GeofenceFanOut: Service {
   let live: LiveUpdates
   let geofences: GeofenceMonitor
@@ -284,5 +287,6 @@ struct GeofenceFanOut: Service {
       continuation.finish()
       geofences.finish()
     }
+    try? await gracefulShutdown()
   }
 }
