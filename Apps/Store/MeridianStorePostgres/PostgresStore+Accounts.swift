@@ -39,8 +39,10 @@ extension PostgresStore: AccountStore {
     let sharing = try JSONColumn.encode(SharingState())
     do {
       return try await transaction { connection in
-        try await connection.query("INSERT INTO users(id, created_at) VALUES (\(id.rawValue), \(now))", logger: logger)
-          .collect()
+        _ = try await connection.query(
+          "INSERT INTO users(id, created_at) VALUES (\(id.rawValue), \(now))", logger: logger
+        )
+        .collect()
         // Taken already (perhaps a moment ago by another node): the whole account is rolled back.
         let claimed = try await connection.query(
           """
@@ -50,11 +52,11 @@ extension PostgresStore: AccountStore {
           """, logger: logger
         ).collect()
         guard !claimed.isEmpty else { throw CredentialTaken() }
-        try await connection.query(
+        _ = try await connection.query(
           "INSERT INTO profiles(user_id, phone, audience) VALUES (\(id.rawValue), \(phone), '{}')", logger: logger
         ).collect()
         for group in Group.standardGroups(for: id) { try await Self.save(group, on: connection, now: now, logger) }
-        try await connection.query(
+        _ = try await connection.query(
           "INSERT INTO sharing(user_id, state) VALUES (\(id.rawValue), \(sharing)::jsonb)", logger: logger
         ).collect()
         return Account(id: id, createdAt: now, credentials: [credential])
@@ -157,15 +159,15 @@ extension PostgresStore: AccountStore {
       else { return .expired }
       let (stored, expiresAt, attemptsLeft) = try row.decode((String, Int64, Int32).self)
       if expiresAt <= now {
-        try await connection.query("DELETE FROM otp_codes WHERE phone = \(phone)", logger: logger).collect()
+        _ = try await connection.query("DELETE FROM otp_codes WHERE phone = \(phone)", logger: logger).collect()
         return .expired
       }
       if attemptsLeft <= 0 { return .exhausted }
       if SecretHash.constantTimeEqual(stored, codeHash) {
-        try await connection.query("DELETE FROM otp_codes WHERE phone = \(phone)", logger: logger).collect()
+        _ = try await connection.query("DELETE FROM otp_codes WHERE phone = \(phone)", logger: logger).collect()
         return .valid
       }
-      try await connection.query(
+      _ = try await connection.query(
         "UPDATE otp_codes SET attempts_left = attempts_left - 1 WHERE phone = \(phone)", logger: logger
       ).collect()
       let remaining = Int(attemptsLeft) - 1

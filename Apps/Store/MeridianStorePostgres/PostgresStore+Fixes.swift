@@ -50,13 +50,13 @@ extension PostgresStore: FixStore {
       guard claim == .claimed else { return claim }
       // One identifier per device, one device per identifier: both the device's old one and the identifier's old
       // device go.
-      try await connection.query(
+      _ = try await connection.query(
         """
         DELETE FROM osmand_identifiers
         WHERE hash = \(identifierHash) OR (owner_id = \(owner.rawValue) AND device_id = \(device.rawValue))
         """, logger: logger
       ).collect()
-      try await connection.query(
+      _ = try await connection.query(
         """
         INSERT INTO osmand_identifiers(hash, owner_id, device_id, created_at)
         VALUES (\(identifierHash), \(owner.rawValue), \(device.rawValue), \(now))
@@ -101,14 +101,14 @@ extension PostgresStore: FixStore {
     }
     if let stored = try await storedOwner() { return stored == owner.rawValue ? .claimed : .otherOwner }
     if let maxDevices {
-      try await connection.query("SELECT 1 FROM users WHERE id = \(owner.rawValue) FOR UPDATE", logger: logger)
+      _ = try await connection.query("SELECT 1 FROM users WHERE id = \(owner.rawValue) FOR UPDATE", logger: logger)
         .collect()
       let count = try await connection.query(
         "SELECT count(*) FROM devices WHERE owner_id = \(owner.rawValue)", logger: logger
       ).collect().first?.decode(Int64.self)
       guard (count ?? 0) < maxDevices else { return .quotaExceeded(limit: maxDevices) }
     }
-    try await connection.query(
+    _ = try await connection.query(
       """
       INSERT INTO devices(owner_id, id, created_at) VALUES (\(owner.rawValue), \(device.rawValue), \(now))
       ON CONFLICT (owner_id, id) DO NOTHING
@@ -123,7 +123,7 @@ extension PostgresStore: FixStore {
     if !taken.isEmpty { return .claimed }
     // Another claim committed meanwhile: this one's, or another account's (then the row just added goes).
     guard let stored = try await storedOwner(), stored != owner.rawValue else { return .claimed }
-    try await connection.query(
+    _ = try await connection.query(
       "DELETE FROM devices WHERE owner_id = \(owner.rawValue) AND id = \(device.rawValue)", logger: logger
     ).collect()
     return .otherOwner

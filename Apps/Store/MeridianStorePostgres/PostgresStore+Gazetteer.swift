@@ -34,15 +34,15 @@ extension PostgresStore {
   public func stageGazetteerRows(_ rows: [GazetteerStagedRow], file: String, through line: Int) async throws {
     let columns = rows.map(\.stagingColumns)
     var binds = PostgresBindings(capacity: 18)
-    try binds.append(file)
-    try binds.append(rows.map { Int64($0.line) })
-    try binds.append(columns.map(\.kind))
+    binds.append(file)
+    binds.append(rows.map { Int64($0.line) })
+    binds.append(columns.map(\.kind))
     try binds.appendNullable(columns.map(\.code))
     try binds.appendNullable(columns.map { $0.level.map(Int64.init) })
     try binds.appendNullable(columns.map(\.country))
     try binds.appendNullable(columns.map(\.geonameID))
-    try binds.append(columns.map(\.name))
-    try binds.append(columns.map(\.names))
+    binds.append(columns.map(\.name))
+    binds.append(columns.map(\.names))
     try binds.appendNullable(columns.map(\.admin1))
     try binds.appendNullable(columns.map(\.admin2))
     try binds.appendNullable(columns.map(\.latitude))
@@ -199,7 +199,7 @@ extension PostgresStore {
       var names = GazetteerNames()
       if !areas.isEmpty {
         var binds = PostgresBindings(capacity: 1)
-        try binds.append(areas)
+        binds.append(areas)
         for row in try await connection.query(
           PostgresQuery(unsafeSQL: "SELECT code, \(name) FROM geo_areas WHERE code = ANY($1)", binds: binds),
           logger: logger
@@ -210,7 +210,7 @@ extension PostgresStore {
       }
       if !localities.isEmpty {
         var binds = PostgresBindings(capacity: 1)
-        try binds.append(localities)
+        binds.append(localities)
         for row in try await connection.query(
           PostgresQuery(
             unsafeSQL: "SELECT geoname_id, \(name) FROM geo_places WHERE geoname_id = ANY($1)", binds: binds),
@@ -231,13 +231,13 @@ extension PostgresStore {
       let found: PostgresRow?
       if let area {
         var binds = PostgresBindings(capacity: 1)
-        try binds.append(area)
+        binds.append(area)
         found = try await connection.query(
           PostgresQuery(unsafeSQL: "SELECT \(columns) FROM geo_areas WHERE code = $1", binds: binds), logger: logger
         ).collect().first
       } else if let locality {
         var binds = PostgresBindings(capacity: 1)
-        try binds.append(locality)
+        binds.append(locality)
         found = try await connection.query(
           PostgresQuery(unsafeSQL: "SELECT \(columns) FROM geo_places WHERE geoname_id = $1", binds: binds),
           logger: logger

@@ -203,7 +203,7 @@ extension PostgresStore {
     let answered = claimed.map(\.key).filter { mine.contains($0) }
     if !answered.isEmpty {
       let bodies = answered.map { ByteBuffer(data: answers[$0]?.receipt.commonFormJSON ?? Data()) }
-      try await connection.query(
+      _ = try await connection.query(
         """
         UPDATE idempotency_keys SET body = a.body
         FROM unnest(\(answered.map(\.user))::text[], \(answered.map(\.key))::text[], \(bodies)::bytea[]) AS a(u, k, body)
@@ -233,8 +233,8 @@ extension PostgresStore {
     let missing = fixPartitions.missing(FixPartitions.Month.of(timestamps))
     for month in missing.sorted() {
       try await transaction { connection in
-        try await connection.query("SELECT pg_advisory_xact_lock(\(FixPartitions.lock))", logger: logger).collect()
-        try await connection.query(PostgresQuery(unsafeSQL: month.createSQL), logger: logger).collect()
+        _ = try await connection.query("SELECT pg_advisory_xact_lock(\(FixPartitions.lock))", logger: logger).collect()
+        _ = try await connection.query(PostgresQuery(unsafeSQL: month.createSQL), logger: logger).collect()
       }
       fixPartitions.insert(month)
     }
@@ -396,11 +396,11 @@ struct FixRow: Sendable {
   /// keys of the rows it inserted.
   static func insert(_ rows: [(row: FixRow, batch: FixInsertBatch, now: Int64)]) throws -> PostgresQuery {
     var bindings = PostgresBindings(capacity: 24)
-    try bindings.append(rows.map(\.batch.userID.rawValue))
-    try bindings.append(rows.map(\.batch.deviceID.rawValue))
-    try bindings.append(rows.map(\.row.fix.timestamp))
-    try bindings.append(rows.map(\.row.fix.latitude))
-    try bindings.append(rows.map(\.row.fix.longitude))
+    bindings.append(rows.map(\.batch.userID.rawValue))
+    bindings.append(rows.map(\.batch.deviceID.rawValue))
+    bindings.append(rows.map(\.row.fix.timestamp))
+    bindings.append(rows.map(\.row.fix.latitude))
+    bindings.append(rows.map(\.row.fix.longitude))
     try bindings.appendNullable(rows.map(\.row.fix.horizontalAccuracy))
     try bindings.appendNullable(rows.map(\.row.fix.verticalAccuracy))
     try bindings.appendNullable(rows.map(\.row.fix.altitude))
@@ -410,12 +410,12 @@ struct FixRow: Sendable {
     try bindings.appendNullable(rows.map { $0.row.fix.floor.map { Int32(clamping: $0) } })
     try bindings.appendNullable(rows.map(\.row.fix.batteryLevel))
     try bindings.appendNullable(rows.map(\.row.fix.batteryState?.rawValue))
-    try bindings.append(rows.map(\.row.fix.kind.rawValue))
+    bindings.append(rows.map(\.row.fix.kind.rawValue))
     try bindings.appendNullable(rows.map(\.row.fix.trigger?.rawValue))
     try bindings.appendNullable(rows.map(\.row.fix.refinedBy?.deviceID?.rawValue))
     try bindings.appendNullable(rows.map(\.row.fix.refinedBy?.timestamp))
-    for precision in 0..<5 { try bindings.append(rows.map { $0.row.cells[precision] }) }
-    try bindings.append(rows.map(\.now))
+    for precision in 0..<5 { bindings.append(rows.map { $0.row.cells[precision] }) }
+    bindings.append(rows.map(\.now))
     return PostgresQuery(unsafeSQL: insertSQL, binds: bindings)
   }
 

@@ -133,7 +133,7 @@ extension PostgresStore: LiveLog {
   ) async throws {
     let entries = stored.filter { !$0.timestamps.isEmpty }
     guard !entries.isEmpty else { return }
-    try await connection.query("SELECT pg_advisory_xact_lock(\(liveLogLock))", logger: logger).collect()
+    _ = try await connection.query("SELECT pg_advisory_xact_lock(\(liveLogLock))", logger: logger).collect()
     let users = entries.map(\.user.rawValue)
     let devices = entries.map(\.device.rawValue)
     let timestamps = entries.map { $0.timestamps.map(String.init).joined(separator: ",") }
@@ -153,12 +153,12 @@ extension PostgresStore: LiveLog {
       """, logger: logger
     ).collect().first?.decode(Int64.self)
     guard let newest else { throw PostgresStoreError.missingRow("live_log") }
-    try await connection.query(
+    _ = try await connection.query(
       "SELECT pg_notify(\(liveChannel), \(LiveSignal.committed(through: UInt64(newest)).text))", logger: logger
     ).collect()
     // Now and then (about one commit in 256), the entries older than the retention go, under the same lock.
     if UInt8.random(in: 0...255) == 0 {
-      try await connection.query(
+      _ = try await connection.query(
         """
         WITH pruned AS (DELETE FROM live_log WHERE committed_at < \(now - liveLogRetention) RETURNING sequence)
         UPDATE live_log_state SET pruned_through = GREATEST(pruned_through, (SELECT max(sequence) FROM pruned))

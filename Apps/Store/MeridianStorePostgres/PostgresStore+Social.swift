@@ -179,19 +179,19 @@ extension PostgresStore: SocialStore {
     let visibility = try JSONColumn.encode(group.visibility)
     let owner = group.ownerID.rawValue
     let id = group.id.rawValue
-    try await connection.query(
+    _ = try await connection.query(
       """
       INSERT INTO groups(owner_id, id, kind, name, visibility, created_at)
       VALUES (\(owner), \(id), \(group.kind.rawValue), \(group.name), \(visibility)::jsonb, \(now))
       ON CONFLICT (owner_id, id) DO UPDATE SET name = excluded.name, visibility = excluded.visibility
       """, logger: logger
     ).collect()
-    try await connection.query(
+    _ = try await connection.query(
       "DELETE FROM group_members WHERE owner_id = \(owner) AND group_id = \(id)", logger: logger
     ).collect()
     let members = group.members.map(\.rawValue).sorted()
     guard !members.isEmpty else { return }
-    try await connection.query(
+    _ = try await connection.query(
       """
       INSERT INTO group_members(owner_id, group_id, user_id)
       SELECT \(owner), \(id), member FROM unnest(\(members)::text[]) AS m(member)

@@ -34,7 +34,7 @@ struct WebhookDeliveryService: Service {
     configuration.timeout.connect = .seconds(5)
     let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     let transport = AsyncHTTPClientTransport(client: client)
-    try? await cancelWhenGracefulShutdown { await loop(transport) }
+    await cancelWhenGracefulShutdown { await loop(transport) }
     do {
       try await store.releaseWebhookLeases(lease)
     } catch {
