@@ -373,6 +373,47 @@ class WebAppTests(unittest.TestCase):
                   "back in English")
 
     @screenshot_on_failure
+    def test_history_custom_range_shows_and_exports_only_the_days_chosen(self):
+        walker = Account(self.server, "Rita Range")
+        day = 86400000
+        now = int(time.time() * 1000)
+        walker.upload_at([(now - 10 * day, 50.40, 30.50), (now - 3 * day - 2000, 50.41, 30.51),
+                          (now - 3 * day, 50.42, 30.52), (now - 1000, 50.45, 30.55)])
+        self.open_and_sign_in(walker)
+        self.show("history")
+        summary = self.browser.find_element(By.ID, "history-summary")
+        self.wait(lambda: summary.get_attribute("data-preset") == "today", "today's history first")
+
+        def local_day(milliseconds):  # the day in the browser's time zone, as a date field holds it
+            return self.browser.execute_script("return new Date(arguments[0]).toLocaleDateString('sv')", milliseconds)
+
+        def choose(first, last):
+            for field, value in (("range-from", first), ("range-to", last)):
+                self.browser.execute_script(
+                    "arguments[0].value = arguments[1]", self.browser.find_element(By.ID, field), value)
+            self.browser.find_element(By.ID, "range-apply").click()
+
+        first, last = local_day(now - 4 * day), local_day(now - 2 * day)
+        choose(first, last)
+        self.wait(lambda: summary.get_attribute("data-range") == f"{first}/{last}"
+                  and summary.get_attribute("data-count") == "2", "the two fixes of three days ago, not the others")
+        self.assertEqual(summary.get_attribute("data-preset"), "custom")
+        self.assertEqual(summary.text, "2 points")
+        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, "#presets button.active"), "no preset is chosen")
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, "path.history-track"), "the range's track")
+        self.browser.find_element(By.CSS_SELECTOR, '[data-export="gpx"]').click()
+        exported = os.path.join(self.downloads, f"meridian-history-{first}_{last}.gpx")
+        self.wait(lambda: os.path.exists(exported) and "</gpx>" in read(exported), "the range's GPX export is saved")
+        self.assertEqual(read(exported).count("<trkpt"), 2)
+        choose(last, first)  # backwards: refused with a message, the shown range stays
+        error = self.browser.find_element(By.ID, "range-error")
+        self.wait(lambda: error.is_displayed(), "a backwards range is refused")
+        self.assertEqual(error.text, "The first day must not be after the last.")
+        self.assertEqual(summary.get_attribute("data-range"), f"{first}/{last}")
+        self.browser.find_element(By.CSS_SELECTOR, '#presets [data-preset="allTime"]').click()
+        self.wait(lambda: summary.get_attribute("data-count") == "4", "all time again: every fix")
+
+    @screenshot_on_failure
     def test_history_shows_clusters_at_low_zoom_and_lists_stays(self):
         traveller = Account(self.server, "Taras Traveller")
         now = int(time.time() * 1000)

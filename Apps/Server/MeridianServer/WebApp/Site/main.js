@@ -15,7 +15,7 @@ let config = { tileURL: null, tileAttribution: '', languages: ['en'] };
 let session = null; // {me, groups, people: Map(userId → person), live, timers}
 let map = null;
 let view = 'map';
-let historyPreset = 'today';
+let historyPreset = 'today'; // a preset's name, or `custom:<from day>:<to day>` (both days included)
 let historyLayer = null;
 let selectedGroup = null;
 
@@ -40,6 +40,7 @@ async function start() {
   for (const button of document.querySelectorAll('[data-export]')) {
     button.addEventListener('click', () => exportHistory(button.dataset.export));
   }
+  $('range-form').addEventListener('submit', (event) => { event.preventDefault(); showRange(); });
   $('pause').addEventListener('click', () => changeSharing('/v1/sharing/pause'));
   $('resume').addEventListener('click', () => changeSharing('/v1/sharing/resume'));
   $('share-hour').addEventListener('click', () => changeSharing('/v1/sharing/until', { until: Date.now() + 3600000 }));
@@ -331,9 +332,36 @@ function renderGroups() {
 
 // ---------------------------------------------------------------- history
 
-function historyQuery(preset) {
+function historyQuery(selection) {
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-  return `preset=${preset}&timeZone=${encodeURIComponent(zone)}`;
+  const range = customRange(selection);
+  const filter = range ? `from=${range.from}&to=${range.to}` : `preset=${selection}`;
+  return `${filter}&timeZone=${encodeURIComponent(zone)}`;
+}
+
+/** A custom selection's instants: from the first day's local midnight to the midnight after the last day. */
+function customRange(selection) {
+  const match = /^custom:(\d{4}-\d{2}-\d{2}):(\d{4}-\d{2}-\d{2})$/.exec(selection);
+  if (!match) return null;
+  const end = new Date(`${match[2]}T00:00`);
+  end.setDate(end.getDate() + 1);
+  return { from: new Date(`${match[1]}T00:00`).getTime(), to: end.getTime(), days: [match[1], match[2]] };
+}
+
+/** The days typed in the range form, when they make a range (the first not after the last). */
+function showRange() {
+  const from = $('range-from').value;
+  const to = $('range-to').value;
+  const error = $('range-error');
+  error.hidden = !(from && to && from > to);
+  if (!error.hidden) {
+    error.textContent = t('history.rangeInvalid');
+    return;
+  }
+  if (!from || !to) return;
+  historyPreset = `custom:${from}:${to}`;
+  renderHistory();
+  loadHistory();
 }
 
 async function loadHistory() {
@@ -356,7 +384,8 @@ async function loadHistory() {
   session.history = { preset, fixes, visits };
   const summary = $('history-summary');
   summary.dataset.count = String(fixes.length);
-  summary.dataset.preset = preset;
+  summary.dataset.preset = customRange(preset) ? 'custom' : preset;
+  summary.dataset.range = customRange(preset) ? customRange(preset).days.join('/') : '';
   if (view === 'history' && fixes.length > 0) {
     map.fitBounds(L.latLngBounds(fixes.map((fix) => [fix.latitude, fix.longitude])), { padding: [30, 30], maxZoom: 17 });
   }
@@ -443,7 +472,8 @@ async function exportHistory(format) {
     const blob = await download(`/v1/history/export?format=${format}&${historyQuery(historyPreset)}`);
     const link = document.createElement('a');
     link.href = URL.createObjectURL(blob);
-    link.download = `meridian-history-${historyPreset}.${format}`;
+    const range = customRange(historyPreset);
+    link.download = `meridian-history-${range ? range.days.join('_') : historyPreset}.${format}`;
     document.body.append(link);
     link.click();
     link.remove();
