@@ -449,7 +449,8 @@ class WebAppTests(unittest.TestCase):
         friend.share_with(person)  # so the friend's name is visible to the person
         self.show("map")
         self.show("sharing")  # the groups are read again
-        member = f'#group-list li[data-group="{person.group("friends")["id"]}"] li[data-user-id="{friend.id}"]'
+        friends = person.group("friends")["id"]
+        member = f'#group-list li[data-group="{friends}"] li[data-user-id="{friend.id}"] .member-name'
         self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, member).text == "Fedir Friend",
                   "the Friends group lists its member by name")
         phone = Select(self.browser.find_element(By.CSS_SELECTOR, '#visibility select[data-field="phone"]'))
@@ -461,6 +462,50 @@ class WebAppTests(unittest.TestCase):
         self.wait(lambda: Select(self.browser.find_element(
             By.CSS_SELECTOR, '#visibility select[data-field="phone"]')).first_selected_option.get_attribute("value")
             == "nobody", "the page shows the stored audience")
+
+    @screenshot_on_failure
+    def test_sharing_until_a_chosen_time_and_members_found_by_name(self):
+        person = Account(self.server, "Ulyana Until")
+        newcomer = Account(self.server, "Mykola Newcomer")
+        newcomer.call("PATCH", "/v1/me/profile", {"audience": {"fullName": "everyone"}})  # found by name
+        self.open_and_sign_in(person)
+        self.show("sharing")
+        state = self.browser.find_element(By.ID, "sharing-state")
+        self.wait(lambda: state.get_attribute("data-paused") == "false", "sharing is on")
+        local = "return d.toLocaleString('sv').slice(0, 16).replace(' ', 'T')"  # as a datetime-local field holds it
+        past = self.browser.execute_script(f"const d = new Date(Date.now() - 3600000); {local}")
+        until, tomorrow = self.browser.execute_script(
+            "const d = new Date(); d.setDate(d.getDate() + 1); d.setHours(18, 30, 0, 0); "
+            f"return [d.getTime(), (() => {{ {local} }})()]")
+        field = self.browser.find_element(By.ID, "until-at")
+        self.browser.execute_script("arguments[0].value = arguments[1]", field, past)
+        self.browser.find_element(By.ID, "until-apply").click()
+        error = self.browser.find_element(By.ID, "until-error")
+        self.wait(lambda: error.is_displayed(), "a time already past is refused")
+        self.assertEqual(error.text, "Choose a time in the future.")
+        self.assertIsNone(person.call("GET", "/v1/me")["sharing"].get("until"))
+        self.browser.execute_script("arguments[0].value = arguments[1]", field, tomorrow)
+        self.browser.find_element(By.ID, "until-apply").click()
+        self.wait(lambda: state.get_attribute("data-until") == str(until), "sharing until tomorrow 18:30")
+        self.assertFalse(error.is_displayed())
+        self.assertEqual(person.call("GET", "/v1/me")["sharing"]["until"], until)
+        self.assertTrue(state.text.startswith("Shared until "), state.text)
+
+        self.browser.find_element(By.ID, "people-query").send_keys("Mykola")
+        self.browser.find_element(By.ID, "people-search").click()
+        found = f'#found li[data-user-id="{newcomer.id}"]'
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, found), "the newcomer is found by name")
+        self.assertEqual(self.browser.find_element(By.ID, "found-count").text, "1 person found")
+        family = person.group("family")["id"]
+        Select(self.browser.find_element(By.CSS_SELECTOR, f"{found} select")).select_by_value(family)
+        self.browser.find_element(By.CSS_SELECTOR, f"{found} button.add-member").click()
+        member = f'#group-list li[data-group="{family}"] li[data-user-id="{newcomer.id}"]'
+        self.wait(lambda: [element.text for element in self.browser.find_elements(
+            By.CSS_SELECTOR, f"{member} .member-name")] == ["Mykola Newcomer"], "the Family group lists the newcomer")
+        self.assertIn(newcomer.id, person.group("family")["members"])
+        self.browser.find_element(By.CSS_SELECTOR, f"{member} button.remove-member").click()
+        self.wait(lambda: not self.browser.find_elements(By.CSS_SELECTOR, member), "the newcomer leaves Family")
+        self.assertNotIn(newcomer.id, person.group("family")["members"])
 
     @screenshot_on_failure
     def test_sign_in_with_phone_code_and_sign_out(self):

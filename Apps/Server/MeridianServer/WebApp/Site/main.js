@@ -44,6 +44,13 @@ async function start() {
   $('pause').addEventListener('click', () => changeSharing('/v1/sharing/pause'));
   $('resume').addEventListener('click', () => changeSharing('/v1/sharing/resume'));
   $('share-hour').addEventListener('click', () => changeSharing('/v1/sharing/until', { until: Date.now() + 3600000 }));
+  $('share-day').addEventListener('click', () => {
+    const midnight = new Date();
+    midnight.setHours(24, 0, 0, 0);
+    changeSharing('/v1/sharing/until', { until: midnight.getTime() });
+  });
+  $('until-form').addEventListener('submit', (event) => { event.preventDefault(); shareUntil(); });
+  $('people-form').addEventListener('submit', (event) => { event.preventDefault(); findPeople(); });
   document.body.dataset.ready = 'signin';
 }
 
@@ -490,10 +497,68 @@ async function changeSharing(path, body) {
   } catch (error) { showError(error); }
 }
 
+/** Shares until the local date and time typed in the form; a time already past is refused here. */
+function shareUntil() {
+  const until = new Date($('until-at').value).getTime();
+  const error = $('until-error');
+  error.hidden = Number.isFinite(until) && until > Date.now();
+  if (!error.hidden) {
+    error.textContent = t('sharing.untilPast');
+    return;
+  }
+  changeSharing('/v1/sharing/until', { until });
+}
+
+/** People found by name or phone number (GET /v1/users/search), each with a group to add them to. */
+async function findPeople() {
+  const query = $('people-query').value.trim();
+  let answer;
+  try { answer = await request('GET', `/v1/users/search?q=${encodeURIComponent(query)}`); } catch (error) {
+    showError(error);
+    return;
+  }
+  const users = answer.users.filter((user) => user.userId !== session.me.account.id);
+  $('found-count').textContent = plural('sharing.found', users.length);
+  $('found').replaceChildren(...users.map((user) => {
+    const row = document.createElement('li');
+    row.dataset.userId = user.userId;
+    row.className = 'inline';
+    const name = document.createElement('span');
+    name.textContent = `${user.fullName || user.phone || `${user.userId.slice(0, 8)}…`} `;
+    const select = document.createElement('select');
+    select.setAttribute('aria-label', t('sharing.addTo'));
+    select.replaceChildren(...session.groups.map((group) => {
+      const option = document.createElement('option');
+      option.value = group.id;
+      option.textContent = groupName(group);
+      return option;
+    }));
+    const add = document.createElement('button');
+    add.type = 'button';
+    add.className = 'add-member';
+    add.textContent = t('sharing.addMember');
+    add.addEventListener('click', () => changeMember('PUT', select.value, user.userId));
+    row.append(name, select, add);
+    return row;
+  }));
+}
+
+/** Adds (`PUT`) or removes (`DELETE`) a member of one of the viewer's groups. */
+async function changeMember(method, groupId, userId) {
+  try {
+    const path = `/v1/groups/${encodeURIComponent(groupId)}/members/${encodeURIComponent(userId)}`;
+    const group = await request(method, path);
+    session.groups = session.groups.map((candidate) => (candidate.id === group.id ? group : candidate));
+    renderSharing();
+    refreshVisible();
+  } catch (error) { showError(error); }
+}
+
 function renderSharing() {
   const sharing = session.me.sharing || {};
   const state = $('sharing-state');
   state.dataset.paused = String(!!sharing.paused);
+  state.dataset.until = sharing.until ? String(sharing.until) : '';
   if (sharing.paused) state.textContent = t('sharing.paused');
   else if (sharing.until) state.textContent = t('sharing.until', new Date(sharing.until).toLocaleString(currentLanguage()));
   else state.textContent = t('sharing.on');
@@ -506,7 +571,15 @@ function renderSharing() {
     members.replaceChildren(...group.members.map((userId) => {
       const member = document.createElement('li');
       member.dataset.userId = userId;
-      member.textContent = memberName(userId);
+      const name = document.createElement('span');
+      name.className = 'member-name';
+      name.textContent = memberName(userId);
+      const remove = document.createElement('button');
+      remove.type = 'button';
+      remove.className = 'link remove-member';
+      remove.textContent = t('sharing.removeMember');
+      remove.addEventListener('click', () => changeMember('DELETE', group.id, userId));
+      member.append(name, ' ', remove);
       return member;
     }));
     row.append(members);
