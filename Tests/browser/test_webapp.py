@@ -19,8 +19,10 @@ import tempfile
 import threading
 import time
 import unittest
+import struct
 import urllib.error
 import urllib.request
+import zlib
 
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
@@ -133,6 +135,16 @@ class Account:
             text = response.read()
             return json.loads(text) if text else None
 
+    def post_poll(self, title, colours):
+        """Posts a two-option poll whose options show images of `colours`; answers its id."""
+        options = []
+        for index, colour in enumerate(colours):
+            request = urllib.request.Request(self.server.base + "/v1/blobs", data=png(colour), method="POST", headers={
+                "Content-Type": "application/octet-stream", "Authorization": f"Bearer {self.token}"})
+            with urllib.request.urlopen(request, timeout=10) as response:
+                options.append({"text": f"Option {'AB'[index]}", "imageUrl": json.loads(response.read())["url"]})
+        return self.call("POST", "/v1/polls", {"title": title, "options": options})["poll"]["id"]
+
     def group(self, kind):
         return next(g for g in self.call("GET", "/v1/groups")["groups"] if g["kind"] == kind)
 
@@ -151,6 +163,15 @@ class Account:
                  for timestamp, lat, lon in fixes]
         receipt = self.call("POST", "/v1/fixes", {"deviceId": self.device, "fixes": fixes})
         assert receipt["accepted"] == len(fixes), receipt
+
+
+def png(rgb):
+    """A 4×4 PNG image of one colour."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + bytes(rgb) * 4 for _ in range(4))
+    header = struct.pack(">IIBBBBB", 4, 4, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
 def read(path):
@@ -506,6 +527,67 @@ class WebAppTests(unittest.TestCase):
         self.browser.find_element(By.CSS_SELECTOR, f"{member} button.remove-member").click()
         self.wait(lambda: not self.browser.find_elements(By.CSS_SELECTOR, member), "the newcomer leaves Family")
         self.assertNotIn(newcomer.id, person.group("family")["members"])
+
+    @screenshot_on_failure
+    def test_polls_feed_results_votes_changed_and_comments(self):
+        author, first, second = (Account(self.server, name) for name in ("Polina Pollster", "Vasyl", "Vira"))
+        viewer = Account(self.server, "Viktor Viewer")
+        for person in (author, viewer):  # named on polls and comments; the voters stay "Someone"
+            person.call("PATCH", "/v1/me/profile", {"audience": {"fullName": "everyone"}})
+        popular = author.post_poll(f"Tea or coffee {os.getpid()}", [(200, 30, 30), (30, 30, 200)])
+        fresh = author.post_poll(f"Sea or mountains {os.getpid()}", [(30, 160, 30), (120, 120, 120)])
+        first.call("POST", f"/v1/polls/{popular}/vote", {"choice": 1})
+        second.call("POST", f"/v1/polls/{popular}/vote", {"choice": 0})
+        first.call("POST", f"/v1/polls/{fresh}/vote", {"choice": 0})
+        self.open_and_sign_in(viewer)
+        self.show("polls")
+
+        def feed(order):
+            def listed():
+                rows = self.browser.find_elements(By.CSS_SELECTOR, f'#polls[data-order="{order}"] li.poll-row')
+                ids = [row.get_attribute("data-poll-id") for row in rows]
+                return [poll for poll in ids if poll in (popular, fresh)]
+            self.wait(lambda: len(listed()) == 2, f"both polls in the {order} feed")
+            return listed()
+
+        self.assertEqual(feed("newest"), [fresh, popular])
+        self.browser.find_element(By.CSS_SELECTOR, '#poll-orders [data-order="most_voted"]').click()
+        self.assertEqual(feed("most_voted"), [popular, fresh])
+        row = self.browser.find_element(By.CSS_SELECTOR, f'#polls li[data-poll-id="{popular}"] .muted')
+        self.assertEqual(row.text, "Polina Pollster · 2 votes · 0 comments")
+        self.browser.find_element(By.CSS_SELECTOR, f'#polls li[data-poll-id="{fresh}"] button').click()
+        poll = self.browser.find_element(By.ID, "poll")
+        self.wait(lambda: poll.is_displayed() and poll.get_attribute("data-poll-id") == fresh, "the poll opens")
+        self.wait(lambda: [self.browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image)
+                           for image in self.browser.find_elements(By.CSS_SELECTOR, "#poll-options img")] == [4, 4],
+                  "both option images are loaded")
+
+        def percentages():
+            return [element.text for element in self.browser.find_elements(By.CSS_SELECTOR, "#poll-options .percent")]
+
+        self.assertEqual(percentages(), ["100%", "0%"])
+        self.assertEqual(poll.get_attribute("data-my-choice"), "")
+        self.browser.find_element(By.CSS_SELECTOR, '#poll-options [data-choice="1"] button.vote').click()
+        self.wait(lambda: percentages() == ["50%", "50%"], "the viewer's vote for B counted")
+        self.assertEqual(poll.get_attribute("data-my-choice"), "1")
+        self.assertEqual(viewer.call("GET", f"/v1/polls/{fresh}")["myChoice"], 1)
+        self.browser.find_element(By.CSS_SELECTOR, '#poll-options [data-choice="0"] button.vote').click()
+        self.wait(lambda: percentages() == ["100%", "0%"], "the vote changed to A")
+        self.assertEqual(self.browser.find_element(By.ID, "poll-total").text, "2 votes")
+        summary = viewer.call("GET", f"/v1/polls/{fresh}")
+        self.assertEqual((summary["myChoice"], summary["results"]["counts"]), (0, [2, 0]))
+        self.browser.find_element(By.ID, "comment-text").send_keys("Mountains, <b>always</b>")
+        self.browser.find_element(By.ID, "comment-submit").click()
+        self.wait(lambda: [c.text for c in self.browser.find_elements(By.CSS_SELECTOR, "#poll-comments li.comment")]
+                  == ["Viktor Viewer Mountains, <b>always</b>"], "the comment is listed with its author, as text")
+        self.assertEqual(self.browser.find_element(By.ID, "poll-comments-title").text, "1 comment")
+        self.assertEqual(len(viewer.call("GET", f"/v1/polls/{fresh}/comments")["items"]), 1)
+        Select(self.browser.find_element(By.ID, "language")).select_by_value("ru")
+        try:
+            self.wait(lambda: self.browser.find_element(By.ID, "poll-total").text == "2 голоса", "Russian 'few': 2 голоса")
+            self.assertEqual(self.browser.find_element(By.ID, "poll-comments-title").text, "1 комментарий")
+        finally:
+            Select(self.browser.find_element(By.ID, "language")).select_by_value("en")
 
     @screenshot_on_failure
     def test_sign_in_with_phone_code_and_sign_out(self):

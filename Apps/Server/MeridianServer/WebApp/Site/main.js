@@ -4,12 +4,14 @@ import * as L from '/vendor/leaflet/leaflet.esm.js';
 import { ApiError, currentToken, download, request, setToken } from './api.js';
 import { age, apply, currentLanguage, load, offeredLanguages, plural, t } from './i18n.js';
 import { LiveSocket } from './live.js';
+import { resetPolls, setUpPolls, showPolls } from './polls.js';
 
 const $ = (id) => document.getElementById(id);
 const LANGUAGE_NAMES = { en: 'English', ru: 'Русский', uk: 'Українська' };
 const PRESETS = ['today', 'yesterday', 'thisMonth', 'lastMonth', 'thisYear', 'lastYear', 'allTime'];
 const REFRESH_VISIBLE_MS = 20000;
 const CLUSTER_BELOW_ZOOM = 12;
+const VIEWS = ['map', 'history', 'sharing', 'places', 'polls', 'directory'];
 
 let config = { tileURL: null, tileAttribution: '', languages: ['en'] };
 let session = null; // {me, groups, people: Map(userId → person), live, timers}
@@ -51,6 +53,7 @@ async function start() {
   });
   $('until-form').addEventListener('submit', (event) => { event.preventDefault(); shareUntil(); });
   $('people-form').addEventListener('submit', (event) => { event.preventDefault(); findPeople(); });
+  setUpPolls(showError);
   document.body.dataset.ready = 'signin';
 }
 
@@ -147,6 +150,7 @@ async function signOut() {
   if (historyLayer) historyLayer.remove();
   historyLayer = null;
   session = null;
+  resetPolls();
   $('app').hidden = true;
   $('nav').hidden = true;
   $('signout').hidden = true;
@@ -734,7 +738,7 @@ function show(name) {
   for (const button of document.querySelectorAll('#nav [data-view]')) {
     button.classList.toggle('active', button.dataset.view === name);
   }
-  for (const candidate of ['map', 'history', 'sharing', 'places']) $(`view-${candidate}`).hidden = candidate !== name;
+  for (const candidate of VIEWS) $(`view-${candidate}`).hidden = candidate !== name;
   if (session.venueLayer) {
     if (name === 'places') session.venueLayer.addTo(map); else session.venueLayer.remove();
   }
@@ -744,6 +748,7 @@ function show(name) {
   }
   if (name === 'history') loadHistory();
   if (name === 'sharing') refreshSharing();
+  if (name === 'polls') showPolls();
   map.invalidateSize();
 }
 
@@ -761,6 +766,7 @@ function renderAll() {
   renderHistory();
   renderSharing();
   if (view === 'places') loadVenues(true);
+  if (view === 'polls') showPolls();
   const badge = $('live-state');
   badge.textContent = t(badge.classList.contains('on') ? 'live.connected' : 'live.offline');
 }

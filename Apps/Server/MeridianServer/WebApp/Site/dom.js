@@ -1,0 +1,25 @@
+// Small DOM helpers shared by the pages: elements are built with text, never with HTML.
+
+export const $ = (id) => document.getElementById(id);
+
+/** `<tag>` with `properties` (dataset keys as `data`) and `children` (nodes or text). */
+export function element(tag, properties = {}, ...children) {
+  const node = document.createElement(tag);
+  const { data, ...rest } = properties;
+  Object.assign(node, rest);
+  if (data) Object.assign(node.dataset, data);
+  node.append(...children.filter((child) => child !== null && child !== undefined));
+  return node;
+}
+
+/** A `<button type="button">` that calls `onClick`. */
+export function button(text, onClick, properties = {}) {
+  const node = element('button', { type: 'button', ...properties }, text);
+  node.addEventListener('click', onClick);
+  return node;
+}
+
+/** A list row in the muted style saying `text` (an empty list's message). */
+export function mutedRow(text) {
+  return element('li', { className: 'muted' }, text);
+}

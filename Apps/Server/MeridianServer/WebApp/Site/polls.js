@@ -1,0 +1,175 @@
+// The polls page: the feed (newest or most voted first, paged), one poll with its two option images and results,
+// voting (and changing the vote until the poll closes) and comments. API: /v1/polls… (docs/api/openapi.yaml).
+import { request } from './api.js';
+import { $, button, element, mutedRow } from './dom.js';
+import { currentLanguage, plural, t } from './i18n.js';
+
+const ORDERS = ['newest', 'most_voted'];
+
+let report = () => {};
+let order = 'newest';
+let feed = { items: [], nextCursor: null };
+let open = null; // {summary, comments}
+let generation = 0;
+
+/** Wires the page's controls; `onError` shows a failed request. */
+export function setUpPolls(onError) {
+  report = onError;
+  $('polls-more').addEventListener('click', () => loadFeed(true));
+  $('poll-back').addEventListener('click', closePoll);
+  $('comment-form').addEventListener('submit', (event) => { event.preventDefault(); postComment(); });
+}
+
+/** Shows the feed again from its first page (the page was opened or the language changed). */
+export function showPolls() {
+  renderOrders();
+  if (open) renderPoll(); else loadFeed(false);
+}
+
+/** Forgets everything (sign-out). */
+export function resetPolls() {
+  generation += 1;
+  feed = { items: [], nextCursor: null };
+  open = null;
+  $('polls').replaceChildren();
+  $('poll').hidden = true;
+  $('poll-feed').hidden = false;
+}
+
+function renderOrders() {
+  const strip = $('poll-orders');
+  if (!strip.children.length) {
+    strip.replaceChildren(...ORDERS.map((name) => button('', () => {
+      order = name;
+      closePoll();
+    }, { data: { order: name } })));
+  }
+  for (const node of strip.children) {
+    node.textContent = t(`polls.${node.dataset.order}`);
+    node.classList.toggle('active', node.dataset.order === order);
+  }
+}
+
+async function loadFeed(more) {
+  const current = ++generation;
+  const cursor = more && feed.nextCursor ? `&cursor=${encodeURIComponent(feed.nextCursor)}` : '';
+  let page;
+  try { page = await request('GET', `/v1/polls?order=${order}&limit=10${cursor}`); } catch (error) {
+    report(error);
+    return;
+  }
+  if (current !== generation) return;
+  feed = { items: more ? [...feed.items, ...page.items] : page.items, nextCursor: page.nextCursor || null };
+  renderFeed();
+}
+
+function authorName(author) {
+  return (author && author.fullName) || t('polls.someone');
+}
+
+function renderFeed() {
+  renderOrders();
+  const list = $('polls');
+  list.dataset.order = order;
+  list.replaceChildren(...(feed.items.length ? feed.items.map((summary) => element('li', {
+    className: 'poll-row', data: { pollId: summary.poll.id },
+  }, button(summary.poll.title, () => openPoll(summary.poll.id), { className: 'link' }), element('div', {
+    className: 'muted',
+  }, `${authorName(summary.author)} · ${plural('polls.votes', summary.results.total)} · `
+    + plural('polls.comments', summary.comments)))) : [mutedRow(t('polls.none'))]));
+  $('polls-more').hidden = !feed.nextCursor;
+}
+
+async function openPoll(id) {
+  const current = ++generation;
+  let summary;
+  let comments;
+  try {
+    [summary, comments] = await Promise.all([
+      request('GET', `/v1/polls/${encodeURIComponent(id)}`),
+      request('GET', `/v1/polls/${encodeURIComponent(id)}/comments?limit=100`),
+    ]);
+  } catch (error) {
+    report(error);
+    return;
+  }
+  if (current !== generation) return;
+  open = { summary, comments: comments.items };
+  renderPoll();
+}
+
+function closePoll() {
+  open = null;
+  $('poll').hidden = true;
+  $('poll-feed').hidden = false;
+  loadFeed(false);
+}
+
+function isClosed(summary) {
+  return summary.closesAt !== undefined && summary.closesAt <= Date.now();
+}
+
+function renderPoll() {
+  const { summary, comments } = open;
+  const { poll, results } = summary;
+  $('poll-feed').hidden = true;
+  const article = $('poll');
+  article.hidden = false;
+  article.dataset.pollId = poll.id;
+  article.dataset.myChoice = summary.myChoice === undefined ? '' : String(summary.myChoice);
+  $('poll-title').textContent = poll.title;
+  $('poll-author').textContent = authorName(summary.author);
+  $('poll-description').textContent = poll.description || '';
+  const percent = new Intl.NumberFormat(currentLanguage(), { style: 'percent' });
+  const closed = isClosed(summary);
+  $('poll-options').replaceChildren(...poll.options.map((option, choice) => {
+    const share = results.percentages[choice] ?? 0;
+    const chosen = summary.myChoice === choice;
+    const image = option.imageUrl ? element('img', { src: option.imageUrl, alt: option.text, className: 'poll-image' })
+      : null;
+    const bar = element('div', { className: 'bar' });
+    bar.style.width = `${share}%`;
+    const voteButton = button(t(chosen ? 'polls.yourVote' : 'polls.vote'), () => vote(choice), {
+      className: 'vote', disabled: chosen || closed,
+    });
+    return element('div', { className: chosen ? 'poll-option chosen' : 'poll-option', data: { choice: String(choice) } },
+      image, element('div', { className: 'caption' }, option.text),
+      element('div', { className: 'meter' }, bar),
+      element('div', { className: 'result' }, element('strong', { className: 'percent' }, percent.format(share / 100)),
+        ` · ${plural('polls.votes', results.counts[choice] ?? 0)}`),
+      voteButton);
+  }));
+  $('poll-total').textContent = closed ? `${plural('polls.votes', results.total)} · ${t('polls.closed')}`
+    : plural('polls.votes', results.total);
+  $('poll-comments-title').textContent = plural('polls.comments', comments.length);
+  $('poll-comments').replaceChildren(...comments.map((entry) => element('li', {
+    className: 'comment', data: { commentId: entry.comment.id },
+  }, element('strong', {}, authorName(entry.author)), ' ', element('span', { className: 'text' }, entry.comment.text))));
+  $('comment-form').hidden = closed;
+}
+
+async function vote(choice) {
+  const summary = open && open.summary;
+  if (!summary) return;
+  try {
+    const receipt = await request('POST', `/v1/polls/${encodeURIComponent(summary.poll.id)}/vote`, { choice });
+    if (!open || open.summary !== summary) return;
+    summary.results = receipt.results;
+    summary.myChoice = receipt.myChoice;
+    renderPoll();
+  } catch (error) { report(error); }
+}
+
+async function postComment() {
+  const summary = open && open.summary;
+  const field = $('comment-text');
+  const text = field.value.trim();
+  if (!summary || !text) return;
+  try {
+    const comment = await request('POST', `/v1/polls/${encodeURIComponent(summary.poll.id)}/comments`, { text });
+    if (!open || open.summary !== summary) return;
+    field.value = '';
+    open.comments.push(comment);
+    renderPoll();
+  } catch (error) { report(error); }
+}
