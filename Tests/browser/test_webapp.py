@@ -281,6 +281,13 @@ class WebAppTests(unittest.TestCase):
         self.wait(at, f"{account.name}'s marker at {lat}, {lon}")
         return self.marker(account)
 
+    def admin(self, arguments):
+        """Runs meridian-admin (beside the server) on the shared server's database."""
+        admin = os.path.join(os.path.dirname(self.binary), "meridian-admin")
+        database = os.path.join(self.server.directory, "db.sqlite")
+        subprocess.run([admin, *arguments, "--database", database], check=True, timeout=60,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+
     def show(self, view):
         self.browser.find_element(By.CSS_SELECTOR, f'#nav [data-view="{view}"]').click()
 
@@ -558,7 +565,8 @@ class WebAppTests(unittest.TestCase):
         self.browser.find_element(By.CSS_SELECTOR, f'#polls li[data-poll-id="{fresh}"] button').click()
         poll = self.browser.find_element(By.ID, "poll")
         self.wait(lambda: poll.is_displayed() and poll.get_attribute("data-poll-id") == fresh, "the poll opens")
-        self.wait(lambda: [self.browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image)
+        loaded = "return arguments[0].complete && arguments[0].naturalWidth"
+        self.wait(lambda: [self.browser.execute_script(loaded, image)
                            for image in self.browser.find_elements(By.CSS_SELECTOR, "#poll-options img")] == [4, 4],
                   "both option images are loaded")
 
@@ -584,8 +592,78 @@ class WebAppTests(unittest.TestCase):
         self.assertEqual(len(viewer.call("GET", f"/v1/polls/{fresh}/comments")["items"]), 1)
         Select(self.browser.find_element(By.ID, "language")).select_by_value("ru")
         try:
-            self.wait(lambda: self.browser.find_element(By.ID, "poll-total").text == "2 голоса", "Russian 'few': 2 голоса")
+            self.wait(lambda: self.browser.find_element(By.ID, "poll-total").text == "2 голоса",
+                      "Russian 'few': 2 голоса")
             self.assertEqual(self.browser.find_element(By.ID, "poll-comments-title").text, "1 комментарий")
+        finally:
+            Select(self.browser.find_element(By.ID, "language")).select_by_value("en")
+
+    @screenshot_on_failure
+    def test_directory_browses_searches_reviews_and_keeps_favourites(self):
+        self.admin(["places", "import", "Tools/examples/tomsk-universities.json"])
+        for grade, text in ((5, "Great labs"), (4, None)):
+            reviewer = Account(self.server, f"Reviewer {grade}")
+            review = {"grade": grade, **({"text": text} if text else {})}
+            reviewer.call("PUT", "/v1/places/tsu-phys-b/reviews/me", review)
+        viewer = Account(self.server, "Darya Directory")
+        self.open_and_sign_in(viewer)
+        self.show("directory")
+        page = self.browser.find_element(By.ID, "view-directory")
+
+        def listed():
+            return [row.get_attribute("data-place-id") for row in self.browser.find_elements(
+                By.CSS_SELECTOR, "#directory li.directory-place")]
+
+        def row(place):
+            return f'#directory li[data-place-id="{place}"]'
+
+        def text(selector):
+            return self.browser.find_element(By.CSS_SELECTOR, selector).text
+
+        def open_place(place):
+            self.browser.find_element(By.CSS_SELECTOR, f"{row(place)} button").click()
+            self.wait(lambda: page.get_attribute("data-place-id") == place and self.browser.find_element(
+                By.ID, "place").is_displayed(), f"{place} is open")
+
+        self.wait(lambda: set(listed()) == {"tsu", "tpu", "ssmu", "tusur"}, "the top-level places")
+        self.assertEqual(text(f'{row("tsu")} .rating'), "★ 4.5 · 2 reviews")  # the subtree's reviews
+        self.assertEqual(text(f'{row("tpu")} .rating'), "No reviews yet")
+        open_place("tsu")
+        self.assertEqual(text("#crumbs"), "Directory › Tomsk State University")
+        self.wait(lambda: "tsu-phys" in listed(), "the university's faculties")
+        open_place("tsu-phys")
+        self.wait(lambda: listed() == ["tsu-phys-b"], "the faculty's programme")
+        open_place("tsu-phys-b")
+        self.assertEqual(text("#crumbs"), "Directory › Tomsk State University › Faculty of Physics › Physics")
+        self.assertEqual(text("#place-rating"), "★ 4.5 · 2 reviews")
+        self.assertEqual(text("#reviews-title"), "2 reviews")
+        self.assertIn("Great labs", [review.text.split("\n")[-1] for review in self.browser.find_elements(
+            By.CSS_SELECTOR, "#reviews li.review")])
+        star = self.browser.find_element(By.ID, "favourite")
+        self.assertEqual(star.get_attribute("data-favourite"), "false")
+        star.click()
+        self.wait(lambda: star.get_attribute("data-favourite") == "true", "kept among the favourites")
+        self.assertEqual([item["place"]["id"] for item in viewer.call("GET", "/v1/me/favourites")["items"]],
+                         ["tsu-phys-b"])
+        Select(self.browser.find_element(By.ID, "review-grade")).select_by_value("3")
+        self.browser.find_element(By.ID, "review-text").send_keys("Hard but fair")
+        self.browser.find_element(By.ID, "review-submit").click()
+        self.wait(lambda: text("#place-rating") == "★ 4.0 · 3 reviews", "the viewer's review counts")
+        self.browser.find_element(By.CSS_SELECTOR, '#crumbs button[data-place-id="tsu-phys"]').click()
+        self.wait(lambda: page.get_attribute("data-place-id") == "tsu-phys", "back to the faculty by its breadcrumb")
+        self.browser.find_element(By.ID, "directory-query").send_keys("физ")
+        self.browser.find_element(By.ID, "directory-find").click()
+        self.wait(lambda: page.get_attribute("data-mode") == "search" and {"tsu-phys", "tsu-phys-b"} <= set(listed()),
+                  "'физ' finds the faculty and the programme")
+        self.assertNotIn("tpu", listed())
+        self.assertEqual(text(f'{row("tsu-phys")} button'), "Faculty of Physics")
+        self.browser.find_element(By.ID, "directory-favourites").click()
+        self.wait(lambda: page.get_attribute("data-mode") == "favourites" and listed() == ["tsu-phys-b"],
+                  "the favourites list")
+        Select(self.browser.find_element(By.ID, "language")).select_by_value("ru")
+        try:
+            self.wait(lambda: text(f'{row("tsu-phys-b")} button') == "Физика", "the place's Russian name")
+            self.assertEqual(text(f'{row("tsu-phys-b")} .rating'), "★ 4,0 · 3 отзыва")
         finally:
             Select(self.browser.find_element(By.ID, "language")).select_by_value("en")
 
@@ -635,15 +713,10 @@ class WebAppTests(unittest.TestCase):
 
     @screenshot_on_failure
     def test_places_lists_venues_near_the_centre_with_their_promotions(self):
-        admin = os.path.join(os.path.dirname(self.binary), "meridian-admin")
-        database = os.path.join(self.server.directory, "db.sqlite")
-        for arguments in (
-                ["venues", "import", "Tools/examples/kyiv-venues.csv"],
-                ["promotions", "create", "--venue", "blue-cup", "--id", f"coffee-{os.getpid()}", "--name",
-                 "Morning coffee", "--code", "COFFEE", "--old-price", "6000", "--new-price", "4500", "--currency",
-                 "UAH"]):
-            subprocess.run([admin, *arguments, "--database", database], check=True, timeout=60,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        self.admin(["venues", "import", "Tools/examples/kyiv-venues.csv"])
+        self.admin(["promotions", "create", "--venue", "blue-cup", "--id", f"coffee-{os.getpid()}", "--name",
+                    "Morning coffee", "--code", "COFFEE", "--old-price", "6000", "--new-price", "4500", "--currency",
+                    "UAH"])
         visitor = Account(self.server, "Vika Visitor")
         visitor.upload((50.4501, 30.5234))  # the map centres on the visitor, beside Blue Cup
         self.open_and_sign_in(visitor)

@@ -4,6 +4,7 @@ import * as L from '/vendor/leaflet/leaflet.esm.js';
 import { ApiError, currentToken, download, request, setToken } from './api.js';
 import { age, apply, currentLanguage, load, offeredLanguages, plural, t } from './i18n.js';
 import { LiveSocket } from './live.js';
+import { resetDirectory, setUpDirectory, showDirectory } from './directory.js';
 import { resetPolls, setUpPolls, showPolls } from './polls.js';
 
 const $ = (id) => document.getElementById(id);
@@ -54,6 +55,7 @@ async function start() {
   $('until-form').addEventListener('submit', (event) => { event.preventDefault(); shareUntil(); });
   $('people-form').addEventListener('submit', (event) => { event.preventDefault(); findPeople(); });
   setUpPolls(showError);
+  setUpDirectory(showError);
   document.body.dataset.ready = 'signin';
 }
 
@@ -151,6 +153,7 @@ async function signOut() {
   historyLayer = null;
   session = null;
   resetPolls();
+  resetDirectory();
   $('app').hidden = true;
   $('nav').hidden = true;
   $('signout').hidden = true;
@@ -749,6 +752,7 @@ function show(name) {
   if (name === 'history') loadHistory();
   if (name === 'sharing') refreshSharing();
   if (name === 'polls') showPolls();
+  if (name === 'directory') showDirectory();
   map.invalidateSize();
 }
 
@@ -767,6 +771,7 @@ function renderAll() {
   renderSharing();
   if (view === 'places') loadVenues(true);
   if (view === 'polls') showPolls();
+  if (view === 'directory') showDirectory();
   const badge = $('live-state');
   badge.textContent = t(badge.classList.contains('on') ? 'live.connected' : 'live.offline');
 }

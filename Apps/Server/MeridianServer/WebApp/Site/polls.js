@@ -132,7 +132,8 @@ function renderPoll() {
     const voteButton = button(t(chosen ? 'polls.yourVote' : 'polls.vote'), () => vote(choice), {
       className: 'vote', disabled: chosen || closed,
     });
-    return element('div', { className: chosen ? 'poll-option chosen' : 'poll-option', data: { choice: String(choice) } },
+    const className = chosen ? 'poll-option chosen' : 'poll-option';
+    return element('div', { className, data: { choice: String(choice) } },
       image, element('div', { className: 'caption' }, option.text),
       element('div', { className: 'meter' }, bar),
       element('div', { className: 'result' }, element('strong', { className: 'percent' }, percent.format(share / 100)),
@@ -144,7 +145,8 @@ function renderPoll() {
   $('poll-comments-title').textContent = plural('polls.comments', comments.length);
   $('poll-comments').replaceChildren(...comments.map((entry) => element('li', {
     className: 'comment', data: { commentId: entry.comment.id },
-  }, element('strong', {}, authorName(entry.author)), ' ', element('span', { className: 'text' }, entry.comment.text))));
+  }, element('strong', {}, authorName(entry.author)), ' ',
+  element('span', { className: 'text' }, entry.comment.text))));
   $('comment-form').hidden = closed;
 }
 

@@ -1,0 +1,174 @@
+// The directory page: top-level places, a place with its breadcrumbs, children, rating and reviews, search by
+// keywords, favourites, and the viewer's own review. API: /v1/places…, /v1/me/favourites (docs/api/openapi.yaml).
+import { request } from './api.js';
+import { $, button, element, mutedRow } from './dom.js';
+import { currentLanguage, plural, t } from './i18n.js';
+
+let report = () => {};
+let shown = { mode: 'top' }; // {mode: 'top' | 'search' | 'favourites' | 'place', query?, id?}
+let state = null; // what the mode loaded: {items, nextCursor, detail?, reviews?}
+let favourites = null; // Set of place ids, loaded once per sign-in
+let generation = 0;
+
+/** Wires the page's controls; `onError` shows a failed request. */
+export function setUpDirectory(onError) {
+  report = onError;
+  $('directory-search').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const query = $('directory-query').value.trim();
+    go(query ? { mode: 'search', query } : { mode: 'top' });
+  });
+  $('directory-favourites').addEventListener('click', () => go({ mode: 'favourites' }));
+  $('directory-more').addEventListener('click', () => load(true));
+  $('favourite').addEventListener('click', toggleFavourite);
+  $('review-form').addEventListener('submit', (event) => { event.preventDefault(); saveReview(); });
+}
+
+/** Shows what was shown last (the page was opened or the language changed). */
+export function showDirectory() {
+  if (state) render(); else load(false);
+}
+
+/** Forgets everything (sign-out). */
+export function resetDirectory() {
+  generation += 1;
+  shown = { mode: 'top' };
+  state = null;
+  favourites = null;
+  $('directory').replaceChildren();
+}
+
+function go(next) {
+  shown = next;
+  state = null;
+  load(false);
+}
+
+/** A localized text (`{en: …, ru: …}`) in the page's language, else English, else any. */
+function localized(text) {
+  if (!text) return '';
+  return text[currentLanguage()] ?? text.en ?? Object.values(text)[0] ?? '';
+}
+
+function listPath() {
+  switch (shown.mode) {
+    case 'search': return `/v1/places?q=${encodeURIComponent(shown.query)}`;
+    case 'favourites': return '/v1/me/favourites?limit=20';
+    case 'place': return `/v1/places/${encodeURIComponent(shown.id)}/children?limit=20`;
+    default: return '/v1/places?parent=none&limit=20';
+  }
+}
+
+async function load(more) {
+  const current = ++generation;
+  const base = listPath();
+  const cursor = more && state && state.nextCursor ? `${base.includes('?') ? '&' : '?'}cursor=` +
+    encodeURIComponent(state.nextCursor) : '';
+  const id = shown.mode === 'place' ? encodeURIComponent(shown.id) : null;
+  try {
+    const [page, detail, reviews, saved] = await Promise.all([
+      request('GET', base + cursor),
+      id && !more ? request('GET', `/v1/places/${id}`) : null,
+      id && !more ? request('GET', `/v1/places/${id}/reviews?limit=50`) : null,
+      favourites ? null : request('GET', '/v1/me/favourites?limit=100'),
+    ]);
+    if (current !== generation) return;
+    if (saved) favourites = new Set(saved.items.map((item) => item.place.id));
+    state = more && state ? { ...state, items: [...state.items, ...page.items], nextCursor: page.nextCursor }
+      : { items: page.items, nextCursor: page.nextCursor, detail, reviews: reviews ? reviews.items : [] };
+    render();
+  } catch (error) { report(error); }
+}
+
+/** "★ 4.5 · 2 reviews", or "No reviews yet". */
+function ratingText(rating) {
+  if (!rating || !rating.count) return t('directory.noReviews');
+  const average = new Intl.NumberFormat(currentLanguage(), { maximumFractionDigits: 1, minimumFractionDigits: 1 })
+    .format(rating.average);
+  return `★ ${average} · ${plural('directory.reviews', rating.count)}`;
+}
+
+function render() {
+  const page = $('view-directory');
+  page.dataset.mode = shown.mode;
+  page.dataset.placeId = shown.mode === 'place' ? shown.id : '';
+  renderCrumbs();
+  renderPlace();
+  const headings = { top: 'directory.top', search: 'directory.found', favourites: 'directory.favourites' };
+  $('places-heading').textContent = shown.mode === 'place' ? (state.items.length ? t('directory.inside') : '')
+    : t(headings[shown.mode]);
+  const rows = state.items.map((item) => element('li', {
+    className: 'directory-place', data: { placeId: item.place.id },
+  }, button(localized(item.place.name), () => go({ mode: 'place', id: item.place.id }), { className: 'link' }),
+  element('div', { className: 'muted rating' }, ratingText(item.rating))));
+  if (!rows.length && shown.mode !== 'place') rows.push(mutedRow(t('directory.none')));
+  $('directory').replaceChildren(...rows);
+  $('directory-more').hidden = !state.nextCursor;
+}
+
+/** Directory › University › Faculty › (this place): every level but the last can be opened. */
+function renderCrumbs() {
+  const crumbs = $('crumbs');
+  if (shown.mode !== 'place' || !state.detail) {
+    crumbs.replaceChildren();
+    return;
+  }
+  const trail = [button(t('nav.directory'), () => go({ mode: 'top' }), { className: 'link', data: { placeId: '' } })];
+  for (const ancestor of state.detail.ancestors || []) {
+    trail.push(' › ', button(localized(ancestor.title), () => go({ mode: 'place', id: ancestor.id }), {
+      className: 'link', data: { placeId: ancestor.id },
+    }));
+  }
+  trail.push(' › ', element('span', { className: 'current' }, localized(state.detail.item.place.name)));
+  crumbs.replaceChildren(...trail);
+}
+
+function renderPlace() {
+  const article = $('place');
+  const detail = shown.mode === 'place' && state.detail;
+  article.hidden = !detail;
+  $('reviews-part').hidden = !detail;
+  if (!detail) return;
+  const { place } = detail.item;
+  $('place-title').textContent = localized(place.name);
+  const favourite = favourites && favourites.has(place.id);
+  const star = $('favourite');
+  star.dataset.favourite = String(!!favourite);
+  star.textContent = t(favourite ? 'directory.unfavourite' : 'directory.favourite');
+  $('place-rating').textContent = ratingText(detail.item.rating);
+  $('place-description').textContent = localized(place.description);
+  $('place-contacts').replaceChildren(...[place.address, place.phone, place.email].filter(Boolean)
+    .map((text) => element('div', {}, text)), ...(place.site && /^https?:\/\//.test(place.site)
+    ? [element('a', { href: place.site, rel: 'noopener noreferrer', target: '_blank' }, place.site)] : []));
+  const date = new Intl.DateTimeFormat(currentLanguage(), { dateStyle: 'medium' });
+  $('reviews-title').textContent = plural('directory.reviews', (state.reviews || []).length);
+  $('reviews').replaceChildren(...(state.reviews || []).map((review) => element('li', {
+    className: 'review', data: { reviewId: review.id },
+  }, element('span', { className: 'grade', title: String(review.grade) }, '★'.repeat(review.grade) +
+    '☆'.repeat(5 - review.grade)), ' ',
+  element('span', { className: 'muted' }, date.format(new Date(review.createdAt))),
+  review.text ? element('div', { className: 'text' }, review.text) : null)));
+}
+
+async function toggleFavourite() {
+  if (shown.mode !== 'place' || !favourites) return;
+  const id = shown.id;
+  const keep = !favourites.has(id);
+  try {
+    await request(keep ? 'PUT' : 'DELETE', `/v1/me/favourites/${encodeURIComponent(id)}`);
+    if (keep) favourites.add(id); else favourites.delete(id);
+    if (shown.mode === 'place' && shown.id === id) renderPlace();
+  } catch (error) { report(error); }
+}
+
+async function saveReview() {
+  if (shown.mode !== 'place') return;
+  const id = shown.id;
+  const text = $('review-text').value.trim();
+  const body = { grade: Number($('review-grade').value), ...(text ? { text } : {}) };
+  try {
+    await request('PUT', `/v1/places/${encodeURIComponent(id)}/reviews/me`, body);
+    $('review-text').value = '';
+    if (shown.mode === 'place' && shown.id === id) go({ mode: 'place', id });
+  } catch (error) { report(error); }
+}
