@@ -30,6 +30,29 @@ import Testing
     }
   }
 
+  /// Files come from Hummingbird's FileMiddleware: revalidated by their ETag (304 without a body) and served in
+  /// byte ranges, each answer with the page's policy.
+  @Test func filesAreRevalidatedByTheirETagAndServedInRanges() async throws {
+    try await RouteTests.withRoutes { client in
+      let whole = try await client.execute(uri: "/app/i18n.js", method: .get)
+      #expect(whole.status == .ok)
+      #expect(whole.headers[.cacheControl] == "no-cache")
+      let tag = try #require(whole.headers[.eTag])
+      let again = try await client.execute(uri: "/app/i18n.js", method: .get, headers: [.ifNoneMatch: tag])
+      #expect(again.status == .notModified)
+      #expect(again.body.readableBytes == 0)
+      #expect(again.headers[.contentSecurityPolicy] == whole.headers[.contentSecurityPolicy])
+      let part = try await client.execute(uri: "/app/i18n.js", method: .get, headers: [.range: "bytes=3-12"])
+      #expect(part.status == .partialContent)
+      #expect(part.headers[.contentRange] == "bytes 3-12/\(whole.body.readableBytes)")
+      #expect(Array(part.body.readableBytesView) == Array(whole.body.readableBytesView.dropFirst(3).prefix(10)))
+      let page = try await client.execute(uri: "/", method: .get)
+      let file = try await client.execute(uri: "/app/index.html", method: .get)
+      #expect(page.status == .ok && file.status == .ok)
+      #expect(Self.text(page) == Self.text(file))
+    }
+  }
+
   @Test func onlyTheAppsOwnFilesAreServed() async throws {
     try await RouteTests.withRoutes { client in
       for uri in [

@@ -261,6 +261,9 @@ class WebAppTests(unittest.TestCase):
 
     def open_and_sign_in(self, account):
         self.browser.get(self.server.base + "/")
+        if self.browser.execute_script("return localStorage.getItem('meridian.language')"):
+            self.browser.execute_script("localStorage.removeItem('meridian.language')")  # another test's choice
+            self.browser.get(self.server.base + "/")
         self.wait(lambda: self.browser.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "signin",
                   "the sign-in form is ready")
         self.browser.find_element(By.ID, "email").send_keys(account.email)
@@ -321,12 +324,13 @@ class WebAppTests(unittest.TestCase):
         self.open_and_sign_in(viewer)
         self.browser.execute_script("document.body.dataset.sameDocument = 'yes'")
         self.assertIsNone(self.marker(friend))
-        friend.upload((50.4501, 30.5234))
+        friend.upload((50.4501, 30.5234), seconds_ago=140)  # "2 minutes ago" for the next 39 s
         marker = self.wait_for_marker_at(friend, 50.4501, 30.5234)
         self.assertEqual(marker.find_element(By.CSS_SELECTOR, ".initials").text, "OK")
-        self.assertTrue(marker.find_element(By.CSS_SELECTOR, ".age").text)
+        self.assertEqual(marker.find_element(By.CSS_SELECTOR, ".age").text, "2 minutes ago")
         friend.upload((50.4512, 30.5250))
-        self.wait_for_marker_at(friend, 50.4512, 30.5250)
+        marker = self.wait_for_marker_at(friend, 50.4512, 30.5250)
+        self.assertEqual(marker.find_element(By.CSS_SELECTOR, ".age").text, "just now")
         friend.call("POST", "/v1/sharing/pause")
         self.wait(lambda: self.marker(friend) is None, "the paused friend's marker disappears")
         self.assertEqual(

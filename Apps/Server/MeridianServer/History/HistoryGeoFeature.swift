@@ -28,16 +28,8 @@ struct HistoryGeoFeature: Sendable {
 
   /// `requested`, else the languages of `Accept-Language` by weight, then English.
   static func languages(requested: String?, acceptLanguage: String?) -> [String] {
-    var weighted: [(weight: Double, order: Int, code: String)] = []
-    for (order, item) in (acceptLanguage ?? "").split(separator: ",").enumerated() {
-      let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-      guard let code = parts.first, !code.isEmpty, code != "*" else { continue }
-      let weight = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-      if weight > 0 { weighted.append((weight, order, code)) }
-    }
-    let ordered = weighted.sorted { $0.weight != $1.weight ? $0.weight > $1.weight : $0.order < $1.order }
     var languages: [String] = []
-    for code in (requested.map { [$0] } ?? []) + ordered.map(\.code) + ["en"] {
+    for code in (requested.map { [$0] } ?? []) + AcceptLanguage(acceptLanguage).ranges + ["en"] {
       for candidate in [code, String(code.split(separator: "-").first ?? "")] {
         let normalized = candidate.lowercased().replacingOccurrences(of: "-", with: "_")
         if !normalized.isEmpty, !languages.contains(normalized) { languages.append(normalized) }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 import PersistenceKitStrings
 
@@ -13,6 +14,10 @@ import PersistenceKitStrings
 /// forged from another site, and nothing survives a reload). Every answer of these routes carries a
 /// Content-Security-Policy that allows scripts, styles and connections of this origin only (no `unsafe-inline`), and
 /// images from here and from the tile server.
+///
+/// Files are served by Hummingbird's `FileMiddleware` (asynchronous reads, `ETag` and `Last-Modified` with
+/// `Cache-Control: no-cache`, so a reload revalidates and gets 304, byte ranges) behind this feature's own check
+/// that only the kinds of files a page needs are asked for (no hidden files, no `..`, no other extensions).
 struct WebAppFeature: Sendable {
   /// The folder of the app's files.
   let directory: URL
@@ -43,8 +48,9 @@ struct WebAppFeature: Sendable {
   var languages: [String] { catalog.languages }
 
   func register(on router: Router<MeridianRequestContext>) {
-    let policy = contentSecurityPolicy
-    router.get("/") { _, _ in try file("index.html", in: directory, policy: policy) }
+    let site = Self.files(directory)
+    let vendor = Self.files(leaflet)
+    router.get("/") { request, context in try await serve("index.html", with: site, request, context) }
     router.get("/app/config.json") { _, _ in
       json(
         WebAppConfiguration(
@@ -56,11 +62,11 @@ struct WebAppFeature: Sendable {
         requested: requested, acceptLanguage: request.headers[.acceptLanguage], offered: languages)
       return json(WebAppStrings(language: language, languages: languages, strings: strings(language)))
     }
-    router.get("/app/**") { _, context in
-      try file(context.parameters.getCatchAll().joined(separator: "/"), in: directory, policy: policy)
+    router.get("/app/**") { request, context in
+      try await serve(context.parameters.getCatchAll().joined(separator: "/"), with: site, request, context)
     }
-    router.get("/vendor/leaflet/**") { _, context in
-      try file(context.parameters.getCatchAll().joined(separator: "/"), in: leaflet, policy: policy)
+    router.get("/vendor/leaflet/**") { request, context in
+      try await serve(context.parameters.getCatchAll().joined(separator: "/"), with: vendor, request, context)
     }
   }
 
@@ -72,21 +78,17 @@ struct WebAppFeature: Sendable {
       + "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
   }
 
-  /// Every text of `language`: a plain text, or a plural text as its CLDR forms (`one`, `few`, `many`, `other`, …)
-  /// for the page to choose from with the language's plural rules.
+  /// Every text of `language`: a plain text as the catalog gives it (its `%@` left for the page to fill), or a
+  /// plural text as its CLDR forms (`one`, `few`, `many`, `other`, …) for the page to choose from by count with the
+  /// language's plural rules.
   func strings(_ language: String) -> [String: WebAppStrings.Text] {
     var result: [String: WebAppStrings.Text] = [:]
     for (key, entry) in catalog.strings {
-      for candidate in catalog.languageChain(for: language) {
-        guard let localization = entry.localizations[candidate] else { continue }
-        if let plural = localization.variations?.plural {
-          result[key] = .plural(plural.compactMapValues { $0.stringUnit?.value })
-          break
-        }
-        if let unit = localization.stringUnit {
-          result[key] = .text(unit.value)
-          break
-        }
+      let localization = catalog.languageChain(for: language).lazy.compactMap { entry.localizations[$0] }.first
+      if let plural = localization?.variations?.plural {
+        result[key] = .plural(plural.compactMapValues { $0.stringUnit?.value })
+      } else {
+        result[key] = .text(catalog.string(key, locale: language))
       }
     }
     return result
@@ -95,34 +97,41 @@ struct WebAppFeature: Sendable {
   /// `requested` when offered, else the first offered language of `Accept-Language` by weight, else the first offered.
   static func language(requested: String?, acceptLanguage: String?, offered: [String]) -> String {
     if let requested, offered.contains(requested) { return requested }
-    var weighted: [(language: String, weight: Double, order: Int)] = []
-    for (order, item) in (acceptLanguage ?? "").split(separator: ",").enumerated() {
-      let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-      guard let tag = parts.first?.lowercased(), !tag.isEmpty else { continue }
-      let weight = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-      let primary = String(tag.split(separator: "-").first ?? "")
-      if weight > 0, offered.contains(primary) { weighted.append((primary, weight, order)) }
-    }
-    let best = weighted.sorted { ($0.weight, -$0.order) > ($1.weight, -$1.order) }.first
-    return best?.language ?? offered.first ?? "en"
+    return AcceptLanguage(acceptLanguage).best(of: offered) ?? offered.first ?? "en"
   }
 
-  /// The file at `relative` under `root`, with its media type; 404 for anything else (no `..`, no hidden files,
-  /// only the kinds of files a page needs).
-  func file(_ relative: String, in root: URL, policy: String) throws -> Response {
+  /// The file at `relative` (a path under the folder `files` serves) with this page's policy; 404 for anything but
+  /// the kinds of files a page needs: every component made of letters, digits, `-`, `_` and inner dots (so no `..`,
+  /// no hidden file, nothing percent-encoded), with an extension of ``mediaTypes``.
+  func serve(
+    _ relative: String, with files: FileMiddleware<MeridianRequestContext, LocalFileSystem>, _ request: Request,
+    _ context: MeridianRequestContext
+  ) async throws -> Response {
     let components = relative.split(separator: "/", omittingEmptySubsequences: false)
-    guard !components.isEmpty,
-      components.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") && !$0.contains("\\") }),
-      let type = Self.mediaTypes[URL(fileURLWithPath: relative).pathExtension.lowercased()],
-      let data = FileManager.default.contents(atPath: root.appendingPathComponent(relative).path)
+    guard let last = components.last, last.contains("."),
+      components.allSatisfy({ $0.first != "." && $0.allSatisfy(Self.isPathCharacter) }),
+      Self.mediaTypes[String(last.split(separator: ".").last ?? "").lowercased()] != nil
     else { throw HTTPError(.notFound) }
-    return Response(
-      status: .ok,
-      headers: [
-        .contentType: type, .contentSecurityPolicy: policy, .cacheControl: "no-cache",
-        .referrerPolicy: "same-origin",
-      ],
-      body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    var head = request.head
+    head.path = "/" + relative
+    var response = try await files.handle(Request(head: head, body: request.body), context: context) { _, _ in
+      throw HTTPError(.notFound)
+    }
+    response.headers[.contentSecurityPolicy] = contentSecurityPolicy
+    response.headers[.referrerPolicy] = "same-origin"
+    return response
+  }
+
+  static func isPathCharacter(_ character: Character) -> Bool {
+    character.isASCII && (character.isLetter || character.isNumber || "-_.".contains(character))
+  }
+
+  /// Hummingbird's file middleware over `folder`: every file revalidated (`no-cache`) by its `ETag`.
+  static func files(_ folder: URL) -> FileMiddleware<MeridianRequestContext, LocalFileSystem> {
+    FileMiddleware(
+      folder.path, cacheControl: CacheControl([(MediaType(type: .any), [.noCache])]),
+      logger: Logger(label: "meridian.webapp")
+    ).withAdditionalMediaTypes(forFileExtensions: mediaTypes.compactMapValues { MediaType(from: $0) })
   }
 
   /// The media types served, by file extension.
