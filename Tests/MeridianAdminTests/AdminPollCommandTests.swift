@@ -63,6 +63,32 @@ struct AdminPollCommandTests {
     #expect(try await sandbox.admin(["polls", "delete", "tea"]).status == 3)
   }
 
+  @Test func blobsSweepDeletesOnlyOldImagesNothingUses() async throws {
+    let sandbox = try AdminSandbox()
+    _ = try await seeded(sandbox)  // the poll "tea" uses one image, uploaded long ago
+    let files = FileBlobStore(directory: sandbox.directory.appendingPathComponent("blobs"))
+    let orphan = try await files.putBlob(Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 9]), kind: .png, now: 1)
+    let fresh = try await files.putBlob(
+      Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 8]), kind: .png, now: Timestamp.milliseconds(Date()))
+
+    let dry = try await sandbox.admin(["blobs", "sweep", "--dry-run", "--json"])
+    #expect(dry.status == 0, "\(dry)")
+    #expect(try dry.object()["examined"] as? Int == 2)
+    #expect(try dry.object()["unreferenced"] as? [String] == [orphan])
+    #expect(try await files.hasBlob(orphan))
+
+    let swept = try await sandbox.admin(["blobs", "sweep"])
+    #expect(swept.status == 0, "\(swept)")
+    #expect(swept.stdout.contains("deleted 1"), "\(swept.stdout)")
+    #expect(try await !files.hasBlob(orphan))
+    #expect(try await files.hasBlob(fresh))
+    // With no grace period the fresh upload goes too; the poll's image never does.
+    let all = try await sandbox.admin(["blobs", "sweep", "--grace-seconds", "0", "--json"])
+    #expect(try all.object()["unreferenced"] as? [String] == [fresh])
+    #expect(try await !files.hasBlob(fresh))
+    #expect(try await sandbox.admin(["blobs", "sweep", "--grace-seconds", "-5"]).status != 0)
+  }
+
   @Test func couponsAndPoints() async throws {
     let sandbox = try AdminSandbox()
     let store = try await seeded(sandbox)

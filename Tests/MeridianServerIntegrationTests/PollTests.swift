@@ -443,6 +443,30 @@ struct PollTests {
     }
   }
 
+  @Test(arguments: engines)
+  func theServerSweepsUploadsNothingUses(_ engine: String) async throws {
+    // A sweep every 100 ms and a grace period of 3 s (time enough to attach an upload to a poll): an upload never
+    // attached goes by itself, a poll's image stays.
+    try await Self.withServer(
+      engine,
+      {
+        $0.polls.blobGracePeriod = 3_000
+        $0.polls.blobSweepInterval = 100
+      }
+    ) { server in
+      let anna = try await server.signUp("anna")
+      let used = try await anna.client.send(API.uploadBlob, body: Self.png(300, seed: 31)).url
+      _ = try await anna.client.send(API.createPoll, body: Self.newPoll("Kept", images: [used, used]))
+      let orphan = try await anna.client.send(API.uploadBlob, body: Self.png(300, seed: 32)).url
+      let deadline = ContinuousClock.now + .seconds(30)
+      while try await Self.serves(server, orphan), ContinuousClock.now < deadline {
+        try await Task.sleep(for: .milliseconds(50))
+      }
+      #expect(try await !Self.serves(server, orphan), "the sweep did not delete an upload nothing uses within 30 s")
+      #expect(try await Self.serves(server, used))
+    }
+  }
+
   /// What a `poll:<id>` event carries.
   struct ResultsEvent: Decodable {
     var type: String

@@ -52,6 +52,17 @@ import Testing
     }
   }
 
+  @Test func blobSweepIntervalIsReadAndZeroTurnsItOff() throws {
+    #expect(try ServerConfiguration.resolve(environment: [:]).polls.blobSweepInterval == 6 * 3600 * 1000)
+    let every = try ServerConfiguration.resolve(environment: ["MERIDIAN_BLOB_SWEEP_SECONDS": "60"])
+    #expect(every.polls.blobSweepInterval == 60_000)
+    #expect(
+      try ServerConfiguration.resolve(environment: ["MERIDIAN_BLOB_SWEEP_SECONDS": "0"]).polls.blobSweepInterval == 0)
+    #expect(throws: ConfigurationError.self) {
+      try ServerConfiguration.resolve(environment: ["MERIDIAN_BLOB_SWEEP_SECONDS": "-1"])
+    }
+  }
+
   @Test func secretsHaveNoDefaultsInProduction() throws {
     #expect(throws: ConfigurationError.self) {
       try ServerConfiguration.resolve(

@@ -114,4 +114,46 @@ struct BlobContractTests {
       #expect(try await !blobs.deleteBlob(missing, uploadedAtOrBefore: later))
     }
   }
+
+  @Test(arguments: StoreEngine.all)
+  func aSweepDeletesOnlyOldUnreferencedBlobsPageByPage(_ engine: StoreEngine) async throws {
+    try await withBlobs(engine) { store, blobs in
+      try await makeUser(store, "anna")
+      // Seven old uploads: two become a poll's images, five are never attached; one fresh upload.
+      var old: [String] = []
+      for seed in UInt8(10)..<17 { old.append(try await blobs.putBlob(png(seed), kind: .png, now: Self.start)) }
+      try await makePoll(store, "kept", author: "anna", images: (old[0], old[1]))
+      let fresh = try await blobs.putBlob(png(20), kind: .png, now: Self.start + 3 * Self.day)
+      let now = Self.start + 3 * Self.day + 60_000
+      let orphans = Array(old[2...]).sorted()
+
+      // Paging by hash: every old blob is listed once, in order, and the fresh one not at all.
+      var listed: [String] = []
+      var after: String?
+      while true {
+        let page = try await blobs.blobHashes(uploadedAtOrBefore: now - BlobGracePeriod.default, after: after, limit: 3)
+        listed += page
+        guard let last = page.last, page.count == 3 else { break }
+        after = last
+      }
+      #expect(listed == old.sorted())
+
+      let dry = try await blobs.sweepUnreferenced(in: store, now: now, dryRun: true, pageSize: 2)
+      #expect(dry.examined == 7)
+      #expect(dry.unreferenced == orphans)
+      #expect(try await blobs.hasBlob(orphans[0]))
+
+      let swept = try await blobs.sweepUnreferenced(in: store, now: now, pageSize: 2)
+      #expect(swept.examined == 7)
+      #expect(swept.unreferenced == orphans)
+      for hash in orphans { #expect(try await !blobs.hasBlob(hash)) }
+      #expect(try await blobs.hasBlob(old[0]))
+      #expect(try await blobs.hasBlob(old[1]))
+      #expect(try await blobs.hasBlob(fresh))
+      // Nothing left to do: a second sweep examines the two kept images and deletes nothing.
+      let again = try await blobs.sweepUnreferenced(in: store, now: now)
+      #expect(again.examined == 2)
+      #expect(again.unreferenced.isEmpty)
+    }
+  }
 }

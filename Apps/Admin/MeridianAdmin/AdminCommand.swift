@@ -32,7 +32,7 @@ public struct AdminCommand: AsyncParsableCommand {
       DatabaseCommand.self, UsersCommand.self, TokensCommand.self, GroupsCommand.self, HistoryCommand.self,
       RetentionCommand.self, VenuesCommand.self, PromotionsCommand.self, AdvertisersCommand.self, StatsCommand.self,
       I18nCommand.self,
-      PollsCommand.self, CommentsCommand.self, CouponsCommand.self, PointsCommand.self,
+      PollsCommand.self, CommentsCommand.self, CouponsCommand.self, PointsCommand.self, BlobsCommand.self,
       PlacesCommand.self, ReviewsCommand.self, NewsCommand.self, GeoCommand.self,
       WebhooksCommand.self,
     ])

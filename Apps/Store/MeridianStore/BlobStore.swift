@@ -18,6 +18,9 @@ public protocol BlobStore: Sendable {
   /// Deletes the blob under `hash` only when it was last uploaded at or before `cutoff` (milliseconds); returns false
   /// when there was none or it is newer.
   func deleteBlob(_ hash: String, uploadedAtOrBefore cutoff: Int64) async throws -> Bool
+  /// The hashes of the blobs last uploaded at or before `cutoff` (milliseconds), in ascending order, the first
+  /// `limit` of those after `after` (nil: from the start) — a page of ``BlobStore/sweepUnreferenced(in:now:gracePeriod:dryRun:pageSize:)``.
+  func blobHashes(uploadedAtOrBefore cutoff: Int64, after: String?, limit: Int) async throws -> [String]
 }
 
 /// How long an uploaded blob is kept even when nothing refers to it: a person uploads an image and only then creates
@@ -32,8 +35,7 @@ extension BlobStore {
   /// were last uploaded `gracePeriod` milliseconds or more before `now`; returns the hashes deleted, sorted.
   ///
   /// An upload never attached, or attached only after the last reference to the same bytes went, is kept for the
-  /// grace period. Nothing sweeps such blobs afterwards yet (there is no periodic maintenance job): they stay until
-  /// a later release of the same hash finds them old and unreferenced.
+  /// grace period; ``sweepUnreferenced(in:now:gracePeriod:dryRun:pageSize:)`` finds it afterwards.
   public func deleteUnreferenced(
     _ hashes: [String], in store: any PollStore, now: Int64, gracePeriod: Int64 = BlobGracePeriod.default
   ) async throws -> [String] {
@@ -43,6 +45,43 @@ extension BlobStore {
     }
     return deleted
   }
+
+  /// Goes through every blob last uploaded `gracePeriod` or more before `now`, a page of `pageSize` at a time, and
+  /// deletes those nothing in `store` refers to (or only counts them, `dryRun`): what a release missed — an upload
+  /// never attached, or released while a newer upload of the same bytes kept it. Safe to run on several nodes at
+  /// once and beside uploads (each deletion re-checks the upload time).
+  public func sweepUnreferenced(
+    in store: any PollStore, now: Int64, gracePeriod: Int64 = BlobGracePeriod.default, dryRun: Bool = false,
+    pageSize: Int = 500
+  ) async throws -> BlobSweep {
+    let cutoff = now - gracePeriod
+    var sweep = BlobSweep()
+    var after: String?
+    while true {
+      let page = try await blobHashes(uploadedAtOrBefore: cutoff, after: after, limit: max(1, pageSize))
+      guard let last = page.last else { break }
+      after = last
+      sweep.examined += page.count
+      if dryRun {
+        sweep.unreferenced += try await store.unreferencedBlobs(page)
+      } else {
+        sweep.unreferenced += try await deleteUnreferenced(page, in: store, now: now, gracePeriod: gracePeriod)
+      }
+      if page.count < pageSize { break }
+    }
+    return sweep
+  }
+}
+
+/// What ``BlobStore/sweepUnreferenced(in:now:gracePeriod:dryRun:pageSize:)`` did.
+public struct BlobSweep: Sendable, Hashable, Codable {
+  /// Blobs old enough to be considered.
+  public var examined = 0
+  /// The hashes deleted (or, in a dry run, that would be), in ascending order.
+  public var unreferenced: [String] = []
+
+  /// Nothing examined yet.
+  public init() {}
 }
 
 extension MeridianStore {
@@ -169,6 +208,25 @@ public struct FileBlobStore: BlobStore {
       stored <= Date(timeIntervalSince1970: Double(cutoff) / 1000)
     else { return false }
     return try await deleteBlob(hash)
+  }
+
+  /// Walks the two-digit folders in order; files being written (dot names) and foreign names are skipped.
+  public func blobHashes(uploadedAtOrBefore cutoff: Int64, after: String?, limit: Int) async throws -> [String] {
+    let manager = FileManager.default
+    let limitDate = Date(timeIntervalSince1970: Double(cutoff) / 1000)
+    guard let folders = try? manager.contentsOfDirectory(atPath: directory.path) else { return [] }
+    let start = after.map { String($0.prefix(2)) } ?? ""
+    var hashes: [String] = []
+    for folder in folders.sorted() where folder.count == 2 && folder >= start {
+      let path = directory.appendingPathComponent(folder, isDirectory: true)
+      let names = ((try? manager.contentsOfDirectory(atPath: path.path)) ?? []).sorted()
+      for name in names where BlobKind.isHash(name) && name.hasPrefix(folder) && name > (after ?? "") {
+        guard let stored = try? modified(path.appendingPathComponent(name)), stored <= limitDate else { continue }
+        hashes.append(name)
+        if hashes.count >= limit { return hashes }
+      }
+    }
+    return hashes
   }
 
   private func modified(_ url: URL) throws -> Date? {

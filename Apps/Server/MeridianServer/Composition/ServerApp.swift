@@ -92,6 +92,11 @@ public struct ServerApp: Sendable {
             service: WebhookDeliveryService(
               store: environment.store, outbox: environment.webhooks, settings: configuration.webhooks,
               logger: logger, now: environment.now)),
+          .init(
+            service: BlobSweepService(
+              blobs: PollFeature.blobStore(configuration: configuration, store: environment.store),
+              store: environment.store, interval: configuration.polls.blobSweepInterval,
+              gracePeriod: configuration.polls.blobGracePeriod, now: environment.now, logger: logger)),
           .init(service: GeofenceFanOut(live: live, geofences: geofences, commits: writer.commits)),
           .init(service: writer),
           .init(service: application), .init(service: RealtimeHubService(hub: live.hub)),
@@ -134,7 +139,7 @@ public struct ServerApp: Sendable {
       socketsPerAccount: environment.limits.socketsPerAccount, configuration: realtime, logger: logger,
       now: environment.now)
     let geofences = GeofenceMonitor(
-      store: store, hub: live.hub, sink: environment.webhooks.geofenceSink(logger: logger), now: environment.now,
+      store: store, live: live, wake: { [webhooks = environment.webhooks] in webhooks.wake() }, now: environment.now,
       logger: logger)
     let router = try makeRouter(
       configuration: configuration, environment: environment, ingest: ingest, live: live, geofences: geofences,
