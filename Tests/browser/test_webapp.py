@@ -284,6 +284,12 @@ class WebAppTests(unittest.TestCase):
         self.wait(at, f"{account.name}'s marker at {lat}, {lon}")
         return self.marker(account)
 
+    def assert_no_script_errors(self):
+        """No uncaught exception and no Content-Security-Policy violation in the console so far."""
+        errors = [entry["message"] for entry in self.console_entries() if entry["level"] == "SEVERE"
+                  and ("Uncaught" in entry["message"] or "Content Security Policy" in entry["message"])]
+        self.assertEqual(errors, [], "script errors or policy violations")
+
     def admin(self, arguments):
         """Runs meridian-admin (beside the server) on the shared server's database."""
         admin = os.path.join(os.path.dirname(self.binary), "meridian-admin")
@@ -594,6 +600,7 @@ class WebAppTests(unittest.TestCase):
                   == ["Viktor Viewer Mountains, <b>always</b>"], "the comment is listed with its author, as text")
         self.assertEqual(self.browser.find_element(By.ID, "poll-comments-title").text, "1 comment")
         self.assertEqual(len(viewer.call("GET", f"/v1/polls/{fresh}/comments")["items"]), 1)
+        self.assert_no_script_errors()
         Select(self.browser.find_element(By.ID, "language")).select_by_value("ru")
         try:
             self.wait(lambda: self.browser.find_element(By.ID, "poll-total").text == "2 голоса",
@@ -664,6 +671,7 @@ class WebAppTests(unittest.TestCase):
         self.browser.find_element(By.ID, "directory-favourites").click()
         self.wait(lambda: page.get_attribute("data-mode") == "favourites" and listed() == ["tsu-phys-b"],
                   "the favourites list")
+        self.assert_no_script_errors()
         Select(self.browser.find_element(By.ID, "language")).select_by_value("ru")
         try:
             self.wait(lambda: text(f'{row("tsu-phys-b")} button') == "Физика", "the place's Russian name")
