@@ -95,6 +95,11 @@ struct GeofenceTests {
       let sentinelTime = start + 20_000
       _ = try await bob.send(
         API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: [try Self.fix(sentinelTime, 10)]))
+      // The monitor takes commits in order: once the sentinel is evaluated, so is the duplicate batch before it.
+      let store = server.app.environment.store
+      try await annaLive.wait("the sentinel's evaluation") { _ in
+        try await store.geofenceTracking(of: bobSession.userId).lastFixAt == sentinelTime
+      }
       var received = try await Self.events(annaLive)
       #expect(received.map(\.kind) == [.enter])
       let enter = try #require(received.first)
@@ -207,6 +212,57 @@ struct GeofenceTests {
       #expect(received.first?.timestamp == transitionTime * 1_000)
       #expect(try await Self.events(annaLive).isEmpty)
       #expect(try await bob.send(API.geofenceEvents, parameters: GeofenceEventParameters()).items.count == 2)
+
+      // The device's whole list of regions: the valid entry becomes a fence keyed by its `rid`, the bad one is
+      // left out, the home region stays.
+      let work = try Self.home.destination(bearing: 180, distance: 3_000)
+      let list =
+        #"{"_type":"waypoints","waypoints":[{"_type":"waypoint","tst":\#(wtst + 1),"lat":\#(work.latitude),"lon":\#(work.longitude),"rad":150,"desc":"Work","rid":"w-1"},{"_type":"waypoint","desc":"no place"}]}"#
+      #expect(try await server.ownTracks(list, username: email, password: "correct horse").head.status == .ok)
+      let regions = try await bob.send(API.geofences).items
+      #expect(regions.map(\.name) == ["Home", "Work"])
+      #expect(regions.last?.externalId == "w-1" && regions.last?.shape == .circle(center: work, radius: 150))
+    }
+  }
+
+  /// The monitor remembers that no fence concerns a person; a fence made afterwards is seen at once, and a deleted
+  /// one decides nothing more.
+  @Test func aFenceMadeAfterTheFirstFixesCountsAndADeletedOneIsForgotten() async throws {
+    try await TestServer.with { server in
+      let (session, bob) = try await server.signUp("bob")
+      let store = server.app.environment.store
+      let live = await LiveWatcher(server: server, token: session.token)
+      defer { Task { await live.stop() } }
+      #expect(try await live.subscribe(Self.channel(session.userId)))
+      func evaluated(_ time: Int64) async throws {
+        try await live.wait("the evaluation of the fix at \(time)") { _ in
+          try await store.geofenceTracking(of: session.userId).lastFixAt == time
+        }
+      }
+      let start = Self.now() + 1_000
+      // No fence yet: nothing is evaluated, so nothing is tracked.
+      _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "phone", fixes: [try Self.fix(start, 2_000)]))
+      let fence = try await bob.send(
+        API.createGeofence, body: NewGeofence(name: "Home", shape: .circle(center: Self.home, radius: 100)))
+      // A fence far away keeps Bob concerned once Home is gone, so that his next fix is evaluated.
+      _ = try await bob.send(
+        API.createGeofence,
+        body: NewGeofence(
+          name: "Cottage", shape: .circle(center: try Self.home.destination(bearing: 0, distance: 40_000), radius: 200))
+      )
+      _ = try await bob.send(
+        API.postFixes,
+        body: FixBatch(deviceId: "phone", fixes: [try Self.fix(start + 1_000, 1_000), try Self.fix(start + 2_000, 10)]))
+      try await live.wait("the enter") { _ in try await !Self.events(live).isEmpty }
+      #expect(try await Self.events(live).map(\.kind) == [.enter])
+      #expect(try await store.geofenceTracking(of: session.userId).states.keys.map(\.self) == [fence.id])
+      _ = try await bob.send(API.deleteGeofence, parameters: GeofenceRef(id: fence.id))
+      _ = try await bob.send(
+        API.postFixes, body: FixBatch(deviceId: "phone", fixes: [try Self.fix(start + 3_000, 900)]))
+      try await evaluated(start + 3_000)
+      #expect(try await store.geofenceTracking(of: session.userId).states.isEmpty)
+      #expect(try await Self.events(live).map(\.kind) == [.enter])
+      #expect(try await bob.send(API.geofenceEvents, parameters: GeofenceEventParameters()).items.isEmpty)
     }
   }
 

@@ -120,6 +120,24 @@ struct GeofenceContractTests {
         let found = try await store.geofences(near: point, owners: [UserID("ann")])
         #expect(Set(found.map(\.id)) == Set(expected.map(\.id)))
       }
+      // A batch's points in one lookup: the union of what each point finds, each fence once.
+      var batch: [Coordinate] = []
+      for _ in 0..<30 {
+        batch.append(
+          try Self.home.destination(
+            bearing: Double.random(in: 0..<360, using: &rng), distance: Double.random(in: 0...22_000, using: &rng)))
+      }
+      batch.append(Coordinate(uncheckedLatitude: -16.5, longitude: 179.9))
+      let union = fences.filter { fence in
+        fence.ownerId == UserID("ann") && batch.contains { fence.shape.geofence.boundingBox.contains($0) }
+      }
+      let inBatch = try await store.geofences(near: batch, owners: [UserID("ann")])
+      #expect(inBatch.map(\.id) == (union.map(\.id) + [GeofenceID("fiji")]).sorted())
+      #expect(try await store.geofences(near: [], owners: [UserID("ann")]).isEmpty)
+      // By id: those that exist.
+      let some = [fences[0].id, GeofenceID("fiji"), GeofenceID("none")]
+      #expect(try await store.geofences(ids: some).map(\.id) == [fences[0].id, GeofenceID("fiji")].sorted())
+      #expect(try await store.geofences(ids: []).isEmpty)
       for longitude in [179.9, -179.9] {
         let point = Coordinate(uncheckedLatitude: -16.5, longitude: longitude)
         #expect(try await store.geofences(near: point, owners: [UserID("ann")]).map(\.id) == [GeofenceID("fiji")])
@@ -136,17 +154,33 @@ struct GeofenceContractTests {
       try await store.createGeofence(circle("g1", owner: "ann"))
       try await store.createGeofence(circle("g2", owner: "ann"))
       #expect(try await store.geofenceTracking(of: UserID("bob")) == GeofenceTracking())
+      _ = try await store.createWebhook(
+        Webhook(
+          id: "w1", ownerID: "ann", url: "https://hooks.example.com/w1", events: [], enabled: true, createdAt: 1,
+          updatedAt: 1),
+        secret: "secret-w1")
+      func webhookEvent(_ key: String) -> WebhookEvent {
+        WebhookEvent(
+          kind: "geofence.enter", userID: UserID("ann"), payload: Data("{}".utf8), idempotencyKey: key, occurredAt: 100)
+      }
+      func queued() async throws -> [String] {
+        try await store.webhookDeliveries(webhook: "w1", state: nil, limit: 10).map(\.idempotencyKey)
+      }
       let inside = GeofenceState(presence: .inside, since: 100, lastFixAt: 100)
       let first = GeofenceTrackingUpdate(
         userID: UserID("bob"), version: 0, lastFixAt: 100,
         states: [GeofenceID("g1"): inside, GeofenceID("g2"): GeofenceState(presence: .unknown, lastFixAt: 100)],
-        events: [event("g1", "bob", .enter, at: 100)])
+        events: [event("g1", "bob", .enter, at: 100)], webhookEvents: [webhookEvent("e1")])
       #expect(try await store.commitGeofenceTracking(first))
-      // Another node that read version 0 loses, and stores nothing.
+      // The webhook delivery was queued with the event, in its transaction.
+      #expect(try await queued() == ["e1"])
+      // Another node that read version 0 loses, and stores nothing: no event, no delivery.
       var stale = first
       stale.lastFixAt = 90
       stale.events = [event("g2", "bob", .enter, at: 90)]
+      stale.webhookEvents = [webhookEvent("e2")]
       #expect(try await !store.commitGeofenceTracking(stale))
+      #expect(try await queued() == ["e1"])
       var tracking = try await store.geofenceTracking(of: UserID("bob"))
       #expect(tracking.version == 1 && tracking.lastFixAt == 100)
       #expect(tracking.states[GeofenceID("g1")] == inside)
@@ -156,7 +190,9 @@ struct GeofenceContractTests {
         try await store.commitGeofenceTracking(
           GeofenceTrackingUpdate(
             userID: UserID("bob"), version: 1, lastFixAt: 200, removed: [GeofenceID("g2")],
-            events: [event("g1", "bob", .enter, at: 100), event("g1", "bob", .dwell, at: 200)])))
+            events: [event("g1", "bob", .enter, at: 100), event("g1", "bob", .dwell, at: 200)],
+            webhookEvents: [webhookEvent("e1")])))
+      #expect(try await queued() == ["e1"])
       tracking = try await store.geofenceTracking(of: UserID("bob"))
       #expect(tracking.version == 2 && tracking.lastFixAt == 200 && Array(tracking.states.keys) == [GeofenceID("g1")])
       let events = try await store.geofenceEvents(GeofenceEventQuery(involving: UserID("bob"))).events

@@ -31,13 +31,20 @@ public protocol GeofenceStore: Sendable {
   func deleteGeofence(_ id: GeofenceID) async throws -> Bool
   /// The geofences of `owners` whose bounding box contains `point` (an index lookup), by id.
   func geofences(near point: Coordinate, owners: [UserID]) async throws -> [GeofenceItem]
+  /// The geofences of `owners` whose bounding box contains at least one of `points` (one index lookup for a batch
+  /// of fixes), by id.
+  func geofences(near points: [Coordinate], owners: [UserID]) async throws -> [GeofenceItem]
+  /// The geofences among `ids` that exist, by id.
+  func geofences(ids: [GeofenceID]) async throws -> [GeofenceItem]
 
   // MARK: State and events
 
   /// `user`'s state: the newest fix evaluated and the state per geofence (none for a fence they are outside of).
   func geofenceTracking(of user: UserID) async throws -> GeofenceTracking
-  /// Stores a new state and its events in one transaction if the state's version is still `update.version`;
-  /// false (nothing stored) when another commit came first. Events already stored (same id) are skipped.
+  /// Stores a new state, its events and their webhook deliveries (``GeofenceTrackingUpdate/webhookEvents``, queued
+  /// like ``WebhookStore/enqueueWebhookEvent(_:)``) in one transaction if the state's version is still
+  /// `update.version`; false (nothing stored) when another commit came first. Events already stored (same id) are
+  /// skipped.
   func commitGeofenceTracking(_ update: GeofenceTrackingUpdate) async throws -> Bool
   /// A page of events, newest first.
   func geofenceEvents(_ query: GeofenceEventQuery) async throws -> GeofenceEventPage
@@ -87,11 +94,13 @@ public struct GeofenceTrackingUpdate: Sendable, Hashable {
   public var removed: [GeofenceID]
   /// Events to store.
   public var events: [GeofenceEventItem]
+  /// Webhook events to queue in the same transaction (so that no stored event misses its webhooks).
+  public var webhookEvents: [WebhookEvent]
 
   /// An update.
   public init(
     userID: UserID, version: Int64, lastFixAt: Int64?, states: [GeofenceID: GeofenceState] = [:],
-    removed: [GeofenceID] = [], events: [GeofenceEventItem] = []
+    removed: [GeofenceID] = [], events: [GeofenceEventItem] = [], webhookEvents: [WebhookEvent] = []
   ) {
     self.userID = userID
     self.version = version
@@ -99,6 +108,7 @@ public struct GeofenceTrackingUpdate: Sendable, Hashable {
     self.states = states
     self.removed = removed
     self.events = events
+    self.webhookEvents = webhookEvents
   }
 }
 

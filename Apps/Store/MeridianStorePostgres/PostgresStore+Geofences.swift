@@ -105,16 +105,35 @@ extension PostgresStore: GeofenceStore {
   }
 
   public func geofences(near point: Coordinate, owners: [UserID]) async throws -> [GeofenceItem] {
-    guard !owners.isEmpty else { return [] }
+    try await geofences(near: [point], owners: owners)
+  }
+
+  public func geofences(near points: [Coordinate], owners: [UserID]) async throws -> [GeofenceItem] {
+    guard !owners.isEmpty, !points.isEmpty else { return [] }
+    // One GiST lookup with the points' envelope, then each fence's box against each point.
     let candidates = try await rows(
       """
       SELECT \(unescaped: Self.geofenceColumns) FROM geofences
-      WHERE area && ST_SetSRID(ST_MakePoint(\(point.longitude), \(point.latitude)), 4326)
+      WHERE area && ST_MakeEnvelope(\(points.map(\.longitude).min() ?? 0), \(points.map(\.latitude).min() ?? 0),
+          \(points.map(\.longitude).max() ?? 0), \(points.map(\.latitude).max() ?? 0), 4326)
         AND owner_id = ANY(\(owners.map(\.rawValue))::text[])
       ORDER BY id
       """
     ).map(Self.geofence)
-    return candidates.filter { $0.shape.geofence.boundingBox.contains(point) }
+    return candidates.filter { fence in
+      let box = fence.shape.geofence.boundingBox
+      return points.contains { box.contains($0) }
+    }
+  }
+
+  public func geofences(ids: [GeofenceID]) async throws -> [GeofenceItem] {
+    guard !ids.isEmpty else { return [] }
+    return try await rows(
+      """
+      SELECT \(unescaped: Self.geofenceColumns) FROM geofences WHERE id = ANY(\(ids.map(\.rawValue))::text[])
+      ORDER BY id
+      """
+    ).map(Self.geofence)
   }
 
   public func geofenceTracking(of user: UserID) async throws -> GeofenceTracking {
@@ -176,6 +195,9 @@ extension PostgresStore: GeofenceStore {
           FROM geofences WHERE id = \(event.geofenceId.rawValue)
           ON CONFLICT (id) DO NOTHING
           """, logger: logger)
+      }
+      for event in update.webhookEvents {
+        try await Self.enqueueWebhookEvent(event, on: connection, logger: logger)
       }
       return true
     }

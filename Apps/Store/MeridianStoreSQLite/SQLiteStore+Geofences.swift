@@ -118,23 +118,53 @@ extension SQLiteStore {
   }
 
   public func geofences(near point: Coordinate, owners: [UserID]) async throws -> [GeofenceItem] {
-    guard !owners.isEmpty else { return [] }
-    let keys = point.geofenceLookupKeys
+    try await geofences(near: [point], owners: owners)
+  }
+
+  public func geofences(near points: [Coordinate], owners: [UserID]) async throws -> [GeofenceItem] {
+    guard !owners.isEmpty, !points.isEmpty else { return [] }
+    // Fixes of one batch share most of their coarser cells: each key is looked up once.
+    let keys = Array(Set(points.flatMap(\.geofenceLookupKeys)))
+    let chunk = 30_000 - owners.count
     let candidates = try await database.read { db in
+      var found: [String: GeofenceItem] = [:]
+      for start in stride(from: 0, to: keys.count, by: max(1, chunk)) {
+        let part = Array(keys[start..<min(keys.count, start + max(1, chunk))])
+        for row in try Row.fetchAll(
+          db,
+          sql: """
+            SELECT \(Self.geofenceColumns) FROM geofences g
+            WHERE g.id IN (
+              SELECT geofence_id FROM geofence_cells
+              WHERE cell IN (\(databaseQuestionMarks(count: part.count)))
+                AND owner_id IN (\(databaseQuestionMarks(count: owners.count))))
+            """,
+          arguments: StatementArguments(part) + StatementArguments(owners.map(\.rawValue)))
+        {
+          let fence = try Self.geofence(row)
+          found[fence.id.rawValue] = fence
+        }
+      }
+      return found.values.sorted { $0.id < $1.id }
+    }
+    return candidates.filter { fence in
+      let box = fence.shape.geofence.boundingBox
+      return points.contains { box.contains($0) }
+    }
+  }
+
+  public func geofences(ids: [GeofenceID]) async throws -> [GeofenceItem] {
+    guard !ids.isEmpty else { return [] }
+    return try await database.read { db in
       try Row.fetchAll(
         db,
         sql: """
           SELECT \(Self.geofenceColumns) FROM geofences g
-          WHERE g.id IN (
-            SELECT geofence_id FROM geofence_cells
-            WHERE cell IN (\(databaseQuestionMarks(count: keys.count)))
-              AND owner_id IN (\(databaseQuestionMarks(count: owners.count))))
-          ORDER BY g.id
+          WHERE g.id IN (\(databaseQuestionMarks(count: ids.count))) ORDER BY g.id
           """,
-        arguments: StatementArguments(keys) + StatementArguments(owners.map(\.rawValue))
+        arguments: StatementArguments(ids.map(\.rawValue))
       ).map(Self.geofence)
     }
-    return candidates.filter { $0.shape.geofence.boundingBox.contains(point) }
   }
 
   public func geofenceTracking(of user: UserID) async throws -> GeofenceTracking {
@@ -196,6 +226,7 @@ extension SQLiteStore {
             event.reportedBy.rawValue, event.lat, event.lon, event.accuracy, event.geofenceId.rawValue,
           ])
       }
+      for event in update.webhookEvents { _ = try Self.enqueueWebhookEvent(event, db: db) }
       return true
     }
   }

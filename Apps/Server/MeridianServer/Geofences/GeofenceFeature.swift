@@ -21,6 +21,7 @@ struct GeofenceFeature: Sendable {
     routes.on(API.deleteGeofence, status: .noContent) { call in
       let fence = try await ownGeofence(call.authenticated(), call.parameters.id)
       _ = try await store.deleteGeofence(fence.id)
+      monitor.fencesChanged()
       return NoContent()
     }
     routes.on(API.geofenceEvents) { call in try await events(call.authenticated(), call.parameters) }

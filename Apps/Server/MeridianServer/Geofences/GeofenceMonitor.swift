@@ -7,44 +7,50 @@ import MeridianStore
 import RealtimeKit
 import ServiceLifecycle
 
-/// Receives every geofence event once it is stored (the server's own and those a device reported), for delivery
-/// beyond the live sockets — the webhook outbox plugs in here (``GeofenceMonitor/init(store:hub:rules:sink:now:logger:)``).
-public typealias GeofenceEventSink = @Sendable (_ events: [GeofenceEventItem]) async -> Void
+/// Called after each commit that queued webhook deliveries of geofence events (``GeofenceMonitor/webhookEvent``), so
+/// that the delivery service looks at the outbox at once — ``WebhookOutbox/wake()``.
+public typealias GeofenceWebhookWake = @Sendable () -> Void
 
 /// Evaluates the fixes of every commit of this node against the geofences that concern their owner — the person's
 /// own and those others share with them — with DomainKit's ``GeofenceRules``, after the commit and off the request
 /// path. The state lives in the store (``GeofenceStore/commitGeofenceTracking(_:)`` over the version read), so
 /// another node or a restart continues where this one left; fixes of one person are evaluated one batch at a time.
 ///
-/// Each stored event goes to the ``sink`` and, live, to the `geofence:<id>` channel of the person, and of everyone
-/// allowed to see both the person's location and the geofence (its owner among them when they may see the person).
-/// Imported fixes are not evaluated.
+/// Per batch: whose fences concern the person comes from a cache (a person no fence concerns costs no query), the
+/// fences near the batch's fixes are one index lookup, the fences of the stored states one read, and the owners'
+/// privacy settings come from the live fan-out's cache.
+///
+/// Each stored event goes, live, to the `geofence:<id>` channel of the person and of everyone allowed to see both
+/// the person's location and the geofence (its owner among them when they may see the person); the events the
+/// fence's owner may see are queued for webhooks in the same transaction as the events themselves. Imported fixes
+/// are not evaluated.
 final class GeofenceMonitor: Sendable {
   /// The namespace of the per-viewer event channel `geofence:<viewer id>`.
   static let namespace = "geofence"
 
   let store: any MeridianStore
-  let hub: RealtimeHub
+  let live: LiveUpdates
   let rules: GeofenceRules
-  let sink: GeofenceEventSink
+  let wake: GeofenceWebhookWake
   let now: @Sendable () -> Int64
   let logger: Logger
   private let locks = KeyedLock()
   private let queue: AsyncStream<CommittedFixes>
   private let queueContinuation: AsyncStream<CommittedFixes>.Continuation
-  /// The owners whose fences may concern a person, nil when none of them has a fence (then nothing is evaluated).
+  /// The owners whose fences may concern a person — the person and whoever may share with them — or none when none
+  /// of them has a fence (remembered as well, so such a person's batches cost no query).
   private let concerned = LookupCache<UserID, [UserID]>(lifetime: 5_000, capacity: 10_000)
 
-  /// A monitor publishing on `hub` and handing events to `sink`.
+  /// A monitor publishing through `live` and waking the webhook delivery with `wake`.
   init(
-    store: any MeridianStore, hub: RealtimeHub, rules: GeofenceRules = GeofenceRules(),
-    sink: @escaping GeofenceEventSink = { _ in }, now: @escaping @Sendable () -> Int64,
+    store: any MeridianStore, live: LiveUpdates, rules: GeofenceRules = GeofenceRules(),
+    wake: @escaping GeofenceWebhookWake = {}, now: @escaping @Sendable () -> Int64,
     logger: Logger = Logger(label: "meridian.geofences")
   ) {
     self.store = store
-    self.hub = hub
+    self.live = live
     self.rules = rules
-    self.sink = sink
+    self.wake = wake
     self.now = now
     self.logger = logger
     (queue, queueContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(10_000))
@@ -68,69 +74,91 @@ final class GeofenceMonitor: Sendable {
     }
   }
 
-  /// Forgets which people are concerned by which owners' fences (after a fence is created or shared).
+  /// Forgets which people are concerned by which owners' fences (after a fence is created, changed or deleted).
   func fencesChanged() { concerned.removeAll { _ in true } }
 
   // MARK: Evaluation
+
+  /// An event with the people it goes to live.
+  struct Addressed: Sendable {
+    var event: GeofenceEventItem
+    var audience: [UserID]
+  }
 
   /// Evaluates `fixes` of `user`, stores the new state and events, and delivers the events.
   func evaluate(_ user: UserID, _ fixes: [LocationFix]) async {
     guard !fixes.isEmpty else { return }
     do {
       let time = now()
-      guard let owners = try await concernedOwners(user, at: time) else { return }
-      let events = try await locks.withLock(user.rawValue) { () async throws -> [GeofenceEventItem] in
-        for _ in 0..<8 {
-          let tracking = try await self.store.geofenceTracking(of: user)
-          guard let (update, events) = try await self.step(user, fixes, tracking, owners: owners, at: time) else {
-            return []
-          }
-          if try await self.store.commitGeofenceTracking(update) { return events }
-        }
-        self.logger.warning("geofence state kept changing; fixes left unevaluated", metadata: ["user": "\(user)"])
-        return []
+      let owners = try await concernedOwners(user, at: time)
+      guard !owners.isEmpty else { return }
+      let sorted = fixes.sorted { $0.timestamp < $1.timestamp }
+      let near = try await store.geofences(near: sorted.map(\.coordinate), owners: owners)
+      let events = try await commit(for: user) { tracking in
+        try await self.step(user, sorted, tracking, near: near, at: time)
       }
-      await deliver(events, at: time)
+      await deliver(events)
     } catch {
       logger.warning("could not evaluate geofences", metadata: ["user": "\(user)", "error": "\(error)"])
     }
   }
 
-  /// The person and the owners who may share with them, when any of them has a fence.
-  private func concernedOwners(_ user: UserID, at time: Int64) async throws -> [UserID]? {
-    try await concerned.value(for: user, now: time) {
-      let owners = [user] + (try await store.sharingCandidates(viewer: user)).filter { $0 != user }
-      return try await store.geofences(owners: owners).isEmpty ? nil : owners
+  /// Runs `attempt` on `user`'s stored state and commits its update, reading again when another commit came first
+  /// (another node); returns the committed events. One person at a time in this process.
+  private func commit(
+    for user: UserID,
+    _ attempt: @escaping @Sendable (GeofenceTracking) async throws -> (GeofenceTrackingUpdate, [Addressed])?
+  ) async throws -> [Addressed] {
+    let committed = try await locks.withLock(user.rawValue) { () async throws -> [Addressed]? in
+      for _ in 0..<8 {
+        let tracking = try await self.store.geofenceTracking(of: user)
+        guard let (update, events) = try await attempt(tracking) else { return [] }
+        if try await self.store.commitGeofenceTracking(update) { return events }
+      }
+      return nil
     }
+    guard let committed else {
+      logger.warning("geofence state kept changing; fixes left unevaluated", metadata: ["user": "\(user)"])
+      return []
+    }
+    if committed.contains(where: { $0.audience.contains($0.event.ownerId) }) { wake() }
+    return committed
   }
 
-  /// The new state and events after `fixes`, nil when nothing changed.
+  /// The person and the owners who may share with them; none when none of them has a fence.
+  private func concernedOwners(_ user: UserID, at time: Int64) async throws -> [UserID] {
+    try await concerned.value(for: user, now: time) {
+      let owners = [user] + (try await store.sharingCandidates(viewer: user)).filter { $0 != user }
+      return try await store.geofences(owners: owners).isEmpty ? [] : owners
+    } ?? []
+  }
+
+  /// An owner's privacy settings, from the live fan-out's cache.
+  private func settings(_ owner: UserID) async throws -> PrivacySettings? {
+    try await live.privacySettings(of: owner)
+  }
+
+  /// The new state and events after `fixes` (sorted by time), nil when nothing changed. `near` holds the fences
+  /// whose box contains one of the fixes; the fences of the stored states are read in one go.
   private func step(
-    _ user: UserID, _ fixes: [LocationFix], _ tracking: GeofenceTracking, owners: [UserID], at time: Int64
-  ) async throws -> (GeofenceTrackingUpdate, [GeofenceEventItem])? {
+    _ user: UserID, _ fixes: [LocationFix], _ tracking: GeofenceTracking, near: [GeofenceItem], at time: Int64
+  ) async throws -> (GeofenceTrackingUpdate, [Addressed])? {
     var states = tracking.states
     var lastFixAt = tracking.lastFixAt
+    let fixes = fixes.filter { fix in lastFixAt.map { fix.timestamp > $0 } ?? true }
+    guard !fixes.isEmpty else { return nil }
+    let nearIDs = Set(near.map(\.id))
+    let stateFences = try await store.geofences(ids: states.keys.filter { !nearIDs.contains($0) })
     var fences: [GeofenceID: GeofenceItem] = [:]
-    var settings: [UserID: PrivacySettings?] = [:]
-    func visible(_ fence: GeofenceItem) async throws -> Bool {
-      if fence.ownerId == user { return true }
-      if settings[fence.ownerId] == nil {
-        settings[fence.ownerId] = try await store.privacySettings(owner: fence.ownerId)
-      }
-      return Self.maySee(user, fence, ownerSettings: settings[fence.ownerId] ?? nil, at: time)
+    for fence in near + stateFences
+    where Self.maySee(user, fence, ownerSettings: try await settings(fence.ownerId), at: time) {
+      fences[fence.id] = fence
     }
-    for id in states.keys {
-      if let fence = try await store.geofence(id), try await visible(fence) { fences[id] = fence }
-    }
+    let boxes = fences.mapValues { $0.shape.geofence.boundingBox }
     var events: [GeofenceEventItem] = []
-    for fix in fixes.sorted(by: { $0.timestamp < $1.timestamp }) {
-      if let last = lastFixAt, fix.timestamp <= last { continue }
-      var candidates = fences.filter { states[$0.key] != nil }
-      for fence in try await store.geofences(near: fix.coordinate, owners: owners) where try await visible(fence) {
-        candidates[fence.id] = fence
-        fences[fence.id] = fence
-      }
-      for fence in candidates.values.sorted(by: { $0.id < $1.id }) {
+    for fix in fixes {
+      let candidates = fences.values.filter { states[$0.id] != nil || boxes[$0.id]?.contains(fix.coordinate) == true }
+      for fence in candidates.sorted(by: { $0.id < $1.id }) {
         let state = states[fence.id] ?? Self.impliedState(of: fence, lastFixAt: lastFixAt)
         let (next, transitions) = rules.evaluate(fix, in: fence.shape.geofence, state: state)
         states[fence.id] = next
@@ -138,7 +166,6 @@ final class GeofenceMonitor: Sendable {
       }
       lastFixAt = fix.timestamp
     }
-    guard lastFixAt != tracking.lastFixAt || !events.isEmpty else { return nil }
     var update = GeofenceTrackingUpdate(
       userID: user, version: tracking.version, lastFixAt: lastFixAt, events: events)
     for (id, state) in states {
@@ -148,7 +175,9 @@ final class GeofenceMonitor: Sendable {
         update.states[id] = state
       }
     }
-    return (update, events)
+    let addressed = try await address(events, fences: fences, at: time)
+    update.webhookEvents = addressed.compactMap(Self.webhookEvent)
+    return (update, addressed)
   }
 
   /// A fence with no stored state: the person was outside of it at their last fix, when it existed then; else
@@ -174,17 +203,20 @@ final class GeofenceMonitor: Sendable {
       accuracy: fix?.horizontalAccuracy)
   }
 
-  /// Whether `viewer` may see `fence`: its owner always; with sharing `group`, the members of that group of the
-  /// owner; with `everyone`, whoever may see the owner's location; never a blacklisted viewer.
+  /// Whether `viewer` may see `fence`, by the live channels' rule (``LiveUpdates/mayReceive(_:_:of:at:)``): its owner
+  /// always; shared with a group, whoever may receive that group's channel (a member, the group granting location,
+  /// the owner's location visible to them); shared with everyone, whoever may see the owner's location; never a
+  /// blacklisted viewer.
   static func maySee(_ viewer: UserID, _ fence: GeofenceItem, ownerSettings: PrivacySettings?, at now: Int64) -> Bool {
     if viewer == fence.ownerId { return true }
-    guard let settings = ownerSettings, !settings.isBlacklisted(viewer) else { return false }
-    switch fence.sharing {
-    case .nobody: return false
-    case .group:
-      return settings.groups.contains { $0.id == fence.groupId && $0.kind != .blacklist && $0.members.contains(viewer) }
-    case .everyone: return Sharing.canSee(viewer, .location, of: settings, at: now)
-    }
+    guard let settings = ownerSettings else { return false }
+    let channel: ChannelName? =
+      switch fence.sharing {
+      case .nobody: nil
+      case .group: fence.groupId.flatMap { ChannelName.group($0.rawValue) }
+      case .everyone: ChannelName.user(fence.ownerId.rawValue)
+      }
+    return channel.map { LiveUpdates.mayReceive(viewer, $0, of: settings, at: now) } ?? false
   }
 
   // MARK: Device reports (OwnTracks)
@@ -195,65 +227,62 @@ final class GeofenceMonitor: Sendable {
     _ kind: GeofenceEventKind, fence: GeofenceItem, user: UserID, at timestamp: Int64, location: LocationFix?
   ) async throws {
     let time = now()
-    let events = try await locks.withLock(user.rawValue) { () async throws -> [GeofenceEventItem] in
-      for _ in 0..<8 {
-        let tracking = try await self.store.geofenceTracking(of: user)
-        let state = tracking.states[fence.id] ?? Self.impliedState(of: fence, lastFixAt: tracking.lastFixAt)
-        let (next, recorded) = self.rules.applyReported(kind, at: timestamp, to: state)
-        guard recorded else { return [] }
-        let event = Self.event(
-          GeofenceTransition(kind: kind, timestamp: timestamp), fence: fence, user: user, fix: location, by: .device)
-        var update = GeofenceTrackingUpdate(
-          userID: user, version: tracking.version, lastFixAt: tracking.lastFixAt, events: [event])
-        if Self.isPlainlyOutside(next) {
-          if tracking.states[fence.id] != nil { update.removed = [fence.id] }
-        } else {
-          update.states = [fence.id: next]
-        }
-        if try await self.store.commitGeofenceTracking(update) { return [event] }
+    let events = try await commit(for: user) { tracking in
+      let state = tracking.states[fence.id] ?? Self.impliedState(of: fence, lastFixAt: tracking.lastFixAt)
+      let (next, recorded) = self.rules.applyReported(kind, at: timestamp, to: state)
+      guard recorded else { return nil }
+      let event = Self.event(
+        GeofenceTransition(kind: kind, timestamp: timestamp), fence: fence, user: user, fix: location, by: .device)
+      var update = GeofenceTrackingUpdate(
+        userID: user, version: tracking.version, lastFixAt: tracking.lastFixAt, events: [event])
+      if Self.isPlainlyOutside(next) {
+        if tracking.states[fence.id] != nil { update.removed = [fence.id] }
+      } else {
+        update.states = [fence.id: next]
       }
-      return []
+      let addressed = try await self.address([event], fences: [fence.id: fence], at: time)
+      update.webhookEvents = addressed.compactMap(Self.webhookEvent)
+      return (update, addressed)
     }
-    await deliver(events, at: time)
+    await deliver(events)
   }
 
   // MARK: Delivery
 
-  /// Publishes each of `events` on the channels of its audience, and hands the sink those the fence's owner is in
-  /// the audience of (the owner's webhooks hear what the owner's socket may hear, never more).
-  func deliver(_ events: [GeofenceEventItem], at time: Int64) async {
-    guard !events.isEmpty else { return }
-    var ownersMaySee: [GeofenceEventItem] = []
-    for event in events {
-      do {
-        let audience = try await audience(of: event, at: time)
-        if audience.contains(event.ownerId) { ownersMaySee.append(event) }
-        guard let payload = try? JSONValue(encoding: GeofenceLiveEvent(event: event)) else { continue }
-        _ = await hub.publish(payload, to: audience.compactMap(Self.channel))
-      } catch {
-        logger.warning("could not publish a geofence event", metadata: ["event": "\(event.id)", "error": "\(error)"])
-      }
+  /// `events` with their audiences: the person, and everyone allowed to see both the person's location and the
+  /// fence (``LiveUpdates/mayReceive(_:_:of:at:)`` on the person's `user:` channel, and ``maySee(_:_:ownerSettings:at:)``).
+  func address(_ events: [GeofenceEventItem], fences: [GeofenceID: GeofenceItem], at time: Int64) async throws
+    -> [Addressed]
+  {
+    guard let first = events.first else { return [] }
+    guard let person = try await settings(first.userId), let channel = ChannelName.user(first.userId.rawValue) else {
+      return events.map { Addressed(event: $0, audience: [$0.userId]) }
     }
-    if !ownersMaySee.isEmpty { await sink(ownersMaySee) }
-  }
-
-  /// The person, and everyone allowed to see both the person's location and the fence, sorted.
-  func audience(of event: GeofenceEventItem, at time: Int64) async throws -> [UserID] {
-    guard let fence = try await store.geofence(event.geofenceId),
-      let person = try await store.privacySettings(owner: event.userId)
-    else { return [event.userId] }
-    let owner = fence.ownerId == event.userId ? person : try await store.privacySettings(owner: fence.ownerId)
     var candidates = Set(person.groups.filter { $0.kind != .blacklist }.flatMap(\.members))
     candidates.formUnion(person.sharing.viewerGrants.keys)
-    candidates.insert(fence.ownerId)
-    var audience: Set<UserID> = [event.userId]
-    for viewer in candidates
-    where Sharing.canSee(viewer, .location, of: person, at: time)
-      && Self.maySee(viewer, fence, ownerSettings: owner, at: time)
-    {
-      audience.insert(viewer)
+    let watchers = candidates.filter { LiveUpdates.mayReceive($0, channel, of: person, at: time) }
+    var addressed: [Addressed] = []
+    for event in events {
+      guard let fence = fences[event.geofenceId] else { continue }
+      let owner = fence.ownerId == event.userId ? person : try await settings(fence.ownerId)
+      var audience: Set<UserID> = [event.userId]
+      for viewer in watchers.union([fence.ownerId])
+      where LiveUpdates.mayReceive(viewer, channel, of: person, at: time)
+        && Self.maySee(viewer, fence, ownerSettings: owner, at: time)
+      {
+        audience.insert(viewer)
+      }
+      addressed.append(Addressed(event: event, audience: audience.sorted()))
     }
-    return audience.sorted()
+    return addressed
+  }
+
+  /// Publishes each event on the channels of its audience.
+  func deliver(_ events: [Addressed]) async {
+    for item in events {
+      guard let payload = try? JSONValue(encoding: GeofenceLiveEvent(event: item.event)) else { continue }
+      _ = await live.hub.publish(payload, to: item.audience.compactMap(Self.channel))
+    }
   }
 }
 

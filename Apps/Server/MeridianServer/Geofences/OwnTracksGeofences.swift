@@ -13,38 +13,20 @@ struct OwnTracksGeofences: Sendable {
   var store: any MeridianStore { monitor.store }
 
   /// Takes the waypoints first (a transition may name a region defined in the same body), then the transitions.
-  func take(_ messages: [OwnTracks.Message], body: Data, from user: UserID) async throws {
+  func take(_ messages: [OwnTracks.Message], from user: UserID) async throws {
     var waypoints: [OwnTracks.Waypoint] = []
     var transitions: [OwnTracks.Transition] = []
-    var listed = false
     for message in messages {
       switch message {
       case .waypoint(let waypoint): waypoints.append(waypoint)
+      case .waypoints(let list): waypoints += list
       case .transition(let transition): transitions.append(transition)
-      case .other(let type) where type == "waypoints": listed = true
       default: break
       }
     }
-    if listed { waypoints += Self.listedWaypoints(body) }
     for waypoint in waypoints { try await save(waypoint, of: user) }
+    if !waypoints.isEmpty { monitor.fencesChanged() }
     for transition in transitions { try await report(transition, of: user) }
-  }
-
-  /// The waypoints of every `{"_type": "waypoints", "waypoints": […]}` in `body` (an object or an array); entries
-  /// that aren't valid waypoints are skipped.
-  static func listedWaypoints(_ body: Data) -> [OwnTracks.Waypoint] {
-    guard let json = try? JSONSerialization.jsonObject(with: body) else { return [] }
-    let objects = (json as? [Any] ?? [json]).compactMap { $0 as? [String: Any] }
-    var found: [OwnTracks.Waypoint] = []
-    for object in objects where object["_type"] as? String == "waypoints" {
-      for entry in object["waypoints"] as? [Any] ?? [] {
-        guard let data = try? JSONSerialization.data(withJSONObject: entry),
-          let waypoint = try? JSONDecoder().decode(OwnTracks.Waypoint.self, from: data)
-        else { continue }
-        found.append(waypoint)
-      }
-    }
-    return found
   }
 
   /// The device's key of a region.
@@ -73,7 +55,6 @@ struct OwnTracksGeofences: Sendable {
           shape: .circle(center: center, radius: radius), source: .device, externalId: key, createdAt: time,
           updatedAt: time))
     }
-    monitor.fencesChanged()
   }
 
   func report(_ transition: OwnTracks.Transition, of user: UserID) async throws {

@@ -107,7 +107,7 @@ struct PhoneAppIngest: Sendable {
       }
       _ = try await ingest.submit(user, FixBatch(deviceId: device, fixes: fixes))
     }
-    if let geofences { try await OwnTracksGeofences(monitor: geofences).take(messages, body: body, from: user) }
+    if let geofences { try await OwnTracksGeofences(monitor: geofences).take(messages, from: user) }
     return try OwnTracks.encode(try await friends(of: user))
   }
 

@@ -206,6 +206,12 @@ public struct LiveUpdates: Sendable {
     return nil
   }
 
+  /// `owner`'s privacy settings as the fan-out knows them: cached for a few seconds, dropped on every change made
+  /// through the API (``enforce(owner:)``). Nil for an unknown owner.
+  func privacySettings(of owner: UserID) async throws -> PrivacySettings? {
+    try await settingsCache.value(for: owner, now: now(), load: { try await store.privacySettings(owner: owner) })
+  }
+
   /// Whether `viewer` may receive `channel`'s events now.
   static func maySubscribe(_ viewer: UserID, to channel: ChannelName, store: any MeridianStore, now: Int64)
     async throws -> Bool

@@ -210,6 +210,13 @@ import Testing
     #expect(messages[3] == .lwt(.init(tst: 5)))
     #expect(messages[4] == .other(type: "cmd"))
     let encoded = try OwnTracks.encode(messages)
+    // A device's list of regions: valid entries kept, a bad one left out, the list encoded again as it came.
+    let list = try OwnTracks.decode(
+      Data(
+        #"{"_type":"waypoints","waypoints":[{"_type":"waypoint","tst":1,"lat":1,"lon":2,"rad":50,"desc":"Home"},{"tst":"x"}]}"#
+          .utf8))
+    #expect(list == [.waypoints([.init(tst: 1, lat: 1, lon: 2, rad: 50, desc: "Home")])])
+    #expect(try OwnTracks.decode(OwnTracks.encode(list)) == list)
     #expect(String(decoding: encoded, as: UTF8.self).contains("\"_type\":\"transition\""))
     #expect(try OwnTracks.decode(encoded) == messages)
   }

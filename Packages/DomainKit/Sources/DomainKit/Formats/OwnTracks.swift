@@ -258,6 +258,8 @@ public enum OwnTracks {
     case transition(Transition)
     /// `waypoint`.
     case waypoint(Waypoint)
+    /// `waypoints`: the device's whole list of regions (entries that aren't valid waypoints are left out).
+    case waypoints([Waypoint])
     /// `card`.
     case card(Card)
     /// `lwt`.
@@ -266,6 +268,12 @@ public enum OwnTracks {
     case other(type: String)
 
     private enum TypeKey: String, CodingKey { case type = "_type" }
+    private enum ListKey: String, CodingKey { case waypoints }
+    /// One entry of a `waypoints` list, nil when it isn't a valid waypoint.
+    private struct Lenient: Decodable {
+      var waypoint: Waypoint?
+      init(from decoder: any Decoder) throws { waypoint = try? Waypoint(from: decoder) }
+    }
 
     /// Decodes the message named by `_type`; unknown types become ``other(type:)``.
     public init(from decoder: any Decoder) throws {
@@ -274,6 +282,9 @@ public enum OwnTracks {
       case "location": self = .location(try Location(from: decoder))
       case "transition": self = .transition(try Transition(from: decoder))
       case "waypoint": self = .waypoint(try Waypoint(from: decoder))
+      case "waypoints":
+        let list = try decoder.container(keyedBy: ListKey.self)
+        self = .waypoints((try list.decodeIfPresent([Lenient].self, forKey: .waypoints) ?? []).compactMap(\.waypoint))
       case "card": self = .card(try Card(from: decoder))
       case "lwt": self = .lwt(try LastWill(from: decoder))
       default: self = .other(type: type)
@@ -293,6 +304,10 @@ public enum OwnTracks {
       case .waypoint(let value):
         try c.encode("waypoint", forKey: .type)
         try value.encode(to: encoder)
+      case .waypoints(let values):
+        try c.encode("waypoints", forKey: .type)
+        var list = encoder.container(keyedBy: ListKey.self)
+        try list.encode(values, forKey: .waypoints)
       case .card(let value):
         try c.encode("card", forKey: .type)
         try value.encode(to: encoder)
