@@ -546,6 +546,63 @@ class WebAppTests(unittest.TestCase):
         self.assertNotIn(newcomer.id, person.group("family")["members"])
 
     @screenshot_on_failure
+    def test_custom_group_created_renamed_sharing_location_switched_and_deleted(self):
+        person = Account(self.server, "Gleb Groups")
+        climber = Account(self.server, "Kira Climber")
+        person.upload((50.4501, 30.5234))
+        self.open_and_sign_in(person)
+        self.show("sharing")
+        self.browser.find_element(By.ID, "new-group-name").send_keys("Climbing")
+        self.browser.find_element(By.ID, "new-group-create").click()
+
+        def custom():
+            return [g for g in person.call("GET", "/v1/groups")["groups"] if g["kind"] == "custom"]
+
+        self.wait(lambda: [g["name"] for g in custom()] == ["Climbing"], "the group is created")
+        group = custom()[0]["id"]
+        row = f'#group-list li[data-group="{group}"]'
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, f"{row} .group-title"), "the group is listed")
+        title = self.browser.find_element(By.CSS_SELECTOR, f"{row} .group-title")
+        self.assertEqual(title.text, "Climbing — 0 members")
+        strip = f'#groups [data-group="{group}"]'
+        self.assertTrue(self.browser.find_elements(By.CSS_SELECTOR, strip), "on the map's group strip")
+        self.browser.find_element(By.CSS_SELECTOR, f"{row} button.rename-group").click()
+        name = self.browser.find_element(By.CSS_SELECTOR, f"{row} input.group-name")
+        name.clear()
+        name.send_keys("Climbing club")
+        self.browser.find_element(By.CSS_SELECTOR, f"{row} button.save-group").click()
+        self.wait(lambda: [g["name"] for g in custom()] == ["Climbing club"], "the group is renamed")
+        person.call("PUT", f"/v1/groups/{group}/members/{climber.id}")
+
+        def climber_sees():
+            try:
+                return climber.call("GET", f"/v1/users/{person.id}/location")["fix"]["latitude"] == 50.4501
+            except urllib.error.HTTPError as error:
+                if error.code != 404:
+                    raise
+                return False
+
+        self.assertFalse(climber_sees(), "a new custom group sees nothing")
+        self.show("map")
+        self.show("sharing")  # the groups are read again
+        self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, f"{row} .group-title").text
+                  == "Climbing club — 1 member", "the renamed group with its member")
+        box = self.browser.find_element(By.CSS_SELECTOR, f"{row} input.group-location")
+        self.assertFalse(box.is_selected())
+        box.click()
+        self.wait(lambda: custom()[0]["visibility"]["location"] is True, "the group sees the location")
+        self.assertTrue(climber_sees())
+        box = self.browser.find_element(By.CSS_SELECTOR, f"{row} input.group-location")  # drawn again
+        self.assertTrue(box.is_selected())
+        box.click()
+        self.wait(lambda: custom()[0]["visibility"]["location"] is False, "the group no longer sees the location")
+        self.assertFalse(climber_sees())
+        self.browser.find_element(By.CSS_SELECTOR, f"{row} button.delete-group").click()
+        self.wait(lambda: not custom(), "the group is deleted")
+        self.wait(lambda: not self.browser.find_elements(By.CSS_SELECTOR, row), "and leaves the page")
+        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, strip))
+
+    @screenshot_on_failure
     def test_polls_feed_results_votes_changed_and_comments(self):
         author, first, second = (Account(self.server, name) for name in ("Polina Pollster", "Vasyl", "Vira"))
         viewer = Account(self.server, "Viktor Viewer")

@@ -3,6 +3,7 @@
 import * as L from '/vendor/leaflet/leaflet.esm.js';
 import { ApiError, currentToken, download, request, setToken } from './api.js';
 import { age, apply, currentLanguage, load, offeredLanguages, plural, t } from './i18n.js';
+import { button, element } from './dom.js';
 import { LiveSocket } from './live.js';
 import { resetDirectory, setUpDirectory, showDirectory } from './directory.js';
 import { resetPolls, setUpPolls, showPolls } from './polls.js';
@@ -54,6 +55,7 @@ async function start() {
   });
   $('until-form').addEventListener('submit', (event) => { event.preventDefault(); shareUntil(); });
   $('people-form').addEventListener('submit', (event) => { event.preventDefault(); findPeople(); });
+  $('new-group-form').addEventListener('submit', (event) => { event.preventDefault(); createGroup(); });
   setUpPolls(showError);
   setUpDirectory(showError);
   document.body.dataset.ready = 'signin';
@@ -570,9 +572,7 @@ function renderSharing() {
   else if (sharing.until) state.textContent = t('sharing.until', new Date(sharing.until).toLocaleString(currentLanguage()));
   else state.textContent = t('sharing.on');
   $('group-list').replaceChildren(...session.groups.map((group) => {
-    const row = document.createElement('li');
-    row.dataset.group = group.id;
-    row.textContent = `${groupName(group)} — ${plural('groups.members', group.members.length)}`;
+    const row = element('li', { data: { group: group.id } }, groupHead(group));
     const members = document.createElement('ul');
     members.className = 'members';
     members.replaceChildren(...group.members.map((userId) => {
@@ -593,6 +593,74 @@ function renderSharing() {
     return row;
   }));
   renderVisibility();
+}
+
+/**
+ * A group's name and member count; whether its members see the viewer's location (not for the Blacklist, which sees
+ * nothing); for a custom group, rename and delete.
+ */
+function groupHead(group) {
+  const head = element('div', { className: 'group-head' });
+  const title = element('span', { className: 'group-title' },
+    `${groupName(group)} — ${plural('groups.members', group.members.length)}`);
+  head.append(title);
+  if (group.kind !== 'blacklist') {
+    const visibility = group.visibility || { location: false, fields: [] };
+    const box = element('input', { type: 'checkbox', className: 'group-location', checked: !!visibility.location });
+    box.addEventListener('change', () => {
+      changeGroup(group.id, { visibility: { ...visibility, location: box.checked } });
+    });
+    head.append(' ', element('label', { className: 'muted' }, box, ` ${t('groups.seesLocation')}`));
+  }
+  if (group.kind === 'custom') {
+    head.append(' ', button(t('groups.rename'), () => {
+      const field = element('input', { className: 'group-name', value: group.name, maxLength: 64, required: true });
+      const form = element('form', { className: 'inline' }, field, ' ',
+        element('button', { type: 'submit', className: 'save-group' }, t('groups.save')));
+      form.addEventListener('submit', (event) => {
+        event.preventDefault();
+        if (field.value.trim()) changeGroup(group.id, { name: field.value.trim() });
+      });
+      head.replaceChildren(form);
+      field.focus();
+    }, { className: 'link rename-group' }), ' ', button(t('groups.delete'), () => deleteGroup(group.id), {
+      className: 'link delete-group',
+    }));
+  }
+  return head;
+}
+
+async function createGroup() {
+  const field = $('new-group-name');
+  const name = field.value.trim();
+  if (!name) return;
+  try {
+    const group = await request('POST', '/v1/groups', { name });
+    field.value = '';
+    session.groups = [...session.groups, group];
+    renderSharing();
+    renderGroups();
+  } catch (error) { showError(error); }
+}
+
+/** Renames a custom group or changes what a group's members see (PATCH /v1/groups/{id}). */
+async function changeGroup(id, update) {
+  try {
+    const group = await request('PATCH', `/v1/groups/${encodeURIComponent(id)}`, update);
+    session.groups = session.groups.map((candidate) => (candidate.id === group.id ? group : candidate));
+  } catch (error) { showError(error); }
+  renderSharing();
+  renderGroups();
+}
+
+async function deleteGroup(id) {
+  try {
+    await request('DELETE', `/v1/groups/${encodeURIComponent(id)}`);
+    session.groups = session.groups.filter((group) => group.id !== id);
+    if (selectedGroup === id) selectedGroup = null;
+    renderSharing();
+    renderPeople();
+  } catch (error) { showError(error); }
 }
 
 /** A member's name as far as the viewer may see it (their profile, fetched once), else the start of their id. */
