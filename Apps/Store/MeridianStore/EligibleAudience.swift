@@ -43,4 +43,30 @@ public struct EligibleAudience: Sendable {
     }
     return eligible
   }
+
+  /// How many users are eligible for `place`'s special promotions at each of `times` (ascending), as
+  /// ``count(for:now:)`` at each: one read of the people seen and of each one's fixes over the whole span, then
+  /// the rule at every instant in memory (a year of daily figures reads the store once, not 365 times).
+  public func counts(for place: Place, at times: [Int64]) async throws -> [Int] {
+    guard let location = place.location, let first = times.first, let last = times.last else {
+      return times.map { _ in 0 }
+    }
+    let zone = place.resolvedTimeZone
+    let starts = times.map { rule.periodStart(now: $0, timeZone: zone) }
+    let from = starts.min() ?? rule.periodStart(now: first, timeZone: zone)
+    var eligible = times.map { _ in 0 }
+    for user in try await store.usersSeen(near: location, radius: searchRadius, from: from, to: last) {
+      let runs = try await store.fixRuns(owner: user, near: location, radius: searchRadius, from: from, to: last)
+      for (index, (start, now)) in zip(starts, times).enumerated() {
+        // The runs the store would answer for start...now: each run cut to the period, as a run stays in order.
+        let cut = runs.map { $0.filter { $0.timestamp >= start && $0.timestamp <= now } }.filter { !$0.isEmpty }
+        guard !cut.isEmpty else { continue }
+        if rule.isEligible(fixes: cut.joined(), visits: cut.flatMap { detector.visits(in: $0) }, venue: place, now: now)
+        {
+          eligible[index] += 1
+        }
+      }
+    }
+    return eligible
+  }
 }

@@ -39,18 +39,21 @@ public struct PromotionStats: Sendable {
     }
     let boundaries = groups.compactMap(\.first).map(Timestamp.milliseconds) + [Timestamp.milliseconds(after)]
     let counts = try await store.promotionCounts(promotion.id, boundaries: boundaries)
-    let audience = EligibleAudience(store: store, rule: rule)
+    // A special promotion's audience at each bucket's end (or now) that has begun, read once for the request.
+    var eligible: [Int?] = groups.map { _ in nil }
+    if promotion.audience == .special {
+      let begun = boundaries.dropLast().indices.filter { boundaries[$0] <= now }
+      let audience = try await EligibleAudience(store: store, rule: rule)
+        .counts(for: venue, at: begun.map { min(boundaries[$0 + 1] - 1, now) })
+      for (index, count) in zip(begun, audience) { eligible[index] = count }
+    }
     var rows: [PromotionStatsRow] = []
     for (index, (group, count)) in zip(groups, counts).enumerated() {
       guard let first = group.first, let last = group.last else { continue }
-      var eligible: Int?
-      if promotion.audience == .special, boundaries[index] <= now {
-        eligible = try await audience.count(for: venue, now: min(boundaries[index + 1] - 1, now))
-      }
       rows.append(
         PromotionStatsRow(
           start: Self.day(first, calendar), end: Self.day(last, calendar), offers: count.offers,
-          people: count.people, redeemed: count.redeemed, eligible: eligible))
+          people: count.people, redeemed: count.redeemed, eligible: eligible[index]))
     }
     return PromotionStatsReport(
       promotionId: promotion.id, venueId: venue.id, timeZone: venue.resolvedTimeZone.identifier, bucket: bucket,

@@ -4,6 +4,7 @@ extension PostgresSchema {
   /// Appends the promotion statistics migrations.
   static func appendPromotionStatsMigrations(to migrator: inout Migrator) {
     migrator.append(.sql("2026-11-26 promotion offer events", promotionOfferEvents))
+    migrator.append(.sql("2026-11-26 promotion offer slots", promotionOfferSlots))
   }
 
   /// Each offer with its time, as on SQLite; offers stored before keep their first and last time.
@@ -20,5 +21,33 @@ extension PostgresSchema {
       SELECT promotion_id, first_at, user_id FROM promotion_offers;
     INSERT INTO promotion_offer_events(promotion_id, at, user_id)
       SELECT promotion_id, last_at, user_id FROM promotion_offers WHERE times > 1;
+    """
+}
+
+extension PostgresSchema {
+  /// The summary the statistics read, as on SQLite: offers per promotion, quarter hour and person, kept up to date
+  /// by a trigger on `promotion_offer_events` in the offer's own transaction.
+  static let promotionOfferSlots = """
+    CREATE TABLE promotion_offer_slots(
+      promotion_id text NOT NULL REFERENCES venue_promotions(id) ON DELETE CASCADE,
+      slot bigint NOT NULL,
+      user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      offers bigint NOT NULL CHECK (offers > 0),
+      PRIMARY KEY (promotion_id, slot, user_id)
+    );
+    CREATE INDEX promotion_offer_slots_user ON promotion_offer_slots(user_id);
+    INSERT INTO promotion_offer_slots(promotion_id, slot, user_id, offers)
+      SELECT promotion_id, at - ((at % 900000) + 900000) % 900000, user_id, COUNT(*) FROM promotion_offer_events
+      GROUP BY 1, 2, 3;
+    CREATE FUNCTION promotion_offer_slots_count() RETURNS trigger LANGUAGE plpgsql AS $slots$
+    BEGIN
+      INSERT INTO promotion_offer_slots(promotion_id, slot, user_id, offers)
+        VALUES (NEW.promotion_id, NEW.at - ((NEW.at % 900000) + 900000) % 900000, NEW.user_id, 1)
+        ON CONFLICT (promotion_id, slot, user_id) DO UPDATE SET offers = promotion_offer_slots.offers + 1;
+      RETURN NULL;
+    END
+    $slots$;
+    CREATE TRIGGER promotion_offer_slots_count AFTER INSERT ON promotion_offer_events
+      FOR EACH ROW EXECUTE FUNCTION promotion_offer_slots_count();
     """
 }
