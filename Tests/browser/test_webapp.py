@@ -603,6 +603,43 @@ class WebAppTests(unittest.TestCase):
         self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, strip))
 
     @screenshot_on_failure
+    def test_poll_posted_from_the_page_with_two_uploaded_images(self):
+        author = Account(self.server, "Petra Poster")
+        folder = tempfile.mkdtemp(prefix="meridian-images-")
+        files = {}
+        for name, content in (("sea.png", png((0, 90, 200))), ("hills.png", png((40, 140, 40))),
+                              ("fake.png", b"not an image at all")):
+            files[name] = os.path.join(folder, name)
+            with open(files[name], "wb") as file:
+                file.write(content)
+        self.open_and_sign_in(author)
+        self.show("polls")
+        self.browser.find_element(By.ID, "poll-new").click()
+        title = f"Where next {os.getpid()}"
+        for field, value in (("poll-title-field", title), ("poll-option-0", "Sea"), ("poll-image-0", files["fake.png"]),
+                             ("poll-option-1", "Hills"), ("poll-image-1", files["hills.png"])):
+            self.browser.find_element(By.ID, field).send_keys(value)
+        self.browser.find_element(By.ID, "poll-post").click()
+        error = self.browser.find_element(By.ID, "poll-form-error")
+        self.wait(lambda: error.is_displayed(), "a file that is no image is refused")
+        self.assertTrue(error.text.startswith("Not posted: "), error.text)
+        self.assertEqual(author.call("GET", "/v1/polls?author=me")["items"], [], "nothing was posted")
+        self.browser.find_element(By.ID, "poll-image-0").send_keys(files["sea.png"])
+        self.browser.find_element(By.ID, "poll-post").click()
+        poll = self.browser.find_element(By.ID, "poll")
+        self.wait(lambda: poll.is_displayed() and self.browser.find_element(By.ID, "poll-title").text == title,
+                  "the posted poll opens")
+        loaded = "return arguments[0].complete && arguments[0].naturalWidth"
+        self.wait(lambda: [self.browser.execute_script(loaded, image)
+                           for image in self.browser.find_elements(By.CSS_SELECTOR, "#poll-options img")] == [4, 4],
+                  "both uploaded images are shown")
+        mine = author.call("GET", "/v1/polls?author=me")["items"]
+        posted = [(item["poll"]["id"], [option["text"] for option in item["poll"]["options"]]) for item in mine]
+        self.assertEqual(posted, [(poll.get_attribute("data-poll-id"), ["Sea", "Hills"])])
+        self.assertFalse(self.browser.find_element(By.ID, "poll-form").is_displayed())
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
     def test_polls_feed_results_votes_changed_and_comments(self):
         author, first, second = (Account(self.server, name) for name in ("Polina Pollster", "Vasyl", "Vira"))
         viewer = Account(self.server, "Viktor Viewer")

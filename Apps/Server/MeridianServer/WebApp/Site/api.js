@@ -22,20 +22,27 @@ export async function request(method, path, body, { timeoutMs = 15000 } = {}) {
   return response.json();
 }
 
+/** `POST path` with `blob`'s bytes as the body (an image upload); resolves to the decoded JSON answer. */
+export async function upload(path, blob, { timeoutMs = 60000 } = {}) {
+  const response = await send('POST', path, blob, timeoutMs, 'application/octet-stream');
+  return response.json();
+}
+
 /** `GET path` as a Blob (for exports). */
 export async function download(path, { timeoutMs = 60000 } = {}) {
   const response = await send('GET', path, undefined, timeoutMs);
   return response.blob();
 }
 
-async function send(method, path, body, timeoutMs) {
+async function send(method, path, body, timeoutMs, contentType = 'application/json') {
   const headers = { Accept: 'application/json' };
   if (token) headers.Authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (body !== undefined) headers['Content-Type'] = contentType;
+  const encoded = body === undefined || body instanceof Blob ? body : JSON.stringify(body);
   let response;
   try {
     response = await fetch(path, {
-      method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+      method, headers, body: encoded,
       credentials: 'omit', cache: 'no-store', signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (error) {

@@ -1,6 +1,6 @@
 // The polls page: the feed (newest or most voted first, paged), one poll with its two option images and results,
 // voting (and changing the vote until the poll closes) and comments. API: /v1/polls… (docs/api/openapi.yaml).
-import { request } from './api.js';
+import { ApiError, request, upload } from './api.js';
 import { $, button, element, mutedRow } from './dom.js';
 import { currentLanguage, plural, t } from './i18n.js';
 
@@ -18,6 +18,8 @@ export function setUpPolls(onError) {
   $('polls-more').addEventListener('click', () => loadFeed(true));
   $('poll-back').addEventListener('click', closePoll);
   $('comment-form').addEventListener('submit', (event) => { event.preventDefault(); postComment(); });
+  $('poll-new').addEventListener('click', () => { $('poll-form').hidden = !$('poll-form').hidden; });
+  $('poll-form').addEventListener('submit', (event) => { event.preventDefault(); postPoll(); });
 }
 
 /** Shows the feed again from its first page (the page was opened or the language changed). */
@@ -148,6 +150,33 @@ function renderPoll() {
   }, element('strong', {}, authorName(entry.author)), ' ',
   element('span', { className: 'text' }, entry.comment.text))));
   $('comment-form').hidden = closed;
+}
+
+/** Uploads the two images (POST /v1/blobs), posts the poll and opens it; a refusal is shown under the form. */
+async function postPoll() {
+  const error = $('poll-form-error');
+  error.hidden = true;
+  const files = [$('poll-image-0').files[0], $('poll-image-1').files[0]];
+  if (files.some((file) => !file)) return;
+  try {
+    const images = await Promise.all(files.map((file) => upload('/v1/blobs', file)));
+    const description = $('poll-description-field').value.trim();
+    const summary = await request('POST', '/v1/polls', {
+      title: $('poll-title-field').value.trim(),
+      ...(description ? { description } : {}),
+      options: [0, 1].map((index) => ({ text: $(`poll-option-${index}`).value.trim(), imageUrl: images[index].url })),
+    });
+    $('poll-form').reset();
+    $('poll-form').hidden = true;
+    openPoll(summary.poll.id);
+  } catch (failure) {
+    if (!(failure instanceof ApiError) || failure.code === 'network' || failure.status === 401) {
+      report(failure);
+      return;
+    }
+    error.textContent = t('polls.refused', failure.message);
+    error.hidden = false;
+  }
 }
 
 async function vote(choice) {
