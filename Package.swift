@@ -78,7 +78,7 @@ let package = Package(
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "Logging", package: "swift-log"),
       ],
-      path: "Apps/Store/MeridianStorePostgres"),
+      path: "Apps/Store/MeridianStorePostgres", exclude: ["README.md"]),
     // Apps: the engine a path or a postgres:// URL names, opened (for the server and the admin CLI)
     .target(
       name: "MeridianStoreEngines",
