@@ -218,6 +218,7 @@ let package = Package(
         .product(name: "NetworkingKit", package: "NetworkingKit"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "GeoKit", package: "GeoKit"),
       ],
       path: "Tests/MeridianServerTests"),
     // Tests: the tracker's own (history, sources, policy, uploader, commands), no server
@@ -284,6 +285,7 @@ let package = Package(
         "MeridianTestSupport", "MeridianStoreTesting", "MeridianStorePostgres",
         "MeridianAdmin", "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI",
         .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
         .product(name: "GRDB", package: "GRDB.swift"),

@@ -138,4 +138,84 @@ struct HistoryGeoTests {
     }
   }
 
+  /// A stay of a fix a minute for `minutes` at a coordinate from `start`, with 2 m of jitter (accuracy 10 m).
+  static func stay(_ latitude: Double, _ longitude: Double, from start: Int64, minutes: Int) throws -> [LocationFix] {
+    try (0...minutes).map { minute in
+      try LocationFix(
+        timestamp: start + Int64(minute) * 60_000, latitude: latitude + Double(minute % 2) * 0.00002,
+        longitude: longitude, horizontalAccuracy: 10)
+    }
+  }
+
+  /// Two days in and around Tomsk in January 2024 (home, Seversk and back), then two days in Kyiv in February.
+  /// Distances are the WGS84 geodesics from GeographicLib 2.1 (Python `Geodesic.WGS84.Inverse`).
+  @Test(arguments: PollTests.engines)
+  func travelStatisticsOfAKnownTrack(_ engine: String) async throws {
+    try await PollTests.withServer(engine) { server in
+      let (session, anna) = try await server.signUp("anna")
+      let january10 = Int64(1_704_873_600_000)  // 2024-01-10 08:00 UTC
+      let february5 = Int64(1_707_134_400_000)  // 2024-02-05 12:00 UTC
+      let hour = Int64(3_600_000)
+      var fixes = try Self.stay(56.50, 84.97, from: january10, minutes: 10)
+      // A poor fix 334 m off, within its 500 m accuracy: jitter, no distance.
+      fixes.append(
+        try LocationFix(timestamp: january10 + 330_000, latitude: 56.503, longitude: 84.97, horizontalAccuracy: 500))
+      fixes.append(
+        try LocationFix(timestamp: january10 + 1_200_000, latitude: 56.55, longitude: 84.93, horizontalAccuracy: 10))
+      fixes += try Self.stay(56.60, 84.88, from: january10 + 1_800_000, minutes: 10)
+      fixes += try Self.stay(56.50, 84.97, from: january10 + 26 * hour, minutes: 10)
+      fixes += try Self.stay(50.45, 30.52, from: february5, minutes: 6)
+      fixes += try Self.stay(50.46, 30.53, from: february5 + 24 * hour, minutes: 6)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "phone", fixes: fixes))
+      // Tomsk → (56.55, 84.93) → Seversk → Tomsk; Tomsk → Kyiv → 1.3 km across Kyiv.
+      let january = 6_087.538_428 + 6_359.451_658 + 12_435.117_476
+      let february = 3_578_401.924_186 + 1_319.744_050
+
+      // No gazetteer yet: the distance and days, nothing placed, every tracked day away.
+      let bare = try await anna.send(API.historyStats, parameters: HistoryStatsQuery())
+      #expect(abs(bare.total.distance - (january + february)) < 0.01)
+      #expect(bare.home == nil && bare.countries.isEmpty && bare.total.visits == 5)
+      #expect(bare.total.daysTracked == 4 && bare.total.daysAway == 4)
+
+      try await Self.loadGazetteer(server.app.environment.store)
+      let stats = try await anna.send(API.historyStats, parameters: HistoryStatsQuery(language: "ru"))
+      #expect(stats.timeZone == "UTC")
+      #expect(stats.home?.name == "Томск")
+      #expect(stats.countries.map(\.name) == ["Россия", "Украина"])
+      #expect(stats.cities.map(\.name) == ["Томск", "Киев", "Seversk"])
+      #expect(stats.years.map(\.period) == ["2024"] && stats.months.map(\.period) == ["2024-01", "2024-02"])
+      let expected = [
+        HistoryStatsPeriod(
+          period: "2024-01", distance: january, fixes: 35, visits: 3, countries: 1, cities: 2, daysTracked: 2,
+          daysAway: 0),
+        HistoryStatsPeriod(
+          period: "2024-02", distance: february, fixes: 14, visits: 2, countries: 1, cities: 1, daysTracked: 2,
+          daysAway: 2),
+      ]
+      for (month, want) in zip(stats.months, expected) {
+        #expect(abs(month.distance - want.distance) < 0.01, "\(month.period)")
+        var rounded = month
+        rounded.distance = want.distance
+        #expect(rounded == want)
+      }
+      #expect(stats.total.fixes == 49 && stats.total.countries == 2 && stats.total.cities == 3)
+      #expect(stats.total.daysTracked == 4 && stats.total.daysAway == 2)
+      #expect(stats.years.first?.daysAway == 2 && stats.years.first?.visits == 5)
+
+      // February alone: Kyiv is where the most time went, so no day is away.
+      let feb = try await anna.send(
+        API.historyStats, parameters: HistoryStatsQuery(history: HistoryQuery(from: february5 - 24 * hour)))
+      #expect(feb.home?.name == "Kyiv" && feb.total.daysAway == 0 && feb.months.map(\.period) == ["2024-02"])
+      #expect(abs(feb.total.distance - 1_319.744_050) < 0.01)
+
+      // In Tomsk's time zone (UTC+7) the Kyiv stays fall on the same days; a bad zone is refused.
+      let local = try await anna.send(
+        API.historyStats, parameters: HistoryStatsQuery(history: HistoryQuery(timeZone: "Asia/Tomsk")))
+      #expect(local.timeZone == "Asia/Tomsk" && local.total.daysTracked == 4)
+      let bad = try await server.phoneAppRequest(
+        .get, "/v1/history/stats?timeZone=Mars%2FOlympus", headers: [.authorization: "Bearer \(session.token)"])
+      #expect(bad.head.status.code == 400 && bad.errorCode == "invalid_request")
+      #expect(try await server.phoneAppRequest(.get, "/v1/history/stats").head.status.code == 401)
+    }
+  }
 }

@@ -10,8 +10,14 @@ extension API {
   public static let historyPlaces = Endpoint<HistoryPlacesQuery, NoBody, HistoryPlaces>(
     .get, "/v1/history/places", query: { $0.queryItems })
 
+  /// `GET /v1/history/stats`: travel statistics of the caller's filtered history — distance travelled (WGS84
+  /// geodesic, moves within the fixes' accuracy left out as jitter), countries and towns stayed in, days tracked and
+  /// days away from home — in all and per year and month of `timeZone`.
+  public static let historyStats = Endpoint<HistoryStatsQuery, NoBody, HistoryStats>(
+    .get, "/v1/history/stats", query: { $0.queryItems })
+
   /// The "Where I've been" endpoints, for ``all``.
-  static let historyGeoEndpoints = [historyPlaces.descriptor]
+  static let historyGeoEndpoints = [historyPlaces.descriptor, historyStats.descriptor]
 }
 
 /// `GET /v1/history/places`: the history filters plus the level and an optional language.
@@ -40,18 +46,46 @@ public struct HistoryPlacesQuery: RouteParameters, Hashable {
     guard Self.levels.contains(level) else {
       throw .invalidRequest("'level' must be one of country, admin1, admin2, locality.")
     }
-    language = query.string("lang")
-    if let language,
-      language.isEmpty || language.count > 35
-        || !language.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+    language = try Self.language(in: query)
+  }
+
+  /// The `lang` parameter, checked.
+  static func language(in query: [String: [String]]) throws(APIError) -> String? {
+    guard let language = query.string("lang") else { return nil }
+    if language.isEmpty || language.count > 35
+      || !language.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
     {
       throw .invalidRequest("'lang' must be a language code like ru, uk or pt-BR.")
     }
+    return language
   }
 
   var queryItems: [QueryItem] {
     history.queryItems + [QueryItem("level", level)] + (language.map { [QueryItem("lang", $0)] } ?? [])
   }
+}
+
+/// `GET /v1/history/stats`: the history filters (`timeZone` also sets the days, months and years) and an optional
+/// language.
+public struct HistoryStatsQuery: RouteParameters, Hashable {
+  /// The history filters (`limit` and `cursor` are ignored).
+  public var history: HistoryQuery
+  /// A language code that wins over `Accept-Language`.
+  public var language: String?
+
+  /// A query.
+  public init(history: HistoryQuery = HistoryQuery(), language: String? = nil) {
+    self.history = history
+    self.language = language
+  }
+
+  /// Reads `lang` and the history filters.
+  public init(path: [String: String], query: [String: [String]]) throws(APIError) {
+    history = try HistoryQuery(path: path, query: query)
+    language = try HistoryPlacesQuery.language(in: query)
+  }
+
+  var queryItems: [QueryItem] { history.queryItems + (language.map { [QueryItem("lang", $0)] } ?? []) }
 }
 
 /// "Where I've been" at one level.
@@ -117,5 +151,77 @@ public struct HistoryPlace: Sendable, Hashable, Codable {
     self.timeSpent = timeSpent
     self.firstVisit = firstVisit
     self.lastVisit = lastVisit
+  }
+}
+
+/// Travel statistics of a filtered history (`GET /v1/history/stats`).
+public struct HistoryStats: Sendable, Hashable, Codable {
+  /// The time zone the days, months and years are counted in.
+  public var timeZone: String
+  /// The languages the names were resolved in, in order of preference.
+  public var languages: [String]
+  /// Home: the town with the most time spent in stays in the filtered history; nil with no placed stay.
+  public var home: HistoryPlace.Area?
+  /// The whole filtered history (`period` is `all`).
+  public var total: HistoryStatsPeriod
+  /// Per calendar year (`2024`), oldest first; only years with fixes.
+  public var years: [HistoryStatsPeriod]
+  /// Per calendar month (`2024-01`), oldest first; only months with fixes.
+  public var months: [HistoryStatsPeriod]
+  /// The countries stayed in, most time first (ties by code).
+  public var countries: [HistoryPlace.Area]
+  /// The towns stayed in, most time first (ties by code).
+  public var cities: [HistoryPlace.Area]
+
+  /// Statistics.
+  public init(
+    timeZone: String, languages: [String], home: HistoryPlace.Area?, total: HistoryStatsPeriod,
+    years: [HistoryStatsPeriod], months: [HistoryStatsPeriod], countries: [HistoryPlace.Area],
+    cities: [HistoryPlace.Area]
+  ) {
+    self.timeZone = timeZone
+    self.languages = languages
+    self.home = home
+    self.total = total
+    self.years = years
+    self.months = months
+    self.countries = countries
+    self.cities = cities
+  }
+}
+
+/// The figures of one period.
+public struct HistoryStatsPeriod: Sendable, Hashable, Codable {
+  /// `all`, a year (`2024`) or a month (`2024-01`).
+  public var period: String
+  /// Metres travelled: the WGS84 geodesic between successive fixes, a move no longer than the larger accuracy of
+  /// its two ends left out (jitter); a move belongs to the period of the fix it ends at.
+  public var distance: Double
+  /// Fixes in the period.
+  public var fixes: Int
+  /// Stays that began in the period.
+  public var visits: Int
+  /// Countries of those stays.
+  public var countries: Int
+  /// Towns of those stays.
+  public var cities: Int
+  /// Calendar days with at least one fix.
+  public var daysTracked: Int
+  /// Tracked days without time in a stay at home (all tracked days when there is no home).
+  public var daysAway: Int
+
+  /// Figures.
+  public init(
+    period: String, distance: Double = 0, fixes: Int = 0, visits: Int = 0, countries: Int = 0, cities: Int = 0,
+    daysTracked: Int = 0, daysAway: Int = 0
+  ) {
+    self.period = period
+    self.distance = distance
+    self.fixes = fixes
+    self.visits = visits
+    self.countries = countries
+    self.cities = cities
+    self.daysTracked = daysTracked
+    self.daysAway = daysAway
   }
 }

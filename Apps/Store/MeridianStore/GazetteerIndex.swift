@@ -1,4 +1,5 @@
 import Foundation
+import GeoKit
 
 /// Offline reverse geocoding over the gazetteer's populated places, in memory: a k-d tree of the places as points
 /// on the unit sphere (x, y, z), so the nearest place by great-circle distance is found in O(log n) and there is no
@@ -10,12 +11,9 @@ public struct GazetteerIndex: Sendable {
   public struct Match: Sendable, Hashable {
     /// The place.
     public var locality: GazetteerLocality
-    /// Metres (spherical, mean Earth radius).
+    /// Metres on the sphere of GeoKit's `meanEarthRadius`.
     public var distance: Double
   }
-
-  /// The mean Earth radius, metres.
-  public static let earthRadius = 6_371_008.8
 
   private let places: [GazetteerLocality]
   // The k-d tree: point coordinates in tree order (a node's point at the middle of its range), splitting axis by
@@ -115,6 +113,6 @@ public struct GazetteerIndex: Sendable {
   }
 
   static func metres(chordSquared: Double) -> Double {
-    2 * earthRadius * asin(min(1, chordSquared.squareRoot() / 2))
+    2 * meanEarthRadius * asin(min(1, chordSquared.squareRoot() / 2))
   }
 }

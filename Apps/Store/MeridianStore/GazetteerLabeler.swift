@@ -59,8 +59,18 @@ public struct GazetteerLabeler: Sendable {
 
   /// The labels of `coordinates` (latitude, longitude), in order; nil entries when the gazetteer is empty.
   public func labels(_ coordinates: [(Double, Double)], languages: [String]) async throws -> [GazetteerLabel?] {
-    let matches = coordinates.map { index.nearest(latitude: $0.0, longitude: $0.1).first }
+    try await Self.labels(
+      of: coordinates.map { index.nearest(latitude: $0.0, longitude: $0.1).first }, store: store,
+      languages: languages)
+  }
+
+  /// The labels of places found in the index, in order, named from `store` in one query: the first of `languages`
+  /// that has a name, else the base name; an area the gazetteer lacks is left out (a country keeps its code).
+  public static func labels(
+    of matches: [GazetteerIndex.Match?], store: any GazetteerStore, languages: [String]
+  ) async throws -> [GazetteerLabel?] {
     let places = matches.compactMap { $0?.locality }
+    guard !places.isEmpty else { return matches.map { _ in nil } }
     var areas = Set<String>()
     for place in places {
       areas.insert(place.country)

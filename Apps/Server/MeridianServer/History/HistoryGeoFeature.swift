@@ -6,14 +6,15 @@ import MeridianAPI
 import MeridianStore
 
 /// `GET /v1/history/places`: "Where I've been" — the caller's stays grouped by country, region, district or
-/// locality from the offline gazetteer, with DomainKit's `PlaceDirectory.visitCounts` over the hierarchy.
+/// locality from the offline gazetteer, with DomainKit's `PlaceDirectory.visitCounts` over the hierarchy; and
+/// `GET /v1/history/stats`, the travel statistics (``HistoryStatistics``).
 struct HistoryGeoFeature: Sendable {
   let environment: ServerEnvironment
   let gazetteer: GazetteerCache
 
   init(environment: ServerEnvironment) {
     self.environment = environment
-    gazetteer = GazetteerCache(store: environment.store)
+    gazetteer = GazetteerCache(store: environment.store, now: environment.now)
   }
 
   func register(on routes: RouteRegistrar) {
@@ -23,6 +24,16 @@ struct HistoryGeoFeature: Sendable {
       let fixes = try await HistoryExport(environment: environment).allFixes(user, call.parameters.history)
       let level = GazetteerLevel(name: call.parameters.level) ?? .country
       return try await places(VisitDetector().visits(in: fixes), level: level, languages: languages)
+    }
+    routes.on(API.historyStats) { call in
+      let user = try call.authenticated()
+      let languages = Self.languages(requested: call.parameters.language, acceptLanguage: call.headers[.acceptLanguage])
+      let history = call.parameters.history
+      let fixes = try await HistoryExport(environment: environment).allFixes(user, history)
+      let visits = VisitDetector().visits(in: fixes)
+      let labels = try await gazetteer.labels(for: visits.map(\.location), languages: languages)
+      return HistoryStatistics(timeZone: history.timeZone).stats(
+        fixes: fixes, visits: Array(zip(visits, labels)), languages: languages)
     }
   }
 
@@ -40,24 +51,19 @@ struct HistoryGeoFeature: Sendable {
 
   /// The stays grouped at `level`, most visited first, named in `languages`.
   func places(_ visits: [Visit], level: GazetteerLevel, languages: [String]) async throws -> HistoryPlaces {
-    let localities = try await gazetteer.localities(for: visits.map { ($0.location.latitude, $0.location.longitude) })
+    let labels = try await gazetteer.labels(for: visits.map(\.location), languages: languages)
     // The hierarchy as DomainKit places: country ← admin1 ← admin2 ← locality, each stay at its locality.
     var places: [PlaceID: Place] = [:]
-    var chains: [PlaceID: [(id: PlaceID, code: String, level: GazetteerLevel)]] = [:]
+    var chains: [PlaceID: [Link]] = [:]
     var placed: [Visit] = []
-    for (visit, locality) in zip(visits, localities) {
-      guard let locality else { continue }
-      var chain: [(id: PlaceID, code: String, level: GazetteerLevel)] = [
-        (PlaceID("country:\(locality.country)"), locality.country, .country)
-      ]
-      if let admin1 = locality.admin1 { chain.append((PlaceID("admin1:\(admin1)"), admin1, .admin1)) }
-      if let admin2 = locality.admin2 { chain.append((PlaceID("admin2:\(admin2)"), admin2, .admin2)) }
-      chain.append((PlaceID("locality:\(locality.geonameID)"), String(locality.geonameID), .locality))
+    for (visit, label) in zip(visits, labels) {
+      guard let label else { continue }
+      let chain = Link.chain(label)
       var parent: PlaceID?
       for link in chain {
         if places[link.id] == nil {
           places[link.id] = try Place(
-            id: link.id, parentID: parent, kind: Self.kind(link.level), name: LocalizedText(["": link.code]))
+            id: link.id, parentID: parent, kind: Self.kind(link.level), name: LocalizedText(["": link.area.code]))
         }
         parent = link.id
       }
@@ -79,26 +85,43 @@ struct HistoryGeoFeature: Sendable {
         current.time + stay.duration, min(current.first, stay.arrival), max(current.last, stay.departure)
       )
     }
-    let links = Dictionary(chains.values.flatMap { $0 }.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-    let areaCodes = Set(links.values.filter { $0.level != .locality }.map(\.code)).sorted()
-    let localityIDs = Set(links.values.filter { $0.level == .locality }.compactMap { Int64($0.code) }).sorted()
-    let names = try await environment.store.gazetteerNames(
-      areas: areaCodes, localities: localityIDs, languages: languages)
-    func area(_ link: (id: PlaceID, code: String, level: GazetteerLevel)) -> HistoryPlace.Area {
-      let name = link.level == .locality ? Int64(link.code).flatMap { names.localities[$0] } : names.areas[link.code]
-      return HistoryPlace.Area(code: link.code, name: name ?? link.code, level: link.level.name)
+    var ancestors: [PlaceID: [HistoryPlace.Area]] = [:]
+    var areas: [PlaceID: HistoryPlace.Area] = [:]
+    for chain in chains.values {
+      for (position, link) in chain.enumerated() where areas[link.id] == nil {
+        areas[link.id] = link.area
+        ancestors[link.id] = chain.prefix(position).map(\.area)
+      }
     }
     var result: [HistoryPlace] = []
     for (place, visits) in counts {
-      guard let link = links[place.id], let figures = spent[place.id] else { continue }
-      let chain = chains.values.first { $0.contains { $0.id == place.id } } ?? []
+      guard let area = areas[place.id], let figures = spent[place.id] else { continue }
       result.append(
         HistoryPlace(
-          area: area(link), ancestors: chain.prefix { $0.id != place.id }.map(area), visits: visits,
-          timeSpent: figures.time, firstVisit: figures.first, lastVisit: figures.last))
+          area: area, ancestors: ancestors[place.id] ?? [], visits: visits, timeSpent: figures.time,
+          firstVisit: figures.first, lastVisit: figures.last))
     }
     return HistoryPlaces(
       level: level.name, languages: languages, places: result, visits: visits.count, unplaced: visits.count - reached)
+  }
+
+  /// An area of a label's hierarchy as a DomainKit place.
+  struct Link {
+    var id: PlaceID
+    var area: HistoryPlace.Area
+    var level: GazetteerLevel
+
+    /// The label's country, region, district (those the gazetteer has) and town, in that order.
+    static func chain(_ label: GazetteerLabel) -> [Link] {
+      [GazetteerLevel.country, .admin1, .admin2, .locality].compactMap { level in
+        label.name(at: level).map {
+          Link(
+            id: PlaceID("\(level.name):\($0.code)"),
+            area: HistoryPlace.Area(code: $0.code, name: $0.name, level: level.name),
+            level: level)
+        }
+      }
+    }
   }
 
   static func kind(_ level: GazetteerLevel) -> PlaceKind {
@@ -111,38 +134,63 @@ struct HistoryGeoFeature: Sendable {
   }
 }
 
-/// The gazetteer's in-memory index, built on first use and rebuilt when an import changed the gazetteer, and the
-/// nearest place of each geohash cell of precision 6 (labels are computed on first query, never on ingest).
+/// The gazetteer's in-memory index and the nearest place of each geohash cell of precision 6 (labels are computed
+/// on first query, never on ingest). Each cell is placed by its centre, so a cell's place does not depend on which
+/// of its coordinates was asked first. The index is built on first use; whether an import changed the gazetteer is
+/// asked of the store at most every ``recheckInterval`` (on every request while the gazetteer is empty), so most
+/// requests make no store round-trip for it.
 actor GazetteerCache {
   let store: any GazetteerStore
+  let now: @Sendable () -> Int64
   private var index: GazetteerIndex?
   private var version: [GazetteerFileState] = []
-  private var cells: [String: GazetteerLocality?] = [:]
+  private var checked: Int64?
+  private var cells: [UInt64: GazetteerIndex.Match?] = [:]
 
   /// Cells remembered before the cache starts over.
   static let maximumCells = 200_000
+  /// How long (ms) a loaded gazetteer is trusted before the store is asked whether an import changed it.
+  static let recheckInterval: Int64 = 60_000
+  /// Geohash precision 6, in bits.
+  static let cellBits = 30
 
-  init(store: any GazetteerStore) { self.store = store }
+  init(store: any GazetteerStore, now: @escaping @Sendable () -> Int64) {
+    self.store = store
+    self.now = now
+  }
 
-  /// The nearest place of each coordinate (latitude, longitude), nil when the gazetteer is empty.
-  func localities(for coordinates: [(Double, Double)]) async throws -> [GazetteerLocality?] {
-    let files = try await store.gazetteerFiles()
-    if index == nil || files != version {
-      let built = GazetteerIndex(try await store.gazetteerLocalities())
-      index = built
-      version = files
-      cells.removeAll()
-    }
-    guard let index else { return coordinates.map { _ in nil } }
+  /// The nearest place of each coordinate's cell; nil entries when the gazetteer is empty.
+  func matches(for coordinates: [Coordinate]) async throws -> [GazetteerIndex.Match?] {
+    try await refresh()
+    guard let index, index.count > 0 else { return coordinates.map { _ in nil } }
     if cells.count > Self.maximumCells { cells.removeAll() }
-    return coordinates.map { latitude, longitude in
-      guard let coordinate = try? Coordinate(latitude: latitude, longitude: longitude),
-        let cell = try? Geohash.encode(coordinate, precision: 6)
-      else { return index.nearest(latitude: latitude, longitude: longitude).first?.locality }
-      if let cached = cells[cell] { return cached }
-      let found = index.nearest(latitude: latitude, longitude: longitude).first?.locality
-      cells[cell] = found
+    return coordinates.map { coordinate in
+      guard let cell = try? GeohashCell(coordinate, bits: Self.cellBits) else {
+        return index.nearest(latitude: coordinate.latitude, longitude: coordinate.longitude).first
+      }
+      if let cached = cells[cell.value] { return cached }
+      let centre = cell.center
+      let found = index.nearest(latitude: centre.latitude, longitude: centre.longitude).first
+      cells[cell.value] = found
       return found
     }
+  }
+
+  /// The labels of the coordinates' cells in `languages` (one names query for all).
+  func labels(for coordinates: [Coordinate], languages: [String]) async throws -> [GazetteerLabel?] {
+    try await GazetteerLabeler.labels(of: matches(for: coordinates), store: store, languages: languages)
+  }
+
+  private func refresh() async throws {
+    let time = now()
+    if let index, index.count > 0, let checked, (checked..<checked + Self.recheckInterval).contains(time) {
+      return
+    }
+    let files = try await store.gazetteerFiles()
+    checked = time
+    guard index == nil || files != version else { return }
+    index = GazetteerIndex(try await store.gazetteerLocalities())
+    version = files
+    cells.removeAll()
   }
 }
