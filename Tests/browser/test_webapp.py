@@ -502,6 +502,53 @@ class WebAppTests(unittest.TestCase):
             == "nobody", "the page shows the stored audience")
 
     @screenshot_on_failure
+    def test_each_group_sees_the_profile_fields_chosen_for_it(self):
+        person = Account(self.server, "Stas Status")
+        person.call("PATCH", "/v1/me/profile", {"status": "At the gym", "birthday": "1990-04-12"})
+        friend = Account(self.server, "Fedir Friend")
+        person.share_with(friend)
+        friends = person.group("friends")["id"]
+
+        def friend_sees():
+            profile = friend.call("GET", f"/v1/users/{person.id}/profile")
+            return {field for field in ("fullName", "status", "birthday") if field in profile}
+
+        self.assertEqual(friend_sees(), {"fullName", "status"})  # Friends' standard fields
+        self.open_and_sign_in(person)
+        self.show("sharing")
+
+        def box(field, group=friends):
+            return self.browser.find_element(
+                By.CSS_SELECTOR, f'#visibility input.group-field[data-group="{group}"][data-field="{field}"]')
+
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, "#visibility input.group-field"),
+                  "a switch per group and field")
+        self.assertEqual(self.browser.find_element(
+            By.CSS_SELECTOR, f'#visibility th[data-group="{friends}"]').text, "Friends")
+        self.assertTrue(box("status").is_selected())
+        self.assertFalse(box("birthday").is_selected())
+        self.assertTrue(box("birthday", person.group("family")["id"]).is_selected())
+        box("status").click()
+        self.wait(lambda: "status" not in person.group("friends")["visibility"]["fields"], "Friends lose the status")
+        self.assertEqual(friend_sees(), {"fullName"})
+        self.wait(lambda: not box("status").is_selected(), "the page shows what is stored")
+        box("birthday").click()
+        self.wait(lambda: "birthday" in person.group("friends")["visibility"]["fields"], "Friends see the birthday")
+        self.assertEqual(friend_sees(), {"fullName", "birthday"})
+        self.assertTrue(person.group("friends")["visibility"]["location"], "the location switch is kept")
+        Select(self.browser.find_element(By.CSS_SELECTOR, '#visibility select[data-field="birthday"]')) \
+            .select_by_value("nobody")
+        self.wait(lambda: not box("birthday").is_enabled(), "groups don't choose a field nobody sees")
+        self.assertEqual(friend_sees(), {"fullName"})
+        Select(self.browser.find_element(By.ID, "language")).select_by_value("uk")
+        try:
+            self.wait(lambda: self.browser.find_element(
+                By.CSS_SELECTOR, f'#visibility th[data-group="{friends}"]').text == "Друзі", "Ukrainian")
+        finally:
+            Select(self.browser.find_element(By.ID, "language")).select_by_value("en")
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
     def test_sharing_until_a_chosen_time_and_members_found_by_name(self):
         person = Account(self.server, "Ulyana Until")
         newcomer = Account(self.server, "Mykola Newcomer")

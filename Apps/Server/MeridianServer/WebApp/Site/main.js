@@ -680,29 +680,45 @@ function memberName(userId) {
 const PROFILE_FIELDS = ['fullName', 'avatar', 'phone', 'birthday', 'gender', 'status'];
 const AUDIENCES = ['everyone', 'groups', 'nobody'];
 
-/** One row per profile field with its audience, changed at once with PATCH /v1/me/profile. */
+/**
+ * One row per profile field: its audience (PATCH /v1/me/profile) and, for each group but the Blacklist, whether
+ * that group's members see it when the audience is "my groups" (the group's `visibility.fields`, PATCH
+ * /v1/groups/{id}).
+ */
 function renderVisibility() {
   const audience = (session.me.profile && session.me.profile.audience) || {};
-  $('visibility').replaceChildren(...PROFILE_FIELDS.map((field) => {
-    const row = document.createElement('tr');
-    const name = document.createElement('td');
-    name.textContent = t(`field.${field}`);
-    const select = document.createElement('select');
-    select.dataset.field = field;
+  const groups = session.groups.filter((group) => group.kind !== 'blacklist');
+  const head = element('tr', {}, element('th', {}, t('visibility.field')), element('th', {}, t('visibility.audience')),
+    ...groups.map((group) => element('th', { className: 'group-column', data: { group: group.id } }, groupName(group))));
+  $('visibility').replaceChildren(head, ...PROFILE_FIELDS.map((field) => {
+    const select = element('select', { data: { field } });
     select.setAttribute('aria-label', t(`field.${field}`));
-    select.replaceChildren(...AUDIENCES.map((value) => {
-      const option = document.createElement('option');
-      option.value = value;
-      option.textContent = t(`audience.${value}`);
-      return option;
-    }));
+    select.replaceChildren(...AUDIENCES.map((value) => element('option', { value }, t(`audience.${value}`))));
     select.value = audience[field] || 'groups';
     select.addEventListener('change', () => changeAudience(field, select.value));
-    const cell = document.createElement('td');
-    cell.append(select);
-    row.append(name, cell);
-    return row;
+    const byGroup = select.value === 'groups';
+    return element('tr', { data: { field } }, element('td', {}, t(`field.${field}`)), element('td', {}, select),
+      ...groups.map((group) => {
+        const fields = (group.visibility && group.visibility.fields) || [];
+        const box = element('input', {
+          type: 'checkbox', className: 'group-field', checked: fields.includes(field), disabled: !byGroup,
+          title: byGroup ? '' : t('visibility.onlyForGroups'),
+        });
+        box.dataset.group = group.id;
+        box.dataset.field = field;
+        box.setAttribute('aria-label', t('visibility.groupSees', groupName(group)));
+        box.addEventListener('change', () => changeGroupField(group, field, box.checked));
+        return element('td', {}, box);
+      }));
   }));
+}
+
+/** Adds `field` to (or removes it from) the fields `group`'s members see. */
+function changeGroupField(group, field, sees) {
+  const visibility = group.visibility || { location: false, fields: [] };
+  const fields = (visibility.fields || []).filter((candidate) => candidate !== field);
+  if (sees) fields.push(field);
+  changeGroup(group.id, { visibility: { ...visibility, fields } });
 }
 
 async function changeAudience(field, value) {
