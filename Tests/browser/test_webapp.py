@@ -27,6 +27,7 @@ import zlib
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -863,6 +864,65 @@ class WebAppTests(unittest.TestCase):
                 self.server = saved
         finally:
             own.stop()
+
+    def drag_map(self, right, down):
+        """Drags the map by (right, down) pixels and lets go without a throw (no inertia moves it further)."""
+        ActionChains(self.browser).move_to_element(self.browser.find_element(By.ID, "map")).click_and_hold() \
+            .move_by_offset(right // 2, down // 2).move_by_offset(right - right // 2, down - down // 2).pause(0.3) \
+            .release().perform()
+
+    @screenshot_on_failure
+    def test_directory_places_near_the_centre_reloaded_after_100_m_and_their_news(self):
+        self.admin(["places", "import", "Tools/examples/tomsk-universities.json"])  # again is an update
+        self.admin(["news", "add", "--place", "tsu", "--title", "en=Open day", "--title", "ru=День открытых дверей",
+                    "--body", "en=Saturday at <b>noon</b>."])
+        visitor = Account(self.server, "Tomas Tomsk")
+        visitor.upload((56.4694, 84.9476))  # the map centres on the visitor at Tomsk State University (zoom 15)
+        self.open_and_sign_in(visitor)
+        self.wait(lambda: self.marker(visitor) is not None, "the visitor's position")
+        self.show("places")
+        page = self.browser.find_element(By.ID, "view-places")
+        tsu = '#nearby li[data-place-id="tsu"]'
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, tsu), "the university is listed near the centre")
+        self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, f"{tsu} .muted").text, "· 0 m")
+        self.assertTrue(self.browser.find_elements(By.CSS_SELECTOR, "path.place-marker"))
+        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, '#nearby li[data-place-id="tsu-phys"]'),
+                         "a place without a position is not on the map")
+        requests = page.get_attribute("data-requests")
+        centre = page.get_attribute("data-map-centre")
+        self.drag_map(15, 0)  # about 40 m at zoom 15 in Tomsk: not reloaded
+        self.wait(lambda: page.get_attribute("data-map-centre") != centre, "the map moved a little")
+        self.assertEqual(page.get_attribute("data-requests"), requests, "reloaded after less than 100 m")
+        centre = page.get_attribute("data-map-centre")
+        self.drag_map(-150, 0)  # about 350 m further east: reloaded
+        self.wait(lambda: page.get_attribute("data-map-centre") != centre, "the map moved")
+        self.assertEqual(int(page.get_attribute("data-requests")), int(requests) + 1, "reloaded once")
+        self.wait(lambda: page.get_attribute("data-centre") == page.get_attribute("data-map-centre"),
+                  "loaded for the new centre")
+        distance = self.browser.find_element(By.CSS_SELECTOR, f"{tsu} .muted").text
+        self.assertRegex(distance, r"^· [1-9]\d* m$")
+        self.assertGreater(int(distance[2:-2]), 100)
+        self.browser.find_element(By.CSS_SELECTOR, f"{tsu} button").click()
+        directory = self.browser.find_element(By.ID, "view-directory")
+        self.wait(lambda: directory.is_displayed() and directory.get_attribute("data-place-id") == "tsu",
+                  "the place opens in the directory")
+        news = '#news li.news'
+        self.wait(lambda: [item.find_element(By.CSS_SELECTOR, ".title").text for item in self.browser.find_elements(
+            By.CSS_SELECTOR, news)] == ["Open day"], "the university's news")
+        self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, f"{news} .text").text, "Saturday at <b>noon</b>.")
+        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, "#news b"))
+        self.browser.find_element(By.CSS_SELECTOR, '#crumbs button[data-place-id=""]').click()
+        self.wait(lambda: directory.get_attribute("data-mode") == "top", "the top level")
+        self.wait(lambda: "Open day" in [item.text for item in self.browser.find_elements(
+            By.CSS_SELECTOR, f"{news} .title")], "all news on the top level")
+        Select(self.browser.find_element(By.ID, "language")).select_by_value("ru")
+        try:
+            self.wait(lambda: "День открытых дверей" in [item.text for item in self.browser.find_elements(
+                By.CSS_SELECTOR, f"{news} .title")], "the news in Russian")
+            self.assertEqual(self.browser.find_element(By.ID, "news-title").text, "Новости")
+        finally:
+            Select(self.browser.find_element(By.ID, "language")).select_by_value("en")
+        self.assert_no_script_errors()
 
     @screenshot_on_failure
     def test_places_lists_venues_near_the_centre_with_their_promotions(self):

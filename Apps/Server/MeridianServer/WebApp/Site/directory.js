@@ -1,12 +1,13 @@
 // The directory page: top-level places, a place with its breadcrumbs, children, rating and reviews, search by
-// keywords, favourites, and the viewer's own review. API: /v1/places…, /v1/me/favourites (docs/api/openapi.yaml).
+// keywords, favourites, the viewer's own review, and news (all of it on the top level, a place's subtree's on its page,
+// the favourites' on theirs). API: /v1/places…, /v1/me/favourites, /v1/news (docs/api/openapi.yaml).
 import { request } from './api.js';
 import { $, button, element, mutedRow } from './dom.js';
 import { currentLanguage, plural, t } from './i18n.js';
 
 let report = () => {};
 let shown = { mode: 'top' }; // {mode: 'top' | 'search' | 'favourites' | 'place', query?, id?}
-let state = null; // what the mode loaded: {items, nextCursor, detail?, reviews?}
+let state = null; // what the mode loaded: {items, nextCursor, detail?, reviews?, news: {items, nextCursor}?}
 let favourites = null; // Set of place ids, loaded once per sign-in
 let generation = 0;
 
@@ -20,6 +21,7 @@ export function setUpDirectory(onError) {
   });
   $('directory-favourites').addEventListener('click', () => go({ mode: 'favourites' }));
   $('directory-more').addEventListener('click', () => load(true));
+  $('news-more').addEventListener('click', moreNews);
   $('favourite').addEventListener('click', toggleFavourite);
   $('review-form').addEventListener('submit', (event) => { event.preventDefault(); saveReview(); });
 }
@@ -36,6 +38,13 @@ export function resetDirectory() {
   state = null;
   favourites = null;
   $('directory').replaceChildren();
+  $('news').replaceChildren();
+  $('news-part').hidden = true;
+}
+
+/** Opens the directory's place `id` (e.g. from the places page's map). */
+export function openPlace(id) {
+  go({ mode: 'place', id });
 }
 
 function go(next) {
@@ -45,7 +54,7 @@ function go(next) {
 }
 
 /** A localized text (`{en: …, ru: …}`) in the page's language, else English, else any. */
-function localized(text) {
+export function localized(text) {
   if (!text) return '';
   return text[currentLanguage()] ?? text.en ?? Object.values(text)[0] ?? '';
 }
@@ -59,6 +68,16 @@ function listPath() {
   }
 }
 
+/** The news of what is shown: a place's subtree, the favourites' subtrees, or all (none beside search results). */
+function newsPath() {
+  switch (shown.mode) {
+    case 'place': return `/v1/news?place=${encodeURIComponent(shown.id)}&limit=5`;
+    case 'favourites': return '/v1/news?scope=favourites&limit=5';
+    case 'top': return '/v1/news?limit=5';
+    default: return null;
+  }
+}
+
 async function load(more) {
   const current = ++generation;
   const base = listPath();
@@ -66,16 +85,20 @@ async function load(more) {
     encodeURIComponent(state.nextCursor) : '';
   const id = shown.mode === 'place' ? encodeURIComponent(shown.id) : null;
   try {
-    const [page, detail, reviews, saved] = await Promise.all([
+    const news = more ? null : newsPath();
+    const [page, detail, reviews, saved, newsPage] = await Promise.all([
       request('GET', base + cursor),
       id && !more ? request('GET', `/v1/places/${id}`) : null,
       id && !more ? request('GET', `/v1/places/${id}/reviews?limit=50`) : null,
       favourites ? null : request('GET', '/v1/me/favourites?limit=100'),
+      news ? request('GET', news) : null,
     ]);
     if (current !== generation) return;
     if (saved) favourites = new Set(saved.items.map((item) => item.place.id));
     state = more && state ? { ...state, items: [...state.items, ...page.items], nextCursor: page.nextCursor }
-      : { items: page.items, nextCursor: page.nextCursor, detail, reviews: reviews ? reviews.items : [] };
+      : {
+        items: page.items, nextCursor: page.nextCursor, detail, reviews: reviews ? reviews.items : [], news: newsPage,
+      };
     render();
   } catch (error) { report(error); }
 }
@@ -94,6 +117,7 @@ function render() {
   page.dataset.placeId = shown.mode === 'place' ? shown.id : '';
   renderCrumbs();
   renderPlace();
+  renderNews();
   const headings = { top: 'directory.top', search: 'directory.found', favourites: 'directory.favourites' };
   $('places-heading').textContent = shown.mode === 'place' ? (state.items.length ? t('directory.inside') : '')
     : t(headings[shown.mode]);
@@ -148,6 +172,34 @@ function renderPlace() {
     '☆'.repeat(5 - review.grade)), ' ',
   element('span', { className: 'muted' }, date.format(new Date(review.createdAt))),
   review.text ? element('div', { className: 'text' }, review.text) : null)));
+}
+
+/** The news items loaded, newest first: title, date and body as text. */
+function renderNews() {
+  const news = state.news;
+  $('news-part').hidden = !news || !news.items.length;
+  if (!news) return;
+  const date = new Intl.DateTimeFormat(currentLanguage(), { dateStyle: 'medium' });
+  $('news-title').textContent = t('directory.news');
+  $('news').replaceChildren(...news.items.map((item) => element('li', {
+    className: 'news', data: { newsId: item.id },
+  }, element('strong', { className: 'title' }, localized(item.title)), ' ',
+  element('span', { className: 'muted' }, date.format(new Date(item.publishedAt))),
+  localized(item.body) ? element('div', { className: 'text' }, localized(item.body)) : null)));
+  $('news-more').hidden = !news.nextCursor;
+}
+
+async function moreNews() {
+  const path = newsPath();
+  const news = state && state.news;
+  if (!path || !news || !news.nextCursor) return;
+  const current = generation;
+  try {
+    const page = await request('GET', `${path}&cursor=${encodeURIComponent(news.nextCursor)}`);
+    if (current !== generation) return;
+    state.news = { items: [...news.items, ...page.items], nextCursor: page.nextCursor };
+    renderNews();
+  } catch (error) { report(error); }
 }
 
 async function toggleFavourite() {

@@ -23,3 +23,8 @@ export function button(text, onClick, properties = {}) {
 export function mutedRow(text) {
   return element('li', { className: 'muted' }, text);
 }
+
+/** A span holding `text` as text (for Leaflet, which puts a string tooltip in as HTML). */
+export function textElement(text) {
+  return element('span', {}, text);
+}

@@ -3,9 +3,10 @@
 import * as L from '/vendor/leaflet/leaflet.esm.js';
 import { ApiError, currentToken, download, request, setToken } from './api.js';
 import { age, apply, currentLanguage, load, offeredLanguages, plural, t } from './i18n.js';
-import { button, element } from './dom.js';
+import { button, element, textElement } from './dom.js';
 import { LiveSocket } from './live.js';
-import { resetDirectory, setUpDirectory, showDirectory } from './directory.js';
+import { openPlace, resetDirectory, setUpDirectory, showDirectory } from './directory.js';
+import { resetPlaces, setUpPlaces, showPlaces } from './places.js';
 import { resetPolls, setUpPolls, showPolls } from './polls.js';
 
 const $ = (id) => document.getElementById(id);
@@ -149,13 +150,13 @@ async function signOut() {
     session.live.stop();
     for (const timer of session.timers) clearInterval(timer);
     for (const person of session.people.values()) if (person.marker) person.marker.remove();
-    if (session.venueLayer) session.venueLayer.remove();
   }
   if (historyLayer) historyLayer.remove();
   historyLayer = null;
   session = null;
   resetPolls();
   resetDirectory();
+  resetPlaces();
   $('app').hidden = true;
   $('nav').hidden = true;
   $('signout').hidden = true;
@@ -169,13 +170,16 @@ async function signOut() {
 function ensureMap() {
   if (map) return;
   map = L.map('map', { zoomControl: true }).setView([50.4501, 30.5234], 13);
+  setUpPlaces(map, showError, (id) => {
+    show('directory');
+    openPlace(id);
+  });
   if (config.tileURL) {
     L.tileLayer(config.tileURL, { maxZoom: 19, attribution: config.tileAttribution }).addTo(map);
   } else {
     map.attributionControl.addAttribution(config.tileAttribution);
   }
   map.on('zoomend', () => { if (view === 'history') drawHistory(); });
-  map.on('moveend', () => { if (view === 'places') loadVenues(); });
 }
 
 /** Starts showing `userId`: subscribes to its channel and fetches its last fix. */
@@ -728,96 +732,6 @@ async function changeAudience(field, value) {
   renderVisibility();
 }
 
-// ---------------------------------------------------------------- places
-
-const RELOAD_AFTER_METRES = 100;
-
-/** Venues around the map's centre (the visible area's radius), again when the centre moved 100 m or more. */
-async function loadVenues(force = false) {
-  if (!session || view !== 'places') return;
-  const centre = map.getCenter();
-  if (!force && session.venuesCentre && map.distance(centre, session.venuesCentre) < RELOAD_AFTER_METRES) return;
-  session.venuesCentre = centre;
-  const radius = Math.min(50000, Math.max(100, Math.round(map.distance(centre, map.getBounds().getNorthEast()))));
-  const query = `lat=${centre.lat.toFixed(6)}&lon=${centre.lng.toFixed(6)}&radius=${radius}&pageSize=50` +
-    `&lang=${currentLanguage()}`;
-  let page;
-  try { page = await request('GET', `/v1/venues?${query}`); } catch (error) { showError(error); return; }
-  if (!session || session.venuesCentre !== centre) return;
-  session.venues = page.items || [];
-  drawVenues();
-}
-
-function drawVenues() {
-  if (session.venueLayer) session.venueLayer.remove();
-  session.venueLayer = L.layerGroup();
-  const venues = session.venues || [];
-  for (const venue of venues) {
-    L.circleMarker([venue.location.lat, venue.location.lon], { className: 'venue-marker', radius: 7, color: '#2e9d5b' })
-      .bindTooltip(textElement(venue.name)).on('click', () => openVenue(venue.id)).addTo(session.venueLayer);
-  }
-  if (view === 'places') session.venueLayer.addTo(map);
-  const rows = venues.map((venue) => {
-    const row = document.createElement('li');
-    row.dataset.venueId = venue.id;
-    const title = document.createElement('button');
-    title.type = 'button';
-    title.className = 'link';
-    title.textContent = venue.name;
-    title.addEventListener('click', () => openVenue(venue.id));
-    const distance = document.createElement('span');
-    distance.className = 'muted';
-    distance.textContent = ` · ${t('places.metres', Math.round(venue.distance ?? 0))}`;
-    const promotions = document.createElement('ul');
-    promotions.className = 'promotions';
-    row.append(title, distance, promotions);
-    return row;
-  });
-  $('venues').replaceChildren(...(rows.length ? rows : [Object.assign(document.createElement('li'), {
-    className: 'muted', textContent: t('places.none'),
-  })]));
-}
-
-/** A venue's running promotions, under its row. */
-async function openVenue(id) {
-  const row = document.querySelector(`#venues li[data-venue-id="${CSS.escape(id)}"]`);
-  if (!row) return;
-  let answer;
-  try { answer = await request('GET', `/v1/venues/${encodeURIComponent(id)}/promotions`); } catch (error) {
-    showError(error);
-    return;
-  }
-  const list = row.querySelector('.promotions');
-  const items = answer.promotions.map((promotion) => {
-    const item = document.createElement('li');
-    item.className = 'promotion';
-    item.dataset.promotionId = promotion.id;
-    const price = promotion.newPrice ? ` — ${money(promotion.newPrice)}` : '';
-    const old = promotion.oldPrice ? ` (${money(promotion.oldPrice)})` : '';
-    item.textContent = `${promotion.name}${price}${old} · ${t('places.code', promotion.promoCode)}`;
-    return item;
-  });
-  list.replaceChildren(...(items.length ? items : [Object.assign(document.createElement('li'), {
-    className: 'muted', textContent: t('places.noPromotions'),
-  })]));
-}
-
-/** A span holding `text` as text: Leaflet puts a string tooltip in as HTML. */
-function textElement(text) {
-  const element = document.createElement('span');
-  element.textContent = text;
-  return element;
-}
-
-function money(value) {
-  try {
-    return new Intl.NumberFormat(currentLanguage(), { style: 'currency', currency: value.currency })
-      .format(value.amount / 100);
-  } catch {
-    return `${value.amount / 100} ${value.currency}`;
-  }
-}
-
 // ---------------------------------------------------------------- views
 
 function show(name) {
@@ -826,10 +740,7 @@ function show(name) {
     button.classList.toggle('active', button.dataset.view === name);
   }
   for (const candidate of VIEWS) $(`view-${candidate}`).hidden = candidate !== name;
-  if (session.venueLayer) {
-    if (name === 'places') session.venueLayer.addTo(map); else session.venueLayer.remove();
-  }
-  if (name === 'places') loadVenues(true);
+  showPlaces(name === 'places');
   if (historyLayer) {
     if (name === 'history') historyLayer.addTo(map); else historyLayer.remove();
   }
@@ -853,7 +764,7 @@ function renderAll() {
   renderPeople();
   renderHistory();
   renderSharing();
-  if (view === 'places') loadVenues(true);
+  if (view === 'places') showPlaces(true); // the venues' names come in the page's language
   if (view === 'polls') showPolls();
   if (view === 'directory') showDirectory();
   const badge = $('live-state');
