@@ -12,6 +12,8 @@ public enum FileFormat: String, Sendable, Hashable, Codable, CaseIterable {
   case owntracks
   /// Google Takeout `Records.json`.
   case takeout
+  /// Google's other location history exports: Semantic Location History and the phone's Timeline export.
+  case googleTimeline
   /// OsmAnd / Traccar client HTTP parameters.
   case osmand
 }

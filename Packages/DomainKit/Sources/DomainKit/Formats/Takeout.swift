@@ -59,11 +59,7 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
 
   mutating func handle(_ event: JSONEvent, line: Int) throws {
     if skipDepth > 0 {
-      switch event {
-      case .beginObject, .beginArray: skipDepth += 1
-      case .endObject, .endArray: skipDepth -= 1
-      default: break
-      }
+      skipDepth += event.nesting
       return
     }
     switch event {
@@ -108,17 +104,25 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
   }
 
   private func makeFix() throws -> LocationFix {
+    try Self.fix(record, line: recordLine, index: recordIndex, deviceID: deviceID, kind: kind, format: .takeout)
+  }
+
+  /// The fix of one `locations[index]` record (its scalar members as text), errors reported as `format`.
+  static func fix(
+    _ record: [String: String], line recordLine: Int, index recordIndex: Int, deviceID: DeviceID?, kind: FixKind,
+    format: FileFormat
+  ) throws -> LocationFix {
     let where_ = "locations[\(recordIndex)]"
     func number(_ key: String) throws -> Double? {
       guard let text = record[key] else { return nil }
       guard let value = NumberText.double(text) else {
-        throw FormatError(.takeout, line: recordLine, field: "\(where_).\(key)", "'\(text)' is not a number")
+        throw FormatError(format, line: recordLine, field: "\(where_).\(key)", "'\(text)' is not a number")
       }
       return value
     }
     func e7(_ key: String, limit: Double) throws -> Double {
       guard var value = try number(key) else {
-        throw FormatError(.takeout, line: recordLine, field: "\(where_).\(key)", "missing")
+        throw FormatError(format, line: recordLine, field: "\(where_).\(key)", "missing")
       }
       if value > limit { value -= 4_294_967_296 }
       return value / 1e7
@@ -128,17 +132,17 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
     let timestamp: Int64
     if let text = record["timestamp"] {
       guard let ms = Timestamp.parseISO8601(text) else {
-        throw FormatError(.takeout, line: recordLine, field: "\(where_).timestamp", "'\(text)' is not ISO 8601")
+        throw FormatError(format, line: recordLine, field: "\(where_).timestamp", "'\(text)' is not ISO 8601")
       }
       timestamp = ms
     } else if let text = record["timestampMs"] {
       guard let ms = Int64(text) else {
         throw FormatError(
-          .takeout, line: recordLine, field: "\(where_).timestampMs", "'\(text)' is not a number of milliseconds")
+          format, line: recordLine, field: "\(where_).timestampMs", "'\(text)' is not a number of milliseconds")
       }
       timestamp = ms
     } else {
-      throw FormatError(.takeout, line: recordLine, field: "\(where_).timestamp", "missing")
+      throw FormatError(format, line: recordLine, field: "\(where_).timestamp", "missing")
     }
     var heading = try number("heading")
     if let h = heading, h < 0 { heading = nil }  // -1 is "unknown" in some exports
@@ -150,7 +154,18 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
         batteryState: record["batteryCharging"].map { $0 == "true" ? .charging : .unplugged },
         kind: kind)
     } catch let error as FixValidationError {
-      throw FormatError(.takeout, line: recordLine, field: "\(where_).\(error.field)", error.description)
+      throw FormatError(format, line: recordLine, field: "\(where_).\(error.field)", error.description)
+    }
+  }
+}
+
+extension JSONEvent {
+  /// +1 for an opening brace or bracket, -1 for a closing one, else 0: how a reader skipping a value counts depth.
+  var nesting: Int {
+    switch self {
+    case .beginObject, .beginArray: 1
+    case .endObject, .endArray: -1
+    default: 0
     }
   }
 }
