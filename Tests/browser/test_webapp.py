@@ -752,6 +752,67 @@ class WebAppTests(unittest.TestCase):
             Select(self.browser.find_element(By.ID, "language")).select_by_value("en")
 
     @screenshot_on_failure
+    def test_rewards_balance_ledger_coupon_bought_with_points_and_not_enough_points(self):
+        cheap, dear = f"coffee-{os.getpid()}-{next(_ids)}", f"cinema-{os.getpid()}-{next(_ids)}"
+        self.admin(["coupons", "create", "--id", cheap, "--shop", "Blue Cup", "--title=-20 % on coffee",
+                    "--price", "15", "--stock", "2", "--discount", "20"])
+        self.admin(["coupons", "create", "--id", dear, "--shop", "Kino", "--title", "Free ticket", "--price", "100",
+                    "--stock", "5"])
+        person = Account(self.server, "Polina Points")
+        author = Account(self.server, "Andriy Author")
+        for title in ("Tea or coffee?", "Sea or mountains?"):
+            person.post_poll(title, [(200, 40, 40), (40, 40, 200)])  # 10 points each
+        person.call("POST", f"/v1/polls/{author.post_poll('Cats or dogs?', [(9, 9, 9), (99, 99, 99)])}/vote",
+                    {"choice": 0})  # 1 point
+        self.open_and_sign_in(person)
+        self.show("rewards")
+        balance = self.browser.find_element(By.ID, "points-balance")
+        self.wait(lambda: balance.text == "You have 21 points", "the balance")
+        self.assertEqual([(entry.get_attribute("data-reason"), entry.get_attribute("data-amount")) for entry in
+                          self.browser.find_elements(By.CSS_SELECTOR, "#ledger li.entry")],
+                         [("voted", "1"), ("pollPosted", "10"), ("pollPosted", "10")])
+        self.assertTrue(self.browser.find_element(By.CSS_SELECTOR, "#ledger li.entry").text.startswith(
+            "+1 point for a vote"))
+        offer = '#offers li[data-offer-id="{}"]'
+        self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, f"{offer.format(cheap)} .price").text,
+                         "15 points")
+        self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, f"{offer.format(cheap)} .remaining").text,
+                         "2 coupons left")
+        self.assertEqual(self.browser.find_element(By.ID, "my-coupons").text, "No coupons yet.")
+        self.browser.find_element(By.CSS_SELECTOR, f"{offer.format(dear)} button.buy").click()
+        error = self.browser.find_element(By.ID, "rewards-error")
+        self.wait(lambda: error.is_displayed(), "not enough points is said")
+        self.assertEqual(error.text, "Not enough points for this coupon.")
+        self.assertEqual(person.call("GET", "/v1/me/points")["balance"], 21, "nothing spent")
+        self.assertEqual(person.call("GET", "/v1/me/coupons")["items"], [])
+        self.browser.find_element(By.CSS_SELECTOR, f"{offer.format(cheap)} button.buy").click()
+        self.wait(lambda: balance.text == "You have 6 points", "15 points spent")
+        self.assertFalse(error.is_displayed())
+        bought = person.call("GET", "/v1/me/coupons")["items"]
+        self.assertEqual([coupon["offerId"] for coupon in bought], [cheap])
+        coupon = self.browser.find_element(By.CSS_SELECTOR, f'#my-coupons li.coupon[data-offer-id="{cheap}"]')
+        self.assertEqual(coupon.find_element(By.CSS_SELECTOR, ".code").text, bought[0]["code"])
+        self.assertIn("-20 % on coffee · Blue Cup", coupon.text)
+        self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, f"{offer.format(cheap)} .remaining").text,
+                         "1 coupon left")
+        first = self.browser.find_element(By.CSS_SELECTOR, "#ledger li.entry")
+        self.assertEqual((first.get_attribute("data-reason"), first.get_attribute("data-amount")),
+                         ("couponPurchase", "-15"))
+        self.assertTrue(first.text.startswith("−15 points for a coupon"), first.text)
+        Select(self.browser.find_element(By.ID, "language")).select_by_value("ru")
+        try:
+            self.wait(lambda: balance.text == "У вас 6 баллов", "Russian 'many': 6 баллов")
+            self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, f"{offer.format(cheap)} .remaining").text,
+                             "остался 1 купон")
+            self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, f"{offer.format(dear)} .remaining").text,
+                             "осталось 5 купонов")
+            entries = self.browser.find_elements(By.CSS_SELECTOR, "#ledger li.entry .earned")
+            self.assertEqual([entry.text for entry in entries], ["+1 балл", "+10 баллов", "+10 баллов"])
+        finally:
+            Select(self.browser.find_element(By.ID, "language")).select_by_value("en")
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
     def test_directory_browses_searches_reviews_and_keeps_favourites(self):
         self.admin(["places", "import", "Tools/examples/tomsk-universities.json"])
         for grade, text in ((5, "Great labs"), (4, None)):

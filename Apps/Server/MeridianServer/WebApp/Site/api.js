@@ -15,9 +15,12 @@ export class ApiError extends Error {
 export function setToken(value) { token = value; }
 export function currentToken() { return token; }
 
-/** `method path` with an optional JSON body; resolves to the decoded JSON answer (null for 202/204). */
-export async function request(method, path, body, { timeoutMs = 15000 } = {}) {
-  const response = await send(method, path, body, timeoutMs);
+/**
+ * `method path` with an optional JSON body and extra `headers`; resolves to the decoded JSON answer (null for
+ * 202/204).
+ */
+export async function request(method, path, body, { timeoutMs = 15000, headers = {} } = {}) {
+  const response = await send(method, path, body, timeoutMs, 'application/json', headers);
   if (response.status === 202 || response.status === 204) return null;
   return response.json();
 }
@@ -34,8 +37,8 @@ export async function download(path, { timeoutMs = 60000 } = {}) {
   return response.blob();
 }
 
-async function send(method, path, body, timeoutMs, contentType = 'application/json') {
-  const headers = { Accept: 'application/json' };
+async function send(method, path, body, timeoutMs, contentType = 'application/json', extra = {}) {
+  const headers = { ...extra, Accept: 'application/json' };
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers['Content-Type'] = contentType;
   const encoded = body === undefined || body instanceof Blob ? body : JSON.stringify(body);

@@ -8,13 +8,14 @@ import { LiveSocket } from './live.js';
 import { openPlace, resetDirectory, setUpDirectory, showDirectory } from './directory.js';
 import { resetPlaces, setUpPlaces, showPlaces } from './places.js';
 import { resetPolls, setUpPolls, showPolls } from './polls.js';
+import { resetRewards, setUpRewards, showRewards } from './rewards.js';
 
 const $ = (id) => document.getElementById(id);
 const LANGUAGE_NAMES = { en: 'English', ru: 'Русский', uk: 'Українська' };
 const PRESETS = ['today', 'yesterday', 'thisMonth', 'lastMonth', 'thisYear', 'lastYear', 'allTime'];
 const REFRESH_VISIBLE_MS = 20000;
 const CLUSTER_BELOW_ZOOM = 12;
-const VIEWS = ['map', 'history', 'sharing', 'places', 'polls', 'directory'];
+const VIEWS = ['map', 'history', 'sharing', 'places', 'polls', 'rewards', 'directory'];
 
 let config = { tileURL: null, tileAttribution: '', languages: ['en'] };
 let session = null; // {me, groups, people: Map(userId → person), live, timers}
@@ -59,6 +60,7 @@ async function start() {
   $('new-group-form').addEventListener('submit', (event) => { event.preventDefault(); createGroup(); });
   setUpPolls(showError);
   setUpDirectory(showError);
+  setUpRewards(showError);
   document.body.dataset.ready = 'signin';
 }
 
@@ -157,6 +159,7 @@ async function signOut() {
   resetPolls();
   resetDirectory();
   resetPlaces();
+  resetRewards();
   $('app').hidden = true;
   $('nav').hidden = true;
   $('signout').hidden = true;
@@ -747,6 +750,7 @@ function show(name) {
   if (name === 'history') loadHistory();
   if (name === 'sharing') refreshSharing();
   if (name === 'polls') showPolls();
+  if (name === 'rewards') showRewards();
   if (name === 'directory') showDirectory();
   map.invalidateSize();
 }
@@ -766,6 +770,7 @@ function renderAll() {
   renderSharing();
   if (view === 'places') showPlaces(true); // the venues' names come in the page's language
   if (view === 'polls') showPolls();
+  if (view === 'rewards') showRewards();
   if (view === 'directory') showDirectory();
   const badge = $('live-state');
   badge.textContent = t(badge.classList.contains('on') ? 'live.connected' : 'live.offline');
