@@ -14,6 +14,8 @@ import json
 import os
 import queue
 import re
+import select
+import socket
 import subprocess
 import tempfile
 import threading
@@ -107,6 +109,80 @@ class Server:
         self.reader.join(timeout=10)
         if not self.reader.is_alive():
             self.process.stderr.close()
+
+
+class Proxy:
+    """A TCP relay on 127.0.0.1 in front of a server, so a test can drop the browser's connections (its socket among
+    them) while the server and its state live on: `drop()` cuts every connection and refuses new ones, `restore()`
+    accepts them again."""
+
+    def __init__(self, port):
+        self.target = port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.base = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.open = True
+        self.pairs = set()
+        self.lock = threading.Lock()
+        self.closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self.closed:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            if not self.open:
+                client.close()
+                continue
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target), timeout=10)
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.pairs.add((client, upstream))
+            threading.Thread(target=self._relay, args=(client, upstream), daemon=True).start()
+
+    def _relay(self, client, upstream):
+        ends = {client: upstream, upstream: client}
+        try:
+            while True:
+                readable, _, _ = select.select(list(ends), [], [], 1)
+                for end in readable:
+                    data = end.recv(65536)
+                    if not data:
+                        return
+                    ends[end].sendall(data)
+        except OSError:
+            return
+        finally:
+            self._close(client, upstream)
+
+    def _close(self, client, upstream):
+        with self.lock:
+            self.pairs.discard((client, upstream))
+        for end in (client, upstream):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            end.close()
+
+    def drop(self):
+        self.open = False
+        with self.lock:
+            pairs = list(self.pairs)
+        for pair in pairs:
+            self._close(*pair)
+
+    def restore(self):
+        self.open = True
+
+    def stop(self):
+        self.closed = True
+        self.drop()
+        self.listener.close()
 
 
 class Account:
@@ -260,11 +336,11 @@ class WebAppTests(unittest.TestCase):
         self.console.extend(entries)
         return entries
 
-    def open_and_sign_in(self, account):
-        self.browser.get(self.server.base + "/")
+    def open_and_sign_in(self, account, base=None):
+        self.browser.get((base or self.server.base) + "/")
         if self.browser.execute_script("return localStorage.getItem('meridian.language')"):
             self.browser.execute_script("localStorage.removeItem('meridian.language')")  # another test's choice
-            self.browser.get(self.server.base + "/")
+            self.browser.get((base or self.server.base) + "/")
         self.wait(lambda: self.browser.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "signin",
                   "the sign-in form is ready")
         self.browser.find_element(By.ID, "email").send_keys(account.email)
@@ -984,6 +1060,31 @@ class WebAppTests(unittest.TestCase):
         finally:
             Select(self.browser.find_element(By.ID, "language")).select_by_value("en")
         self.assert_no_script_errors()
+
+    @screenshot_on_failure
+    def test_live_map_resumes_after_a_dropped_connection_with_what_it_missed(self):
+        viewer = Account(self.server, "Vera Viewer")
+        friend = Account(self.server, "Olena Kovalenko")
+        friend.share_with(viewer)
+        friend.upload((50.4501, 30.5234))
+        proxy = Proxy(self.server.port)  # the page's connections go through it; the server keeps its state
+        try:
+            self.open_and_sign_in(viewer, base=proxy.base)
+            self.browser.execute_script("document.body.dataset.sameDocument = 'yes'")
+            self.wait_for_marker_at(friend, 50.4501, 30.5234)
+            badge = self.browser.find_element(By.ID, "live-state")
+            self.wait(lambda: "on" in badge.get_attribute("class").split(), "connected")
+            proxy.drop()
+            self.wait(lambda: "on" not in badge.get_attribute("class").split(), "the page notices the dropped socket")
+            friend.upload((50.4530, 30.5260))  # while the page is away: it must catch up when back
+            proxy.restore()
+            self.wait(lambda: "on" in badge.get_attribute("class").split(), "the page reconnects", seconds=40)
+            self.wait_for_marker_at(friend, 50.4530, 30.5260)
+            self.assertEqual(
+                self.browser.find_element(By.TAG_NAME, "body").get_attribute("data-same-document"), "yes",
+                "resumed, not reloaded")
+        finally:
+            proxy.stop()
 
     @screenshot_on_failure
     def test_places_lists_venues_near_the_centre_with_their_promotions(self):
