@@ -474,6 +474,29 @@ class WebAppTests(unittest.TestCase):
         exported = os.path.join(self.downloads, "meridian-history-today.gpx")
         self.wait(lambda: os.path.exists(exported) and "</gpx>" in read(exported), "the GPX export is saved")
         self.assertEqual(read(exported).count("<trkpt"), 3)
+        uploaded = {(50.4501, 30.5234), (50.4510, 30.5240), (50.4520, 30.5251)}
+        self.browser.find_element(By.CSS_SELECTOR, '[data-export="csv"]').click()
+        exported = os.path.join(self.downloads, "meridian-history-today.csv")
+        self.wait(lambda: os.path.exists(exported) and read(exported).count("\n") >= 4, "the CSV export is saved")
+        self.assertEqual(len([line for line in read(exported).splitlines()[1:] if line.strip()]), 3)
+        self.browser.find_element(By.CSS_SELECTOR, '[data-export="geojson"]').click()
+        exported = os.path.join(self.downloads, "meridian-history-today.geojson")
+
+        def positions():  # every (lat, lon) of the GeoJSON's geometries, whatever their type
+            found = set()
+
+            def walk(value):
+                if isinstance(value, list) and len(value) >= 2 and all(isinstance(n, (int, float)) for n in value):
+                    found.add((round(value[1], 6), round(value[0], 6)))
+                elif isinstance(value, list):
+                    for item in value:
+                        walk(item)
+            for feature in json.loads(read(exported))["features"]:
+                walk(feature["geometry"]["coordinates"])
+            return found
+
+        self.wait(lambda: os.path.exists(exported) and read(exported).rstrip().endswith("}"), "the GeoJSON is saved")
+        self.assertEqual(positions(), uploaded)
         # An SVG path from the first point with a line on (redrawn when the map zooms to the track: waited for).
         self.wait(lambda: re.match(r"^M[-\d.]+ [-\d.]+L", self.browser.find_element(
             By.CSS_SELECTOR, "path.history-track").get_attribute("d") or ""), "the track is drawn as a line")
@@ -1106,6 +1129,42 @@ class WebAppTests(unittest.TestCase):
         Select(self.browser.find_element(By.ID, "language")).select_by_value("uk")
         self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, f"{blue_cup} button").text == "Синя чашка",
                   "the venue's Ukrainian name")
+
+    @screenshot_on_failure
+    def test_page_speaks_the_browsers_language_until_another_is_chosen(self):
+        agent = self.browser.execute_script("return navigator.userAgent")
+        person = Account(self.server, "Ulas Ukrainian")
+
+        def heading():
+            return self.browser.find_element(By.CSS_SELECTOR, "#signin h1").text
+
+        def ready():
+            return self.browser.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "signin"
+
+        self.browser.execute_cdp_cmd("Emulation.setUserAgentOverride", {
+            "userAgent": agent, "acceptLanguage": "uk-UA,uk;q=0.9,en;q=0.5"})
+        try:
+            self.browser.get(self.server.base + "/")
+            self.browser.execute_script("localStorage.removeItem('meridian.language')")
+            self.browser.get(self.server.base + "/")
+            self.wait(lambda: ready() and heading() == "Вхід", "the sign-in page in Ukrainian, as the browser asks")
+            self.assertEqual(Select(self.browser.find_element(By.ID, "language")).first_selected_option.text,
+                             "Українська")
+            self.assertEqual(self.browser.find_element(By.TAG_NAME, "html").get_attribute("lang"), "uk")
+            Select(self.browser.find_element(By.ID, "language")).select_by_value("ru")
+            self.wait(lambda: heading() == "Вход", "switched to Russian")
+            self.browser.get(self.server.base + "/")
+            self.wait(lambda: ready() and heading() == "Вход", "the choice outlives a reload")
+            self.browser.find_element(By.ID, "email").send_keys(person.email)
+            self.browser.find_element(By.ID, "password").send_keys(person.password)
+            self.browser.find_element(By.ID, "email-submit").click()
+            self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, '#nav [data-view="rewards"]').text
+                      == "Награды", "signed in, in Russian")
+        finally:
+            self.browser.execute_script("localStorage.removeItem('meridian.language')")
+            self.browser.execute_cdp_cmd("Emulation.setUserAgentOverride", {
+                "userAgent": agent, "acceptLanguage": "en-US,en"})
+        self.assert_no_script_errors()
 
     def test_accept_language_chooses_the_texts(self):
         def language(header):
