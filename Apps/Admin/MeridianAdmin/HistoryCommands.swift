@@ -20,6 +20,27 @@ extension HistoryExportFormat: ExpressibleByArgument {
   }
 }
 
+/// What `history import` reads: the export formats, plus Google's location history exports (import only).
+public enum HistoryImportFormat: String, Sendable, CaseIterable, ExpressibleByArgument {
+  case gpx, csv, geojson, google
+
+  /// The format of a file by its content (its first 64 KiB: a Google export's shape, GPX's XML, a JSON document),
+  /// else by its extension; nil when neither tells.
+  public static func detect(_ url: URL) -> HistoryImportFormat? {
+    let head = (try? FileHandle(forReadingFrom: url)).flatMap { handle in
+      defer { try? handle.close() }
+      return try? handle.read(upToCount: 65_536)
+    }
+    if let head {
+      if GoogleExportShape.detect(head) != nil { return .google }
+      let text = String(decoding: head.prefix(1024), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+      if text.hasPrefix("<") { return .gpx }
+      if text.hasPrefix("{") { return .geojson }
+    }
+    return HistoryFileFormat(fileExtension: url.pathExtension).flatMap { HistoryImportFormat(rawValue: $0.rawValue) }
+  }
+}
+
 /// Reading and writing a user's history through the server's store.
 public enum HistoryTransfer {
   /// Fixes inserted per transaction on import.
@@ -54,6 +75,20 @@ public enum HistoryTransfer {
     case .geojson: skipped = try GeoJSONReader.read(contentsOf: url) { fixes.append($0) }
     }
     return (fixes, skipped)
+  }
+
+  /// Reads a whole file to import, in any ``HistoryImportFormat``; a Google export also gives its summary (what
+  /// was read, and the path points left out where raw positions cover the period).
+  public static func readForImport(
+    _ url: URL, format: HistoryImportFormat
+  ) throws -> (fixes: [LocationFix], skipped: SkippedRecords, google: GoogleTimelineSummary?) {
+    guard let exportFormat = HistoryFileFormat(rawValue: format.rawValue) else {
+      var fixes: [LocationFix] = []
+      let summary = try GoogleTimelineReader.read(contentsOf: url) { fixes.append($0) }
+      return (fixes, SkippedRecords(), summary)
+    }
+    let (fixes, skipped) = try readReportingSkipped(url, format: exportFormat)
+    return (fixes, skipped, nil)
   }
 }
 
@@ -125,11 +160,13 @@ struct HistoryCommand: AsyncParsableCommand {
     /// Points skipped because they have no time, and the lines of the first few.
     var skipped: Int
     var skippedLines: [Int]
+    /// For a Google export: its shape and what it held.
+    var google: GoogleTimelineSummary?
   }
 
   struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Merge a GPX, CSV or GeoJSON file into a user's history; fixes already stored are skipped.",
+      abstract: "Merge a GPX, CSV, GeoJSON or Google export into a user's history; fixes already stored are skipped.",
       discussion: """
         The whole file is read and checked first: a bad record names its line and nothing is stored. Points without
         a time (valid in GPX, where <time> is optional) can't be history: they are skipped, counted and their first
@@ -142,11 +179,14 @@ struct HistoryCommand: AsyncParsableCommand {
     @Option(help: "User id, email address or phone number.")
     var user: String
 
-    @Argument(help: "The file (.gpx, .csv, .geojson or .json).")
+    @Argument(
+      help:
+        "The file: GPX, CSV, GeoJSON, or a Google export (Records.json, a Semantic Location History month, the phone's Timeline.json or location-history.json)."
+    )
     var file: String
 
-    @Option(help: "gpx, csv or geojson (default: by the file's extension).")
-    var format: HistoryFileFormat?
+    @Option(help: "gpx, csv, geojson or google (default: by the file's content, then its extension).")
+    var format: HistoryImportFormat?
 
     @Option(
       help: "Store every fix under this device (default: the file's device ids, else import-<user id>).")
@@ -157,16 +197,18 @@ struct HistoryCommand: AsyncParsableCommand {
       guard FileManager.default.fileExists(atPath: url.path) else {
         throw AdminError.notFound("There is no file \(file).")
       }
-      guard let format = format ?? HistoryFileFormat(fileExtension: url.pathExtension) else {
-        throw AdminError.usage("Can't tell the format of \(file) from its extension; pass --format gpx|csv|geojson.")
+      guard let format = format ?? HistoryImportFormat.detect(url) else {
+        throw AdminError.usage(
+          "Can't tell the format of \(file) from its content or extension; pass --format gpx|csv|geojson|google.")
       }
       try await options.withDatabase { database in
         let id = try await database.resolveUser(user)
         let fallback = DeviceID("import-\(id.rawValue)")
         let read: [LocationFix]
         let skipped: SkippedRecords
+        let google: GoogleTimelineSummary?
         do {
-          (read, skipped) = try HistoryTransfer.readReportingSkipped(url, format: format)
+          (read, skipped, google) = try HistoryTransfer.readForImport(url, format: format)
         } catch let error as FormatError {
           throw AdminError.failure("\(file): \(error.description). Nothing was imported.")
         }
@@ -207,10 +249,11 @@ struct HistoryCommand: AsyncParsableCommand {
         Console.endProgress()
         let output = ImportOutput(
           user: id.rawValue, file: file, read: read.count, accepted: accepted, duplicates: duplicates,
-          devices: devices.map(\.rawValue), skipped: skipped.count, skippedLines: skipped.lines)
+          devices: devices.map(\.rawValue), skipped: skipped.count, skippedLines: skipped.lines, google: google)
         try options.emit(output) {
-          let summary =
+          var summary =
             "Imported \(accepted) new fixes of \(read.count) into \(id)'s history (\(duplicates) already stored)."
+          if let google { summary += " Google \(google)." }
           return skipped.isEmpty ? summary : summary + " \(skipped)."
         }
       }
