@@ -696,7 +696,8 @@ function renderVisibility() {
   const audience = (session.me.profile && session.me.profile.audience) || {};
   const groups = session.groups.filter((group) => group.kind !== 'blacklist');
   const head = element('tr', {}, element('th', {}, t('visibility.field')), element('th', {}, t('visibility.audience')),
-    ...groups.map((group) => element('th', { className: 'group-column', data: { group: group.id } }, groupName(group))));
+    ...groups.map((group) => element('th', { className: 'group-column', data: { group: group.id } },
+      groupName(group))));
   $('visibility').replaceChildren(head, ...PROFILE_FIELDS.map((field) => {
     const select = element('select', { data: { field } });
     select.setAttribute('aria-label', t(`field.${field}`));
