@@ -334,8 +334,9 @@ struct AdminCommandTests {
     let i18nCheck = try await sandbox.admin(["i18n", "check", "--json"])
     #expect(i18nCheck.status == 1, "far-1 has no Russian name: \(i18nCheck)")
     let missing = try #require(try i18nCheck.object()["missing"] as? [[String: Any]])
+    // Venues are places: their names are the titles of `places`.
     let russianNames = try #require(
-      missing.first { $0["language"] as? String == "ru" && $0["field"] as? String == "name" })
+      missing.first { $0["language"] as? String == "ru" && $0["field"] as? String == "title" })
     #expect((russianNames["examples"] as? [String])?.contains("far-1") == true, "\(i18nCheck)")
     #expect(!missing.contains { $0["field"] as? String == "description" }, "no venue has a description: \(i18nCheck)")
   }

@@ -3,7 +3,7 @@ import GRDB
 import MeridianStoreSQLite
 import Testing
 
-/// The SQLite engine's radius query reads the covering index alone (an engine detail, outside the contract suite).
+/// The SQLite engine's radius query reads the places' covering index alone (an engine detail, outside the contract suite).
 @Suite struct SQLiteVenueIndexTests {
   @Test func radiusQueryReadsOnlyTheCoveringIndex() async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("venues-\(UUID().uuidString)")
@@ -14,13 +14,14 @@ import Testing
         try Row.fetchAll(
           db,
           sql: """
-            EXPLAIN QUERY PLAN SELECT rowid, id, latitude, longitude, venue_type, rating_sum, rating_count
-            FROM venues INDEXED BY venues_geokey
-            WHERE geokey BETWEEN 1 AND 2 AND latitude BETWEEN 0 AND 1 AND venue_type = 'cafe'
+            EXPLAIN QUERY PLAN SELECT p.seq, p.id, p.latitude, p.longitude, p.venue_type, p.own_sum, p.own_count
+            FROM places p INDEXED BY places_geokey
+            WHERE p.geokey BETWEEN 1 AND 2 AND p.latitude BETWEEN 0 AND 1 AND p.kind = 'venue'
+              AND p.venue_type = 'cafe'
             """
         ).map { $0["detail"] as String }
       }
-      #expect(plan.contains { $0.contains("USING COVERING INDEX venues_geokey (geokey>? AND geokey<?)") }, "\(plan)")
+      #expect(plan.contains { $0.contains("USING COVERING INDEX places_geokey (geokey>? AND geokey<?)") }, "\(plan)")
     }
   }
 }

@@ -254,7 +254,7 @@ struct VenuesCommand: AsyncParsableCommand {
 
   struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Insert or update venues from CSV or GeoJSON, all in one transaction.",
+      abstract: "Insert or update venues (places of kind venue) from CSV or GeoJSON, all in one transaction.",
       discussion: """
         CSV header: id, latitude, longitude, name_en, name_ru, name_uk, description_en, …, type, address, city, site,
         phone, email, logo_url, time_zone, keywords (a;b), rating_sum, rating_count. GeoJSON: a FeatureCollection of
@@ -290,7 +290,11 @@ struct VenuesCommand: AsyncParsableCommand {
         }
         let ids = records.map(\.place.id.rawValue)
         let existing = try await database.store.existingVenueCount(ids: ids)
-        try await database.store.upsertVenues(records)
+        do {
+          try await database.store.upsertVenues(records)
+        } catch let error as PlaceStoreError {
+          throw AdminError.failure("\(file): \(error.description) Nothing was imported.")
+        }
         let output = ImportOutput(
           file: file, imported: records.count, created: records.count - existing, updated: existing)
         try options.emit(output) {

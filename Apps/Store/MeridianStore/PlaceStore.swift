@@ -576,6 +576,20 @@ extension PlaceAttributeFilter {
   }
 }
 
+extension Place {
+  /// Refuses what would change a venue into another kind (its promotions and grants point at it as a venue), or,
+  /// for a venue import (`asVenue`), a place of another kind stored under the venue's id.
+  /// - Throws: ``PlaceStoreError/invalidPlace(_:_:)``.
+  public func checkKind(stored: PlaceKind, asVenue: Bool) throws(PlaceStoreError) {
+    if stored == .venue && kind != .venue {
+      throw .invalidPlace(id, "it is a venue (promotions may point at it), so its kind stays 'venue'")
+    }
+    if asVenue && stored != .venue {
+      throw .invalidPlace(id, "the id is taken by a place of kind '\(stored.rawValue)', not a venue")
+    }
+  }
+}
+
 extension PlaceListing {
   /// The listing as the API shows it.
   public var item: PlaceItem {

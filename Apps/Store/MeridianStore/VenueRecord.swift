@@ -2,6 +2,10 @@ import DomainKit
 import GeoKit
 
 /// A venue as it is imported into the store: the DomainKit place (which must have a location) and its rating.
+///
+/// Venues are places of kind `venue` in the one table of places (found by `/v1/places?kind=venue` and by search
+/// like every place); the store keeps what is a venue's alone — the rating imported with it — beside it, under the
+/// same id that promotions and advertiser grants refer to.
 public struct VenueRecord: Sendable, Hashable {
   /// The place; `name` and `description` are stored per language in the localized columns.
   public let place: Place
@@ -17,6 +21,13 @@ public struct VenueRecord: Sendable, Hashable {
     self.place = place
     self.location = location
     self.rating = rating
+  }
+
+  /// The venue as the directory stores it: a place of kind `venue` (whatever kind the record's place had).
+  public var placeRecord: PlaceRecord {
+    var venue = place
+    venue.kind = .venue
+    return PlaceRecord(place: venue)
   }
 }
 

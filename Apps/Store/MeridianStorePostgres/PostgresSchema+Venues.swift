@@ -4,11 +4,12 @@ extension PostgresSchema {
   /// The languages venue names and descriptions are stored in from the start (`name_en`, `name_ru`, `name_uk`, …).
   static let venueLanguages = ["en", "ru", "uk"]
 
-  /// The localized fields, as on SQLite: `venues.name` and `venues.description`, each with one column per language;
+  /// The localized fields, as on SQLite, each with one column per language (`places.title_uk`, …);
   /// an area that localizes another table registers it here too, as in `SQLiteSchema.localization`. The languages
   /// added so far are the rows of ``languagesTable``.
   public static let localization: LocalizationRegistry = {
-    var registry = venueLocalization
+    // Not `venueLocalization`: venues are places since "venues are places" (their titles are `places.title_…`).
+    var registry = LocalizationRegistry()
     registry.register(table: "places", fields: ["title", "short_title", "description"])  // PostgresSchema+Places
     registry.register(table: "geo_areas", fields: ["name"])  // PostgresSchema+Gazetteer
     registry.register(table: "geo_places", fields: ["name"])  // PostgresSchema+Gazetteer
@@ -164,5 +165,98 @@ extension PostgresSchema {
       PRIMARY KEY (user_id, promotion_id)
     );
     CREATE INDEX promotion_redemptions_promotion ON promotion_redemptions(promotion_id);
+    """
+
+  /// Appends the migration that makes venues places of kind `venue`, as on SQLite (``venuesArePlaces``).
+  static func appendVenuePlaceMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-26 venues are places", venuesArePlaces))
+  }
+
+  /// As on SQLite: every venue moves into `places` under its own id (kind `venue`, names as titles in every
+  /// language, type, contacts, logo, keywords); `venues` keeps only the imported rating, its `id` now
+  /// `REFERENCES places(id) ON DELETE CASCADE`, so promotions, advertiser grants, offers and redemptions (which
+  /// refer to `venues(id)`) keep pointing at the same venue and none of their tables changes. A trigger keeps one
+  /// `venues` row per place of kind `venue` and keeps a venue a venue. `places.location` (a geography generated from
+  /// the position, GiST-indexed) serves radius queries over every place. A venue whose id is taken by a place of
+  /// another kind stops the migration, naming the ids.
+  ///
+  /// PostgreSQL migrations are SQL, so the search columns of the moved venues are folded here by
+  /// `pg_temp.meridian_fold` — lowercase, the accents of Latin and Cyrillic letters dropped ("ё" → "е", "ї" → "і",
+  /// "é" → "e"), anything but letters and digits a space — which is ``PlaceSearch/normalized(_:)`` for these
+  /// scripts; a venue's next import folds it in Swift again.
+  static let venuesArePlaces = """
+    ALTER TABLE places ADD COLUMN location geography(Point, 4326) GENERATED ALWAYS AS (
+      CASE WHEN latitude IS NULL THEN NULL
+        ELSE ST_SetSRID(ST_MakePoint(longitude, latitude), 4326)::geography END) STORED;
+    CREATE INDEX places_location ON places USING gist(location);
+    CREATE OR REPLACE FUNCTION pg_temp.meridian_fold(value text) RETURNS text LANGUAGE sql IMMUTABLE AS $fold$
+      SELECT btrim(regexp_replace(
+        translate(lower(coalesce(value, '')),
+          'ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöùúûüýÿĀāĂăĄąĆćČčĎďĒēĖėĘęĚěĞğĪīĮįİŁŃńŇňŌōŐőŒŘřŚśŞşŠšŢţŤťŪūŮůŰűŲųŸŹźŻżŽžАБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯІЇЄҐЎёйїў',
+          'aaaaaaceeeeiiiinooooouuuuyaaaaaaceeeeiiiinooooouuuuyyaaaaaaccccddeeeeeeeeggiiiiiłnnnnooooœrrssssssttttuuuuuuuuyzzzzzzабвгдеежзииклмнопрстуфхцчшщъыьэюяіієґуеиіу'),
+        '[^0-9a-zß-öø-ÿĀ-ɏͰ-ϿЀ-ӿ]+', ' ', 'g'))
+    $fold$;
+    DO $venues$
+    DECLARE
+      clash text;
+      code text;
+      titles text := '';
+      descriptions text := '';
+    BEGIN
+      SELECT string_agg(v.id, ', ' ORDER BY v.id) INTO clash
+        FROM venues v JOIN places p ON p.id = v.id WHERE p.kind <> 'venue';
+      IF clash IS NOT NULL THEN
+        RAISE EXCEPTION 'Venues can''t become places: the ids % are taken by places of another kind; %', clash,
+          'rename or delete those places (meridian-admin places delete), then start again.';
+      END IF;
+      INSERT INTO places(id, kind, title, description, venue_type, address, city, city_key, site, phone, email,
+        logo_url, time_zone, keywords, latitude, longitude, created_at, updated_at)
+      SELECT id, 'venue', name, description, venue_type, address, city,
+        CASE WHEN city IS NULL THEN NULL ELSE pg_temp.meridian_fold(city) END, site, phone, email, logo_url,
+        time_zone, keywords::jsonb, latitude, longitude, updated_at, updated_at
+      FROM venues ORDER BY geohash6, id
+      ON CONFLICT (id) DO NOTHING;
+      INSERT INTO place_closure(place_id, ancestor_id, depth) SELECT id, id, 0 FROM venues ON CONFLICT DO NOTHING;
+      FOR code IN SELECT l.code FROM persistencekit_languages l ORDER BY l.code LOOP
+        IF EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+          AND table_name = 'venues' AND column_name = 'name_' || code)
+        THEN
+          EXECUTE format('UPDATE places p SET %I = v.%I, %I = v.%I FROM venues v WHERE p.id = v.id',
+            'title_' || code, 'name_' || code, 'description_' || code, 'description_' || code);
+        END IF;
+        titles := titles || format(', NULLIF(pg_temp.meridian_fold(p.%I), '''')', 'title_' || code);
+        descriptions := descriptions || format(', NULLIF(pg_temp.meridian_fold(p.%I), '''')', 'description_' || code);
+      END LOOP;
+      EXECUTE 'UPDATE places p SET title_key = concat_ws(E''\\n'', NULLIF(pg_temp.meridian_fold(p.title), '''')'
+        || titles || ') FROM venues v WHERE p.id = v.id';
+      EXECUTE 'UPDATE places p SET search = setweight(to_tsvector(''simple'', p.title_key), ''A'') || '
+        || 'setweight(to_tsvector(''simple'', concat_ws(E''\\n'', (SELECT string_agg(pg_temp.meridian_fold(k), '
+        || ''' '') FROM jsonb_array_elements_text(p.keywords) k), '
+        || 'NULLIF(pg_temp.meridian_fold(p.description), '''')' || descriptions || ')), ''C'') '
+        || 'FROM venues v WHERE p.id = v.id';
+      FOR code IN SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema()
+        AND table_name = 'venues' AND column_name NOT IN ('id', 'rating_sum', 'rating_count', 'updated_at')
+      LOOP
+        EXECUTE format('ALTER TABLE venues DROP COLUMN IF EXISTS %I CASCADE', code);
+      END LOOP;
+    END
+    $venues$;
+    DROP FUNCTION pg_temp.meridian_fold(text);
+    ALTER TABLE venues ADD CONSTRAINT venues_place FOREIGN KEY (id) REFERENCES places(id) ON DELETE CASCADE;
+    CREATE FUNCTION places_venue() RETURNS trigger LANGUAGE plpgsql AS $venue$
+    BEGIN
+      IF TG_OP = 'UPDATE' AND OLD.kind = 'venue' AND NEW.kind <> 'venue'
+        AND EXISTS (SELECT 1 FROM venues WHERE id = OLD.id)
+      THEN
+        RAISE EXCEPTION 'place % is a venue (promotions may point at it), so its kind stays venue', OLD.id;
+      END IF;
+      IF NEW.kind = 'venue' THEN
+        INSERT INTO venues(id, updated_at) VALUES (NEW.id, NEW.updated_at) ON CONFLICT (id) DO NOTHING;
+      END IF;
+      RETURN NULL;
+    END
+    $venue$;
+    CREATE TRIGGER places_venue AFTER INSERT OR UPDATE OF kind ON places
+      FOR EACH ROW EXECUTE FUNCTION places_venue();
     """
 }

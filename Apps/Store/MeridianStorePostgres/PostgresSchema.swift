@@ -30,6 +30,7 @@ public enum PostgresSchema {
     appendPromotionStatsMigrations(to: &migrator)  // PostgresSchema+PromotionStats.swift
     appendApplicantMigrations(to: &migrator)  // PostgresSchema+Applicants.swift
     appendWebhookMigrations(to: &migrator)  // PostgresSchema+Webhooks.swift
+    appendVenuePlaceMigrations(to: &migrator)  // PostgresSchema+Venues.swift
     return migrator
   }
 

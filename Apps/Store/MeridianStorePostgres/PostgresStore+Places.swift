@@ -24,72 +24,85 @@ extension PostgresStore {
   public func upsertPlaces(_ places: [PlaceRecord], now: Int64) async throws {
     guard !places.isEmpty else { return }
     for record in places { try record.validate() }
-    let encoded = try places.map { (try JSONColumn.encode($0.place.keywords), try JSONColumn.encode($0.attributes)) }
     try await transaction { connection in
-      // Structure changes (inserts, moves) one at a time, so closure rows and the ratings they carry stay in step.
-      _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.placeTreeLock))", logger: logger).collect()
-      let languages = try await Self.dataLanguages(connection, logger: logger)
-      let localized = languages.flatMap { ["title_\($0)", "short_title_\($0)", "description_\($0)"] }
-      let columns =
-        [
-          "id", "parent_id", "kind", "title", "short_title", "description", "address", "city", "city_key", "site",
-          "phone", "email", "venue_type", "logo_url", "time_zone", "keywords", "attributes", "latitude", "longitude",
-          "title_key", "created_at", "updated_at",
-        ] + localized
-      let kept: Set = ["id", "parent_id", "created_at"]
-      let updates = (columns.filter { !kept.contains($0) } + ["search"]).map { "\($0) = excluded.\($0)" }
-        .joined(separator: ", ")
-      let placeholders = columns.indices.map { index in
-        columns[index] == "keywords" || columns[index] == "attributes" ? "$\(index + 1)::jsonb" : "$\(index + 1)"
+      try await Self.writePlaces(places, now: now, asVenues: false, on: connection, logger: logger)
+    }
+  }
+
+  /// Inserts or updates validated `places` in the caller's transaction. A venue keeps its kind; with `asVenues`
+  /// (``upsertVenues(_:)``) a stored place must be a venue already, and one given without a parent keeps its own.
+  static func writePlaces(
+    _ places: [PlaceRecord], now: Int64, asVenues: Bool, on connection: PostgresConnection, logger: Logger
+  ) async throws {
+    let encoded = try places.map { (try JSONColumn.encode($0.place.keywords), try JSONColumn.encode($0.attributes)) }
+    // Structure changes (inserts, moves) one at a time, so closure rows and the ratings they carry stay in step.
+    _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.placeTreeLock))", logger: logger).collect()
+    let languages = try await Self.dataLanguages(connection, logger: logger)
+    let localized = languages.flatMap { ["title_\($0)", "short_title_\($0)", "description_\($0)"] }
+    let columns =
+      [
+        "id", "parent_id", "kind", "title", "short_title", "description", "address", "city", "city_key", "site",
+        "phone", "email", "venue_type", "logo_url", "time_zone", "keywords", "attributes", "latitude", "longitude",
+        "title_key", "created_at", "updated_at",
+      ] + localized
+    let kept: Set = ["id", "parent_id", "created_at"]
+    let updates = (columns.filter { !kept.contains($0) } + ["search"]).map { "\($0) = excluded.\($0)" }
+      .joined(separator: ", ")
+    let placeholders = columns.indices.map { index in
+      columns[index] == "keywords" || columns[index] == "attributes" ? "$\(index + 1)::jsonb" : "$\(index + 1)"
+    }
+    let n = columns.count
+    let search =
+      "setweight(to_tsvector('simple', $\(n + 1)), 'A') || setweight(to_tsvector('simple', $\(n + 2)), 'C')"
+    let sql = """
+      INSERT INTO places(\(columns.map(PostgresSchema.quoted).joined(separator: ", ")), search)
+      VALUES (\(placeholders.joined(separator: ", ")), \(search))
+      ON CONFLICT(id) DO UPDATE SET \(updates)
+      """
+    for (index, record) in places.enumerated() {
+      var place = record.place
+      let stored = try await connection.query(
+        Self.placeQuery("SELECT parent_id, kind FROM places WHERE id = $1", [place.id.rawValue]), logger: logger
+      ).collect().first
+      if let stored {
+        let (parent, kind) = try stored.decode((String?, String).self)
+        try place.checkKind(stored: PlaceKind(rawValue: kind), asVenue: asVenues)
+        if asVenues, place.parentID == nil { place.parentID = parent.map { PlaceID($0) } }
       }
-      let n = columns.count
-      let search =
-        "setweight(to_tsvector('simple', $\(n + 1)), 'A') || setweight(to_tsvector('simple', $\(n + 2)), 'C')"
-      let sql = """
-        INSERT INTO places(\(columns.map(PostgresSchema.quoted).joined(separator: ", ")), search)
-        VALUES (\(placeholders.joined(separator: ", ")), \(search))
-        ON CONFLICT(id) DO UPDATE SET \(updates)
-        """
-      for (index, record) in places.enumerated() {
-        let place = record.place
-        let stored = try await connection.query(
-          Self.placeQuery("SELECT parent_id FROM places WHERE id = $1", [place.id.rawValue]), logger: logger
-        ).collect().first
-        if let parent = place.parentID,
-          try await !Self.exists("places", id: parent.rawValue, on: connection, logger: logger)
-        {
-          throw PlaceStoreError.unknownParent(place.id, parent: parent)
-        }
-        if let stored, try stored.decode(String?.self) != place.parentID?.rawValue {
-          try await Self.move(place.id, to: place.parentID, now: now, on: connection, logger: logger)
-        }
-        var values: [(any PostgresEncodable & Sendable)?] = [
-          place.id.rawValue, place.parentID?.rawValue, place.kind.rawValue,
-          place.name.resolved(for: ["en"]) ?? "", record.shortTitle.resolved(for: ["en"]),
-          place.description.resolved(for: ["en"]), place.address, place.city,
-          place.city.map(PlaceSearch.fold), place.site, place.phone, place.email, place.venueType, place.logoURL,
-          place.timeZone, encoded[index].0, encoded[index].1, place.location?.latitude, place.location?.longitude,
-          record.titleKey, now, now,
-        ]
-        for language in languages {
-          values.append(Self.translation(place.name, language))
-          values.append(Self.translation(record.shortTitle, language))
-          values.append(Self.translation(place.description, language))
-        }
-        // Normalized words, so the parser splits "01.03.02" or "Paris-Saclay" as the query does.
-        values.append(record.titleKey)
-        values.append(record.searchText)
-        _ = try await connection.query(Self.placeQuery(sql, values), logger: logger).collect()
-        if stored == nil {
-          _ = try await connection.query(
-            Self.placeQuery(
-              """
-              INSERT INTO place_closure(place_id, ancestor_id, depth)
-              SELECT $1, ancestor_id, depth + 1 FROM place_closure WHERE place_id = $2
-              UNION ALL SELECT $1, $1, 0
-              """, [place.id.rawValue, place.parentID?.rawValue]), logger: logger
-          ).collect()
-        }
+      if let parent = place.parentID,
+        try await !Self.exists("places", id: parent.rawValue, on: connection, logger: logger)
+      {
+        throw PlaceStoreError.unknownParent(place.id, parent: parent)
+      }
+      if let stored, try stored.decode((String?, String).self).0 != place.parentID?.rawValue {
+        try await Self.move(place.id, to: place.parentID, now: now, on: connection, logger: logger)
+      }
+      var values: [(any PostgresEncodable & Sendable)?] = [
+        place.id.rawValue, place.parentID?.rawValue, place.kind.rawValue,
+        place.name.resolved(for: ["en"]) ?? "", record.shortTitle.resolved(for: ["en"]),
+        place.description.resolved(for: ["en"]), place.address, place.city,
+        place.city.map(PlaceSearch.fold), place.site, place.phone, place.email, place.venueType, place.logoURL,
+        place.timeZone, encoded[index].0, encoded[index].1, place.location?.latitude, place.location?.longitude,
+        record.titleKey, now, now,
+      ]
+      for language in languages {
+        values.append(Self.translation(place.name, language))
+        values.append(Self.translation(record.shortTitle, language))
+        values.append(Self.translation(place.description, language))
+      }
+      // Normalized words, so the parser splits "01.03.02" or "Paris-Saclay" as the query does.
+      values.append(record.titleKey)
+      values.append(record.searchText)
+      _ = try await connection.query(Self.placeQuery(sql, values), logger: logger).collect()
+      if stored == nil {
+        _ = try await connection.query(
+          Self.placeQuery(
+            """
+            INSERT INTO place_closure(place_id, ancestor_id, depth)
+            SELECT $1, ancestor_id, depth + 1 FROM place_closure WHERE place_id = $2
+            UNION ALL SELECT $1, $1, 0
+            """, [place.id.rawValue, place.parentID?.rawValue]), logger: logger
+        ).collect()
       }
     }
   }

@@ -27,65 +27,107 @@ extension PostgresStore: VenueStore {
     // In geohash order, so that an import lays neighbours out on the same heap pages: a radius query then reads a
     // few pages instead of one per venue.
     let unique = venues.enumerated().filter { last[$0.element.place.id] == $0.offset }
-      .map { (record: $0.element, cells: GeohashPrefixes($0.element.location)) }
-      .sorted { ($0.cells.cell6, $0.record.place.id.rawValue) < ($1.cells.cell6, $1.record.place.id.rawValue) }
+      .map { (venue: $0.element, record: $0.element.placeRecord, cell: GeohashPrefixes($0.element.location).cell6) }
+      .sorted { ($0.cell, $0.record.place.id.rawValue) < ($1.cell, $1.record.place.id.rawValue) }
+    for entry in unique { try entry.record.validate() }
     let now = Timestamp.milliseconds(Date())
-    let keywords = try unique.map { try JSONColumn.encode($0.record.place.keywords) }
     try await transaction { connection in
-      let languages = try await Self.dataLanguages(connection, logger: logger)
-      let columns =
-        [
-          "id", "name", "description", "venue_type", "address", "city", "site", "phone", "email", "logo_url",
-          "time_zone", "keywords", "latitude", "longitude", "geohash2", "geohash3", "geohash4", "geohash5",
-          "geohash6", "rating_sum", "rating_count", "updated_at",
-        ] + languages.flatMap { ["name_\($0)", "description_\($0)"] }
-      let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+      // A venue given with a parent is placed in the tree like any place; the others (an import's) in bulk.
+      let placed = unique.filter { $0.record.place.parentID != nil }
+      try await Self.writePlaces(placed.map(\.record), now: now, asVenues: true, on: connection, logger: logger)
+      let loose = unique.filter { $0.record.place.parentID == nil }
       var start = 0
-      while start < unique.count {
-        let end = min(unique.count, start + Self.venueRowsPerStatement)
-        var binds = PostgresBindings(capacity: (end - start) * columns.count)
-        var rows: [String] = []
-        for index in start..<end {
-          let (record, cells) = unique[index]
-          let place = record.place
-          let first = binds.count + 1
-          binds.append(place.id.rawValue)
-          binds.append(place.name.resolved(for: ["en"]) ?? "")
-          binds.append(place.description.resolved(for: ["en"]))
-          for value in [
-            place.venueType, place.address, place.city, place.site, place.phone, place.email, place.logoURL,
-            place.timeZone,
-          ] {
-            binds.append(value)
-          }
-          binds.append(keywords[index])
-          binds.append(record.location.latitude)
-          binds.append(record.location.longitude)
-          for cell in cells.all { binds.append(cell) }
-          binds.append(record.rating.sum)
-          binds.append(record.rating.count)
-          binds.append(now)
-          for language in languages {
-            binds.append(Self.translation(place.name, language))
-            binds.append(Self.translation(place.description, language))
-          }
-          rows.append("(" + (first..<binds.count + 1).map { "$\($0)" }.joined(separator: ", ") + ")")
-        }
-        let sql = """
-          INSERT INTO venues(\(columns.joined(separator: ", "))) VALUES \(rows.joined(separator: ", "))
-          ON CONFLICT (id) DO UPDATE SET \(updates)
-          """
-        try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+      while start < loose.count {
+        let end = min(loose.count, start + Self.venueRowsPerStatement)
+        try await Self.writeVenues(loose[start..<end].map(\.record), now: now, on: connection, logger: logger)
         start = end
       }
+      // The places trigger made each new venue's row; the imported rating is the venue's own.
+      _ = try await connection.query(
+        Self.placeQuery(
+          """
+          INSERT INTO venues(id, rating_sum, rating_count, updated_at)
+          SELECT id, rating_sum, rating_count, $4 FROM unnest($1::text[], $2::bigint[], $3::bigint[])
+            AS given(id, rating_sum, rating_count)
+          ON CONFLICT (id) DO UPDATE SET rating_sum = excluded.rating_sum, rating_count = excluded.rating_count,
+            updated_at = excluded.updated_at
+          """,
+          [
+            unique.map(\.venue.place.id.rawValue), unique.map { Int64($0.venue.rating.sum) },
+            unique.map { Int64($0.venue.rating.count) }, now,
+          ]), logger: logger
+      ).collect()
     }
+  }
+
+  /// Inserts or updates `records` (venues without a parent, validated) in one statement, in the caller's
+  /// transaction: a stored place must be a venue and keeps its parent; a new one gets its closure row.
+  static func writeVenues(
+    _ records: [PlaceRecord], now: Int64, on connection: PostgresConnection, logger: Logger
+  ) async throws {
+    let ids = records.map(\.place.id.rawValue)
+    for row in try await connection.query(
+      placeQuery("SELECT id, kind FROM places WHERE id = ANY($1) AND kind <> 'venue' LIMIT 1", [ids]), logger: logger
+    ).collect() {
+      let (id, kind) = try row.decode((String, String).self)
+      throw PlaceStoreError.invalidPlace(
+        PlaceID(id), "the id is taken by a place of kind '\(kind)', not a venue")
+    }
+    let languages = try await dataLanguages(connection, logger: logger)
+    let columns =
+      [
+        "id", "kind", "title", "description", "address", "city", "city_key", "site", "phone", "email", "venue_type",
+        "logo_url", "time_zone", "keywords", "latitude", "longitude", "title_key", "created_at", "updated_at",
+      ] + languages.flatMap { ["title_\($0)", "description_\($0)"] }
+    let kept: Set = ["id", "created_at"]
+    let updates = (columns.filter { !kept.contains($0) } + ["search"]).map { "\($0) = excluded.\($0)" }
+      .joined(separator: ", ")
+    var binds = PostgresBindings(capacity: records.count * (columns.count + 2))
+    var rows: [String] = []
+    for record in records {
+      let place = record.place
+      var values: [(any PostgresEncodable & Sendable)?] = [
+        place.id.rawValue, PlaceKind.venue.rawValue, place.name.resolved(for: ["en"]) ?? "",
+        place.description.resolved(for: ["en"]), place.address, place.city, place.city.map(PlaceSearch.fold),
+        place.site, place.phone, place.email, place.venueType, place.logoURL, place.timeZone,
+        try JSONColumn.encode(place.keywords), place.location?.latitude, place.location?.longitude,
+        record.titleKey, now, now,
+      ]
+      for language in languages {
+        values.append(translation(place.name, language))
+        values.append(translation(place.description, language))
+      }
+      let first = binds.count + 1
+      for value in values + [record.titleKey, record.searchText] {
+        if let value { try binds.append(value) } else { binds.appendNull() }
+      }
+      let placeholders = columns.indices.map { columns[$0] == "keywords" ? "$\(first + $0)::jsonb" : "$\(first + $0)" }
+      let search = first + columns.count
+      rows.append(
+        "(" + placeholders.joined(separator: ", ")
+          + ", setweight(to_tsvector('simple', $\(search)), 'A') || setweight(to_tsvector('simple', $\(search + 1)), 'C'))"
+      )
+    }
+    let sql = """
+      INSERT INTO places(\(columns.map(PostgresSchema.quoted).joined(separator: ", ")), search)
+      VALUES \(rows.joined(separator: ", "))
+      ON CONFLICT (id) DO UPDATE SET \(updates)
+      """
+    _ = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
+    _ = try await connection.query(
+      placeQuery(
+        """
+        INSERT INTO place_closure(place_id, ancestor_id, depth) SELECT id, id, 0 FROM unnest($1::text[]) AS given(id)
+        ON CONFLICT DO NOTHING
+        """, [ids]), logger: logger
+    ).collect()
   }
 
   public func venue(_ id: PlaceID, language: String?) async throws -> Venue? {
     try await client.withConnection { connection in
       let select = try await Self.venueSelect(connection, language: language, logger: logger)
       let rows = try await connection.query(
-        PostgresQuery(unsafeSQL: "\(select.sql) WHERE id = $1", binds: Self.bindings(id.rawValue)), logger: logger
+        PostgresQuery(unsafeSQL: "\(select.sql) AND p.id = $1", binds: Self.bindings(id.rawValue)), logger: logger
       ).collect()
       return try rows.first.map { try Self.venue($0.makeRandomAccess(), languages: select.languages, distance: nil) }
     }
@@ -108,7 +150,7 @@ extension PostgresStore: VenueStore {
       var binds = PostgresBindings()
       binds.append(wanted)
       let rows = try await connection.query(
-        PostgresQuery(unsafeSQL: "\(select.sql) WHERE row_id = ANY($1)", binds: binds), logger: logger
+        PostgresQuery(unsafeSQL: "\(select.sql) AND p.seq = ANY($1)", binds: binds), logger: logger
       ).collect()
       var byID: [PlaceID: PostgresRandomAccessRow] = [:]
       for row in rows {
@@ -127,9 +169,10 @@ extension PostgresStore: VenueStore {
   }
 
   /// The venues within `radius` metres of `center` (optionally only of `type`), in no particular order: the GiST
-  /// index on `location` finds the candidates of `ST_DWithin` on the sphere (a hair wider than `radius`, see
-  /// ``spatialSearchRadius(_:)``), then GeoKit's haversine distance, the one the protocol reports, keeps those
-  /// within `radius` — the same set and the same distances as the SQLite engine's.
+  /// index on the places' `location` finds the candidates of `ST_DWithin` on the sphere (a hair wider than
+  /// `radius`, see ``spatialSearchRadius(_:)``), then GeoKit's haversine distance, the one the protocol reports,
+  /// keeps those within `radius` — the same set and the same distances as the SQLite engine's. `row` is the
+  /// place's `seq`.
   public func venues(within radius: Double, of center: Coordinate, type: String? = nil) async throws -> [VenueMatch] {
     try await client.withConnection { connection in
       try await Self.venues(connection, within: radius, of: center, type: type, logger: logger)
@@ -141,20 +184,14 @@ extension PostgresStore: VenueStore {
   ) async throws -> [VenueMatch] {
     guard radius >= 0, radius.isFinite else { return [] }
     let search = spatialSearchRadius(radius)
-    let query: PostgresQuery =
-      if let type {
-        """
-        SELECT row_id, id, latitude, longitude, venue_type, rating_sum, rating_count FROM venues
-        WHERE ST_DWithin(location, ST_SetSRID(ST_MakePoint(\(center.longitude), \(center.latitude)), 4326)::geography,
-          \(search), false) AND venue_type = \(type)
-        """
-      } else {
-        """
-        SELECT row_id, id, latitude, longitude, venue_type, rating_sum, rating_count FROM venues
-        WHERE ST_DWithin(location, ST_SetSRID(ST_MakePoint(\(center.longitude), \(center.latitude)), 4326)::geography,
-          \(search), false)
-        """
-      }
+    let query = try placeQuery(
+      """
+      SELECT p.seq, p.id, p.latitude, p.longitude, p.venue_type, v.rating_sum + p.own_sum,
+        v.rating_count + p.own_count
+      FROM places p JOIN venues v ON v.id = p.id
+      WHERE ST_DWithin(p.location, ST_SetSRID(ST_MakePoint($1, $2), 4326)::geography, $3, false)
+        AND p.kind = 'venue'\(type == nil ? "" : " AND p.venue_type = $4")
+      """, [center.longitude, center.latitude, search] + (type.map { [$0] } ?? []))
     var matches: [VenueMatch] = []
     for try await (row, id, latitude, longitude, venueType, sum, count) in try await connection.query(
       query, logger: logger
@@ -319,35 +356,39 @@ extension PostgresStore: VenueStore {
     }?.value
   }
 
-  /// `SELECT` of a venue's columns with `name` and `description` resolved for `language` through the localized
-  /// columns (then English, then the base value), and the languages the database has.
+  /// `SELECT` of a venue — a located place of kind `venue` with its `venues` row — with `name` and `description`
+  /// resolved for `language` through the places' localized titles and descriptions (then English, then the base
+  /// value), its rating the imported one plus its reviews, and the languages the database has; ends in a `WHERE`
+  /// clause to add conditions to with `AND`.
   static func venueSelect(_ connection: PostgresConnection, language: String?, logger: Logger) async throws
     -> (sql: String, languages: [String])
   {
     let languages = try await dataLanguages(connection, logger: logger)
     let chain = LocalizationRegistry.fallbackChain(for: language ?? "en", fallbacks: ["en"], available: languages)
-    let name = try LocalizationRegistry.resolvedExpression(field: "name", languages: chain, as: "resolved_name")
+    let name = try LocalizationRegistry.resolvedExpression(
+      field: "title", languages: chain, table: "p", as: "resolved_name")
     let description = try LocalizationRegistry.resolvedExpression(
-      field: "description", languages: chain, as: "resolved_description")
-    let localized = languages.flatMap { ["name_\($0)", "description_\($0)"] }.map(PostgresSchema.quoted)
+      field: "description", languages: chain, table: "p", as: "resolved_description")
+    let localized = languages.map { "p." + PostgresSchema.quoted("title_\($0)") }
     let columns =
       [
-        "id", "venue_type", "latitude", "longitude", "address", "city", "site", "phone", "email", "logo_url",
-        "time_zone", "rating_sum", "rating_count",
+        "p.id", "p.venue_type", "p.latitude", "p.longitude", "p.address", "p.city", "p.site", "p.phone", "p.email",
+        "p.logo_url", "p.time_zone", "v.rating_sum + p.own_sum AS rating_sum",
+        "v.rating_count + p.own_count AS rating_count",
       ] + localized
-    return ("SELECT \(columns.joined(separator: ", ")), \(name), \(description) FROM venues", languages)
+    return (
+      """
+      SELECT \(columns.joined(separator: ", ")), \(name), \(description)
+      FROM places p JOIN venues v ON v.id = p.id WHERE p.kind = 'venue' AND p.latitude IS NOT NULL
+      """, languages
+    )
   }
 
   static func venue(_ row: PostgresRandomAccessRow, languages: [String], distance: Double?) throws -> Venue {
-    var names = LocalizedText()
-    for language in languages {
-      if let text = try row["name_\(language)"].decode(String?.self), !text.isEmpty {
-        names.set(text, for: language.replacingOccurrences(of: "_", with: "-"))
-      }
-    }
-    return Venue(
+    Venue(
       id: PlaceID(try row["id"].decode(String.self)), name: try row["resolved_name"].decode(String.self),
-      names: names, description: try row["resolved_description"].decode(String?.self),
+      names: try localized(row, "title", languages),
+      description: try row["resolved_description"].decode(String?.self),
       type: try row["venue_type"].decode(String?.self),
       location: Coordinate(
         uncheckedLatitude: try row["latitude"].decode(Double.self),

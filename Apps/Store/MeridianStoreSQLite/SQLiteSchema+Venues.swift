@@ -1,3 +1,7 @@
+import DomainKit
+import Foundation
+import GRDB
+import GeoKit
 import MeridianStore
 import PersistenceKit
 
@@ -5,10 +9,10 @@ extension SQLiteSchema {
   /// The languages venue names and descriptions are stored in (`name_en`, `name_ru`, `name_uk`, …).
   static let venueLanguages = ["en", "ru", "uk"]
 
-  /// The localized fields: `venues.name` and `venues.description`, each with one column per language.
+  /// The localized fields, each with one column per language. (Venues, localized as `venues.name` and
+  /// `venues.description` until "venues are places", are places now: their titles are `places.title_…`.)
   public static let localization: LocalizationRegistry = {
     var registry = LocalizationRegistry()
-    registry.register(table: "venues", fields: ["name", "description"])
     registry.register(table: "places", fields: ["title", "short_title", "description"])  // SQLiteSchema+Places
     registry.register(table: "geo_areas", fields: ["name"])  // SQLiteSchema+Gazetteer
     registry.register(table: "geo_places", fields: ["name"])  // SQLiteSchema+Gazetteer
@@ -96,4 +100,138 @@ extension SQLiteSchema {
     ) WITHOUT ROWID;
     CREATE INDEX promotion_redemptions_user ON promotion_redemptions(user_id);
     """
+
+  /// Appends the migration that makes venues places of kind `venue` (ids kept), see ``venuesArePlaces(_:)``.
+  static func appendVenuePlaceMigrations(to migrator: inout Migrator) {
+    migrator.append(
+      .code("2026-11-26 venues are places", revision: "1: places.geokey, thin venues, kind triggers") { connection in
+        guard let db = connection.sqlite else { return }
+        try venuesArePlaces(db)
+      })
+  }
+
+  /// Moves every venue into `places` under its own id (kind `venue`, its names as titles in every language, its
+  /// type, contacts, logo and keywords; search columns folded as the store folds them), so that promotions,
+  /// advertiser grants, offers and redemptions — which refer to `venues(id)` — still point at the same venue.
+  /// `venues` keeps only what is a venue's alone: the imported rating, keyed by the place's id
+  /// (`REFERENCES places(id) ON DELETE CASCADE`); the tables that refer to `venues(id)` are untouched (their
+  /// references name the rebuilt table). Triggers keep one `venues` row per place of kind `venue`, and a venue can't
+  /// change its kind. `places.geokey` (62-bit integer geohash, as for fixes) indexes every located place for radius
+  /// queries. A venue whose id is taken by a place of another kind stops the migration, naming the ids.
+  static func venuesArePlaces(_ db: Database) throws {
+    try db.execute(sql: "ALTER TABLE places ADD COLUMN geokey INTEGER")
+    for row in try Row.fetchAll(db, sql: "SELECT seq, latitude, longitude FROM places WHERE latitude IS NOT NULL") {
+      let point = Coordinate(uncheckedLatitude: row[1], longitude: row[2])
+      try db.execute(
+        sql: "UPDATE places SET geokey = ? WHERE seq = ?",
+        arguments: [Int64(bitPattern: try GeohashCell(point, bits: 62).value), row[0] as Int64])
+    }
+    let clashes = try String.fetchAll(
+      db, sql: "SELECT v.id FROM venues v JOIN places p ON p.id = v.id WHERE p.kind <> 'venue' ORDER BY v.id")
+    if !clashes.isEmpty {
+      throw VenueMigrationError.idsTaken(clashes)
+    }
+    let venues = try Row.fetchAll(db, sql: "SELECT * FROM venues ORDER BY geokey, id")
+    let languages = try localization.languages(db)
+    let venueColumns = Set(try db.columns(in: "venues").map(\.name))
+    try db.execute(
+      sql: """
+        CREATE TABLE venues_new(
+          id TEXT PRIMARY KEY NOT NULL REFERENCES places(id) ON DELETE CASCADE,
+          rating_sum INTEGER NOT NULL DEFAULT 0,
+          rating_count INTEGER NOT NULL DEFAULT 0,
+          updated_at INTEGER NOT NULL
+        );
+        INSERT INTO venues_new(id, rating_sum, rating_count, updated_at)
+          SELECT id, rating_sum, rating_count, updated_at FROM venues;
+        DROP TABLE venues;
+        ALTER TABLE venues_new RENAME TO venues;
+        """)
+    let localized = languages.flatMap { ["title_\($0)", "description_\($0)"] }
+    let columns =
+      [
+        "id", "kind", "title", "description", "address", "city", "city_key", "site", "phone", "email", "venue_type",
+        "logo_url", "time_zone", "keywords", "latitude", "longitude", "geokey", "title_key", "search_title",
+        "search_text", "created_at", "updated_at",
+      ] + localized
+    let insert = try db.makeStatement(
+      sql: """
+        INSERT OR IGNORE INTO places(\(columns.joined(separator: ", ")))
+        VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
+        """)
+    let closure = try db.makeStatement(
+      sql: "INSERT OR IGNORE INTO place_closure(place_id, ancestor_id, depth) VALUES (?, ?, 0)")
+    for row in venues {
+      var names = LocalizedText()
+      var descriptions = LocalizedText()
+      for language in languages {
+        if venueColumns.contains("name_\(language)"), let name: String = row["name_\(language)"], !name.isEmpty {
+          names.set(name, for: language)
+        }
+        if venueColumns.contains("description_\(language)"), let text: String = row["description_\(language)"],
+          !text.isEmpty
+        {
+          descriptions.set(text, for: language)
+        }
+      }
+      if names.values.isEmpty { names.set(row["name"] as String, for: "en") }
+      if descriptions.values.isEmpty, let text: String = row["description"], !text.isEmpty {
+        descriptions.set(text, for: "en")
+      }
+      let keywords = (try? JSONColumn.decode([String].self, from: row["keywords"] as String)) ?? []
+      let place = try Place(
+        id: PlaceID(row["id"] as String), kind: .venue, name: names, description: descriptions, keywords: keywords)
+      let record = PlaceRecord(place: place)
+      let city: String? = row["city"]
+      var values: [(any DatabaseValueConvertible)?] = [
+        row["id"] as String, PlaceKind.venue.rawValue, row["name"] as String, row["description"] as String?,
+        row["address"] as String?, city, city.map(PlaceSearch.fold), row["site"] as String?, row["phone"] as String?,
+        row["email"] as String?, row["venue_type"] as String?, row["logo_url"] as String?,
+        row["time_zone"] as String?, row["keywords"] as String, row["latitude"] as Double,
+        row["longitude"] as Double, row["geokey"] as Int64, record.titleKey, record.titleKey, record.searchText,
+        row["updated_at"] as Int64, row["updated_at"] as Int64,
+      ]
+      for language in languages {
+        values.append(venueColumns.contains("name_\(language)") ? row["name_\(language)"] as String? : nil)
+        values.append(
+          venueColumns.contains("description_\(language)") ? row["description_\(language)"] as String? : nil)
+      }
+      try insert.execute(arguments: StatementArguments(values))
+      try closure.execute(arguments: [row["id"] as String, row["id"] as String])
+    }
+    try db.execute(sql: venuePlaceIndexAndTriggers)
+  }
+
+  /// The radius index over every located place, and the triggers that keep a `venues` row for every place of kind
+  /// `venue` and keep a venue a venue. (No `INSERT OR IGNORE` in them: an upsert's conflict policy would override it.)
+  static let venuePlaceIndexAndTriggers = """
+    CREATE INDEX places_geokey ON places(geokey, latitude, longitude, kind, venue_type, own_sum, own_count, id);
+    CREATE TRIGGER places_venue_insert AFTER INSERT ON places WHEN NEW.kind = 'venue' BEGIN
+      INSERT INTO venues(id, updated_at) SELECT NEW.id, NEW.updated_at
+        WHERE NOT EXISTS (SELECT 1 FROM venues WHERE id = NEW.id);
+    END;
+    CREATE TRIGGER places_venue_kind AFTER UPDATE OF kind ON places WHEN NEW.kind = 'venue' BEGIN
+      INSERT INTO venues(id, updated_at) SELECT NEW.id, NEW.updated_at
+        WHERE NOT EXISTS (SELECT 1 FROM venues WHERE id = NEW.id);
+    END;
+    CREATE TRIGGER places_venue_stays BEFORE UPDATE OF kind ON places
+    WHEN OLD.kind = 'venue' AND NEW.kind <> 'venue' AND EXISTS (SELECT 1 FROM venues WHERE id = OLD.id) BEGIN
+      SELECT RAISE(ABORT, 'a venue keeps its kind');
+    END;
+    """
+}
+
+/// Why venues could not be moved into the places table.
+public enum VenueMigrationError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// These venue ids are taken by places of another kind: a venue keeps its id (promotions point at it).
+  case idsTaken([String])
+
+  /// What was wrong and what to do.
+  public var description: String {
+    switch self {
+    case .idsTaken(let ids):
+      "Venues can't become places: the ids \(ids.joined(separator: ", ")) are taken by places of another kind; "
+        + "rename or delete those places (meridian-admin places delete), then start again."
+    }
+  }
 }

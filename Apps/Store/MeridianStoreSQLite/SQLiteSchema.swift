@@ -24,6 +24,7 @@ public enum SQLiteSchema {
     appendPromotionStatsMigrations(to: &migrator)  // SQLiteSchema+PromotionStats.swift
     appendApplicantMigrations(to: &migrator)  // SQLiteSchema+Applicants.swift
     appendWebhookMigrations(to: &migrator)  // SQLiteSchema+Webhooks.swift
+    appendVenuePlaceMigrations(to: &migrator)  // SQLiteSchema+Venues.swift
     return migrator
   }
 

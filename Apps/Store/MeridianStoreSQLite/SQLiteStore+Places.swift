@@ -12,60 +12,68 @@ extension SQLiteStore {
   public func upsertPlaces(_ places: [PlaceRecord], now: Int64) async throws {
     guard !places.isEmpty else { return }
     for record in places { try record.validate() }
-    try await database.write { db in
-      let languages = try SQLiteSchema.localization.languages(db)
-      let localized = languages.flatMap { ["title_\($0)", "short_title_\($0)", "description_\($0)"] }
-      let columns =
-        [
-          "id", "parent_id", "kind", "title", "short_title", "description", "address", "city", "city_key", "site",
-          "phone", "email", "venue_type", "logo_url", "time_zone", "keywords", "attributes", "latitude", "longitude",
-          "title_key", "search_title", "search_text", "created_at", "updated_at",
-        ] + localized
-      let kept: Set = ["id", "parent_id", "created_at"]
-      let updates = columns.filter { !kept.contains($0) }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-      let insert = try db.cachedStatement(
-        sql: """
-          INSERT INTO places(\(columns.joined(separator: ", ")))
-          VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
-          ON CONFLICT(id) DO UPDATE SET \(updates)
-          """)
-      for record in places {
-        let place = record.place
-        let stored = try Row.fetchOne(
-          db, sql: "SELECT parent_id FROM places WHERE id = ?", arguments: [place.id.rawValue])
-        if let parent = place.parentID,
-          try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM places WHERE id = ?)", arguments: [parent.rawValue])
-            != true
-        {
-          throw PlaceStoreError.unknownParent(place.id, parent: parent)
-        }
-        if let stored, (stored[0] as String?) != place.parentID?.rawValue {
-          try Self.move(db, place.id, to: place.parentID, now: now)
-        }
-        var values: [(any DatabaseValueConvertible)?] = [
-          place.id.rawValue, place.parentID?.rawValue, place.kind.rawValue,
-          place.name.resolved(for: ["en"]) ?? "", record.shortTitle.resolved(for: ["en"]),
-          place.description.resolved(for: ["en"]), place.address, place.city,
-          place.city.map(PlaceSearch.fold), place.site, place.phone, place.email, place.venueType, place.logoURL,
-          place.timeZone, try JSONColumn.encode(place.keywords), try JSONColumn.encode(record.attributes),
-          place.location?.latitude, place.location?.longitude, record.titleKey, record.titleKey, record.searchText,
-          now, now,
-        ]
-        for language in languages {
-          values.append(Self.translation(place.name, language))
-          values.append(Self.translation(record.shortTitle, language))
-          values.append(Self.translation(place.description, language))
-        }
-        try insert.execute(arguments: StatementArguments(values))
-        if stored == nil {
-          try db.execute(
-            sql: """
-              INSERT INTO place_closure(place_id, ancestor_id, depth)
-              SELECT ?, ancestor_id, depth + 1 FROM place_closure WHERE place_id = ?
-              UNION ALL SELECT ?, ?, 0
-              """,
-            arguments: [place.id.rawValue, place.parentID?.rawValue, place.id.rawValue, place.id.rawValue])
-        }
+    try await database.write { db in try Self.writePlaces(db, places, now: now, asVenues: false) }
+  }
+
+  /// Inserts or updates validated `places` in the caller's transaction. A venue keeps its kind; with `asVenues`
+  /// (``upsertVenues(_:)``) a stored place must be a venue already, and one given without a parent keeps its own.
+  static func writePlaces(_ db: Database, _ places: [PlaceRecord], now: Int64, asVenues: Bool) throws {
+    let languages = try SQLiteSchema.localization.languages(db)
+    let localized = languages.flatMap { ["title_\($0)", "short_title_\($0)", "description_\($0)"] }
+    let columns =
+      [
+        "id", "parent_id", "kind", "title", "short_title", "description", "address", "city", "city_key", "site",
+        "phone", "email", "venue_type", "logo_url", "time_zone", "keywords", "attributes", "latitude", "longitude",
+        "title_key", "search_title", "search_text", "created_at", "updated_at", "geokey",
+      ] + localized
+    let kept: Set = ["id", "parent_id", "created_at"]
+    let updates = columns.filter { !kept.contains($0) }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+    let insert = try db.cachedStatement(
+      sql: """
+        INSERT INTO places(\(columns.joined(separator: ", ")))
+        VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
+        ON CONFLICT(id) DO UPDATE SET \(updates)
+        """)
+    for record in places {
+      var place = record.place
+      let stored = try Row.fetchOne(
+        db, sql: "SELECT parent_id, kind FROM places WHERE id = ?", arguments: [place.id.rawValue])
+      if let stored {
+        try place.checkKind(stored: PlaceKind(rawValue: stored[1]), asVenue: asVenues)
+        if asVenues, place.parentID == nil { place.parentID = (stored[0] as String?).map { PlaceID($0) } }
+      }
+      if let parent = place.parentID,
+        try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM places WHERE id = ?)", arguments: [parent.rawValue])
+          != true
+      {
+        throw PlaceStoreError.unknownParent(place.id, parent: parent)
+      }
+      if let stored, (stored[0] as String?) != place.parentID?.rawValue {
+        try Self.move(db, place.id, to: place.parentID, now: now)
+      }
+      var values: [(any DatabaseValueConvertible)?] = [
+        place.id.rawValue, place.parentID?.rawValue, place.kind.rawValue,
+        place.name.resolved(for: ["en"]) ?? "", record.shortTitle.resolved(for: ["en"]),
+        place.description.resolved(for: ["en"]), place.address, place.city,
+        place.city.map(PlaceSearch.fold), place.site, place.phone, place.email, place.venueType, place.logoURL,
+        place.timeZone, try JSONColumn.encode(place.keywords), try JSONColumn.encode(record.attributes),
+        place.location?.latitude, place.location?.longitude, record.titleKey, record.titleKey, record.searchText,
+        now, now, try place.location.map { Int64(bitPattern: try GeohashCell($0, bits: Self.geokeyBits).value) },
+      ]
+      for language in languages {
+        values.append(Self.translation(place.name, language))
+        values.append(Self.translation(record.shortTitle, language))
+        values.append(Self.translation(place.description, language))
+      }
+      try insert.execute(arguments: StatementArguments(values))
+      if stored == nil {
+        try db.execute(
+          sql: """
+            INSERT INTO place_closure(place_id, ancestor_id, depth)
+            SELECT ?, ancestor_id, depth + 1 FROM place_closure WHERE place_id = ?
+            UNION ALL SELECT ?, ?, 0
+            """,
+          arguments: [place.id.rawValue, place.parentID?.rawValue, place.id.rawValue, place.id.rawValue])
       }
     }
   }

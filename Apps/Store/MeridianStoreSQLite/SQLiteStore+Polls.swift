@@ -170,7 +170,6 @@ extension SQLiteStore {
           SELECT EXISTS (SELECT 1 FROM polls WHERE option0_image LIKE ?1 OR option1_image LIKE ?1)
             OR EXISTS (SELECT 1 FROM profiles WHERE avatar LIKE ?1)
             OR EXISTS (SELECT 1 FROM venue_promotions WHERE image_url LIKE ?1)
-            OR EXISTS (SELECT 1 FROM venues WHERE logo_url LIKE ?1)
             OR EXISTS (SELECT 1 FROM places WHERE logo_url LIKE ?1)
           """, arguments: [pattern]) == false
     }

@@ -17,44 +17,20 @@ extension SQLiteStore {
 
   public func upsertVenues(_ venues: [VenueRecord]) async throws {
     guard !venues.isEmpty else { return }
+    let records = venues.map(\.placeRecord)
+    for record in records { try record.validate() }
     let now = Timestamp.milliseconds(Date())
-    let rows = try venues.map { record in
-      (
-        record, GeohashPrefixes(record.location).all,
-        Int64(bitPattern: try GeohashCell(record.location, bits: Self.geokeyBits).value),
-        try JSONColumn.encode(record.place.keywords)
-      )
-    }
     try await database.write { db in
-      let languages = try SQLiteSchema.localization.languages(db)
-      let localized = languages.flatMap { ["name_\($0)", "description_\($0)"] }
-      let columns =
-        [
-          "id", "name", "description", "venue_type", "address", "city", "site", "phone", "email", "logo_url",
-          "time_zone", "keywords", "latitude", "longitude", "geohash2", "geohash3", "geohash4", "geohash5",
-          "geohash6", "geokey", "rating_sum", "rating_count", "updated_at",
-        ] + localized
-      let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-      let statement = try db.cachedStatement(
+      try Self.writePlaces(db, records, now: now, asVenues: true)
+      // The places trigger made each new venue's row; the imported rating is the venue's own.
+      let rating = try db.cachedStatement(
         sql: """
-          INSERT INTO venues(\(columns.joined(separator: ", ")))
-          VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
-          ON CONFLICT(id) DO UPDATE SET \(updates)
+          INSERT INTO venues(id, rating_sum, rating_count, updated_at) VALUES (?, ?, ?, ?)
+          ON CONFLICT(id) DO UPDATE SET rating_sum = excluded.rating_sum, rating_count = excluded.rating_count,
+            updated_at = excluded.updated_at
           """)
-      for (record, cells, geokey, keywords) in rows {
-        let place = record.place
-        var values: [(any DatabaseValueConvertible)?] = [
-          place.id.rawValue, place.name.resolved(for: ["en"]) ?? "", place.description.resolved(for: ["en"]),
-          place.venueType, place.address, place.city, place.site, place.phone, place.email, place.logoURL,
-          place.timeZone, keywords, record.location.latitude, record.location.longitude,
-        ]
-        values += cells.map { $0 as (any DatabaseValueConvertible)? }
-        values += [geokey, record.rating.sum, record.rating.count, now]
-        for language in languages {
-          values.append(Self.translation(place.name, language))
-          values.append(Self.translation(place.description, language))
-        }
-        try statement.execute(arguments: StatementArguments(values))
+      for venue in venues {
+        try rating.execute(arguments: [venue.place.id.rawValue, venue.rating.sum, venue.rating.count, now])
       }
     }
   }
@@ -62,7 +38,7 @@ extension SQLiteStore {
   public func venue(_ id: PlaceID, language: String?) async throws -> Venue? {
     try await database.read { db in
       let select = try Self.venueSelect(db, language: language)
-      return try Row.fetchOne(db, sql: "\(select.sql) WHERE id = ?", arguments: [id.rawValue]).map {
+      return try Row.fetchOne(db, sql: "\(select.sql) AND p.id = ?", arguments: [id.rawValue]).map {
         try Self.venue($0, languages: select.languages, distance: nil)
       }
     }
@@ -79,7 +55,7 @@ extension SQLiteStore {
       let page = Page(PlaceDirectory.sorted(entries, by: query.sort), request: query.page)
       let rows = Dictionary(matches.map { ($0.id, $0.row) }, uniquingKeysWith: { first, _ in first })
       let select = try Self.venueSelect(db, language: query.language)
-      let statement = try db.cachedStatement(sql: "\(select.sql) WHERE rowid = ?")
+      let statement = try db.cachedStatement(sql: "\(select.sql) AND p.seq = ?")
       var result = Page<Venue>([], request: query.page)
       result.total = page.total
       result.hasMore = page.hasMore
@@ -94,8 +70,9 @@ extension SQLiteStore {
   }
 
   /// The venues within `radius` metres of `center` (optionally only of `type`), in no particular order: a geohash
-  /// covering of the circle becomes a few `geokey` ranges scanned in the covering index alone, then the exact
-  /// haversine distance drops what lies outside the circle.
+  /// covering of the circle becomes a few `geokey` ranges of the places scanned in the `places_geokey` index (which
+  /// holds position, kind, type and review sums), each venue's imported rating read by its key, then the exact
+  /// haversine distance drops what lies outside the circle. `row` is the place's `seq`.
   public func venues(within radius: Double, of center: Coordinate, type: String? = nil) async throws -> [VenueMatch] {
     try await database.read { db in try Self.venues(db, within: radius, of: center, type: type) }
   }
@@ -108,9 +85,11 @@ extension SQLiteStore {
     let (south, north) = latitudeBounds(center, radius)
     let statement = try db.cachedStatement(
       sql: """
-        SELECT rowid, id, latitude, longitude, venue_type, rating_sum, rating_count
-        FROM venues INDEXED BY venues_geokey
-        WHERE geokey BETWEEN ? AND ? AND latitude BETWEEN ? AND ?\(type == nil ? "" : " AND venue_type = ?")
+        SELECT p.seq, p.id, p.latitude, p.longitude, p.venue_type, v.rating_sum + p.own_sum,
+          v.rating_count + p.own_count
+        FROM places p INDEXED BY places_geokey CROSS JOIN venues v ON v.id = p.id
+        WHERE p.geokey BETWEEN ? AND ? AND p.latitude BETWEEN ? AND ? AND p.kind = 'venue'\(
+          type == nil ? "" : " AND p.venue_type = ?")
         """)
     var matches: [VenueMatch] = []
     for range in ranges {
@@ -315,31 +294,34 @@ extension SQLiteStore {
     }?.value
   }
 
-  /// `SELECT` of a venue's columns with `name` and `description` resolved for `language` through the localized
-  /// columns (then English, then the base value), and the languages the database has.
+  /// `SELECT` of a venue — a located place of kind `venue` with its `venues` row — with `name` and `description`
+  /// resolved for `language` through the places' localized titles and descriptions (then English, then the base
+  /// value), its rating the imported one plus its reviews, and the languages the database has; ends in a `WHERE`
+  /// clause to add conditions to with `AND`.
   static func venueSelect(_ db: Database, language: String?) throws -> (sql: String, languages: [String]) {
     let languages = try SQLiteSchema.localization.languages(db)
     let chain = LocalizationRegistry.fallbackChain(for: language ?? "en", fallbacks: ["en"], available: languages)
-    let name = try LocalizationRegistry.resolvedExpression(field: "name", languages: chain, as: "resolved_name")
+    let name = try LocalizationRegistry.resolvedExpression(
+      field: "title", languages: chain, table: "p", as: "resolved_name")
     let description = try LocalizationRegistry.resolvedExpression(
-      field: "description", languages: chain, as: "resolved_description")
-    return ("SELECT *, \(name), \(description) FROM venues", languages)
+      field: "description", languages: chain, table: "p", as: "resolved_description")
+    return (
+      """
+      SELECT p.*, v.rating_sum + p.own_sum AS venue_rating_sum, v.rating_count + p.own_count AS venue_rating_count,
+        \(name), \(description)
+      FROM places p JOIN venues v ON v.id = p.id WHERE p.kind = 'venue' AND p.latitude IS NOT NULL
+      """, languages
+    )
   }
 
   static func venue(_ row: Row, languages: [String], distance: Double?) throws -> Venue {
-    var names = LocalizedText()
-    for language in languages {
-      if let text: String = row["name_\(language)"], !text.isEmpty {
-        names.set(text, for: language.replacingOccurrences(of: "_", with: "-"))
-      }
-    }
-    return Venue(
-      id: PlaceID(row["id"] as String), name: row["resolved_name"], names: names,
+    Venue(
+      id: PlaceID(row["id"] as String), name: row["resolved_name"], names: localized(row, "title", languages),
       description: row["resolved_description"], type: row["venue_type"],
       location: Coordinate(uncheckedLatitude: row["latitude"], longitude: row["longitude"]), address: row["address"],
       city: row["city"], site: row["site"], phone: row["phone"], email: row["email"], logoURL: row["logo_url"],
-      timeZone: row["time_zone"], rating: RatingAggregate(sum: row["rating_sum"], count: row["rating_count"]),
-      distance: distance)
+      timeZone: row["time_zone"],
+      rating: RatingAggregate(sum: row["venue_rating_sum"], count: row["venue_rating_count"]), distance: distance)
   }
 
   static func promotion(_ row: Row) throws -> Promotion {
