@@ -190,7 +190,6 @@ extension PostgresStore: PollStore {
         SELECT EXISTS (SELECT 1 FROM polls WHERE option0_image LIKE \(pattern) OR option1_image LIKE \(pattern))
           OR EXISTS (SELECT 1 FROM profiles WHERE avatar LIKE \(pattern))
           OR EXISTS (SELECT 1 FROM venue_promotions WHERE image_url LIKE \(pattern))
-          OR EXISTS (SELECT 1 FROM venues WHERE logo_url LIKE \(pattern))
           OR EXISTS (SELECT 1 FROM places WHERE logo_url LIKE \(pattern))
         """, logger: logger
       ).collect().first?.decode(Bool.self)
