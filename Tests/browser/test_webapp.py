@@ -1126,6 +1126,15 @@ class WebAppTests(unittest.TestCase):
         self.browser.find_element(By.CSS_SELECTOR, f"{blue_cup} button").click()
         self.wait(lambda: "COFFEE" in self.browser.find_element(By.CSS_SELECTOR, f"{blue_cup} .promotions").text,
                   "Blue Cup's promotion with its code")
+        qr = self.browser.find_element(By.CSS_SELECTOR, f"{blue_cup} img.qr")
+        self.wait(lambda: qr.is_displayed() and qr.get_property("naturalWidth") > 0, "the code as a QR image")
+        request = urllib.request.Request(
+            f"{self.server.base}/v1/promotions/coffee-{os.getpid()}/qr?format=png&scale=4",
+            headers={"Authorization": f"Bearer {visitor.token}"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            width = struct.unpack(">I", response.read()[16:20])[0]  # the PNG's IHDR width
+        self.assertEqual(qr.get_property("naturalWidth"), width)
+        self.assertEqual(qr.get_attribute("alt"), "QR code of COFFEE")
         Select(self.browser.find_element(By.ID, "language")).select_by_value("uk")
         self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, f"{blue_cup} button").text == "Синя чашка",
                   "the venue's Ukrainian name")

@@ -2,7 +2,7 @@
 // centre, within the visible area's radius, loaded again when the centre moves 100 m or more (the promotions
 // line's rule). API: /v1/venues…, /v1/places?lat=&lon=&radius= (docs/api/openapi.yaml).
 import * as L from '/vendor/leaflet/leaflet.esm.js';
-import { request } from './api.js';
+import { download, request } from './api.js';
 import { $, button, element, mutedRow, textElement } from './dom.js';
 import { currentLanguage, t } from './i18n.js';
 import { localized } from './directory.js';
@@ -120,10 +120,24 @@ async function openVenue(id) {
   const items = answer.promotions.map((promotion) => {
     const price = promotion.newPrice ? ` — ${money(promotion.newPrice)}` : '';
     const old = promotion.oldPrice ? ` (${money(promotion.oldPrice)})` : '';
+    const qr = element('img', { className: 'qr', alt: t('places.qr', promotion.promoCode), hidden: true });
+    showQR(qr, promotion.id);
     return element('li', { className: 'promotion', data: { promotionId: promotion.id } },
-      `${promotion.name}${price}${old} · ${t('places.code', promotion.promoCode)}`);
+      `${promotion.name}${price}${old} · ${t('places.code', promotion.promoCode)}`, qr);
   });
   row.querySelector('.promotions').replaceChildren(...(items.length ? items : [mutedRow(t('places.noPromotions'))]));
+}
+
+/** The promotion's code as a QR image (fetched with the token, shown from a blob URL the page policy allows). */
+async function showQR(image, id) {
+  let blob;
+  try { blob = await download(`/v1/promotions/${encodeURIComponent(id)}/qr?format=png&scale=4`); } catch {
+    return; // no QR image: the code is written beside it
+  }
+  const url = URL.createObjectURL(blob);
+  image.addEventListener('load', () => { image.hidden = false; URL.revokeObjectURL(url); }, { once: true });
+  image.addEventListener('error', () => URL.revokeObjectURL(url), { once: true });
+  image.src = url;
 }
 
 function money(value) {
