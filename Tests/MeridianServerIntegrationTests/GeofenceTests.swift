@@ -225,6 +225,37 @@ struct GeofenceTests {
     }
   }
 
+  /// The operator's cap on fences per person: one more is refused with 409 and a stable code, nothing else changes,
+  /// and a device's region beyond it is not kept either; deleting one makes room.
+  @Test func theFenceCapRefusesOneMoreWithAStableCode() async throws {
+    try await TestServer.with({ $0.geofences.maximumPerPerson = 2 }) { server in
+      let (_, bob) = try await server.signUp("bob")
+      var made: [GeofenceItem] = []
+      for index in 0..<2 {
+        made.append(
+          try await bob.send(
+            API.createGeofence,
+            body: NewGeofence(
+              name: "fence \(index)",
+              shape: .circle(
+                center: try Self.home.destination(bearing: 90, distance: Double(index) * 1_000), radius: 100))))
+      }
+      await expectAPIError(.geofenceLimitReached, status: 409) {
+        try await bob.send(
+          API.createGeofence, body: NewGeofence(name: "one more", shape: .circle(center: Self.home, radius: 300)))
+      }
+      let waypoint =
+        #"{"_type":"waypoint","tst":1700000000,"lat":\#(Self.home.latitude),"lon":\#(Self.home.longitude),"rad":80,"desc":"Phone's"}"#
+      #expect(
+        try await server.ownTracks(waypoint, username: "bob@example.com", password: "correct horse").head.status == .ok)
+      #expect(try await bob.send(API.geofences).items == made)
+      _ = try await bob.send(API.deleteGeofence, parameters: GeofenceRef(id: made[0].id))
+      let again = try await bob.send(
+        API.createGeofence, body: NewGeofence(name: "one more", shape: .circle(center: Self.home, radius: 300)))
+      #expect(try await bob.send(API.geofences).items.map(\.id) == [made[1].id, again.id])
+    }
+  }
+
   /// The monitor remembers that no fence concerns a person; a fence made afterwards is seen at once, and a deleted
   /// one decides nothing more.
   @Test func aFenceMadeAfterTheFirstFixesCountsAndADeletedOneIsForgotten() async throws {

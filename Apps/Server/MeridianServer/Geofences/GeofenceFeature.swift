@@ -45,9 +45,20 @@ struct GeofenceFeature: Sendable {
       sharing: body.sharing ?? (body.groupId == nil ? .nobody : .group), groupId: body.groupId, createdAt: time,
       updatedAt: time)
     let checked = try await validated(fence)
+    try await checkRoom(for: owner)
     try await store.createGeofence(checked)
     monitor.fencesChanged()
     return checked
+  }
+
+  /// Throws `409 geofence_limit_reached` when `owner` has as many geofences as the operator allows.
+  func checkRoom(for owner: UserID) async throws {
+    let maximum = monitor.settings.maximumPerPerson
+    guard try await store.geofences(owners: [owner]).count < maximum else {
+      throw APIError(
+        status: 409, code: .geofenceLimitReached,
+        message: "You have \(maximum) geofences, as many as this server allows; delete one to make another.")
+    }
   }
 
   func update(_ owner: UserID, _ id: GeofenceID, _ body: GeofenceUpdate) async throws -> GeofenceItem {

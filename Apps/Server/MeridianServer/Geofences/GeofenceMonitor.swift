@@ -30,7 +30,8 @@ final class GeofenceMonitor: Sendable {
 
   let store: any MeridianStore
   let live: LiveUpdates
-  let rules: GeofenceRules
+  let settings: GeofenceSettings
+  var rules: GeofenceRules { settings.rules }
   let wake: GeofenceWebhookWake
   let now: @Sendable () -> Int64
   let logger: Logger
@@ -41,15 +42,15 @@ final class GeofenceMonitor: Sendable {
   /// of them has a fence (remembered as well, so such a person's batches cost no query).
   private let concerned = LookupCache<UserID, [UserID]>(lifetime: 5_000, capacity: 10_000)
 
-  /// A monitor publishing through `live` and waking the webhook delivery with `wake`.
+  /// A monitor with the operator's rules, publishing through `live` and waking the webhook delivery with `wake`.
   init(
-    store: any MeridianStore, live: LiveUpdates, rules: GeofenceRules = GeofenceRules(),
+    store: any MeridianStore, live: LiveUpdates, settings: GeofenceSettings = GeofenceSettings(),
     wake: @escaping GeofenceWebhookWake = {}, now: @escaping @Sendable () -> Int64,
     logger: Logger = Logger(label: "meridian.geofences")
   ) {
     self.store = store
     self.live = live
-    self.rules = rules
+    self.settings = settings
     self.wake = wake
     self.now = now
     self.logger = logger
@@ -134,7 +135,7 @@ final class GeofenceMonitor: Sendable {
   }
 
   /// An owner's privacy settings, from the live fan-out's cache.
-  private func settings(_ owner: UserID) async throws -> PrivacySettings? {
+  private func privacy(_ owner: UserID) async throws -> PrivacySettings? {
     try await live.privacySettings(of: owner)
   }
 
@@ -151,7 +152,7 @@ final class GeofenceMonitor: Sendable {
     let stateFences = try await store.geofences(ids: states.keys.filter { !nearIDs.contains($0) })
     var fences: [GeofenceID: GeofenceItem] = [:]
     for fence in near + stateFences
-    where Self.maySee(user, fence, ownerSettings: try await settings(fence.ownerId), at: time) {
+    where Self.maySee(user, fence, ownerSettings: try await privacy(fence.ownerId), at: time) {
       fences[fence.id] = fence
     }
     let boxes = fences.mapValues { $0.shape.geofence.boundingBox }
@@ -255,7 +256,7 @@ final class GeofenceMonitor: Sendable {
     -> [Addressed]
   {
     guard let first = events.first else { return [] }
-    guard let person = try await settings(first.userId), let channel = ChannelName.user(first.userId.rawValue) else {
+    guard let person = try await privacy(first.userId), let channel = ChannelName.user(first.userId.rawValue) else {
       return events.map { Addressed(event: $0, audience: [$0.userId]) }
     }
     var candidates = Set(person.groups.filter { $0.kind != .blacklist }.flatMap(\.members))
@@ -264,7 +265,7 @@ final class GeofenceMonitor: Sendable {
     var addressed: [Addressed] = []
     for event in events {
       guard let fence = fences[event.geofenceId] else { continue }
-      let owner = fence.ownerId == event.userId ? person : try await settings(fence.ownerId)
+      let owner = fence.ownerId == event.userId ? person : try await privacy(fence.ownerId)
       var audience: Set<UserID> = [event.userId]
       for viewer in watchers.union([fence.ownerId])
       where LiveUpdates.mayReceive(viewer, channel, of: person, at: time)

@@ -48,6 +48,11 @@ struct OwnTracksGeofences: Sendable {
       fence.shape = .circle(center: center, radius: radius)
       fence.updatedAt = time
       _ = try await store.updateGeofence(fence)
+    } else if try await store.geofences(owners: [user]).count >= monitor.settings.maximumPerPerson {
+      // The app can't show an error for a region: the region stays the device's own, and the server says why.
+      monitor.logger.notice(
+        "an OwnTracks region was not kept: the person has as many geofences as allowed",
+        metadata: ["user": "\(user)", "region": "\(key)"])
     } else {
       try await store.createGeofence(
         GeofenceItem(

@@ -1,0 +1,43 @@
+import DomainKit
+import Foundation
+
+/// Geofence rules and limits.
+///
+/// | setting | default | variable |
+/// |---|---|---|
+/// | time inside before `dwell` | 300 s | `MERIDIAN_GEOFENCE_DWELL_SECONDS` |
+/// | a gap between fixes longer than this resets the state | 7,200 s | `MERIDIAN_GEOFENCE_GAP_SECONDS` |
+/// | exit margin, share of the radius | 20 % | `MERIDIAN_GEOFENCE_HYSTERESIS_PERCENT` (0…100) |
+/// | smallest exit margin | 30 m | `MERIDIAN_GEOFENCE_HYSTERESIS_METRES` |
+/// | geofences per person (device-made ones included) | 100 | `MERIDIAN_GEOFENCE_MAX_PER_PERSON` |
+public struct GeofenceSettings: Sendable, Hashable {
+  /// The rules every fix is evaluated with (DomainKit's defaults unless set).
+  public var rules = GeofenceRules()
+  /// The most geofences one person may have; one more is refused with `409 geofence_limit_reached`.
+  public var maximumPerPerson = 100
+
+  /// The defaults.
+  public init() {}
+
+  /// Reads the `MERIDIAN_GEOFENCE_*` variables.
+  /// - Throws: ``ConfigurationError`` naming the variable for a value out of range.
+  mutating func read(_ environment: [String: String]) throws(ConfigurationError) {
+    func number(_ name: String, _ range: ClosedRange<Int64>) throws(ConfigurationError) -> Int64? {
+      guard let text = environment[name], !text.isEmpty else { return nil }
+      guard let value = Int64(text), range.contains(value) else {
+        throw ConfigurationError(
+          setting: name, value: text, reason: "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+      }
+      return value
+    }
+    if let seconds = try number("MERIDIAN_GEOFENCE_DWELL_SECONDS", 1...604_800) { rules.dwellTime = seconds * 1000 }
+    if let seconds = try number("MERIDIAN_GEOFENCE_GAP_SECONDS", 1...604_800) { rules.maximumGap = seconds * 1000 }
+    if let percent = try number("MERIDIAN_GEOFENCE_HYSTERESIS_PERCENT", 0...100) {
+      rules.hysteresisFraction = Double(percent) / 100
+    }
+    if let metres = try number("MERIDIAN_GEOFENCE_HYSTERESIS_METRES", 0...10_000) {
+      rules.minimumHysteresis = Double(metres)
+    }
+    if let count = try number("MERIDIAN_GEOFENCE_MAX_PER_PERSON", 1...100_000) { maximumPerPerson = Int(count) }
+  }
+}
