@@ -79,6 +79,9 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   /// A geofence breaks its rules: a bad name, a radius outside 25 m – 50 km, a polygon that isn't simple or has
   /// over 1,000 vertices, or sharing with a group the owner doesn't have (422).
   case invalidGeofence = "invalid_geofence"
+  /// The person has as many geofences as the server allows (`MERIDIAN_GEOFENCE_MAX_PER_PERSON`, 100 by default);
+  /// nothing was stored (409).
+  case geofenceLimitReached = "geofence_limit_reached"
   /// An achievement breaks its rules: an unknown kind, an empty or long title, a year out of range (422, with
   /// `fields`).
   case invalidAchievement = "invalid_achievement"

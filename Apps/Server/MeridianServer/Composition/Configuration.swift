@@ -78,6 +78,8 @@ public struct ServerConfiguration: Sendable, Hashable {
   public var polls = PollSettings()
   /// Webhook delivery: allowed addresses, abandon time, pacing (``WebhookSettings``).
   public var webhooks = WebhookSettings()
+  /// Geofence rules (dwell time, gap reset, exit margin) and the fences per person (``GeofenceSettings``).
+  public var geofences = GeofenceSettings()
   /// The web app's files and map tiles (``WebAppSettings``).
   public var web = WebAppSettings()
 
@@ -152,6 +154,7 @@ public struct ServerConfiguration: Sendable, Hashable {
     try configuration.limits.read(environment)
     try configuration.polls.read(environment)
     try configuration.webhooks.read(environment)
+    try configuration.geofences.read(environment)
     try configuration.web.read(environment)
     func seconds(_ name: String) throws(ConfigurationError) -> Int? {
       try parse(nil, name) { Int($0).flatMap { $0 > 0 ? $0 : nil } }
