@@ -8,14 +8,7 @@ import Testing
 struct AdminAdvertiserTests {
   @Test func grantListRevokeAndDailyFigures() async throws {
     let sandbox = try AdminSandbox()
-    let store = try sandbox.store()
-    let venues = sandbox.path("venues.csv")
-    try """
-    id,name_en,type,latitude,longitude,time_zone
-    cafe-1,Blue Cup,cafe,50.4500,30.5200,Europe/Kyiv
-    cafe-2,Red Cup,cafe,50.4600,30.5200,Europe/Kyiv
-    """.write(toFile: venues, atomically: true, encoding: .utf8)
-    #expect(try await sandbox.admin(["venues", "import", venues]).status == 0)
+    let store = try await sandbox.twoCafes()
     let owner = try await seedUser(store, email: "owner@example.com")
 
     let granted = try await sandbox.admin(["advertisers", "grant", "owner@example.com", "cafe-1", "cafe-2", "--json"])

@@ -107,7 +107,7 @@ public enum API {
       promotionQR.descriptor, advertiserVenues.descriptor, advertiserPromotions.descriptor,
       createAdvertisedPromotion.descriptor, updateAdvertisedPromotion.descriptor,
       setAdvertisedPromotionState.descriptor, advertisedPromotionAudience.descriptor,
-      advertisedPromotionStats.descriptor,
+      advertisedPromotionStats.descriptor, claimVenue.descriptor, venueClaims.descriptor,
       ownTracksPublish.descriptor, osmAndReport.descriptor, osmAndPost.descriptor, devices.descriptor,
       enableOsmAnd.descriptor, disableOsmAnd.descriptor,
       adminStats.descriptor, adminUsers.descriptor, adminUser.descriptor, adminDisableUser.descriptor,

@@ -63,6 +63,8 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   case alreadyRedeemed = "already_redeemed"
   /// The caller is not an advertiser of the venue (or the promotion's venue) named (403).
   case notAdvertiser = "not_advertiser"
+  /// The caller advertises for the venue they claim already (409).
+  case alreadyAdvertiser = "already_advertiser"
   /// The account is disabled by an operator (403).
   case accountDisabled = "account_disabled"
   /// The account already has as many of something (groups, devices) as it may (409).

@@ -16,6 +16,16 @@ public protocol AdvertiserStore: Sendable {
   /// Stores a promotion (a new one, or replacing the one with its id) with its settings, in one transaction.
   /// - Throws: ``VenueRecordError/unknownVenue(_:)``.
   func savePromotion(_ promotion: Promotion, settings: PromotionSettings) async throws
+  /// Stores `claim` (pending); while the same person's claim of the same venue waits, answers that one instead.
+  /// - Throws: ``AdvertiserStoreError/unknownUser(_:)``.
+  func claimVenue(_ claim: VenueClaim) async throws -> VenueClaim
+  /// Claims, newest first; only `user`'s, or only those in `state`, when given.
+  func venueClaims(user: UserID?, state: VenueClaimState?) async throws -> [VenueClaim]
+  /// Approves (granting the venue, as ``grantAdvertiser(_:venues:at:)``, in the same transaction) or rejects a
+  /// pending claim.
+  /// - Throws: ``AdvertiserStoreError/unknownClaim(_:)``, ``AdvertiserStoreError/claimDecided(_:)``,
+  ///   ``VenueRecordError/unknownVenue(_:)`` on approval; nothing changes.
+  func decideVenueClaim(_ id: String, approve: Bool, reason: String?, at time: Int64) async throws -> VenueClaim
 }
 
 extension AdvertiserStore {
@@ -46,11 +56,18 @@ public struct AdvertiserGrant: Sendable, Hashable, Codable {
 public enum AdvertiserStoreError: Error, Sendable, Hashable, CustomStringConvertible {
   /// No such user.
   case unknownUser(UserID)
+  /// No claim with this id.
+  case unknownClaim(String)
+  /// The claim was approved or rejected already.
+  case claimDecided(VenueClaim)
 
   /// What was wrong and what to do.
   public var description: String {
     switch self {
     case .unknownUser(let user): "There is no user '\(user)'; list users with 'meridian-admin users list'."
+    case .unknownClaim(let id):
+      "There is no claim '\(id)'; list them with 'meridian-admin advertisers claims --state all'."
+    case .claimDecided(let claim): "Claim '\(claim.id)' was \(claim.state.rawValue) already."
     }
   }
 }

@@ -6,29 +6,105 @@ import PostgresNIO
 
 extension PostgresStore: AdvertiserStore {
   public func grantAdvertiser(_ user: UserID, venues: [PlaceID], at time: Int64) async throws {
+    try await transaction { connection in try await grant(user, venues: venues, at: time, on: connection) }
+  }
+
+  private func grant(_ user: UserID, venues: [PlaceID], at time: Int64, on connection: PostgresConnection)
+    async throws
+  {
+    // `FOR KEY SHARE` keeps the user and the venues from being deleted until the grants are stored.
+    let users = try await connection.query(
+      "SELECT 1 FROM users WHERE id = \(user.rawValue) FOR KEY SHARE", logger: logger
+    ).collect()
+    guard !users.isEmpty else { throw AdvertiserStoreError.unknownUser(user) }
+    let ids = venues.map(\.rawValue)
+    var known: Set<String> = []
+    for try await id in try await connection.query(
+      "SELECT id FROM venues WHERE id = ANY(\(ids)::text[]) FOR KEY SHARE", logger: logger
+    ).decode(String.self) {
+      known.insert(id)
+    }
+    if let missing = venues.first(where: { !known.contains($0.rawValue) }) {
+      throw VenueRecordError.unknownVenue(missing)
+    }
+    try await connection.query(
+      """
+      INSERT INTO advertisers(user_id, venue_id, granted_at)
+      SELECT \(user.rawValue), v, \(time) FROM unnest(\(ids)::text[]) AS v ORDER BY v
+      ON CONFLICT DO NOTHING
+      """, logger: logger)
+  }
+
+  public func claimVenue(_ claim: VenueClaim) async throws -> VenueClaim {
     try await transaction { connection in
-      // `FOR KEY SHARE` keeps the user and the venues from being deleted until the grants are stored.
       let users = try await connection.query(
-        "SELECT 1 FROM users WHERE id = \(user.rawValue) FOR KEY SHARE", logger: logger
+        "SELECT 1 FROM users WHERE id = \(claim.user.rawValue) FOR KEY SHARE", logger: logger
       ).collect()
-      guard !users.isEmpty else { throw AdvertiserStoreError.unknownUser(user) }
-      let ids = venues.map(\.rawValue)
-      var known: Set<String> = []
-      for try await id in try await connection.query(
-        "SELECT id FROM venues WHERE id = ANY(\(ids)::text[]) FOR KEY SHARE", logger: logger
-      ).decode(String.self) {
-        known.insert(id)
-      }
-      if let missing = venues.first(where: { !known.contains($0.rawValue) }) {
-        throw VenueRecordError.unknownVenue(missing)
-      }
+      guard !users.isEmpty else { throw AdvertiserStoreError.unknownUser(claim.user) }
+      // A concurrent claim of the same venue by the same person waits on the pending index and then takes none.
+      let inserted = try await connection.query(
+        """
+        INSERT INTO venue_claims(id, user_id, venue_id, note, state, claimed_at)
+        VALUES (\(claim.id), \(claim.user.rawValue), \(claim.venue.rawValue), \(claim.note), 'pending',
+          \(claim.claimedAt))
+        ON CONFLICT (user_id, venue_id) WHERE state = 'pending' DO NOTHING
+        RETURNING \(unescaped: Self.claimColumns)
+        """, logger: logger
+      ).collect()
+      if let row = inserted.first { return try Self.claim(row) }
+      let pending = try await connection.query(
+        """
+        SELECT \(unescaped: Self.claimColumns) FROM venue_claims
+        WHERE user_id = \(claim.user.rawValue) AND venue_id = \(claim.venue.rawValue) AND state = 'pending'
+        """, logger: logger
+      ).collect()
+      guard let row = pending.first else { throw AdvertiserStoreError.unknownClaim(claim.id) }
+      return try Self.claim(row)
+    }
+  }
+
+  public func venueClaims(user: UserID?, state: VenueClaimState?) async throws -> [VenueClaim] {
+    try await client.query(
+      """
+      SELECT \(unescaped: Self.claimColumns) FROM venue_claims
+      WHERE (\(user?.rawValue)::text IS NULL OR user_id = \(user?.rawValue))
+        AND (\(state?.rawValue)::text IS NULL OR state = \(state?.rawValue))
+      ORDER BY claimed_at DESC, id COLLATE "C"
+      """, logger: logger
+    ).collect().map(Self.claim)
+  }
+
+  public func decideVenueClaim(_ id: String, approve: Bool, reason: String?, at time: Int64) async throws
+    -> VenueClaim
+  {
+    try await transaction { connection in
+      let rows = try await connection.query(
+        "SELECT \(unescaped: Self.claimColumns) FROM venue_claims WHERE id = \(id) FOR UPDATE", logger: logger
+      ).collect()
+      guard let row = rows.first else { throw AdvertiserStoreError.unknownClaim(id) }
+      var claim = try Self.claim(row)
+      guard claim.state == .pending else { throw AdvertiserStoreError.claimDecided(claim) }
+      if approve { try await grant(claim.user, venues: [claim.venue], at: time, on: connection) }
+      claim.state = approve ? .approved : .rejected
+      claim.decidedAt = time
+      claim.reason = reason
       try await connection.query(
         """
-        INSERT INTO advertisers(user_id, venue_id, granted_at)
-        SELECT \(user.rawValue), v, \(time) FROM unnest(\(ids)::text[]) AS v ORDER BY v
-        ON CONFLICT DO NOTHING
+        UPDATE venue_claims SET state = \(claim.state.rawValue), decided_at = \(time), reason = \(reason)
+        WHERE id = \(id)
         """, logger: logger)
+      return claim
     }
+  }
+
+  static let claimColumns = "id, user_id, venue_id, note, state, claimed_at, decided_at, reason"
+
+  static func claim(_ row: PostgresRow) throws -> VenueClaim {
+    let (id, user, venue, note, state, claimedAt, decidedAt, reason) = try row.decode(
+      (String, String, String, String?, String, Int64, Int64?, String?).self)
+    return VenueClaim(
+      id: id, user: UserID(user), venue: PlaceID(venue), note: note,
+      state: VenueClaimState(rawValue: state) ?? .pending, claimedAt: claimedAt, decidedAt: decidedAt, reason: reason)
   }
 
   public func revokeAdvertiser(_ user: UserID, venues: [PlaceID]?) async throws -> Int {

@@ -4,6 +4,7 @@ extension SQLiteSchema {
   /// Appends the advertiser migrations.
   static func appendAdvertiserMigrations(to migrator: inout Migrator) {
     migrator.append(.sql("2026-11-26 advertisers and promotion settings", advertisersAndPromotionSettings))
+    migrator.append(.sql("2026-11-26 venue claims", venueClaims))
   }
 
   /// Who advertises for which venue, and what advertisers set on promotions: the state (running, paused, ended) and
@@ -24,5 +25,25 @@ extension SQLiteSchema {
       minimum_days INTEGER NOT NULL CHECK (minimum_days > 0),
       lookback_days INTEGER NOT NULL CHECK (lookback_days >= minimum_days)
     ) WITHOUT ROWID;
+    """
+}
+
+extension SQLiteSchema {
+  /// People asking to advertise for a venue, and the operators' answers. The venue is named by id alone (checked
+  /// when claimed and again when approved), at most one pending claim per person and venue.
+  static let venueClaims = """
+    CREATE TABLE venue_claims(
+      id TEXT PRIMARY KEY NOT NULL,
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      venue_id TEXT NOT NULL,
+      note TEXT,
+      state TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'rejected')),
+      claimed_at INTEGER NOT NULL,
+      decided_at INTEGER,
+      reason TEXT
+    );
+    CREATE UNIQUE INDEX venue_claims_pending ON venue_claims(user_id, venue_id) WHERE state = 'pending';
+    CREATE INDEX venue_claims_state ON venue_claims(state, claimed_at);
+    CREATE INDEX venue_claims_user ON venue_claims(user_id, claimed_at);
     """
 }

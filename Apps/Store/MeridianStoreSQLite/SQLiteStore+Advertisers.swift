@@ -6,18 +6,83 @@ import MeridianStore
 
 extension SQLiteStore {
   public func grantAdvertiser(_ user: UserID, venues: [PlaceID], at time: Int64) async throws {
-    try await database.write { db in
-      guard try Row.fetchOne(db, sql: "SELECT 1 FROM users WHERE id = ?", arguments: [user.rawValue]) != nil else {
-        throw AdvertiserStoreError.unknownUser(user)
-      }
-      for venue in venues {
-        guard try Row.fetchOne(db, sql: "SELECT 1 FROM venues WHERE id = ?", arguments: [venue.rawValue]) != nil
-        else { throw VenueRecordError.unknownVenue(venue) }
-        try db.execute(
-          sql: "INSERT INTO advertisers(user_id, venue_id, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-          arguments: [user.rawValue, venue.rawValue, time])
-      }
+    try await database.write { db in try Self.grant(user, venues: venues, at: time, db) }
+  }
+
+  private static func grant(_ user: UserID, venues: [PlaceID], at time: Int64, _ db: Database) throws {
+    guard try Row.fetchOne(db, sql: "SELECT 1 FROM users WHERE id = ?", arguments: [user.rawValue]) != nil else {
+      throw AdvertiserStoreError.unknownUser(user)
     }
+    for venue in venues {
+      guard try Row.fetchOne(db, sql: "SELECT 1 FROM venues WHERE id = ?", arguments: [venue.rawValue]) != nil
+      else { throw VenueRecordError.unknownVenue(venue) }
+      try db.execute(
+        sql: "INSERT INTO advertisers(user_id, venue_id, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        arguments: [user.rawValue, venue.rawValue, time])
+    }
+  }
+
+  public func claimVenue(_ claim: VenueClaim) async throws -> VenueClaim {
+    try await database.write { db in
+      guard try Row.fetchOne(db, sql: "SELECT 1 FROM users WHERE id = ?", arguments: [claim.user.rawValue]) != nil
+      else { throw AdvertiserStoreError.unknownUser(claim.user) }
+      if let pending = try Row.fetchOne(
+        db, sql: "SELECT * FROM venue_claims WHERE user_id = ? AND venue_id = ? AND state = 'pending'",
+        arguments: [claim.user.rawValue, claim.venue.rawValue])
+      {
+        return Self.claim(pending)
+      }
+      try db.execute(
+        sql: """
+          INSERT INTO venue_claims(id, user_id, venue_id, note, state, claimed_at) VALUES (?, ?, ?, ?, 'pending', ?)
+          """,
+        arguments: [claim.id, claim.user.rawValue, claim.venue.rawValue, claim.note, claim.claimedAt])
+      var stored = claim
+      stored.state = .pending
+      stored.decidedAt = nil
+      stored.reason = nil
+      return stored
+    }
+  }
+
+  public func venueClaims(user: UserID?, state: VenueClaimState?) async throws -> [VenueClaim] {
+    try await database.read { db in
+      try Row.fetchAll(
+        db,
+        sql: """
+          SELECT * FROM venue_claims WHERE (?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR state = ?2)
+          ORDER BY claimed_at DESC, id
+          """,
+        arguments: [user?.rawValue, state?.rawValue]
+      ).map(Self.claim)
+    }
+  }
+
+  public func decideVenueClaim(_ id: String, approve: Bool, reason: String?, at time: Int64) async throws
+    -> VenueClaim
+  {
+    try await database.write { db in
+      guard let row = try Row.fetchOne(db, sql: "SELECT * FROM venue_claims WHERE id = ?", arguments: [id]) else {
+        throw AdvertiserStoreError.unknownClaim(id)
+      }
+      var claim = Self.claim(row)
+      guard claim.state == .pending else { throw AdvertiserStoreError.claimDecided(claim) }
+      if approve { try Self.grant(claim.user, venues: [claim.venue], at: time, db) }
+      claim.state = approve ? .approved : .rejected
+      claim.decidedAt = time
+      claim.reason = reason
+      try db.execute(
+        sql: "UPDATE venue_claims SET state = ?, decided_at = ?, reason = ? WHERE id = ?",
+        arguments: [claim.state.rawValue, time, reason, id])
+      return claim
+    }
+  }
+
+  private static func claim(_ row: Row) -> VenueClaim {
+    VenueClaim(
+      id: row["id"], user: UserID(row["user_id"] as String), venue: PlaceID(row["venue_id"] as String),
+      note: row["note"], state: VenueClaimState(rawValue: row["state"] as String) ?? .pending,
+      claimedAt: row["claimed_at"], decidedAt: row["decided_at"], reason: row["reason"])
   }
 
   public func revokeAdvertiser(_ user: UserID, venues: [PlaceID]?) async throws -> Int {

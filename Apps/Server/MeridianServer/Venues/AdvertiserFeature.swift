@@ -59,6 +59,24 @@ struct AdvertiserFeature: Sendable {
       let count = try await EligibleAudience(store: store, rule: current.eligibility).count(for: place, now: now)
       return PromotionAudienceSize(promotionId: current.promotion.id, eligible: AggregateCount(count), at: now)
     }
+    routes.on(API.claimVenue) { call in
+      let user = try call.authenticated()
+      let note = try call.body.checkedNote()
+      let venue = call.body.venueID
+      guard try await store.venue(venue, language: nil) != nil else {
+        throw APIError.notFound("There is no venue with this id.")
+      }
+      guard try await !store.isAdvertiser(user, of: venue) else {
+        throw APIError(
+          status: 409, code: .alreadyAdvertiser, message: "You advertise for this venue already.")
+      }
+      return try await store.claimVenue(
+        VenueClaim(
+          id: UUID().uuidString.lowercased(), user: user, venue: venue, note: note, claimedAt: environment.now()))
+    }
+    routes.on(API.venueClaims) { call in
+      VenueClaims(claims: try await store.venueClaims(user: call.authenticated(), state: nil))
+    }
     routes.onRaw(API.advertisedPromotionStats) { call in
       let query = call.parameters
       let current = try await advertised(query.id, by: call.authenticated())
@@ -86,7 +104,8 @@ struct AdvertiserFeature: Sendable {
     guard try await store.isAdvertiser(user, of: venue) else {
       throw APIError(
         status: 403, code: .notAdvertiser,
-        message: "You are not an advertiser of this venue; an operator grants the role (meridian-admin advertisers).")
+        message:
+          "You are not an advertiser of this venue; claim it (POST /v1/advertiser/claims) and an operator approves.")
     }
   }
 

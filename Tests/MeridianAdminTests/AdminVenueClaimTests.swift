@@ -1,0 +1,59 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import MeridianStore
+import MeridianStoreSQLite
+import Testing
+
+@Suite("meridian-admin advertisers claims, approve and reject")
+struct AdminVenueClaimTests {
+  @Test func anOperatorAnswersClaims() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try await sandbox.twoCafes()
+    let owner = try await seedUser(store, email: "owner@example.com")
+    let stranger = try await seedUser(store, email: "stranger@example.com")
+    _ = try await store.claimVenue(
+      VenueClaim(id: "claim-1", user: owner, venue: "cafe-1", note: "I run it", claimedAt: 1_000))
+    _ = try await store.claimVenue(VenueClaim(id: "claim-2", user: stranger, venue: "cafe-2", claimedAt: 2_000))
+
+    let pending = try await sandbox.admin(["advertisers", "claims", "--json"])
+    #expect(pending.status == 0, "\(pending)")
+    let rows = try #require(try pending.json() as? [[String: Any]])
+    #expect(rows.compactMap { $0["id"] as? String } == ["claim-2", "claim-1"], "\(pending)")
+    #expect(try await sandbox.admin(["advertisers", "claims"]).stdout.contains("I run it"))
+
+    let approved = try await sandbox.admin(["advertisers", "approve", "claim-1"])
+    #expect(approved.status == 0 && approved.stdout.contains("advertises for cafe-1"), "\(approved)")
+    #expect(try await store.isAdvertiser(owner, of: "cafe-1"))
+    let rejected = try await sandbox.admin(["advertisers", "reject", "claim-2", "--reason", "Not the owner"])
+    #expect(rejected.status == 0, "\(rejected)")
+    #expect(try await store.isAdvertiser(stranger, of: "cafe-2") == false)
+    #expect(try await store.venueClaims(user: stranger, state: nil).first?.reason == "Not the owner")
+
+    // Answered claims stay answered; unknown ones are "not found"; a bad state is a usage error.
+    let twice = try await sandbox.admin(["advertisers", "approve", "claim-2"])
+    #expect(twice.status == 1 && twice.stderr.contains("rejected already"), "\(twice)")
+    #expect(try await store.isAdvertiser(stranger, of: "cafe-2") == false)
+    #expect(try await sandbox.admin(["advertisers", "reject", "claim-9"]).status == 3)
+    #expect(try await sandbox.admin(["advertisers", "claims", "--state", "maybe"]).status == 2)
+    #expect(try await sandbox.admin(["advertisers", "claims"]).stdout.contains("No pending claims."))
+    let all = try await sandbox.admin(["advertisers", "claims", "--state", "all", "--user", "owner@example.com"])
+    #expect(all.stdout.contains("approved") && !all.stdout.contains("claim-2"), "\(all)")
+  }
+}
+
+extension AdminSandbox {
+  /// Imports cafés `cafe-1` and `cafe-2` in Kyiv; answers the sandbox's store.
+  func twoCafes() async throws -> SQLiteStore {
+    let store = try store()  // creates the database
+    let venues = path("venues.csv")
+    try """
+    id,name_en,type,latitude,longitude,time_zone
+    cafe-1,Blue Cup,cafe,50.4500,30.5200,Europe/Kyiv
+    cafe-2,Red Cup,cafe,50.4600,30.5200,Europe/Kyiv
+    """.write(toFile: venues, atomically: true, encoding: .utf8)
+    let imported = try await admin(["venues", "import", venues])
+    #expect(imported.status == 0, "\(imported)")
+    return store
+  }
+}
