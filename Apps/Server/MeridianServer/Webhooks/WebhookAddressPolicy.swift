@@ -9,12 +9,18 @@ import NIOPosix
 #endif
 
 /// Which addresses may receive webhooks: public ones only, unless the operator allows private ones. Checked when a
-/// URL is registered and again, on the addresses its host resolves to, before every delivery (DNS rebinding).
+/// URL is registered and again before every delivery, on the addresses its host resolves to then; the delivery
+/// connects to one of those checked addresses and never resolves the name again (DNS rebinding).
 public struct WebhookAddressPolicy: Sendable {
   /// Whether loopback, private and link-local addresses are allowed (never the metadata addresses).
   public var allowPrivateAddresses: Bool
+  /// Resolves a host name (not an IP literal) to its IPv4 (4 bytes) and IPv6 (16 bytes) addresses; the system
+  /// resolver unless replaced (tests).
+  public var resolver: @Sendable (_ host: String) async throws -> [[UInt8]] = { host in
+    try await NIOThreadPool.singleton.runIfActive { try WebhookAddressPolicy.lookUp(host) }
+  }
 
-  /// A policy.
+  /// A policy resolving with the system resolver.
   public init(allowPrivateAddresses: Bool) { self.allowPrivateAddresses = allowPrivateAddresses }
 
   /// What an address is, for the policy.
@@ -46,15 +52,17 @@ public struct WebhookAddressPolicy: Sendable {
     return components
   }
 
-  /// Checks `text` and the addresses its host resolves to now.
+  /// Checks `text` and the addresses its host resolves to now (resolved once); returns those addresses, IPv4 first,
+  /// for the caller to connect to.
   /// - Throws: ``APIError`` `422 webhook_url_invalid` (bad URL, host that doesn't resolve) or
   ///   `422 webhook_address_forbidden`.
-  public func check(_ text: String) async throws(APIError) {
+  @discardableResult
+  public func check(_ text: String) async throws(APIError) -> [[UInt8]] {
     let components = try Self.parse(text)
     let host = components.host ?? ""
     let addresses: [[UInt8]]
     do {
-      addresses = try await Self.resolve(host)
+      addresses = try await resolve(host)
     } catch {
       throw APIError(
         status: 422, code: .webhookURLInvalid, message: "The webhook host '\(host)' does not resolve: \(error)")
@@ -69,6 +77,7 @@ public struct WebhookAddressPolicy: Sendable {
             + (kind == .metadata ? "." : " unless the operator sets MERIDIAN_WEBHOOK_ALLOW_PRIVATE=true."))
       }
     }
+    return addresses.filter { $0.count == 4 } + addresses.filter { $0.count != 4 }
   }
 
   /// Whether an address of `kind` may receive webhooks.
@@ -115,13 +124,20 @@ public struct WebhookAddressPolicy: Sendable {
   }
 
   /// The addresses `host` stands for: itself when it is an IP literal, else what the resolver answers.
-  static func resolve(_ host: String) async throws -> [[UInt8]] {
-    let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-    if let literal = literal(bare) { return [literal] }
-    return try await NIOThreadPool.singleton.runIfActive { try lookUp(bare) }
+  func resolve(_ host: String) async throws -> [[UInt8]] {
+    if let literal = Self.literal(host) { return [literal] }
+    let addresses = try await resolver(host)
+    guard !addresses.isEmpty else { throw ResolutionError(message: "no IPv4 or IPv6 address") }
+    return addresses
   }
 
-  private static func literal(_ text: String) -> [UInt8]? {
+  /// The address of an IP literal host (IPv6 with or without brackets), nil for a name.
+  static func literal(_ host: String) -> [UInt8]? {
+    let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+    return literal(bare: bare)
+  }
+
+  private static func literal(bare text: String) -> [UInt8]? {
     var v4 = in_addr()
     if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
     var v6 = in6_addr()
@@ -129,7 +145,7 @@ public struct WebhookAddressPolicy: Sendable {
     return nil
   }
 
-  private static func lookUp(_ host: String) throws -> [[UInt8]] {
+  static func lookUp(_ host: String) throws -> [[UInt8]] {
     var hints = addrinfo()
     hints.ai_family = AF_UNSPEC
     #if canImport(Glibc)

@@ -15,6 +15,10 @@ import Synchronization
 /// retry budget) over AsyncHTTPClient, and records the outcome: delivered, due again after a backoff, or abandoned
 /// once ``WebhookSettings/abandonAfterMilliseconds`` passed since the event.
 ///
+/// Before each delivery the URL's host is resolved once and every address checked (``WebhookAddressPolicy``); the
+/// connection goes to the first checked address (IPv4 first), pinned with AsyncHTTPClient's `dnsOverride` (TLS still
+/// verifies the host name), so a name that resolves elsewhere a moment later (DNS rebinding) can't redirect it.
+///
 /// On graceful shutdown it cancels what is in flight and releases its leases, so the next start (or another node)
 /// delivers those at once; a node that dies loses its leases when they expire.
 struct WebhookDeliveryService: Service {
@@ -27,24 +31,20 @@ struct WebhookDeliveryService: Service {
   let lease = "node-" + UUID().uuidString.lowercased()
   /// One retry budget per receiving host, for this node.
   let budgets = RetryBudgets()
+  /// Resolves host names for the address check; the system resolver unless replaced (tests).
+  var resolver: (@Sendable (_ host: String) async throws -> [[UInt8]])? = nil
 
   func run() async throws {
-    var configuration = AsyncHTTPClientTransport.makeConfiguration()
-    configuration.redirectConfiguration = .disallow
-    configuration.timeout.connect = .seconds(5)
-    let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
-    let transport = AsyncHTTPClientTransport(client: client)
-    await cancelWhenGracefulShutdown { await loop(transport) }
+    await cancelWhenGracefulShutdown { await loop() }
     do {
       try await store.releaseWebhookLeases(lease)
     } catch {
       logger.warning("could not release webhook leases", metadata: ["error": "\(error)"])
     }
-    try? await client.shutdown()
   }
 
   /// Keeps up to ``WebhookSettings/concurrency`` deliveries in flight until cancelled.
-  func loop(_ transport: AsyncHTTPClientTransport) async {
+  func loop() async {
     let inFlight = Counter()
     await withDiscardingTaskGroup { group in
       while !Task.isCancelled {
@@ -63,7 +63,7 @@ struct WebhookDeliveryService: Service {
         for claim in claims {
           inFlight.value.withLock { $0 += 1 }
           group.addTask {
-            await deliver(claim, transport: transport)
+            await deliver(claim)
             inFlight.value.withLock { $0 -= 1 }
             outbox.wake()
           }
@@ -74,11 +74,11 @@ struct WebhookDeliveryService: Service {
   }
 
   /// One round of one delivery, its outcome recorded (unless cancelled: the lease is released at shutdown).
-  func deliver(_ claim: WebhookClaim, transport: AsyncHTTPClientTransport) async {
+  func deliver(_ claim: WebhookClaim) async {
     var retryAfter: Duration?
     let failure: String
     do {
-      let status = try await send(claim, transport: transport)
+      let status = try await send(claim)
       try await record(claim, .delivered(status: status))
       logger.debug("webhook delivered", metadata: ["delivery": "\(claim.id)", "status": "\(status)"])
       return
@@ -114,12 +114,36 @@ struct WebhookDeliveryService: Service {
     }
   }
 
-  /// POSTs the claim's body once through NetworkingKit (its attempts and waits); returns the 2xx status.
-  func send(_ claim: WebhookClaim, transport: AsyncHTTPClientTransport) async throws -> Int {
-    let policy = WebhookAddressPolicy(allowPrivateAddresses: settings.allowPrivateAddresses)
-    // Resolved again now: a host that was public when registered may point inward today (DNS rebinding).
-    try await policy.check(claim.url)
+  /// Checks the claim's URL on the addresses its host resolves to now (a host that was public when registered may
+  /// point inward today), then POSTs its body once through NetworkingKit (its attempts and waits) to the first
+  /// checked address; returns the 2xx status the receiver answered.
+  func send(_ claim: WebhookClaim) async throws -> Int {
+    var policy = WebhookAddressPolicy(allowPrivateAddresses: settings.allowPrivateAddresses)
+    if let resolver { policy.resolver = resolver }
+    let addresses = try await policy.check(claim.url)
     let url = try WebhookAddressPolicy.parse(claim.url)
+    let host = url.host ?? ""
+    var configuration = AsyncHTTPClientTransport.makeConfiguration()
+    configuration.redirectConfiguration = .disallow
+    configuration.timeout.connect = .seconds(5)
+    if WebhookAddressPolicy.literal(host) == nil, let address = addresses.first {
+      configuration.dnsOverride = [host: WebhookAddressPolicy.format(address)]
+    }
+    let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+    let result: Result<Int, any Error>
+    do {
+      result = .success(try await send(claim, url: url, through: AsyncHTTPClientTransport(client: client)))
+    } catch {
+      result = .failure(error)
+    }
+    try? await client.shutdown()
+    return try result.get()
+  }
+
+  /// POSTs the claim's body to `url` through `transport`; returns the status of the answer.
+  private func send(_ claim: WebhookClaim, url: URLComponents, through transport: AsyncHTTPClientTransport)
+    async throws -> Int
+  {
     let host = url.host ?? ""
     let authority =
       (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + (url.port.map { ":\($0)" } ?? "")
@@ -154,7 +178,11 @@ struct WebhookDeliveryService: Service {
     fields[HTTPField.Name("Meridian-Event")!] = claim.kind
     fields[HTTPField.Name("Meridian-Delivery")!] = claim.id
     _ = try await client.send(endpoint, body: claim.body, headerFields: fields, idempotencyKey: claim.idempotencyKey)
-    return lastStatus.withLock { $0 } ?? 200
+    // NetworkingKit reports every answer's status; a success without one is not taken for a 200.
+    guard let status = lastStatus.withLock({ $0 }) else {
+      throw APIError(status: 502, code: .internal, message: "The receiver's answer carried no HTTP status.")
+    }
+    return status
   }
 
   /// A count shared with the delivery tasks.
