@@ -441,8 +441,44 @@ class WebAppTests(unittest.TestCase):
         self.browser.find_element(By.CSS_SELECTOR, '#groups [data-group=""]').click()
         self.wait(lambda: self.marker(colleague) is not None, "everyone again")
         row = self.browser.find_element(By.CSS_SELECTOR, f'#people li[data-user-id="{colleague.id}"]')
-        self.assertEqual(row.text, "Kyrylo <i>Colleague</i>")
+        self.assertEqual(row.find_element(By.CSS_SELECTOR, ".name").text, "Kyrylo <i>Colleague</i>")
         self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, "#people i, .leaflet-marker-pane i"))
+
+    def map_centre_near(self, lat, lon):
+        """Whether the map's centre is within about 10 m of (lat, lon) (a pan moves by whole pixels)."""
+        centre = self.browser.find_element(By.ID, "map").get_attribute("data-centre")
+        if not centre:
+            return False
+        at = [float(value) for value in centre.split(",")]
+        return abs(at[0] - lat) < 0.0001 and abs(at[1] - lon) < 0.0001
+
+    @screenshot_on_failure
+    def test_following_a_friend_keeps_them_centred_until_the_map_is_dragged(self):
+        viewer = Account(self.server, "Vera Viewer")
+        friend = Account(self.server, "Fiona Follow")
+        friend.share_with(viewer)
+        viewer.upload((50.4501, 30.5234))
+        friend.upload((50.4600, 30.5300))
+        self.open_and_sign_in(viewer)
+        self.wait_for_marker_at(friend, 50.46, 30.53)
+        follow = f'#people li[data-user-id="{friend.id}"] button.follow'
+        self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, follow).text, "Follow")
+        self.browser.find_element(By.CSS_SELECTOR, follow).click()
+        self.wait(lambda: self.map_centre_near(50.46, 30.53), "the followed friend is brought to the centre")
+        self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, follow).text, "Stop following")
+        friend.upload((50.4700, 30.5500))
+        self.wait(lambda: self.map_centre_near(50.47, 30.55), "the map follows the friend's next fix")
+        followed = self.browser.find_element(By.ID, "map").get_attribute("data-centre")
+        self.drag_map(60, 0)  # looking elsewhere ends following
+        self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, follow).get_attribute("data-following")
+                  == "false", "following stops when the map is dragged")
+        self.wait(lambda: self.browser.find_element(By.ID, "map").get_attribute("data-centre") != followed,
+                  "the drag ended")
+        centre = self.browser.find_element(By.ID, "map").get_attribute("data-centre")
+        friend.upload((50.4800, 30.5600))
+        self.wait_for_marker_at(friend, 50.48, 30.56)
+        self.assertEqual(self.browser.find_element(By.ID, "map").get_attribute("data-centre"), centre,
+                         "the map stays where it was dragged")
 
     @screenshot_on_failure
     def test_blacklisted_viewer_never_sees_the_owner(self):

@@ -24,6 +24,7 @@ let view = 'map';
 let historyPreset = 'today'; // a preset's name, or `custom:<from day>:<to day>` (both days included)
 let historyLayer = null;
 let selectedGroup = null;
+let zooming = false; // a zoom (animated) is under way
 
 // ---------------------------------------------------------------- start
 
@@ -183,6 +184,13 @@ function ensureMap() {
     map.attributionControl.addAttribution(config.tileAttribution);
   }
   map.on('zoomend', () => { if (view === 'history') drawHistory(); });
+  map.on('dragstart', () => { if (session && session.followed) follow(null); });
+  map.on('zoomstart', () => { zooming = true; });
+  map.on('zoomend', () => { zooming = false; });
+  map.on('moveend', () => {
+    const centre = map.getCenter();
+    $('map').dataset.centre = `${centre.lat.toFixed(6)},${centre.lng.toFixed(6)}`;
+  });
 }
 
 /** Starts showing `userId`: subscribes to its channel and fetches its last fix. */
@@ -201,6 +209,7 @@ function forget(userId) {
   const person = session && session.people.get(userId);
   if (!person || person.isMe) return;
   if (person.marker) person.marker.remove();
+  if (session.followed === userId) session.followed = null;
   session.people.delete(userId);
   session.live.unsubscribe(`user:${userId}`);
   renderPeople();
@@ -251,10 +260,24 @@ function place(userId, fix) {
   } else {
     person.marker.setLatLng(position);
   }
+  if (session.followed === userId) centreOn(position);
   person.element.dataset.lat = String(fix.latitude);
   person.element.dataset.lon = String(fix.longitude);
   person.element.dataset.timestamp = String(fix.timestamp);
   renderPeople();
+}
+
+/** Keeps `userId`'s marker at the map's centre as it moves (null: stop); dragging the map stops it too. */
+function follow(userId) {
+  session.followed = userId;
+  const person = userId && session.people.get(userId);
+  if (person && person.fix) centreOn([person.fix.latitude, person.fix.longitude]);
+  renderPeople();
+}
+
+/** Pans to `position`, after the zoom under way if there is one (its end would undo the pan). */
+function centreOn(position) {
+  if (zooming) map.once('zoomend', () => map.panTo(position)); else map.panTo(position);
 }
 
 function markerElement(person) {
@@ -297,12 +320,15 @@ function renderPeople() {
     }
     if (!person.isMe && inSelectedGroup(person)) {
       shown += 1;
-      const row = document.createElement('li');
-      row.dataset.userId = person.userId;
-      row.textContent = person.name || person.userId;
+      const name = element('span', { className: 'name' }, person.name || person.userId);
+      const row = element('li', { data: { userId: person.userId } }, name);
       if (person.fix) {
-        row.title = t('nav.map');
-        row.addEventListener('click', () => map.setView([person.fix.latitude, person.fix.longitude], 16));
+        name.title = t('nav.map');
+        name.addEventListener('click', () => map.setView([person.fix.latitude, person.fix.longitude], 16));
+        const following = session.followed === person.userId;
+        row.append(' ', button(t(following ? 'people.unfollow' : 'people.follow'), () => {
+          follow(following ? null : person.userId);
+        }, { className: 'link follow', data: { following: String(following) } }));
       }
       rows.push(row);
     }
