@@ -1076,6 +1076,7 @@ class WebAppTests(unittest.TestCase):
         visitor.upload((56.4694, 84.9476))  # the map centres on the visitor at Tomsk State University (zoom 15)
         self.open_and_sign_in(visitor)
         self.wait(lambda: self.marker(visitor) is not None, "the visitor's position")
+        self.wait(lambda: self.map_centre_near(56.4694, 84.9476), "the map centred on the visitor (its zoom ended)")
         self.show("places")
         page = self.browser.find_element(By.ID, "view-places")
         tsu = '#nearby li[data-place-id="tsu"]'
