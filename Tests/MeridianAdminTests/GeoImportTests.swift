@@ -181,6 +181,53 @@ struct GeoImportTests {
     }
   }
 
+  /// `i18n add-language de --gazetteer DIR`: German names come from the dump; no other language's names change,
+  /// not even Russian names corrected by a later import than the dump the fill reads.
+  @Test(arguments: ["sqlite", "postgres"])
+  func aLanguageAddedLaterIsFilledFromTheGazetteerKeepingEveryOtherTranslation(_ engine: String) async throws {
+    try await GoogleImportTests.withEngine(engine) { admin, sandbox, store in
+      let dump = try Self.copyOfExtract(in: sandbox)
+      #expect(try await admin(["geo", "import", dump.path]).status == 0)
+      // A later dump corrects the Russian name of Russia.
+      let alternates = dump.appendingPathComponent("alternateNamesV2.txt")
+      let original = try String(contentsOf: alternates, encoding: .utf8)
+      try original.replacingOccurrences(of: "Российская Федерация", with: "Россия")
+        .write(to: alternates, atomically: true, encoding: .utf8)
+      #expect(try await admin(["geo", "import", dump.path]).status == 0)
+      // The original dump with German names too, in a folder of its own.
+      let german = sandbox.directory.appendingPathComponent("dump-de")
+      try FileManager.default.copyItem(at: Self.extract, to: german)
+      try (original + "13\t2017370\tde\tRussland\t1\t\t\t\t\n14\t690791\tde\tUkraine\t1\t\t\t\t\n")
+        .write(to: german.appendingPathComponent("alternateNamesV2.txt"), atomically: true, encoding: .utf8)
+      let ukraineBefore = try await store.gazetteerTranslations(area: "UA", locality: nil)
+      let tomskBefore = try await store.gazetteerTranslations(area: nil, locality: 1_489_425)
+
+      let added = try await admin(["i18n", "add-language", "de", "--gazetteer", german.path, "--json"])
+      #expect(added.status == 0, "\(added)")
+      #expect((try added.object()["gazetteerRows"] as? Int ?? 0) > Self.extractCounts.localities, "\(added)")
+      let russia = try await store.gazetteerTranslations(area: "RU", locality: nil)
+      #expect(russia["de"] == "Russland" && russia["ru"] == "Россия", "\(russia)")
+      #expect(russia["uk"] == "Російська Федерація" && russia["en"] == "Russia", "\(russia)")
+      var ukraine = try await store.gazetteerTranslations(area: "UA", locality: nil)
+      #expect(ukraine.removeValue(forKey: "de") == "Ukraine")
+      #expect(ukraine == ukraineBefore)
+      var tomsk = try await store.gazetteerTranslations(area: nil, locality: 1_489_425)
+      tomsk["de"] = nil
+      #expect(tomsk == tomskBefore && tomsk["ru"] == "Томск", "\(tomsk)")
+      // In German: the country's German name, the town's English one.
+      let names = try await store.gazetteerNames(areas: ["RU"], localities: [1_489_425], languages: ["de", "en"])
+      #expect(names.areas["RU"] == "Russland" && names.localities[1_489_425] == "Tomsk")
+
+      // A language the database has is not filled again; a folder without a dump changes nothing.
+      let again = try await admin(["i18n", "add-language", "de", "--gazetteer", german.path, "--json"])
+      #expect(try again.object()["added"] as? Bool == false, "\(again)")
+      #expect(try again.object()["gazetteerRows"] == nil, "\(again)")
+      let nowhere = try await admin(["i18n", "add-language", "fr", "--gazetteer", sandbox.path("nowhere")])
+      #expect(nowhere.status != 0 && nowhere.stderr.contains("countryInfo.txt"), "\(nowhere)")
+      #expect(try await !store.dataLanguages().contains("fr"))
+    }
+  }
+
   @Test func theIndexAgreesWithABruteForceScanAcrossTheAntimeridianAndNearThePoles() async throws {
     let sandbox = try AdminSandbox()
     let store = try sandbox.store()

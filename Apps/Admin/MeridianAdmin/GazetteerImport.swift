@@ -53,10 +53,13 @@ public struct GazetteerImporter: Sendable {
     return files
   }
 
-  /// Imports every dump file of `directory`.
-  public func importDirectory(_ directory: URL, now: Int64) async throws -> GazetteerImportSummary {
+  /// Imports every dump file of `directory`; `restart` imports each afresh even when its content was imported
+  /// before (to fill a language added since).
+  public func importDirectory(_ directory: URL, now: Int64, restart: Bool = false) async throws
+    -> GazetteerImportSummary
+  {
     var summary = GazetteerImportSummary()
-    var restart = false
+    var restart = restart
     for (url, kind) in try Self.files(in: directory) {
       let report = try await importFile(url, kind: kind, restart: restart, now: now)
       if report.status != .unchanged { restart = true }

@@ -15,6 +15,38 @@ struct GeoCommand: AsyncParsableCommand {
       + "\(counts.localities) places."
   }
 
+  /// Shows an import's progress: `cities500.txt [#########...........] 45%`.
+  @Sendable static func progressBar(_ file: String, _ done: Int64, _ total: Int64) {
+    let percent = total > 0 ? Int(Double(done) / Double(total) * 100) : 100
+    let bar = String(repeating: "#", count: percent / 5) + String(repeating: ".", count: 20 - percent / 5)
+    Console.progress("\(file) [\(bar)] \(percent)%")
+  }
+
+  /// Checks that `directory` holds a GeoNames dump (before anything is changed).
+  static func dumpFolder(_ directory: String) throws -> URL {
+    let url = URL(fileURLWithPath: directory)
+    do {
+      _ = try GazetteerImporter.files(in: url)
+    } catch {
+      throw AdminError.notFound(error.description)
+    }
+    return url
+  }
+
+  /// Fills `language` (a data language just added) from the dump in `directory`: every file is imported again with
+  /// that language alone, so only its name columns are written. Returns the rows written.
+  static func fill(language: String, from directory: URL, store: any GazetteerStore) async throws -> Int {
+    let importer = GazetteerImporter(store: store, languages: [language], progress: progressBar)
+    do {
+      let summary = try await importer.importDirectory(directory, now: Timestamp.milliseconds(Date()), restart: true)
+      Console.endProgress()
+      return summary.files.reduce(0) { $0 + $1.rows }
+    } catch let error as GazetteerImportError {
+      Console.endProgress()
+      throw AdminError.failure(error.description)
+    }
+  }
+
   struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Import a GeoNames dump folder: streaming, resumable, all or nothing per file.",
@@ -43,11 +75,7 @@ struct GeoCommand: AsyncParsableCommand {
         summary = try await options.withDatabase { database in
           let importer = GazetteerImporter(
             store: database.store, languages: try await database.store.dataLanguages(), batchSize: batchSize,
-            progress: { file, done, total in
-              let percent = total > 0 ? Int(Double(done) / Double(total) * 100) : 100
-              let bar = String(repeating: "#", count: percent / 5) + String(repeating: ".", count: 20 - percent / 5)
-              Console.progress("\(file) [\(bar)] \(percent)%")
-            })
+            progress: GeoCommand.progressBar)
           return try await importer.importDirectory(
             URL(fileURLWithPath: directory), now: Timestamp.milliseconds(Date()))
         }

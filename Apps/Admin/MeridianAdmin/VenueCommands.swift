@@ -444,17 +444,29 @@ struct I18nCommand: AsyncParsableCommand {
   struct AddLanguageOutput: Codable {
     var language: String
     var added: Bool
+    /// Gazetteer rows written by the fill from `--gazetteer` (nil without it, or when the language was there).
+    var gazetteerRows: Int?
   }
 
   struct AddLanguage: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       commandName: "add-language",
-      abstract: "Add a language: one column per localized field; every existing translation is kept.")
+      abstract: "Add a language: one column per localized field; every existing translation is kept.",
+      discussion: """
+        With --gazetteer DIR, the new language's place and area names are filled from that GeoNames dump (its
+        alternateNamesV2 names in the language; for ru and uk, names picked by script from the places' alternate
+        names), as `geo import` fills the database's languages. Only the new language's columns are written: every
+        other language's names, including ones corrected by a later import, stay as they are. A language the
+        database has already is not filled again.
+        """)
 
     @OptionGroup var options: GlobalOptions
 
     @Argument(help: "A language code such as de or pt-BR.")
     var code: String
+
+    @Option(help: "A GeoNames dump folder (as for geo import) to fill the new language's gazetteer names from.")
+    var gazetteer: String?
 
     func run() async throws {
       let normalized: String
@@ -463,6 +475,7 @@ struct I18nCommand: AsyncParsableCommand {
       } catch let error as LocalizationError {
         throw AdminError.usage(error.description)
       }
+      let dump = try gazetteer.map(GeoCommand.dumpFolder)
       try await options.withDatabase { database in
         let added: Bool
         do {
@@ -470,9 +483,18 @@ struct I18nCommand: AsyncParsableCommand {
         } catch let error as LocalizationError {
           throw AdminError.usage(error.description)
         }
-        let output = AddLanguageOutput(language: normalized, added: added)
+        var output = AddLanguageOutput(language: normalized, added: added)
+        if added, let dump {
+          output.gazetteerRows = try await GeoCommand.fill(language: normalized, from: dump, store: database.store)
+        }
         try options.emit(output) {
-          output.added ? "Added language \(normalized)." : "The database already has language \(normalized)."
+          guard output.added else {
+            return "The database already has language \(normalized)"
+              + (gazetteer == nil ? "." : "; its gazetteer names were not filled again (geo import updates them).")
+          }
+          return "Added language \(normalized)."
+            + (output.gazetteerRows.map { " Filled \($0) gazetteer rows in \(normalized) from \(gazetteer ?? "")." }
+              ?? "")
         }
       }
     }
