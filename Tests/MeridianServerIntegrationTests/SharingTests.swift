@@ -121,6 +121,68 @@ struct SharingTests {
     }
   }
 
+  @Test func aGroupsDeadlineEndsOnlyWhatThatGroupSees() async throws {
+    try await TestServer.with { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      let (bobSession, bob) = try await server.signUp("bob")
+      let (carolSession, carol) = try await server.signUp("carol")
+      let (_, dave) = try await server.signUp("dave")
+      let annaID = annaSession.userId
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try makeFixes(count: 1)))
+      let groups = try await anna.send(API.groups).groups
+      let friends = try #require(groups.first { $0.kind == .friends })
+      let family = try #require(groups.first { $0.kind == .family })
+      let blacklist = try #require(groups.first { $0.kind == .blacklist })
+      _ = try await anna.send(API.addMember, parameters: GroupMemberRef(groupID: friends.id, userID: bobSession.userId))
+      _ = try await anna.send(
+        API.addMember, parameters: GroupMemberRef(groupID: family.id, userID: carolSession.userId))
+      _ = try await bob.send(API.userLocation, parameters: UserRef(id: annaID))
+      _ = try await carol.send(API.userLocation, parameters: UserRef(id: annaID))
+
+      // Refused: a past instant, Blacklist, a group that isn't anna's, an unknown group. Nothing changes.
+      await expectAPIError(.invalidRequest, status: 400) {
+        try await anna.send(API.shareUntil, body: SharingUntil(until: 1_000, groupId: friends.id))
+      }
+      let soon = Timestamp.milliseconds(Date()) + 3000
+      await expectAPIError(.invalidRequest, status: 400) {
+        try await anna.send(API.shareUntil, body: SharingUntil(until: soon, groupId: blacklist.id))
+      }
+      await expectAPIError(.notFound, status: 404) {
+        try await dave.send(API.shareUntil, body: SharingUntil(until: soon, groupId: friends.id))
+      }
+      await expectAPIError(.notFound, status: 404) {
+        try await anna.send(API.shareUntil, body: SharingUntil(until: soon, groupId: GroupID("no-such-group")))
+      }
+      await expectAPIError(.notFound, status: 404) {
+        try await dave.send(API.clearGroupUntil, parameters: GroupRef(id: friends.id))
+      }
+      #expect(try await anna.send(API.me).sharing.groupUntil.isEmpty)
+
+      // Friends until soon: bob loses the location then, carol (Family) keeps it; nothing else of the state moves.
+      let state = try await anna.send(API.shareUntil, body: SharingUntil(until: soon, groupId: friends.id))
+      #expect(state.groupUntil == [friends.id: soon])
+      #expect(state.until == nil && !state.paused)
+      _ = try await bob.send(API.userLocation, parameters: UserRef(id: annaID))
+      try await Task.sleep(for: .milliseconds(max(0, soon - Timestamp.milliseconds(Date()) + 100)))
+      await expectAPIError(.locationUnavailable, status: 404) {
+        try await bob.send(API.userLocation, parameters: UserRef(id: annaID))
+      }
+      _ = try await carol.send(API.userLocation, parameters: UserRef(id: annaID))
+
+      // Cleared: Friends see it again without a deadline.
+      #expect(try await anna.send(API.clearGroupUntil, parameters: GroupRef(id: friends.id)).groupUntil.isEmpty)
+      _ = try await bob.send(API.userLocation, parameters: UserRef(id: annaID))
+
+      // A deleted custom group takes its deadline with it.
+      let hikers = try await anna.send(API.createGroup, body: NewGroup(name: "Hikers"))
+      let later = Timestamp.milliseconds(Date()) + 3_600_000
+      _ = try await anna.send(API.shareUntil, body: SharingUntil(until: later, groupId: hikers.id))
+      #expect(try await anna.send(API.me).sharing.groupUntil == [hikers.id: later])
+      _ = try await anna.send(API.deleteGroup, parameters: GroupRef(id: hikers.id))
+      #expect(try await anna.send(API.me).sharing.groupUntil.isEmpty)
+    }
+  }
+
   @Test func profileFieldsFollowTheirAudience() async throws {
     try await TestServer.with { server in
       let (annaSession, anna) = try await server.signUp("anna")

@@ -71,6 +71,9 @@ public enum API {
   public static let resumeSharing = Endpoint<Void, NoBody, SharingState>(.post, "/v1/sharing/resume")
   /// `POST /v1/sharing/until` → the sharing state: shared until an instant.
   public static let shareUntil = Endpoint<Void, SharingUntil, SharingState>(.post, "/v1/sharing/until")
+  /// `DELETE /v1/sharing/until/{id}` → the sharing state: the group sees the location without a deadline again.
+  public static let clearGroupUntil = Endpoint<GroupRef, NoBody, SharingState>(
+    .delete, "/v1/sharing/until/\(\.id, "id")")
   /// `GET /v1/sharing/visible`: the people whose location the caller may see now (what `watch` subscribes to).
   public static let visibleUsers = Endpoint<Void, NoBody, VisibleUsers>(.get, "/v1/sharing/visible")
 
@@ -100,6 +103,7 @@ public enum API {
       logout.descriptor, me.descriptor, updateProfile.descriptor, userProfile.descriptor, searchUsers.descriptor,
       groups.descriptor, createGroup.descriptor, updateGroup.descriptor, deleteGroup.descriptor, addMember.descriptor,
       removeMember.descriptor, pauseSharing.descriptor, resumeSharing.descriptor, shareUntil.descriptor,
+      clearGroupUntil.descriptor,
       visibleUsers.descriptor,
       postFixes.descriptor, userLocation.descriptor, history.descriptor, deleteHistory.descriptor,
       historyClusters.descriptor, historyVisits.descriptor, historyExport.descriptor,

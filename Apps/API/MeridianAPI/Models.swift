@@ -153,12 +153,18 @@ public struct GroupUpdate: Sendable, Hashable, Codable {
   }
 }
 
-/// `POST /v1/sharing/until`.
+/// `POST /v1/sharing/until`: a deadline for all sharing, or for what one group sees.
 public struct SharingUntil: Sendable, Hashable, Codable {
   /// Share the location until this instant (UTC ms, in the future).
   public var until: Int64
-  /// A deadline.
-  public init(until: Int64) { self.until = until }
+  /// One of the caller's groups (not Blacklist): only this group stops seeing the location at `until`; the rest of
+  /// the sharing state stays as it is. Absent: everyone stops (and a pause ends).
+  public var groupId: GroupID?
+  /// A deadline, for everyone or for one group.
+  public init(until: Int64, groupId: GroupID? = nil) {
+    self.until = until
+    self.groupId = groupId
+  }
 }
 
 /// `GET /v1/sharing/visible`: the people whose location the caller may see now.

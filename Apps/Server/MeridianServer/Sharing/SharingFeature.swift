@@ -37,12 +37,26 @@ struct SharingFeature: Sendable {
       }
     }
     routes.on(API.shareUntil) { call in
-      let until = call.body.until
-      return try await updateSharing(call.authenticated()) { state, now throws(APIError) in
-        guard until > now else { throw .invalidRequest("'until' must be in the future (UTC milliseconds).") }
-        state.paused = false
-        state.until = until
+      let (owner, until) = (try call.authenticated(), call.body.until)
+      guard let groupID = call.body.groupId else {
+        return try await updateSharing(owner) { state, now throws(APIError) in
+          guard until > now else { throw .invalidRequest("'until' must be in the future (UTC milliseconds).") }
+          state.paused = false
+          state.until = until
+        }
       }
+      guard try await ownedGroup(owner, groupID).kind != .blacklist else {
+        throw APIError.invalidRequest("Blacklist sees nothing; it takes no deadline.")
+      }
+      return try await updateSharing(owner) { state, now throws(APIError) in
+        guard until > now else { throw .invalidRequest("'until' must be in the future (UTC milliseconds).") }
+        state.groupUntil[groupID] = until
+      }
+    }
+    routes.on(API.clearGroupUntil) { call in
+      let owner = try call.authenticated()
+      let group = try await ownedGroup(owner, call.parameters.id)
+      return try await updateSharing(owner) { state, _ in state.groupUntil[group.id] = nil }
     }
     routes.on(API.visibleUsers) { call in try await visibleUsers(viewer: call.authenticated()) }
     routes.on(API.userLocation) { call in try await userLocation(viewer: call.authenticated(), of: call.parameters.id) }
@@ -90,6 +104,9 @@ struct SharingFeature: Sendable {
       throw groupError(error)
     }
     try await store.deleteGroup(id)
+    if try await store.sharing(owner: owner).groupUntil[id] != nil {
+      _ = try await updateSharing(owner) { state, _ in state.groupUntil[id] = nil }
+    }
     await live.groupDeleted(id)
     try await live.enforce(owner: owner)
     return NoContent()
