@@ -729,6 +729,70 @@ class WebAppTests(unittest.TestCase):
         self.assertNotIn(newcomer.id, person.group("family")["members"])
 
     @screenshot_on_failure
+    def test_one_groups_sharing_deadline_set_shown_expired_and_lifted(self):
+        person = Account(self.server, "Galyna Deadline")
+        family, friends, blacklist = (person.group(kind)["id"] for kind in ("family", "friends", "blacklist"))
+        self.open_and_sign_in(person)
+        self.show("sharing")
+        row = '#group-list li[data-group="{}"]'.format
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, f"{row(family)} .group-until"),
+                  "Family's deadline form is shown")
+        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, f"{row(blacklist)} .group-until"),
+                         "the Blacklist takes no deadline")
+
+        def deadline(group):
+            return self.browser.find_element(By.CSS_SELECTOR, f"{row(group)} .group-until")
+
+        def submit(group, value):
+            field = self.browser.find_element(By.CSS_SELECTOR, f"{row(group)} input.group-until-at")
+            self.browser.execute_script("arguments[0].value = arguments[1]", field, value)
+            self.browser.find_element(By.CSS_SELECTOR, f"{row(group)} button.group-until-apply").click()
+
+        local = "return d.toLocaleString('sv').slice(0, 16).replace(' ', 'T')"  # as a datetime-local field holds it
+        past = self.browser.execute_script(f"const d = new Date(Date.now() - 3600000); {local}")
+        until, tomorrow = self.browser.execute_script(
+            "const d = new Date(); d.setDate(d.getDate() + 1); d.setHours(18, 30, 0, 0); "
+            f"return [d.getTime(), (() => {{ {local} }})()]")
+        submit(family, past)
+        error = f"{row(family)} .group-until-error"
+        self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, error).is_displayed(), "a past time is refused")
+        self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, error).text, "Choose a time in the future.")
+        self.assertFalse(person.call("GET", "/v1/me")["sharing"].get("groupUntil"))
+
+        submit(family, tomorrow)
+        self.wait(lambda: deadline(family).get_attribute("data-until") == str(until), "Family sees until tomorrow")
+        sharing = person.call("GET", "/v1/me")["sharing"]
+        self.assertEqual(sharing.get("groupUntil"), {family: until}, "the deadline is Family's only")
+        self.assertIsNone(sharing.get("until"), "sharing with everyone has no deadline")
+        self.assertEqual(deadline(family).get_attribute("data-expired"), "false")
+        state = self.browser.find_element(By.CSS_SELECTOR, f"{row(family)} .group-until-state").text
+        self.assertTrue(state.startswith("sees my location until "), state)
+        self.assertNotIn("expired", state)
+        self.assertEqual(deadline(friends).get_attribute("data-until"), "")
+        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, f"{row(friends)} .group-until-clear"))
+
+        soon = int(time.time() * 1000) + 1500  # Friends' deadline set elsewhere; it passes while the page is open
+        person.call("POST", "/v1/sharing/until", {"until": soon, "groupId": friends})
+
+        def friends_expired():
+            self.show("map")
+            self.show("sharing")  # the sharing state is read again
+            return deadline(friends).get_attribute("data-expired") == "true"
+
+        self.wait(friends_expired, "Friends' deadline shown as expired once past")
+        state = self.browser.find_element(By.CSS_SELECTOR, f"{row(friends)} .group-until-state").text
+        self.assertTrue(state.startswith("saw my location until ") and state.endswith("(expired)"), state)
+        self.assertEqual(deadline(family).get_attribute("data-until"), str(until))
+
+        self.browser.find_element(By.CSS_SELECTOR, f"{row(family)} button.group-until-clear").click()
+        self.wait(lambda: deadline(family).get_attribute("data-until") == "", "Family's deadline is lifted")
+        self.assertEqual(person.call("GET", "/v1/me")["sharing"].get("groupUntil"), {friends: soon})
+        self.browser.find_element(By.CSS_SELECTOR, f"{row(friends)} button.group-until-clear").click()
+        self.wait(lambda: deadline(friends).get_attribute("data-until") == "", "Friends' deadline is lifted")
+        self.assertFalse(person.call("GET", "/v1/me")["sharing"].get("groupUntil"))
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
     def test_custom_group_created_renamed_sharing_location_switched_and_deleted(self):
         person = Account(self.server, "Gleb Groups")
         climber = Account(self.server, "Kira Climber")

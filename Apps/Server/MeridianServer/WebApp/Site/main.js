@@ -606,6 +606,7 @@ function renderSharing() {
   else state.textContent = t('sharing.on');
   $('group-list').replaceChildren(...session.groups.map((group) => {
     const row = element('li', { data: { group: group.id } }, groupHead(group));
+    if (group.kind !== 'blacklist') row.append(groupUntil(group, sharing));
     const members = document.createElement('ul');
     members.className = 'members';
     members.replaceChildren(...group.members.map((userId) => {
@@ -626,6 +627,47 @@ function renderSharing() {
     return row;
   }));
   renderVisibility();
+}
+
+/**
+ * A group's sharing deadline (not for the Blacklist): the instant it stops seeing the location ("expired" once past),
+ * a local date and time to set it to (a time already past is refused here) and a button that lifts it.
+ */
+function groupUntil(group, sharing) {
+  const until = (sharing.groupUntil || {})[group.id];
+  const box = element('div', { className: 'group-until', data: { until: until ? String(until) : '', expired: '' } });
+  if (until) {
+    const expired = until <= Date.now();
+    box.dataset.expired = String(expired);
+    const when = new Date(until).toLocaleString(currentLanguage());
+    box.append(element('span', { className: 'group-until-state muted' },
+      t(expired ? 'groups.untilExpired' : 'groups.until', when)), ' ',
+    button(t('groups.untilClear'), () => changeGroupUntil('DELETE', group.id), { className: 'link group-until-clear' }));
+  }
+  const field = element('input', { type: 'datetime-local', className: 'group-until-at', required: true });
+  const error = element('p', { className: 'error group-until-error', role: 'alert', hidden: true });
+  const form = element('form', { className: 'range' },
+    element('label', {}, element('span', {}, t('groups.untilLabel')), field),
+    element('button', { type: 'submit', className: 'group-until-apply' }, t('groups.untilApply')));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const at = new Date(field.value).getTime();
+    error.hidden = Number.isFinite(at) && at > Date.now();
+    if (!error.hidden) error.textContent = t('sharing.untilPast');
+    else changeGroupUntil('POST', group.id, at);
+  });
+  box.append(form, error);
+  return box;
+}
+
+/** Sets (`POST` with `until`) or lifts (`DELETE`) the instant one group stops seeing the location. */
+async function changeGroupUntil(method, groupId, until) {
+  try {
+    session.me.sharing = method === 'POST'
+      ? await request('POST', '/v1/sharing/until', { until, groupId })
+      : await request('DELETE', `/v1/sharing/until/${encodeURIComponent(groupId)}`);
+    renderSharing();
+  } catch (error) { showError(error); }
 }
 
 /**
