@@ -42,6 +42,40 @@ struct AdminVenueClaimTests {
   }
 }
 
+@Suite("meridian-admin promotions list without --venue")
+struct AdminPromotionListTests {
+  @Test func everyPromotionPagedAndFiltered() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try await sandbox.twoCafes()
+    let owner = try await seedUser(store, email: "owner@example.com")
+    try await store.grantAdvertiser(owner, venues: ["cafe-2"], at: 0)
+    for (venue, id) in [("cafe-1", "p1"), ("cafe-2", "p2"), ("cafe-2", "p3")] {
+      try await store.insertPromotion(Promotion(id: PromotionID(id), venueID: PlaceID(venue), name: id, promoCode: id))
+    }
+    let p3 = try #require(try await store.promotion("p3"))
+    try await store.savePromotion(p3, settings: PromotionSettings(state: .ended))
+
+    func ids(_ arguments: [String]) async throws -> [String] {
+      let run = try await sandbox.admin(["promotions", "list", "--json"] + arguments)
+      #expect(run.status == 0, "\(run)")
+      let rows = try #require(try run.json() as? [[String: Any]])
+      return rows.compactMap { ($0["promotion"] as? [String: Any])?["id"] as? String }
+    }
+    #expect(try await ids([]) == ["p1", "p2", "p3"])
+    #expect(try await ids(["--limit", "1", "--offset", "1"]) == ["p2"])
+    #expect(try await ids(["--advertiser", "owner@example.com"]) == ["p2", "p3"])
+    #expect(try await ids(["--state", "ended"]) == ["p3"])
+    let table = try await sandbox.admin(["promotions", "list", "--limit", "2"])
+    #expect(table.stdout.contains("cafe-2") && table.stdout.contains("More: --offset 2"), "\(table)")
+    // One venue alone lists as before.
+    let one = try await sandbox.admin(["promotions", "list", "--venue", "cafe-1"])
+    #expect(one.status == 0 && one.stdout.contains("p1") && !one.stdout.contains("p2"), "\(one)")
+    #expect(try await sandbox.admin(["promotions", "list", "--state", "sleeping"]).status == 2)
+    #expect(try await sandbox.admin(["promotions", "list", "--limit", "0"]).status == 2)
+    #expect(try await sandbox.admin(["promotions", "list", "--advertiser", "nobody@example.com"]).status == 3)
+  }
+}
+
 extension AdminSandbox {
   /// Imports cafés `cafe-1` and `cafe-2` in Kyiv; answers the sandbox's store.
   func twoCafes() async throws -> SQLiteStore {

@@ -8,16 +8,21 @@ import Testing
 
 @Suite("Store contract: claiming a venue")
 struct VenueClaimContractTests {
+  /// Venues with these ids (named by them) in Kyiv.
+  static func storeVenues(_ ids: [PlaceID], in store: any MeridianStore) async throws {
+    try await store.upsertVenues(
+      try ids.map { id in
+        try VenueRecord(
+          place: Place(
+            id: id, kind: .venue, name: LocalizedText(["en": id.rawValue]),
+            location: Coordinate(uncheckedLatitude: 50.45, longitude: 30.52)))
+      })
+  }
+
   @Test(arguments: StoreEngine.all)
   func aClaimWaitsUntilAnOperatorApprovesOrRejectsIt(_ engine: StoreEngine) async throws {
     try await engine.with { store in
-      try await store.upsertVenues(
-        try ["cafe", "bar"].map { id in
-          try VenueRecord(
-            place: Place(
-              id: PlaceID(id), kind: .venue, name: LocalizedText(["en": id]),
-              location: Coordinate(uncheckedLatitude: 50.45, longitude: 30.52)))
-        })
+      try await Self.storeVenues(["cafe", "bar"], in: store)
       for user in ["anna", "bob"] {
         _ = try await store.createAccount(
           id: UserID(user), credential: .email("\(user)@example.com"), passwordHash: nil, now: 0)

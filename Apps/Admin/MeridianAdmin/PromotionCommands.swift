@@ -109,20 +109,67 @@ struct PromotionsCommand: AsyncParsableCommand {
   }
 
   struct List: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List a venue's promotions, running or not.")
+    static let configuration = CommandConfiguration(
+      abstract: "List promotions, running or not: every venue's (a page at a time), or one venue's.")
 
     @OptionGroup var options: GlobalOptions
 
-    @Option(help: "The venue's id.")
-    var venue: String
+    @Option(help: "Only this venue's.")
+    var venue: String?
+
+    @Option(help: "Only those of the venues this user (id, email or phone) advertises for.")
+    var advertiser: String?
+
+    @Option(help: "Only those running, paused or ended.")
+    var state: String?
+
+    @Option(help: "At most this many (1…1000).")
+    var limit = 100
+
+    @Option(help: "Skip this many first (by venue, then id).")
+    var offset = 0
 
     func run() async throws {
+      // One venue's list, as before (also through --server); anything else is a page from the database.
+      guard advertiser == nil, state == nil, offset == 0, let venue else { return try await page() }
       let list = try await options.withBackend { try await $0.promotions(venue: venue) }
       let timeZone = TimeZone(identifier: list.timeZone) ?? .gmt
       try options.emit(list.promotions) {
         list.promotions.isEmpty
           ? "Venue \(list.venueId) has no promotions."
           : PromotionsCommand.table(list.promotions, now: Timestamp.milliseconds(Date()), timeZone: timeZone)
+      }
+    }
+
+    /// Every venue's promotions that match the filters, from the database.
+    func page() async throws {
+      let wanted = try state.map { text in
+        guard let state = PromotionState(rawValue: text) else {
+          throw AdminError.usage("--state must be running, paused or ended.")
+        }
+        return state
+      }
+      guard (1...1000).contains(limit), offset >= 0 else {
+        throw AdminError.usage("--limit must be 1…1000 and --offset 0 or more.")
+      }
+      try await options.withDatabase { database in
+        var filter = PromotionFilter(venue: venue.map { PlaceID($0) }, state: wanted)
+        if let advertiser { filter.advertiser = try await database.administration.user(named: advertiser) }
+        let promotions = try await database.store.promotionPage(filter, limit: limit, offset: offset)
+        try options.emit(promotions) {
+          guard !promotions.isEmpty else { return "No promotions." }
+          var table = TextTable(["venue", "id", "name", "code", "audience", "state", "valid (UTC)"])
+          for item in promotions {
+            let promotion = item.promotion
+            table.add([
+              promotion.venueID.rawValue, promotion.id.rawValue, promotion.name, promotion.promoCode,
+              promotion.audience.rawValue, item.state.rawValue,
+              "\(AdminFormat.time(promotion.validFrom)) … \(AdminFormat.time(promotion.validUntil))",
+            ])
+          }
+          let more = promotions.count == limit ? "\nMore: --offset \(offset + limit)." : ""
+          return table.text + more
+        }
       }
     }
   }

@@ -26,6 +26,25 @@ public protocol AdvertiserStore: Sendable {
   /// - Throws: ``AdvertiserStoreError/unknownClaim(_:)``, ``AdvertiserStoreError/claimDecided(_:)``,
   ///   ``VenueRecordError/unknownVenue(_:)`` on approval; nothing changes.
   func decideVenueClaim(_ id: String, approve: Bool, reason: String?, at time: Int64) async throws -> VenueClaim
+  /// A page of every venue's promotions with their settings, by venue then id; only those matching `filter`.
+  func promotionPage(_ filter: PromotionFilter, limit: Int, offset: Int) async throws -> [AdvertisedPromotion]
+}
+
+/// Which promotions ``AdvertiserStore/promotionPage(_:limit:offset:)`` lists; nil matches any.
+public struct PromotionFilter: Sendable, Hashable {
+  /// Only this venue's.
+  public var venue: PlaceID?
+  /// Only those of venues this person advertises for.
+  public var advertiser: UserID?
+  /// Only those in this state (a promotion without settings is running).
+  public var state: PromotionState?
+
+  /// A filter.
+  public init(venue: PlaceID? = nil, advertiser: UserID? = nil, state: PromotionState? = nil) {
+    self.venue = venue
+    self.advertiser = advertiser
+    self.state = state
+  }
 }
 
 extension AdvertiserStore {

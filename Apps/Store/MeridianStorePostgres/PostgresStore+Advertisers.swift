@@ -97,6 +97,33 @@ extension PostgresStore: AdvertiserStore {
     }
   }
 
+  public func promotionPage(_ filter: PromotionFilter, limit: Int, offset: Int) async throws -> [AdvertisedPromotion] {
+    let venue = filter.venue?.rawValue
+    let advertiser = filter.advertiser?.rawValue
+    let state = filter.state?.rawValue
+    return try await client.query(
+      """
+      SELECT p.*, COALESCE(s.state, 'running') AS state, s.radius, s.minimum_days, s.lookback_days
+      FROM venue_promotions p LEFT JOIN promotion_settings s ON s.promotion_id = p.id
+      WHERE (\(venue)::text IS NULL OR p.venue_id = \(venue))
+        AND (\(advertiser)::text IS NULL
+          OR p.venue_id IN (SELECT venue_id FROM advertisers WHERE user_id = \(advertiser)))
+        AND (\(state)::text IS NULL OR COALESCE(s.state, 'running') = \(state))
+      ORDER BY p.venue_id COLLATE "C", p.id COLLATE "C" LIMIT \(max(0, limit)) OFFSET \(max(0, offset))
+      """, logger: logger
+    ).collect().map { row in
+      let columns = row.makeRandomAccess()
+      var settings = PromotionSettings(
+        state: PromotionState(rawValue: try columns["state"].decode(String.self)) ?? .ended)
+      if let radius = try columns["radius"].decode(Double?.self) {
+        settings.eligibility = PromotionEligibility(
+          radius: radius, minimumDays: try columns["minimum_days"].decode(Int.self),
+          lookbackDays: try columns["lookback_days"].decode(Int.self))
+      }
+      return AdvertisedPromotion(promotion: try Self.promotion(columns), settings: settings)
+    }
+  }
+
   static let claimColumns = "id, user_id, venue_id, note, state, claimed_at, decided_at, reason"
 
   static func claim(_ row: PostgresRow) throws -> VenueClaim {

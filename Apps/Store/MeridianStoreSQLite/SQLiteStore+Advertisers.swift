@@ -78,6 +78,32 @@ extension SQLiteStore {
     }
   }
 
+  public func promotionPage(_ filter: PromotionFilter, limit: Int, offset: Int) async throws -> [AdvertisedPromotion] {
+    try await database.read { db in
+      try Row.fetchAll(
+        db,
+        sql: """
+          SELECT p.*, IFNULL(s.state, 'running') AS state, s.radius, s.minimum_days, s.lookback_days
+          FROM venue_promotions p LEFT JOIN promotion_settings s ON s.promotion_id = p.id
+          WHERE (?1 IS NULL OR p.venue_id = ?1)
+            AND (?2 IS NULL OR p.venue_id IN (SELECT venue_id FROM advertisers WHERE user_id = ?2))
+            AND (?3 IS NULL OR IFNULL(s.state, 'running') = ?3)
+          ORDER BY p.venue_id, p.id LIMIT ?4 OFFSET ?5
+          """,
+        arguments: [
+          filter.venue?.rawValue, filter.advertiser?.rawValue, filter.state?.rawValue, max(0, limit), max(0, offset),
+        ]
+      ).map { row in
+        var settings = PromotionSettings(state: PromotionState(rawValue: row["state"] as String) ?? .ended)
+        if let radius: Double = row["radius"] {
+          settings.eligibility = PromotionEligibility(
+            radius: radius, minimumDays: row["minimum_days"], lookbackDays: row["lookback_days"])
+        }
+        return AdvertisedPromotion(promotion: try Self.promotion(row), settings: settings)
+      }
+    }
+  }
+
   private static func claim(_ row: Row) -> VenueClaim {
     VenueClaim(
       id: row["id"], user: UserID(row["user_id"] as String), venue: PlaceID(row["venue_id"] as String),
