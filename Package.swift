@@ -91,8 +91,11 @@ let package = Package(
     .systemLibrary(
       name: "CQRencode", path: "Apps/Server/CQRencode", pkgConfig: "libqrencode",
       providers: [.apt(["libqrencode-dev"]), .yum(["qrencode-devel"]), .brew(["qrencode"])]),
+    // Apps: the system zlib for the QR code's PNG (as NetworkingKit's CZlib, which is not a product)
+    .systemLibrary(
+      name: "CQRZlib", path: "Apps/Server/CQRZlib", providers: [.apt(["zlib1g-dev"]), .yum(["zlib-devel"])]),
     // Apps: texts as QR codes, drawn as SVG and PNG (promotion codes)
-    .target(name: "MeridianQRCode", dependencies: ["CQRencode"], path: "Apps/Server/MeridianQRCode"),
+    .target(name: "MeridianQRCode", dependencies: ["CQRencode", "CQRZlib"], path: "Apps/Server/MeridianQRCode"),
     // Apps: the server
     .target(
       name: "MeridianServer",

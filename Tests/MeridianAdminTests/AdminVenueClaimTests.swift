@@ -74,6 +74,25 @@ struct AdminPromotionListTests {
     #expect(try await sandbox.admin(["promotions", "list", "--limit", "0"]).status == 2)
     #expect(try await sandbox.admin(["promotions", "list", "--advertiser", "nobody@example.com"]).status == 3)
   }
+
+  /// `promotions create` checks by the advertiser API's rules, naming its own options; nothing is stored.
+  @Test func createChecksAsTheAdvertiserAPIDoes() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try await sandbox.twoCafes()
+    let base = ["promotions", "create", "--venue", "cafe-1", "--name", "Coffee"]
+    for (arguments, option) in [
+      (["--code", "TWO WORDS"], "--code"), (["--code", "C", "--currency", "uah", "--new-price", "300"], "--new-price"),
+      (["--code", "C", "--from", "2026-12-02", "--until", "2026-12-01"], "--until"),
+      (["--code", "C", "--name", "   "], "--name"),
+    ] {
+      let run = try await sandbox.admin(base + arguments)
+      #expect(run.status == 2 && run.stderr.contains(option), "\(run)")
+    }
+    #expect(try await store.promotions(venue: "cafe-1").isEmpty)
+    let created = try await sandbox.admin(base + ["--code", "C", "--old-price", "450", "--new-price", "300"])
+    #expect(created.status == 0, "\(created)")
+    #expect(try await store.promotions(venue: "cafe-1").map(\.newPrice) == [Money(amount: 300, currency: "UAH")])
+  }
 }
 
 extension AdminSandbox {

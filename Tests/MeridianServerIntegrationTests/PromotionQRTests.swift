@@ -6,6 +6,7 @@ import MeridianAPI
 import MeridianStore
 import MeridianTestSupport
 import NetworkingKit
+import RealtimeKitTesting
 import Testing
 
 /// `GET /v1/promotions/{id}/qr`: the images decode back to the promotion's code with ZBar (`zbarimg`, Debian's
@@ -45,6 +46,15 @@ struct PromotionQRTests {
       #expect(png.head.headerFields[.contentType] == "image/png")
       #expect(png.body.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
       #expect(try await zbarDecode(png.body, fileExtension: "png") == code)
+      // Deflated, not stored: the file is far smaller than its rows (IHDR's width and height at bytes 16…23).
+      let size = png.body.count >= 24 ? png.body.dropFirst(16).prefix(8).map(Int.init) : []
+      if size.count == 8 {
+        let width = size[0] << 24 | size[1] << 16 | size[2] << 8 | size[3]
+        let height = size[4] << 24 | size[5] << 16 | size[6] << 8 | size[7]
+        #expect(png.body.count * 4 < ((width + 7) / 8 + 1) * height, "\(png.body.count) bytes, \(width)×\(height)")
+      } else {
+        Issue.record("no IHDR in \(png.body.count) bytes")
+      }
       let large = try await annaClient.send(API.promotionQR, parameters: PromotionQRQuery(id: "coffee", scale: 3))
       #expect(try await zbarDecode(large, fileExtension: "png") == code)
 
@@ -82,16 +92,12 @@ func zbarDecode(_ image: Data, fileExtension: String) async throws -> String? {
   try image.write(to: file)
   defer { try? FileManager.default.removeItem(at: file) }
   let child = try ChildProcess(URL(fileURLWithPath: "/usr/bin/zbarimg"), ["--quiet", "--raw", file.path])
-  let status = try await withThrowingTaskGroup(of: Int32?.self) { group in
-    group.addTask { await child.wait() }
-    group.addTask {
-      try await Task.sleep(for: .seconds(30))
-      return nil
-    }
-    defer { group.cancelAll() }
-    let first = try await group.next() ?? nil
-    if first == nil { child.terminate() }
-    return first
+  let status: Int32?
+  do {
+    status = try await withTimeout(.seconds(30)) { await child.wait() }
+  } catch is TimeoutError {
+    child.terminate()
+    status = nil
   }
   let text = child.standardOutput.value
   guard status == 0 else {

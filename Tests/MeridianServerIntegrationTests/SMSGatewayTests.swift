@@ -60,10 +60,29 @@ import Testing
     return fields
   }
 
+  /// One sender keeps one connection pool for its codes; once the server shut it down it refuses, counted.
+  @Test func aSenderKeepsItsPoolUntilItIsShutDown() async throws {
+    let gateway = try await MisbehavingServer.start { _ in .json(#"{"sid":"SM1","status":"queued"}"#, status: 201) }
+    defer { Task { try await gateway.shutdown() } }
+    let sender = try Self.twilio(Self.settings(gateway))
+    do {
+      try await sender.sendCode("111111", to: "+15550100")
+      try await sender.sendCode("222222", to: "+15550100")
+    } catch {
+      await sender.shutdown()
+      throw error
+    }
+    await sender.shutdown()
+    await sender.shutdown()  // twice is fine
+    #expect(gateway.requests.count == 2)
+    await #expect(throws: SMSDeliveryError.self) { try await sender.sendCode("333333", to: "+15550100") }
+    #expect(gateway.requests.count == 2)
+  }
+
   @Test func twilioRequestIsTheMessagesAPIs() async throws {
     let gateway = try await MisbehavingServer.start { _ in .json(#"{"sid":"SM1","status":"queued"}"#, status: 201) }
     defer { Task { try await gateway.shutdown() } }
-    try await Self.twilio(Self.settings(gateway)).sendCode("123456", to: "+15550100")
+    try await Self.twilio(Self.settings(gateway)).sendOnce("123456", to: "+15550100")
     try #require(gateway.requests.count == 1)
     let request = gateway.requests[0]
     Self.expect(
@@ -74,7 +93,7 @@ import Testing
     // `+` must arrive as %2B, or the gateway reads a space.
     #expect(
       String(decoding: request.body, as: UTF8.self)
-        == "To=%2B15550100&From=%2B15550199&Body=Your%20Meridian%20code%3A%20123456")
+        == "Body=Your%20Meridian%20code%3A%20123456&From=%2B15550199&To=%2B15550100")
     #expect(Self.form(request.body) == ["To": "+15550100", "From": "+15550199", "Body": "Your Meridian code: 123456"])
   }
 
@@ -86,12 +105,12 @@ import Testing
     settings.httpBody = #"{"recipient":{"msisdn":"{phone}"},"message":"{text}","source":"meridian"}"#
     settings.httpAuth = "Key gw-secret"
     settings.httpAuthHeader = "X-Api-Key"
-    try await Self.http(settings).sendCode("654321", to: "+15550100")
+    try await Self.http(settings).sendOnce("654321", to: "+15550100")
 
     settings.httpFormat = .form
     settings.httpBody = nil
     settings.httpMethod = .put
-    try await Self.http(settings).sendCode("111222", to: "+15550100")
+    try await Self.http(settings).sendOnce("111222", to: "+15550100")
 
     let requests = gateway.requests
     try #require(requests.count == 2)
@@ -116,14 +135,14 @@ import Testing
       request.index < 2 ? .status(500, body: "gateway down") : .json(#"{"sid":"SM2"}"#, status: 201)
     }
     defer { Task { try await gateway.shutdown() } }
-    try await Self.twilio(Self.settings(gateway)).sendCode("123456", to: "+15550100")
+    try await Self.twilio(Self.settings(gateway)).sendOnce("123456", to: "+15550100")
     let keys = gateway.requests.map { $0.header("idempotency-key") }
     #expect(keys.count == 3)
     #expect(Set(keys).count == 1 && keys[0] != nil)
     #expect(Set(gateway.requests.map { $0.body }).count == 1)
 
     // A second code is another logical request: another key.
-    try await Self.twilio(Self.settings(gateway)).sendCode("999999", to: "+15550100")
+    try await Self.twilio(Self.settings(gateway)).sendOnce("999999", to: "+15550100")
     #expect(gateway.requests.count == 4)
     #expect(gateway.requests[3].header("idempotency-key") != keys[0])
   }
@@ -132,14 +151,14 @@ import Testing
     let gateway = try await MisbehavingServer.start { _ in .status(503) }
     defer { Task { try await gateway.shutdown() } }
     await #expect(throws: SMSDeliveryError.self) {
-      try await Self.http(Self.settings(gateway)).sendCode("123456", to: "+15550100")
+      try await Self.http(Self.settings(gateway)).sendOnce("123456", to: "+15550100")
     }
     #expect(gateway.requests.count == 3)
     // A refusal that retrying can't fix (400) is not retried.
     let refusing = try await MisbehavingServer.start { _ in .json(#"{"code":21211,"message":"bad To"}"#, status: 400) }
     defer { Task { try await refusing.shutdown() } }
     let error = await #expect(throws: SMSDeliveryError.self) {
-      try await Self.twilio(Self.settings(refusing)).sendCode("123456", to: "+15550100")
+      try await Self.twilio(Self.settings(refusing)).sendOnce("123456", to: "+15550100")
     }
     #expect(error?.reason == "status")
     #expect(refusing.requests.count == 1)
@@ -152,7 +171,7 @@ import Testing
     defer { Task { try await gateway.shutdown() } }
     let clock = ContinuousClock()
     let start = clock.now
-    try await Self.twilio(Self.settings(gateway)).sendCode("123456", to: "+15550100")
+    try await Self.twilio(Self.settings(gateway)).sendOnce("123456", to: "+15550100")
     let elapsed = start.duration(to: clock.now)
     #expect(gateway.requests.count == 2)
     #expect(elapsed >= .milliseconds(950), "Retry-After: 1 was not honoured (\(elapsed))")
@@ -167,7 +186,7 @@ import Testing
     let clock = ContinuousClock()
     let start = clock.now
     let error = await #expect(throws: SMSDeliveryError.self) {
-      try await Self.http(settings).sendCode("123456", to: "+15550100")
+      try await Self.http(settings).sendOnce("123456", to: "+15550100")
     }
     #expect(error?.reason == "timeout")
     // Each attempt ended before the gateway's 10 s answer (else the send would have succeeded); the bound only says
@@ -314,5 +333,18 @@ import Testing
       throw error
     }
     try await server.stop()
+  }
+}
+
+extension SMSSender {
+  /// Sends one code, then shuts the sender down (as the server does when it stops), whether it was sent or not.
+  func sendOnce(_ code: String, to phone: String) async throws {
+    do {
+      try await sendCode(code, to: phone)
+    } catch {
+      await shutdown()
+      throw error
+    }
+    await shutdown()
   }
 }

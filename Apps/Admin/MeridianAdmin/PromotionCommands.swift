@@ -76,26 +76,32 @@ struct PromotionsCommand: AsyncParsableCommand {
       guard let audience = PromotionAudience(rawValue: audience) else {
         throw AdminError.usage("--audience must be general or special.")
       }
-      guard !name.trimmingCharacters(in: .whitespaces).isEmpty, !code.trimmingCharacters(in: .whitespaces).isEmpty
-      else { throw AdminError.usage("--name and --code must not be empty.") }
-      if let price = oldPrice, price < 0 { throw AdminError.usage("--old-price must not be negative.") }
-      if let price = newPrice, price < 0 { throw AdminError.usage("--new-price must not be negative.") }
-      let validFrom = try from.map { try AdminFormat.parseTime($0, option: "--from") }
-      let validUntil = try until.map { try AdminFormat.parseTime($0, option: "--until") }
-      if let validFrom, let validUntil, validFrom >= validUntil {
-        throw AdminError.usage("--from must be before --until.")
-      }
-      let dailyWindow = try window.map(Self.parseWindow)
+      let draft = PromotionDraft(
+        name: name, promoCode: code, imageURL: image, oldPrice: oldPrice.map { Money(amount: $0, currency: currency) },
+        newPrice: newPrice.map { Money(amount: $0, currency: currency) }, audience: audience,
+        validFrom: try from.map { try AdminFormat.parseTime($0, option: "--from") },
+        validUntil: try until.map { try AdminFormat.parseTime($0, option: "--until") },
+        window: try window.map(Self.parseWindow))
       try await options.withDatabase { database in
         let place = try await database.administration.place(venue: venue)
-        let promotion = Promotion(
-          id: PromotionID(id ?? UUID().uuidString.lowercased()), venueID: place.id, name: name, promoCode: code,
-          imageURL: image, oldPrice: oldPrice.map { Money(amount: $0, currency: currency) },
-          newPrice: newPrice.map { Money(amount: $0, currency: currency) }, audience: audience, validFrom: validFrom,
-          validUntil: validUntil, window: dailyWindow)
+        // The advertiser API's rules (PromotionDraft), so that both ways in store the same promotions.
+        let promotion: Promotion
+        do {
+          promotion = try draft.promotion(id: PromotionID(id ?? UUID().uuidString.lowercased()), venue: place.id)
+        } catch let error as APIError {
+          throw AdminError.usage(Self.optionNames(error.message))
+        }
         try await database.store.insertPromotion(promotion)
         try options.emit(promotion) { "Created promotion \(promotion.id) of venue \(place.id)." }
       }
+    }
+
+    /// The API's message with the fields named as this command's options.
+    static func optionNames(_ message: String) -> String {
+      [
+        ("'name'", "--name"), ("'promoCode'", "--code"), ("'imageUrl'", "--image"), ("'oldPrice'", "--old-price"),
+        ("'newPrice'", "--new-price"), ("'validUntil'", "--until"), ("'validFrom'", "--from"),
+      ].reduce(message) { $0.replacingOccurrences(of: $1.0, with: $1.1) }
     }
 
     static func parseWindow(_ text: String) throws -> TimeOfDayWindow {

@@ -88,6 +88,7 @@ public struct ServerApp: Sendable {
     serviceGroup = ServiceGroup(
       configuration: ServiceGroupConfiguration(
         services: [
+          .init(service: SMSSenderService(sender: environment.smsSender)),  // stops last: after the HTTP server
           .init(
             service: WebhookDeliveryService(
               store: environment.store, outbox: environment.webhooks, settings: configuration.webhooks,

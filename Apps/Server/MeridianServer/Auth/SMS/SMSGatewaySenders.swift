@@ -6,6 +6,8 @@ import NIOPosix
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
 import Prometheus
+import ServiceLifecycle
+import Synchronization
 
 /// An SMS the gateway did not accept: every attempt failed, timed out or was refused. The person is told to retry
 /// (503 `sms_unavailable`); nothing is counted against their limits.
@@ -49,6 +51,39 @@ public struct SMSMetrics: Sendable {
   }
 }
 
+/// A gateway sender's one connection pool: made at its first code, kept for the next ones, shut down with the
+/// server (``SMSSender/shutdown()``); a code after that is refused.
+final class SMSConnectionPool: Sendable {
+  private let configuration: HTTPClient.Configuration
+  private let state = Mutex<(client: HTTPClient?, closed: Bool)>((nil, false))
+
+  init(configuration: HTTPClient.Configuration) { self.configuration = configuration }
+
+  /// The pool's client.
+  /// - Throws: ``SMSDeliveryError`` (`other`) once shut down.
+  func client(sender: String) throws -> HTTPClient {
+    try state.withLock { state in
+      guard !state.closed else {
+        throw SMSDeliveryError(sender: sender, reason: "other", detail: "the sender was shut down")
+      }
+      if let client = state.client { return client }
+      let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+      state.client = client
+      return client
+    }
+  }
+
+  /// Closes the pool (waiting for its connections); idempotent.
+  func shutdown() async {
+    let client = state.withLock { state in
+      state.closed = true
+      defer { state.client = nil }
+      return state.client
+    }
+    try? await client?.shutdown()
+  }
+}
+
 /// One SMS request through NetworkingKit: its request factory, retry policy (full jitter, `Retry-After`) with one
 /// `Idempotency-Key` for every attempt of a code, per-attempt timeout and deadline, over AsyncHTTPClient.
 struct SMSGatewayCall: Sendable {
@@ -61,6 +96,25 @@ struct SMSGatewayCall: Sendable {
   let settings: SMSSettings
   let metrics: SMSMetrics
   let logger: Logger
+  let pool: SMSConnectionPool
+
+  init(
+    sender: String, url: URLComponents, method: HTTPRequest.Method, contentType: String, headerFields: HTTPFields,
+    settings: SMSSettings, metrics: SMSMetrics, logger: Logger
+  ) {
+    self.sender = sender
+    self.url = url
+    self.method = method
+    self.contentType = contentType
+    self.headerFields = headerFields
+    self.settings = settings
+    self.metrics = metrics
+    self.logger = logger
+    var configuration = AsyncHTTPClientTransport.makeConfiguration()
+    configuration.redirectConfiguration = .disallow
+    configuration.timeout.connect = .milliseconds(Int64((settings.attemptTimeout / .milliseconds(1)).rounded(.up)))
+    pool = SMSConnectionPool(configuration: configuration)
+  }
 
   /// Sends `body` once (with NetworkingKit's retries).
   /// - Throws: ``SMSDeliveryError`` when the gateway didn't accept it; `CancellationError` when cancelled.
@@ -91,27 +145,24 @@ struct SMSGatewayCall: Sendable {
       if case .retry = event.decision { metrics.retried(sender) }
       logger.debug("SMS attempt", metadata: ["sender": "\(sender)", "attempt": "\(event)"])
     }
-    // Codes are rare (rate-limited per phone and address), so each one gets its own connection pool, shut down
-    // when it is sent: no client outlives the server and none needs a lifecycle of its own.
-    var httpConfiguration = AsyncHTTPClientTransport.makeConfiguration()
-    httpConfiguration.redirectConfiguration = .disallow
-    httpConfiguration.timeout.connect = .milliseconds(Int64((settings.attemptTimeout / .milliseconds(1)).rounded(.up)))
-    let httpClient = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpConfiguration)
     let result: Result<Void, any Error>
     do {
       let client = try NetworkClient(
-        baseURL: base, transport: AsyncHTTPClientTransport(client: httpClient), configuration: configuration)
+        baseURL: base, transport: AsyncHTTPClientTransport(client: pool.client(sender: sender)),
+        configuration: configuration)
       _ = try await client.send(
         endpoint, body: body, headerFields: headerFields, idempotencyKey: UUID().uuidString.lowercased())
       result = .success(())
     } catch {
       result = .failure(error)
     }
-    try? await httpClient.shutdown()
     switch result {
     case .success:
       metrics.sent(sender)
     case .failure(let error as CancellationError):
+      throw error
+    case .failure(let error as SMSDeliveryError):
+      metrics.failed(sender, reason: error.reason)
       throw error
     case .failure(let error):
       let failure = SMSDeliveryError(sender: sender, reason: Self.reason(error), detail: "\(error)")
@@ -174,6 +225,8 @@ public struct HTTPGatewaySMSSender: SMSSender {
     try await call.send(body(text: settings.text(for: code), phone: phone))
   }
 
+  public func shutdown() async { await call.pool.shutdown() }
+
   /// `text` as the inside of a JSON string.
   static func jsonEscaped(_ text: String) -> String {
     let encoded = (try? JSONEncoder().encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
@@ -204,25 +257,37 @@ public struct TwilioSMSSender: SMSSender {
       headerFields: [.authorization: "Basic \(credentials)"], settings: settings, metrics: metrics, logger: logger)
   }
 
-  /// The form body: `To`, `From` and `Body`, percent-encoded.
+  /// The form body: `Body`, `From` and `To`, by NetworkingKit's form encoding.
   public func body(text: String, phone: String) -> Data {
-    let fields = [("To", phone), ("From", settings.twilioFrom ?? ""), ("Body", text)]
-    return Data(fields.map { "\($0)=\(SMSFormEncoding.encode($1))" }.joined(separator: "&").utf8)
+    let fields = ["To": phone, "From": settings.twilioFrom ?? "", "Body": text]
+    return ((try? RequestBodyCoding<[String: String]>.formURLEncoded.encode(fields)) ?? nil) ?? Data()
   }
 
   public func sendCode(_ code: String, to phone: String) async throws {
     try await call.send(body(text: settings.text(for: code), phone: phone))
   }
+
+  public func shutdown() async { await call.pool.shutdown() }
 }
 
-/// Percent-encoding for form values and path segments: everything but `A–Z a–z 0–9 - . _ ~` (so `+` is `%2B`).
+/// Percent-encoding for form values and path segments, by NetworkingKit's form encoding: everything but
+/// `A–Z a–z 0–9 - . _ ~` (so `+` is `%2B`).
 enum SMSFormEncoding {
   static func encode(_ text: String) -> String {
-    text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    guard let form = try? RequestBodyCoding<[String: String]>.formURLEncoded.encode(["v": text]) else { return text }
+    return String(decoding: form.dropFirst(2), as: UTF8.self)  // "v=…"
   }
+}
 
-  private static let unreserved = CharacterSet(
-    charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+/// Shuts the server's SMS sender down (its connection pool) once the graceful shutdown reaches it; first in the
+/// service group, so it stops last, after the HTTP server answered its last request.
+struct SMSSenderService: Service {
+  let sender: any SMSSender
+
+  func run() async throws {
+    try? await gracefulShutdown()
+    await sender.shutdown()
+  }
 }
 
 extension ServerConfiguration {
