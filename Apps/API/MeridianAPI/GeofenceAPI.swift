@@ -324,3 +324,15 @@ public struct GeofenceEventParameters: RouteParameters, Hashable {
     return items
   }
 }
+
+/// The payload of a `geofence:<user id>` live event: `{"type": "geofence.event", "event": {…}}`
+/// (docs/realtime-protocol.md §2.3).
+public struct GeofenceLiveEvent: Codable, Sendable, Hashable {
+  /// `geofence.event`.
+  public var type = "geofence.event"
+  /// The event.
+  public var event: GeofenceEventItem
+
+  /// A payload.
+  public init(event: GeofenceEventItem) { self.event = event }
+}

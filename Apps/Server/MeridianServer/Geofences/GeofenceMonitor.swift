@@ -278,21 +278,14 @@ final class GeofenceMonitor: Sendable {
     return addressed
   }
 
-  /// Publishes each event on the channels of its audience.
+  /// Publishes each event on the channels of its audience, on every node (the live log's signal with PostgreSQL):
+  /// a watcher connected to another node than the one that evaluated the fix hears it too.
   func deliver(_ events: [Addressed]) async {
     for item in events {
       guard let payload = try? JSONValue(encoding: GeofenceLiveEvent(event: item.event)) else { continue }
-      _ = await live.hub.publish(payload, to: item.audience.compactMap(Self.channel))
+      await live.publishEverywhere(payload, to: item.audience.compactMap(Self.channel))
     }
   }
-}
-
-/// The payload of a `geofence:<id>` event: `{"type": "geofence.event", "event": {…}}`.
-struct GeofenceLiveEvent: Codable, Sendable, Hashable {
-  /// `geofence.event`.
-  var type = "geofence.event"
-  /// The event.
-  var event: GeofenceEventItem
 }
 
 /// The live fan-out with geofences: hands every commit of the writer to the live fan-out and to the geofence

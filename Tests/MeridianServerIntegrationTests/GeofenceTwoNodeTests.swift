@@ -1,0 +1,59 @@
+import DomainKit
+import Foundation
+import GeoKit
+import MeridianAPI
+import MeridianServer
+import RealtimeKit
+import Testing
+
+/// Geofence events across two server nodes on one PostgreSQL database: node A evaluates the fixes it stored, and the
+/// watchers connected to node B hear the events as well as those on node A — once each.
+@Suite("Geofence events across two nodes", .serialized)
+struct GeofenceTwoNodeTests {
+  @Test(.timeLimit(.minutes(3)))
+  func anArrivalEvaluatedOnNodeAReachesWatchersOnNodeBOnce() async throws {
+    try await TwoNodeTests.withTwoNodes { a, b in
+      let (bobSession, bob) = try await a.signUp("bob")
+      let (annaSession, _) = try await a.signUp("anna")
+      let (carolSession, _) = try await a.signUp("carol")
+      // Bob shares his location with Anna (his Family), not with Carol; his home fence is shared with everyone who
+      // may see his location.
+      _ = try await bob.send(
+        API.addMember,
+        parameters: GroupMemberRef(groupID: GroupID("\(bobSession.userId).family"), userID: annaSession.userId))
+      let fence = try await bob.send(
+        API.createGeofence,
+        body: NewGeofence(name: "Home", shape: .circle(center: GeofenceTests.home, radius: 100), sharing: .everyone))
+      let annaOnB = await LiveWatcher(server: b, token: annaSession.token)
+      let carolOnB = await LiveWatcher(server: b, token: carolSession.token)
+      let bobOnA = await LiveWatcher(server: a, token: bobSession.token)
+      defer {
+        Task {
+          await annaOnB.stop()
+          await carolOnB.stop()
+          await bobOnA.stop()
+        }
+      }
+      #expect(try await annaOnB.subscribe(GeofenceTests.channel(annaSession.userId)))
+      #expect(try await carolOnB.subscribe(GeofenceTests.channel(carolSession.userId)))
+      #expect(try await bobOnA.subscribe(GeofenceTests.channel(bobSession.userId)))
+
+      // Bob arrives, uploading to node A; then leaves.
+      let start = GeofenceTests.now() + 1_000
+      let track = try GeofenceTests.arrival(from: start)
+      _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: track))
+      let leave = start + 30_000
+      _ = try await bob.send(
+        API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: [try GeofenceTests.fix(leave, 900)]))
+      for watcher in [annaOnB, bobOnA] {
+        try await watcher.wait("the exit") { _ in try await GeofenceTests.events(watcher).count >= 2 }
+        let events = try await GeofenceTests.events(watcher)
+        #expect(events.map(\.kind) == [.enter, .exit], "\(events)")
+        #expect(events.allSatisfy { $0.geofenceId == fence.id && $0.userId == bobSession.userId })
+        #expect(events.first?.timestamp == track[8].timestamp && events.last?.timestamp == leave)
+      }
+      // Carol may not see Bob's location: nothing reached her.
+      #expect(try await GeofenceTests.events(carolOnB).isEmpty)
+    }
+  }
+}
