@@ -116,6 +116,10 @@ struct LiveLogContractTests {
       #expect(LiveSignal(text: signal.text) == signal)
       #expect(signal.text.utf8.count < 100)
     }
+    let published = LiveSignal.published(
+      channels: ["geofence:anna", "geofence:bob"], payload: #"{"type":"geofence.event","event":{"name":"a,b\nc"}}"#)
+    #expect(LiveSignal(text: published.text) == published)
+    #expect(LiveSignal(text: "p:geofence:anna") == nil && LiveSignal(text: "p:\n{}") == nil)
     #expect(LiveSignal(text: "c:x") == nil && LiveSignal(text: "s:") == nil && LiveSignal(text: "nonsense") == nil)
   }
 }

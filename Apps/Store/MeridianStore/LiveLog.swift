@@ -71,6 +71,10 @@ public enum LiveSignal: Sendable, Hashable {
   case accountDisabled(UserID)
   /// This node (re)started listening: signals may have been missed meanwhile.
   case listening
+  /// Every node publishes `payload` (a JSON text) to those of `channels` (`namespace:id` names) its sockets
+  /// subscribe to: an event made on one node, such as a geofence event, for watchers on any. The text stays below
+  /// PostgreSQL's `NOTIFY` limit when the sender keeps `payload` and the names under 7,000 bytes.
+  case published(channels: [String], payload: String)
 
   /// The signal as a `NOTIFY` payload (a few dozen bytes).
   public var text: String {
@@ -81,6 +85,7 @@ public enum LiveSignal: Sendable, Hashable {
     case .tokenRevoked(let hash): "t:\(hash)"
     case .accountDisabled(let user): "d:\(user.rawValue)"
     case .listening: "l:"
+    case .published(let channels, let payload): "p:" + channels.joined(separator: ",") + "\n" + payload
     }
   }
 
@@ -97,6 +102,12 @@ public enum LiveSignal: Sendable, Hashable {
     case "t" where !value.isEmpty: self = .tokenRevoked(hash: value)
     case "d" where !value.isEmpty: self = .accountDisabled(UserID(value))
     case "l": self = .listening
+    case "p":
+      guard let newline = value.firstIndex(of: "\n") else { return nil }
+      let channels = value[..<newline].split(separator: ",").map(String.init)
+      let payload = String(value[value.index(after: newline)...])
+      guard !channels.isEmpty, !payload.isEmpty else { return nil }
+      self = .published(channels: channels, payload: payload)
     default: return nil
     }
   }

@@ -162,6 +162,9 @@ public struct LiveUpdates: Sendable {
           case .tokenRevoked(let hash): await disconnectHere(tokenHash: hash, reason: "token revoked")
           case .accountDisabled(let user):
             await hub.disconnect(principalID: user.rawValue, code: .unauthorized, reason: "account disabled")
+          case .published(let channels, let payload):
+            guard let json = try? JSONValue.parse(Data(payload.utf8)) else { break }
+            _ = await hub.publish(json, to: channels.compactMap(ChannelName.init))
           }
         }
         wake.finish()
@@ -204,6 +207,36 @@ public struct LiveUpdates: Sendable {
       }
     }
     return nil
+  }
+
+  /// Publishes `payload` to `channels` on every node sharing the store's live log (`LiveSignal.published`; this node
+  /// hears it back like the others), or on this node's hub when there is no log. Best effort, like every live event:
+  /// a node that doesn't hear the signal misses the event; a payload too large for a signal goes to this node only.
+  func publishEverywhere(_ payload: JSONValue, to channels: [ChannelName]) async {
+    let text = payload.jsonText
+    guard let log = store.liveLog, text.utf8.count < 6_000 else {
+      _ = await hub.publish(payload, to: channels)
+      return
+    }
+    // Each signal's names and payload stay below PostgreSQL's 8,000-byte NOTIFY limit.
+    var batches: [[String]] = [[]]
+    var size = text.utf8.count
+    for channel in channels.map(\.description) {
+      if size + channel.utf8.count + 1 > 7_000, !(batches.last ?? []).isEmpty {
+        batches.append([])
+        size = text.utf8.count
+      }
+      batches[batches.count - 1].append(channel)
+      size += channel.utf8.count + 1
+    }
+    for batch in batches where !batch.isEmpty {
+      do {
+        try await log.announce(.published(channels: batch, payload: text))
+      } catch {
+        logger.warning("could not send an event to the other nodes", metadata: ["error": "\(error)"])
+        _ = await hub.publish(payload, to: batch.compactMap(ChannelName.init))
+      }
+    }
   }
 
   /// `owner`'s privacy settings as the fan-out knows them: cached for a few seconds, dropped on every change made
