@@ -218,4 +218,42 @@ struct HistoryGeoTests {
       #expect(try await server.phoneAppRequest(.get, "/v1/history/stats").head.status.code == 401)
     }
   }
+
+  /// OwnTracks `/pub` replies name a friend's place as the Recorder does (`cc`, `locality`, `addr`) once a gazetteer
+  /// is loaded, in the caller's `Accept-Language`.
+  @Test(arguments: PollTests.engines)
+  func ownTracksRepliesNameTheFriendsPlace(_ engine: String) async throws {
+    try await PollTests.withServer(engine) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let (bobSession, _) = try await server.signUp("bob")
+      let friends = try #require(try await anna.send(API.groups).groups.first { $0.kind == .friends })
+      _ = try await anna.send(API.addMember, parameters: GroupMemberRef(groupID: friends.id, userID: bobSession.userId))
+      _ = try await anna.send(
+        API.postFixes,
+        body: FixBatch(
+          deviceId: "anna-phone",
+          fixes: [
+            try LocationFix(timestamp: 1_700_000_000_000, latitude: 56.49, longitude: 84.95, horizontalAccuracy: 10)
+          ]
+        ))
+      func annasLocation() async throws -> OwnTracks.Location? {
+        var headers: HTTPFields = [.contentType: "application/json", .acceptLanguage: "ru, en;q=0.5"]
+        headers[.authorization] = OwnTracksAuth.basic(username: "bob@example.com", password: "correct horse")
+        headers[try #require(HTTPField.Name(OwnTracksAuth.deviceHeader))] = "bob-phone"
+        let response = try await server.phoneAppRequest(
+          .post, "/pub", headers: headers,
+          body: Data(#"{"_type":"location","lat":50.45,"lon":30.52,"tst":1700000000}"#.utf8))
+        #expect(response.head.status == .ok)
+        for case .location(let location) in try response.ownTracksMessages() { return location }
+        return nil
+      }
+      let bare = try #require(try await annasLocation())
+      #expect(bare.locality == nil && bare.cc == nil && bare.addr == nil)
+      try await Self.loadGazetteer(server.app.environment.store)
+      let named = try #require(try await annasLocation())
+      #expect(named.cc == "RU" && named.locality == "Томск", "\(named)")
+      #expect(named.addr == "Томск, Томская область, Россия", "\(named)")
+      #expect(named.lat == 56.49 && named.lon == 84.95)
+    }
+  }
 }

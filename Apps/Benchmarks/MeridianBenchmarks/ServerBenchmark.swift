@@ -235,6 +235,7 @@ public enum ServerBenchmark {
       throw BenchmarkUsageError(description: usage)
     }
     let phase = Duration.milliseconds(Int(phaseSeconds * 1000))
+    gazetteerFigures()  // GazetteerBenchmark.swift: in memory, before the server starts
 
     // MARK: The server and the clients
 

@@ -12,9 +12,10 @@ struct HistoryGeoFeature: Sendable {
   let environment: ServerEnvironment
   let gazetteer: GazetteerCache
 
-  init(environment: ServerEnvironment) {
+  /// The feature, with the server's gazetteer cache (a cache of its own when nil).
+  init(environment: ServerEnvironment, gazetteer: GazetteerCache? = nil) {
     self.environment = environment
-    gazetteer = GazetteerCache(store: environment.store, now: environment.now)
+    self.gazetteer = gazetteer ?? GazetteerCache(store: environment.store, now: environment.now)
   }
 
   func register(on routes: RouteRegistrar) {
@@ -179,6 +180,32 @@ actor GazetteerCache {
   /// The labels of the coordinates' cells in `languages` (one names query for all).
   func labels(for coordinates: [Coordinate], languages: [String]) async throws -> [GazetteerLabel?] {
     try await GazetteerLabeler.labels(of: matches(for: coordinates), store: store, languages: languages)
+  }
+
+  /// `messages` with each location's place from the gazetteer, as the OwnTracks Recorder's reverse geocoding gives
+  /// it: `cc` (country code), `locality` (town) and `addr` (town, region, country), in `languages`; unchanged when
+  /// the gazetteer is empty.
+  func ownTracksPlaces(_ messages: [OwnTracks.Message], languages: [String]) async throws -> [OwnTracks.Message] {
+    var positions: [Int] = []
+    var coordinates: [Coordinate] = []
+    for (position, message) in messages.enumerated() {
+      guard case .location(let location) = message,
+        let coordinate = try? Coordinate(latitude: location.lat, longitude: location.lon)
+      else { continue }
+      positions.append(position)
+      coordinates.append(coordinate)
+    }
+    guard !coordinates.isEmpty else { return messages }
+    var named = messages
+    for (position, label) in zip(positions, try await labels(for: coordinates, languages: languages)) {
+      guard let label, case .location(var location) = named[position] else { continue }
+      location.cc = label.country.code
+      location.locality = label.locality.name
+      location.addr = [label.locality.name, label.admin1?.name, label.country.name].compactMap { $0 }
+        .joined(separator: ", ")
+      named[position] = .location(location)
+    }
+    return named
   }
 
   private func refresh() async throws {

@@ -38,10 +38,15 @@ struct HistoryStatistics {
       tracked[keys.day] = keys
       var moved = 0.0
       if let from = anchor {
-        let distance = from.coordinate.geodesicDistance(to: fix.coordinate)
-        if distance > max(from.horizontalAccuracy ?? 0, fix.horizontalAccuracy ?? 0) {
-          moved = distance
-          anchor = fix
+        let threshold = max(from.horizontalAccuracy ?? 0, fix.horizontalAccuracy ?? 0)
+        // The haversine distance is within 0.56 % of the geodesic: below 99 % of the threshold the move is jitter
+        // without the costlier geodesic.
+        if from.coordinate.haversineDistance(to: fix.coordinate) > threshold * 0.99 {
+          let distance = from.coordinate.geodesicDistance(to: fix.coordinate)
+          if distance > threshold {
+            moved = distance
+            anchor = fix
+          }
         }
       } else {
         anchor = fix

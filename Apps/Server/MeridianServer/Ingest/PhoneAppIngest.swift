@@ -15,6 +15,8 @@ struct PhoneAppIngest: Sendable {
   let ingest: FixIngest
   /// Takes OwnTracks `transition` and `waypoint(s)` messages (``OwnTracksGeofences``).
   var geofences: GeofenceMonitor? = nil
+  /// Names the friends' places in `/pub` replies when the gazetteer is loaded (``GazetteerCache/ownTracksPlaces``).
+  var gazetteer: GazetteerCache? = nil
 
   var store: any MeridianStore { environment.store }
 
@@ -108,7 +110,12 @@ struct PhoneAppIngest: Sendable {
       _ = try await ingest.submit(user, FixBatch(deviceId: device, fixes: fixes))
     }
     if let geofences { try await OwnTracksGeofences(monitor: geofences).take(messages, from: user) }
-    return try OwnTracks.encode(try await friends(of: user))
+    var reply = try await friends(of: user)
+    if let gazetteer {
+      let languages = HistoryGeoFeature.languages(requested: nil, acceptLanguage: headers[.acceptLanguage])
+      reply = try await gazetteer.ownTracksPlaces(reply, languages: languages)
+    }
+    return try OwnTracks.encode(reply)
   }
 
   /// `X-Limit-D`, else the device of the topic `owntracks/<user>/<device>`. Never the two-character tracker id

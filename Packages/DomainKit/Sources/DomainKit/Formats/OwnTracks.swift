@@ -47,6 +47,12 @@ public enum OwnTracks {
     public var m: Int?
     /// Time the message was created, epoch seconds.
     public var createdAt: Int64?
+    /// The place's country code (ISO 3166-1), as the OwnTracks Recorder's reverse geocoding gives it.
+    public var cc: String?
+    /// A one-line address of the place (Recorder: `addr`).
+    public var addr: String?
+    /// The town or city (Recorder: `locality`).
+    public var locality: String?
 
     /// A location message.
     public init(
@@ -75,7 +81,7 @@ public enum OwnTracks {
     }
 
     private enum CodingKeys: String, CodingKey {
-      case lat, lon, tst, acc, alt, vac, vel, cog, batt, bs, tid, t, conn, topic, inregions, p, m
+      case lat, lon, tst, acc, alt, vac, vel, cog, batt, bs, tid, t, conn, topic, inregions, p, m, cc, addr, locality
       case createdAt = "created_at"
     }
 
@@ -103,6 +109,9 @@ public enum OwnTracks {
       p = try c.decodeIfPresent(Double.self, forKey: .p)
       m = try c.lenientInt(.m)
       createdAt = try c.lenientInt64(.createdAt)
+      cc = try c.decodeIfPresent(String.self, forKey: .cc)
+      addr = try c.decodeIfPresent(String.self, forKey: .addr)
+      locality = try c.decodeIfPresent(String.self, forKey: .locality)
     }
 
     /// The fix this message describes.
