@@ -556,6 +556,67 @@ public enum PlacePaging {
   }
 }
 
+/// Sorting and keyset paging done by an engine in SQL (every query without attribute conditions): the order's
+/// keys as SQL expressions, the cursor's keys to start after, and the next cursor — the same orders and cursors as
+/// ``PlacePaging/page(_:query:)``.
+public struct PlaceSQLPaging: Sendable {
+  /// The order.
+  public let sort: PlaceQuery.Sort
+  /// The keys of the previous page's last item (nil: the first page).
+  public let after: [Int64]?
+  /// The query's words, folded, joined by a space: what the relevance tier compares titles with.
+  public let text: String
+  /// Where distances are measured from.
+  public let center: Coordinate?
+
+  /// The plan of `query`.
+  /// - Throws: ``PlaceStoreError`` `.invalidCursor`, `.invalidQuery`.
+  public init(_ query: PlaceQuery) throws(PlaceStoreError) {
+    let sort = query.effectiveSort
+    let words = PlaceSearch.words(query.text ?? "")
+    if sort == .distance && query.effectiveCenter == nil {
+      throw .invalidQuery("sorting by distance needs a centre (lat, lon)")
+    }
+    if sort == .relevance && words.isEmpty { throw .invalidQuery("relevance order needs keywords (q)") }
+    self.sort = sort
+    center = query.effectiveCenter
+    after = try query.cursor.map { text throws(PlaceStoreError) in try PlacePaging.cursorKey(text, sort: sort) }
+    text = words.joined(separator: " ")
+  }
+
+  /// The SQL expressions of the order's keys (ascending, the last the sequence), over the place aliased `p`, given
+  /// the engine's expressions for the relevance tier (0, 1, 2) and the distance in millimetres (NULL without a
+  /// location).
+  public func keys(tier: String, millimetres: String) -> [String] {
+    let average = "(CASE WHEN p.tree_count = 0 THEN -1 ELSE p.tree_sum * 1000000 / p.tree_count END)"
+    switch sort {
+    case .relevance: return [tier, "p.seq"]
+    case .inserted: return ["p.seq"]
+    case .distance: return ["COALESCE(\(millimetres), \(Int64.max))", "p.seq"]
+    case .rating: return ["-\(average)", "-p.tree_count", "p.seq"]
+    case .reviews: return ["-p.tree_count", "-\(average)", "p.seq"]
+    }
+  }
+
+  /// The relevance tier as SQL over `p.title_key` (lines of folded titles), as ``PlaceSearch/tier(titleKey:query:)``:
+  /// 0 when a line equals the words, 1 when a line starts with them or has them after a space, else 2. `newline` is
+  /// the engine's expression of a line feed; the words are letters, digits and spaces, quoted here.
+  public func tier(newline: String, position: (String, String) -> String) -> String {
+    let words = "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    let lines = "\(newline) || p.title_key || \(newline)"
+    return """
+      (CASE WHEN \(position(lines, "\(newline) || \(words) || \(newline)")) > 0 THEN 0 \
+      WHEN \(position("\(newline) || p.title_key", "\(newline) || \(words)")) > 0 \
+      OR \(position("p.title_key", "' ' || \(words)")) > 0 THEN 1 ELSE 2 END)
+      """
+  }
+
+  /// The next page's cursor: the keys of the page's last item when there were more rows than `limit`.
+  public func nextCursor(_ keys: [[Int64]], limit: Int) -> String? {
+    keys.count > limit ? keys.prefix(limit).last.map { PlacePaging.cursorText($0, sort: sort) } : nil
+  }
+}
+
 extension PlaceAttributeFilter {
   /// Whether `attributes` pass: the attribute is there, a number within the range, equal to the text.
   public func accepts(_ attributes: [String: PlaceAttribute]) -> Bool {

@@ -230,6 +230,78 @@ extension PostgresStore {
   }
 
   public func places(_ query: PlaceQuery) async throws -> PlacePage {
+    // Attribute conditions are checked on the decoded attributes, so those lists are ranked in Swift.
+    guard query.attributes.isEmpty else { return try await placesRankedInSwift(query) }
+    let paging = try PlaceSQLPaging(query)
+    var (conditions, values) = Self.placeConditions(query)
+    func bind(_ value: (any PostgresEncodable & Sendable)?) -> String {
+      values.append(value)
+      return "$\(values.count)"
+    }
+    var distance = "NULL::double precision"
+    if let center = paging.center {
+      distance = Self.haversineSQL(center)
+    }
+    var outer = ["true"]
+    if case .circle(let center, let radius) = query.area {
+      conditions.append(
+        "ST_DWithin(p.location, ST_SetSRID(ST_MakePoint(\(bind(center.longitude)), \(bind(center.latitude))), 4326)"
+          + "::geography, \(bind(Self.spatialSearchRadius(radius))), false)")
+      outer.append("d <= \(bind(radius))")
+    }
+    let keys = paging.keys(
+      tier: paging.tier(newline: "chr(10)") { "strpos(\($0), \($1))" },
+      millimetres: "floor(\(distance) * 1000 + 0.5)::bigint")
+    let names = keys.indices.map { "k\($0)" }
+    if let after = paging.after {
+      outer.append("(\(names.joined(separator: ", "))) > (\(after.map { bind($0) }.joined(separator: ", ")))")
+    }
+    let sql = """
+      SELECT seq, latitude, longitude, \(names.joined(separator: ", ")) FROM (
+        SELECT p.seq, p.latitude, p.longitude, \(distance) AS d,
+          \(zip(keys, names).map { "(\($0))::bigint AS \($1)" }.joined(separator: ", "))
+        FROM places p WHERE \(conditions.joined(separator: " AND "))
+      ) AS ranked WHERE \(outer.joined(separator: " AND ")) ORDER BY \(names.joined(separator: ", "))
+      LIMIT \(bind(Int64(query.limit + 1)))
+      """
+    let statement = try Self.placeQuery(sql, values)
+    return try await client.withConnection { connection in
+      var items: [(seq: Int64, distance: Double?)] = []
+      var pageKeys: [[Int64]] = []
+      for try await row in try await connection.query(statement, logger: logger) {
+        let random = row.makeRandomAccess()
+        let latitude = try random["latitude"].decode(Double?.self)
+        let longitude = try random["longitude"].decode(Double?.self)
+        let location = latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } }
+        items.append(
+          (
+            try random["seq"].decode(Int64.self),
+            paging.center.flatMap { center in location.map { center.haversineDistance(to: $0) } }
+          ))
+        pageKeys.append(try names.map { try random[$0].decode(Int64.self) })
+      }
+      return PlacePage(
+        items: try await Self.listings(Array(items.prefix(query.limit)), on: connection, logger: logger),
+        nextCursor: paging.nextCursor(pageKeys, limit: query.limit))
+    }
+  }
+
+  /// GeoKit's haversine distance from `center` to the place aliased `p` in SQL, term by term as GeoKit computes it
+  /// (three sines, the same sphere), so that an order and a radius decided in SQL agree with the distances reported.
+  static func haversineSQL(_ center: Coordinate) -> String {
+    let half = Double.pi / 360
+    let dLat = "sin((p.latitude - (\(center.latitude))) * \(half))"
+    let sLat = "sin((p.latitude + (\(center.latitude))) * \(half))"
+    let dLon = "sin((p.longitude - (\(center.longitude))) * \(half))"
+    let a = "(\(dLat) * \(dLat) + (1 - \(dLat) * \(dLat) - \(sLat) * \(sLat)) * \(dLon) * \(dLon))"
+    return "(\(2 * meanEarthRadius)::double precision * asin(least(1, sqrt(\(a)))))"
+  }
+
+  /// The conditions of `query` on the place aliased `p` but its attributes: scope, kinds, city, keywords, and the
+  /// area's latitude and longitude bounds, with their values (`$1…`).
+  static func placeConditions(_ query: PlaceQuery) -> (
+    conditions: [String], values: [(any PostgresEncodable & Sendable)?]
+  ) {
     var conditions = ["true"]
     var values: [(any PostgresEncodable & Sendable)?] = []
     func bind(_ value: (any PostgresEncodable & Sendable)?) -> String {
@@ -261,6 +333,13 @@ extension PostgresStore {
         conditions.append("(p.longitude >= \(bind(west)) OR p.longitude <= \(bind(east)))")
       }
     }
+    return (conditions, values)
+  }
+
+  /// A page of `query` (which has attribute conditions): the candidates the SQL conditions keep, their attributes
+  /// checked, sorted and paged by ``PlacePaging``.
+  func placesRankedInSwift(_ query: PlaceQuery) async throws -> PlacePage {
+    let (conditions, values) = Self.placeConditions(query)
     let sql = """
       SELECT p.seq, p.tree_sum, p.tree_count, p.latitude, p.longitude, p.title_key, p.attributes::text FROM places p
       WHERE \(conditions.joined(separator: " AND "))

@@ -187,50 +187,134 @@ extension SQLiteStore {
   }
 
   public func places(_ query: PlaceQuery) async throws -> PlacePage {
-    try await database.read { db in
-      var conditions = ["1"]
-      var arguments: [(any DatabaseValueConvertible)?] = []
-      switch query.scope {
-      case .all: break
-      case .roots: conditions.append("p.parent_id IS NULL")
-      case .children(let parent):
-        conditions.append("p.parent_id = ?")
-        arguments.append(parent.rawValue)
-      }
-      if !query.kinds.isEmpty {
-        conditions.append("p.kind IN (\(query.kinds.map { _ in "?" }.joined(separator: ", ")))")
-        arguments += query.kinds.map(\.rawValue)
-      }
-      if let city = query.city {
-        conditions.append("p.city_key = ?")
-        arguments.append(PlaceSearch.fold(city))
-      }
-      // Folded as the indexed columns were (letters and digits only, so quoting them is safe); short words match
-      // titles only.
-      let words = PlaceSearch.words(query.text ?? "")
-      if !words.isEmpty {
-        conditions.append("p.seq IN (SELECT rowid FROM places_fts WHERE places_fts MATCH ?)")
-        arguments.append(
-          words.map { PlaceSearch.matchesTitlesOnly($0) ? "search_title : \"\($0)\"*" : "\"\($0)\"*" }
-            .joined(separator: " "))
-      }
-      if let bounds = query.bounds {
-        conditions.append("p.latitude BETWEEN ? AND ?")
-        arguments += [bounds.south, bounds.north]
-        if let west = bounds.west, let east = bounds.east {
-          conditions.append("p.longitude BETWEEN ? AND ?")
-          arguments += [west, east]
-        } else if case .box(_, let west, _, let east) = query.area {
-          conditions.append("(p.longitude >= ? OR p.longitude <= ?)")
-          arguments += [west, east]
+    // Attribute conditions are checked on the decoded attributes, so those lists are ranked in Swift.
+    guard query.attributes.isEmpty else { return try await placesRankedInSwift(query) }
+    let paging = try PlaceSQLPaging(query)
+    var (conditions, arguments) = Self.placeConditions(query)
+    var distance = "NULL"
+    if let center = paging.center {
+      distance = "meridian_haversine(\(center.latitude), \(center.longitude), p.latitude, p.longitude)"
+    }
+    var outer = ["1"]
+    var index = ""
+    if case .circle(let center, let radius) = query.area {
+      // The geokey ranges of the circle's covering (the `places_geokey` index), then the exact distance.
+      if let ranges = try? GeohashCovering(center: center, radius: radius, maxCells: Self.coveringCells).ranges(
+        keyBits: Self.geokeyBits)
+      {
+        conditions.append(
+          "(" + (ranges.isEmpty ? "0" : ranges.map { _ in "p.geokey BETWEEN ? AND ?" }.joined(separator: " OR ")) + ")")
+        for range in ranges {
+          arguments += [Int64(bitPattern: range.lowerBound), Int64(bitPattern: range.upperBound)]
         }
+        // Without keywords the covering is the narrowest way in (SQLite would pick the latitude band otherwise).
+        if PlaceSearch.words(query.text ?? "").isEmpty { index = " INDEXED BY places_geokey" }
       }
+      outer.append("d <= ?")
+    }
+    let keys = paging.keys(
+      tier: paging.tier(newline: "char(10)") { "instr(\($0), \($1))" },
+      millimetres: "CAST(\(distance) * 1000 + 0.5 AS INTEGER)")
+    let names = keys.indices.map { "k\($0)" }
+    var outerArguments: [(any DatabaseValueConvertible)?] = []
+    if case .circle(_, let radius) = query.area { outerArguments.append(radius) }
+    if let after = paging.after {
+      outer.append("(\(names.joined(separator: ", "))) > (\(after.map { _ in "?" }.joined(separator: ", ")))")
+      outerArguments += after.map { $0 }
+    }
+    let sql = """
+      SELECT seq, latitude, longitude, \(names.joined(separator: ", ")) FROM (
+        SELECT p.seq, p.latitude, p.longitude, \(distance) AS d,
+          \(zip(keys, names).map { "\($0) AS \($1)" }.joined(separator: ", "))
+        FROM places p\(index) WHERE \(conditions.joined(separator: " AND "))
+      ) WHERE \(outer.joined(separator: " AND ")) ORDER BY \(names.joined(separator: ", ")) LIMIT ?
+      """
+    let values = StatementArguments(arguments + outerArguments + [query.limit + 1])
+    return try await database.read { db in
+      db.add(function: Self.haversineFunction())
+      var items: [(seq: Int64, distance: Double?)] = []
+      var pageKeys: [[Int64]] = []
+      for row in try Row.fetchAll(db, sql: sql, arguments: values) {
+        let latitude: Double? = row[1]
+        let longitude: Double? = row[2]
+        let location = latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } }
+        items.append((row[0], paging.center.flatMap { center in location.map { center.haversineDistance(to: $0) } }))
+        pageKeys.append(names.indices.map { row[3 + $0] })
+      }
+      return PlacePage(
+        items: try Self.listings(db, Array(items.prefix(query.limit))),
+        nextCursor: paging.nextCursor(pageKeys, limit: query.limit))
+    }
+  }
+
+  /// GeoKit's haversine distance as the SQL function `meridian_haversine(lat1, lon1, lat2, lon2)` (NULL when a
+  /// value is NULL): the distance the lists report, so an order and a radius decided in SQL agree with them.
+  static func haversineFunction() -> DatabaseFunction {
+    DatabaseFunction("meridian_haversine", argumentCount: 4, pure: true) { values in
+      let numbers = values.compactMap { Double.fromDatabaseValue($0) }
+      guard numbers.count == 4 else { return nil }
+      return Coordinate(uncheckedLatitude: numbers[0], longitude: numbers[1])
+        .haversineDistance(to: Coordinate(uncheckedLatitude: numbers[2], longitude: numbers[3]))
+    }
+  }
+
+  /// The conditions of `query` on the place aliased `p` but its attributes: scope, kinds, city, keywords (FTS5),
+  /// and the area's latitude and longitude bounds.
+  static func placeConditions(_ query: PlaceQuery) -> (
+    conditions: [String], arguments: [(any DatabaseValueConvertible)?]
+  ) {
+    var conditions = ["1"]
+    var arguments: [(any DatabaseValueConvertible)?] = []
+    switch query.scope {
+    case .all: break
+    case .roots: conditions.append("p.parent_id IS NULL")
+    case .children(let parent):
+      conditions.append("p.parent_id = ?")
+      arguments.append(parent.rawValue)
+    }
+    if !query.kinds.isEmpty {
+      conditions.append("p.kind IN (\(query.kinds.map { _ in "?" }.joined(separator: ", ")))")
+      arguments += query.kinds.map(\.rawValue)
+    }
+    if let city = query.city {
+      conditions.append("p.city_key = ?")
+      arguments.append(PlaceSearch.fold(city))
+    }
+    // Folded as the indexed columns were (letters and digits only, so quoting them is safe); short words match
+    // titles only.
+    let words = PlaceSearch.words(query.text ?? "")
+    if !words.isEmpty {
+      conditions.append("p.seq IN (SELECT rowid FROM places_fts WHERE places_fts MATCH ?)")
+      arguments.append(
+        words.map { PlaceSearch.matchesTitlesOnly($0) ? "search_title : \"\($0)\"*" : "\"\($0)\"*" }
+          .joined(separator: " "))
+    }
+    if let bounds = query.bounds {
+      conditions.append("p.latitude BETWEEN ? AND ?")
+      arguments += [bounds.south, bounds.north]
+      if let west = bounds.west, let east = bounds.east {
+        conditions.append("p.longitude BETWEEN ? AND ?")
+        arguments += [west, east]
+      } else if case .box(_, let west, _, let east) = query.area {
+        conditions.append("(p.longitude >= ? OR p.longitude <= ?)")
+        arguments += [west, east]
+      }
+    }
+    return (conditions, arguments)
+  }
+
+  /// A page of `query` (which has attribute conditions): the candidates the SQL conditions keep, their attributes
+  /// checked, sorted and paged by ``PlacePaging``.
+  func placesRankedInSwift(_ query: PlaceQuery) async throws -> PlacePage {
+    let (conditions, list) = Self.placeConditions(query)
+    let arguments = StatementArguments(list)
+    return try await database.read { db in
       let rows = try Row.fetchCursor(
         db,
         sql: """
           SELECT p.seq, p.tree_sum, p.tree_count, p.latitude, p.longitude, p.title_key, p.attributes FROM places p
           WHERE \(conditions.joined(separator: " AND "))
-          """, arguments: StatementArguments(arguments))
+          """, arguments: arguments)
       var candidates: [PlaceCandidate] = []
       while let row = try rows.next() {
         if !query.attributes.isEmpty {
