@@ -38,8 +38,11 @@ struct AdminPlaceCommandTests {
     #expect(try await store.place("tpu")?.listing.rating.subtree == RatingAggregate())
     #expect(try await sandbox.admin(["reviews", "hide", "nothing"]).status == 3)
 
-    let news = try await sandbox.admin(["news", "add", "--place", "tsu", "--title", "en=Open day", "--json"])
+    let news = try await sandbox.admin([
+      "news", "add", "--place", "tsu", "--title", "en=Open day", "--image", "/v1/blobs/open-day.jpg", "--json",
+    ])
     let id = try #require(try news.object()["id"] as? String, "\(news)")
+    #expect(try await store.news(NewsQuery()).items.first?.imageURL == "/v1/blobs/open-day.jpg")
     #expect(try await sandbox.admin(["news", "list"]).stdout.contains("Open day"))
     #expect(try await sandbox.admin(["news", "delete", id]).status == 0)
     #expect(try await sandbox.admin(["news", "delete", id]).status == 3)
@@ -48,6 +51,35 @@ struct AdminPlaceCommandTests {
     #expect(parent.status == 1 && parent.stderr.contains("has children"), "\(parent)")
     #expect(try await sandbox.admin(["places", "delete", "tsu-phys-b"]).status == 0)
     #expect(try await sandbox.admin(["places", "delete", "tsu-phys-b"]).status == 3)
+  }
+
+  @Test func csvImagesAndVenuesArePlaces() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try sandbox.store()  // the database, migrated
+    let file = sandbox.path("places.csv")
+    try """
+    id,kind,title.en,image,venue_type,lat,lon
+    tsu,university,Tomsk State University,/v1/blobs/abc.png,,56.469,84.948
+    cafe,venue,Main Building Cafe,,cafe,56.4691,84.9481
+    """.write(toFile: file, atomically: true, encoding: .utf8)
+    let imported = try await sandbox.admin(["places", "import", file])
+    #expect(imported.status == 0, "\(imported)")
+    #expect(try await store.place("tsu")?.listing.record.place.logoURL == "/v1/blobs/abc.png")
+    // A place of kind venue is a venue: the venue list and the promotions product see it.
+    #expect(try await store.venue("cafe", language: nil)?.type == "cafe")
+    // And `venues import` writes places: found by the directory's search.
+    let venues = sandbox.path("venues.csv")
+    try "id,name_en,type,latitude,longitude\nbar,Corner Bar,bar,56.47,84.95\n".write(
+      toFile: venues, atomically: true, encoding: .utf8)
+    #expect(try await sandbox.admin(["venues", "import", venues]).status == 0)
+    let found = try await sandbox.admin(["places", "list", "--query", "corner", "--json"])
+    #expect(found.stdout.contains("\"bar\""), "\(found)")
+    // A venue id taken by another kind of place is refused, naming it; nothing is imported.
+    try "id,name_en,type,latitude,longitude\nnew,New,bar,56.47,84.95\ntsu,TSU Cafe,cafe,56.47,84.95\n".write(
+      toFile: venues, atomically: true, encoding: .utf8)
+    let clash = try await sandbox.admin(["venues", "import", venues])
+    #expect(clash.status == 1 && clash.stderr.contains("tsu") && clash.stderr.contains("university"), "\(clash)")
+    #expect(try await store.place("new") == nil)
   }
 
   @Test func aBadFileIsRefusedWholeNamingItsLine() async throws {

@@ -434,7 +434,8 @@ struct PlaceContractTests {
         try await store.saveNews(
           NewsItem(
             id: NewsID(id), placeID: place.map { PlaceID($0) }, title: LocalizedText(["en": "News \(id)"]),
-            body: LocalizedText(["ru": "Новость"]), publishedAt: time))
+            body: LocalizedText(["ru": "Новость"]), imageURL: id == "n6" ? "/v1/blobs/n6.jpg" : nil,
+            publishedAt: time))
       }
       await #expect(throws: PlaceStoreError.placeNotFound("nowhere")) {
         try await store.saveNews(
@@ -455,7 +456,8 @@ struct PlaceContractTests {
       // ann keeps f2 and u2: their subtrees' news and the directory-wide item.
       #expect(try await feed(.favourites(of: "ann"), limit: 1) == ["n6", "n5", "n3", "n1"])
       let item = try #require(try await store.news(NewsQuery(limit: 1)).items.first)
-      #expect(item.body == LocalizedText(["ru": "Новость"]))
+      #expect(item.body == LocalizedText(["ru": "Новость"]) && item.imageURL == "/v1/blobs/n6.jpg")
+      #expect(try await store.news(NewsQuery(limit: 2)).items.last?.imageURL == nil)
       #expect(try await store.deleteNews("n6"))
       #expect(!(try await store.deleteNews("n6")))
       #expect(try await feed(.subtree(of: "u1")) == ["n4", "n3", "n2", "n1"])

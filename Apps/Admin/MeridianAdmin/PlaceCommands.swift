@@ -6,8 +6,8 @@ import MeridianAPI
 import MeridianStore
 
 /// A places-directory file: CSV (a header row; `id`, `parent`, `kind`, `title.<lang>`, `short_title.<lang>`,
-/// `description.<lang>`, `city`, `address`, `site`, `phone`, `email`, `lat`, `lon`, `keywords` separated by `;`,
-/// `attr.<name>`) or JSON (an array of objects: `id`, `parentId`, `kind`, `title`, `shortTitle`, `description`, …,
+/// `description.<lang>`, `city`, `address`, `site`, `phone`, `email`, `image` (an uploaded blob's URL),
+/// `venue_type`, `lat`, `lon`, `keywords` separated by `;`, `attr.<name>`) or JSON (an array of objects: `id`, `parentId`, `kind`, `title`, `shortTitle`, `description`, …,
 /// `location` `{lat, lon}`, `attributes`). Parents are put before their children whatever the order of the file.
 public enum PlaceFile {
   /// A record with where it came from (the CSV line or the JSON item, 1-based).
@@ -133,6 +133,7 @@ public enum PlaceFile {
       id: PlaceID(id), parentID: values["parent"].map { PlaceID($0) }, kind: PlaceKind(rawValue: kind),
       name: localized("title"), description: localized("description"), address: values["address"],
       location: location, city: values["city"], site: values["site"], phone: values["phone"], email: values["email"],
+      venueType: values["venue_type"], logoURL: values["image"],
       keywords: (values["keywords"] ?? "").split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) })
     return PlaceRecord(place: place, shortTitle: localized("short_title"), attributes: attributes)
   }
@@ -374,6 +375,9 @@ struct NewsCommand: AsyncParsableCommand {
     @Option(help: "The body, as LANG=TEXT (repeat for each language).")
     var body: [String] = []
 
+    @Option(help: "The image's URL (upload it first: POST /v1/blobs).")
+    var image: String?
+
     static func localized(_ values: [String], _ name: String) throws -> LocalizedText {
       var text = LocalizedText()
       for value in values {
@@ -388,7 +392,7 @@ struct NewsCommand: AsyncParsableCommand {
     func run() async throws {
       let item = NewsItem(
         id: NewsID(UUID().uuidString.lowercased()), placeID: place.map { PlaceID($0) },
-        title: try Self.localized(title, "title"), body: try Self.localized(body, "body"),
+        title: try Self.localized(title, "title"), body: try Self.localized(body, "body"), imageURL: image,
         publishedAt: Timestamp.milliseconds(Date()))
       guard !item.title.values.isEmpty else { throw AdminError.usage("Give a --title.") }
       do {

@@ -142,4 +142,9 @@ extension PostgresSchema {
       FOR EACH ROW EXECUTE FUNCTION place_favourites_count();
 
     """
+
+  /// Appends the migration that gives news items an image (an uploaded blob's URL), as on SQLite.
+  static func appendPlaceNewsImageMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-26 place news images", "ALTER TABLE place_news ADD COLUMN image_url text;"))
+  }
 }

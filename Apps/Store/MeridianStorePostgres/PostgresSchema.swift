@@ -31,6 +31,7 @@ public enum PostgresSchema {
     appendApplicantMigrations(to: &migrator)  // PostgresSchema+Applicants.swift
     appendWebhookMigrations(to: &migrator)  // PostgresSchema+Webhooks.swift
     appendVenuePlaceMigrations(to: &migrator)  // PostgresSchema+Venues.swift
+    appendPlaceNewsImageMigrations(to: &migrator)  // PostgresSchema+Places.swift
     return migrator
   }
 

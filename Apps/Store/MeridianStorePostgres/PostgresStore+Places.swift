@@ -609,10 +609,12 @@ extension PostgresStore {
       _ = try await connection.query(
         Self.placeQuery(
           """
-          INSERT INTO place_news(id, place_id, title, body, published_at) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5)
+          INSERT INTO place_news(id, place_id, title, body, image_url, published_at)
+          VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $6)
           ON CONFLICT(id) DO UPDATE SET place_id = excluded.place_id, title = excluded.title, body = excluded.body,
-            published_at = excluded.published_at
-          """, [item.id.rawValue, item.placeID?.rawValue, title, body, item.publishedAt]), logger: logger
+            image_url = excluded.image_url, published_at = excluded.published_at
+          """, [item.id.rawValue, item.placeID?.rawValue, title, body, item.imageURL, item.publishedAt]),
+        logger: logger
       ).collect()
     }
   }
@@ -623,7 +625,10 @@ extension PostgresStore {
 
   public func news(_ query: NewsQuery) async throws -> NewsPage {
     let after = try query.cursor.map { text throws(PlaceStoreError) in try TimeCursor(text: text) }
-    var sql = "SELECT n.seq, n.id, n.place_id, n.title::text, n.body::text, n.published_at FROM place_news n WHERE true"
+    var sql = """
+      SELECT n.seq, n.id, n.place_id, n.title::text, n.body::text, n.image_url, n.published_at FROM place_news n
+      WHERE true
+      """
     var values: [(any PostgresEncodable & Sendable)?] = []
     switch query.scope {
     case .all: break
@@ -644,14 +649,14 @@ extension PostgresStore {
     let found = try await rows(
       Self.placeQuery(sql + " ORDER BY n.published_at DESC, n.seq DESC LIMIT \(query.limit + 1)", values))
     let page = try found.prefix(query.limit).map { row in
-      let (seq, id, place, title, body, publishedAt) = try row.decode(
-        (Int64, String, String?, String, String, Int64).self)
+      let (seq, id, place, title, body, image, publishedAt) = try row.decode(
+        (Int64, String, String?, String, String, String?, Int64).self)
       return (
         seq,
         NewsItem(
           id: NewsID(id), placeID: place.map { PlaceID($0) },
           title: try JSONColumn.decode(LocalizedText.self, from: title),
-          body: try JSONColumn.decode(LocalizedText.self, from: body), publishedAt: publishedAt)
+          body: try JSONColumn.decode(LocalizedText.self, from: body), imageURL: image, publishedAt: publishedAt)
       )
     }
     return NewsPage(

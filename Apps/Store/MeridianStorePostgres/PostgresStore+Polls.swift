@@ -191,6 +191,7 @@ extension PostgresStore: PollStore {
           OR EXISTS (SELECT 1 FROM profiles WHERE avatar LIKE \(pattern))
           OR EXISTS (SELECT 1 FROM venue_promotions WHERE image_url LIKE \(pattern))
           OR EXISTS (SELECT 1 FROM places WHERE logo_url LIKE \(pattern))
+          OR EXISTS (SELECT 1 FROM place_news WHERE image_url LIKE \(pattern))
         """, logger: logger
       ).collect().first?.decode(Bool.self)
       if referenced == false { unreferenced.append(hash) }

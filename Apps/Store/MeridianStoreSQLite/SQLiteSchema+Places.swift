@@ -227,4 +227,9 @@ extension SQLiteSchema {
       UPDATE places SET favourites = favourites - 1 WHERE id = OLD.place_id;
     END;
     """
+
+  /// Appends the migration that gives news items an image (an uploaded blob's URL).
+  static func appendPlaceNewsImageMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-26 place news images", "ALTER TABLE place_news ADD COLUMN image_url TEXT;"))
+  }
 }

@@ -25,6 +25,7 @@ public enum SQLiteSchema {
     appendApplicantMigrations(to: &migrator)  // SQLiteSchema+Applicants.swift
     appendWebhookMigrations(to: &migrator)  // SQLiteSchema+Webhooks.swift
     appendVenuePlaceMigrations(to: &migrator)  // SQLiteSchema+Venues.swift
+    appendPlaceNewsImageMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     return migrator
   }
 

@@ -532,10 +532,10 @@ extension SQLiteStore {
       }
       try db.execute(
         sql: """
-          INSERT INTO place_news(id, place_id, title, body, published_at) VALUES (?, ?, ?, ?, ?)
+          INSERT INTO place_news(id, place_id, title, body, image_url, published_at) VALUES (?, ?, ?, ?, ?, ?)
           ON CONFLICT(id) DO UPDATE SET place_id = excluded.place_id, title = excluded.title, body = excluded.body,
-            published_at = excluded.published_at
-          """, arguments: [item.id.rawValue, item.placeID?.rawValue, title, body, item.publishedAt])
+            image_url = excluded.image_url, published_at = excluded.published_at
+          """, arguments: [item.id.rawValue, item.placeID?.rawValue, title, body, item.imageURL, item.publishedAt])
     }
   }
 
@@ -570,7 +570,8 @@ extension SQLiteStore {
           NewsItem(
             id: NewsID(row["id"] as String), placeID: (row["place_id"] as String?).map { PlaceID($0) },
             title: try JSONColumn.decode(LocalizedText.self, from: row["title"]),
-            body: try JSONColumn.decode(LocalizedText.self, from: row["body"]), publishedAt: row["published_at"])
+            body: try JSONColumn.decode(LocalizedText.self, from: row["body"]), imageURL: row["image_url"],
+            publishedAt: row["published_at"])
         }, nextCursor: next)
     }
   }

@@ -171,6 +171,7 @@ extension SQLiteStore {
             OR EXISTS (SELECT 1 FROM profiles WHERE avatar LIKE ?1)
             OR EXISTS (SELECT 1 FROM venue_promotions WHERE image_url LIKE ?1)
             OR EXISTS (SELECT 1 FROM places WHERE logo_url LIKE ?1)
+            OR EXISTS (SELECT 1 FROM place_news WHERE image_url LIKE ?1)
           """, arguments: [pattern]) == false
     }
   }

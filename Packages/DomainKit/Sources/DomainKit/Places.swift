@@ -487,7 +487,7 @@ public struct Favourite: Sendable, Hashable, Codable {
 }
 
 /// A news item of a place (or of all places when `placeId` is absent). Wire names: `id`, `placeId`, `title`,
-/// `body` (localized), `publishedAt`.
+/// `body` (localized), `imageUrl` (absent when none), `publishedAt`.
 public struct NewsItem: Sendable, Hashable, Codable, Identifiable {
   /// The id.
   public var id: NewsID
@@ -497,22 +497,30 @@ public struct NewsItem: Sendable, Hashable, Codable, Identifiable {
   public var title: LocalizedText
   /// Localized body.
   public var body: LocalizedText
+  /// The image's URL (an uploaded blob's), if any.
+  public var imageURL: String?
   /// UTC ms.
   public var publishedAt: Int64
 
   /// A news item.
-  public init(id: NewsID, placeID: PlaceID?, title: LocalizedText, body: LocalizedText, publishedAt: Int64) {
+  public init(
+    id: NewsID, placeID: PlaceID?, title: LocalizedText, body: LocalizedText, imageURL: String? = nil,
+    publishedAt: Int64
+  ) {
     self.id = id
     self.placeID = placeID
     self.title = title
     self.body = body
+    self.imageURL = imageURL
     self.publishedAt = publishedAt
   }
 
   private enum CodingKeys: String, CodingKey {
     case id
     case placeID = "placeId"
-    case title, body, publishedAt
+    case title, body
+    case imageURL = "imageUrl"
+    case publishedAt
   }
 
   /// News for a feed: all places' news when `selected` is nil, otherwise directory-wide news plus news of the
