@@ -4,8 +4,10 @@ import GeoKit
 import MeridianAPI
 import MeridianServer
 import MeridianStore
+import MeridianTracker
 import NetworkingKit
 import RealtimeKit
+import Synchronization
 import Testing
 
 /// A family's home geofence over every ingest route: one `enter` per arrival on the watchers' sockets, whatever the
@@ -225,6 +227,61 @@ struct GeofenceTests {
     }
   }
 
+  /// `meridian-tracker watch`'s watcher reports the signed-in person's geofence events as they come.
+  @Test(.timeLimit(.minutes(2)))
+  func theTrackersWatcherReportsTheSignedInPersonsGeofenceEvents() async throws {
+    try await TestServer.with { server in
+      let (session, bob) = try await server.signUp("bob")
+      let fence = try await bob.send(
+        API.createGeofence, body: NewGeofence(name: "Home", shape: .circle(center: Self.home, radius: 100)))
+      let updates = WatcherReports()
+      let watcher = FriendWatcher(
+        session: TrackerSession(
+          server: "http://127.0.0.1:\(server.port)", token: session.token, userId: session.userId,
+          deviceId: DeviceID("watch")),
+        client: bob)
+      let watching = Task { try await watcher.watch(group: nil) { update in updates.append(update) } }
+      defer { watching.cancel() }
+      func wait(_ what: String, until condition: ([FriendWatcher.Update]) -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline, !condition(updates.list) {
+          try await Task.sleep(for: .milliseconds(10))  // polling the watcher's reports
+        }
+        try #require(condition(updates.list), "timed out waiting for \(what)")
+      }
+      try await wait("the geofence subscription") { $0.contains(.watchingGeofences) }
+      _ = try await bob.send(
+        API.postFixes, body: FixBatch(deviceId: "phone", fixes: try Self.arrival(from: Self.now() + 1_000)))
+      try await wait("the enter") { $0.contains { if case .geofence = $0 { true } else { false } } }
+      let events = updates.list.compactMap { update -> GeofenceEventItem? in
+        if case .geofence(let event, _) = update { return event }
+        return nil
+      }
+      #expect(events.map(\.kind) == [.enter] && events.first?.geofenceId == fence.id)
+    }
+  }
+
+  /// A fence shared with a group is seen by its members only while the group grants them the owner's location — the
+  /// rule of the group's live channel.
+  @Test func aGroupFenceNeedsTheGroupToGrantLocation() async throws {
+    try await TestServer.with { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      let (bobSession, bob) = try await server.signUp("bob")
+      let family = GroupID("\(annaSession.userId).family")
+      _ = try await anna.send(API.addMember, parameters: GroupMemberRef(groupID: family, userID: bobSession.userId))
+      let fence = try await anna.send(
+        API.createGeofence,
+        body: NewGeofence(
+          name: "Home", shape: .circle(center: Self.home, radius: 100), sharing: .group, groupId: family))
+      #expect(try await bob.send(API.geofences).items.map(\.id) == [fence.id])
+      _ = try await anna.send(
+        API.updateGroup, parameters: GroupRef(id: family),
+        body: GroupUpdate(visibility: GroupVisibility(location: false, fields: [])))
+      #expect(try await bob.send(API.geofences).items.isEmpty)
+      #expect(try await anna.send(API.geofences).items.map(\.id) == [fence.id])
+    }
+  }
+
   /// The operator's cap on fences per person: one more is refused with 409 and a stable code, nothing else changes,
   /// and a device's region beyond it is not kept either; deleting one makes room.
   @Test func theFenceCapRefusesOneMoreWithAStableCode() async throws {
@@ -396,4 +453,11 @@ struct GeofenceTests {
     }
     await receiver.stop()
   }
+}
+
+/// What a tracker's watcher reported, in order.
+final class WatcherReports: Sendable {
+  private let updates = Mutex<[FriendWatcher.Update]>([])
+  func append(_ update: FriendWatcher.Update) { updates.withLock { $0.append(update) } }
+  var list: [FriendWatcher.Update] { updates.withLock { $0 } }
 }
