@@ -5,7 +5,9 @@ import NetworkingKit
 import RealtimeKit
 
 /// Friends' live positions: subscribes to `user:<id>` for everyone whose location the signed-in user may see (or
-/// the members of one of their groups) and reports each event as it arrives.
+/// the members of one of their groups) and reports each event as it arrives; and the signed-in person's geofence
+/// events (`geofence:<own id>`: their own arrivals and departures, and those of others they may see on the fences
+/// they may see).
 public struct FriendWatcher: Sendable {
   /// What the watcher reports.
   public enum Update: Sendable, Hashable {
@@ -13,6 +15,10 @@ public struct FriendWatcher: Sendable {
     case watching([VisibleUsers.Person])
     /// A friend's newest fixes.
     case location(LiveLocation, name: String?)
+    /// A geofence event meant for the signed-in person, with the name of the person it is about when known.
+    case geofence(GeofenceEventItem, name: String?)
+    /// The signed-in person's geofence events reach us from now on (again after a reconnect).
+    case watchingGeofences
     /// Their live updates reach us from now on (the subscription to their channel is active, again after a
     /// reconnect).
     case subscribed(UserID)
@@ -62,6 +68,9 @@ public struct FriendWatcher: Sendable {
     for person in people {
       if let channel = ChannelName.user(person.userId.rawValue) { await realtime.subscribe(channel) }
     }
+    if let channel = ChannelName(namespace: "geofence", id: session.userId.rawValue) {
+      await realtime.subscribe(channel)
+    }
     let outcome: Result<Void, any Error>
     do {
       try await withThrowingTaskGroup(of: Void.self) { group in
@@ -78,6 +87,11 @@ public struct FriendWatcher: Sendable {
           var locations = 0
           for await item in realtime.events {
             switch item {
+            case .event(let event) where event.channel.namespace == "geofence":
+              guard let live = try? event.payload.decode(as: GeofenceLiveEvent.self) else { continue }
+              report(.geofence(live.event, name: names[live.event.userId] ?? nil))
+            case .subscribed(let position) where position.channel.namespace == "geofence":
+              report(.watchingGeofences)
             case .event(let event):
               guard let location = try? event.payload.decode(as: LiveLocation.self) else { continue }
               report(.location(location, name: names[location.userId] ?? nil))
@@ -85,7 +99,7 @@ public struct FriendWatcher: Sendable {
               if let limit, locations >= limit { return }
             case .subscribed(let position):
               report(.subscribed(UserID(position.channel.id)))
-            case .unsubscribed(let channel, .revoked):
+            case .unsubscribed(let channel, .revoked) where channel.namespace != "geofence":
               report(.stoppedSharing(UserID(channel.id)))
             default:
               continue

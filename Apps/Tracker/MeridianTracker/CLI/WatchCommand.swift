@@ -5,7 +5,7 @@ import MeridianAPI
 
 struct Watch: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Print friends' positions as they arrive over the live socket, until Ctrl-C.")
+    abstract: "Print friends' positions and your geofence events as they arrive over the live socket, until Ctrl-C.")
 
   @OptionGroup var options: StateOptions
   @OptionGroup var server: ServerOption
@@ -56,6 +56,17 @@ struct Watch: AsyncParsableCommand {
               name ?? location.userId.rawValue, fix.latitude, fix.longitude, fix.horizontalAccuracy ?? 0))
         }
       }
+    case .geofence(let event, let name):
+      if json {
+        emitJSON(["geofence": event])
+      } else {
+        let verb = ["enter": "arrived at", "exit": "left", "dwell": "is staying at"][event.kind.rawValue] ?? "was at"
+        Console.line(
+          "\(Timestamp.formatISO8601(event.timestamp)) \(name ?? event.userId.rawValue) \(verb) \(event.geofenceName)"
+            + (event.reportedBy == .device ? " (reported by the device)" : ""))
+      }
+    case .watchingGeofences:
+      if !json { Console.error("your geofence events from now on") }
     case .subscribed(let user):
       if json {
         emitJSON(["subscribed": user.rawValue])
