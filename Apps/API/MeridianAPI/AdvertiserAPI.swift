@@ -169,7 +169,7 @@ public struct PromotionDraft: Sendable, Hashable, Codable {
   public var name: String
   /// The code, 1…64 characters without spaces or control characters.
   public var promoCode: String
-  /// Image URL (e.g. a blob's `url` from `POST /v1/blobs`).
+  /// The image: a blob's `url` from `POST /v1/blobs` (`/v1/blobs/<hash>`); the server refuses any other.
   public var imageURL: String?
   /// Price before.
   public var oldPrice: Money?

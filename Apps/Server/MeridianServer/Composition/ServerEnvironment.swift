@@ -48,6 +48,8 @@ public struct ServerEnvironment: Sendable {
   public var webhooks: WebhookOutbox
   /// How long an uploaded image is kept though nothing refers to it, ms (`MERIDIAN_BLOB_GRACE_SECONDS`).
   public var blobGracePeriod: Int64
+  /// Where uploaded images are (`POST /v1/blobs`): the one the polls' routes use.
+  public var blobs: any BlobStore
 
   /// An environment from a configuration.
   public init(
@@ -60,6 +62,7 @@ public struct ServerEnvironment: Sendable {
     self.now = now
     self.tokenLifetime = configuration.tokenLifetime * 1000
     self.blobGracePeriod = configuration.polls.blobGracePeriod
+    self.blobs = PollFeature.blobStore(configuration: configuration, store: store)
     // Every node on a shared database counts in it (the store's sharedLimits); one SQLite node, in memory.
     let shared = store.sharedLimits
     self.otpPhoneLimiter = RateLimiter(

@@ -33,6 +33,7 @@ struct AdvertiserFeature: Sendable {
       try await requireAdvertiser(call.authenticated(), of: call.parameters.id)
       let id = PromotionID(UUID().uuidString.lowercased())
       let promotion = try call.body.promotion(id: id, venue: call.parameters.id)
+      try await requireUploadedImage(promotion.imageURL)
       let settings = PromotionSettings(state: .running, eligibility: try call.body.checkedEligibility())
       try await store.savePromotion(promotion, settings: settings)
       return AdvertisedPromotion(promotion: promotion, settings: settings)
@@ -41,8 +42,16 @@ struct AdvertiserFeature: Sendable {
       let current = try await advertised(call.parameters.id, by: call.authenticated())
       guard current.state != .ended else { throw Self.ended }
       let promotion = try call.body.promotion(id: current.promotion.id, venue: current.promotion.venueID)
+      try await requireUploadedImage(promotion.imageURL)
       let settings = PromotionSettings(state: current.state, eligibility: try call.body.checkedEligibility())
       try await store.savePromotion(promotion, settings: settings)
+      // The image it had goes when nothing else refers to it (after the blob store's grace period).
+      if let old = BlobReference.hash(in: current.promotion.imageURL),
+        old != BlobReference.hash(in: promotion.imageURL)
+      {
+        _ = try await environment.blobs.deleteUnreferenced(
+          [old], in: store, now: environment.now(), gracePeriod: environment.blobGracePeriod)
+      }
       return AdvertisedPromotion(promotion: promotion, settings: settings)
     }
     routes.on(API.setAdvertisedPromotionState) { call in
@@ -98,6 +107,15 @@ struct AdvertiserFeature: Sendable {
 
   static let ended = APIError(
     status: 409, code: .promotionNotAvailable, message: "This promotion has ended and can't change; create a new one.")
+
+  /// Throws 400 `invalid_request` unless `url` is absent or an image uploaded to the blob store, as poll options'.
+  func requireUploadedImage(_ url: String?) async throws {
+    guard let url else { return }
+    guard let hash = BlobReference.hash(in: url), try await environment.blobs.hasBlob(hash) else {
+      throw APIError.invalidRequest(
+        "'imageUrl' must be an image uploaded with POST /v1/blobs, referred to as /v1/blobs/<hash>.")
+    }
+  }
 
   /// Throws 403 `not_advertiser` unless `user` advertises for `venue`.
   func requireAdvertiser(_ user: UserID, of venue: PlaceID) async throws {
