@@ -3,22 +3,29 @@ import Foundation
 import GeoKit
 import MeridianAPI
 import MeridianStore
+import NetworkingKit
+import Synchronization
 
 /// The geofences phase of `meridian-server-bench`: `BENCH_GEOFENCES` circles (10,000 by default, radius 50–500 m)
-/// of ten owners spread over a 20 km × 20 km city, stored through `store`, then random fixes in the city evaluated
+/// of ten owners spread over a 20 km × 20 km city around the ingest phases' fixes, shared with everyone who may see
+/// their owners' location — `viewer` among them — stored through `store`, then random fixes in the city evaluated
 /// the way the server does for a person who may see all of them — the fences whose box holds the fix (an index
 /// lookup: geohash cells on SQLite, GiST on PostgreSQL) and DomainKit's rules for each:
 /// - `geofences.eval.ns_per_fix`: the mean time per fix, lookup included;
 /// - `geofences.eval.candidates_per_fix`: how many fences the lookup returned per fix.
-func geofenceFigures(store: any MeridianStore) async throws {
+func geofenceFigures(store: any MeridianStore, viewer: UserID) async throws {
   let count = Int(ProcessInfo.processInfo.environment["BENCH_GEOFENCES"] ?? "") ?? 10_000
-  let center = Coordinate(uncheckedLatitude: 55.75, longitude: 37.62)
+  // The middle of the line `fix(_:)` draws (50.45…50.55, 30.52…30.62): every ingested fix is in the city.
+  let center = Coordinate(uncheckedLatitude: 50.5, longitude: 30.57)
   var random = SystemRandomNumberGenerator()
   var owners: [UserID] = []
   for index in 0..<10 {
     let id = UserID("bench-geofence-owner-\(index)")
     _ = try await store.createAccount(
       id: id, credential: .email("bench-geofence-\(index)@example.com"), passwordHash: nil, now: 1)
+    var sharing = SharingState()
+    sharing.viewerGrants[viewer] = .some(nil)  // always
+    try await store.saveSharing(sharing, owner: id)
     owners.append(id)
   }
   func randomPoint() throws -> Coordinate {
@@ -31,7 +38,7 @@ func geofenceFigures(store: any MeridianStore) async throws {
       GeofenceItem(
         id: GeofenceID("bench-geofence-\(index)"), ownerId: owners[index % owners.count], name: "fence \(index)",
         shape: .circle(center: try randomPoint(), radius: Double.random(in: 50...500, using: &random)),
-        createdAt: 1, updatedAt: 1))
+        sharing: .everyone, createdAt: 1, updatedAt: 1))
   }
   emit("geofences.seed_per_s", Double(count) / seconds(ContinuousClock.now - seedStart), "geofences/s")
 
@@ -58,4 +65,54 @@ func geofenceFigures(store: any MeridianStore) async throws {
   emit("geofences.eval.ns_per_fix", elapsed / Double(fixes) * 1e9, "ns")
   emit("geofences.eval.candidates_per_fix", Double(candidates) / Double(fixes), "geofences")
   _ = events
+}
+
+/// Ingest through `api` the way the ingest phases load it — single fixes, then batches of 100, 32 clients — with
+/// times that grow from `start` across all clients, so the geofence monitor evaluates nearly every batch (it skips
+/// a person's fixes older than their newest evaluated one). Run before the geofences are seeded and after, as
+/// `ingest.{single,batch100}.{without,with}_geofences.*`; `with` also prints how long after the load the monitor
+/// had evaluated the newest fix (`geofences.monitor.catch_up_ms`), and the shares of the rates without.
+func geofenceIngestFigures(
+  api: NetworkClient, store: any MeridianStore, user: UserID, phase: Duration, start: Int64, label: String
+) async throws -> (single: Double, batch: Double) {
+  let newest = LargestValue<Int64>(0)
+  let single = try await load(for: phase) { task, iteration in
+    let timestamp = start + Int64(iteration * clients + task) * 1_000
+    newest.max(timestamp)
+    let receipt = try await api.send(
+      postFormattedFixes, body: formattedBatch(device: "fenced-single-\(task)", timestamps: [timestamp]))
+    guard receipt.accepted == 1 else { throw BenchmarkFailure(description: "a single-fix upload answered \(receipt)") }
+  }
+  emit("ingest.single.\(label)_geofences.requests_per_s", single.requestsPerSecond, "requests/s")
+  emit("ingest.single.\(label)_geofences.p99_ms", quantile(single.sortedLatencies, 0.99), "ms")
+  let batchStart = start + Int64(1_000_000) * 1_000
+  let batch = try await load(for: phase) { task, iteration in
+    let first = batchStart + Int64(iteration * clients + task) * 100_000
+    newest.max(first + 99_000)
+    _ = try await api.send(
+      postFormattedFixes,
+      body: formattedBatch(device: "fenced-batch-\(task)", timestamps: (0..<100).lazy.map { first + Int64($0) * 1000 }))
+  }
+  emit("ingest.batch100.\(label)_geofences.fixes_per_s", batch.requestsPerSecond * 100, "fixes/s")
+  emit("ingest.batch100.\(label)_geofences.p99_ms", quantile(batch.sortedLatencies, 0.99), "ms")
+  if label == "with" {
+    // The monitor evaluates after the commit: how long it took to reach the newest fix (60 s at most).
+    let loaded = ContinuousClock.now
+    let target = newest.value
+    while ContinuousClock.now - loaded < .seconds(60),
+      (try await store.geofenceTracking(of: user).lastFixAt ?? 0) < target
+    {
+      try await Task.sleep(for: .milliseconds(20))  // polling the store: the monitor has no completion signal
+    }
+    emit("geofences.monitor.catch_up_ms", seconds(ContinuousClock.now - loaded) * 1000, "ms")
+  }
+  return (single.requestsPerSecond, batch.requestsPerSecond * 100)
+}
+
+/// The largest value given so far.
+final class LargestValue<Value: Comparable & Sendable>: Sendable {
+  private let state: Mutex<Value>
+  init(_ value: Value) { state = Mutex(value) }
+  var value: Value { state.withLock { $0 } }
+  func max(_ candidate: Value) { state.withLock { $0 = Swift.max($0, candidate) } }
 }
