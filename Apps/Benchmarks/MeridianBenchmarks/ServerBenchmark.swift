@@ -481,7 +481,15 @@ public enum ServerBenchmark {
       port: port, transport: transport, configuration: clientConfiguration, store: store, phase: phase)
     try await placeFigures(  // PlaceBenchmark.swift
       port: port, transport: transport, configuration: clientConfiguration, store: store, phase: phase)
-    try await geofenceFigures(store: store)  // GeofenceBenchmark.swift
+    // Geofences (GeofenceBenchmark.swift): ingest without any, 10,000 seeded around the fixes and shared with the
+    // uploader, their evaluation, and ingest again with them concerning every fix.
+    let unfenced = try await geofenceIngestFigures(
+      api: api, store: store, user: session.userId, phase: phase, start: 1_710_000_000_000, label: "without")
+    try await geofenceFigures(store: store, viewer: session.userId)
+    let fenced = try await geofenceIngestFigures(
+      api: api, store: store, user: session.userId, phase: phase, start: 1_720_000_000_000, label: "with")
+    emit("ingest.single.with_geofences.share_of_without", fenced.single / unfenced.single * 100, "%")
+    emit("ingest.batch100.with_geofences.share_of_without", fenced.batch / unfenced.batch * 100, "%")
     try await advertiserFigures(  // AdvertiserBenchmark.swift
       port: port, transport: transport, configuration: clientConfiguration, store: store)
 
