@@ -606,6 +606,51 @@ class WebAppTests(unittest.TestCase):
         self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, "path.history-visit")), 1)
 
     @screenshot_on_failure
+    def test_where_ive_been_groups_two_towns_by_country_and_region_in_the_pages_language_with_statistics(self):
+        self.admin(["geo", "import", "Tools/geonames/extract"])  # the shipped extract; again is an update
+        traveller = Account(self.server, "Gennady Geo")
+        now = int(time.time() * 1000)
+        tomsk = [(now - minutes * 60000, 56.4977 + minutes * 0.00001, 84.9744) for minutes in range(40, 32, -1)]
+        seversk = [(now - minutes * 60000, 56.6031 + minutes * 0.00001, 84.8809) for minutes in range(10, 2, -1)]
+        traveller.upload_at(tomsk + seversk)  # a stay in Tomsk, then one in Seversk (Tomsk Oblast, Russia)
+        self.open_and_sign_in(traveller)
+        self.show("history")
+        self.browser.find_element(By.CSS_SELECTOR, '#presets [data-preset="allTime"]').click()
+        where = self.browser.find_element(By.ID, "where")
+
+        def names(level, under=""):
+            return sorted(element.text for element in self.browser.find_elements(
+                By.CSS_SELECTOR, f'#where-places {under} li[data-level="{level}"] > .name'))
+
+        def shown(language):
+            return where.get_attribute("data-language") == language and "preset=allTime" in (
+                where.get_attribute("data-query") or "")
+
+        self.wait(lambda: shown("en") and len(names("locality")) == 2, "both towns of all time, in English")
+        self.assertEqual(names("country"), ["Russia"])
+        self.assertEqual(names("admin1", 'li[data-level="country"]'), ["Tomsk"])
+        self.assertEqual(names("locality", 'li[data-level="country"] li[data-level="admin1"]'), ["Seversk", "Tomsk"])
+        country = self.browser.find_element(By.CSS_SELECTOR, '#where-places li[data-level="country"]')
+        self.assertIn("2 stays", country.text)
+        stats = self.browser.find_element(By.ID, "where-stats")
+        self.assertEqual((stats.get_attribute("data-countries"), stats.get_attribute("data-towns")), ("1", "2"))
+        total = stats.find_element(By.CSS_SELECTOR, ".where-total").text
+        self.assertIn("1 country", total)
+        self.assertIn("2 towns", total)
+        self.assertGreater(int(stats.get_attribute("data-distance")), 10000)  # Tomsk → Seversk is about 13 km
+        Select(self.browser.find_element(By.ID, "language")).select_by_value("ru")
+        self.wait(lambda: shown("ru") and names("locality") == ["Северск", "Томск"], "the towns' Russian names")
+        self.assertEqual(names("country"), ["Российская Федерация"])
+        self.assertEqual(names("locality", 'li[data-level="country"] li[data-level="admin1"]'), ["Северск", "Томск"])
+        self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, '#where h2').text, "Где я был")
+        total = self.browser.find_element(By.CSS_SELECTOR, "#where-stats .where-total").text
+        self.assertIn("1 страна", total)
+        self.assertIn("2 города", total)
+        Select(self.browser.find_element(By.ID, "language")).select_by_value("en")
+        self.wait(lambda: shown("en") and names("locality") == ["Seversk", "Tomsk"], "back in English")
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
     def test_sharing_page_pauses_resumes_and_sets_field_audiences(self):
         person = Account(self.server, "Sasha Sharer")
         self.open_and_sign_in(person)

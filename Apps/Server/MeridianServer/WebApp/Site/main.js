@@ -9,6 +9,7 @@ import { openPlace, resetDirectory, setUpDirectory, showDirectory } from './dire
 import { resetPlaces, setUpPlaces, showPlaces } from './places.js';
 import { resetPolls, setUpPolls, showPolls } from './polls.js';
 import { resetRewards, setUpRewards, showRewards } from './rewards.js';
+import { loadWhere, resetWhere } from './where.js';
 
 const $ = (id) => document.getElementById(id);
 const LANGUAGE_NAMES = { en: 'English', ru: 'Русский', uk: 'Українська' };
@@ -161,6 +162,7 @@ async function signOut() {
   resetDirectory();
   resetPlaces();
   resetRewards();
+  resetWhere();
   $('app').hidden = true;
   $('nav').hidden = true;
   $('signout').hidden = true;
@@ -417,6 +419,7 @@ async function loadHistory() {
   const preset = historyPreset;
   const fixes = [];
   let visits = [];
+  loadWhere(historyQuery(preset), showError);
   try {
     const stays = request('GET', `/v1/history/visits?${historyQuery(preset)}`);
     let cursor = null;
@@ -837,6 +840,7 @@ function renderAll() {
   renderPeople();
   renderHistory();
   renderSharing();
+  if (view === 'history') loadWhere(historyQuery(historyPreset), showError); // place names in the new language
   if (view === 'places') showPlaces(true); // the venues' names come in the page's language
   if (view === 'polls') showPolls();
   if (view === 'rewards') showRewards();
