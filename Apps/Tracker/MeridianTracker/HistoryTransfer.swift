@@ -12,6 +12,32 @@ public enum HistoryFormat: String, Sendable, Hashable, CaseIterable {
   case geojson
   /// Google Takeout location history (`Records.json`), import only.
   case takeout
+  /// Google's other location history exports (Semantic Location History, the phone's Timeline export in its
+  /// Android and iOS shapes), import only.
+  case google
+
+  /// Whether the tracker can write this format (`history export`).
+  public var isExportable: Bool { self != .takeout && self != .google }
+
+  /// The format of a file by its content (its first 64 KiB: a Google export's shape, GPX's XML, a JSON document),
+  /// else by its name (``guess(for:)``); nil when neither tells.
+  public static func detect(_ url: URL) -> HistoryFormat? {
+    let head = (try? FileHandle(forReadingFrom: url)).flatMap { handle in
+      defer { try? handle.close() }
+      return try? handle.read(upToCount: 65_536)
+    }
+    if let head {
+      switch GoogleExportShape.detect(head) {
+      case .records: return .takeout
+      case .some: return .google
+      case nil: break
+      }
+      let text = String(decoding: head.prefix(1024), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+      if text.hasPrefix("<") { return .gpx }
+      if text.hasPrefix("{") { return .geojson }
+    }
+    return guess(for: url)
+  }
 
   /// The format a file's name (and, for `.json`, its first bytes) suggests: `.gpx`, `.csv`, `.geojson`, and `.json`
   /// holding a `"locations"` array (Takeout) or anything else (GeoJSON).
@@ -58,11 +84,14 @@ public struct HistoryImportResult: Sendable, Hashable {
   public var merged: MergeResult
   /// The points without a time (GPX makes `<time>` optional): how many, and the first few with their lines.
   public var skipped: SkippedRecords
+  /// For a Google export (``HistoryFormat/google``): its shape and what was read.
+  public var google: GoogleTimelineSummary?
 
   /// A result.
-  public init(merged: MergeResult, skipped: SkippedRecords = SkippedRecords()) {
+  public init(merged: MergeResult, skipped: SkippedRecords = SkippedRecords(), google: GoogleTimelineSummary? = nil) {
     self.merged = merged
     self.skipped = skipped
+    self.google = google
   }
 }
 
@@ -109,9 +138,10 @@ public struct HistoryImporter: Sendable {
     let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
     var batch = Batch(importer: self, now: now, size: size)
     let skipped: SkippedRecords
+    let google: GoogleTimelineSummary?
     do {
       var timed = 0
-      skipped = try Self.read(url, format: format) { fixes, _ in timed += fixes.count }
+      (skipped, google) = try Self.read(url, format: format) { fixes, _ in timed += fixes.count }
       if timed == 0 && !skipped.isEmpty {
         throw TrackerError.badSource(
           "\(url.lastPathComponent) has no point with a time: \(skipped); nothing was imported")
@@ -124,14 +154,15 @@ public struct HistoryImporter: Sendable {
       throw TrackerError.badSource("\(url.lastPathComponent): \(error); nothing was imported")
     }
     batch.report(TransferProgress(fixes: batch.read, fraction: 1), progress)
-    return HistoryImportResult(merged: batch.result, skipped: skipped)
+    return HistoryImportResult(merged: batch.result, skipped: skipped, google: google)
   }
 
   /// Streams the file through the reader of `format`, calling `body` with the fixes of each chunk and the bytes
-  /// read so far (nil for GPX, read point by point); returns the points skipped for lack of a time.
+  /// read so far (nil for GPX, read point by point); returns the points skipped for lack of a time and, for a
+  /// Google export, its summary.
   private static func read(
     _ url: URL, format: HistoryFormat, _ body: ([LocationFix], Int?) throws -> Void
-  ) throws -> SkippedRecords {
+  ) throws -> (SkippedRecords, GoogleTimelineSummary?) {
     func stream(_ reader: inout some StreamingFixReader) throws -> SkippedRecords {
       var bytes = 0
       try forEachChunk(of: url) { chunk in
@@ -145,16 +176,19 @@ public struct HistoryImporter: Sendable {
     case .gpx:
       var skipped = SkippedRecords()
       try GPX.read(contentsOf: url, skipped: { skipped.append($0.record) }) { point in try body([point.fix], nil) }
-      return skipped
+      return (skipped, nil)
     case .csv:
       var reader = CSVReader()
-      return try stream(&reader)
+      return (try stream(&reader), nil)
     case .geojson:
       var reader = GeoJSONReader()
-      return try stream(&reader)
+      return (try stream(&reader), nil)
     case .takeout:
       var reader = TakeoutReader()
-      return try stream(&reader)
+      return (try stream(&reader), nil)
+    case .google:
+      var reader = GoogleTimelineReader()
+      return (try stream(&reader), reader.summary)
     }
   }
 
@@ -275,8 +309,8 @@ public struct HistoryExporter: Sendable {
         report(page.count)
       }
       output.write("]}\n")
-    case .takeout:
-      throw TrackerError.badArgument("Google Takeout is an import format; export to gpx, csv or geojson")
+    case .takeout, .google:
+      throw TrackerError.badArgument("Google's exports are import formats; export to gpx, csv or geojson")
     }
     emit(TransferProgress(fixes: written, fraction: 1))
     return written

@@ -214,7 +214,7 @@ struct HistoryExport: AsyncParsableCommand {
     guard let format = resolvedFormat else {
       throw ValidationError("give --format gpx, csv or geojson (or an --output file ending in one of them)")
     }
-    if format == .takeout { throw ValidationError("Google Takeout is import only; export to gpx, csv or geojson") }
+    if !format.isExportable { throw ValidationError("Google's exports are import only; export to gpx, csv or geojson") }
   }
 
   func run() async throws {
@@ -265,6 +265,7 @@ struct ImportSummary: Codable {
   var queued: Int
   var skipped: Int
   var skippedLines: [Int]
+  var google: GoogleTimelineSummary?
 }
 
 struct HistoryImport: AsyncParsableCommand {
@@ -280,7 +281,7 @@ struct HistoryImport: AsyncParsableCommand {
 
   @OptionGroup var options: StateOptions
   @Argument(help: "The file to import.") var file: String
-  @Option(help: "gpx, csv, geojson or takeout (default: from the file's extension and, for .json, its content).")
+  @Option(help: "gpx, csv, geojson, takeout or google (default: from the file's content, else its extension).")
   var format: HistoryFormat?
   @Flag(help: "Queue the new fixes for upload to the server.") var upload = false
   @Flag(help: "Report progress on standard error even when it is not a terminal.") var progress = false
@@ -292,9 +293,9 @@ struct HistoryImport: AsyncParsableCommand {
       guard FileManager.default.isReadableFile(atPath: url.path) else {
         throw TrackerError.badSource("cannot read \(file)")
       }
-      guard let format = format ?? HistoryFormat.guess(for: url) else {
+      guard let format = format ?? HistoryFormat.detect(url) else {
         throw TrackerError.badArgument(
-          "cannot tell the format of \(url.lastPathComponent); give --format gpx, csv, geojson or takeout")
+          "cannot tell the format of \(url.lastPathComponent); give --format gpx, csv, geojson, takeout or google")
       }
       let line = ProgressLine(verb: "imported", forced: progress)
       let result = try HistoryImporter(store: try options.history(), upload: upload)
@@ -305,11 +306,12 @@ struct HistoryImport: AsyncParsableCommand {
         return try printJSON(
           ImportSummary(
             new: merged.new, duplicates: merged.duplicates, queued: merged.queued, skipped: result.skipped.count,
-            skippedLines: result.skipped.lines))
+            skippedLines: result.skipped.lines, google: result.google))
       }
       let queued = upload ? ", \(merged.queued) queued for upload" : " (not uploaded; --upload queues them)"
       Console.line("\(merged.new) new fixes, \(merged.duplicates) duplicates skipped\(queued).")
       if !result.skipped.isEmpty { Console.line("\(result.skipped).") }
+      if let google = result.google { Console.line("\(google).") }
     }
   }
 }
