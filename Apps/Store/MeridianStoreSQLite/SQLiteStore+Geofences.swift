@@ -272,10 +272,11 @@ extension SQLiteStore {
           SELECT \(Self.geofenceEventColumns) FROM geofence_events WHERE \(condition)
           ORDER BY occurred_at DESC, seq DESC LIMIT \(limit + 1)
           """,
-        arguments: bound)
+        arguments: bound
+      ).map { row -> (event: GeofenceEventItem, seq: Int64) in (Self.geofenceEvent(row), row[11]) }
     }
     let page = rows.prefix(limit)
-    let next = rows.count > limit ? page.last.map { HistoryCursor(timestamp: $0[6], row: $0[11]) } : nil
-    return GeofenceEventPage(events: page.map(Self.geofenceEvent), next: next)
+    let next = rows.count > limit ? page.last.map { HistoryCursor(timestamp: $0.event.timestamp, row: $0.seq) } : nil
+    return GeofenceEventPage(events: page.map(\.event), next: next)
   }
 }
