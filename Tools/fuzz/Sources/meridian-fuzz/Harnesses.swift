@@ -18,6 +18,7 @@ struct Harness: Sendable {
     Harness(name: "csv") { chunksDoNotMatter($0, CSVReader()) },
     Harness(name: "geojson") { chunksDoNotMatter($0, GeoJSONReader()) },
     Harness(name: "takeout") { chunksDoNotMatter($0, TakeoutReader()) },
+    Harness(name: "google") { chunksDoNotMatter($0, GoogleTimelineReader(), summary: { "\($0.summary)" }) },
     Harness(name: "owntracks", run: ownTracks),
     Harness(name: "osmand", run: osmAnd),
     Harness(name: "realtime", run: realtime),
@@ -37,13 +38,16 @@ struct Outcome: Equatable {
   var count = 0
   var digest = 0
   var skipped = SkippedRecords()
+  var summary = ""
   var error: String?
 }
 
 /// Reads `bytes` whole, and cut in two where the first byte says: the same fixes and skipped points, or the same
 /// error. (The fixes before an error may differ: a chunk's fixes are returned before a later chunk fails, and any
-/// error refuses the file.)
-func chunksDoNotMatter<Reader: StreamingFixReader>(_ bytes: UnsafeRawBufferPointer, _ reader: Reader) {
+/// error refuses the file.) `summary` describes what else the reader counted, which must match too.
+func chunksDoNotMatter<Reader: StreamingFixReader>(
+  _ bytes: UnsafeRawBufferPointer, _ reader: Reader, summary: (Reader) -> String = { _ in "" }
+) {
   func read(_ chunks: [UnsafeRawBufferPointer]) -> Outcome {
     var reader = reader
     var outcome = Outcome()
@@ -56,6 +60,7 @@ func chunksDoNotMatter<Reader: StreamingFixReader>(_ bytes: UnsafeRawBufferPoint
       for chunk in chunks { add(try reader.feed(chunk)) }
       add(try reader.finish())
       outcome.skipped = reader.skipped
+      outcome.summary = summary(reader)
     } catch {
       return Outcome(error: "\(error)")
     }
@@ -69,7 +74,8 @@ func chunksDoNotMatter<Reader: StreamingFixReader>(_ bytes: UnsafeRawBufferPoint
   check(
     whole == split,
     "read whole and in two at \(cut): \(whole.count) / \(split.count) fixes (same: \(whole.digest == split.digest)), "
-      + "skipped \(whole.skipped) / \(split.skipped), errors \(whole.error ?? "none") / \(split.error ?? "none")")
+      + "skipped \(whole.skipped) / \(split.skipped), summaries \(whole.summary) / \(split.summary), errors \(whole.error ?? "none") / \(split.error ?? "none")"
+  )
 }
 
 /// OwnTracks messages: what decodes converts to fixes or says why not, and encodes and decodes back the same.
