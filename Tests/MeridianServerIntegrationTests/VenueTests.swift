@@ -70,6 +70,17 @@ struct VenueTests {
       let past = try await anna.send(
         API.venues, parameters: VenueQuery(center: Self.kyiv, page: PageRequest(page: 1000, pageSize: 100)))
       #expect(past.items.isEmpty && !past.hasMore && past.total == expected.count)
+
+      // Venues are places of kind venue: the directory lists them near the centre, in the same order, and finds
+      // them by name.
+      let places = try await anna.send(
+        API.places,
+        parameters: PlacesParameters(
+          kinds: ["venue"], center: Self.kyiv, radius: 1000, sort: "distance",
+          paging: PagingParameters(limit: 100)))
+      #expect(places.items.map(\.place.id) == Array(seen.prefix(100).map(\.id)))
+      let named = try await anna.send(API.places, parameters: PlacesParameters(q: "Venue 7", kinds: ["venue"]))
+      #expect(named.items.first?.place.id == "v-00007", "\(named.items.map(\.place.id))")
     }
   }
 
