@@ -93,7 +93,8 @@ struct PromotionStatsContractTests {
       let kyiv = days.map { $0 - 2 * 3_600_000 }  // UTC+2 midnights
       let kathmandu = days.map { $0 - 5 * 3_600_000 - 45 * 60_000 }  // UTC+5:45
       let cut = [base + 1, base + slot - 1, base + 3 * slot + 17, base + day + 5, base + 6 * day]
-      for boundaries in [days, kyiv, kathmandu, cut, [base, base + 6 * day]] {
+      let year = (0...366).map { base - 180 * day + Int64($0) * day }  // a year of days, as the advertiser reads it
+      for boundaries in [days, kyiv, kathmandu, cut, [base, base + 6 * day], year] {
         #expect(try await store.promotionCounts("p", boundaries: boundaries) == recount(boundaries))
       }
       #expect(recount(days).allSatisfy { $0.people > 1 }, "each day has several people")
