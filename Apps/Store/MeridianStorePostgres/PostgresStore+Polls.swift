@@ -647,6 +647,7 @@ extension PostgresStore: BlobStore {
   /// `created_at` is the blob's last upload.
   public func deleteBlob(_ hash: String, uploadedAtOrBefore cutoff: Int64) async throws -> Bool {
     !(try await rows("DELETE FROM blobs WHERE hash = \(hash) AND created_at <= \(cutoff) RETURNING 1").isEmpty)
+  }
 
   public func blobHashes(uploadedAtOrBefore cutoff: Int64, after: String?, limit: Int) async throws -> [String] {
     try await rows(
@@ -655,6 +656,5 @@ extension PostgresStore: BlobStore {
       ORDER BY hash LIMIT \(Int64(max(0, limit)))
       """
     ).map { try $0.decode(String.self) }
-  }
   }
 }
