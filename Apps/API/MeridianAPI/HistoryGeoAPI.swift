@@ -16,8 +16,48 @@ extension API {
   public static let historyStats = Endpoint<HistoryStatsQuery, NoBody, HistoryStats>(
     .get, "/v1/history/stats", query: { $0.queryItems })
 
+  /// `POST /v1/history/import`: a history file as the body (GPX, CSV, GeoJSON or any Google export, told apart by
+  /// content; `Content-Encoding: gzip` accepted), merged into the caller's history without duplicates.
+  public static let importHistory = Endpoint<Void, Data, HistoryImportSummary>(
+    .post, "/v1/history/import", body: .raw(contentType: "application/octet-stream"))
+
   /// The "Where I've been" endpoints, for ``all``.
-  static let historyGeoEndpoints = [historyPlaces.descriptor, historyStats.descriptor]
+  static let historyGeoEndpoints = [historyPlaces.descriptor, historyStats.descriptor, importHistory.descriptor]
+}
+
+/// What `POST /v1/history/import` did.
+public struct HistoryImportSummary: Sendable, Hashable, Codable {
+  /// `gpx`, `csv`, `geojson` or `google`, as told from the content.
+  public var format: String
+  /// Fixes read from the file.
+  public var read: Int
+  /// Fixes stored now (new to the history).
+  public var stored: Int
+  /// Fixes the history held already.
+  public var duplicates: Int
+  /// Points skipped for lack of a time.
+  public var skipped: Int
+  /// The lines of the first skipped points.
+  public var skippedLines: [Int]
+  /// The devices the fixes were stored under.
+  public var devices: [String]
+  /// For a Google export: its shape and what was read.
+  public var google: GoogleTimelineSummary?
+
+  /// A summary.
+  public init(
+    format: String, read: Int, stored: Int, duplicates: Int, skipped: Int, skippedLines: [Int], devices: [String],
+    google: GoogleTimelineSummary?
+  ) {
+    self.format = format
+    self.read = read
+    self.stored = stored
+    self.duplicates = duplicates
+    self.skipped = skipped
+    self.skippedLines = skippedLines
+    self.devices = devices
+    self.google = google
+  }
 }
 
 /// `GET /v1/history/places`: the history filters plus the level and an optional language.

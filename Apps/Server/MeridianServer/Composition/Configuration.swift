@@ -61,6 +61,9 @@ public struct ServerConfiguration: Sendable, Hashable {
   public var maxBodyBytes = 2 * 1024 * 1024
   /// The largest request body after gzip decompression, in bytes.
   public var maxDecompressedBytes = 16 * 1024 * 1024
+  /// The largest history file `POST /v1/history/import` takes, on the wire and inflated, in bytes
+  /// (`MERIDIAN_MAX_HISTORY_IMPORT_BYTES`).
+  public var maxHistoryImportBytes = 512 * 1024 * 1024
   /// One-time codes per phone number per hour.
   public var otpPerPhonePerHour = 5
   /// One-time code requests per client address per hour.
@@ -144,6 +147,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     if let bytes = try parse(options.maxBodyBytes, "MERIDIAN_MAX_BODY_BYTES", { Int($0).flatMap { $0 > 0 ? $0 : nil } })
     {
       configuration.maxBodyBytes = bytes
+    }
+    if let bytes = try parse(nil, "MERIDIAN_MAX_HISTORY_IMPORT_BYTES", { Int($0).flatMap { $0 > 0 ? $0 : nil } }) {
+      configuration.maxHistoryImportBytes = bytes
     }
     if let level = try parse(options.logLevel, "MERIDIAN_LOG_LEVEL", Logger.Level.init(rawValue:)) {
       configuration.logLevel = level

@@ -227,6 +227,7 @@ public struct ServerApp: Sendable {
     HistoryFeature(environment: environment).register(on: registrar)
     HistoryExport(environment: environment).register(on: registrar)
     HistoryGeoFeature(environment: environment, gazetteer: gazetteer).register(on: registrar)
+    HistoryImport(environment: environment, maximumBytes: configuration.maxHistoryImportBytes).register(on: registrar)
     VenueFeature(environment: environment).register(on: registrar)
     PollFeature(environment: environment, configuration: configuration, hub: live.hub).register(on: registrar)
     PlaceFeature(environment: environment).register(on: registrar)

@@ -1,0 +1,214 @@
+import DomainKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import MeridianAPI
+import MeridianStore
+import NIOCore
+import NetworkingKit
+
+/// `POST /v1/history/import`: a history file as the request body, merged into the caller's history as
+/// `meridian-admin history import` does. The body is streamed (inflated on the fly when it is gzip) into a
+/// temporary file, never held in memory; the file is read once to check every record (a bad one refuses the whole
+/// file, nothing stored) and once more to store it in batches. Its size, on the wire and inflated, is bounded by
+/// ``maximumBytes`` (`MERIDIAN_MAX_HISTORY_IMPORT_BYTES`, 512 MiB by default).
+struct HistoryImport: Sendable {
+  let environment: ServerEnvironment
+  /// The largest body accepted, on the wire and after gzip decompression.
+  let maximumBytes: Int
+  /// Fixes stored per transaction.
+  static let batch = 1000
+
+  /// The formats the route reads.
+  enum Format: String {
+    case gpx, csv, geojson, google
+
+    /// The format of a file from its first bytes: a Google export's shape, XML (GPX), another JSON object
+    /// (GeoJSON), a first line with commas (CSV); nil when none.
+    init?(head: Data) {
+      if GoogleExportShape.detect(head) != nil {
+        self = .google
+        return
+      }
+      let text = String(decoding: head.prefix(1024), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+      if text.hasPrefix("<") {
+        self = .gpx
+      } else if text.hasPrefix("{") {
+        self = .geojson
+      } else if text.prefix(while: { $0 != "\n" && $0 != "\r" }).contains(",") {
+        self = .csv
+      } else {
+        return nil
+      }
+    }
+  }
+
+  func register(on routes: RouteRegistrar) {
+    let feature = self
+    routes.router.on(RouterPath(API.importHistory.pathTemplate), method: API.importHistory.method) {
+      (request: Request, _: MeridianRequestContext) async throws -> Response in
+      let store = feature.environment.store
+      guard let token = RouteRegistrar.bearerToken(request.headers),
+        let user = try await store.user(forTokenHash: SecretHash.sha256(token), now: feature.environment.now())
+      else { throw APIError.tokenInvalid }
+      let file = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-import-\(UUID()).dat")
+      defer { try? FileManager.default.removeItem(at: file) }
+      try await feature.spool(request, to: file)
+      let summary = try await feature.importFile(file, user: user)
+      return Response(
+        status: .ok, headers: [.contentType: "application/json"],
+        body: ResponseBody(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(summary))))
+    }
+  }
+
+  /// Writes the body, inflated when it is gzip, to `file`, refusing it once it passes ``maximumBytes``.
+  func spool(_ request: Request, to file: URL) async throws {
+    let inflater: GzipInflater?
+    switch request.headers[.contentEncoding]?.lowercased() {
+    case nil, "identity": inflater = nil
+    case "gzip": inflater = try GzipInflater(limit: maximumBytes)
+    case let other?:
+      throw APIError(
+        status: 415, code: .unsupportedEncoding, message: "Content-Encoding '\(other)' is not supported; use gzip.")
+    }
+    guard FileManager.default.createFile(atPath: file.path, contents: nil),
+      let handle = try? FileHandle(forWritingTo: file)
+    else { throw APIError(status: 500, code: .internal, message: "The upload can't be stored for reading.") }
+    defer { try? handle.close() }
+    let tooLarge = APIError(
+      status: 413, code: .bodyTooLarge, message: "A history file can have at most \(maximumBytes) bytes; send less.")
+    var received = 0
+    do {
+      for try await buffer in request.body {
+        received += buffer.readableBytes
+        guard received <= maximumBytes else { throw tooLarge }
+        if let inflater {
+          try buffer.withUnsafeReadableBytes { bytes in
+            try inflater.feed(bytes) { try handle.write(contentsOf: Data($0)) }
+          }
+        } else {
+          try handle.write(contentsOf: Data(buffer.readableBytesView))
+        }
+      }
+      try inflater?.finish()
+    } catch Gzip.Failure.limitExceeded {
+      throw tooLarge
+    } catch let failure as Gzip.Failure {
+      throw APIError(status: 400, code: .unsupportedEncoding, message: "The gzip body is corrupt: \(failure).")
+    }
+  }
+
+  /// Checks the whole file, then stores it in batches; returns the summary.
+  func importFile(_ file: URL, user: UserID) async throws -> HistoryImportSummary {
+    let head = try FileHandle(forReadingFrom: file).readAndClose(upToCount: 65_536)
+    guard let format = Format(head: head) else {
+      throw APIError(
+        status: 415, code: .unsupportedMediaType,
+        message: "The body is no GPX, CSV, GeoJSON or Google location history file (told by its content).")
+    }
+    let fallback = DeviceID("import-\(user.rawValue)")
+    // First reading: every record is checked and the devices named; nothing is stored.
+    var read = 0
+    var devices = Set<DeviceID>()
+    let checked: (skipped: SkippedRecords, google: GoogleTimelineSummary?)
+    do {
+      checked = try await Self.read(file, format) { fixes in
+        read += fixes.count
+        for fix in fixes where devices.count <= 100 { devices.insert(fix.deviceID ?? fallback) }
+      }
+    } catch let error as FormatError {
+      throw APIError.invalidRequest(
+        "The \(format.rawValue) file is not valid: \(error.description). Nothing was imported.")
+    }
+    if read == 0 {
+      throw APIError.invalidRequest(
+        checked.skipped.isEmpty
+          ? "The file holds no location. Nothing was imported."
+          : "The file has no point with a time: \(checked.skipped). Nothing was imported.")
+    }
+    guard devices.count <= 100 else {
+      throw APIError.invalidRequest("The file names more than 100 devices. Nothing was imported.")
+    }
+    let store = environment.store
+    for device in devices {
+      if let owner = try await store.deviceOwner(device), owner != user {
+        throw APIError(
+          status: 409, code: .deviceNotOwned,
+          message: "Device '\(device)' in the file belongs to another account. Nothing was imported.")
+      }
+    }
+    let now = environment.now()
+    for device in devices.sorted() {
+      guard try await store.claimDevice(device, owner: user, now: now) else {
+        throw APIError(
+          status: 409, code: .deviceNotOwned, message: "Device '\(device)' was just claimed by another account.")
+      }
+    }
+    // Second reading: stored in batches; a fix already stored is a duplicate.
+    var stored = 0
+    var duplicates = 0
+    var pending: [LocationFix] = []
+    func flush() async throws {
+      guard !pending.isEmpty else { return }
+      let batches = Dictionary(grouping: pending) { $0.deviceID ?? fallback }.sorted { $0.key < $1.key }.map {
+        FixInsertBatch(userID: user, deviceID: $0.key, fixes: $0.value)
+      }
+      pending.removeAll(keepingCapacity: true)
+      for receipt in try await store.insertFixes(batches, now: now) {
+        stored += receipt.accepted
+        duplicates += receipt.duplicates
+      }
+    }
+    _ = try await Self.read(file, format) { fixes in
+      pending += fixes
+      if pending.count >= Self.batch { try await flush() }
+    }
+    try await flush()
+    return HistoryImportSummary(
+      format: format.rawValue, read: read, stored: stored, duplicates: duplicates, skipped: checked.skipped.count,
+      skippedLines: checked.skipped.lines, devices: devices.sorted().map(\.rawValue), google: checked.google)
+  }
+
+  /// Reads `file` in `format`, calling `body` with the fixes of each 64 KiB chunk (GPX: of the whole file, its
+  /// reader taking a file whole); returns the points skipped for lack of a time and a Google export's summary.
+  static func read(
+    _ file: URL, _ format: Format, _ body: ([LocationFix]) async throws -> Void
+  ) async throws -> (skipped: SkippedRecords, google: GoogleTimelineSummary?) {
+    func stream(_ reader: inout some StreamingFixReader) async throws -> SkippedRecords {
+      let handle = try FileHandle(forReadingFrom: file)
+      defer { try? handle.close() }
+      while let chunk = try handle.read(upToCount: 65_536), !chunk.isEmpty {
+        try await body(try reader.feed(chunk))
+      }
+      try await body(try reader.finish())
+      return reader.skipped
+    }
+    switch format {
+    case .gpx:
+      var skipped = SkippedRecords()
+      var fixes: [LocationFix] = []
+      try GPX.read(contentsOf: file, skipped: { skipped.append($0.record) }) { fixes.append($0.fix) }
+      for start in stride(from: 0, to: fixes.count, by: batch) {
+        try await body(Array(fixes[start..<min(start + batch, fixes.count)]))
+      }
+      return (skipped, nil)
+    case .csv:
+      var reader = CSVReader()
+      return (try await stream(&reader), nil)
+    case .geojson:
+      var reader = GeoJSONReader()
+      return (try await stream(&reader), nil)
+    case .google:
+      var reader = GoogleTimelineReader()
+      return (try await stream(&reader), reader.summary)
+    }
+  }
+}
+
+extension FileHandle {
+  /// Reads up to `count` bytes and closes the handle.
+  fileprivate func readAndClose(upToCount count: Int) throws -> Data {
+    defer { try? close() }
+    return try read(upToCount: count) ?? Data()
+  }
+}

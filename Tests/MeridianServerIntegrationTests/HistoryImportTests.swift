@@ -1,0 +1,94 @@
+import DomainKit
+import Foundation
+import HTTPTypes
+import MeridianAPI
+import MeridianServer
+import NetworkingKit
+import Testing
+
+/// `POST /v1/history/import`: any supported file as the body, told apart by content, gzip or not, merged without
+/// duplicates; bad, oversized or undecodable bodies are refused with nothing stored.
+@Suite("History import over HTTP")
+struct HistoryImportTests {
+  /// DomainKit's hand-written Google fixtures.
+  static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("Packages/DomainKit/Tests/DomainKitTests/Fixtures/google")
+
+  static func post(
+    _ server: TestServer, _ token: String, _ body: Data, gzip: Bool = false
+  ) async throws -> (status: Int, json: [String: Any]) {
+    var headers: HTTPFields = [.authorization: "Bearer \(token)", .contentType: "application/octet-stream"]
+    if gzip { headers[.contentEncoding] = "gzip" }
+    let response = try await server.phoneAppRequest(
+      .post, "/v1/history/import", headers: headers, body: gzip ? try Gzip.compress(body) : body)
+    let json = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:]
+    return (response.head.status.code, json)
+  }
+
+  static func stored(_ server: TestServer, _ client: NetworkClient) async throws -> Int {
+    try await client.send(API.history, parameters: HistoryQuery(limit: 1000)).fixes.count
+  }
+
+  @Test func theLimitIsConfigurable() throws {
+    #expect(try ServerConfiguration.resolve(environment: [:]).maxHistoryImportBytes == 512 * 1024 * 1024)
+    let set = try ServerConfiguration.resolve(environment: ["MERIDIAN_MAX_HISTORY_IMPORT_BYTES": "1000"])
+    #expect(set.maxHistoryImportBytes == 1000)
+    #expect(throws: ConfigurationError.self) {
+      try ServerConfiguration.resolve(environment: ["MERIDIAN_MAX_HISTORY_IMPORT_BYTES": "0"])
+    }
+  }
+
+  @Test(arguments: PollTests.engines)
+  func filesOfEveryFormatImportOnceAndBadOnesStoreNothing(_ engine: String) async throws {
+    try await PollTests.withServer(engine, { $0.maxHistoryImportBytes = 64 * 1024 }) { server in
+      let anna = try await server.signUp("anna")
+      let token = anna.session.token
+      // A Google Timeline export, gzip-compressed: read by content, stored, and the second time only duplicates.
+      let timeline = try Data(contentsOf: Self.fixtures.appendingPathComponent("Timeline.json"))
+      let first = try await Self.post(server, token, timeline, gzip: true)
+      #expect(first.status == 200, "\(first.json)")
+      #expect(first.json["format"] as? String == "google")
+      #expect((first.json["google"] as? [String: Any])?["shape"] as? String == "androidTimeline")
+      let stored = try #require(first.json["stored"] as? Int)
+      #expect(stored > 0 && first.json["read"] as? Int == stored + (first.json["duplicates"] as? Int ?? -1))
+      let again = try await Self.post(server, token, timeline)
+      #expect(again.status == 200 && again.json["stored"] as? Int == 0, "\(again.json)")
+      #expect(again.json["duplicates"] as? Int == first.json["read"] as? Int)
+      #expect(try await Self.stored(server, anna.client) == stored)
+
+      // A CSV without a name: told by its header line.
+      let csv = "time,lat,lon\n2024-02-01T10:00:00Z,50.45,30.52\n2024-02-01T10:05:00Z,50.46,30.53\n"
+      let table = try await Self.post(server, token, Data(csv.utf8))
+      #expect(table.status == 200 && table.json["format"] as? String == "csv" && table.json["stored"] as? Int == 2)
+      let total = stored + 2
+      #expect(try await Self.stored(server, anna.client) == total)
+
+      // Refused, each with its code, and nothing stored: a truncated export, plain text, a corrupt gzip body, an
+      // unknown encoding, a body over the limit (64 KiB here) and a gzip body inflating past it.
+      var corrupt = try Gzip.compress(timeline)
+      corrupt[corrupt.count / 2] ^= 0xFF
+      let large = Data(("time,lat,lon\n" + String(repeating: "2024-02-01T10:00:00Z,50.45,30.52\n", count: 3_000)).utf8)
+      let cases: [(Data, HTTPFields, Int, String)] = [
+        (timeline.prefix(timeline.count * 2 / 3), [:], 400, "invalid_request"),
+        (Data("hello".utf8), [:], 415, "unsupported_media_type"),
+        (corrupt, [.contentEncoding: "gzip"], 400, "unsupported_encoding"),
+        (timeline, [.contentEncoding: "br"], 415, "unsupported_encoding"),
+        (large, [:], 413, "body_too_large"),
+        (try Gzip.compress(large), [.contentEncoding: "gzip"], 413, "body_too_large"),
+      ]
+      for (body, extra, status, code) in cases {
+        var headers: HTTPFields = [.authorization: "Bearer \(token)"]
+        for field in extra { headers.append(field) }
+        let response = try await server.phoneAppRequest(.post, "/v1/history/import", headers: headers, body: body)
+        let json = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+        #expect(response.head.status.code == status, "\(code): \(String(decoding: response.body, as: UTF8.self))")
+        #expect(
+          (json?["error"] as? [String: Any])?["code"] as? String == code,
+          "\(String(decoding: response.body, as: UTF8.self))")
+      }
+      #expect(try await Self.stored(server, anna.client) == total)
+      let anonymous = try await server.phoneAppRequest(.post, "/v1/history/import", body: Data(csv.utf8))
+      #expect(anonymous.head.status == .unauthorized)
+    }
+  }
+}
