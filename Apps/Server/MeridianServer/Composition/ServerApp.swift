@@ -140,7 +140,8 @@ public struct ServerApp: Sendable {
       socketsPerAccount: environment.limits.socketsPerAccount, configuration: realtime, logger: logger,
       now: environment.now)
     let geofences = GeofenceMonitor(
-      store: store, live: live, settings: configuration.geofences, wake: { [webhooks = environment.webhooks] in webhooks.wake() }, now: environment.now,
+      store: store, live: live, settings: configuration.geofences,
+      wake: { [webhooks = environment.webhooks] in webhooks.wake() }, now: environment.now,
       logger: logger)
     let router = try makeRouter(
       configuration: configuration, environment: environment, ingest: ingest, live: live, geofences: geofences,
