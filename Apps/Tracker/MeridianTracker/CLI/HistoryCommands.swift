@@ -1,7 +1,9 @@
 import ArgumentParser
 import DomainKit
 import Foundation
+import MeridianAPI
 import MeridianStoreSQLite
+import NetworkingKit
 
 #if canImport(Glibc)
   import Glibc
@@ -11,8 +13,12 @@ import MeridianStoreSQLite
 
 struct History: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "The local history: list, clusters, visits, export and import (no server needed).",
-    subcommands: [HistoryList.self, HistoryClusters.self, HistoryVisits.self, HistoryExport.self, HistoryImport.self])
+    abstract: "The history: list, clusters, visits, export and import of the local one (no server needed), and the "
+      + "places of the server's (countries, regions, districts, towns).",
+    subcommands: [
+      HistoryList.self, HistoryClusters.self, HistoryVisits.self, HistoryExport.self, HistoryImport.self,
+      HistoryPlacesCommand.self,
+    ])
 }
 
 /// The filters every `history` command takes.
@@ -189,6 +195,53 @@ struct HistoryVisits: AsyncParsableCommand {
             visit.fixCount))
       }
       if visits.isEmpty { Console.line("No visits found.") }
+    }
+  }
+}
+
+struct HistoryPlacesCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "places",
+    abstract: "Where you've been: the stays of your history on the server by country, region, district or town, "
+      + "most visited first, named in your language (the server's gazetteer: meridian-admin geo import).")
+
+  @OptionGroup var options: StateOptions
+  @OptionGroup var server: ServerOption
+  @OptionGroup var filters: HistoryFilterOptions
+  @Option(help: "country, admin1 (region), admin2 (district) or locality (town).") var level = "country"
+  @Option(help: "The names' language (en, ru, uk, …); default: the server's choice from your locale.")
+  var language: String?
+  @Flag(help: "Print the server's answer as JSON.") var json = false
+
+  func validate() throws {
+    guard HistoryPlacesQuery.levels.contains(level) else {
+      throw ValidationError("--level must be one of \(HistoryPlacesQuery.levels.joined(separator: ", "))")
+    }
+  }
+
+  func run() async throws {
+    try await reportingErrors {
+      let session = try options.session()
+      let filter = try filters.filter()
+      let query = HistoryPlacesQuery(
+        history: HistoryQuery(
+          from: filter.range.start, to: filter.range.end, minAccuracy: filter.minimumAccuracy,
+          kinds: filter.kinds.sorted { $0.rawValue < $1.rawValue }),
+        level: level, language: language ?? Locale.current.language.languageCode?.identifier)
+      let answer = try await TrackerConnection.with(servers: try server.servers(for: session)) { connection in
+        try await connection.client(token: session.token).send(API.historyPlaces, parameters: query)
+      }
+      if json { return try printJSON(answer) }
+      for place in answer.places {
+        let path = (place.ancestors.map(\.name) + [place.area.name]).joined(separator: " › ")
+        let hours = Double(place.timeSpent) / 3_600_000
+        Console.line(String(format: "%5d stays  %8.1f h  %@", place.visits, hours, path))
+      }
+      if answer.places.isEmpty {
+        Console.line(
+          answer.visits == 0
+            ? "No stays in this period." : "\(answer.visits) stays, but the server has no place names for them yet.")
+      }
     }
   }
 }
