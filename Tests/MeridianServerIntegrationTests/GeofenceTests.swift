@@ -148,7 +148,7 @@ struct GeofenceTests {
 
   @Test func bobPublishingOnTheSocketAndOwnTracksTransitionsAreNotDoubled() async throws {
     try await TestServer.with { server in
-      let (annaSession, anna) = try await server.signUp("anna")
+      let (annaSession, _) = try await server.signUp("anna")
       let (bobSession, bob) = try await server.signUp("bob")
       _ = try await bob.send(
         API.addMember,
