@@ -60,7 +60,23 @@ struct HistoryImportTests {
       let csv = "time,lat,lon\n2024-02-01T10:00:00Z,50.45,30.52\n2024-02-01T10:05:00Z,50.46,30.53\n"
       let table = try await Self.post(server, token, Data(csv.utf8))
       #expect(table.status == 200 && table.json["format"] as? String == "csv" && table.json["stored"] as? Int == 2)
-      let total = stored + 2
+      // A GPX track of 400 points (about 30 KB, under this server's 64 KiB limit) read chunk by chunk, and one
+      // waypoint without a time, skipped.
+      let points = (0..<400).map { index in
+        "<trkpt lat=\"50.4\(String(format: "%04d", index))\" lon=\"30.5\"><time>"
+          + Timestamp.formatISO8601(1_709_000_000_000 + Int64(index) * 1000) + "</time></trkpt>"
+      }
+      let gpx = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <gpx version="1.1" creator="HistoryImportTests" xmlns="http://www.topografix.com/GPX/1/1">
+          <wpt lat="50.4" lon="30.5"><name>untimed</name></wpt>
+          <trk><trkseg>\(points.joined())</trkseg></trk>
+        </gpx>
+        """
+      let track = try await Self.post(server, token, Data(gpx.utf8))
+      #expect(track.status == 200 && track.json["format"] as? String == "gpx", "\(track.json)")
+      #expect(track.json["stored"] as? Int == 400 && track.json["skipped"] as? Int == 1, "\(track.json)")
+      let total = stored + 2 + 400
       #expect(try await Self.stored(server, anna.client) == total)
 
       // Refused, each with its code, and nothing stored: a truncated export, plain text, a corrupt gzip body, an

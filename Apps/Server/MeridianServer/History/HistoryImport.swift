@@ -169,8 +169,8 @@ struct HistoryImport: Sendable {
       skippedLines: checked.skipped.lines, devices: devices.sorted().map(\.rawValue), google: checked.google)
   }
 
-  /// Reads `file` in `format`, calling `body` with the fixes of each 64 KiB chunk (GPX: of the whole file, its
-  /// reader taking a file whole); returns the points skipped for lack of a time and a Google export's summary.
+  /// Reads `file` in `format`, calling `body` with the fixes of each 64 KiB chunk; returns the points skipped for
+  /// lack of a time and a Google export's summary.
   static func read(
     _ file: URL, _ format: Format, _ body: ([LocationFix]) async throws -> Void
   ) async throws -> (skipped: SkippedRecords, google: GoogleTimelineSummary?) {
@@ -185,13 +185,8 @@ struct HistoryImport: Sendable {
     }
     switch format {
     case .gpx:
-      var skipped = SkippedRecords()
-      var fixes: [LocationFix] = []
-      try GPX.read(contentsOf: file, skipped: { skipped.append($0.record) }) { fixes.append($0.fix) }
-      for start in stride(from: 0, to: fixes.count, by: batch) {
-        try await body(Array(fixes[start..<min(start + batch, fixes.count)]))
-      }
-      return (skipped, nil)
+      var reader = GPXReader()
+      return (try await stream(&reader), nil)
     case .csv:
       var reader = CSVReader()
       return (try await stream(&reader), nil)

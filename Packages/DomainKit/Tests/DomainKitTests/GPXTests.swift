@@ -101,6 +101,32 @@ import Testing
     #expect(count == 2000)
   }
 
+  @Test func theStreamingReaderAnswersEachChunksPointsWhereverTheInputIsCut() throws {
+    let untimed = Self.sample.replacingOccurrences(
+      of: "<trk>", with: "<wpt lat=\"1\" lon=\"2\"><name>No time</name></wpt>\n  <trk>")
+    let data = Data(untimed.utf8)
+    let whole = try GPX.readWithSkipped(data: data)
+    #expect(whole.points.count == 4 && whole.skipped.count == 1)
+    for size in [1, 7, 64, 300, data.count] {
+      var reader = GPXReader()
+      var fixes: [LocationFix] = []
+      var chunksWithPoints = 0
+      for start in stride(from: 0, to: data.count, by: size) {
+        let points = try reader.feed(data[start..<min(start + size, data.count)])
+        if !points.isEmpty { chunksWithPoints += 1 }
+        fixes += points
+      }
+      fixes += try reader.finish()
+      #expect(fixes == whole.points.map(\.fix), "chunks of \(size) bytes")
+      #expect(reader.skipped.count == 1 && reader.skipped.lines == [whole.skipped[0].line])
+      // Cut small, the points come out as their chunks complete them, not all at the end.
+      if size <= 64 { #expect(chunksWithPoints >= 3, "chunks of \(size) bytes") }
+    }
+    var truncated = GPXReader()
+    _ = try truncated.feed(data.prefix(700))
+    #expect(throws: FormatError.self) { try truncated.finish() }
+  }
+
   @Test func errorsNameLineAndField() {
     func error(_ gpx: String) -> FormatError? {
       do {

@@ -198,3 +198,43 @@ func formatNumber(_ value: Double, _ digits: Int) -> String {
   if text == "-0" { text = "0" }
   return text
 }
+
+/// GPX as a ``StreamingFixReader``: libxml2's push parser fed chunk by chunk, each call answering the points
+/// completed so far — for callers that hand fixes on in batches (an upload streamed to the server) rather than one by
+/// one as ``GPX/read(contentsOf:deviceID:kind:skipped:_:)`` does. Points without a time are counted in ``skipped``.
+public struct GPXReader: StreamingFixReader {
+  /// What the parser's callbacks collect between two calls.
+  private final class Collected {
+    var fixes: [LocationFix] = []
+    var skipped = SkippedRecords()
+  }
+
+  private let collected: Collected
+  private let parser: GPXParser
+
+  /// A reader of fixes of `kind`, under `deviceID` when given.
+  public init(deviceID: DeviceID? = nil, kind: FixKind = .imported) {
+    let collected = Collected()
+    self.collected = collected
+    parser = GPXParser(
+      deviceID: deviceID, kind: kind, skipped: { collected.skipped.append($0.record) },
+      body: { collected.fixes.append($0.fix) })
+  }
+
+  public mutating func feed(_ bytes: some Sequence<UInt8>) throws -> [LocationFix] {
+    try parser.feed(Data(bytes))
+    return take()
+  }
+
+  public mutating func finish() throws -> [LocationFix] {
+    try parser.finish()
+    return take()
+  }
+
+  public var skipped: SkippedRecords { collected.skipped }
+
+  private func take() -> [LocationFix] {
+    defer { collected.fixes.removeAll(keepingCapacity: true) }
+    return collected.fixes
+  }
+}
