@@ -1,6 +1,7 @@
 import DomainKit
 import Foundation
 import GeoKit
+import HTTPTypes
 import MeridianAPI
 import MeridianServer
 import MeridianStore
@@ -143,6 +144,51 @@ struct GeofenceTests {
     } catch {
       if let restarted { try? await restarted.stop() } else { try? await server.stop() }
       throw error
+    }
+  }
+
+  @Test func aPlaceOfTheDirectoryServesAsAGeofence() async throws {
+    try await TestServer.with { server in
+      let (session, anna) = try await server.signUp("anna")
+      try await PlaceTests.seed(server.app.environment.store)
+      let university = Coordinate(uncheckedLatitude: 56.4693, longitude: 84.9477)
+
+      // A circle of 150 m around the place, named after it.
+      let fence = try await anna.send(API.createGeofence, body: NewGeofence(placeId: "tsu"))
+      #expect(fence.name == "Tomsk State University")
+      #expect(fence.shape == .circle(center: university, radius: NewGeofence.defaultPlaceRadius))
+      // A radius and a name of one's own; the place's name in the caller's language.
+      let own = try await anna.send(API.createGeofence, body: NewGeofence(placeId: "tsu", radius: 400, name: "Uni"))
+      #expect(own.name == "Uni" && own.shape == .circle(center: university, radius: 400))
+      let russian = try await server.phoneAppRequest(
+        .post, "/v1/geofences",
+        headers: [
+          .authorization: "Bearer \(session.token)", .acceptLanguage: "ru-RU, en;q=0.5",
+          .contentType: "application/json",
+        ],
+        body: Data(#"{"placeId": "tsu"}"#.utf8))
+      #expect(russian.head.status == .created)
+      #expect(
+        try JSONDecoder().decode(GeofenceItem.self, from: russian.body).name == "Томский государственный университет")
+
+      // Refused, nothing stored: an unknown place, a place without a location (a faculty), a place and a shape, a
+      // radius out of range, neither a place nor a shape.
+      await expectAPIError(.notFound, status: 404) {
+        try await anna.send(API.createGeofence, body: NewGeofence(placeId: "no-such-place"))
+      }
+      await expectAPIError(.invalidGeofence, status: 422) {
+        try await anna.send(API.createGeofence, body: NewGeofence(placeId: "tsu-ff"))
+      }
+      var both = NewGeofence(placeId: "tsu")
+      both.shape = .circle(center: university, radius: 100)
+      await expectAPIError(.invalidGeofence, status: 422) { try await anna.send(API.createGeofence, body: both) }
+      await expectAPIError(.invalidGeofence, status: 422) {
+        try await anna.send(API.createGeofence, body: NewGeofence(placeId: "tsu", radius: 5))
+      }
+      var neither = NewGeofence(placeId: "tsu")
+      neither.placeId = nil
+      await expectAPIError(.invalidGeofence, status: 422) { try await anna.send(API.createGeofence, body: neither) }
+      #expect(try await anna.send(API.geofences).items.count == 3)
     }
   }
 

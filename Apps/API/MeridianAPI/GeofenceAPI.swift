@@ -156,19 +156,42 @@ public struct GeofenceItem: Sendable, Hashable, Codable {
 }
 
 /// `POST /v1/geofences` body.
+///
+/// Either `name` and `shape`, or a place of the directory (a venue included): `placeId` makes a circle of `radius`
+/// metres (default ``defaultPlaceRadius``) around the place's location as it is now, named after the place in the
+/// caller's language unless `name` is given.
 public struct NewGeofence: Sendable, Hashable, Codable {
-  /// The name.
-  public var name: String
-  /// The area.
-  public var shape: GeofenceShape
+  /// The radius of a fence made from a place when none is given, metres.
+  public static let defaultPlaceRadius = 150.0
+
+  /// The name (optional with `placeId`).
+  public var name: String?
+  /// The area (absent with `placeId`).
+  public var shape: GeofenceShape?
+  /// A place of the directory whose location the fence surrounds.
+  public var placeId: PlaceID?
+  /// With `placeId`: the circle's radius, metres.
+  public var radius: Double?
   /// Who may see it (default `nobody`).
   public var sharing: GeofenceSharing?
   /// The group, for `sharing: group`.
   public var groupId: GroupID?
-  /// A body.
+  /// A fence of `shape`.
   public init(name: String, shape: GeofenceShape, sharing: GeofenceSharing? = nil, groupId: GroupID? = nil) {
     self.name = name
     self.shape = shape
+    self.sharing = sharing
+    self.groupId = groupId
+  }
+
+  /// A circle around a place of the directory.
+  public init(
+    placeId: PlaceID, radius: Double? = nil, name: String? = nil, sharing: GeofenceSharing? = nil,
+    groupId: GroupID? = nil
+  ) {
+    self.placeId = placeId
+    self.radius = radius
+    self.name = name
     self.sharing = sharing
     self.groupId = groupId
   }

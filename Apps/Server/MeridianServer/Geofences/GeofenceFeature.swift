@@ -14,7 +14,9 @@ struct GeofenceFeature: Sendable {
 
   func register(on routes: RouteRegistrar) {
     routes.on(API.geofences) { call in GeofenceList(items: try await visibleGeofences(call.authenticated())) }
-    routes.on(API.createGeofence, status: .created) { call in try await create(call.authenticated(), call.body) }
+    routes.on(API.createGeofence, status: .created) { call in
+      try await create(call.authenticated(), call.body, acceptLanguage: call.headers[.acceptLanguage])
+    }
     routes.on(API.updateGeofence) { call in
       try await update(call.authenticated(), call.parameters.id, call.body)
     }
@@ -38,10 +40,11 @@ struct GeofenceFeature: Sendable {
     }
   }
 
-  func create(_ owner: UserID, _ body: NewGeofence) async throws -> GeofenceItem {
+  func create(_ owner: UserID, _ body: NewGeofence, acceptLanguage: String? = nil) async throws -> GeofenceItem {
+    let (name, shape) = try await nameAndShape(body, languages: AcceptLanguage(acceptLanguage).ranges)
     let time = environment.now()
     let fence = GeofenceItem(
-      id: GeofenceID(Secrets.userID()), ownerId: owner, name: body.name, shape: body.shape,
+      id: GeofenceID(Secrets.userID()), ownerId: owner, name: name, shape: shape,
       sharing: body.sharing ?? (body.groupId == nil ? .nobody : .group), groupId: body.groupId, createdAt: time,
       updatedAt: time)
     let checked = try await validated(fence)
@@ -49,6 +52,31 @@ struct GeofenceFeature: Sendable {
     try await store.createGeofence(checked)
     monitor.fencesChanged()
     return checked
+  }
+
+  /// The body's name and shape, or, with `placeId`, a circle around the place's location named after it (in the first
+  /// of `languages` it has, else English): `404` for an unknown place, `422 invalid_geofence` for one without a
+  /// location or a body giving both a place and a shape.
+  func nameAndShape(_ body: NewGeofence, languages: [String]) async throws -> (String, GeofenceShape) {
+    guard let placeID = body.placeId else {
+      guard let name = body.name, let shape = body.shape else {
+        throw Self.invalid("A geofence needs 'name' and 'shape', or the 'placeId' of a place to surround.")
+      }
+      if body.radius != nil { throw Self.invalid("'radius' goes with 'placeId'; a circle's radius is in its shape.") }
+      return (name, shape)
+    }
+    guard body.shape == nil else { throw Self.invalid("Give 'shape' or 'placeId', not both.") }
+    guard let place = try await store.place(placeID)?.listing.record.place else {
+      throw APIError.notFound("There is no such place.")
+    }
+    guard let center = place.location else {
+      throw Self.invalid("This place has no location to put a geofence around.")
+    }
+    let name = body.name ?? place.name.resolved(for: languages) ?? placeID.rawValue
+    return (
+      String(name.prefix(GeofenceItem.maximumNameLength)),
+      .circle(center: center, radius: body.radius ?? NewGeofence.defaultPlaceRadius)
+    )
   }
 
   /// Throws `409 geofence_limit_reached` when `owner` has as many geofences as the operator allows.
