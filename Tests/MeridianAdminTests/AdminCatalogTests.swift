@@ -278,7 +278,7 @@ struct AdminCatalogTests {
     }
     #expect(plain == "Друг поруч")
     let pluralJSON = try #require(
-      try await store.database.read { db in
+      try store.database.read { db in
         try Row.fetchOne(
           db, sql: "SELECT value, value_json FROM string_catalog WHERE key = 'points' AND language = 'uk'")
       })

@@ -86,7 +86,7 @@ import Testing
       }
       do {
         _ = try ServerConfiguration.resolve(environment: [name: value])
-      } catch let error as ConfigurationError {
+      } catch {
         #expect(error.setting == name && error.value == value)
       }
     }
