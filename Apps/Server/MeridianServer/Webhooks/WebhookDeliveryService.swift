@@ -144,40 +144,26 @@ struct WebhookDeliveryService: Service {
   private func send(_ claim: WebhookClaim, url: URLComponents, through transport: AsyncHTTPClientTransport)
     async throws -> Int
   {
-    let host = url.host ?? ""
-    let authority =
-      (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + (url.port.map { ":\($0)" } ?? "")
-    guard let base = URL(string: "\(url.scheme ?? "https")://\(authority)") else {
+    guard let request = OutboundRequest(url: url, method: .post, contentType: "application/json", accept: nil) else {
       throw APIError(status: 422, code: .webhookURLInvalid, message: "The webhook URL '\(claim.url)' is not valid.")
     }
-    let path =
-      (url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath)
-      + (url.percentEncodedQuery.map { "?\($0)" } ?? "")
-    let endpoint = Endpoint<Void, Data, Int>(
-      .post, PathTemplate(components: [.literal(path)]), body: .raw(contentType: "application/json"),
-      response: ResponseDecoding(accept: nil) { _ in 0 }, idempotency: .key, authentication: .none)
-    var configuration = NetworkClient.Configuration()
-    configuration.retryPolicy = settings.attemptPolicy
-    configuration.attemptTimeout = settings.attemptTimeout
-    configuration.retryBudgets = budgets
-    configuration.compressionThreshold = nil
-    configuration.acceptsGzip = false
-    configuration.maxResponseBytes = 64 * 1024
-    configuration.tokenErrorCodes = []
-    configuration.defaultHeaderFields = [.userAgent: "Meridian-Webhooks/1"]
+    var configuration = OutboundRequest.configuration(
+      userAgent: "Meridian-Webhooks/1", retryPolicy: settings.attemptPolicy, attemptTimeout: settings.attemptTimeout,
+      budgets: budgets)
     let logger = self.logger
     let lastStatus = Mutex<Int?>(nil)
     configuration.onAttempt = { event in
       if case .status(let code) = event.outcome { lastStatus.withLock { $0 = code } }
       logger.debug("webhook attempt", metadata: ["delivery": "\(claim.id)", "attempt": "\(event)"])
     }
-    let client = try NetworkClient(baseURL: base, transport: transport, configuration: configuration)
+    let client = try NetworkClient(baseURL: request.base, transport: transport, configuration: configuration)
     var fields = HTTPFields()
     fields[HTTPField.Name(WebhookSignature.headerName)!] = WebhookSignature.header(
       secret: claim.secret, timestamp: now() / 1000, body: claim.body)
     fields[HTTPField.Name("Meridian-Event")!] = claim.kind
     fields[HTTPField.Name("Meridian-Delivery")!] = claim.id
-    _ = try await client.send(endpoint, body: claim.body, headerFields: fields, idempotencyKey: claim.idempotencyKey)
+    _ = try await client.send(
+      request.endpoint, body: claim.body, headerFields: fields, idempotencyKey: claim.idempotencyKey)
     // NetworkingKit reports every answer's status; a success without one is not taken for a 200.
     guard let status = lastStatus.withLock({ $0 }) else {
       throw APIError(status: 502, code: .internal, message: "The receiver's answer carried no HTTP status.")

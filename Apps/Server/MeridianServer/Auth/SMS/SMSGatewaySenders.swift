@@ -119,27 +119,14 @@ struct SMSGatewayCall: Sendable {
   /// Sends `body` once (with NetworkingKit's retries).
   /// - Throws: ``SMSDeliveryError`` when the gateway didn't accept it; `CancellationError` when cancelled.
   func send(_ body: Data) async throws {
-    let host = url.host ?? ""
-    let authority =
-      (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + (url.port.map { ":\($0)" } ?? "")
-    guard let base = URL(string: "\(url.scheme ?? "https")://\(authority)") else {
+    guard
+      let request = OutboundRequest(url: url, method: method, contentType: contentType, accept: "application/json")
+    else {
       throw SMSDeliveryError(sender: sender, reason: "other", detail: "invalid URL \(url.string ?? "")")
     }
-    let path =
-      (url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath)
-      + (url.percentEncodedQuery.map { "?\($0)" } ?? "")
-    let endpoint = Endpoint<Void, Data, Int>(
-      method, PathTemplate(components: [.literal(path)]), body: .raw(contentType: contentType),
-      response: ResponseDecoding(accept: "application/json") { _ in 0 }, idempotency: .key, authentication: .none)
-    var configuration = NetworkClient.Configuration()
-    configuration.retryPolicy = settings.retryPolicy
-    configuration.attemptTimeout = settings.attemptTimeout
-    configuration.retryBudgets = nil
-    configuration.compressionThreshold = nil
-    configuration.acceptsGzip = false
-    configuration.maxResponseBytes = 64 * 1024
-    configuration.tokenErrorCodes = []
-    configuration.defaultHeaderFields = [.userAgent: "Meridian-SMS/1"]
+    var configuration = OutboundRequest.configuration(
+      userAgent: "Meridian-SMS/1", retryPolicy: settings.retryPolicy, attemptTimeout: settings.attemptTimeout,
+      budgets: nil)
     let (sender, metrics, logger) = (self.sender, self.metrics, self.logger)
     configuration.onAttempt = { event in
       if case .retry = event.decision { metrics.retried(sender) }
@@ -148,10 +135,10 @@ struct SMSGatewayCall: Sendable {
     let result: Result<Void, any Error>
     do {
       let client = try NetworkClient(
-        baseURL: base, transport: AsyncHTTPClientTransport(client: pool.client(sender: sender)),
+        baseURL: request.base, transport: AsyncHTTPClientTransport(client: pool.client(sender: sender)),
         configuration: configuration)
       _ = try await client.send(
-        endpoint, body: body, headerFields: headerFields, idempotencyKey: UUID().uuidString.lowercased())
+        request.endpoint, body: body, headerFields: headerFields, idempotencyKey: UUID().uuidString.lowercased())
       result = .success(())
     } catch {
       result = .failure(error)
