@@ -7,7 +7,7 @@ import MeridianStoreSQLite
 import PersistenceKit
 import Testing
 
-@Suite("meridian-admin against a real database", .serialized)
+@Suite("meridian-admin against a real database")
 struct AdminCommandTests {
   @Test func migratePlanStatusApply() async throws {
     let sandbox = try AdminSandbox()

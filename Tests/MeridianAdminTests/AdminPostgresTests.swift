@@ -11,7 +11,7 @@ import Testing
 /// `meridian-admin --database postgres://…`: the built binary against fresh databases on the cluster of
 /// `Tools/postgres` (one database per test, made from `meridian_template`, dropped afterwards), seeded and checked
 /// through the server's own ``PostgresStore``.
-@Suite("meridian-admin against PostgreSQL", .serialized)
+@Suite("meridian-admin against PostgreSQL")
 struct AdminPostgresTests {
   /// Runs `body` with a fresh database (PostGIS, no tables yet) and a sandbox for the binary's files.
   func withDatabase(
