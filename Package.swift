@@ -222,6 +222,7 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "GeoKit", package: "GeoKit"),
+        .product(name: "Crypto", package: "swift-crypto"),
       ],
       path: "Tests/MeridianServerTests"),
     // Tests: the tracker's own (history, sources, policy, uploader, commands), no server

@@ -1,4 +1,6 @@
+import Crypto
 import DomainKit
+import Foundation
 import MeridianAPI
 import MeridianServer
 import MeridianStore
@@ -18,6 +20,34 @@ import Testing
     #expect(tokens.allSatisfy { $0.count == 43 && !$0.contains("=") && !$0.contains("/") && !$0.contains("+") })
     let codes = (0..<200).map { _ in Secrets.otpCode() }
     #expect(codes.allSatisfy { $0.count == 6 && $0.allSatisfy(\.isNumber) })
+  }
+
+  @Test func base64URLMatchesRFC4648AndFoundation() {
+    // RFC 4648 §10, padding left out; then bytes whose digits are the two URL-safe ones.
+    let vectors = [
+      "": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy",
+    ]
+    for (text, expected) in vectors { #expect(Base64URL.encode(Array(text.utf8)) == expected) }
+    #expect(Base64URL.encode([0xFB, 0xFF, 0xBF]) == "-_-_")
+    var generator = SystemRandomNumberGenerator()
+    for count in 0..<40 {
+      let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+      let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+        .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+      #expect(Base64URL.encode(bytes) == foundation)
+    }
+  }
+
+  @Test func deviceHandlesKeepTheirSpelling() {
+    // The handle viewers already hold must not change with its encoder: "d" and the first 12 bytes of the HMAC.
+    let handles = DeviceHandles(secret: Data(repeating: 7, count: 32))
+    let handle = handles.handle(of: DeviceID("anna-phone"), owner: UserID("anna"))
+    let mac = HMAC<SHA256>.authenticationCode(
+      for: Data("anna\nanna-phone".utf8), using: SymmetricKey(data: Data(repeating: 7, count: 32)))
+    let expected = Data(mac.prefix(12)).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+      .replacingOccurrences(of: "/", with: "_")
+    #expect(handle.rawValue == "d" + expected)
+    #expect(handle.rawValue.count == 17)
   }
 
   @Test func rateLimiterCountsPerKeyAndWindow() async {

@@ -36,14 +36,41 @@ public enum SecretHash {
   }
 }
 
+/// Base64url (RFC 4648 §5) without padding: what tokens and device handles are written in.
+public enum Base64URL {
+  /// `bytes` in base64url, without `=` padding.
+  public static func encode(_ bytes: some Collection<UInt8>) -> String {
+    let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    let digits = alphabet.utf8Start
+    return String(unsafeUninitializedCapacity: (bytes.count * 4 + 2) / 3) { buffer in
+      var written = 0
+      var bits: UInt32 = 0
+      var pending = 0
+      for byte in bytes {
+        bits = bits << 8 | UInt32(byte)
+        pending += 8
+        while pending >= 6 {
+          pending -= 6
+          buffer[written] = digits[Int(bits >> UInt32(pending) & 63)]
+          written += 1
+        }
+      }
+      if pending > 0 {
+        buffer[written] = digits[Int(bits << UInt32(6 - pending) & 63)]
+        written += 1
+      }
+      return written
+    }
+  }
+}
+
 /// Random secrets from the system's cryptographic generator.
 public enum Secrets {
   /// An opaque bearer token: 32 random bytes, base64url without padding (43 characters).
   public static func token() -> String {
     var generator = SystemRandomNumberGenerator()
     let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-    return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    return Base64URL.encode(bytes)
   }
 
   /// A uniformly random 6-digit code, leading zeros kept.

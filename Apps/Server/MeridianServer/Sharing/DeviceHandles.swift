@@ -17,9 +17,7 @@ public struct DeviceHandles: Sendable {
   /// The handle of `owner`'s `device`: `d` and 16 base64url characters (96 bits).
   public func handle(of device: DeviceID, owner: UserID) -> DeviceID {
     let mac = HMAC<SHA256>.authenticationCode(for: Data((owner.rawValue + "\n" + device.rawValue).utf8), using: key)
-    let text = Data(mac.prefix(12)).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-      .replacingOccurrences(of: "/", with: "_")
-    return DeviceID("d" + text)
+    return DeviceID("d" + mac.withUnsafeBytes { Base64URL.encode($0.prefix(12)) })
   }
 
   /// `fix` as a viewer of `owner` sees it: its device (and the device of the fix refining it) as handles. `known` is
