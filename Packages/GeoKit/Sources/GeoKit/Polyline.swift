@@ -52,10 +52,10 @@ public enum Polyline {
       longitude &+= deltaLongitude
       let lat = Double(latitude) / factor
       let lon = Double(longitude) / factor
-      guard lat >= -90, lat <= 90, lon >= -180, lon <= 180 else {
+      guard let coordinate = try? Coordinate(latitude: lat, longitude: lon) else {
         throw .invalidCoordinate(pointIndex: coordinates.count, latitude: lat, longitude: lon)
       }
-      coordinates.append(Coordinate(uncheckedLatitude: lat, longitude: Coordinate.normalizedLongitude(lon)))
+      coordinates.append(coordinate)
     }
     return coordinates
   }
