@@ -106,6 +106,42 @@ struct GoogleTimelineTests {
     #expect(summary.shape == .records && summary.rawPositions == takeout.count)
   }
 
+  /// Records.json entries without a time are skipped and counted, with their lines, as the docs say (they refused
+  /// the whole file), by the Takeout reader and by the reader of every Google export alike.
+  @Test func recordsWithoutATimeAreSkippedAndCounted() throws {
+    let json = """
+      {"locations": [
+        {"latitudeE7": 504500000, "longitudeE7": 305200000, "timestamp": "2024-05-02T10:15:00Z"},
+        {"latitudeE7": 504510000, "longitudeE7": 305210000, "activity": [{"type": "STILL"}]},
+        {"latitudeE7": 504520000, "longitudeE7": 305220000, "timestampMs": "1714645000000"},
+        {"latitudeE7": 504530000, "longitudeE7": 305230000}
+      ]}
+      """
+    for chunk in [7, 65_536] {
+      var google = GoogleTimelineReader()
+      var takeout = TakeoutReader()
+      var fromGoogle: [LocationFix] = []
+      var fromTakeout: [LocationFix] = []
+      let data = Data(json.utf8)
+      var start = data.startIndex
+      while start < data.endIndex {
+        let end = min(start + chunk, data.endIndex)
+        fromGoogle += try google.feed(data[start..<end])
+        fromTakeout += try takeout.feed(data[start..<end])
+        start = end
+      }
+      fromGoogle += try google.finish()
+      fromTakeout += try takeout.finish()
+      #expect(fromGoogle.map(\.timestamp) == [1_714_644_900_000, 1_714_645_000_000])
+      #expect(fromTakeout == fromGoogle)
+      for skipped in [google.skipped, takeout.skipped] {
+        #expect(skipped.count == 2 && skipped.lines == [3, 5], "\(skipped)")
+        #expect(skipped.description == "2 points without a time skipped (lines 3, 5)")
+      }
+      #expect(google.summary.rawPositions == 2)
+    }
+  }
+
   @Test func badInputIsRefusedNamingWhereAndWhat() throws {
     let timeline = try Self.fixture("Timeline.json")
     let truncated = Self.error(String(decoding: timeline.prefix(timeline.count / 2), as: UTF8.self))
@@ -140,7 +176,12 @@ struct GoogleTimelineTests {
         #"{"timelineObjects": [{"activitySegment": {"duration": {"startTimestamp": "2024-03-01T09:00:00Z", "endTimestamp": "2024-03-01T08:00:00Z"}}}]}"#,
         "timelineObjects[0].activitySegment.duration.endTimestamp", "before"
       ),
-      (#"{"locations": [{"latitudeE7": 1, "longitudeE7": 1}]}"#, "locations[0].timestamp", "missing"),
+      (#"{"locations": [{"latitudeE7": 1, "longitudeE7": 1, "timestamp": "soon"}]}"#, "locations[0].timestamp", "ISO"),
+      // A record without a time is checked before it is skipped: a bad one still refuses the file.
+      (
+        #"{"locations": [{"latitudeE7": 1, "longitudeE7": 1, "accuracy": -3}]}"#, "locations[0].horizontalAccuracy",
+        "≥ 0"
+      ),
       (#"{"type": "FeatureCollection", "features": []}"#, "", "not a Google location history export"),
     ]
     for (text, field, message) in cases {

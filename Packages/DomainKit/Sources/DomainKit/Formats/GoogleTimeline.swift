@@ -106,6 +106,8 @@ public struct GoogleTimelineReader: StreamingFixReader, JSONDrivenFixReader, Sen
   private var buffered: [(fix: LocationFix, start: Int64, end: Int64)] = []
   /// What was read so far.
   public private(set) var summary = GoogleTimelineSummary()
+  /// The `Records.json` records skipped so far because they have no time (counted, never a reason to refuse the file).
+  public private(set) var skipped = SkippedRecords()
   /// The device the fixes are attributed to.
   public var deviceID: DeviceID?
 
@@ -241,10 +243,13 @@ public struct GoogleTimelineReader: StreamingFixReader, JSONDrivenFixReader, Sen
           }
         }
       }
-      output.append(
-        try TakeoutReader.fix(
-          record, line: elementLine, index: elementIndex, deviceID: deviceID, kind: .imported, format: .googleTimeline))
-      summary.rawPositions += 1
+      if let fix = try TakeoutReader.fix(
+        record, line: elementLine, index: elementIndex, deviceID: deviceID, kind: .imported, format: .googleTimeline,
+        skipped: &skipped)
+      {
+        output.append(fix)
+        summary.rawPositions += 1
+      }
     case "timelineObjects": try semanticObject(element)
     case "rawSignals": try rawSignal(element)
     default: try segment(element)

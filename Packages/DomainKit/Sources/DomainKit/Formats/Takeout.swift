@@ -5,7 +5,8 @@ import Foundation
 /// The file is `{"locations": [ {record}, … ]}`; each record has `latitudeE7`, `longitudeE7`, `timestamp`
 /// (ISO 8601) or the legacy `timestampMs` (a string of milliseconds), and optionally `accuracy` (m), `altitude` (m),
 /// `verticalAccuracy` (m), `velocity` (m/s), `heading` (degrees), `batteryCharging`. Nested values (`activity`, …) are
-/// skipped.
+/// skipped. A record without a time is checked like any other, then skipped and counted in ``skipped`` (a fix needs a
+/// time), never a reason to refuse the file.
 /// E7 values above 900000000 (latitude) or 1800000000 (longitude) are wrapped 32-bit overflows, as Google's
 /// documentation says, and are corrected by subtracting 2^32.
 ///
@@ -23,6 +24,8 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
   private var skipDepth = 0
   private var sawLocations = false
   var output: [LocationFix] = []
+  /// The records skipped so far because they have no `timestamp` or `timestampMs`.
+  public private(set) var skipped = SkippedRecords()
   /// The device the fixes are attributed to.
   public var deviceID: DeviceID?
   /// The kind given to every fix (default ``FixKind/imported``).
@@ -84,7 +87,7 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
       pendingKey = nil
     case .endObject, .endArray:
       if inLocations, depth == 3 {
-        output.append(try makeFix())
+        if let fix = try makeFix() { output.append(fix) }
       } else if inLocations, depth == 2 {
         inLocations = false
       }
@@ -103,15 +106,18 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
     }
   }
 
-  private func makeFix() throws -> LocationFix {
-    try Self.fix(record, line: recordLine, index: recordIndex, deviceID: deviceID, kind: kind, format: .takeout)
+  private mutating func makeFix() throws -> LocationFix? {
+    try Self.fix(
+      record, line: recordLine, index: recordIndex, deviceID: deviceID, kind: kind, format: .takeout,
+      skipped: &skipped)
   }
 
-  /// The fix of one `locations[index]` record (its scalar members as text), errors reported as `format`.
+  /// The fix of one `locations[index]` record (its scalar members as text), errors reported as `format`; nil, counted
+  /// in `skipped`, for a record without a time (checked like any other first: a bad one still refuses the file).
   static func fix(
     _ record: [String: String], line recordLine: Int, index recordIndex: Int, deviceID: DeviceID?, kind: FixKind,
-    format: FileFormat
-  ) throws -> LocationFix {
+    format: FileFormat, skipped: inout SkippedRecords
+  ) throws -> LocationFix? {
     let where_ = "locations[\(recordIndex)]"
     func number(_ key: String) throws -> Double? {
       guard let text = record[key] else { return nil }
@@ -129,7 +135,7 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
     }
     let latitude = try e7("latitudeE7", limit: 900_000_000)
     let longitude = try e7("longitudeE7", limit: 1_800_000_000)
-    let timestamp: Int64
+    let timestamp: Int64?
     if let text = record["timestamp"] {
       guard let ms = Timestamp.parseISO8601(text) else {
         throw FormatError(format, line: recordLine, field: "\(where_).timestamp", "'\(text)' is not ISO 8601")
@@ -142,13 +148,14 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
       }
       timestamp = ms
     } else {
-      throw FormatError(format, line: recordLine, field: "\(where_).timestamp", "missing")
+      timestamp = nil
     }
     var heading = try number("heading")
     if let h = heading, h < 0 { heading = nil }  // -1 is "unknown" in some exports
+    let fix: LocationFix
     do {
-      return try LocationFix(
-        deviceID: deviceID, timestamp: timestamp, latitude: latitude, longitude: longitude,
+      fix = try LocationFix(
+        deviceID: deviceID, timestamp: timestamp ?? 0, latitude: latitude, longitude: longitude,
         horizontalAccuracy: number("accuracy"), verticalAccuracy: number("verticalAccuracy"),
         altitude: number("altitude"), speed: number("velocity"), course: heading.map { $0 == 360 ? 0 : $0 },
         batteryState: record["batteryCharging"].map { $0 == "true" ? .charging : .unplugged },
@@ -156,6 +163,12 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
     } catch let error as FixValidationError {
       throw FormatError(format, line: recordLine, field: "\(where_).\(error.field)", error.description)
     }
+    guard timestamp != nil else {
+      skipped.append(
+        SkippedRecord(line: recordLine, path: where_, reason: "\(where_) on line \(recordLine) has no timestamp"))
+      return nil
+    }
+    return fix
   }
 }
 
