@@ -157,12 +157,17 @@ public struct LocationFix: Sendable, Hashable, Codable {
     try validate()
   }
 
-  /// Checks every field's range: latitude −90…90, longitude −180…180, accuracies, speed and its accuracy ≥ 0,
+  /// Checks every field's range: latitude −90…90 and longitude −180…180 (GeoKit's rule,
+  /// ``Coordinate/validate(latitude:longitude:)``), accuracies, speed and its accuracy ≥ 0,
   /// course 0…360, battery 0…100, altitude finite.
   /// - Throws: ``FixValidationError`` naming the first offending field.
   public func validate() throws(FixValidationError) {
-    try Self.check("latitude", latitude, -90...90, "−90…90")
-    try Self.check("longitude", longitude, -180...180, "−180…180")
+    do {
+      try Coordinate.validate(latitude: latitude, longitude: longitude)
+    } catch {
+      throw FixValidationError(
+        field: error.field, value: error.value, allowed: error.field == "latitude" ? "−90…90" : "−180…180")
+    }
     try Self.check("horizontalAccuracy", horizontalAccuracy, 0...Double.greatestFiniteMagnitude, "≥ 0")
     try Self.check("verticalAccuracy", verticalAccuracy, 0...Double.greatestFiniteMagnitude, "≥ 0")
     try Self.check("altitude", altitude, -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude, "finite")

@@ -221,6 +221,29 @@ import Testing
     #expect(try OwnTracks.decode(encoded) == messages)
   }
 
+  /// A region or transition whose position breaks GeoKit's coordinate rule is refused naming the field (a latitude
+  /// of 91, a longitude of 181 — never wrapped); in a device's list of regions it is left out like any bad entry.
+  @Test func waypointsAndTransitionsOutOfRangeAreRefused() throws {
+    let cases = [
+      (#"{"_type":"waypoint","tst":1,"lat":91,"lon":2,"desc":"Pole"}"#, "lat"),
+      (#"{"_type":"waypoint","tst":1,"lat":1,"lon":181,"desc":"East"}"#, "lon"),
+      (#"{"_type":"transition","wtst":1,"lat":-91,"lon":2,"tst":2,"event":"enter"}"#, "lat"),
+    ]
+    for (json, field) in cases {
+      #expect(throws: FormatError.self) { try OwnTracks.decode(Data(json.utf8)) }
+      do {
+        _ = try OwnTracks.decode(Data(json.utf8))
+      } catch let error as FormatError {
+        #expect(error.field == field, "\(json)")
+      }
+    }
+    let list = try OwnTracks.decode(
+      Data(
+        #"{"_type":"waypoints","waypoints":[{"tst":1,"lat":1,"lon":2,"desc":"A"},{"tst":2,"lat":1,"lon":-181,"desc":"B"}]}"#
+          .utf8))
+    #expect(list == [.waypoints([.init(tst: 1, lat: 1, lon: 2, desc: "A")])])
+  }
+
   @Test func floatsAreAccepted() throws {
     let json = #"{"_type":"location","lat":1,"lon":2,"tst":1700000000.0,"acc":4.6,"vel":3.6}"#
     guard case .location(let l) = try OwnTracks.decode(Data(json.utf8))[0] else { return }

@@ -1,4 +1,5 @@
 import Foundation
+import GeoKit
 
 /// OwnTracks JSON messages (the payloads of the OwnTracks apps in MQTT and HTTP mode).
 ///
@@ -267,7 +268,8 @@ public enum OwnTracks {
     case transition(Transition)
     /// `waypoint`.
     case waypoint(Waypoint)
-    /// `waypoints`: the device's whole list of regions (entries that aren't valid waypoints are left out).
+    /// `waypoints`: the device's whole list of regions (entries that aren't valid waypoints, a position out of range
+    /// included, are left out).
     case waypoints([Waypoint])
     /// `card`.
     case card(Card)
@@ -281,7 +283,34 @@ public enum OwnTracks {
     /// One entry of a `waypoints` list, nil when it isn't a valid waypoint.
     private struct Lenient: Decodable {
       var waypoint: Waypoint?
-      init(from decoder: any Decoder) throws { waypoint = try? Waypoint(from: decoder) }
+      init(from decoder: any Decoder) throws {
+        waypoint = try? Waypoint(from: decoder)
+        if let waypoint, (try? Coordinate(latitude: waypoint.lat, longitude: waypoint.lon)) == nil {
+          self.waypoint = nil
+        }
+      }
+    }
+
+    private struct PositionKey: CodingKey {
+      var stringValue: String
+      var intValue: Int? { nil }
+      init(stringValue: String) { self.stringValue = stringValue }
+      init?(intValue: Int) { nil }
+    }
+
+    /// `value` when `lat` and `lon` are a position by GeoKit's rule (``Coordinate/validate(latitude:longitude:)``);
+    /// else a `DecodingError` at the field at fault.
+    private static func positioned<Value>(_ value: Value, lat: Double, lon: Double, _ decoder: any Decoder) throws
+      -> Value
+    {
+      do {
+        try Coordinate.validate(latitude: lat, longitude: lon)
+      } catch {
+        let key = PositionKey(stringValue: error.field == "latitude" ? "lat" : "lon")
+        throw DecodingError.dataCorrupted(
+          .init(codingPath: decoder.codingPath + [key], debugDescription: error.description))
+      }
+      return value
     }
 
     /// Decodes the message named by `_type`; unknown types become ``other(type:)``.
@@ -289,8 +318,12 @@ public enum OwnTracks {
       let type = try decoder.container(keyedBy: TypeKey.self).decode(String.self, forKey: .type)
       switch type {
       case "location": self = .location(try Location(from: decoder))
-      case "transition": self = .transition(try Transition(from: decoder))
-      case "waypoint": self = .waypoint(try Waypoint(from: decoder))
+      case "transition":
+        let transition = try Transition(from: decoder)
+        self = .transition(try Self.positioned(transition, lat: transition.lat, lon: transition.lon, decoder))
+      case "waypoint":
+        let waypoint = try Waypoint(from: decoder)
+        self = .waypoint(try Self.positioned(waypoint, lat: waypoint.lat, lon: waypoint.lon, decoder))
       case "waypoints":
         let list = try decoder.container(keyedBy: ListKey.self)
         self = .waypoints((try list.decodeIfPresent([Lenient].self, forKey: .waypoints) ?? []).compactMap(\.waypoint))
