@@ -53,6 +53,47 @@ struct AdminPlaceCommandTests {
     #expect(try await sandbox.admin(["places", "delete", "tsu-phys-b"]).status == 3)
   }
 
+  /// The OpenAPI's example (`kind=programme&city=Tomsk&max.passingScore=240`) and the questionnaire's filter
+  /// (`passingScore` at most the exam total, `form` the preferred one) find programmes of the shipped sample.
+  @Test func theDocumentedProgrammeFilterFindsProgrammesOfTheSample() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try sandbox.store()
+    #expect(try await sandbox.admin(["places", "import", Self.sample]).status == 0)
+    let found = try await store.places(
+      PlaceQuery(
+        kinds: [.programme], city: "Tomsk",
+        attributes: [
+          PlaceAttributeFilter(name: "passingScore", maximum: 240),
+          PlaceAttributeFilter(name: "form", equals: "full-time"),
+        ], limit: 100))
+    #expect(
+      Set(found.items.map(\.record.place.id.rawValue)) == [
+        "tsu-phys-b", "tsu-mm-math", "tsu-mm-mech", "tsu-ggf-geol", "tsu-ggf-geo", "tpu-nuclear-b", "tpu-earth-oil",
+        "tusur-rtf-re", "tusur-fsu-ie",
+      ])
+  }
+
+  /// CSV attribute columns keep the case of their names (`attr.passingScore` is `passingScore`, which filters name);
+  /// other column names are case-insensitive.
+  @Test func csvAttributeNamesKeepTheirCase() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try sandbox.store()
+    let file = sandbox.path("programmes.csv")
+    try """
+    ID,Kind,Title.EN,City,attr.passingScore,ATTR.durationYears,attr.form
+    law,programme,Law,Tomsk,236,4,full-time
+    """.write(toFile: file, atomically: true, encoding: .utf8)
+    let imported = try await sandbox.admin(["places", "import", file])
+    #expect(imported.status == 0, "\(imported)")
+    let record = try #require(try await store.place("law")).listing.record
+    #expect(
+      record.attributes == ["passingScore": .number(236), "durationYears": .number(4), "form": .text("full-time")])
+    #expect(record.place.name.values["en"] == "Law")
+    let found = try await store.places(
+      PlaceQuery(kinds: [.programme], attributes: [PlaceAttributeFilter(name: "passingScore", maximum: 240)]))
+    #expect(found.items.map(\.record.place.id) == ["law"])
+  }
+
   @Test func csvImagesAndVenuesArePlaces() async throws {
     let sandbox = try AdminSandbox()
     let store = try sandbox.store()  // the database, migrated

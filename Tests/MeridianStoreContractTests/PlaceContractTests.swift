@@ -291,6 +291,23 @@ struct PlaceContractTests {
     }
   }
 
+  /// Every word of a query must match, the ninth and later too (they were ignored).
+  @Test(arguments: StoreEngine.all)
+  func everyWordOfAQueryCountsPastTheEighth(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      try await makeUniversities(store)
+      let eight = "lomonosov moscow state university oldest university moscow state"
+      #expect(try await search(store, eight) == ["msu"])
+      #expect(try await search(store, eight + " university") == ["msu"])
+      #expect(try await search(store, eight + " nothing") == [])
+      #expect(try await search(store, eight + " mo") == ["msu"])  // a short ninth word: a title word
+      #expect(try await search(store, eight + " ox") == [])
+      let many = Array(repeating: "moscow", count: 60).joined(separator: " ")
+      #expect(try await search(store, many + " zzz") == [])
+      #expect(try await search(store, many + " physics") == ["mipt"])
+    }
+  }
+
   @Test(arguments: StoreEngine.all)
   func searchFoldsCaseAndDiacriticsInCyrillicAndLatinBothWays(_ engine: StoreEngine) async throws {
     try await engine.with { store in

@@ -7,7 +7,8 @@ import MeridianStore
 
 /// A places-directory file: CSV (a header row; `id`, `parent`, `kind`, `title.<lang>`, `short_title.<lang>`,
 /// `description.<lang>`, `city`, `address`, `site`, `phone`, `email`, `image` (an uploaded blob's URL),
-/// `venue_type`, `lat`, `lon`, `keywords` separated by `;`, `attr.<name>`) or JSON (an array of objects: `id`, `parentId`, `kind`, `title`, `shortTitle`, `description`, …,
+/// `venue_type`, `lat`, `lon`, `keywords` separated by `;`, `attr.<name>` with the name's case kept; other column names
+/// are case-insensitive) or JSON (an array of objects: `id`, `parentId`, `kind`, `title`, `shortTitle`, `description`, …,
 /// `location` `{lat, lon}`, `attributes`). Parents are put before their children whatever the order of the file.
 public enum PlaceFile {
   /// A record with where it came from (the CSV line or the JSON item, 1-based).
@@ -75,8 +76,9 @@ public enum PlaceFile {
     let handle: ([String], Int) throws -> Void = { cells, line in
       guard let columns = header else {
         header = cells.enumerated().map { index, cell in
-          let name = cell.trimmingCharacters(in: .whitespaces).lowercased()
-          return index == 0 && name.hasPrefix("\u{FEFF}") ? String(name.dropFirst()) : name
+          var name = cell.trimmingCharacters(in: .whitespaces)
+          if index == 0 && name.hasPrefix("\u{FEFF}") { name.removeFirst() }
+          return columnName(name)
         }
         for required in ["id", "kind"] where !(header ?? []).contains(required) {
           throw AdminError.failure("line \(line): the header has no '\(required)' column. Nothing was imported.")
@@ -98,6 +100,14 @@ public enum PlaceFile {
     try parser.feed(data, handle)
     try parser.finish(handle)
     return entries
+  }
+
+  /// A header cell as a column name: lowercased but for what follows `attr.` (attribute names keep their case, as
+  /// the filters name them: `attr.passingScore` is `passingScore`).
+  static func columnName(_ cell: String) -> String {
+    let prefix = "attr."
+    guard cell.lowercased().hasPrefix(prefix) else { return cell.lowercased() }
+    return prefix + cell.dropFirst(prefix.count)
   }
 
   static func record(_ values: [String: String]) throws -> PlaceRecord {

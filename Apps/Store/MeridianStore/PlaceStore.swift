@@ -457,9 +457,10 @@ public enum PlaceSearch {
     word.count < shortWordLength && word.contains(where: \.isLetter)
   }
 
-  /// The query's words (letters and digits), folded unless `folded` is false; at most 8.
+  /// The query's words (letters and digits), folded unless `folded` is false; every one must match (the API bounds
+  /// a query to 200 characters, so to 100 words).
   public static func words(_ text: String, folded: Bool = true) -> [String] {
-    (folded ? fold(text) : text).split { !($0.isLetter || $0.isNumber) }.prefix(8).map(String.init)
+    (folded ? fold(text) : text).split { !($0.isLetter || $0.isNumber) }.map(String.init)
   }
 
   /// Folded words (letters and digits) separated by one space: the form titles are compared in.
