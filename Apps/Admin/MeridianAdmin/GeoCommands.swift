@@ -155,12 +155,17 @@ struct GeoCommand: AsyncParsableCommand {
       guard parts.count == 2, let latitude = parts[0], let longitude = parts[1], (-90...90).contains(latitude),
         (-180...180).contains(longitude)
       else { throw AdminError.usage("--at must be a latitude (±90) and a longitude (±180): --at=56.5,84.97.") }
-      let label = try await options.withDatabase { database -> GazetteerLabel? in
+      let (label, towns) = try await options.withDatabase { database -> (GazetteerLabel?, Int) in
         let index = GazetteerIndex(try await database.store.gazetteerLocalities())
-        return try await GazetteerLabeler(store: database.store, index: index)
+        let label = try await GazetteerLabeler(store: database.store, index: index)
           .label(latitude: latitude, longitude: longitude, languages: [language, "en"])
+        return (label, index.count)
       }
-      guard let label else { throw AdminError.notFound("The gazetteer is empty; run `meridian-admin geo import`.") }
+      guard towns > 0 else { throw AdminError.notFound("The gazetteer is empty; run `meridian-admin geo import`.") }
+      guard let label else {
+        throw AdminError.notFound(
+          "No town within \(Int(GazetteerLabeler.maximumDistance / 1000)) km of \(latitude),\(longitude).")
+      }
       try options.emit(label) {
         [
           "locality  \(label.locality.name) (\(Int(label.distance / 1000)) km)",

@@ -23,8 +23,9 @@ public struct GazetteerIndex: Sendable {
   private let zs: [Double]
   private let order: [Int]
 
-  /// An index of `localities`.
+  /// An index of the towns of `localities` (``GazetteerLocality/isTown``: city districts are not towns).
   public init(_ localities: [GazetteerLocality]) {
+    let localities = localities.filter(\.isTown)
     places = localities
     let points = localities.map { Self.unitVector(latitude: $0.latitude, longitude: $0.longitude) }
     var order = Array(localities.indices)

@@ -46,18 +46,24 @@ public struct GazetteerLabeler: Sendable {
   /// The places.
   public var index: GazetteerIndex
 
+  /// How far (metres) a coordinate may be from its nearest town to be placed there: 50 km. The dumps give areas per
+  /// town, not outlines, so a coordinate farther from every town (the open sea, an empty wilderness) gets no town,
+  /// region or country.
+  public static let maximumDistance: Double = 50_000
+
   /// A labeler.
   public init(store: any GazetteerStore, index: GazetteerIndex) {
     self.store = store
     self.index = index
   }
 
-  /// The label of one coordinate; nil when the gazetteer is empty.
+  /// The label of one coordinate; nil when the gazetteer is empty or no town is within ``maximumDistance``.
   public func label(latitude: Double, longitude: Double, languages: [String]) async throws -> GazetteerLabel? {
     try await labels([(latitude, longitude)], languages: languages).first ?? nil
   }
 
-  /// The labels of `coordinates` (latitude, longitude), in order; nil entries when the gazetteer is empty.
+  /// The labels of `coordinates` (latitude, longitude), in order; nil entries when the gazetteer is empty or no town
+  /// is within ``maximumDistance``.
   public func labels(_ coordinates: [(Double, Double)], languages: [String]) async throws -> [GazetteerLabel?] {
     try await Self.labels(
       of: coordinates.map { index.nearest(latitude: $0.0, longitude: $0.1).first }, store: store,
@@ -65,10 +71,12 @@ public struct GazetteerLabeler: Sendable {
   }
 
   /// The labels of places found in the index, in order, named from `store` in one query: the first of `languages`
-  /// that has a name, else the base name; an area the gazetteer lacks is left out (a country keeps its code).
+  /// that has a name, else the base name; an area the gazetteer lacks is left out (a country keeps its code). A
+  /// match farther than ``maximumDistance`` has no label.
   public static func labels(
     of matches: [GazetteerIndex.Match?], store: any GazetteerStore, languages: [String]
   ) async throws -> [GazetteerLabel?] {
+    let matches = matches.map { $0.flatMap { $0.distance <= maximumDistance ? $0 : nil } }
     let places = matches.compactMap { $0?.locality }
     guard !places.isEmpty else { return matches.map { _ in nil } }
     var areas = Set<String>()

@@ -158,6 +158,13 @@ public struct GazetteerLocality: Sendable, Hashable {
   public var population: Int64
   /// GeoNames feature code (`PPL`, `PPLC`, …).
   public var featureCode: String
+
+  /// Feature codes of populated places that are not towns: a section of a town (a city district), and historical,
+  /// abandoned or destroyed places. The reverse-geocoding index leaves them out.
+  public static let notTownFeatureCodes: Set<String> = ["PPLX", "PPLH", "PPLQ", "PPLW", "PPLCH"]
+
+  /// Whether the place is a town (not a district of one, nor a historical place): what a stay is placed at.
+  public var isTown: Bool { !Self.notTownFeatureCodes.contains(featureCode) }
   /// IANA time zone.
   public var timeZone: String?
 
@@ -189,7 +196,8 @@ public struct GazetteerAlternateName: Sendable, Hashable {
   public var language: String
   /// The name.
   public var name: String
-  /// How it ranks among names of the same language: preferred 2, short 1, other 0.
+  /// How it ranks among names of the same language (``rank(preferred:short:colloquial:historic:)``); a name of a
+  /// negative rank never replaces a name the place has.
   public var rank: Int
 
   /// A name.
@@ -198,6 +206,12 @@ public struct GazetteerAlternateName: Sendable, Hashable {
     self.language = language
     self.name = name
     self.rank = rank
+  }
+
+  /// The rank of a name by GeoNames' flags: preferred 2, short 1, unlabelled 0; colloquial or historic -1 (a
+  /// nickname such as "Південна Пальміра", a former name), used only where a language has no other name.
+  public static func rank(preferred: Bool, short: Bool, colloquial: Bool, historic: Bool) -> Int {
+    colloquial || historic ? -1 : preferred ? 2 : short ? 1 : 0
   }
 }
 

@@ -132,10 +132,10 @@ extension PostgresStore {
             """
             UPDATE \(table) t SET \(column) = n.name, updated_at = $3
             FROM (
-              SELECT DISTINCT ON (geoname_id) geoname_id, name FROM geo_staging
+              SELECT DISTINCT ON (geoname_id) geoname_id, name, rank FROM geo_staging
               WHERE file = $1 AND kind = 'name' AND language = $2 ORDER BY geoname_id, rank DESC, line
             ) n
-            WHERE t.geoname_id = n.geoname_id
+            WHERE t.geoname_id = n.geoname_id AND (n.rank >= 0 OR COALESCE(t.\(column), '') = '')
             """, [file, language, now])
         }
       }

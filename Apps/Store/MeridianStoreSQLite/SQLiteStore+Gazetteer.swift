@@ -100,7 +100,9 @@ extension SQLiteStore {
                 SELECT s.name FROM geo_staging s
                 WHERE s.file = ?1 AND s.kind = 'name' AND s.language = ?2 AND s.geoname_id = \(table).\(key)
                 ORDER BY s.rank DESC, s.line LIMIT 1), updated_at = ?3
-              WHERE \(key) IN (SELECT geoname_id FROM geo_staging WHERE file = ?1 AND kind = 'name' AND language = ?2)
+              WHERE \(key) IN (
+                SELECT geoname_id FROM geo_staging WHERE file = ?1 AND kind = 'name' AND language = ?2
+                  AND (rank >= 0 OR COALESCE(\(table).\(column), '') = ''))
               """,
             arguments: [file, language, now])
           applied += db.changesCount
