@@ -53,6 +53,57 @@ import Testing
     }
   }
 
+  /// `HEAD` answers as `GET` does, headers and all, without the body: the page, a module, the configuration.
+  @Test func headAnswersLikeGetWithoutABody() async throws {
+    try await RouteTests.withRoutes { client in
+      for uri in ["/", "/app/main.js", "/app/config.json", "/app/strings.json?lang=ru", "/vendor/leaflet/leaflet.css"] {
+        let get = try await client.execute(uri: uri, method: .get)
+        let head = try await client.execute(uri: uri, method: .head)
+        #expect(get.status == .ok && head.status == .ok, "\(uri)")
+        #expect(head.body.readableBytes == 0, "\(uri)")
+        #expect(head.headers[.contentType] == get.headers[.contentType], "\(uri)")
+        #expect(head.headers[.contentLength] == String(get.body.readableBytes), "\(uri)")
+        #expect(head.headers[.contentSecurityPolicy] == get.headers[.contentSecurityPolicy], "\(uri)")
+      }
+      #expect(try await client.execute(uri: "/app/missing.js", method: .head).status == .notFound)
+    }
+  }
+
+  /// Leaflet is Debian's minified build, gzip-compressed (its `.gz`) for a browser that accepts gzip: about 40 KB
+  /// instead of 406 KB.
+  @Test func leafletIsServedMinifiedAndCompressed() async throws {
+    let folder = URL(fileURLWithPath: WebAppSettings().leafletDirectory)
+    let minified = try Data(contentsOf: folder.appendingPathComponent("leaflet.esm.min.js"))
+    let compressed = try Data(contentsOf: folder.appendingPathComponent("leaflet.esm.min.js.gz"))
+    try await RouteTests.withRoutes { client in
+      let gzip = try await client.execute(
+        uri: "/vendor/leaflet/leaflet.esm.js", method: .get, headers: [.acceptEncoding: "gzip, deflate, br"])
+      #expect(gzip.status == .ok)
+      #expect(gzip.headers[.contentEncoding] == "gzip")
+      #expect(gzip.headers[.contentType] == "text/javascript; charset=utf-8")
+      #expect(gzip.headers[.vary] == "Accept-Encoding")
+      #expect(Data(gzip.body.readableBytesView) == compressed)
+      #expect(gzip.body.readableBytes < 50_000)
+      let tag = try #require(gzip.headers[.eTag])
+      let again = try await client.execute(
+        uri: "/vendor/leaflet/leaflet.esm.js", method: .get, headers: [.acceptEncoding: "gzip", .ifNoneMatch: tag])
+      #expect(again.status == .notModified)
+      for refused in [nil, "identity", "gzip;q=0", "br"] {
+        var headers: HTTPFields = [:]
+        if let refused { headers[.acceptEncoding] = refused }
+        let plain = try await client.execute(uri: "/vendor/leaflet/leaflet.esm.js", method: .get, headers: headers)
+        #expect(plain.status == .ok)
+        #expect(plain.headers[.contentEncoding] == nil, "\(refused ?? "none")")
+        #expect(plain.headers[.vary] == "Accept-Encoding")
+        #expect(Data(plain.body.readableBytesView) == minified, "\(refused ?? "none")")
+      }
+      let css = try await client.execute(
+        uri: "/vendor/leaflet/leaflet.css", method: .get, headers: [.acceptEncoding: "gzip"])
+      #expect(css.headers[.contentEncoding] == "gzip")
+      #expect(css.headers[.contentType] == "text/css; charset=utf-8")
+    }
+  }
+
   @Test func onlyTheAppsOwnFilesAreServed() async throws {
     try await RouteTests.withRoutes { client in
       for uri in [

@@ -43,9 +43,9 @@ _ids = itertools.count(1)
 class Server:
     """meridian-server on 127.0.0.1, a port of the system's choosing, a fresh database; its log is kept."""
 
-    def __init__(self, binary, directory=None, port=0):
+    def __init__(self, binary, directory=None, port=0, tile_url=TILE_URL):
         self.directory = directory or tempfile.mkdtemp(prefix="meridian-webapp-")
-        environment = dict(os.environ, MERIDIAN_TILE_URL=TILE_URL, MERIDIAN_LOG_LEVEL="info")
+        environment = dict(os.environ, MERIDIAN_TILE_URL=tile_url, MERIDIAN_LOG_LEVEL="info")
         self.process = subprocess.Popen(
             [binary, "--host", "127.0.0.1", "--port", str(port), "--database", os.path.join(self.directory, "db.sqlite"),
              "--bcrypt-cost", "4"],
@@ -419,6 +419,44 @@ class WebAppTests(unittest.TestCase):
         self.assertEqual(
             self.browser.find_element(By.TAG_NAME, "body").get_attribute("data-same-document"), "yes",
             "the page was not reloaded")
+
+    @screenshot_on_failure
+    def test_a_friend_without_a_position_is_not_asked_for_and_only_markers_are_counted(self):
+        viewer = Account(self.server, "Vera Viewer")
+        placed = Account(self.server, "Pavlo Placed")
+        unplaced = [Account(self.server, f"Nina Nowhere {index}") for index in range(3)]
+        for friend in [placed, *unplaced]:
+            friend.share_with(viewer)
+        viewer.upload((50.4501, 30.5234))
+        placed.upload((50.4510, 30.5240))
+        self.open_and_sign_in(viewer)
+        self.wait_for_marker_at(placed, 50.4510, 30.5240)
+        count = self.browser.find_element(By.ID, "people-count")
+        self.wait(lambda: count.text == "1 person on the map", "only the friend with a marker is counted")
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, "#people li")), 4, "all four are listed")
+        # The first fix of a friend without a position comes live; the page never asked for their location.
+        unplaced[0].upload((50.4520, 30.5250))
+        self.wait_for_marker_at(unplaced[0], 50.4520, 30.5250)
+        self.wait(lambda: count.text == "2 people on the map", "the new marker is counted")
+        missing = [entry["message"] for entry in self.console_entries() if "404" in entry["message"]]
+        self.assertEqual(missing, [], "no request for a location the visible list says is unknown")
+
+    @screenshot_on_failure
+    def test_a_map_without_tiles_credits_no_tile_server(self):
+        own = Server(self.binary, tile_url="none")
+        saved = self.server
+        try:
+            viewer = Account(own, "Vera Viewer")
+            viewer.upload((50.4501, 30.5234))
+            self.server = own
+            self.open_and_sign_in(viewer)
+            self.wait_for_marker_at(viewer, 50.4501, 30.5234)
+            self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, ".leaflet-tile"))
+            attribution = self.browser.find_element(By.CSS_SELECTOR, ".leaflet-control-attribution").text
+            self.assertNotIn("OpenStreetMap", attribution)
+        finally:
+            self.server = saved
+            own.stop()
 
     @screenshot_on_failure
     def test_group_strip_shows_one_groups_members(self):

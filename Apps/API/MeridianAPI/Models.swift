@@ -175,10 +175,14 @@ public struct VisibleUsers: Sendable, Hashable, Codable {
     public var userId: UserID
     /// The full name, when the caller may see it.
     public var fullName: String?
+    /// The time of the person's last fix (ms), absent while no position is known: a page asks
+    /// `GET /v1/users/{id}/location` only when it is present, and hears the first fix live.
+    public var lastFixAt: Int64?
     /// A person.
-    public init(userId: UserID, fullName: String?) {
+    public init(userId: UserID, fullName: String?, lastFixAt: Int64? = nil) {
       self.userId = userId
       self.fullName = fullName
+      self.lastFixAt = lastFixAt
     }
   }
   /// The people, by id.

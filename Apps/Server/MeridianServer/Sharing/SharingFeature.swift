@@ -158,7 +158,7 @@ struct SharingFeature: Sendable {
     return state
   }
 
-  /// The people whose location `viewer` may see now, with their names where visible.
+  /// The people whose location `viewer` may see now, with their names where visible and the time of their last fix.
   func visibleUsers(viewer: UserID) async throws -> VisibleUsers {
     let now = environment.now()
     var people: [VisibleUsers.Person] = []
@@ -169,7 +169,8 @@ struct SharingFeature: Sendable {
       let name =
         Sharing.canSee(viewer, .field(.fullName), of: settings, at: now)
         ? try await store.profile(owner)?.fullName : nil
-      people.append(VisibleUsers.Person(userId: owner, fullName: name))
+      let lastFix = try await environment.lastFix(of: owner)
+      people.append(VisibleUsers.Person(userId: owner, fullName: name, lastFixAt: lastFix?.timestamp))
     }
     return VisibleUsers(users: people.sorted { $0.userId.rawValue < $1.userId.rawValue })
   }

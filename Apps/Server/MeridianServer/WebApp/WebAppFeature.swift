@@ -8,7 +8,11 @@ import PersistenceKitStrings
 /// The web app a person opens in a browser: `GET /` (the page), `/app/…` (its ES modules, CSS and images),
 /// `/vendor/leaflet/…` (Leaflet from the system's `libjs-leaflet`), `/app/config.json` (the tiles) and
 /// `/app/strings.json` (the texts of one language from the app's String Catalog, chosen by `?lang=` or the
-/// browser's `Accept-Language`).
+/// browser's `Accept-Language`). Each answers `HEAD` as `GET`, without the body.
+///
+/// Leaflet is served as Debian ships it for production: `leaflet.esm.js` is answered with the minified
+/// `leaflet.esm.min.js` when the folder has it, and any vendor file with its pre-compressed `.gz` sibling
+/// (`Content-Encoding: gzip`) when the browser accepts gzip (`Vary: Accept-Encoding` either way).
 ///
 /// The page signs in through the HTTP API and keeps the bearer token in memory only (no cookie, so no request can be
 /// forged from another site, and nothing survives a reload). Every answer of these routes carries a
@@ -50,24 +54,80 @@ struct WebAppFeature: Sendable {
   func register(on router: Router<MeridianRequestContext>) {
     let site = Self.files(directory)
     let vendor = Self.files(leaflet)
-    router.get("/") { request, context in try await serve("index.html", with: site, request, context) }
-    router.get("/app/config.json") { _, _ in
-      json(
-        WebAppConfiguration(
-          tileURL: settings.tileURL, tileAttribution: settings.tileAttribution, languages: languages))
+    for method in [HTTPRequest.Method.get, .head] {
+      router.on("/", method: method) { request, context in
+        try await serve("index.html", with: site, request, context)
+      }
+      router.on("/app/config.json", method: method) { request, _ in
+        json(
+          WebAppConfiguration(
+            tileURL: settings.tileURL, tileAttribution: settings.tileAttribution, languages: languages),
+          for: request)
+      }
+      router.on("/app/strings.json", method: method) { request, _ in
+        let requested = request.uri.queryParameters["lang"].map(String.init)
+        let language = Self.language(
+          requested: requested, acceptLanguage: request.headers[.acceptLanguage], offered: languages)
+        return json(WebAppStrings(language: language, languages: languages, strings: strings(language)), for: request)
+      }
+      router.on("/app/**", method: method) { request, context in
+        try await serve(context.parameters.getCatchAll().joined(separator: "/"), with: site, request, context)
+      }
+      router.on("/vendor/leaflet/**", method: method) { request, context in
+        try await serveVendor(context.parameters.getCatchAll().joined(separator: "/"), with: vendor, request, context)
+      }
     }
-    router.get("/app/strings.json") { request, _ in
-      let requested = request.uri.queryParameters["lang"].map(String.init)
-      let language = Self.language(
-        requested: requested, acceptLanguage: request.headers[.acceptLanguage], offered: languages)
-      return json(WebAppStrings(language: language, languages: languages, strings: strings(language)))
+  }
+
+  /// A Leaflet file: the minified build for `leaflet.esm.js` when the folder has it, and its `.gz` sibling with
+  /// `Content-Encoding: gzip` when the request accepts gzip.
+  func serveVendor(
+    _ relative: String, with files: FileMiddleware<MeridianRequestContext, LocalFileSystem>, _ request: Request,
+    _ context: MeridianRequestContext
+  ) async throws -> Response {
+    var name = relative
+    if let minified = Self.minifiedNames[name], Self.exists(leaflet.appendingPathComponent(minified)) {
+      name = minified
     }
-    router.get("/app/**") { request, context in
-      try await serve(context.parameters.getCatchAll().joined(separator: "/"), with: site, request, context)
+    let gzipped = name + ".gz"
+    guard Self.acceptsGzip(request.headers[.acceptEncoding]), Self.exists(leaflet.appendingPathComponent(gzipped))
+    else {
+      var response = try await serve(name, with: files, request, context)
+      response.headers[.vary] = "Accept-Encoding"
+      return response
     }
-    router.get("/vendor/leaflet/**") { request, context in
-      try await serve(context.parameters.getCatchAll().joined(separator: "/"), with: vendor, request, context)
+    var response = try await serve(gzipped, with: files, request, context, servedAs: name)
+    if response.status == .ok || response.status == .partialContent || response.status == .notModified {
+      response.headers[.contentEncoding] = "gzip"
     }
+    response.headers[.vary] = "Accept-Encoding"
+    return response
+  }
+
+  /// The vendor files answered with Debian's minified build of them.
+  static let minifiedNames = ["leaflet.esm.js": "leaflet.esm.min.js", "leaflet.js": "leaflet.min.js"]
+
+  static func exists(_ file: URL) -> Bool {
+    var directory: ObjCBool = false
+    return FileManager.default.fileExists(atPath: file.path, isDirectory: &directory) && !directory.boolValue
+  }
+
+  /// Whether `Accept-Encoding` accepts gzip: `gzip` (or `x-gzip`, or `*`) with a weight above 0.
+  static func acceptsGzip(_ header: String?) -> Bool {
+    guard let header else { return false }
+    var gzip: Double?
+    var any: Double?
+    for item in header.split(separator: ",") {
+      let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+      guard let coding = parts.first else { continue }
+      var weight = 1.0
+      for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
+        weight = Double(parameter.dropFirst(2)) ?? 0
+      }
+      if coding == "gzip" || coding == "x-gzip" { gzip = max(gzip ?? 0, weight) }
+      if coding == "*" { any = weight }
+    }
+    return (gzip ?? any ?? 0) > 0
   }
 
   /// Scripts, styles, fonts and connections (HTTP and the WebSocket) of this origin only; images also from the tile
@@ -103,20 +163,22 @@ struct WebAppFeature: Sendable {
   /// The file at `relative` (a path under the folder `files` serves) with this page's policy; 404 for anything but
   /// the kinds of files a page needs: every component made of letters, digits, `-`, `_` and inner dots (so no `..`,
   /// no hidden file, nothing percent-encoded), with an extension of ``mediaTypes``.
+  /// `servedAs` is the name whose media type the answer takes (a `.gz` file is served as the file it compresses).
   func serve(
     _ relative: String, with files: FileMiddleware<MeridianRequestContext, LocalFileSystem>, _ request: Request,
-    _ context: MeridianRequestContext
+    _ context: MeridianRequestContext, servedAs: String? = nil
   ) async throws -> Response {
-    let components = relative.split(separator: "/", omittingEmptySubsequences: false)
+    let components = (servedAs ?? relative).split(separator: "/", omittingEmptySubsequences: false)
     guard let last = components.last, last.contains("."),
       components.allSatisfy({ $0.first != "." && $0.allSatisfy(Self.isPathCharacter) }),
-      Self.mediaTypes[String(last.split(separator: ".").last ?? "").lowercased()] != nil
+      let mediaType = Self.mediaTypes[String(last.split(separator: ".").last ?? "").lowercased()]
     else { throw HTTPError(.notFound) }
     var head = request.head
     head.path = "/" + relative
     var response = try await files.handle(Request(head: head, body: request.body), context: context) { _, _ in
       throw HTTPError(.notFound)
     }
+    if servedAs != nil, response.headers[.contentType] != nil { response.headers[.contentType] = mediaType }
     response.headers[.contentSecurityPolicy] = contentSecurityPolicy
     response.headers[.referrerPolicy] = "same-origin"
     return response
@@ -140,13 +202,16 @@ struct WebAppFeature: Sendable {
     "png": "image/png", "svg": "image/svg+xml", "ico": "image/x-icon",
   ]
 
-  private func json(_ value: some Encodable) -> Response {
+  /// `value` as JSON; for `HEAD`, the same headers (its `Content-Length` too) without the body.
+  private func json(_ value: some Encodable, for request: Request) -> Response {
     let encoder = JSONEncoder()
     encoder.outputFormatting = .sortedKeys
     let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+    var headers: HTTPFields = [.contentType: "application/json", .contentSecurityPolicy: contentSecurityPolicy]
+    headers[.contentLength] = String(data.count)
     return Response(
-      status: .ok, headers: [.contentType: "application/json", .contentSecurityPolicy: contentSecurityPolicy],
-      body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+      status: .ok, headers: headers,
+      body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
   }
 }
 

@@ -180,11 +180,8 @@ function ensureMap() {
     show('directory');
     openPlace(id);
   });
-  if (config.tileURL) {
-    L.tileLayer(config.tileURL, { maxZoom: 19, attribution: config.tileAttribution }).addTo(map);
-  } else {
-    map.attributionControl.addAttribution(config.tileAttribution);
-  }
+  // The tiles' attribution goes with the tiles: a map without tiles credits no tile server.
+  if (config.tileURL) L.tileLayer(config.tileURL, { maxZoom: 19, attribution: config.tileAttribution }).addTo(map);
   map.on('zoomend', () => { if (view === 'history') drawHistory(); });
   map.on('dragstart', () => { if (session && session.followed) follow(null); });
   map.on('zoomstart', () => { zooming = true; });
@@ -195,15 +192,18 @@ function ensureMap() {
   });
 }
 
-/** Starts showing `userId`: subscribes to its channel and fetches its last fix. */
-function watch(userId, name, isMe = false) {
+/**
+ * Starts showing `userId`: subscribes to its channel and fetches its last fix when one is known (`located`; the
+ * visible list says so), else the first fix arrives on the channel.
+ */
+function watch(userId, name, isMe = false, located = true) {
   if (session.people.has(userId)) {
     if (name) session.people.get(userId).name = name;
     return;
   }
   session.people.set(userId, { userId, name: name || '', isMe, fix: null, marker: null });
   session.live.subscribe(`user:${userId}`);
-  refreshLocation(userId);
+  if (located) refreshLocation(userId);
 }
 
 /** Stops showing `userId` (its sharing ended): the marker goes at once. */
@@ -222,7 +222,7 @@ async function refreshVisible() {
   try {
     const visible = await request('GET', '/v1/sharing/visible');
     const ids = new Set(visible.users.map((user) => user.userId));
-    for (const user of visible.users) watch(user.userId, user.fullName);
+    for (const user of visible.users) watch(user.userId, user.fullName, false, user.lastFixAt != null);
     for (const person of [...session.people.values()]) if (!person.isMe && !ids.has(person.userId)) forget(person.userId);
     renderPeople();
   } catch (error) { showError(error); }
@@ -319,9 +319,9 @@ function renderPeople() {
       person.element.title = label;
       if (visible && !map.hasLayer(person.marker)) person.marker.addTo(map);
       if (!visible && map.hasLayer(person.marker)) person.marker.remove();
+      if (visible && !person.isMe) shown += 1; // the count is of the markers shown
     }
     if (!person.isMe && inSelectedGroup(person)) {
-      shown += 1;
       const name = element('span', { className: 'name' }, person.name || person.userId);
       const row = element('li', { data: { userId: person.userId } }, name);
       if (person.fix) {
