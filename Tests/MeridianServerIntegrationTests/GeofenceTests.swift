@@ -447,6 +447,52 @@ struct GeofenceTests {
     }
   }
 
+  /// A centre or vertex off the globe is refused with 400 naming the field, never 500 (a latitude of 91 was) and
+  /// never wrapped (a longitude of 181 was stored as -179); nothing is stored. A region from OwnTracks (`/pub`) follows
+  /// the same rule (GeoKit's `Coordinate.validate`).
+  @Test func coordinatesOffTheGlobeAreRefusedNotWrapped() async throws {
+    try await TestServer.with { server in
+      let (_, anna) = try await server.signUp("anna")
+      func refused(_ field: String, _ body: () async throws -> some Any) async {
+        do {
+          _ = try await body()
+          Issue.record("\(field): accepted")
+        } catch let error as NetworkingError {
+          let answer = error.serverError
+          #expect(answer?.status.code == 400, "\(field): \(error)")
+          #expect(answer?.message?.contains(field) == true, "\(field): \(error)")
+        } catch {
+          Issue.record("\(field): \(error)")
+        }
+      }
+      let offTheGlobe: [(GeofenceShape, String)] = [
+        (.circle(center: Coordinate(uncheckedLatitude: 91, longitude: 30), radius: 100), "center.lat"),
+        (.circle(center: Coordinate(uncheckedLatitude: -90.5, longitude: 30), radius: 100), "center.lat"),
+        (.circle(center: Coordinate(uncheckedLatitude: 50, longitude: 181), radius: 100), "center.lon"),
+        (
+          .polygon([
+            Coordinate(uncheckedLatitude: 0, longitude: 179), Coordinate(uncheckedLatitude: 1, longitude: 179),
+            Coordinate(uncheckedLatitude: 1, longitude: 181),
+          ]), "vertices[2].lon"
+        ),
+      ]
+      for (shape, field) in offTheGlobe {
+        await refused(field) { try await anna.send(API.createGeofence, body: NewGeofence(name: "Off", shape: shape)) }
+      }
+      let fence = try await anna.send(
+        API.createGeofence, body: NewGeofence(name: "Home", shape: .circle(center: Self.home, radius: 100)))
+      await refused("center.lon") {
+        try await anna.send(
+          API.updateGeofence, parameters: GeofenceRef(id: fence.id),
+          body: GeofenceUpdate(shape: .circle(center: Coordinate(uncheckedLatitude: 50, longitude: -181), radius: 100)))
+      }
+      let waypoint = #"{"_type":"waypoint","tst":1700000000,"lat":50.45,"lon":181,"rad":80,"desc":"East"}"#
+      let answer = try await server.ownTracks(waypoint, username: "anna@example.com", password: "correct horse")
+      #expect(answer.head.status.code == 400 && answer.errorCode == "invalid_json")
+      #expect(try await anna.send(API.geofences).items == [fence])
+    }
+  }
+
   /// The fence's owner hears of an arrival by webhook too: one `geofence.enter` delivery, signed, whatever the
   /// duplicates — unless the person has paused sharing, when the owner's webhook hears nothing (as the owner's
   /// socket), though the person's own event is stored.

@@ -76,6 +76,42 @@ extension [String: [String]] {
     }
     return value
   }
+
+  /// The point of query items `latitude` and `longitude` (degrees), checked by GeoKit's coordinate rule
+  /// (``Coordinate/validate(latitude:longitude:)``: latitude within ±90, longitude within ±180, never wrapped);
+  /// nil when both are absent.
+  /// - Throws: ``APIError`` `invalid_request` naming the item at fault, or when only one is given.
+  func coordinate(latitude: String = "lat", longitude: String = "lon") throws(APIError) -> Coordinate? {
+    switch (try double(latitude), try double(longitude)) {
+    case (nil, nil): return nil
+    case (let lat?, let lon?):
+      do {
+        return try Coordinate(latitude: lat, longitude: lon)
+      } catch {
+        let name = error.field == "latitude" ? latitude : longitude
+        throw .invalidRequest(
+          "'\(name)' must be within \(error.field == "latitude" ? "±90" : "±180") degrees: \(error.description).")
+      }
+    default: throw .invalidRequest("Give both '\(latitude)' and '\(longitude)', or neither.")
+    }
+  }
+
+  /// Query item `name` as `south,west,north,east` in degrees: both corners coordinates by GeoKit's rule, south ≤
+  /// north (west > east crosses the antimeridian); nil when absent.
+  /// - Throws: ``APIError`` `invalid_request`.
+  func boundingBox(_ name: String) throws(APIError) -> BoundingBox? {
+    guard let text = string(name) else { return nil }
+    let values = text.split(separator: ",", omittingEmptySubsequences: false).compactMap { Double($0) }
+    guard values.count == 4, values[0] <= values[2],
+      (try? Coordinate.validate(latitude: values[0], longitude: values[1])) != nil,
+      (try? Coordinate.validate(latitude: values[2], longitude: values[3])) != nil
+    else {
+      throw .invalidRequest(
+        "'\(name)' must be south,west,north,east in degrees (latitudes within ±90, longitudes within ±180) with "
+          + "south ≤ north, not '\(echo(text))'.")
+    }
+    return BoundingBox(south: values[0], west: values[1], north: values[2], east: values[3])
+  }
 }
 
 /// A user in the path: `/v1/users/{id}/…`.
@@ -258,17 +294,7 @@ public struct ClusterQuery: RouteParameters, Hashable {
       throw .invalidRequest("'precision' must be a geohash length between 2 and 6.")
     }
     self.precision = Int(precision)
-    if let text = query.string("bbox") {
-      let parts = text.split(separator: ",").compactMap { Double($0) }
-      let latitudes: ClosedRange<Double> = -90...90
-      let longitudes: ClosedRange<Double> = -180...180
-      guard parts.count == 4, latitudes.contains(parts[0]), latitudes.contains(parts[2]),
-        longitudes.contains(parts[1]), longitudes.contains(parts[3]), parts[0] <= parts[2]
-      else {
-        throw .invalidRequest("'bbox' must be south,west,north,east in degrees with south ≤ north.")
-      }
-      bbox = BoundingBox(south: parts[0], west: parts[1], north: parts[2], east: parts[3])
-    }
+    bbox = try query.boundingBox("bbox")
   }
 
   var queryItems: [QueryItem] {

@@ -403,29 +403,13 @@ public struct PlacesParameters: RouteParameters, Hashable {
     kinds = (query.string("kind") ?? "").split(separator: ",").map(String.init)
     city = query.string("city")
     rootsOnly = query.string("parent") == "none"
-    let latitude = try query.double("lat")
-    let longitude = try query.double("lon")
-    switch (latitude, longitude) {
-    case (nil, nil): center = nil
-    case (let lat?, let lon?):
-      guard (-90...90).contains(lat), (-180...180).contains(lon) else {
-        throw .invalidRequest("'lat' must be within ±90 and 'lon' within ±180.")
-      }
-      center = Coordinate(uncheckedLatitude: lat, longitude: lon)
-    default: throw .invalidRequest("Give both 'lat' and 'lon', or neither.")
-    }
+    center = try query.coordinate()
     radius = try query.double("radius")
     if let radius {
       guard center != nil else { throw .invalidRequest("'radius' needs 'lat' and 'lon'.") }
       guard radius > 0, radius <= 500_000 else { throw .invalidRequest("'radius' must be in (0, 500000] metres.") }
     }
-    if let text = query.string("bbox") {
-      let values = text.split(separator: ",").compactMap { Double($0) }
-      guard values.count == 4, (-90...90).contains(values[0]), (-90...90).contains(values[2]), values[0] <= values[2],
-        (-180...180).contains(values[1]), (-180...180).contains(values[3])
-      else { throw .invalidRequest("'bbox' must be south,west,north,east in degrees, not '\(echo(text))'.") }
-      box = values
-    }
+    box = try query.boundingBox("bbox").map { [$0.south, $0.west, $0.north, $0.east] }
     sort = query.string("sort")
     if let sort, !Self.sorts.contains(sort) {
       throw .invalidRequest("'sort' must be one of \(Self.sorts.joined(separator: ", ")), not '\(echo(sort))'.")

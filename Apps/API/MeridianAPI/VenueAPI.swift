@@ -190,12 +190,10 @@ public struct VenueQuery: RouteParameters, Hashable {
 
   /// Reads the query, rejecting anything out of range with a message that names the parameter.
   public init(path: [String: String], query: [String: [String]]) throws(APIError) {
-    guard let latitude = try query.double("lat"), let longitude = try query.double("lon") else {
+    guard let center = try query.coordinate() else {
       throw .invalidRequest("'lat' and 'lon' are required: the point to search around, in degrees.")
     }
-    guard (-90...90).contains(latitude) else { throw .invalidRequest("'lat' must be between -90 and 90.") }
-    guard (-180...180).contains(longitude) else { throw .invalidRequest("'lon' must be between -180 and 180.") }
-    center = Coordinate(uncheckedLatitude: latitude, longitude: Coordinate.normalizedLongitude(longitude))
+    self.center = center
     radius = try query.double("radius") ?? Self.defaultRadius
     guard radius > 0, radius <= Self.maximumRadius else {
       throw .invalidRequest("'radius' must be more than 0 and at most \(Int(Self.maximumRadius)) metres.")
