@@ -57,16 +57,70 @@ public enum ExitStatus {
   public static let notFound: Int32 = 3
 }
 
-/// Where commands write: standard output for results, standard error for messages and progress.
-public enum Console {
-  /// Writes `text` and a newline to standard output.
-  public static func print(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+/// Text that is safe on an operator's terminal. Names, titles, comments and every other value a user set through the
+/// API may hold control characters: `ESC]0;…BEL` retitles the window, `ESC[2J` clears it, a carriage return or a
+/// bidirectional override hides what follows. ``visible(_:keepingLineBreaks:)`` is the one rule every output of
+/// `meridian-admin` goes through (``Console``, ``TextTable``): such characters are shown as Swift escapes
+/// (`\u{1B}`), never sent raw.
+public enum TerminalText {
+  /// Whether `scalar` must not reach a terminal raw: C0 controls, DEL, C1 controls (U+0080…U+009F; U+009B is an
+  /// 8-bit CSI) and the bidirectional marks, embeddings, overrides and isolates.
+  public static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.value {
+    case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+    default: false
+    }
   }
 
-  /// Writes `text` and a newline to standard error.
+  /// `text` with every unsafe character shown as `\u{1B}` (hexadecimal, upper case). With `keepingLineBreaks` (a whole
+  /// output), line feeds and tabs stay; without (one table cell, one line), they are shown too, so a value can't
+  /// forge a row. Text with nothing to show is returned as it is.
+  public static func visible(_ text: String, keepingLineBreaks: Bool = false) -> String {
+    func kept(_ scalar: Unicode.Scalar) -> Bool {
+      !isUnsafe(scalar) || (keepingLineBreaks && (scalar == "\n" || scalar == "\t"))
+    }
+    guard !text.unicodeScalars.allSatisfy(kept) else { return text }
+    var result = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+      if kept(scalar) {
+        result.append(scalar)
+      } else {
+        result.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
+      }
+    }
+    return String(result)
+  }
+
+  /// JSON text with the unsafe characters JSONEncoder leaves raw (DEL, C1, bidirectional controls) written as JSON
+  /// escapes (`\u009B`): the same document, safe on a terminal. They can only occur inside strings.
+  static func escapingJSON(_ json: String) -> String {
+    func escaped(_ scalar: Unicode.Scalar) -> Bool { isUnsafe(scalar) && scalar != "\n" }
+    guard json.unicodeScalars.contains(where: escaped) else { return json }
+    var result = String.UnicodeScalarView()
+    for scalar in json.unicodeScalars {
+      if escaped(scalar) {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        result.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).unicodeScalars)
+      } else {
+        result.append(scalar)
+      }
+    }
+    return String(result)
+  }
+}
+
+/// Where commands write: standard output for results, standard error for messages and progress. Everything written
+/// goes through ``TerminalText/visible(_:keepingLineBreaks:)``: no control sequence a user stored reaches the
+/// operator's terminal.
+public enum Console {
+  /// Writes `text` and a newline to standard output, control characters shown visibly.
+  public static func print(_ text: String) {
+    FileHandle.standardOutput.write(Data((TerminalText.visible(text, keepingLineBreaks: true) + "\n").utf8))
+  }
+
+  /// Writes `text` and a newline to standard error, control characters shown visibly.
   public static func error(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    FileHandle.standardError.write(Data((TerminalText.visible(text, keepingLineBreaks: true) + "\n").utf8))
   }
 
   /// Writes `value` as pretty-printed JSON with sorted keys (what `--json` prints).
@@ -74,11 +128,12 @@ public enum Console {
     print(try jsonText(value))
   }
 
-  /// `value` as pretty-printed JSON with sorted keys.
+  /// `value` as pretty-printed JSON with sorted keys; control characters in strings are JSON escapes (the encoder
+  /// escapes C0, ``TerminalText/escapingJSON(_:)`` the rest).
   public static func jsonText(_ value: some Encodable) throws -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    return String(decoding: try encoder.encode(value), as: UTF8.self)
+    return TerminalText.escapingJSON(String(decoding: try encoder.encode(value), as: UTF8.self))
   }
 
   /// Whether standard error is a terminal (progress is shown only then).
@@ -107,8 +162,9 @@ public struct TextTable: Sendable {
   /// A table with `columns`.
   public init(_ columns: [String]) { self.columns = columns }
 
-  /// Appends a row.
-  public mutating func add(_ cells: [String]) { rows.append(cells) }
+  /// Appends a row; control characters and line breaks in a cell are shown visibly
+  /// (``TerminalText/visible(_:keepingLineBreaks:)``), so a value can't rewrite the terminal or forge a row.
+  public mutating func add(_ cells: [String]) { rows.append(cells.map { TerminalText.visible($0) }) }
 
   /// The table as text (trailing spaces trimmed).
   public var text: String {
