@@ -29,6 +29,63 @@ struct HistoryImportTests {
     try await client.send(API.history, parameters: HistoryQuery(limit: 1000)).fixes.count
   }
 
+  /// An import obeys the rules of the REST routes (issue 33): device ids are checked as `POST /v1/fixes` checks them
+  /// (NUL answered 500; an escape sequence or 129 characters were stored), new devices count against the account's
+  /// 20 (one file made 25), times follow ingest's rule (a fix of 2199 was stored), and the fixes count against the
+  /// account's daily import quota (imports passed every quota). Records.json entries without a time are skipped and
+  /// counted (they refused the file). Every refusal stores nothing.
+  @Test(arguments: PollTests.engines)
+  func importsObeyTheRESTRules(_ engine: String) async throws {
+    try await PollTests.withServer(engine, { $0.limits.importedFixesPerAccountPerDay = 5 }) { server in
+      let anna = try await server.signUp("anna")
+      let token = anna.session.token
+      func csv(_ rows: [(time: String, device: String?)]) -> Data {
+        Data(
+          ("time,lat,lon,device\n"
+            + rows.map { "\($0.time),50.45,30.52,\($0.device ?? "")\n" }.joined()).utf8)
+      }
+      func expectRefused(_ body: Data, _ status: Int, _ code: String, _ name: String) async throws {
+        let answer = try await Self.post(server, token, body)
+        #expect(answer.status == status, "\(name): \(answer.json)")
+        #expect((answer.json["error"] as? [String: Any])?["code"] as? String == code, "\(name): \(answer.json)")
+      }
+      let time = "2024-02-01T10:00:00Z"
+      try await expectRefused(csv([(time, "phone\u{0}x")]), 400, "invalid_request", "NUL")
+      try await expectRefused(csv([(time, "phone\u{1B}[2J")]), 400, "invalid_request", "escape")
+      try await expectRefused(csv([(time, String(repeating: "p", count: 129))]), 400, "invalid_request", "129")
+      let many = (0..<25).map { (time: "2024-02-01T10:00:\(String(format: "%02d", $0))Z", device: "phone-\($0)") }
+      try await expectRefused(csv(many), 409, "quota_exceeded", "25 devices")
+      try await expectRefused(csv([(time, nil), ("2199-01-01T00:00:00Z", nil)]), 400, "invalid_fix", "2199")
+      #expect(try await Self.stored(server, anna.client) == 0)
+      #expect(try await anna.client.send(API.devices).devices.isEmpty)
+
+      let records = """
+        {"locations": [
+          {"latitudeE7": 504500000, "longitudeE7": 305200000, "timestamp": "2024-05-02T10:15:00Z"},
+          {"latitudeE7": 504510000, "longitudeE7": 305210000},
+          {"latitudeE7": 504520000, "longitudeE7": 305220000, "timestampMs": "1714645000000"}
+        ]}
+        """
+      let google = try await Self.post(server, token, Data(records.utf8))
+      #expect(google.status == 200, "\(google.json)")
+      #expect(google.json["stored"] as? Int == 2 && google.json["skipped"] as? Int == 1, "\(google.json)")
+      #expect(google.json["skippedLines"] as? [Int] == [3], "\(google.json)")
+      // The quota (5 a day here): 2 + 3 fit, one more waits, a file of 6 never fits.
+      let three = try await Self.post(server, token, csv((1...3).map { ("2024-03-01T10:00:0\($0)Z", nil) }))
+      #expect(three.status == 200 && three.json["stored"] as? Int == 3, "\(three.json)")
+      var headers: HTTPFields = [.authorization: "Bearer \(token)"]
+      headers[.contentType] = "text/csv"
+      let over = try await server.phoneAppRequest(
+        .post, "/v1/history/import", headers: headers, body: csv([("2024-03-02T10:00:00Z", nil)]))
+      #expect(over.head.status.code == 429 && over.errorCode == "rate_limited")
+      #expect(over.head.headerFields[.retryAfter] != nil)
+      try await expectRefused(
+        csv((1...6).map { ("2024-03-03T10:00:0\($0)Z", nil) }), 409, "quota_exceeded", "larger than the quota")
+      #expect(try await Self.stored(server, anna.client) == 5)
+      #expect(try await anna.client.send(API.devices).devices.map(\.id) == [DeviceID("import-\(anna.session.userId)")])
+    }
+  }
+
   @Test func theLimitIsConfigurable() throws {
     #expect(try ServerConfiguration.resolve(environment: [:]).maxHistoryImportBytes == 512 * 1024 * 1024)
     let set = try ServerConfiguration.resolve(environment: ["MERIDIAN_MAX_HISTORY_IMPORT_BYTES": "1000"])

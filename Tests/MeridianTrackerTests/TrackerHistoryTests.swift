@@ -372,8 +372,8 @@ struct TrackerHistoryTests {
       #expect(try HistoryImporter(store: store).importFile(file, format: .takeout) == MergeResult(duplicates: 3))
       #expect(try await store.counts().queued == 0)
 
-      // A broken file names the record and the field.
-      try Data(#"{"locations":[{"latitudeE7":1,"longitudeE7":2}]}"#.utf8).write(to: file)
+      // A broken file names the record and the field (a record without a time is skipped, not broken).
+      try Data(#"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestamp":"yesterday"}]}"#.utf8).write(to: file)
       let error = #expect(throws: TrackerError.self) {
         try HistoryImporter(store: store).importFile(file, format: .takeout)
       }

@@ -84,8 +84,9 @@ public enum HistoryTransfer {
   ) throws -> (fixes: [LocationFix], skipped: SkippedRecords, google: GoogleTimelineSummary?) {
     guard let exportFormat = HistoryFileFormat(rawValue: format.rawValue) else {
       var fixes: [LocationFix] = []
-      let summary = try GoogleTimelineReader.read(contentsOf: url) { fixes.append($0) }
-      return (fixes, SkippedRecords(), summary)
+      var reader = GoogleTimelineReader()
+      try reader.readAll(contentsOf: url) { fixes.append($0) }
+      return (fixes, reader.skipped, reader.summary)
     }
     let (fixes, skipped) = try readReportingSkipped(url, format: exportFormat)
     return (fixes, skipped, nil)
@@ -223,6 +224,13 @@ struct HistoryCommand: AsyncParsableCommand {
         }
         let devices = byDevice.keys.sorted()
         for deviceID in devices {
+          // The rule of the REST routes' device ids: 1…128 characters, no control characters.
+          do throws(APIError) {
+            try Identifier.check(deviceID.rawValue, name: "deviceId")
+          } catch {
+            throw AdminError.failure(
+              "\(file): device '\(echo(deviceID.rawValue))': \(error.message) Nothing was imported.")
+          }
           if let owner = try await database.store.deviceOwner(deviceID), owner != id {
             throw AdminError.failure(
               "Device '\(deviceID)' belongs to another user; pass --device to import under another device. "

@@ -8,6 +8,11 @@ public struct ServerLimits: Sendable, Hashable {
   public var futureFixSeconds = 300
   /// Fixes one account may upload per minute, every route together (a phone sends about 60).
   public var fixesPerAccountPerMinute = 30_000
+  /// Fixes one account may import from history files per day (`POST /v1/history/import`), counted apart from the
+  /// upload rate: a file is counted whole, duplicates included, before anything is stored, and one that doesn't fit
+  /// is refused. The default takes about the largest file the import's size limit admits (decade-long Google exports
+  /// hold a few million points).
+  public var importedFixesPerAccountPerDay = 5_000_000
   /// OsmAnd reports per device identifier per minute.
   public var osmAndPerDevicePerMinute = 120
   /// OsmAnd reports per client address per minute, every identifier together (known or not).
@@ -49,6 +54,7 @@ public struct ServerLimits: Sendable, Hashable {
     [
       ("MERIDIAN_LIMIT_FUTURE_FIX_SECONDS", \.futureFixSeconds),
       ("MERIDIAN_LIMIT_FIXES_PER_ACCOUNT_PER_MINUTE", \.fixesPerAccountPerMinute),
+      ("MERIDIAN_LIMIT_IMPORTED_FIXES_PER_ACCOUNT_PER_DAY", \.importedFixesPerAccountPerDay),
       ("MERIDIAN_LIMIT_OSMAND_PER_DEVICE_PER_MINUTE", \.osmAndPerDevicePerMinute),
       ("MERIDIAN_LIMIT_OSMAND_PER_ADDRESS_PER_MINUTE", \.osmAndPerAddressPerMinute),
       ("MERIDIAN_LIMIT_SIGN_IN_FAILURES_PER_ACCOUNT", \.signInFailuresPerAccount),

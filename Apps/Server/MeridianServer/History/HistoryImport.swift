@@ -12,12 +12,29 @@ import NetworkingKit
 /// temporary file, never held in memory; the file is read once to check every record (a bad one refuses the whole
 /// file, nothing stored) and once more to store it in batches. Its size, on the wire and inflated, is bounded by
 /// ``maximumBytes`` (`MERIDIAN_MAX_HISTORY_IMPORT_BYTES`, 512 MiB by default).
+///
+/// A file obeys the rules of the REST routes: its device ids are checked as `POST /v1/fixes` checks them, its fixes'
+/// times as ingest does (none before 2000 or past ``ServerLimits/futureFixSeconds`` ahead), its new devices count
+/// against ``ServerLimits/devicesPerAccount``, and its fixes against the account's import quota,
+/// ``ServerLimits/importedFixesPerAccountPerDay`` (kept apart from the per-minute upload rate, which a history of
+/// years could never pass).
 struct HistoryImport: Sendable {
   let environment: ServerEnvironment
   /// The largest body accepted, on the wire and after gzip decompression.
   let maximumBytes: Int
+  /// Fixes imported per account per day.
+  let quota: RateLimiter
   /// Fixes stored per transaction.
   static let batch = 1000
+
+  /// The route over `environment`, taking bodies up to `maximumBytes`.
+  init(environment: ServerEnvironment, maximumBytes: Int) {
+    self.environment = environment
+    self.maximumBytes = maximumBytes
+    quota = RateLimiter(
+      limit: environment.limits.importedFixesPerAccountPerDay, window: 86_400_000,
+      counters: .of(environment.store.sharedLimits, purpose: "imports.account"))
+  }
 
   /// The formats the route reads.
   enum Format: String {
@@ -107,18 +124,30 @@ struct HistoryImport: Sendable {
         message: "The body is no GPX, CSV, GeoJSON or Google location history file (told by its content).")
     }
     let fallback = DeviceID("import-\(user.rawValue)")
-    // First reading: every record is checked and the devices named; nothing is stored.
+    let limits = environment.limits
+    let now = environment.now()
+    // First reading: every record is checked (its time as ingest checks it) and the devices named, each checked as
+    // the REST routes check a device id (keyed by the name in the file, valued by the id stored); nothing is stored.
     var read = 0
-    var devices = Set<DeviceID>()
+    var devices: [DeviceID: DeviceID] = [:]
     let checked: (skipped: SkippedRecords, google: GoogleTimelineSummary?)
     do {
       checked = try await Self.read(file, format) { fixes in
+        let first = read
         read += fixes.count
-        for fix in fixes where devices.count <= 100 { devices.insert(fix.deviceID ?? fallback) }
+        try FixIngest.checkTimes(fixes, now: now, futureSeconds: limits.futureFixSeconds) { "fixes[\(first + $0)]" }
+        for fix in fixes where devices.count <= 100 {
+          let named = fix.deviceID ?? fallback
+          if devices[named] == nil { devices[named] = try FixIngest.checkedDeviceID(named.rawValue) }
+        }
       }
     } catch let error as FormatError {
       throw APIError.invalidRequest(
         "The \(format.rawValue) file is not valid: \(error.description). Nothing was imported.")
+    } catch let error as APIError {
+      throw APIError(
+        status: error.status, code: error.code,
+        message: "The \(format.rawValue) file is not valid: \(error.message) Nothing was imported.")
     }
     if read == 0 {
       throw APIError.invalidRequest(
@@ -130,19 +159,42 @@ struct HistoryImport: Sendable {
       throw APIError.invalidRequest("The file names more than 100 devices. Nothing was imported.")
     }
     let store = environment.store
-    for device in devices {
+    let fileDevices = Set(devices.values)
+    for device in fileDevices {
       if let owner = try await store.deviceOwner(device), owner != user {
         throw APIError(
           status: 409, code: .deviceNotOwned,
-          message: "Device '\(device)' in the file belongs to another account. Nothing was imported.")
+          message: "Device '\(echo(device.rawValue))' in the file belongs to another account. Nothing was imported.")
       }
     }
-    let now = environment.now()
-    for device in devices.sorted() {
-      guard try await store.claimDevice(device, owner: user, now: now) else {
+    let maxDevices = ServerLimits.active(limits.devicesPerAccount)
+    if let maxDevices {
+      let owned = Set(try await store.devices(owner: user).map(\.id))
+      let added = fileDevices.subtracting(owned).count
+      guard owned.count + added <= maxDevices else {
         throw APIError(
-          status: 409, code: .deviceNotOwned, message: "Device '\(device)' was just claimed by another account.")
+          status: 409, code: .quotaExceeded,
+          message: "The file names \(added) new devices and this account has \(owned.count); at most \(maxDevices) "
+            + "are allowed. Nothing was imported.")
       }
+    }
+    if quota.limit > 0 {
+      guard read <= quota.limit else {
+        throw APIError(
+          status: 409, code: .quotaExceeded,
+          message: "The file holds \(read) fixes; an account may import at most \(quota.limit) a day. Split it and "
+            + "import the parts on different days. Nothing was imported.")
+      }
+      if let wait = await quota.take(user.rawValue, cost: read, now: now) {
+        throw APIError.rateLimited(
+          "This file's \(read) fixes and what this account imported today pass the \(quota.limit) fixes a day "
+            + "allowed; try again later. Nothing was imported.", retryAfterMilliseconds: wait)
+      }
+    }
+    for device in fileDevices.sorted() {
+      // Claimed with the quota, as ingest claims: another account or import may have claimed in the meantime.
+      try FixIngest.check(
+        try await store.claimDevice(device, owner: user, now: now, maxDevices: maxDevices), device: device)
     }
     // Second reading: stored in batches; a fix already stored is a duplicate.
     var stored = 0
@@ -150,9 +202,8 @@ struct HistoryImport: Sendable {
     var pending: [LocationFix] = []
     func flush() async throws {
       guard !pending.isEmpty else { return }
-      let batches = Dictionary(grouping: pending) { $0.deviceID ?? fallback }.sorted { $0.key < $1.key }.map {
-        FixInsertBatch(userID: user, deviceID: $0.key, fixes: $0.value)
-      }
+      let batches = Dictionary(grouping: pending) { devices[$0.deviceID ?? fallback] ?? fallback }
+        .sorted { $0.key < $1.key }.map { FixInsertBatch(userID: user, deviceID: $0.key, fixes: $0.value) }
       pending.removeAll(keepingCapacity: true)
       for receipt in try await store.insertFixes(batches, now: now) {
         stored += receipt.accepted
@@ -166,7 +217,7 @@ struct HistoryImport: Sendable {
     try await flush()
     return HistoryImportSummary(
       format: format.rawValue, read: read, stored: stored, duplicates: duplicates, skipped: checked.skipped.count,
-      skippedLines: checked.skipped.lines, devices: devices.sorted().map(\.rawValue), google: checked.google)
+      skippedLines: checked.skipped.lines, devices: fileDevices.sorted().map(\.rawValue), google: checked.google)
   }
 
   /// Reads `file` in `format`, calling `body` with the fixes of each 64 KiB chunk; returns the points skipped for

@@ -52,16 +52,19 @@ struct FixIngest: Sendable {
     return DeviceID(device)
   }
 
-  /// Refuses a batch with a fix dated before 2000 or more than `futureSeconds` ahead of `now`.
+  /// Refuses a batch with a fix dated before 2000 or more than `futureSeconds` ahead of `now`: the rule for every
+  /// fix from outside, uploaded or imported from a file. `name` names a fix by its index in `fixes` (`fixes[3]`).
   /// - Throws: ``APIError`` `invalid_fix` naming the first such fix.
-  static func checkTimes(_ fixes: [LocationFix], now: Int64, futureSeconds: Int) throws(APIError) {
+  static func checkTimes(
+    _ fixes: [LocationFix], now: Int64, futureSeconds: Int, name: (Int) -> String = { "fixes[\($0)]" }
+  ) throws(APIError) {
     let latest = now + Int64(futureSeconds) * 1000
     for (index, fix) in fixes.enumerated() {
       if fix.timestamp < earliestTimestamp {
         let seconds = fix.timestamp >= earliestTimestamp / 1000 && fix.timestamp <= latest / 1000
         throw APIError(
           status: 400, code: .invalidFix,
-          message: "fixes[\(index)].timestamp \(fix.timestamp) is before 2000-01-01"
+          message: "\(name(index)).timestamp \(fix.timestamp) is before 2000-01-01"
             + (seconds
               ? ": it looks like seconds, but timestamps are UTC milliseconds since 1970."
               : "; timestamps are "
@@ -70,7 +73,7 @@ struct FixIngest: Sendable {
       if fix.timestamp > latest {
         throw APIError(
           status: 400, code: .invalidFix,
-          message: "fixes[\(index)].timestamp \(fix.timestamp) is more than \(futureSeconds) s ahead of the server's "
+          message: "\(name(index)).timestamp \(fix.timestamp) is more than \(futureSeconds) s ahead of the server's "
             + "clock (\(now), UTC milliseconds since 1970); check the device's clock.")
       }
     }
