@@ -273,11 +273,13 @@ struct ServerProcess {
   let port: Int
   var url: String { "http://127.0.0.1:\(port)" }
 
-  /// Starts the server on `database` and waits for the port it logs.
-  static func start(database: String) async throws -> ServerProcess {
+  /// Starts the server on `database` (with `environment` added to this process's) and waits for the port it logs.
+  static func start(database: String, environment: [String: String] = [:]) async throws -> ServerProcess {
     let executable = try #require(builtExecutable("meridian-server"), "build meridian-server first")
     let child = try ChildProcess(
-      executable, ["--port", "0", "--database", database, "--bcrypt-cost", "4", "--log-level", "notice"])
+      executable, ["--port", "0", "--database", database, "--bcrypt-cost", "4", "--log-level", "notice"],
+      environment: environment.isEmpty
+        ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, added in added })
     for _ in 0..<400 {
       if let match = child.output.value.firstMatch(of: /port=(\d+)/), let port = Int(match.1) {
         return ServerProcess(child: child, port: port)

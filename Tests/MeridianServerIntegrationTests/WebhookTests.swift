@@ -5,10 +5,16 @@ import Logging
 import MeridianAPI
 import MeridianServer
 import MeridianStore
+import MeridianTestSupport
 import NIOCore
 import NetworkingKit
+import NetworkingKitAsyncHTTPClient
 import Synchronization
 import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// A webhook receiver on 127.0.0.1 that misbehaves on purpose, then dedups by `Idempotency-Key`. Each new key gets the
 /// next behaviour in turn: `fail` answers its first two requests 500, `stall` its first one not within the sender's
@@ -300,5 +306,56 @@ struct WebhookTests {
       #expect(receiver.record.withLock { $0.processed.isEmpty })
     }
     await receiver.stop()
+  }
+}
+
+/// The delivery loop sleeps when it has nothing due: a `meridian-server` process that has delivered (a success, a
+/// 429 answered later, and a receiver that keeps failing, so one delivery waits for its next round) burns almost no
+/// CPU while no request comes. Before the fix the loop woke itself at once after every wake-up and kept a core busy.
+@Suite("Webhooks: an idle server")
+struct WebhookIdleTests {
+  @Test(.timeLimit(.minutes(2))) func anIdleServerAfterDeliveriesUsesNoCPU() async throws {
+    let receiver = try await WebhookReceiver.start(behaviours: ["ok", "busy", "down"])
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-idle-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let server = try await ServerProcess.start(
+      database: directory.appendingPathComponent("meridian.sqlite").path,
+      environment: ["MERIDIAN_WEBHOOK_ALLOW_PRIVATE": "true", "MERIDIAN_WEBHOOK_POLL_MS": "200"])
+    defer { server.child.terminate() }
+    let transport = AsyncHTTPClientTransport()
+    let session = try await server.client(transport: transport)
+      .send(API.register, body: EmailCredentials(email: "anna@example.com", password: "correct horse"))
+    let anna = try server.client(transport: transport, token: session.token)
+    let created = try await anna.send(API.createWebhook, body: NewWebhook(url: receiver.url))
+    receiver.secret.withLock { $0 = created.secret }
+    for _ in 0..<3 { _ = try await anna.send(API.testWebhook, parameters: WebhookRef(id: created.webhook.id)) }
+    // A success, a 429 then a success, and a failure waiting for its next round.
+    await receiver.waitForProcessed(2, timeout: .seconds(30))
+    let seen = ContinuousClock.now
+    while receiver.record.withLock({ $0.requests.count < 3 }) && ContinuousClock.now < seen + .seconds(30) {
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    try await transport.shutdown()
+    #expect(receiver.record.withLock { $0.requests.count } == 3)
+    try await Task.sleep(for: .seconds(1))  // the outcomes recorded, the failing one's next round not yet due
+
+    let before = try Self.cpuSeconds(of: server.child.processIdentifier)
+    let start = ContinuousClock.now
+    try await Task.sleep(for: .seconds(3))
+    let used = try Self.cpuSeconds(of: server.child.processIdentifier) - before
+    let share = used / (start.duration(to: .now) / .seconds(1))
+    // A spinning loop used 74–97 % of a core here; a sleeping one a few polls of the outbox a second.
+    #expect(share < 0.10, "the idle server used \(Int(share * 100)) % of a core after its deliveries")
+    await receiver.stop()
+  }
+
+  /// User plus system CPU seconds of process `pid` so far (Linux `/proc/PID/stat`).
+  static func cpuSeconds(of pid: pid_t) throws -> Double {
+    let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+    // Fields after the command name (which may hold spaces) start at the state, field 3; utime and stime are 14, 15.
+    let fields = stat[stat.index(after: try #require(stat.lastIndex(of: ")")))...].split(separator: " ")
+    let ticks = try #require(Double(fields[11])) + (try #require(Double(fields[12])))
+    return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
   }
 }

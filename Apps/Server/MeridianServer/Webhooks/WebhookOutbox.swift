@@ -49,11 +49,13 @@ public struct WebhookOutbox: Sendable {
   public func wake() { signal.wake() }
 }
 
-/// A wake-up for one waiter: ``wake()`` before ``wait(timeout:)`` is remembered.
+/// A wake-up for one waiter: ``wake()`` before ``wait(timeout:)`` is remembered; a timeout ends only the wait that
+/// set it (a timer of an earlier wait never counts as a wake-up for a later one).
 final class WakeSignal: Sendable {
   private struct State {
     var pending = false
-    var waiter: CheckedContinuation<Void, Never>?
+    var waiter: (id: UInt64, continuation: CheckedContinuation<Void, Never>)?
+    var nextID: UInt64 = 0
   }
   private let state = Mutex(State())
 
@@ -61,7 +63,7 @@ final class WakeSignal: Sendable {
     let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
       if let waiter = state.waiter {
         state.waiter = nil
-        return waiter
+        return waiter.continuation
       }
       state.pending = true
       return nil
@@ -71,9 +73,13 @@ final class WakeSignal: Sendable {
 
   /// Returns on a wake-up, after `timeout`, or on cancellation.
   func wait(timeout: Duration) async {
+    let id = state.withLock { state -> UInt64 in
+      state.nextID &+= 1
+      return state.nextID
+    }
     let timer = Task { [weak self] in
-      try? await Task.sleep(for: timeout)
-      self?.wake()
+      do { try await Task.sleep(for: timeout) } catch { return }
+      self?.expire(id)
     }
     defer { timer.cancel() }
     await withTaskCancellationHandler {
@@ -83,13 +89,24 @@ final class WakeSignal: Sendable {
             state.pending = false
             return true
           }
-          state.waiter = continuation
+          if Task.isCancelled { return true }
+          state.waiter = (id, continuation)
           return false
         }
         if now { continuation.resume() }
       }
     } onCancel: {
-      wake()
+      expire(id)
     }
+  }
+
+  /// Ends the wait numbered `id` if it is still waiting; remembers nothing otherwise.
+  private func expire(_ id: UInt64) {
+    let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+      guard let waiter = state.waiter, waiter.id == id else { return nil }
+      state.waiter = nil
+      return waiter.continuation
+    }
+    waiter?.resume()
   }
 }
