@@ -171,6 +171,47 @@ struct LiveUpdateTests {
     }
   }
 
+  /// A viewer hears on `sharing:<viewer>` as soon as a person they may see again resumes sharing (the page shows
+  /// them at once, not at its next poll of `/v1/sharing/visible`); nobody else may subscribe to that channel.
+  @Test func aResumeTellsTheViewersWhoMaySeeTheOwnerAgainAtOnce() async throws {
+    try await TestServer.with { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      let (bobSession, _) = try await server.signUp("bob")
+      let (carolSession, _) = try await server.signUp("carol")
+      let friends = try #require(try await anna.send(API.groups).groups.first { $0.kind == .friends })
+      _ = try await anna.send(API.addMember, parameters: GroupMemberRef(groupID: friends.id, userID: bobSession.userId))
+      let bob = await LiveWatcher(server: server, token: bobSession.token)
+      let carol = await LiveWatcher(server: server, token: carolSession.token)
+      defer {
+        Task {
+          await bob.stop()
+          await carol.stop()
+        }
+      }
+      let bobsSharing = try #require(ChannelName(namespace: "sharing", id: bobSession.userId.rawValue))
+      #expect(try await bob.subscribe(bobsSharing))
+      #expect(try await !carol.subscribe(bobsSharing))
+      #expect(try await bob.subscribe(try ChannelName.of(user: annaSession.userId)))
+
+      _ = try await anna.send(API.pauseSharing)
+      try await bob.wait("revocation after pause", until: isRevoked(try ChannelName.of(user: annaSession.userId)))
+      _ = try await anna.send(API.resumeSharing)
+      func visible(_ items: [RealtimeClientEvent]) -> [String] {
+        items.compactMap { item in
+          guard case .event(let event) = item, event.channel == bobsSharing,
+            case .object(let fields) = event.payload, fields["type"] == .string("sharing.visible"),
+            case .string(let user) = fields["userId"]
+          else { return nil }
+          return user
+        }
+      }
+      try await bob.wait("Anna visible again") { items in !visible(items).isEmpty }
+      // The first event on the channel is the resume's: the pause told Bob nothing.
+      #expect(visible(await bob.items) == [annaSession.userId.rawValue])
+      #expect(try await bob.subscribe(try ChannelName.of(user: annaSession.userId)))
+    }
+  }
+
   @Test func aDevicePublishesItsFixesOverTheSocketDurablyAndOnce() async throws {
     try await TestServer.with { server in
       let (annaSession, anna) = try await server.signUp("anna")

@@ -442,6 +442,23 @@ class WebAppTests(unittest.TestCase):
         self.assertEqual(missing, [], "no request for a location the visible list says is unknown")
 
     @screenshot_on_failure
+    def test_a_friend_who_resumes_sharing_reappears_at_once(self):
+        viewer = Account(self.server, "Vera Viewer")
+        friend = Account(self.server, "Roman Resume")
+        friend.share_with(viewer)
+        viewer.upload((50.4501, 30.5234))
+        friend.upload((50.4510, 30.5240))
+        self.open_and_sign_in(viewer)
+        signed_in = time.monotonic()
+        self.wait_for_marker_at(friend, 50.4510, 30.5240)
+        friend.call("POST", "/v1/sharing/pause")
+        self.wait(lambda: self.marker(friend) is None, "the paused friend's marker disappears")
+        friend.call("POST", "/v1/sharing/resume")
+        self.wait_for_marker_at(friend, 50.4510, 30.5240)
+        # Brought back by the live event, not by the page's next poll of the visible list (every 20 s).
+        self.assertLess(time.monotonic() - signed_in, 20, "the marker came back before the page polled again")
+
+    @screenshot_on_failure
     def test_a_map_without_tiles_credits_no_tile_server(self):
         own = Server(self.binary, tile_url="none")
         saved = self.server

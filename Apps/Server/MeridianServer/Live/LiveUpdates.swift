@@ -14,6 +14,9 @@ import RealtimeKit
 /// - `group:<id>`: the fixes the group's owner shares with that group; its members (and its owner) may subscribe
 ///   while the group grants location.
 /// - `poll:<id>`: a poll's results as votes change, coalesced (``PollLive``); whoever may see the poll.
+/// - `sharing:<viewer id>`: `{"type": "sharing.visible", "userId"}` each time a person's sharing changes and the
+///   viewer may see their location afterwards (a resume, a deadline lifted, added to a group): a page watches them
+///   again at once instead of at its next `GET /v1/sharing/visible`. Only that viewer may subscribe.
 ///
 /// The hub delivers an event to every subscriber of a channel, so before each event and after every change of an
 /// owner's privacy (pause, expiry, groups, Blacklist) the subscribers who may no longer see the owner are revoked
@@ -44,7 +47,7 @@ public struct LiveUpdates: Sendable {
     self.metrics = metrics
     self.deviceHandles = deviceHandles
     var configuration = configuration
-    configuration.namespaces = ["user", "group", PollLive.namespace, GeofenceMonitor.namespace]
+    configuration.namespaces = ["user", "group", PollLive.namespace, GeofenceMonitor.namespace, Self.sharingNamespace]
     configuration.maxConnectionsPerPrincipal = ServerLimits.active(socketsPerAccount)
     // Nodes sharing a live log number events with its sequence: one epoch for all of them.
     if let log = store.liveLog { configuration.epoch = log.liveEpoch }
@@ -253,8 +256,10 @@ public struct LiveUpdates: Sendable {
     if channel.namespace == PollLive.namespace {
       return try await store.poll(PollID(channel.id), viewer: viewer) != nil
     }
-    // Geofence events: each viewer's own channel.
-    if channel.namespace == GeofenceMonitor.namespace { return channel.id == viewer.rawValue }
+    // Geofence events and who may be seen: each viewer's own channel.
+    if channel.namespace == GeofenceMonitor.namespace || channel.namespace == sharingNamespace {
+      return channel.id == viewer.rawValue
+    }
     let owner: UserID
     switch channel.namespace {
     case "user": owner = UserID(channel.id)
@@ -299,9 +304,32 @@ public struct LiveUpdates: Sendable {
   /// Revokes, on every channel of `owner` (including groups that no longer grant location) and on every node, the
   /// live subscribers who may not see the owner's location now. Call after any change to the owner's sharing or
   /// groups.
+  /// Then tells every viewer who may see the owner's location now, on their `sharing:<viewer>` channel and on every
+  /// node, so that a page shows the owner again at once (after a resume, say).
   public func enforce(owner: UserID) async throws {
     try await enforceHere(owner: owner)
     await announce(.sharingChanged(owner: owner))
+    guard let settings = try await store.privacySettings(owner: owner) else { return }
+    let viewers = Self.viewers(of: settings, at: now()).compactMap(Self.sharingChannel)
+    if !viewers.isEmpty {
+      await publishEverywhere(
+        .object(["type": .string("sharing.visible"), "userId": .string(owner.rawValue)]), to: viewers)
+    }
+  }
+
+  /// The namespace of each viewer's channel of sharing changes.
+  static let sharingNamespace = "sharing"
+
+  /// `viewer`'s channel of sharing changes.
+  static func sharingChannel(_ viewer: UserID) -> ChannelName? {
+    ChannelName(namespace: sharingNamespace, id: viewer.rawValue)
+  }
+
+  /// The members of the owner's groups who may see the owner's location at `now`.
+  static func viewers(of settings: PrivacySettings, at now: Int64) -> [UserID] {
+    let members = Set(settings.groups.filter { $0.kind != .blacklist }.flatMap(\.members))
+    return members.filter { $0 != settings.owner && Sharing.canSee($0, .location, of: settings, at: now) }
+      .sorted { $0.rawValue < $1.rawValue }
   }
 
   private func enforceHere(owner: UserID) async throws {

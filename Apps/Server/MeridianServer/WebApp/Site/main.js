@@ -122,10 +122,12 @@ async function signedIn(token) {
   $('code').value = '';
   const [me, groups] = await Promise.all([request('GET', '/v1/me'), request('GET', '/v1/groups')]);
   session = { me, groups: groups.groups, people: new Map(), timers: [] };
+  // `user:<id>` carries a person's fixes; `sharing:<me>` tells at once that someone may be seen again (a resume).
+  const sharingChannel = `sharing:${me.account.id}`;
   session.live = new LiveSocket(currentToken, {
-    onEvent: (channel, payload) => located(payload),
+    onEvent: (channel, payload) => (channel === sharingChannel ? refreshVisible() : located(payload)),
     onRevoked: (channel) => forget(channel.slice('user:'.length)),
-    onReload: (channel) => refreshLocation(channel.slice('user:'.length)),
+    onReload: (channel) => (channel === sharingChannel ? refreshVisible() : refreshLocation(channel.slice('user:'.length))),
     onState: (connected) => {
       const badge = $('live-state');
       badge.textContent = t(connected ? 'live.connected' : 'live.offline');
@@ -138,6 +140,7 @@ async function signedIn(token) {
   $('signout').hidden = false;
   ensureMap();
   session.live.start();
+  session.live.subscribe(sharingChannel);
   watch(me.account.id, t('me'), true);
   await refreshVisible();
   session.timers.push(setInterval(refreshVisible, REFRESH_VISIBLE_MS));
