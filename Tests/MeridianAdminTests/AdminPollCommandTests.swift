@@ -89,6 +89,62 @@ struct AdminPollCommandTests {
     #expect(try await sandbox.admin(["blobs", "sweep", "--grace-seconds", "-5"]).status != 0)
   }
 
+  /// `polls delete` keeps a just-uploaded image for the grace period the server uses: MERIDIAN_BLOB_GRACE_SECONDS
+  /// (here 0, so it goes at once) or `--grace-seconds`, else 24 hours.
+  @Test func pollsDeleteUsesTheConfiguredGracePeriod() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try sandbox.store()
+    _ = try await store.createAccount(id: "anna", credential: .email("anna@example.com"), passwordHash: nil, now: 1)
+    let files = FileBlobStore(directory: sandbox.directory.appendingPathComponent("blobs"))
+    var images: [String] = []
+    for (index, id) in ["fresh", "kept", "flag"].enumerated() {
+      let image = try await files.putBlob(
+        Data([0xFF, 0xD8, 0xFF, 0xE0, UInt8(index)]), kind: .jpeg, now: Timestamp.milliseconds(Date()))
+      images.append(image)
+      let poll = try Poll(
+        id: PollID(id), authorID: "anna", title: "Tea or coffee?",
+        first: PollOption(text: "Tea", imageURL: "/v1/blobs/\(image)"), second: PollOption(text: "Coffee"),
+        createdAt: 1_000)
+      _ = try await store.createPoll(poll, closesAt: nil, reward: 0, now: 1_000)
+    }
+    let configured = try await sandbox.admin(
+      ["polls", "delete", "fresh", "--json"], environment: ["MERIDIAN_BLOB_GRACE_SECONDS": "0"])
+    #expect(configured.status == 0, "\(configured)")
+    #expect(try configured.object()["imagesDeleted"] as? String == "1")
+    #expect(try await !files.hasBlob(images[0]))
+    // Without the variable, the 24-hour default keeps an image uploaded just now; the option overrides both.
+    let unset = try await sandbox.admin(["polls", "delete", "kept", "--json"])
+    #expect(try unset.object()["imagesDeleted"] as? String == "0")
+    #expect(try await files.hasBlob(images[1]))
+    let option = try await sandbox.admin(
+      ["polls", "delete", "flag", "--grace-seconds", "0", "--json"],
+      environment: ["MERIDIAN_BLOB_GRACE_SECONDS": "86400"])
+    #expect(try option.object()["imagesDeleted"] as? String == "1")
+    let wrong = try await sandbox.admin(
+      ["polls", "delete", "nope"], environment: ["MERIDIAN_BLOB_GRACE_SECONDS": "soon"])
+    #expect(wrong.status == 2 && wrong.stderr.contains("MERIDIAN_BLOB_GRACE_SECONDS"), "\(wrong)")
+  }
+
+  /// The title in `coupons create --help`'s own example starts with "-", and is taken as the title.
+  @Test func aCouponTitleMayStartWithADash() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try sandbox.store()  // creates the database
+    // The help as one line (it wraps at the terminal's width).
+    let help = try await sandbox.admin(["coupons", "create", "--help"]).stdout
+      .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    let example = try #require(help.firstRange(of: #/e\.g\. "([^"]+)"/#).map { String(help[$0]) })
+    let title = try #require(example.split(separator: "\"").dropFirst().first.map(String.init))
+    #expect(title == "-20 % on coffee")
+    let created = try await sandbox.admin([
+      "coupons", "create", "--id", "coffee", "--shop", "Lviv Coffee", "--title", title, "--description",
+      "-5 % more on Mondays", "--price", "5", "--stock", "3", "--json",
+    ])
+    #expect(created.status == 0, "\(created)")
+    let offers = try await store.couponOffers(validAt: 0)
+    #expect(offers.first?.offer.title == "-20 % on coffee")
+    #expect(offers.first?.description == "-5 % more on Mondays")
+  }
+
   @Test func couponsAndPoints() async throws {
     let sandbox = try AdminSandbox()
     let store = try await seeded(sandbox)

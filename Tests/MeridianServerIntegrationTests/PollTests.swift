@@ -317,6 +317,34 @@ struct PollTests {
   }
 
   @Test(arguments: engines)
+  func aCommentIsDeletedOrHiddenOnlyThroughItsOwnPoll(_ engine: String) async throws {
+    try await Self.withServer(engine) { server in
+      let anna = try await server.signUp("anna")
+      let boris = try await server.signUp("boris")
+      let image = try await anna.client.send(API.uploadBlob, body: Self.png(300)).url
+      let tea = try await anna.client.send(API.createPoll, body: Self.newPoll("Tea?", images: [image, image])).id
+      let cake = try await anna.client.send(API.createPoll, body: Self.newPoll("Cake?", images: [image, image])).id
+      let comment = try await boris.client.send(
+        API.addPollComment, parameters: PollRef(id: tea), body: NewPollComment(text: "Tea"))
+      // Named with anna's other poll, boris's comment on "Tea?" is not there: 404, and it stays.
+      let elsewhere = PollCommentRef(pollID: cake, commentID: comment.id)
+      await expectAPIError(.notFound, status: 404) {
+        try await boris.client.send(API.deletePollComment, parameters: elsewhere)
+      }
+      await expectAPIError(.notFound, status: 404) {
+        try await anna.client.send(API.hidePollComment, parameters: elsewhere, body: CommentVisibility(hidden: true))
+      }
+      let kept = try await anna.client.send(API.pollComments, parameters: PollCommentsParameters(id: tea))
+      #expect(kept.items.map(\.id) == [comment.id] && kept.items.allSatisfy { !$0.hidden })
+      // Through its own poll it goes.
+      let own = PollCommentRef(pollID: tea, commentID: comment.id)
+      _ = try await anna.client.send(API.hidePollComment, parameters: own, body: CommentVisibility(hidden: true))
+      _ = try await boris.client.send(API.deletePollComment, parameters: own)
+      #expect(try await anna.client.send(API.pollComments, parameters: PollCommentsParameters(id: tea)).items.isEmpty)
+    }
+  }
+
+  @Test(arguments: engines)
   func aProfilePhotoComesFromTheBlobStoreAndShowsOnPolls(_ engine: String) async throws {
     try await Self.withServer(engine) { server in
       let anna = try await server.signUp("anna")

@@ -204,15 +204,19 @@ struct PollContractTests {
             return (x / 2, a) < (y / 2, b)
           })
       // The poll's author hides one (others no longer see it; its author still does); boris can't hide on anna's.
-      #expect(try await store.setCommentHidden("c1", hidden: true, by: "anna"))
-      #expect(try await !store.setCommentHidden("c2", hidden: true, by: "boris"))
+      // Named with another poll, a comment is not found (by its author nor by an operator).
+      #expect(try await !store.setCommentHidden("c1", on: "coffee", hidden: true, by: "anna"))
+      #expect(try await !store.setCommentHidden("c1", on: "coffee", hidden: true, by: nil))
+      #expect(try await store.setCommentHidden("c1", on: "tea", hidden: true, by: "anna"))
+      #expect(try await !store.setCommentHidden("c2", on: "tea", hidden: true, by: "boris"))
       #expect(try await store.comments(of: "tea", viewer: "boris", cursor: nil, limit: 100).items.count == 14)
       let claras = try await store.comments(of: "tea", viewer: "clara", cursor: nil, limit: 100).items
       #expect(claras.count == 15 && claras.contains { $0.id == "c1" && $0.hidden })
       #expect(try await store.poll("tea", viewer: nil)?.comments == 14)
       // Delete own only.
-      #expect(try await !store.deleteComment("c0", by: "clara"))
-      #expect(try await store.deleteComment("c0", by: "boris"))
+      #expect(try await !store.deleteComment("c0", on: "tea", by: "clara"))
+      #expect(try await !store.deleteComment("c0", on: "coffee", by: "boris"))
+      #expect(try await store.deleteComment("c0", on: "tea", by: "boris"))
       #expect(try await store.comments(of: "tea", viewer: "boris", cursor: nil, limit: 100).items.count == 13)
       // A deleted poll takes no comments.
       #expect(try await store.deletePoll("tea") == [])

@@ -82,7 +82,13 @@ public struct AdminDatabase: Sendable {
   // MARK: Users
 
   /// The operations shared with the admin API, on this database.
-  public var administration: Administration { Administration(store: store, blobs: adminBlobStore(self)) }
+  public var administration: Administration {
+    // The server's grace period for images nothing refers to (a malformed value: the default; `polls delete` and
+    // `blobs sweep` refuse it).
+    Administration(
+      store: store, blobs: adminBlobStore(self),
+      blobGracePeriod: (try? adminBlobGracePeriod(seconds: nil)) ?? BlobGracePeriod.default)
+  }
 
   /// Finds a user by id, email address or phone number.
   /// - Throws: ``APIError`` (404 not found).

@@ -33,8 +33,7 @@ struct BlobsCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-      let configured = ProcessInfo.processInfo.environment["MERIDIAN_BLOB_GRACE_SECONDS"].flatMap { Int64($0) }
-      let grace = graceSeconds.map { Int64($0) * 1000 } ?? configured.map { $0 * 1000 } ?? BlobGracePeriod.default
+      let grace = try adminBlobGracePeriod(seconds: graceSeconds)
       let sweep = try await options.withDatabase { database in
         try await adminBlobStore(database).sweepUnreferenced(
           in: database.store, now: Timestamp.milliseconds(Date()), gracePeriod: grace, dryRun: dryRun)

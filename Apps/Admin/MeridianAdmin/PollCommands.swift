@@ -15,6 +15,20 @@ func adminBlobStore(_ database: AdminDatabase) -> any BlobStore {
   return FileBlobStore(directory: file.deletingLastPathComponent().appendingPathComponent("blobs"))
 }
 
+/// How long an unreferenced image is kept, ms, as the server keeps it: `--grace-seconds` when given, else
+/// `MERIDIAN_BLOB_GRACE_SECONDS` (what the server reads), else ``BlobGracePeriod/default``.
+/// - Throws: a usage error when the variable is not a whole number of seconds, 0 or more.
+func adminBlobGracePeriod(seconds: Int?) throws -> Int64 {
+  if let seconds { return Int64(seconds) * 1000 }
+  guard let text = ProcessInfo.processInfo.environment["MERIDIAN_BLOB_GRACE_SECONDS"], !text.isEmpty else {
+    return BlobGracePeriod.default
+  }
+  guard let configured = Int64(text), (0...Int64(Int32.max)).contains(configured) else {
+    throw AdminError.usage("MERIDIAN_BLOB_GRACE_SECONDS must be a whole number of seconds, 0 or more.")
+  }
+  return configured * 1000
+}
+
 struct PollsCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "polls", abstract: "List, show, hide and delete polls.",
@@ -129,13 +143,23 @@ struct PollsCommand: AsyncParsableCommand {
     @Argument(help: "The poll's id.")
     var id: String
 
+    @Option(
+      help:
+        "Keep its images uploaded less than this many seconds ago (MERIDIAN_BLOB_GRACE_SECONDS, default 86400).")
+    var graceSeconds: Int?
+
+    func validate() throws {
+      if let graceSeconds, graceSeconds < 0 { throw ValidationError("--grace-seconds must be 0 or more.") }
+    }
+
     func run() async throws {
+      let grace = try adminBlobGracePeriod(seconds: graceSeconds)
       let freed = try await options.withDatabase { database -> [String] in
         guard let hashes = try await database.store.deletePoll(PollID(id)) else {
           throw AdminError.notFound("No poll '\(id)'.")
         }
         return try await adminBlobStore(database).deleteUnreferenced(
-          hashes, in: database.store, now: Timestamp.milliseconds(Date()))
+          hashes, in: database.store, now: Timestamp.milliseconds(Date()), gracePeriod: grace)
       }
       try options.emit(["id": id, "imagesDeleted": "\(freed.count)"]) {
         "Deleted poll \(id) and \(freed.count) image(s) nothing else used."
@@ -161,7 +185,7 @@ struct CommentsCommand: AsyncParsableCommand {
 
     func run() async throws {
       let changed = try await options.withDatabase {
-        try await $0.store.setCommentHidden(CommentID(id), hidden: !show, by: nil)
+        try await $0.store.setCommentHidden(CommentID(id), on: nil, hidden: !show, by: nil)
       }
       guard changed else { throw AdminError.notFound("No comment '\(id)'.") }
       try options.emit(["id": id, "hidden": show ? "false" : "true"]) {
@@ -188,10 +212,11 @@ struct CouponsCommand: AsyncParsableCommand {
     @Option(help: "The partner shop's name.")
     var shop: String
 
-    @Option(help: "What the coupon gives, e.g. \"-20 % on coffee\".")
+    // Unconditional: a title or description may well start with "-" (the example is one).
+    @Option(parsing: .unconditional, help: "What the coupon gives, e.g. \"-20 % on coffee\".")
     var title: String
 
-    @Option(help: "More about the offer.")
+    @Option(parsing: .unconditional, help: "More about the offer.")
     var description = ""
 
     @Option(help: "Price in points (> 0).")

@@ -56,11 +56,11 @@ public protocol PollStore: Sendable {
   func addComment(_ comment: PollComment) async throws -> PollCommentView
   /// A page of a poll's comments, oldest first, authors embedded; hidden ones only for their own author.
   func comments(of poll: PollID, viewer: UserID?, cursor: String?, limit: Int) async throws -> PollCommentPage
-  /// Deletes `user`'s own comment. Returns false when they have no such comment.
-  func deleteComment(_ id: CommentID, by user: UserID) async throws -> Bool
-  /// Hides or shows a comment: by its poll's author (`by`), or by an operator (`by` nil). Returns false when there is
-  /// no such comment (or it isn't on `by`'s poll).
-  func setCommentHidden(_ id: CommentID, hidden: Bool, by pollAuthor: UserID?) async throws -> Bool
+  /// Deletes `user`'s own comment on `poll`. Returns false when they have no such comment on that poll.
+  func deleteComment(_ id: CommentID, on poll: PollID, by user: UserID) async throws -> Bool
+  /// Hides or shows a comment on `poll` (any poll when nil): by its poll's author (`by`), or by an operator (`by`
+  /// nil). Returns false when there is no such comment (on `poll`, or on a poll of `by`).
+  func setCommentHidden(_ id: CommentID, on poll: PollID?, hidden: Bool, by pollAuthor: UserID?) async throws -> Bool
 
   // MARK: Points
 

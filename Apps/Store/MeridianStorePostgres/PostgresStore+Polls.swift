@@ -358,18 +358,25 @@ extension PostgresStore: PollStore {
     return PollCommentPage(items: items, nextCursor: next)
   }
 
-  public func deleteComment(_ id: CommentID, by user: UserID) async throws -> Bool {
+  public func deleteComment(_ id: CommentID, on poll: PollID, by user: UserID) async throws -> Bool {
     !(try await rows(
-      "DELETE FROM poll_comments WHERE id = \(id.rawValue) AND author_id = \(user.rawValue) RETURNING 1"
+      """
+      DELETE FROM poll_comments WHERE id = \(id.rawValue) AND poll_id = \(poll.rawValue)
+        AND author_id = \(user.rawValue) RETURNING 1
+      """
     ).isEmpty)
   }
 
-  public func setCommentHidden(_ id: CommentID, hidden: Bool, by pollAuthor: UserID?) async throws -> Bool {
+  public func setCommentHidden(_ id: CommentID, on poll: PollID?, hidden: Bool, by pollAuthor: UserID?) async throws
+    -> Bool
+  {
     let author = pollAuthor?.rawValue
+    let pollID = poll?.rawValue
     return
       !(try await rows(
         """
         UPDATE poll_comments SET hidden = \(hidden) WHERE id = \(id.rawValue)
+          AND (\(pollID)::text IS NULL OR poll_id = \(pollID))
           AND (\(author)::text IS NULL OR poll_id IN (SELECT id FROM polls WHERE author_id = \(author)))
         RETURNING 1
         """

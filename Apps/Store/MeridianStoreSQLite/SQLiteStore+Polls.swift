@@ -285,21 +285,24 @@ extension SQLiteStore {
     }
   }
 
-  public func deleteComment(_ id: CommentID, by user: UserID) async throws -> Bool {
+  public func deleteComment(_ id: CommentID, on poll: PollID, by user: UserID) async throws -> Bool {
     try await database.write { db in
       try db.execute(
-        sql: "DELETE FROM poll_comments WHERE id = ? AND author_id = ?", arguments: [id.rawValue, user.rawValue])
+        sql: "DELETE FROM poll_comments WHERE id = ? AND poll_id = ? AND author_id = ?",
+        arguments: [id.rawValue, poll.rawValue, user.rawValue])
       return db.changesCount > 0
     }
   }
 
-  public func setCommentHidden(_ id: CommentID, hidden: Bool, by pollAuthor: UserID?) async throws -> Bool {
+  public func setCommentHidden(_ id: CommentID, on poll: PollID?, hidden: Bool, by pollAuthor: UserID?) async throws
+    -> Bool
+  {
     try await database.write { db in
       try db.execute(
         sql: """
-          UPDATE poll_comments SET hidden = ?1 WHERE id = ?2
+          UPDATE poll_comments SET hidden = ?1 WHERE id = ?2 AND (?4 IS NULL OR poll_id = ?4)
             AND (?3 IS NULL OR poll_id IN (SELECT id FROM polls WHERE author_id = ?3))
-          """, arguments: [hidden, id.rawValue, pollAuthor?.rawValue])
+          """, arguments: [hidden, id.rawValue, pollAuthor?.rawValue, poll?.rawValue])
       return db.changesCount > 0
     }
   }

@@ -77,15 +77,18 @@ struct PollFeature: Sendable {
       try await comment(call.body.text, on: call.parameters.id, by: call.authenticated())
     }
     routes.on(API.deletePollComment, status: .noContent) { call in
-      guard try await store.deleteComment(call.parameters.commentID, by: call.authenticated()) else {
-        throw APIError.notFound("You have no comment with this id.")
+      let parameters = call.parameters
+      guard try await store.deleteComment(parameters.commentID, on: parameters.pollID, by: call.authenticated())
+      else {
+        throw APIError.notFound("You have no comment with this id on this poll.")
       }
       return NoContent()
     }
     routes.on(API.hidePollComment, status: .noContent) { call in
       let user = try call.authenticated()
       guard
-        try await store.setCommentHidden(call.parameters.commentID, hidden: call.body.hidden, by: user)
+        try await store.setCommentHidden(
+          call.parameters.commentID, on: call.parameters.pollID, hidden: call.body.hidden, by: user)
       else { throw APIError.notFound("There is no comment with this id on a poll of yours.") }
       return NoContent()
     }
