@@ -31,7 +31,8 @@ struct AdminWebhookCommandTests {
 
     // One event for anna reaches her registration and the operator-wide one; one delivery fails for good.
     let event = WebhookEvent(
-      kind: "geofence.enter", userID: "anna", payload: Data("{}".utf8), idempotencyKey: "e1", occurredAt: 10)
+      kind: "geofence.enter", userID: "anna", payload: Data("{}".utf8), idempotencyKey: "e1", occurredAt: 10,
+      queuedAt: 10)
     #expect(try await store.enqueueWebhookEvent(event) == 2)
     let claim = try #require(
       try await store.claimWebhookDeliveries(limit: 1, lease: "n", leaseMilliseconds: 1_000, now: 20).first)

@@ -228,6 +228,31 @@ struct WebhookTests {
     }
   }
 
+  /// An arrival decided by fixes 45 s ahead of the server's clock (a phone's clock running fast) is delivered at
+  /// once, not when the fixes say: due, and abandoned counting, from when it was queued; the body keeps the fix's time.
+  @Test(.timeLimit(.minutes(2))) func anEventDatedAheadIsDeliveredAtOnce() async throws {
+    let receiver = try await WebhookReceiver.start(behaviours: ["ok"])
+    try await TestServer.with(Self.fastDelivery) { server in
+      let (_, anna) = try await server.signUp("anna")
+      _ = try await anna.send(
+        API.createGeofence, body: NewGeofence(name: "Home", shape: .circle(center: GeofenceTests.home, radius: 100)))
+      let webhook = try await anna.send(API.createWebhook, body: NewWebhook(url: receiver.url))
+      receiver.secret.withLock { $0 = webhook.secret }
+      let before = GeofenceTests.now()
+      let track = try GeofenceTests.arrival(from: before + 45_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: track))
+      // Well before the fixes' time comes (the first is 45 s ahead).
+      await receiver.waitForProcessed(1, timeout: .seconds(20))
+      let record = receiver.record.withLock { $0 }
+      #expect(record.processed.count == 1 && record.bad.isEmpty, "\(record.processed) \(record.bad)")
+      let queued = try await server.app.environment.store.webhookDeliveries(
+        webhook: webhook.webhook.id, state: nil, limit: 10)
+      let delivery = try #require(queued.first)
+      #expect(delivery.createdAt >= before && delivery.createdAt < before + 45_000, "\(delivery)")
+    }
+    await receiver.stop()
+  }
+
   /// Every event reaches the receiver exactly once per idempotency key, through failures, a stalled answer, a 429
   /// with `Retry-After` and a server restart in the middle; every request is signed.
   @Test(.timeLimit(.minutes(3))) func deliveryIsDurableAndExactlyOncePerKey() async throws {

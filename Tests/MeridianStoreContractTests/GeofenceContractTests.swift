@@ -161,7 +161,8 @@ struct GeofenceContractTests {
         secret: "secret-w1")
       func webhookEvent(_ key: String) -> WebhookEvent {
         WebhookEvent(
-          kind: "geofence.enter", userID: UserID("ann"), payload: Data("{}".utf8), idempotencyKey: key, occurredAt: 100)
+          kind: "geofence.enter", userID: UserID("ann"), payload: Data("{}".utf8), idempotencyKey: key, occurredAt: 100,
+          queuedAt: 100)
       }
       func queued() async throws -> [String] {
         try await store.webhookDeliveries(webhook: "w1", state: nil, limit: 10).map(\.idempotencyKey)

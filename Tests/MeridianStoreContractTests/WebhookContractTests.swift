@@ -29,12 +29,32 @@ struct WebhookContractTests {
       secret: "secret-\(id)")
   }
 
-  func event(_ key: String, kind: String = "geofence.enter", user: String? = "anna", at time: Int64 = 100)
-    -> WebhookEvent
-  {
+  func event(
+    _ key: String, kind: String = "geofence.enter", user: String? = "anna", at time: Int64 = 100,
+    queuedAt: Int64? = nil
+  ) -> WebhookEvent {
     WebhookEvent(
       kind: kind, userID: user.map { UserID($0) }, payload: Data(#"{"n":"\#(key)"}"#.utf8), idempotencyKey: key,
-      occurredAt: time)
+      occurredAt: time, queuedAt: queuedAt ?? time)
+  }
+
+  /// An event dated by a fix 45 s ahead of the server's clock is due when it is queued, and its abandon clock
+  /// (``WebhookClaim/createdAt``) starts then; the fix's time stays in the body only.
+  @Test(arguments: StoreEngine.all)
+  func anEventIsDueWhenQueuedWhateverTimeItSays(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      try await makeUsers(store, ["anna"])
+      try await register(store, "a1", owner: "anna")
+      let now: Int64 = 1_000_000
+      #expect(try await store.enqueueWebhookEvent(event("ahead", at: now + 45_000, queuedAt: now)) == 1)
+      let claims = try await store.claimWebhookDeliveries(limit: 10, lease: "node", leaseMilliseconds: 1_000, now: now)
+      let claim = try #require(claims.first)
+      #expect(claims.count == 1 && claim.createdAt == now)
+      let body = try #require(try JSONSerialization.jsonObject(with: claim.body) as? [String: Any])
+      #expect((body["occurredAt"] as? NSNumber)?.int64Value == now + 45_000)
+      let listed = try #require(try await store.webhookDeliveries(webhook: "a1", state: nil, limit: 10).first)
+      #expect(listed.createdAt == now && listed.nextAttemptAt == now)
+    }
   }
 
   @Test(arguments: StoreEngine.all)

@@ -25,8 +25,9 @@ public protocol WebhookStore: Sendable {
 
   // MARK: Outbox
 
-  /// Queues `event` for every enabled registration that wants it (the test kind only for ``WebhookEvent/target``);
-  /// returns how many deliveries were queued (0 for an event queued before with the same key).
+  /// Queues `event` for every enabled registration that wants it (the test kind only for ``WebhookEvent/target``),
+  /// due at once and queued at ``WebhookEvent/queuedAt`` (the abandon clock starts there, not at the event's own
+  /// time); returns how many deliveries were queued (0 for an event queued before with the same key).
   @discardableResult
   func enqueueWebhookEvent(_ event: WebhookEvent) async throws -> Int
   /// Leases up to `limit` due deliveries (`nextAttemptAt ≤ now`, no live lease, enabled registration) to `lease`
@@ -67,20 +68,26 @@ public struct WebhookEvent: Sendable, Hashable {
   public var payload: Data
   /// The key that makes it one event: the `Idempotency-Key` header of its deliveries.
   public var idempotencyKey: String
-  /// When it happened, UTC milliseconds (also when its deliveries are first due).
+  /// When it happened, UTC milliseconds, as the event says (a fix's time, which a device's clock may put ahead of the
+  /// server's): only the body's `occurredAt`.
   public var occurredAt: Int64
+  /// When it is queued, UTC milliseconds of the server's clock: its deliveries are due from then, and are abandoned
+  /// counting from then.
+  public var queuedAt: Int64
   /// Only this registration (a test event), instead of every one that wants the kind.
   public var target: String?
 
   /// An event.
   public init(
-    kind: String, userID: UserID?, payload: Data, idempotencyKey: String, occurredAt: Int64, target: String? = nil
+    kind: String, userID: UserID?, payload: Data, idempotencyKey: String, occurredAt: Int64, queuedAt: Int64,
+    target: String? = nil
   ) {
     self.kind = kind
     self.userID = userID
     self.payload = payload
     self.idempotencyKey = idempotencyKey
     self.occurredAt = occurredAt
+    self.queuedAt = queuedAt
     self.target = target
   }
 

@@ -116,7 +116,7 @@ extension PostgresStore: WebhookStore {
         WITH inserted AS (
           INSERT INTO webhook_outbox(id, webhook_id, idempotency_key, kind, body, created_at, next_attempt_at)
           VALUES (\(UUID().uuidString.lowercased()), \(recipient.id), \(event.idempotencyKey), \(event.kind), \(body),
-            \(event.occurredAt), \(event.occurredAt))
+            \(event.queuedAt), \(event.queuedAt))
           ON CONFLICT (webhook_id, idempotency_key) DO NOTHING RETURNING 1)
         SELECT count(*) FROM inserted
         """, on: connection, logger: logger)

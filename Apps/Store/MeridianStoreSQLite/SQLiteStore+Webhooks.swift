@@ -120,8 +120,8 @@ extension SQLiteStore {
           VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (webhook_id, idempotency_key) DO NOTHING
           """,
         arguments: [
-          UUID().uuidString.lowercased(), recipient.id, event.idempotencyKey, event.kind, body, event.occurredAt,
-          event.occurredAt,
+          UUID().uuidString.lowercased(), recipient.id, event.idempotencyKey, event.kind, body, event.queuedAt,
+          event.queuedAt,
         ])
       queued += db.changesCount
     }

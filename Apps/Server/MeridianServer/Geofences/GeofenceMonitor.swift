@@ -177,7 +177,7 @@ final class GeofenceMonitor: Sendable {
       }
     }
     let addressed = try await address(events, fences: fences, at: time)
-    update.webhookEvents = addressed.compactMap(Self.webhookEvent)
+    update.webhookEvents = addressed.compactMap { Self.webhookEvent($0, queuedAt: time) }
     return (update, addressed)
   }
 
@@ -242,7 +242,7 @@ final class GeofenceMonitor: Sendable {
         update.states = [fence.id: next]
       }
       let addressed = try await self.address([event], fences: [fence.id: fence], at: time)
-      update.webhookEvents = addressed.compactMap(Self.webhookEvent)
+      update.webhookEvents = addressed.compactMap { Self.webhookEvent($0, queuedAt: time) }
       return (update, addressed)
     }
     await deliver(events)

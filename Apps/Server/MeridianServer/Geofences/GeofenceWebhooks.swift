@@ -9,12 +9,13 @@ extension GeofenceMonitor {
   ///
   /// It is queued in the transaction that stores the event (``GeofenceTrackingUpdate/webhookEvents``), so a node
   /// stopping right after the commit loses no delivery. The event's id is the idempotency key — the same on every
-  /// node and after a restart — so an event evaluated twice is queued once.
-  static func webhookEvent(_ item: Addressed) -> WebhookEvent? {
+  /// node and after a restart — so an event evaluated twice is queued once. Its deliveries are due at `queuedAt` (the
+  /// server's clock at evaluation), whatever time the fix that decided it says.
+  static func webhookEvent(_ item: Addressed, queuedAt: Int64) -> WebhookEvent? {
     let event = item.event
     guard item.audience.contains(event.ownerId), let payload = try? JSONEncoder().encode(event) else { return nil }
     return WebhookEvent(
       kind: "geofence.\(event.kind.rawValue)", userID: event.ownerId, payload: payload,
-      idempotencyKey: "geofence:\(event.id)", occurredAt: event.timestamp)
+      idempotencyKey: "geofence:\(event.id)", occurredAt: event.timestamp, queuedAt: queuedAt)
   }
 }

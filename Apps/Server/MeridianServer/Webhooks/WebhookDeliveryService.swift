@@ -13,7 +13,7 @@ import Synchronization
 /// Delivers the webhook outbox: claims due deliveries under a lease, POSTs each one's exact body with its
 /// `Idempotency-Key` and `Meridian-Signature`, through NetworkingKit (full-jitter retries, `Retry-After`, a per-host
 /// retry budget) over AsyncHTTPClient, and records the outcome: delivered, due again after a backoff, or abandoned
-/// once ``WebhookSettings/abandonAfterMilliseconds`` passed since the event.
+/// once ``WebhookSettings/abandonAfterMilliseconds`` passed since the event was queued.
 ///
 /// Before each delivery the URL's host is resolved once and every address checked (``WebhookAddressPolicy``); the
 /// connection goes to the first checked address (IPv4 first), pinned with AsyncHTTPClient's `dnsOverride` (TLS still

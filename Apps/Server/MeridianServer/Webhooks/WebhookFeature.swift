@@ -55,6 +55,7 @@ struct WebhookFeature: Sendable {
       try await environment.webhooks.enqueue(
         WebhookEvent(
           kind: WebhookEvent.testKind, userID: user, payload: payload, idempotencyKey: key, occurredAt: now,
+          queuedAt: now,
           target: webhook.id))
       return WebhookTestReceipt(idempotencyKey: key)
     }

@@ -10,7 +10,7 @@ import Synchronization
 /// // After (or in) the transaction that stored the event:
 /// try await environment.webhooks.enqueue(
 ///   kind: "geofence.enter", userID: person, payload: try JSONEncoder().encode(event),
-///   idempotencyKey: "geofence.enter:\(event.id)", occurredAt: event.timestamp)
+///   idempotencyKey: "geofence.enter:\(event.id)", occurredAt: event.timestamp, queuedAt: now)
 /// ```
 ///
 /// A feature that queues inside its own store transaction (the engines' `enqueueWebhookEvent(_:db:)` and
@@ -26,18 +26,20 @@ public struct WebhookOutbox: Sendable {
   }
 
   /// Queues an event for every registration that wants it (the owner's and the operator-wide ones), once per
-  /// idempotency key; returns how many deliveries were queued.
+  /// idempotency key, due at `queuedAt` (the server's clock; `occurredAt` is only the body's); returns how many
+  /// deliveries were queued.
   /// - Throws: `WebhookStoreError.invalidPayload` when `payload` isn't JSON; the store's errors.
   @discardableResult
-  public func enqueue(kind: String, userID: UserID?, payload: Data, idempotencyKey: String, occurredAt: Int64)
-    async throws -> Int
-  {
+  public func enqueue(
+    kind: String, userID: UserID?, payload: Data, idempotencyKey: String, occurredAt: Int64, queuedAt: Int64
+  ) async throws -> Int {
     try await enqueue(
       WebhookEvent(
-        kind: kind, userID: userID, payload: payload, idempotencyKey: idempotencyKey, occurredAt: occurredAt))
+        kind: kind, userID: userID, payload: payload, idempotencyKey: idempotencyKey, occurredAt: occurredAt,
+        queuedAt: queuedAt))
   }
 
-  /// Queues `event`; see ``enqueue(kind:userID:payload:idempotencyKey:occurredAt:)``.
+  /// Queues `event`; see ``enqueue(kind:userID:payload:idempotencyKey:occurredAt:queuedAt:)``.
   @discardableResult
   public func enqueue(_ event: WebhookEvent) async throws -> Int {
     let queued = try await store.enqueueWebhookEvent(event)
