@@ -274,7 +274,8 @@ struct AdvertiserTests {
       }
       #expect(hiddenRows > 0 && exactRows > 0)
 
-      // Weeks run Monday to Sunday across the clock change.
+      // Weeks run Monday to Sunday across the clock change. Each holds a day of 1 to 4 people, so each is withheld:
+      // the week less its exact days would give away that day's offers and redemptions.
       let weekly = try JSONDecoder().decode(
         PromotionStatsReport.self,
         from: try await anna.send(
@@ -282,9 +283,21 @@ struct AdvertiserTests {
       #expect(weekly.rows.map(\.start) == [allDays[0], allDays[7]])
       #expect(weekly.rows.map(\.end) == [allDays[6], allDays[13]])
       for (index, row) in weekly.rows.enumerated() {
-        let want = recount(Set(allDays[(index * 7)..<(index * 7 + 7)])).row
-        #expect(row.offered == want.0 && row.people == want.1 && row.redeemed == want.2, "week \(index)")
+        let days = allDays[(index * 7)..<(index * 7 + 7)]
+        #expect(days.contains { (1..<5).contains(recount([$0]).people) })
+        #expect(row.offered == .withheld && row.people == .withheld && row.redeemed == .withheld, "week \(index)")
+        #expect(row.conversion == nil)
       }
+      // A part of a week whose days are all exact (6 and 9 people) is exact: the sum of those days.
+      let exactDays = try #require(allDays[2...3].allSatisfy { recount([$0]).people >= 5 } ? allDays[2...3] : nil)
+      let part = try JSONDecoder().decode(
+        PromotionStatsReport.self,
+        from: try await anna.send(
+          API.advertisedPromotionStats,
+          parameters: PromotionStatsQuery(id: id, from: exactDays.first, to: exactDays.last, bucket: .week)))
+      let want = recount(Set(exactDays)).row
+      #expect(part.rows.count == 1 && part.rows[0].offered == want.0 && part.rows[0].redeemed == want.2)
+      if case .exactly = part.rows[0].offered {} else { Issue.record("an exact part of a week was hidden") }
 
       // CSV: a header and one line per day, "< 5" as such.
       let csv = String(

@@ -117,7 +117,8 @@ public struct PromotionAudienceSize: Sendable, Hashable, Codable {
 }
 
 /// A count of people shown to an advertiser: exact from ``minimum`` people on, else only "fewer than that" — so a
-/// figure can't single out one person. On the wire a number, or the string `"< 5"`.
+/// figure can't single out one person — or withheld where it would tell, with other figures, what a hidden one
+/// holds (``FigureDisclosure``). On the wire a number, or the string `"< 5"` or `"withheld"`.
 public enum AggregateCount: Sendable, Hashable, Codable, CustomStringConvertible {
   /// The fewest people a count shows exactly.
   public static let minimum = 5
@@ -125,37 +126,43 @@ public enum AggregateCount: Sendable, Hashable, Codable, CustomStringConvertible
   case exactly(Int)
   /// 0 to ``minimum`` − 1.
   case fewerThanMinimum
+  /// Not shown though it is large enough: with other figures it would tell what one that is hidden holds.
+  case withheld
 
   /// `count` as shown.
   public init(_ count: Int) { self = count >= Self.minimum ? .exactly(count) : .fewerThanMinimum }
 
-  /// The number, or `< 5`.
+  /// The number, `< 5` or `withheld`.
   public var description: String {
     switch self {
     case .exactly(let count): String(count)
     case .fewerThanMinimum: "< \(Self.minimum)"
+    case .withheld: "withheld"
     }
   }
 
-  /// Reads a number (at least ``minimum``) or `"< 5"`.
+  /// Reads a number (at least ``minimum``), `"< 5"` or `"withheld"`.
   public init(from decoder: any Decoder) throws {
     let container = try decoder.singleValueContainer()
     if let count = try? container.decode(Int.self), count >= Self.minimum {
       self = .exactly(count)
-    } else if (try? container.decode(String.self)) == "< \(Self.minimum)" {
-      self = .fewerThanMinimum
+    } else if let text = try? container.decode(String.self),
+      let named = [Self.fewerThanMinimum, .withheld].first(where: { $0.description == text })
+    {
+      self = named
     } else {
       throw DecodingError.dataCorruptedError(
-        in: container, debugDescription: "A count is a number of at least \(Self.minimum), or \"< \(Self.minimum)\".")
+        in: container,
+        debugDescription: "A count is a number of at least \(Self.minimum), \"< \(Self.minimum)\" or \"withheld\".")
     }
   }
 
-  /// Writes a number or `"< 5"`.
+  /// Writes a number, `"< 5"` or `"withheld"`.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
     switch self {
     case .exactly(let count): try container.encode(count)
-    case .fewerThanMinimum: try container.encode(description)
+    case .fewerThanMinimum, .withheld: try container.encode(description)
     }
   }
 }

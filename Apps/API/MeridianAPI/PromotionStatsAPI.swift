@@ -97,19 +97,51 @@ public struct PromotionStatsRow: Sendable, Hashable, Codable {
   /// that holds today).
   public var eligible: AggregateCount?
 
-  /// A row from exact counts, hidden below ``AggregateCount/minimum`` people: a bucket with fewer people shows
-  /// "< 5" for all three counts (its offers would tell how few), and no conversion.
-  public init(start: CalendarDay, end: CalendarDay, offers: Int, people: Int, redeemed: Int, eligible: Int? = nil) {
+  /// A row from exact counts, shown as ``FigureDisclosure/of(people:dailyPeople:)`` says: a bucket of fewer than
+  /// ``AggregateCount/minimum`` people shows "< 5" for all three counts (its offers would tell how few); a larger
+  /// one holding a day of 1 to 4 people shows "withheld" (it, less the other days, would tell that day's figures);
+  /// either has no conversion. `dailyPeople` are the people of each of the bucket's days.
+  public init(
+    start: CalendarDay, end: CalendarDay, offers: Int, people: Int, redeemed: Int, dailyPeople: [Int],
+    eligible: Int? = nil
+  ) {
     self.start = start
     self.end = end
     self.eligible = eligible.map(AggregateCount.init)
-    let hidden = people < AggregateCount.minimum
-    self.offered = hidden ? .fewerThanMinimum : AggregateCount(offers)
-    self.people = AggregateCount(people)
-    self.redeemed = hidden ? .fewerThanMinimum : AggregateCount(redeemed)
+    switch FigureDisclosure.of(people: people, dailyPeople: dailyPeople) {
+    case .shown:
+      (offered, self.people) = (AggregateCount(offers), AggregateCount(people))
+      self.redeemed = AggregateCount(redeemed)
+    case .fewerThanMinimum:
+      (offered, self.people, self.redeemed) = (.fewerThanMinimum, .fewerThanMinimum, .fewerThanMinimum)
+    case .withheld: (offered, self.people, self.redeemed) = (.withheld, .withheld, .withheld)
+    }
     if case .exactly(let shown) = self.people, case .exactly(let used) = self.redeemed {
       conversion = Double(used) / Double(shown)
     }
+  }
+}
+
+/// The k-anonymity rule of promotion figures, once: how a bucket's counts (offers, people, redemptions) are shown.
+///
+/// A day of 1 to 4 people is hidden ("< 5"). Offers and redemptions add up over days, so a bucket of several days
+/// (a week, or the part of one a range covers) shown exactly while one of its days is hidden would give that day
+/// away: the bucket less its other days. So a bucket is exact only when each of its days is exact or empty; every
+/// exact figure is then a sum of exact days, and no combination of answers — days, weeks, any ranges — recovers a
+/// group of fewer than ``AggregateCount/minimum`` people.
+public enum FigureDisclosure: Sendable, Hashable {
+  /// Exact.
+  case shown
+  /// Fewer than ``AggregateCount/minimum`` people: "< 5".
+  case fewerThanMinimum
+  /// Enough people, but a day of the bucket is hidden: "withheld".
+  case withheld
+
+  /// How a bucket of `people` in all, and `dailyPeople` on each of its days, is shown.
+  public static func of(people: Int, dailyPeople: [Int]) -> FigureDisclosure {
+    if people < AggregateCount.minimum { return .fewerThanMinimum }
+    let hiddenDay = dailyPeople.contains { (1..<AggregateCount.minimum).contains($0) }
+    return hiddenDay ? .withheld : .shown
   }
 }
 

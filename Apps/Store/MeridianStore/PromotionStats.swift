@@ -4,7 +4,8 @@ import MeridianAPI
 
 /// A promotion's figures per day or week of its venue's time zone, counted from the stored offers and redemptions:
 /// one rule for the advertiser API (`GET /v1/advertiser/promotions/{id}/stats`) and `meridian-admin promotions stats
-/// --by day`. Counts below ``AggregateCount/minimum`` people are hidden (``PromotionStatsRow``).
+/// --by day`. Counts below ``AggregateCount/minimum`` people are hidden, and a week holding such a day is withheld
+/// (``FigureDisclosure``).
 public struct PromotionStats: Sendable {
   let store: any MeridianStore
 
@@ -39,6 +40,16 @@ public struct PromotionStats: Sendable {
     }
     let boundaries = groups.compactMap(\.first).map(Timestamp.milliseconds) + [Timestamp.milliseconds(after)]
     let counts = try await store.promotionCounts(promotion.id, boundaries: boundaries)
+    // The people of each day, for the rule that a bucket holding a hidden day is withheld.
+    var dailyPeople = counts.map { [$0.people] }
+    if bucket == .week {
+      let dayBoundaries = days.map(Timestamp.milliseconds) + [Timestamp.milliseconds(after)]
+      var daily = try await store.promotionCounts(promotion.id, boundaries: dayBoundaries).map(\.people)[...]
+      dailyPeople = groups.map { group in
+        defer { daily = daily.dropFirst(group.count) }
+        return Array(daily.prefix(group.count))
+      }
+    }
     // A special promotion's audience at each bucket's end (or now) that has begun, read once for the request.
     var eligible: [Int?] = groups.map { _ in nil }
     if promotion.audience == .special {
@@ -53,7 +64,7 @@ public struct PromotionStats: Sendable {
       rows.append(
         PromotionStatsRow(
           start: Self.day(first, calendar), end: Self.day(last, calendar), offers: count.offers,
-          people: count.people, redeemed: count.redeemed, eligible: eligible[index]))
+          people: count.people, redeemed: count.redeemed, dailyPeople: dailyPeople[index], eligible: eligible[index]))
     }
     return PromotionStatsReport(
       promotionId: promotion.id, venueId: venue.id, timeZone: venue.resolvedTimeZone.identifier, bucket: bucket,
