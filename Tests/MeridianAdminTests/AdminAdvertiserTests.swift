@@ -55,4 +55,55 @@ struct AdminAdvertiserTests {
     #expect(try await sandbox.admin(["promotions", "stats", "--by", "day", "--promotion", "none"]).status == 3)
     #expect(try await sandbox.admin(["promotions", "stats"]).status == 2)
   }
+
+  /// `promotions list` and `promotions stats` count as running only what the server shows (a paused or ended
+  /// promotion is not, whatever its dates); `--limit` holds with `--venue`; `--server` lists without `--venue`.
+  @Test func listAndStatsCountOnlyWhatRuns() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try await sandbox.twoCafes()
+    for id in ["over", "paused", "run"] {
+      try await store.insertPromotion(Promotion(id: PromotionID(id), venueID: "cafe-1", name: id, promoCode: id))
+    }
+    for (id, state) in [("over", PromotionState.ended), ("paused", .paused)] {
+      let promotion = try #require(try await store.promotion(PromotionID(id)))
+      try await store.savePromotion(promotion, settings: PromotionSettings(state: state))
+    }
+    let listed = try await sandbox.admin(["promotions", "list", "--venue", "cafe-1", "--json"])
+    #expect(listed.status == 0, "\(listed)")
+    let rows = try #require(try listed.json() as? [[String: Any]])
+    let running = rows.compactMap { row in
+      ((row["promotion"] as? [String: Any])?["id"] as? String).map { ($0, row["running"] as? Bool) }
+    }
+    #expect(running.map(\.0) == ["over", "paused", "run"] && running.map(\.1) == [false, false, true], "\(rows)")
+    let table = try await sandbox.admin(["promotions", "list", "--venue", "cafe-1"]).stdout
+    #expect(table.split(separator: "\n").filter { $0.split(separator: " ").last == "yes" }.count == 1, "\(table)")
+
+    let stats = try await sandbox.admin(["promotions", "stats", "--venue", "cafe-1", "--json"])
+    #expect(try stats.object()["running"] as? Int == 1, "\(stats)")
+    let figures = try #require(try stats.object()["byPromotion"] as? [[String: Any]])
+    #expect(figures.map { $0["running"] as? Bool } == [false, false, true], "\(figures)")
+
+    let one = try await sandbox.admin(["promotions", "list", "--venue", "cafe-1", "--limit", "1", "--json"])
+    #expect(try #require(try one.json() as? [[String: Any]]).count == 1, "\(one)")
+    let page = try await sandbox.admin(["promotions", "list", "--venue", "cafe-1", "--limit", "1", "--offset", "2"])
+    #expect(page.stdout.contains("run") && !page.stdout.contains("paused"), "\(page)")
+    #expect(try await sandbox.admin(["promotions", "list", "--venue", "nowhere"]).status == 3)
+
+    // Through a running server, with or without --venue: what the database says.
+    let server = try await InProcessServer.start(database: sandbox.database, adminToken: "list-token")
+    do {
+      let remote = ["--server", server.url, "--token", "list-token"]
+      for command in [["promotions", "list"], ["promotions", "list", "--venue", "cafe-1", "--limit", "2"]] {
+        let through = try await sandbox.admin(command + ["--json"] + remote, database: nil)
+        #expect(through.status == 0, "\(command): \(through)")
+        #expect(through.stdout == (try await sandbox.admin(command + ["--json"])).stdout, "\(command)")
+      }
+      let nowhere = try await sandbox.admin(["promotions", "list", "--venue", "nowhere"] + remote, database: nil)
+      #expect(nowhere.status == 3, "\(nowhere)")
+    } catch {
+      try await server.stop()
+      throw error
+    }
+    try await server.stop()
+  }
 }

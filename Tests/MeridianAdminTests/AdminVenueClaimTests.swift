@@ -67,7 +67,7 @@ struct AdminPromotionListTests {
     #expect(try await ids(["--state", "ended"]) == ["p3"])
     let table = try await sandbox.admin(["promotions", "list", "--limit", "2"])
     #expect(table.stdout.contains("cafe-2") && table.stdout.contains("More: --offset 2"), "\(table)")
-    // One venue alone lists as before.
+    // One venue alone.
     let one = try await sandbox.admin(["promotions", "list", "--venue", "cafe-1"])
     #expect(one.status == 0 && one.stdout.contains("p1") && !one.stdout.contains("p2"), "\(one)")
     #expect(try await sandbox.admin(["promotions", "list", "--state", "sleeping"]).status == 2)

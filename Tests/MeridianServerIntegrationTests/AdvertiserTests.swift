@@ -189,6 +189,61 @@ struct AdvertiserTests {
     }
   }
 
+  /// The operator's figures (`GET /v1/admin/venues/{id}/promotions/stats`, `GET /v1/admin/promotions`) apply the
+  /// venue listing's rules: paused and ended promotions don't run, and the eligible audience is whom the running
+  /// special promotions' own rules select — Dana, whom the listing offers the eager one.
+  @Test func operatorFiguresApplyTheListingsRules() async throws {
+    try await TestServer.with({ $0.adminToken = "figures-admin" }) { server in
+      let (cafe, _, anna) = try await Self.cafeWithOwner("figures", on: server)
+      let start = Timestamp.milliseconds(Date()) - 600_000
+      let walk = try (0..<7).map { step in
+        let point = east(of: Self.kyiv, Double(step - 3) * 30)
+        return try LocationFix(
+          timestamp: start + Int64(step) * 20_000, latitude: point.latitude, longitude: point.longitude,
+          horizontalAccuracy: 10)
+      }
+      let (_, dana) = try await server.signUp("dana")
+      _ = try await dana.send(API.postFixes, body: FixBatch(deviceId: "dana-phone", fixes: walk))
+      var ids: [String: PromotionID] = [:]
+      for (name, audience, rule) in [
+        ("eager", PromotionAudience.special, PromotionEligibility(radius: 100, minimumDays: 1, lookbackDays: 2)),
+        ("strict", .special, nil), ("paused", .general, nil), ("ended", .general, nil), ("plain", .general, nil),
+        ("paused-eager", .special, PromotionEligibility(radius: 100, minimumDays: 1, lookbackDays: 2)),
+      ] {
+        ids[name] =
+          try await anna.send(
+            API.createAdvertisedPromotion, parameters: VenueRef(id: cafe.id),
+            body: PromotionDraft(name: name, promoCode: name.uppercased(), audience: audience, eligibility: rule)
+          ).promotion.id
+      }
+      for (name, state) in [("paused", PromotionState.paused), ("ended", .ended), ("paused-eager", .paused)] {
+        _ = try await anna.send(
+          API.setAdvertisedPromotionState, parameters: PromotionRef(id: try #require(ids[name])),
+          body: PromotionStateChange(state: state))
+      }
+      let offered = try await dana.send(API.venuePromotions, parameters: VenueRef(id: cafe.id))
+      #expect(Set(offered.promotions.map(\.id)) == Set([ids["eager"], ids["plain"]].compactMap { $0 }))
+
+      let admin = try server.client(token: "figures-admin")
+      let stats = try await admin.send(API.adminPromotionStatistics, parameters: VenueRef(id: cafe.id))
+      #expect(stats.promotions == 6 && stats.running == 3 && stats.special == 3, "\(stats)")
+      #expect(stats.eligible == 1, "\(stats)")
+      let runningNames = Set(stats.byPromotion.filter(\.running).map(\.name))
+      #expect(runningNames == ["eager", "strict", "plain"])
+      let page = try await admin.send(API.adminPromotions, parameters: AdminPromotionQuery(venue: cafe.id))
+      #expect(Set(page.items.filter(\.running).map(\.promotion.name)) == runningNames)
+      #expect(page.items.first { $0.promotion.name == "ended" }?.state == .ended)
+      let limited = try await admin.send(API.adminPromotions, parameters: AdminPromotionQuery(venue: cafe.id, limit: 2))
+      #expect(limited.items.count == 2)
+      await expectAPIError(.notFound, status: 404) {
+        try await admin.send(API.adminPromotions, parameters: AdminPromotionQuery(venue: "nowhere"))
+      }
+      let badState = try await server.phoneAppRequest(
+        .get, "/v1/admin/promotions?state=sleeping", headers: [.authorization: "Bearer figures-admin"])
+      #expect(badState.head.status.code == 400 && badState.errorCode == "invalid_request")
+    }
+  }
+
   @Test func dailyAndWeeklyFiguresEqualARecountAndHideSmallCounts() async throws {
     try await TestServer.with { server in
       let store = server.app.environment.store

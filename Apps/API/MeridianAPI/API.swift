@@ -117,7 +117,7 @@ public enum API {
       adminStats.descriptor, adminUsers.descriptor, adminUser.descriptor, adminDisableUser.descriptor,
       adminEnableUser.descriptor, adminDeleteUser.descriptor, adminRevokeUserTokens.descriptor, adminTokens.descriptor,
       adminRevokeToken.descriptor, adminUserGroups.descriptor, adminVenuePromotions.descriptor,
-      adminPromotionStatistics.descriptor,
+      adminPromotionStatistics.descriptor, adminPromotions.descriptor,
       polls.descriptor, createPoll.descriptor, poll.descriptor, updatePoll.descriptor, deletePoll.descriptor,
       vote.descriptor, pollComments.descriptor,
       addPollComment.descriptor, deletePollComment.descriptor, hidePollComment.descriptor, coupons.descriptor,

@@ -38,6 +38,10 @@ extension API {
   /// `GET /v1/admin/venues/{id}/promotions`: every promotion of the venue, running or not, and the venue's time zone.
   public static let adminVenuePromotions = Endpoint<VenueRef, NoBody, AdminPromotionList>(
     .get, "/v1/admin/venues/\(\.id, "id")/promotions")
+  /// `GET /v1/admin/promotions?venue=&advertiser=&state=&limit=&offset=`: a page of every venue's promotions (by
+  /// venue, then id), each with its state and whether it runs now.
+  public static let adminPromotions = Endpoint<AdminPromotionQuery, NoBody, AdminPromotionPage>(
+    .get, "/v1/admin/promotions", query: { $0.queryItems })
   /// `GET /v1/admin/venues/{id}/promotions/stats`: shown, redeemed and the eligible audience, per promotion.
   public static let adminPromotionStatistics = Endpoint<VenueRef, NoBody, VenuePromotionStatistics>(
     .get, "/v1/admin/venues/\(\.id, "id")/promotions/stats")
@@ -83,6 +87,54 @@ public struct AdminUsersQuery: RouteParameters, Hashable {
     self.offset = Int(offset)
   }
   var queryItems: [QueryItem] { [QueryItem("limit", limit), QueryItem("offset", offset)] }
+}
+
+/// `?venue=&advertiser=&state=&limit=&offset=` of `GET /v1/admin/promotions` (limit 1…1000, default 100).
+public struct AdminPromotionQuery: RouteParameters, Hashable {
+  /// Only this venue's.
+  public var venue: PlaceID?
+  /// Only those of the venues this user (id, email address or phone number) advertises for.
+  public var advertiser: String?
+  /// Only those in this state.
+  public var state: PromotionState?
+  /// At most this many.
+  public var limit: Int
+  /// Skipped first.
+  public var offset: Int
+
+  /// A page.
+  public init(
+    venue: PlaceID? = nil, advertiser: String? = nil, state: PromotionState? = nil, limit: Int = 100, offset: Int = 0
+  ) {
+    self.venue = venue
+    self.advertiser = advertiser
+    self.state = state
+    self.limit = limit
+    self.offset = offset
+  }
+
+  /// Reads `venue`, `advertiser`, `state`, `limit` and `offset`.
+  public init(path: [String: String], query: [String: [String]]) throws(APIError) {
+    let page = try AdminUsersQuery(path: path, query: query)
+    venue = query.string("venue").map { PlaceID($0) }
+    advertiser = query.string("advertiser")
+    if let text = query.string("state") {
+      guard let state = PromotionState(rawValue: text) else {
+        throw .invalidRequest("'state' must be running, paused or ended, not '\(echo(text))'.")
+      }
+      self.state = state
+    }
+    limit = page.limit
+    offset = page.offset
+  }
+
+  var queryItems: [QueryItem] {
+    var items = [QueryItem("limit", limit), QueryItem("offset", offset)]
+    if let venue { items.append(QueryItem("venue", venue.rawValue)) }
+    if let advertiser { items.append(QueryItem("advertiser", advertiser)) }
+    if let state { items.append(QueryItem("state", state.rawValue)) }
+    return items
+  }
 }
 
 /// A user in an admin path, named by id, email address or phone number: `/v1/admin/users/{id}`.
@@ -464,17 +516,47 @@ public struct AdminPromotionList: Sendable, Hashable, Codable {
   }
 }
 
+/// `GET /v1/admin/promotions`. Wire name: `items`.
+public struct AdminPromotionPage: Sendable, Hashable, Codable {
+  /// The promotions, by venue, then id.
+  public var items: [AdminPromotionItem]
+  /// A page.
+  public init(items: [AdminPromotionItem]) { self.items = items }
+}
+
+/// A promotion as operators list it: its advertiser's settings, and whether it runs now (its state is running and
+/// the time lies in its validity and daily window, in its venue's time zone). Wire names: `promotion`, `state`,
+/// `eligibility`, `running`.
+public struct AdminPromotionItem: Sendable, Hashable, Codable {
+  /// The promotion.
+  public var promotion: Promotion
+  /// Its state.
+  public var state: PromotionState
+  /// Its special-audience rule.
+  public var eligibility: PromotionEligibility
+  /// Whether it runs now.
+  public var running: Bool
+
+  /// An item.
+  public init(_ advertised: AdvertisedPromotion, running: Bool) {
+    promotion = advertised.promotion
+    state = advertised.state
+    eligibility = advertised.eligibility
+    self.running = running
+  }
+}
+
 /// How a venue's promotions do (`GET /v1/admin/venues/{id}/promotions/stats`, `meridian-admin promotions stats`).
 public struct VenuePromotionStatistics: Sendable, Hashable, Codable {
   /// The venue.
   public var venue: String
   /// Promotions stored.
   public var promotions: Int
-  /// Of those, running now.
+  /// Of those, running now (their state is running, and the time lies in their validity and daily window).
   public var running: Int
   /// Of those, special (personalized).
   public var special: Int
-  /// Users the special promotions would be offered to now (DomainKit's `PromotionEligibility`).
+  /// Users the running special promotions would be offered to now, each by its own audience rule, each user once.
   public var eligible: Int
   /// Users offered a promotion, each promotion's users counted once.
   public var shown: Int

@@ -29,8 +29,8 @@ protocol AdminBackend: Sendable {
   func revokeTokens(user: String) async throws -> AdminTokenRevocation
   /// A user's groups.
   func groups(user: String) async throws -> [GroupSummary]
-  /// A venue's promotions, running or not, with its time zone.
-  func promotions(venue: String) async throws -> AdminPromotionList
+  /// A page of every venue's promotions, each with its state and whether it runs now.
+  func promotionPage(_ query: AdminPromotionQuery) async throws -> AdminPromotionPage
   /// How a venue's promotions do.
   func promotionStatistics(venue: String) async throws -> VenuePromotionStatistics
   /// Releases connections.
@@ -107,8 +107,8 @@ struct AdminServer: AdminBackend {
     try await send { try await client.send(API.adminUserGroups, parameters: AdminUserRef(user: user)).groups }
   }
 
-  func promotions(venue: String) async throws -> AdminPromotionList {
-    try await send { try await client.send(API.adminVenuePromotions, parameters: VenueRef(id: PlaceID(venue))) }
+  func promotionPage(_ query: AdminPromotionQuery) async throws -> AdminPromotionPage {
+    try await send { try await client.send(API.adminPromotions, parameters: query) }
   }
 
   func promotionStatistics(venue: String) async throws -> VenuePromotionStatistics {

@@ -11,9 +11,13 @@ struct PromotionsCommand: AsyncParsableCommand {
     commandName: "promotions", abstract: "Create and list venues' promotions and see their audience.",
     subcommands: [Create.self, List.self, Stats.self])
 
-  static func table(_ promotions: [Promotion], now: Int64, timeZone: TimeZone) -> String {
-    var table = TextTable(["id", "name", "code", "audience", "price", "valid (UTC)", "window", "running"])
-    for promotion in promotions {
+  /// The promotions as a table: each one's state, and whether it runs now (``AdminPromotionItem/running``).
+  static func table(_ items: [AdminPromotionItem]) -> String {
+    var table = TextTable([
+      "venue", "id", "name", "code", "audience", "price", "valid (UTC)", "window", "state", "running",
+    ])
+    for item in items {
+      let promotion = item.promotion
       let price = [promotion.oldPrice, promotion.newPrice].map { money in
         money.map { "\(Double($0.amount) / 100) \($0.currency)" } ?? "-"
       }
@@ -21,10 +25,10 @@ struct PromotionsCommand: AsyncParsableCommand {
         String(format: "%02d:%02d-%02d:%02d", $0.start / 60, $0.start % 60, $0.end / 60, $0.end % 60)
       }
       table.add([
-        promotion.id.rawValue, promotion.name, promotion.promoCode, promotion.audience.rawValue,
-        "\(price[0]) → \(price[1])",
+        promotion.venueID.rawValue, promotion.id.rawValue, promotion.name, promotion.promoCode,
+        promotion.audience.rawValue, "\(price[0]) → \(price[1])",
         "\(AdminFormat.time(promotion.validFrom)) … \(AdminFormat.time(promotion.validUntil))",
-        window ?? "all day", promotion.isActive(at: now, timeZone: timeZone) ? "yes" : "no",
+        window ?? "all day", item.state.rawValue, item.running ? "yes" : "no",
       ])
     }
     return table.text
@@ -116,7 +120,8 @@ struct PromotionsCommand: AsyncParsableCommand {
 
   struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "List promotions, running or not: every venue's (a page at a time), or one venue's.")
+      abstract:
+        "List promotions, running or not, a page at a time: every venue's, one venue's, or an advertiser's.")
 
     @OptionGroup var options: GlobalOptions
 
@@ -135,20 +140,8 @@ struct PromotionsCommand: AsyncParsableCommand {
     @Option(help: "Skip this many first (by venue, then id).")
     var offset = 0
 
+    /// A page of the promotions that match the filters, from the database or the server (`--server`).
     func run() async throws {
-      // One venue's list, as before (also through --server); anything else is a page from the database.
-      guard advertiser == nil, state == nil, offset == 0, let venue else { return try await page() }
-      let list = try await options.withBackend { try await $0.promotions(venue: venue) }
-      let timeZone = TimeZone(identifier: list.timeZone) ?? .gmt
-      try options.emit(list.promotions) {
-        list.promotions.isEmpty
-          ? "Venue \(list.venueId) has no promotions."
-          : PromotionsCommand.table(list.promotions, now: Timestamp.milliseconds(Date()), timeZone: timeZone)
-      }
-    }
-
-    /// Every venue's promotions that match the filters, from the database.
-    func page() async throws {
       let wanted = try state.map { text in
         guard let state = PromotionState(rawValue: text) else {
           throw AdminError.usage("--state must be running, paused or ended.")
@@ -158,24 +151,13 @@ struct PromotionsCommand: AsyncParsableCommand {
       guard (1...1000).contains(limit), offset >= 0 else {
         throw AdminError.usage("--limit must be 1…1000 and --offset 0 or more.")
       }
-      try await options.withDatabase { database in
-        var filter = PromotionFilter(venue: venue.map { PlaceID($0) }, state: wanted)
-        if let advertiser { filter.advertiser = try await database.administration.user(named: advertiser) }
-        let promotions = try await database.store.promotionPage(filter, limit: limit, offset: offset)
-        try options.emit(promotions) {
-          guard !promotions.isEmpty else { return "No promotions." }
-          var table = TextTable(["venue", "id", "name", "code", "audience", "state", "valid (UTC)"])
-          for item in promotions {
-            let promotion = item.promotion
-            table.add([
-              promotion.venueID.rawValue, promotion.id.rawValue, promotion.name, promotion.promoCode,
-              promotion.audience.rawValue, item.state.rawValue,
-              "\(AdminFormat.time(promotion.validFrom)) … \(AdminFormat.time(promotion.validUntil))",
-            ])
-          }
-          let more = promotions.count == limit ? "\nMore: --offset \(offset + limit)." : ""
-          return table.text + more
-        }
+      let query = AdminPromotionQuery(
+        venue: venue.map { PlaceID($0) }, advertiser: advertiser, state: wanted, limit: limit, offset: offset)
+      let items = try await options.withBackend { try await $0.promotionPage(query) }.items
+      try options.emit(items) {
+        guard !items.isEmpty else { return "No promotions." }
+        let more = items.count == limit ? "\nMore: --offset \(offset + limit)." : ""
+        return PromotionsCommand.table(items) + more
       }
     }
   }

@@ -138,12 +138,34 @@ public struct Administration: Sendable {
       promotions: try await store.promotions(venue: place.id))
   }
 
+  /// A page of every venue's promotions matching `query` (by venue, then id), each with its state and whether it
+  /// runs now by the venue's rule (``PromotionAvailability``).
+  /// - Throws: 404 for an unknown venue or advertiser.
+  public func promotionPage(_ query: AdminPromotionQuery) async throws -> AdminPromotionPage {
+    var filter = PromotionFilter(venue: query.venue, state: query.state)
+    if let venue = query.venue { _ = try await place(venue: venue.rawValue) }
+    if let advertiser = query.advertiser { filter.advertiser = try await user(named: advertiser) }
+    let page = try await store.promotionPage(filter, limit: query.limit, offset: query.offset)
+    let time = now()
+    var zones: [PlaceID: TimeZone] = [:]
+    var items: [AdminPromotionItem] = []
+    for item in page {
+      let venue = item.promotion.venueID
+      if zones[venue] == nil { zones[venue] = try await place(venue: venue.rawValue).resolvedTimeZone }
+      let running = PromotionAvailability.isRunning(
+        item.promotion, state: item.state, at: time, timeZone: zones[venue] ?? .gmt)
+      items.append(AdminPromotionItem(item, running: running))
+    }
+    return AdminPromotionPage(items: items)
+  }
+
   /// How the venue's promotions do: running, shown (offered by `GET /v1/venues/{id}/promotions`), redeemed, and
-  /// how many users the special ones would be offered to now.
+  /// how many users the special ones would be offered to now — by the rules of ``PromotionAvailability``, as the
+  /// venue's listing applies them.
   public func promotionStatistics(venue id: String) async throws -> VenuePromotionStatistics {
     let place = try await place(venue: id)
-    let time = now()
-    let promotions = try await store.promotions(venue: place.id)
+    let availability = try await PromotionAvailability(venue: place, store: store, now: now())
+    let promotions = availability.promotions
     let activity = Dictionary(
       try await store.promotionActivity(venue: place.id).map { ($0.promotionID, $0) },
       uniquingKeysWith: { first, _ in first })
@@ -151,13 +173,13 @@ public struct Administration: Sendable {
       let done = activity[promotion.id]
       return PromotionFigures(
         id: promotion.id.rawValue, name: promotion.name, audience: promotion.audience.rawValue,
-        running: promotion.isActive(at: time, timeZone: place.resolvedTimeZone), shownUsers: done?.offeredUsers ?? 0,
+        running: availability.isRunning(promotion), shownUsers: done?.offeredUsers ?? 0,
         shownTimes: done?.offers ?? 0, redeemed: done?.redeemed ?? 0)
     }
     return VenuePromotionStatistics(
       venue: place.id.rawValue, promotions: promotions.count, running: figures.filter(\.running).count,
       special: promotions.filter { $0.audience == .special }.count,
-      eligible: try await EligibleAudience(store: store).count(for: place, now: time),
+      eligible: try await availability.eligibleCount(),
       shown: figures.reduce(0) { $0 + $1.shownUsers },
       redeemed: figures.reduce(0) { $0 + $1.redeemed }, byPromotion: figures)
   }

@@ -34,12 +34,17 @@ public struct EligibleAudience: Sendable {
 
   /// How many users are eligible for `place`'s special promotions at `now`.
   public func count(for place: Place, now: Int64) async throws -> Int {
-    guard let location = place.location else { return 0 }
+    try await eligibleUsers(for: place, now: now).count
+  }
+
+  /// The users eligible for `place`'s special promotions at `now`.
+  public func eligibleUsers(for place: Place, now: Int64) async throws -> Set<UserID> {
+    guard let location = place.location else { return [] }
     let from = rule.periodStart(now: now, timeZone: place.resolvedTimeZone)
-    var eligible = 0
+    var eligible: Set<UserID> = []
     for user in try await store.usersSeen(near: location, radius: searchRadius, from: from, to: now)
     where try await isEligible(user, for: place, now: now) {
-      eligible += 1
+      eligible.insert(user)
     }
     return eligible
   }

@@ -65,6 +65,7 @@ struct AdminFeatures: Sendable {
     routes.on(API.adminVenuePromotions) { call in
       try await administration.promotions(venue: call.parameters.id.rawValue)
     }
+    routes.on(API.adminPromotions) { call in try await administration.promotionPage(call.parameters) }
     routes.on(API.adminPromotionStatistics) { call in
       try await administration.promotionStatistics(venue: call.parameters.id.rawValue)
     }

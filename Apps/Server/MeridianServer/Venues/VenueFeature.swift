@@ -31,30 +31,14 @@ struct VenueFeature: Sendable {
     return venue
   }
 
-  /// The venue's running promotions (validity and daily window in the venue's time zone): the general ones, and
-  /// the special ones when DomainKit's `PromotionEligibility` says the viewer keeps passing by without visiting.
-  /// The promotions answered are recorded as offered to the viewer (what they may redeem, and the "shown" of the
-  /// venue's statistics).
+  /// The venue's running promotions offered to the viewer (``PromotionAvailability``): the general ones, and the
+  /// special ones whose own audience rule says the viewer keeps passing by without visiting. The promotions
+  /// answered are recorded as offered to the viewer (what they may redeem, and the "shown" of the venue's
+  /// statistics).
   func venuePromotions(viewer: UserID, _ id: PlaceID) async throws -> VenuePromotions {
     let place = try await venue(VenueRef(id: id)).place()
-    let timeZone = place.resolvedTimeZone
     let now = environment.now()
-    let settings = try await store.promotionSettings(venue: id)
-    let running = try await store.promotions(venue: id).filter {
-      (settings[$0.id]?.state ?? .running) == .running && $0.isActive(at: now, timeZone: timeZone)
-    }
-    // Each special promotion by its own audience rule (its advertiser's thresholds), each rule checked once.
-    var eligibleByRule: [PromotionEligibility: Bool] = [:]
-    var shown = running.filter { $0.audience == .general }
-    for promotion in running where promotion.audience == .special {
-      let rule = settings[promotion.id]?.eligibility ?? PromotionEligibility()
-      if eligibleByRule[rule] == nil {
-        eligibleByRule[rule] = try await EligibleAudience(store: store, rule: rule).isEligible(
-          viewer, for: place, now: now)
-      }
-      if eligibleByRule[rule] == true { shown.append(promotion) }
-    }
-    let eligible = eligibleByRule.values.contains(true)
+    let (eligible, shown) = try await PromotionAvailability(venue: place, store: store, now: now).offers(to: viewer)
     // Best effort: a listing must not fail because its statistics could not be written.
     try? await store.recordOffers(shown.map(\.id), to: viewer, at: now)
     return VenuePromotions(venueId: id, eligible: eligible, promotions: shown)
@@ -70,9 +54,10 @@ struct VenueFeature: Sendable {
       message: "This promotion is not running now or was not offered to you; list the venue's promotions first.")
     let now = environment.now()
     let place = try await venue(VenueRef(id: promotion.venueID)).place()
-    guard promotion.isActive(at: now, timeZone: place.resolvedTimeZone),
-      (try await store.promotionSettings(venue: promotion.venueID)[id]?.state ?? .running) == .running
-    else { throw notAvailable }
+    let state = try await store.promotionSettings(venue: promotion.venueID)[id]?.state ?? .running
+    guard PromotionAvailability.isRunning(promotion, state: state, at: now, timeZone: place.resolvedTimeZone) else {
+      throw notAvailable
+    }
     // Whether it was offered comes before the code, so that codes can't be probed for promotions never offered.
     guard try await store.wasOffered(id, to: user) else { throw notAvailable }
     let normalize = { (text: String) in text.trimmingCharacters(in: .whitespacesAndNewlines).uppercased() }
