@@ -6,7 +6,8 @@ import MeridianAPI
 import NIOCore
 import Testing
 
-/// `GET /v1/sharing/visible` says whose position is known, so a page asks for no location that is unknown (a 404).
+/// `GET /v1/sharing/visible` and `GET /v1/me` say whose position is known, so a page asks for no location that is
+/// unknown (a 404).
 @Suite struct VisibleUsersTests {
   static func register(_ client: any TestClientProtocol, _ email: String) async throws -> AuthSession {
     let created = try await client.execute(
@@ -15,6 +16,7 @@ import Testing
     return try RouteTests.decode(AuthSession.self, created)
   }
 
+  /// The visible list and `/v1/me` give the time of the last fix, and none before the first.
   @Test func theVisibleListGivesTheTimeOfEachPersonsLastFixAndNoneWithoutOne() async throws {
     try await RouteTests.withRoutes { client in
       let viewer = try await Self.register(client, "viewer@example.com")
@@ -51,6 +53,14 @@ import Testing
         uri: "/v1/users/\(unplaced.userId.rawValue)/location", method: .get,
         headers: [.authorization: "Bearer \(viewer.token)"])
       #expect(location.status == .notFound)
+      // And the caller's own: /v1/me gives the time of their last fix, none before the first.
+      func me(_ session: AuthSession) async throws -> Me {
+        try RouteTests.decode(
+          Me.self,
+          try await client.execute(uri: "/v1/me", method: .get, headers: [.authorization: "Bearer \(session.token)"]))
+      }
+      #expect(try await me(placed).lastFixAt == timestamp)
+      #expect(try await me(viewer).lastFixAt == nil)
     }
   }
 }

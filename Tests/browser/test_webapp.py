@@ -442,6 +442,15 @@ class WebAppTests(unittest.TestCase):
         self.assertEqual(missing, [], "no request for a location the visible list says is unknown")
 
     @screenshot_on_failure
+    def test_a_newcomer_without_a_position_signs_in_without_a_404_and_appears_with_the_first_fix(self):
+        viewer = Account(self.server, "Nadia Newcomer")
+        self.open_and_sign_in(viewer)
+        viewer.upload((50.4501, 30.5234))
+        self.wait_for_marker_at(viewer, 50.4501, 30.5234)  # live, on the own channel
+        missing = [entry["message"] for entry in self.console_entries() if "404" in entry["message"]]
+        self.assertEqual(missing, [], "no request for the own location before there is one")
+
+    @screenshot_on_failure
     def test_a_friend_who_resumes_sharing_reappears_at_once(self):
         viewer = Account(self.server, "Vera Viewer")
         friend = Account(self.server, "Roman Resume")

@@ -75,11 +75,15 @@ public struct Me: Sendable, Hashable, Codable {
   public var profile: Profile
   /// The sharing switches.
   public var sharing: SharingState
+  /// The time of the caller's last fix (ms), absent while none is stored: a page asks for the caller's location only
+  /// when it is present.
+  public var lastFixAt: Int64?
   /// The caller's data.
-  public init(account: Account, profile: Profile, sharing: SharingState) {
+  public init(account: Account, profile: Profile, sharing: SharingState, lastFixAt: Int64? = nil) {
     self.account = account
     self.profile = profile
     self.sharing = sharing
+    self.lastFixAt = lastFixAt
   }
 }
 

@@ -23,7 +23,9 @@ struct ProfileFeature: Sendable {
     guard let account = try await accounts.account(user), let profile = try await store.profile(user) else {
       throw APIError.tokenInvalid
     }
-    return Me(account: account, profile: profile, sharing: try await store.sharing(owner: user))
+    return Me(
+      account: account, profile: profile, sharing: try await store.sharing(owner: user),
+      lastFixAt: try await environment.lastFix(of: user)?.timestamp)
   }
 
   func updateProfile(_ user: UserID, _ update: ProfileUpdate) async throws -> Profile {

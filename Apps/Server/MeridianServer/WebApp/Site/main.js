@@ -141,7 +141,7 @@ async function signedIn(token) {
   ensureMap();
   session.live.start();
   session.live.subscribe(sharingChannel);
-  watch(me.account.id, t('me'), true);
+  watch(me.account.id, t('me'), true, me.lastFixAt != null);
   await refreshVisible();
   session.timers.push(setInterval(refreshVisible, REFRESH_VISIBLE_MS));
   session.timers.push(setInterval(renderAges, 15000));
