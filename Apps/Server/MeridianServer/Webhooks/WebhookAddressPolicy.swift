@@ -89,24 +89,42 @@ public struct WebhookAddressPolicy: Sendable {
     }
   }
 
-  /// The class of an IPv4 (4 bytes) or IPv6 (16 bytes) address.
+  /// The class of an IPv4 (4 bytes) or IPv6 (16 bytes) address. An IPv6 address that carries an IPv4 address
+  /// (``embeddedIPv4(_:)``) is no more public than the least public of them.
   public static func classify(_ bytes: [UInt8]) -> AddressClass {
     if bytes.count == 4 { return classifyV4(bytes) }
     guard bytes.count == 16 else { return .private }
-    let mappedPrefix: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]
-    let nat64Prefix: [UInt8] = [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0]
-    if Array(bytes.prefix(12)) == mappedPrefix || Array(bytes.prefix(12)) == nat64Prefix {
-      return classifyV4(Array(bytes.suffix(4)))
-    }
     if bytes == [UInt8](repeating: 0, count: 15) + [1] { return .loopback }
     if bytes == [0xfd, 0x00, 0x0e, 0xc2] + [UInt8](repeating: 0, count: 10) + [0x02, 0x54] { return .metadata }
     if bytes.allSatisfy({ $0 == 0 }) { return .private }
+    if bytes.starts(with: [0, 0x64, 0xff, 0x9b, 0, 1]) { return .private }  // 64:ff9b:1::/48 local-use NAT64
+    let embedded = embeddedIPv4(bytes)
+    if !embedded.isEmpty {
+      let classes = embedded.map(classifyV4)
+      let order: [AddressClass] = [.metadata, .loopback, .linkLocal, .private]
+      return order.first(where: classes.contains) ?? .public
+    }
     if bytes[0] & 0xfe == 0xfc { return .private }  // fc00::/7 unique local
     if bytes[0] == 0xfe && bytes[1] & 0xc0 == 0x80 { return .linkLocal }  // fe80::/10
     if bytes[0] == 0xfe && bytes[1] & 0xc0 == 0xc0 { return .private }  // fec0::/10 site-local (deprecated)
     if bytes[0] == 0xff { return .private }  // multicast
     if bytes[0] == 0x20 && bytes[1] == 0x01 && bytes[2] == 0x0d && bytes[3] == 0xb8 { return .private }  // doc
     return .public
+  }
+
+  /// The IPv4 addresses an IPv6 address reaches or stands for: IPv4-mapped (`::ffff:a.b.c.d`), IPv4-compatible
+  /// (`::a.b.c.d`, deprecated), NAT64 (`64:ff9b::a.b.c.d`), 6to4 (`2002:AABB:CCDD::/48`) and Teredo (`2001::/32`: its
+  /// server, and its client, stored inverted); none for any other address.
+  static func embeddedIPv4(_ bytes: [UInt8]) -> [[UInt8]] {
+    guard bytes.count == 16 else { return [] }
+    let prefix = Array(bytes.prefix(12))
+    let last = Array(bytes.suffix(4))
+    if prefix == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] { return [last] }
+    if prefix == [UInt8](repeating: 0, count: 12) { return [last] }
+    if prefix == [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0] { return [last] }
+    if bytes[0] == 0x20, bytes[1] == 0x02 { return [Array(bytes[2..<6])] }
+    if bytes.starts(with: [0x20, 0x01, 0, 0]) { return [Array(bytes[4..<8]), last.map { ~$0 }] }
+    return []
   }
 
   private static func classifyV4(_ b: [UInt8]) -> AddressClass {
