@@ -121,6 +121,25 @@ struct SharingTests {
     }
   }
 
+  /// A fix dated ahead of the server's clock (a phone whose clock runs fast; accepted up to 5 minutes ahead) is not
+  /// where the person is now: a viewer's current location is the newest fix not dated after now.
+  @Test func aFixDatedAheadOfTheClockIsNotTheCurrentLocation() async throws {
+    try await TestServer.with { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      let (bobSession, bob) = try await server.signUp("bob")
+      let friends = try #require(try await anna.send(API.groups).groups.first { $0.kind == .friends })
+      _ = try await anna.send(API.addMember, parameters: GroupMemberRef(groupID: friends.id, userID: bobSession.userId))
+      let now = Timestamp.milliseconds(Date())
+      let past = try makeFixes(count: 1, start: now - 60_000)
+      let ahead = try makeFixes(count: 1, start: now + 240_000, latitude: 48.85)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: past + ahead))
+      let seen = try await bob.send(API.userLocation, parameters: UserRef(id: annaSession.userId))
+      #expect(seen.fix.timestamp == now - 60_000)
+      let own = try await anna.send(API.userLocation, parameters: UserRef(id: annaSession.userId))
+      #expect(own.fix.timestamp == now - 60_000)
+    }
+  }
+
   @Test func aGroupsDeadlineEndsOnlyWhatThatGroupSees() async throws {
     try await TestServer.with { server in
       let (annaSession, anna) = try await server.signUp("anna")

@@ -90,9 +90,11 @@ public struct ServerEnvironment: Sendable {
     self.webhooks = WebhookOutbox(store: store)
   }
 
-  /// The newest fix of `owner` that isn't dated in the future.
+  /// The newest fix of `owner` that isn't dated after the server's clock: the person's current location as everyone
+  /// sees it. A fix dated a little ahead (``ServerLimits/futureFixSeconds`` lets it in) becomes current when its time
+  /// comes, so it can't stand in for where the person is now.
   func lastFix(of owner: UserID) async throws -> LocationFix? {
-    try await store.lastFix(owner: owner, notAfter: now() + Int64(limits.futureFixSeconds) * 1000)
+    try await store.lastFix(owner: owner, notAfter: now())
   }
 
   /// Checks a password sign-in's throttles before the password is checked (no bcrypt work for a throttled guess).
