@@ -276,6 +276,7 @@ import Testing
     configuration.sms = Self.settings(gateway)
     configuration.sms.attempts = 2
     configuration.otpPerPhonePerHour = 2
+    configuration.otpSpacingSeconds = 0  // codes to one number in quick succession (AuthThrottleTests tests it)
     var logger = Logger(label: "sms-test")
     logger.logLevel = .critical
     let running = try await RunningServer.start(configuration: configuration, logger: logger)

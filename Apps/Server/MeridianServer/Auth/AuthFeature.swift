@@ -14,7 +14,7 @@ struct AuthFeature: Sendable {
   func register(on routes: RouteRegistrar) {
     routes.on(API.requestOTP, status: .accepted) { call in try await requestOTP(call) }
     routes.on(API.verifyOTP) { call in try await verifyOTP(call.body) }
-    routes.on(API.register, status: .created) { call in try await register(call.body) }
+    routes.on(API.register, status: .created) { call in try await register(call.body, address: call.clientAddress) }
     routes.on(API.login) { call in try await login(call.body, address: call.clientAddress) }
     routes.on(API.logout, status: .noContent) { call in try await logout(call) }
   }
@@ -25,7 +25,13 @@ struct AuthFeature: Sendable {
     guard await environment.otpAddressLimiter.allow(call.clientAddress, now: now) else {
       throw APIError.rateLimited("Too many code requests from this address; try again in an hour.")
     }
+    if let wait = await environment.otpPhoneSpacing.take(phone, cost: 1, now: now) {
+      throw APIError.rateLimited(
+        "A code was sent to this number less than \(environment.otpPhoneSpacing.window / 1000) s ago; "
+          + "wait \((wait + 999) / 1000) s before asking for another.", retryAfterMilliseconds: wait)
+    }
     guard await environment.otpPhoneLimiter.allow(phone, now: now) else {
+      await environment.otpPhoneSpacing.giveBack(phone, now: now)
       throw APIError.rateLimited("Too many codes for this number; try again in an hour.")
     }
     let code = Secrets.otpCode()
@@ -36,6 +42,7 @@ struct AuthFeature: Sendable {
       throw CancellationError()
     } catch {
       await environment.otpPhoneLimiter.giveBack(phone, now: now)
+      await environment.otpPhoneSpacing.giveBack(phone, now: now)
       await environment.otpAddressLimiter.giveBack(call.clientAddress, now: now)
       throw APIError.smsUnavailable
     }
@@ -75,7 +82,10 @@ struct AuthFeature: Sendable {
     return try await issueToken(for: existing.account.id, isNew: false)
   }
 
-  func register(_ body: EmailCredentials) async throws -> AuthSession {
+  /// Creates an email account. An email that already has one is a failed guess for the sign-in throttles (per
+  /// email and per address, ``ServerEnvironment/checkSignInAllowed(account:address:)``): registering is no way
+  /// around them to learn which emails have accounts.
+  func register(_ body: EmailCredentials, address: String) async throws -> AuthSession {
     let email: String
     do {
       // Addresses are unique regardless of case: mail providers treat the local part case-insensitively.
@@ -88,12 +98,19 @@ struct AuthFeature: Sendable {
     } catch {
       throw APIError(status: 400, code: .invalidPassword, message: error.description)
     }
+    try await environment.checkSignInAllowed(account: email, address: address)
+    let taken = APIError(status: 409, code: .emailTaken, message: "This email already has an account; sign in instead.")
+    if try await store.account(for: .email(email)) != nil {
+      await environment.recordSignIn(account: email, address: address, succeeded: false)
+      throw taken
+    }
     let hash = try await environment.passwords.hash(body.password)
     guard
       let account = try await store.createAccount(
         id: UserID(Secrets.userID()), credential: .email(email), passwordHash: hash, now: environment.now())
     else {
-      throw APIError(status: 409, code: .emailTaken, message: "This email already has an account; sign in instead.")
+      await environment.recordSignIn(account: email, address: address, succeeded: false)
+      throw taken
     }
     return try await issueToken(for: account.id, isNew: nil)
   }

@@ -68,6 +68,8 @@ public struct ServerConfiguration: Sendable, Hashable {
   public var otpPerPhonePerHour = 5
   /// One-time code requests per client address per hour.
   public var otpPerAddressPerHour = 30
+  /// The least time between two codes to one phone number, in seconds (DomainKit's `OneTimeCodeRateLimit`); 0 off.
+  public var otpSpacingSeconds = 60
   /// The log level.
   public var logLevel = Logger.Level.info
   /// Who may read `GET /metrics`.

@@ -1,3 +1,4 @@
+import DomainKit
 import Foundation
 import Hummingbird
 import Logging
@@ -107,14 +108,15 @@ public struct ServerApp: Sendable {
   }
 
   /// Every route of a server of `configuration`, for tests that call them without a socket (HummingbirdTesting's
-  /// `.router`). Nothing runs: routes that store fixes wait for a writer that only ``run()`` starts.
+  /// `.router`), reading the time from `now` (UTC milliseconds; a test's own clock instead of waiting). Nothing runs:
+  /// routes that store fixes wait for a writer that only ``run()`` starts.
   public static func routes(
     configuration: ServerConfiguration, store: (any MeridianStore)? = nil, smsSender: (any SMSSender)? = nil,
-    logger: Logger
+    logger: Logger, now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }
   ) throws -> Router<MeridianRequestContext> {
     try compose(
       configuration: configuration, store: store, smsSender: smsSender, metrics: ServerMetrics(),
-      realtime: RealtimeHubConfiguration(), logger: logger
+      realtime: RealtimeHubConfiguration(), logger: logger, now: now
     ).router
   }
 
@@ -122,7 +124,8 @@ public struct ServerApp: Sendable {
   /// environment, the writer, the live hub and the router.
   private static func compose(
     configuration: ServerConfiguration, store: (any MeridianStore)?, smsSender: (any SMSSender)?,
-    metrics: ServerMetrics, realtime: RealtimeHubConfiguration, logger: Logger
+    metrics: ServerMetrics, realtime: RealtimeHubConfiguration, logger: Logger,
+    now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }
   ) throws -> (
     environment: ServerEnvironment, writer: FixWriter, live: LiveUpdates, geofences: GeofenceMonitor,
     router: Router<MeridianRequestContext>
@@ -131,7 +134,7 @@ public struct ServerApp: Sendable {
       throw CompositionError(message: "\(configuration.database) needs ServerApp.open, which opens every engine")
     }
     let sender = try smsSender ?? configuration.makeSMSSender(metrics: metrics, logger: logger)
-    let environment = ServerEnvironment(store: store, smsSender: sender, configuration: configuration)
+    let environment = ServerEnvironment(store: store, smsSender: sender, configuration: configuration, now: now)
     let writer = FixWriter(store: store, metrics: metrics, logger: logger)
     let ingest = FixIngest(
       store: store, writer: writer, now: environment.now, limits: environment.limits, rate: environment.fixLimiter)

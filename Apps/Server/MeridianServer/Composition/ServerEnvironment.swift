@@ -26,6 +26,9 @@ public struct ServerEnvironment: Sendable {
   public var otpPhoneLimiter: RateLimiter
   /// Code requests per client address per hour.
   public var otpAddressLimiter: RateLimiter
+  /// One code per phone per ``ServerConfiguration/otpSpacingSeconds``: a window of one, so two codes to a number
+  /// are always that far apart.
+  public var otpPhoneSpacing: RateLimiter
   /// The admin API's bearer token (`MERIDIAN_ADMIN_TOKEN`); nil refuses every admin request.
   public var adminToken: String?
   /// What one account, address or device may do.
@@ -69,6 +72,9 @@ public struct ServerEnvironment: Sendable {
       limit: configuration.otpPerPhonePerHour, window: 3_600_000, counters: .of(shared, purpose: "otp.phone"))
     self.otpAddressLimiter = RateLimiter(
       limit: configuration.otpPerAddressPerHour, window: 3_600_000, counters: .of(shared, purpose: "otp.address"))
+    self.otpPhoneSpacing = RateLimiter(
+      limit: configuration.otpSpacingSeconds > 0 ? 1 : 0, window: Int64(configuration.otpSpacingSeconds) * 1000,
+      counters: .of(shared, purpose: "otp.spacing"))
     self.adminToken = configuration.adminToken
     let limits = configuration.limits
     self.limits = limits
