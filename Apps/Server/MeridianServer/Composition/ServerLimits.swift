@@ -37,6 +37,12 @@ public struct ServerLimits: Sendable, Hashable {
   public var pollsPerAccountPerHour = 20
   /// Poll comments one account may post per minute.
   public var commentsPerAccountPerMinute = 10
+  /// Images (`POST /v1/blobs`, up to 1 MiB each) one account may upload per hour: a poll takes two, a profile one.
+  public var blobsPerAccountPerHour = 60
+  /// Webhook registrations per account.
+  public var webhooksPerAccount = 20
+  /// Test events (`POST /v1/webhooks/{id}/test`) one account may queue per minute, all its webhooks together.
+  public var webhookTestsPerAccountPerMinute = 5
 
   /// The defaults.
   public init() {}
@@ -66,6 +72,9 @@ public struct ServerLimits: Sendable, Hashable {
       ("MERIDIAN_LIMIT_SOCKETS_PER_ACCOUNT", \.socketsPerAccount),
       ("MERIDIAN_LIMIT_POLLS_PER_ACCOUNT_PER_HOUR", \.pollsPerAccountPerHour),
       ("MERIDIAN_LIMIT_COMMENTS_PER_ACCOUNT_PER_MINUTE", \.commentsPerAccountPerMinute),
+      ("MERIDIAN_LIMIT_BLOBS_PER_ACCOUNT_PER_HOUR", \.blobsPerAccountPerHour),
+      ("MERIDIAN_LIMIT_WEBHOOKS_PER_ACCOUNT", \.webhooksPerAccount),
+      ("MERIDIAN_LIMIT_WEBHOOK_TESTS_PER_ACCOUNT_PER_MINUTE", \.webhookTestsPerAccountPerMinute),
     ]
   }
 

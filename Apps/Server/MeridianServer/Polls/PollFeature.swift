@@ -19,6 +19,8 @@ struct PollFeature: Sendable {
   let pollLimiter: RateLimiter
   /// Comments per account per minute.
   let commentLimiter: RateLimiter
+  /// Image uploads per account per hour.
+  let blobLimiter: RateLimiter
   /// The `poll:<id>` channel's publisher, when the server has a live hub.
   let live: PollLive?
   var store: any MeridianStore { environment.store }
@@ -35,6 +37,9 @@ struct PollFeature: Sendable {
     self.commentLimiter = RateLimiter(
       limit: environment.limits.commentsPerAccountPerMinute, window: 60_000,
       counters: .of(shared, purpose: "comments.account"))
+    self.blobLimiter = RateLimiter(
+      limit: environment.limits.blobsPerAccountPerHour, window: 3_600_000,
+      counters: .of(shared, purpose: "blobs.account"))
     self.live = hub.map { PollLive(hub: $0, store: environment.store) }
   }
 
@@ -267,11 +272,18 @@ extension PollFeature {
     let blobs = self.blobs
     let maximum = settings.maximumBlobBytes
     let clock = environment.now
+    let limiter = blobLimiter
     routes.router.on(RouterPath(API.uploadBlob.pathTemplate), method: API.uploadBlob.method) {
       (request: Request, _: MeridianRequestContext) async throws -> Response in
       guard let token = RouteRegistrar.bearerToken(request.headers),
-        try await store.user(forTokenHash: SecretHash.sha256(token), now: clock()) != nil
+        let user = try await store.user(forTokenHash: SecretHash.sha256(token), now: clock())
       else { throw APIError.tokenInvalid }
+      // Counted before the body is read: an upload over the limit costs no more than its head.
+      if let wait = await limiter.take(user.rawValue, cost: 1, now: clock()) {
+        throw APIError.rateLimited(
+          "At most \(limiter.limit) images an hour; wait \((wait + 999) / 1000) s before uploading another.",
+          retryAfterMilliseconds: wait)
+      }
       let buffer: ByteBuffer
       do {
         buffer = try await request.body.collect(upTo: maximum)

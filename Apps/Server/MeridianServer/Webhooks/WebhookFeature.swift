@@ -9,7 +9,18 @@ import NetworkingKit
 struct WebhookFeature: Sendable {
   let environment: ServerEnvironment
   let settings: WebhookSettings
+  /// Test events per account per minute (``ServerLimits/webhookTestsPerAccountPerMinute``).
+  let testLimiter: RateLimiter
   var store: any MeridianStore { environment.store }
+
+  init(environment: ServerEnvironment, settings: WebhookSettings) {
+    self.environment = environment
+    self.settings = settings
+    // Counted where the other limits are: in memory on SQLite, in the database every node shares on PostgreSQL.
+    self.testLimiter = RateLimiter(
+      limit: environment.limits.webhookTestsPerAccountPerMinute, window: 60_000,
+      counters: .of(environment.store.sharedLimits, purpose: "webhook-tests.account"))
+  }
 
   /// Registers the routes of the webhook endpoints.
   func register(on routes: RouteRegistrar) {
@@ -21,6 +32,7 @@ struct WebhookFeature: Sendable {
       let user = try call.authenticated()
       let events = try Self.events(call.body.events ?? [])
       try await policy.check(call.body.url)
+      try await checkRoom(for: user)
       let now = environment.now()
       let webhook = Webhook(
         id: "wh_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""), ownerID: user.rawValue,
@@ -49,8 +61,13 @@ struct WebhookFeature: Sendable {
     routes.on(API.testWebhook, status: .accepted) { call in
       let user = try call.authenticated()
       let webhook = try await owned(call.parameters.id, by: user)
-      let key = "test_" + UUID().uuidString.lowercased()
       let now = environment.now()
+      if let wait = await testLimiter.take(user.rawValue, cost: 1, now: now) {
+        throw APIError.rateLimited(
+          "At most \(testLimiter.limit) test events a minute; wait \((wait + 999) / 1000) s.",
+          retryAfterMilliseconds: wait)
+      }
+      let key = "test_" + UUID().uuidString.lowercased()
       let payload = Data(#"{"message":"A test event from Meridian.","webhookId":"\#(webhook.id)"}"#.utf8)
       try await environment.webhooks.enqueue(
         WebhookEvent(
@@ -62,6 +79,17 @@ struct WebhookFeature: Sendable {
   }
 
   static let notFound = APIError.notFound("You have no webhook with this id.")
+
+  /// Throws `409 quota_exceeded` when `owner` has as many webhooks as ``ServerLimits/webhooksPerAccount`` allows.
+  func checkRoom(for owner: UserID) async throws {
+    guard let limit = ServerLimits.active(environment.limits.webhooksPerAccount) else { return }
+    let count = try await store.webhooks(.user(owner)).count
+    guard count < limit else {
+      throw APIError(
+        status: 409, code: .quotaExceeded,
+        message: "You have \(count) webhooks, the most allowed; delete one to register another.")
+    }
+  }
 
   /// The caller's registration `id`; another person's is reported as missing.
   func owned(_ id: String, by user: UserID) async throws -> Webhook {
