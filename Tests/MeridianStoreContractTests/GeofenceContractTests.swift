@@ -264,6 +264,38 @@ struct GeofenceContractTests {
     }
   }
 
+  /// An event recorded while the fence's owner could not see the person is never listed to the owner, even once
+  /// the person shares with them; the person still sees their own.
+  @Test(arguments: StoreEngine.all)
+  func anEventUnseenByTheOwnerAtItsTimeStaysUnlistedToTheOwner(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      try await makeUsers(store, ["ann", "bob"])
+      try await store.createGeofence(circle("g1", owner: "ann"))
+      let hidden = event("g1", "bob", .enter, at: 100)
+      let seen = event("g1", "bob", .exit, at: 200)
+      #expect(
+        try await store.commitGeofenceTracking(
+          GeofenceTrackingUpdate(
+            userID: UserID("bob"), version: 0, lastFixAt: 100, events: [hidden], unseenByOwner: [hidden.id])))
+      #expect(
+        try await store.commitGeofenceTracking(
+          GeofenceTrackingUpdate(userID: UserID("bob"), version: 1, lastFixAt: 200, events: [seen])))
+      let owners = try await store.geofenceEvents(GeofenceEventQuery(involving: UserID("ann"), limit: 10))
+      #expect(owners.events == [seen])
+      let persons = try await store.geofenceEvents(GeofenceEventQuery(involving: UserID("bob"), limit: 10))
+      #expect(persons.events == [seen, hidden])
+      // The owner's own events on their own fence are always theirs.
+      var own = event("g1", "ann", .enter, at: 300)
+      own.ownerId = UserID("ann")
+      #expect(
+        try await store.commitGeofenceTracking(
+          GeofenceTrackingUpdate(
+            userID: UserID("ann"), version: 0, lastFixAt: 300, events: [own], unseenByOwner: [own.id])))
+      #expect(
+        try await store.geofenceEvents(GeofenceEventQuery(involving: UserID("ann"), limit: 10)).events == [own, seen])
+    }
+  }
+
   @Test(arguments: StoreEngine.all)
   func deletingAnAccountDeletesItsGeofencesStatesAndEvents(_ engine: StoreEngine) async throws {
     try await engine.with { store in

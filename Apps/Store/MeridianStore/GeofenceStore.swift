@@ -46,7 +46,8 @@ public protocol GeofenceStore: Sendable {
   /// `update.version`; false (nothing stored) when another commit came first. Events already stored (same id) are
   /// skipped.
   func commitGeofenceTracking(_ update: GeofenceTrackingUpdate) async throws -> Bool
-  /// A page of events, newest first.
+  /// A page of events, newest first. An event the fence's owner could not see when it happened
+  /// (``GeofenceTrackingUpdate/unseenByOwner``) is never listed to that owner as an event on their fence.
   func geofenceEvents(_ query: GeofenceEventQuery) async throws -> GeofenceEventPage
 }
 
@@ -96,11 +97,15 @@ public struct GeofenceTrackingUpdate: Sendable, Hashable {
   public var events: [GeofenceEventItem]
   /// Webhook events to queue in the same transaction (so that no stored event misses its webhooks).
   public var webhookEvents: [WebhookEvent]
+  /// The ids of those `events` whose fence's owner was not in their audience: the person's location was not theirs
+  /// to see when it happened. Recorded with the event, so sharing that starts later doesn't reveal it.
+  public var unseenByOwner: Set<String>
 
   /// An update.
   public init(
     userID: UserID, version: Int64, lastFixAt: Int64?, states: [GeofenceID: GeofenceState] = [:],
-    removed: [GeofenceID] = [], events: [GeofenceEventItem] = [], webhookEvents: [WebhookEvent] = []
+    removed: [GeofenceID] = [], events: [GeofenceEventItem] = [], webhookEvents: [WebhookEvent] = [],
+    unseenByOwner: Set<String> = []
   ) {
     self.userID = userID
     self.version = version
@@ -109,6 +114,12 @@ public struct GeofenceTrackingUpdate: Sendable, Hashable {
     self.removed = removed
     self.events = events
     self.webhookEvents = webhookEvents
+    self.unseenByOwner = unseenByOwner
+  }
+
+  /// Whether the fence's owner may see `event` (one of ``events``) in their listings.
+  public func ownerSees(_ event: GeofenceEventItem) -> Bool {
+    event.ownerId == event.userId || !unseenByOwner.contains(event.id)
   }
 }
 

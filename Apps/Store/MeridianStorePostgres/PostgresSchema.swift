@@ -32,6 +32,7 @@ public enum PostgresSchema {
     appendWebhookMigrations(to: &migrator)  // PostgresSchema+Webhooks.swift
     appendVenuePlaceMigrations(to: &migrator)  // PostgresSchema+Venues.swift
     appendPlaceNewsImageMigrations(to: &migrator)  // PostgresSchema+Places.swift
+    appendGeofenceAudienceMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
     return migrator
   }
 

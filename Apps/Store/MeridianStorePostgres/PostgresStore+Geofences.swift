@@ -189,9 +189,10 @@ extension PostgresStore: GeofenceStore {
         try await connection.query(
           """
           INSERT INTO geofence_events(id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at,
-            reported_by, latitude, longitude, accuracy)
+            reported_by, latitude, longitude, accuracy, owner_sees)
           SELECT \(event.id), id, \(event.geofenceName), owner_id, \(event.userId.rawValue), \(event.kind.rawValue),
-            \(event.timestamp), \(event.reportedBy.rawValue), \(event.lat), \(event.lon), \(event.accuracy)
+            \(event.timestamp), \(event.reportedBy.rawValue), \(event.lat), \(event.lon), \(event.accuracy),
+            \(update.ownerSees(event))
           FROM geofences WHERE id = \(event.geofenceId.rawValue)
           ON CONFLICT (id) DO NOTHING
           """, logger: logger)
@@ -212,7 +213,7 @@ extension PostgresStore: GeofenceStore {
     }
     if let involving = query.involving {
       let user = try bind(involving.rawValue)
-      conditions.append("(user_id = \(user) OR owner_id = \(user))")
+      conditions.append("(user_id = \(user) OR (owner_id = \(user) AND owner_sees))")
     }
     if let geofence = query.geofence { conditions.append("geofence_id = \(try bind(geofence.rawValue))") }
     if let user = query.user { conditions.append("user_id = \(try bind(user.rawValue))") }

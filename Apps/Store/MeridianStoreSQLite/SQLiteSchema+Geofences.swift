@@ -6,6 +6,17 @@ extension SQLiteSchema {
     migrator.append(.sql("2026-11-26 geofences, their state and events", geofences))
   }
 
+  /// Appends the migration that records whether an event's fence owner was in its audience.
+  static func appendGeofenceAudienceMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-28 geofence events seen by their fence's owner", geofenceEventOwnerAudience))
+  }
+
+  /// Whether the fence's owner could see the person's location when the event happened (events stored before were
+  /// listed to the owner, and stay so).
+  static let geofenceEventOwnerAudience = """
+    ALTER TABLE geofence_events ADD COLUMN owner_sees INTEGER NOT NULL DEFAULT 1;
+    """
+
   /// Geofences (the shape as JSON) with the geohash cells covering each one's bounding box (`1 << bits | value`,
   /// keyed by cell and owner, so the fences near a point are a few index probes), the rules' state per person
   /// (a versioned row per person, a JSON state per person and fence the person isn't plainly outside of) and the

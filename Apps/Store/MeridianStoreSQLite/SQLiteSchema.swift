@@ -26,6 +26,7 @@ public enum SQLiteSchema {
     appendWebhookMigrations(to: &migrator)  // SQLiteSchema+Webhooks.swift
     appendVenuePlaceMigrations(to: &migrator)  // SQLiteSchema+Venues.swift
     appendPlaceNewsImageMigrations(to: &migrator)  // SQLiteSchema+Places.swift
+    appendGeofenceAudienceMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
     return migrator
   }
 

@@ -218,12 +218,13 @@ extension SQLiteStore {
         try db.execute(
           sql: """
             INSERT OR IGNORE INTO geofence_events(id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at,
-              reported_by, latitude, longitude, accuracy)
-            SELECT ?, id, ?, owner_id, ?, ?, ?, ?, ?, ?, ? FROM geofences WHERE id = ?
+              reported_by, latitude, longitude, accuracy, owner_sees)
+            SELECT ?, id, ?, owner_id, ?, ?, ?, ?, ?, ?, ?, ? FROM geofences WHERE id = ?
             """,
           arguments: [
             event.id, event.geofenceName, event.userId.rawValue, event.kind.rawValue, event.timestamp,
-            event.reportedBy.rawValue, event.lat, event.lon, event.accuracy, event.geofenceId.rawValue,
+            event.reportedBy.rawValue, event.lat, event.lon, event.accuracy, update.ownerSees(event),
+            event.geofenceId.rawValue,
           ])
       }
       for event in update.webhookEvents { _ = try Self.enqueueWebhookEvent(event, db: db) }
@@ -235,7 +236,7 @@ extension SQLiteStore {
     var conditions: [String] = []
     var arguments = StatementArguments()
     if let involving = query.involving {
-      conditions.append("(user_id = ? OR owner_id = ?)")
+      conditions.append("(user_id = ? OR (owner_id = ? AND owner_sees <> 0))")
       arguments += [involving.rawValue, involving.rawValue]
     }
     if let geofence = query.geofence {

@@ -178,6 +178,7 @@ final class GeofenceMonitor: Sendable {
     }
     let addressed = try await address(events, fences: fences, at: time)
     update.webhookEvents = addressed.compactMap { Self.webhookEvent($0, queuedAt: time) }
+    update.unseenByOwner = Self.unseenByOwner(addressed)
     return (update, addressed)
   }
 
@@ -243,6 +244,7 @@ final class GeofenceMonitor: Sendable {
       }
       let addressed = try await self.address([event], fences: [fence.id: fence], at: time)
       update.webhookEvents = addressed.compactMap { Self.webhookEvent($0, queuedAt: time) }
+      update.unseenByOwner = Self.unseenByOwner(addressed)
       return (update, addressed)
     }
     await deliver(events)
@@ -276,6 +278,11 @@ final class GeofenceMonitor: Sendable {
       addressed.append(Addressed(event: event, audience: audience.sorted()))
     }
     return addressed
+  }
+
+  /// The ids of the events whose fence's owner is not in their audience (``GeofenceTrackingUpdate/unseenByOwner``).
+  static func unseenByOwner(_ events: [Addressed]) -> Set<String> {
+    Set(events.filter { !$0.audience.contains($0.event.ownerId) }.map(\.event.id))
   }
 
   /// Publishes each event on the channels of its audience, on every node (the live log's signal with PostgreSQL):
