@@ -272,10 +272,12 @@ extension SQLiteStore {
     }
   }
 
-  /// Drops what this store remembers about `user`'s tokens and devices, after a change to them.
+  /// Drops what this store remembers about `user`'s tokens and devices, after a change to them, and tells the other
+  /// processes on the database to drop theirs (``StoreCaches/announceRevocation()``).
   func forget(_ user: UserID) {
     tokens.removeAll { $0.user == user }
     devices.removeAll { $0 == user }
+    caches.announceRevocation()
   }
 
   // MARK: Statistics

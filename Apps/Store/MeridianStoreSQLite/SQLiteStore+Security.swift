@@ -103,7 +103,10 @@ extension SQLiteStore {
         arguments: [now, user.rawValue, now, user.rawValue, now, max(0, keep)])
       return db.changesCount
     }
-    if revoked > 0 { tokens.removeAll { $0.user == user } }
+    if revoked > 0 {
+      tokens.removeAll { $0.user == user }
+      caches.announceRevocation()
+    }
     return revoked
   }
 

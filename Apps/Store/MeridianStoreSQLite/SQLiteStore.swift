@@ -34,7 +34,7 @@ public struct SQLiteStore: MeridianStore {
   public init(migrating database: SQLiteDatabase) throws {
     try database.migrate(SQLiteSchema.migrator)
     self.database = database
-    caches = StoreCaches.shared(for: database.writer)
+    caches = StoreCaches.shared(for: database.writer, path: database.path)
   }
 
   public func checkHealth() async throws {
@@ -96,6 +96,7 @@ public struct SQLiteStore: MeridianStore {
   }
 
   public func user(forTokenHash hash: String, now: Int64) async throws -> UserID? {
+    caches.dropIfRevokedElsewhere()
     let found = try await tokens.value(for: hash, now: Timestamp.milliseconds(Date())) {
       try await database.read { db in
         try Row.fetchOne(
@@ -117,11 +118,13 @@ public struct SQLiteStore: MeridianStore {
     // the update committed must not keep it alive (the cache refuses to store a load that overlapped a drop).
     tokens.remove(hash)
     defer { tokens.remove(hash) }
-    try await database.write { db in
+    let revoked = try await database.write { db in
       try db.execute(
         sql: "UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL",
         arguments: [Timestamp.milliseconds(Date()), hash])
+      return db.changesCount
     }
+    if revoked > 0 { caches.announceRevocation() }
   }
 
   // MARK: One-time codes

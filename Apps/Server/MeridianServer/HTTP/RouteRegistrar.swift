@@ -179,6 +179,7 @@ struct RouteRegistrar {
     let clock = self.clock
     let prepare = preparation(for: endpoint)
     let usesKey = endpoint.idempotency == .key
+    let handler = Self.checkingAccount(handler, store: store)
     router.on(RouterPath(endpoint.pathTemplate), method: endpoint.method) { request, context in
       var call = try await prepare(request, context)
       let key = usesKey ? request.headers[.idempotencyKey] : nil
@@ -245,6 +246,7 @@ struct RouteRegistrar {
     _ handler: @escaping @Sendable (RouteCall<Parameters, Body>) async throws -> RawBody
   ) {
     let prepare = preparation(for: endpoint)
+    let handler = Self.checkingAccount(handler, store: store)
     router.on(RouterPath(endpoint.pathTemplate), method: endpoint.method) { request, context in
       let raw = try await handler(try await prepare(request, context))
       var headers: HTTPFields = [.contentType: raw.contentType]
@@ -252,6 +254,33 @@ struct RouteRegistrar {
       return Hummingbird.Response(
         status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: raw.data)))
     }
+  }
+
+  /// `handler`, except that when it fails unexpectedly (not with an ``APIError``) for a signed-in caller whose
+  /// account was deleted or disabled meanwhile — after the token was checked, or by another process or node — the
+  /// answer is 401 `token_invalid`, as the next request's would be, instead of 500.
+  static func checkingAccount<Parameters, Body, Response>(
+    _ handler: @escaping @Sendable (RouteCall<Parameters, Body>) async throws -> Response, store: any MeridianStore
+  ) -> @Sendable (RouteCall<Parameters, Body>) async throws -> Response {
+    { call in
+      do {
+        return try await handler(call)
+      } catch let error as APIError {
+        throw error
+      } catch {
+        // A check that fails itself (the database is down) leaves the handler's own error to answer.
+        if let user = call.user, (try? await isActiveAccount(user, store: store)) == false {
+          throw APIError.tokenInvalid
+        }
+        throw error
+      }
+    }
+  }
+
+  /// Whether `user`'s account exists and is not disabled, read from the store (no cache).
+  static func isActiveAccount(_ user: UserID, store: any MeridianStore) async throws -> Bool {
+    guard try await store.account(user) != nil else { return false }
+    return try await !store.isDisabled(user)
   }
 
   /// What every route does before its handler: reads the path and query parameters with the endpoint's own types,
