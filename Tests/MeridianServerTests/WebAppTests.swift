@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import MeridianServer
 import NIOCore
+import NetworkingKit
 import Testing
 
 /// The web app's routes (`/`, `/app/…`, `/vendor/leaflet/…`, its configuration and texts) and settings; what the
@@ -101,6 +102,40 @@ import Testing
         uri: "/vendor/leaflet/leaflet.css", method: .get, headers: [.acceptEncoding: "gzip"])
       #expect(css.headers[.contentEncoding] == "gzip")
       #expect(css.headers[.contentType] == "text/css; charset=utf-8")
+    }
+  }
+
+  /// The app's own files have no `.gz` beside them: compressed once for a browser that accepts gzip, revalidated by
+  /// their own tag; the same bytes as the file once decompressed.
+  @Test func theAppsOwnFilesAreCompressedOnceForBrowsersThatAcceptGzip() async throws {
+    try await RouteTests.withRoutes { client in
+      for uri in ["/", "/app/main.js", "/app/app.css", "/app/icon.svg"] {
+        let plain = try await client.execute(uri: uri, method: .get)
+        let gzip = try await client.execute(uri: uri, method: .get, headers: [.acceptEncoding: "gzip"])
+        #expect(gzip.status == .ok, "\(uri)")
+        #expect(gzip.headers[.contentEncoding] == "gzip", "\(uri)")
+        #expect(gzip.headers[.vary] == "Accept-Encoding" && plain.headers[.vary] == "Accept-Encoding", "\(uri)")
+        #expect(gzip.headers[.contentType] == plain.headers[.contentType], "\(uri)")
+        #expect(gzip.headers[.contentSecurityPolicy] == plain.headers[.contentSecurityPolicy], "\(uri)")
+        let decompressed = try Gzip.decompress(Data(gzip.body.readableBytesView), limit: 1 << 20)
+        #expect(decompressed == Data(plain.body.readableBytesView), "\(uri)")
+        let tag = try #require(gzip.headers[.eTag])
+        #expect(tag != plain.headers[.eTag])
+        let again = try await client.execute(
+          uri: uri, method: .get, headers: [.acceptEncoding: "gzip", .ifNoneMatch: tag])
+        #expect(again.status == .notModified && again.body.readableBytes == 0, "\(uri)")
+        let head = try await client.execute(uri: uri, method: .head, headers: [.acceptEncoding: "gzip"])
+        #expect(head.body.readableBytes == 0 && head.headers[.contentLength] == String(gzip.body.readableBytes))
+      }
+      let main = try await client.execute(uri: "/app/main.js", method: .get, headers: [.acceptEncoding: "gzip"])
+      #expect(main.body.readableBytes < 15_000)
+      // Images that are compressed already, and files that are not there, are as before.
+      #expect(
+        try await client.execute(uri: "/app/missing.js", method: .get, headers: [.acceptEncoding: "gzip"])
+          .status == .notFound)
+      #expect(
+        try await client.execute(uri: "/app/../WebAppFeature.swift", method: .get, headers: [.acceptEncoding: "gzip"])
+          .status == .notFound)
     }
   }
 

@@ -3,7 +3,9 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import NetworkingKit
 import PersistenceKitStrings
+import Synchronization
 
 /// The web app a person opens in a browser: `GET /` (the page), `/app/…` (its ES modules, CSS and images),
 /// `/vendor/leaflet/…` (Leaflet from the system's `libjs-leaflet`), `/app/config.json` (the tiles) and
@@ -11,8 +13,10 @@ import PersistenceKitStrings
 /// browser's `Accept-Language`). Each answers `HEAD` as `GET`, without the body.
 ///
 /// Leaflet is served as Debian ships it for production: `leaflet.esm.js` is answered with the minified
-/// `leaflet.esm.min.js` when the folder has it, and any vendor file with its pre-compressed `.gz` sibling
-/// (`Content-Encoding: gzip`) when the browser accepts gzip (`Vary: Accept-Encoding` either way).
+/// `leaflet.esm.min.js` when the folder has it. A browser that accepts gzip gets every script, style sheet, page and
+/// SVG gzip-compressed (`Content-Encoding: gzip`): a file's pre-compressed `.gz` sibling when there is one (Debian
+/// ships them), else the file compressed once and kept in memory until it changes (``GzipCache``);
+/// `Vary: Accept-Encoding` either way.
 ///
 /// The page signs in through the HTTP API and keeps the bearer token in memory only (no cookie, so no request can be
 /// forged from another site, and nothing survives a reload). Every answer of these routes carries a
@@ -31,6 +35,8 @@ struct WebAppFeature: Sendable {
   let settings: WebAppSettings
   /// The texts, loaded once.
   let catalog: StringCatalog
+  /// Files compressed once, for browsers that accept gzip.
+  let gzipCache = GzipCache()
 
   /// The feature for `settings`; throws when the String Catalog is missing or malformed.
   init(settings: WebAppSettings) throws {
@@ -56,7 +62,7 @@ struct WebAppFeature: Sendable {
     let vendor = Self.files(leaflet)
     for method in [HTTPRequest.Method.get, .head] {
       router.on("/", method: method) { request, context in
-        try await serve("index.html", with: site, request, context)
+        try await serveCompressible("index.html", in: directory, with: site, request, context)
       }
       router.on("/app/config.json", method: method) { request, _ in
         json(
@@ -71,37 +77,72 @@ struct WebAppFeature: Sendable {
         return json(WebAppStrings(language: language, languages: languages, strings: strings(language)), for: request)
       }
       router.on("/app/**", method: method) { request, context in
-        try await serve(context.parameters.getCatchAll().joined(separator: "/"), with: site, request, context)
+        let relative = context.parameters.getCatchAll().joined(separator: "/")
+        return try await serveCompressible(relative, in: directory, with: site, request, context)
       }
       router.on("/vendor/leaflet/**", method: method) { request, context in
-        try await serveVendor(context.parameters.getCatchAll().joined(separator: "/"), with: vendor, request, context)
+        var relative = context.parameters.getCatchAll().joined(separator: "/")
+        if let minified = Self.minifiedNames[relative], Self.exists(leaflet.appendingPathComponent(minified)) {
+          relative = minified
+        }
+        return try await serveCompressible(relative, in: leaflet, with: vendor, request, context)
       }
     }
   }
 
-  /// A Leaflet file: the minified build for `leaflet.esm.js` when the folder has it, and its `.gz` sibling with
-  /// `Content-Encoding: gzip` when the request accepts gzip.
-  func serveVendor(
-    _ relative: String, with files: FileMiddleware<MeridianRequestContext, LocalFileSystem>, _ request: Request,
-    _ context: MeridianRequestContext
+  /// The file at `relative` under `folder`, gzip-compressed when the request accepts gzip and it is text: its `.gz`
+  /// sibling when there is one, else compressed once (``gzipCache``).
+  func serveCompressible(
+    _ relative: String, in folder: URL, with files: FileMiddleware<MeridianRequestContext, LocalFileSystem>,
+    _ request: Request, _ context: MeridianRequestContext
   ) async throws -> Response {
-    var name = relative
-    if let minified = Self.minifiedNames[name], Self.exists(leaflet.appendingPathComponent(minified)) {
-      name = minified
+    guard let mediaType = Self.servableMediaType(relative) else { throw HTTPError(.notFound) }
+    let compressible = Self.compressedExtensions.contains(Self.fileExtension(relative))
+    guard compressible, Self.acceptsGzip(request.headers[.acceptEncoding]) else {
+      var response = try await serve(relative, with: files, request, context)
+      if compressible { response.headers[.vary] = "Accept-Encoding" }
+      return response
     }
-    let gzipped = name + ".gz"
-    guard Self.acceptsGzip(request.headers[.acceptEncoding]), Self.exists(leaflet.appendingPathComponent(gzipped))
-    else {
-      var response = try await serve(name, with: files, request, context)
+    var response: Response
+    if Self.exists(folder.appendingPathComponent(relative + ".gz")) {
+      response = try await serve(relative + ".gz", with: files, request, context, servedAs: relative)
+    } else if let compressed = try gzipCache.compressed(folder.appendingPathComponent(relative)) {
+      response = compressedResponse(compressed, mediaType: mediaType, request)
+    } else {
+      response = try await serve(relative, with: files, request, context)
       response.headers[.vary] = "Accept-Encoding"
       return response
     }
-    var response = try await serve(gzipped, with: files, request, context, servedAs: name)
     if response.status == .ok || response.status == .partialContent || response.status == .notModified {
       response.headers[.contentEncoding] = "gzip"
     }
     response.headers[.vary] = "Accept-Encoding"
     return response
+  }
+
+  /// A file compressed in memory, revalidated by its own `ETag` (304), without a body for `HEAD`; no byte ranges
+  /// (the whole file is answered, as HTTP allows).
+  func compressedResponse(_ file: GzipCache.Entry, mediaType: String, _ request: Request) -> Response {
+    var headers: HTTPFields = [
+      .contentType: mediaType, .eTag: file.tag, .cacheControl: "no-cache",
+      .contentSecurityPolicy: contentSecurityPolicy, .referrerPolicy: "same-origin",
+    ]
+    let matched = request.headers[values: .ifNoneMatch].flatMap { $0.split(separator: ",") }
+      .contains {
+        $0.trimmingCharacters(in: .whitespaces) == file.tag || $0.trimmingCharacters(in: .whitespaces) == "*"
+      }
+    if matched { return Response(status: .notModified, headers: headers) }
+    headers[.contentLength] = String(file.data.count)
+    return Response(
+      status: .ok, headers: headers,
+      body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: file.data)))
+  }
+
+  /// The extensions of the files worth compressing (text).
+  static let compressedExtensions: Set<String> = ["html", "js", "css", "svg"]
+
+  static func fileExtension(_ name: String) -> String {
+    String(name.split(separator: "/").last?.split(separator: ".").last ?? "").lowercased()
   }
 
   /// The vendor files answered with Debian's minified build of them.
@@ -168,11 +209,7 @@ struct WebAppFeature: Sendable {
     _ relative: String, with files: FileMiddleware<MeridianRequestContext, LocalFileSystem>, _ request: Request,
     _ context: MeridianRequestContext, servedAs: String? = nil
   ) async throws -> Response {
-    let components = (servedAs ?? relative).split(separator: "/", omittingEmptySubsequences: false)
-    guard let last = components.last, last.contains("."),
-      components.allSatisfy({ $0.first != "." && $0.allSatisfy(Self.isPathCharacter) }),
-      let mediaType = Self.mediaTypes[String(last.split(separator: ".").last ?? "").lowercased()]
-    else { throw HTTPError(.notFound) }
+    guard let mediaType = Self.servableMediaType(servedAs ?? relative) else { throw HTTPError(.notFound) }
     var head = request.head
     head.path = "/" + relative
     var response = try await files.handle(Request(head: head, body: request.body), context: context) { _, _ in
@@ -182,6 +219,15 @@ struct WebAppFeature: Sendable {
     response.headers[.contentSecurityPolicy] = contentSecurityPolicy
     response.headers[.referrerPolicy] = "same-origin"
     return response
+  }
+
+  /// The media type of `relative` when it names a file a page may ask for (see ``serve(_:with:_:_:servedAs:)``).
+  static func servableMediaType(_ relative: String) -> String? {
+    let components = relative.split(separator: "/", omittingEmptySubsequences: false)
+    guard let last = components.last, last.contains("."),
+      components.allSatisfy({ $0.first != "." && $0.allSatisfy(isPathCharacter) })
+    else { return nil }
+    return mediaTypes[fileExtension(relative)]
   }
 
   static func isPathCharacter(_ character: Character) -> Bool {
@@ -251,4 +297,38 @@ struct WebAppStrings: Encodable {
 extension HTTPField.Name {
   /// `Referrer-Policy`.
   static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
+}
+
+/// Files gzip-compressed once and kept while they are unchanged (same size and modification time): the web app's
+/// own files and any vendor file without a `.gz` beside it. A handful of files of one folder each, so unbounded.
+final class GzipCache: Sendable {
+  /// A compressed file.
+  struct Entry: Sendable {
+    /// The gzip data.
+    var data: Data
+    /// Its entity tag (weak: from the file's size and modification time).
+    var tag: String
+    var size: Int
+    var modified: Double
+  }
+
+  private let entries = Mutex<[String: Entry]>([:])
+
+  /// `file` compressed: from the cache while the file is unchanged; nil when it is not a readable regular file.
+  func compressed(_ file: URL) throws -> Entry? {
+    guard let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),
+      attributes[.type] as? FileAttributeType == .typeRegular,
+      let size = (attributes[.size] as? NSNumber)?.intValue,
+      let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970
+    else { return nil }
+    if let entry = entries.withLock({ $0[file.path] }), entry.size == size, entry.modified == modified {
+      return entry
+    }
+    guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
+    let entry = Entry(
+      data: try Gzip.compress(data), tag: "W/\"gzip-\(size)-\(Int64(modified * 1000))\"", size: size,
+      modified: modified)
+    entries.withLock { $0[file.path] = entry }
+    return entry
+  }
 }
