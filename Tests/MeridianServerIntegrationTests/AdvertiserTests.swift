@@ -25,6 +25,20 @@ struct AdvertiserTests {
     return (cafe, owner, client)
   }
 
+  /// Dana, signed up, who walked past the café ten minutes ago, once: 7 fixes 20 s apart from 90 m west to 90 m east.
+  static func danaWalkedPast(on server: TestServer) async throws -> NetworkClient {
+    let start = Timestamp.milliseconds(Date()) - 600_000
+    let walk = try (0..<7).map { step in
+      let point = east(of: kyiv, Double(step - 3) * 30)
+      return try LocationFix(
+        timestamp: start + Int64(step) * 20_000, latitude: point.latitude, longitude: point.longitude,
+        horizontalAccuracy: 10)
+    }
+    let (_, dana) = try await server.signUp("dana")
+    _ = try await dana.send(API.postFixes, body: FixBatch(deviceId: "dana-phone", fixes: walk))
+    return dana
+  }
+
   @Test func advertisersManageOnlyTheirOwnVenues() async throws {
     try await TestServer.with { server in
       let store = server.app.environment.store
@@ -142,16 +156,7 @@ struct AdvertiserTests {
   @Test func eachSpecialPromotionHasItsOwnAudienceRule() async throws {
     try await TestServer.with { server in
       let (cafe, owner, anna) = try await Self.cafeWithOwner("corner", on: server)
-      // Dana walked past the café ten minutes ago, once: 7 fixes 20 s apart from 90 m west to 90 m east.
-      let start = Timestamp.milliseconds(Date()) - 600_000
-      let walk = try (0..<7).map { step in
-        let point = east(of: Self.kyiv, Double(step - 3) * 30)
-        return try LocationFix(
-          timestamp: start + Int64(step) * 20_000, latitude: point.latitude, longitude: point.longitude,
-          horizontalAccuracy: 10)
-      }
-      let (_, dana) = try await server.signUp("dana")
-      _ = try await dana.send(API.postFixes, body: FixBatch(deviceId: "dana-phone", fixes: walk))
+      let dana = try await Self.danaWalkedPast(on: server)
 
       // Once within two days is enough for the first; the second keeps DomainKit's 3 of 14 days.
       let eager = try await anna.send(
@@ -195,15 +200,7 @@ struct AdvertiserTests {
   @Test func operatorFiguresApplyTheListingsRules() async throws {
     try await TestServer.with({ $0.adminToken = "figures-admin" }) { server in
       let (cafe, _, anna) = try await Self.cafeWithOwner("figures", on: server)
-      let start = Timestamp.milliseconds(Date()) - 600_000
-      let walk = try (0..<7).map { step in
-        let point = east(of: Self.kyiv, Double(step - 3) * 30)
-        return try LocationFix(
-          timestamp: start + Int64(step) * 20_000, latitude: point.latitude, longitude: point.longitude,
-          horizontalAccuracy: 10)
-      }
-      let (_, dana) = try await server.signUp("dana")
-      _ = try await dana.send(API.postFixes, body: FixBatch(deviceId: "dana-phone", fixes: walk))
+      let dana = try await Self.danaWalkedPast(on: server)
       var ids: [String: PromotionID] = [:]
       for (name, audience, rule) in [
         ("eager", PromotionAudience.special, PromotionEligibility(radius: 100, minimumDays: 1, lookbackDays: 2)),

@@ -207,7 +207,8 @@ struct PromotionsCommand: AsyncParsableCommand {
       }
     }
 
-    /// The promotion's rows by day or week, counts below 5 people shown as "< 5" (as advertisers see them).
+    /// The promotion's rows by day or week as advertisers see them: counts below 5 people as "< 5", a week holding
+    /// such a day as "withheld".
     func overTime(_ id: String, by bucket: StatsBucket) async throws {
       let days = try [("--from", from), ("--to", to)].map { option, text -> CalendarDay? in
         guard let text else { return nil }
@@ -234,7 +235,8 @@ struct PromotionsCommand: AsyncParsableCommand {
             ])
           }
           return "Promotion \(promotion.id) of venue \(place.id), days in \(report.timeZone); counts below "
-            + "\(AggregateCount.minimum) people show as \"< \(AggregateCount.minimum)\".\n" + table.text
+            + "\(AggregateCount.minimum) people show as \"< \(AggregateCount.minimum)\", a week holding such a day as "
+            + "\"\(AggregateCount.withheld)\".\n" + table.text
         }
       }
     }
