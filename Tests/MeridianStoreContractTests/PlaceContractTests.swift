@@ -175,16 +175,19 @@ struct PlaceContractTests {
       await #expect(throws: PlaceStoreError.hasChildren("f1")) { _ = try await store.deletePlace("f1") }
       #expect(!(try await store.deletePlace("nowhere")))
 
-      // Grades 0 and 6 never make a review; oversized text and unknown places are refused by the store.
-      #expect(throws: FixValidationError.self) {
+      // Grades 0 and 6, oversized text and control characters never make a review (DomainKit's rule, the same for
+      // every engine); unknown places are refused by the store.
+      #expect(throws: ReviewError.gradeOutOfRange(field: "grade", value: 0)) {
         _ = try Review(id: "g", placeID: "p1", authorID: "ann", grade: 0, createdAt: 1)
       }
-      #expect(throws: FixValidationError.self) {
+      #expect(throws: ReviewError.gradeOutOfRange(field: "grade", value: 6)) {
         _ = try Review(id: "g", placeID: "p1", authorID: "ann", grade: 6, createdAt: 1)
       }
-      await #expect(throws: PlaceStoreError.invalidReview("the text is longer than 2000 characters")) {
-        _ = try await store.saveReview(
-          try review("r1", "p1", "ann", 1, text: String(repeating: "я", count: 2_001)), now: 200)
+      #expect(throws: ReviewError.invalidText(field: "text", .tooLong(maximum: 2_000))) {
+        _ = try review("r1", "p1", "ann", 1, text: String(repeating: "я", count: 2_001))
+      }
+      #expect(throws: ReviewError.invalidText(field: "text", .forbiddenCharacter("\u{0}", lines: .multiple))) {
+        _ = try review("r1", "p1", "ann", 1, text: "a\u{0}b")
       }
       await #expect(throws: PlaceStoreError.placeNotFound("nowhere")) {
         _ = try await store.saveReview(try review("r9", "nowhere", "ann", 1), now: 200)
@@ -194,8 +197,8 @@ struct PlaceContractTests {
       }
       #expect(try await snapshot() == before)
       #expect(try await store.allVisibleReviews().map(\.grade) == [4])
-      // The longest text accepted is stored whole.
-      let long = String(repeating: "я", count: 2_000)
+      // The longest text accepted is stored whole, tabs and line feeds too, on every engine.
+      let long = "Я\t" + String(repeating: "я", count: 1_996) + "\n\u{1F1FA}\u{1F1E6}"
       let (saved, _) = try await store.saveReview(try review("r1", "p1", "ann", 1, text: long), now: 300)
       #expect(saved.text == long)
       #expect(try await store.reviews(of: "p1", cursor: nil, limit: 10).items.map(\.text) == [long])

@@ -211,6 +211,9 @@ public struct PromotionDraft: Sendable, Hashable, Codable {
     self.eligibility = eligibility
   }
 
+  /// The rule of a promotion's name.
+  public static let nameRule = UserText.singleLine(maximumLength: 255)
+
   /// The bounds of a special audience's rule.
   public static let radii = 10.0...5_000.0
   /// Days of a rule's lookback.
@@ -219,10 +222,7 @@ public struct PromotionDraft: Sendable, Hashable, Codable {
   /// The promotion `id` of `venue` this draft describes.
   /// - Throws: ``APIError`` `invalid_request` naming the field that is out of range.
   public func promotion(id: PromotionID, venue: PlaceID) throws(APIError) -> Promotion {
-    let trimmedName = name.trimmingCharacters(in: .whitespacesAndNewlines)
-    guard (1...255).contains(trimmedName.count), !Identifier.hasControlCharacters(trimmedName) else {
-      throw .invalidRequest("'name' must have 1 to 255 characters and no control characters.")
-    }
+    let trimmedName = try Self.nameRule.checked(name, field: "name")
     guard (1...64).contains(promoCode.count),
       promoCode.unicodeScalars.allSatisfy({ !$0.properties.isWhitespace && $0.properties.generalCategory != .control })
     else { throw .invalidRequest("'promoCode' must have 1 to 64 characters, without spaces.") }

@@ -64,6 +64,10 @@ public struct Achievement: Sendable, Hashable, Codable {
   public static let maximumDescriptionLength = 2_000
   /// The years accepted.
   public static let years = 1900...2100
+  /// The rule of a title.
+  public static let titleRule = UserText.singleLine(maximumLength: maximumTitleLength)
+  /// The rule of a description.
+  public static let descriptionRule = UserText.multiLine(maximumLength: maximumDescriptionLength)
 
   /// An achievement.
   public init(
@@ -107,15 +111,10 @@ public struct NewAchievement: Sendable, Hashable, Codable {
       errors.append(.invalid("kind", "must be one of study, sport, creative"))
     }
     let title = (self.title ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-    if title.isEmpty {
-      errors.append(.required("title"))
-    } else if title.count > Achievement.maximumTitleLength || Identifier.hasControlCharacters(title) {
-      errors.append(
-        .invalid("title", "must be at most \(Achievement.maximumTitleLength) characters, without control characters"))
-    }
+    if let error = Achievement.titleRule.fieldError(title, field: "title") { errors.append(error) }
     let description = (self.description ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-    if description.count > Achievement.maximumDescriptionLength {
-      errors.append(.invalid("description", "must be at most \(Achievement.maximumDescriptionLength) characters"))
+    if let error = Achievement.descriptionRule.fieldError(description, field: "description") {
+      errors.append(error)
     }
     if let year, !Achievement.years.contains(year) {
       errors.append(
@@ -213,10 +212,8 @@ public struct Questionnaire: Sendable, Hashable, Codable {
     var result = self
     func text(_ value: String?, _ field: String, maximum: Int) -> String? {
       let trimmed = (value ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-      if trimmed.isEmpty {
-        errors.append(.required(field))
-      } else if trimmed.count > maximum || Identifier.hasControlCharacters(trimmed) {
-        errors.append(.invalid(field, "must be at most \(maximum) characters, without control characters"))
+      if let error = UserText.singleLine(maximumLength: maximum).fieldError(trimmed, field: field) {
+        errors.append(error)
       }
       return trimmed
     }
@@ -244,8 +241,8 @@ public struct Questionnaire: Sendable, Hashable, Codable {
       }
       for (subject, score) in examScores.sorted(by: { $0.key < $1.key }) {
         let name = subject.trimmingCharacters(in: .whitespaces)
-        if name.isEmpty || name.count > 64 || Identifier.hasControlCharacters(name) {
-          errors.append(.invalid("examScores", "subject names must be 1…64 characters"))
+        if UserText.singleLine(maximumLength: 64).fieldError(name, field: "examScores") != nil {
+          errors.append(.invalid("examScores", "subject names must be 1…64 characters on one line"))
         } else if !(0...100).contains(score) {
           errors.append(.invalid("examScores.\(echo(name))", "must be between 0 and 100"))
         }

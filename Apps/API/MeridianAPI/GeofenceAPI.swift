@@ -153,6 +153,8 @@ public struct GeofenceItem: Sendable, Hashable, Codable {
 
   /// The longest name, in characters.
   public static let maximumNameLength = 100
+  /// The rule of a name: one line of 1…``maximumNameLength`` characters.
+  public static let nameRule = UserText.singleLine(maximumLength: maximumNameLength)
 }
 
 /// `POST /v1/geofences` body.

@@ -21,6 +21,8 @@ public struct VenueClaimRequest: Sendable, Hashable, Codable {
 
   /// The longest note.
   public static let maximumNote = 500
+  /// The rule of a note (several lines).
+  public static let noteRule = UserText.multiLine(maximumLength: maximumNote)
 
   /// A request.
   public init(venueID: PlaceID, note: String? = nil) {
@@ -29,13 +31,11 @@ public struct VenueClaimRequest: Sendable, Hashable, Codable {
   }
 
   /// The note trimmed, nil when empty.
-  /// - Throws: ``APIError`` `invalid_request` when it is longer than ``maximumNote`` or has control characters.
+  /// - Throws: ``APIError`` `invalid_request` when it breaks ``noteRule``.
   public func checkedNote() throws(APIError) -> String? {
-    guard let note = note?.trimmingCharacters(in: .whitespacesAndNewlines), !note.isEmpty else { return nil }
-    guard note.count <= Self.maximumNote, !Identifier.hasControlCharacters(note) else {
-      throw .invalidRequest("'note' must have at most \(Self.maximumNote) characters and no control characters.")
-    }
-    return note
+    guard let note else { return nil }
+    let checked = try Self.noteRule.checked(note, field: "note")
+    return checked.isEmpty ? nil : checked
   }
 
   private enum CodingKeys: String, CodingKey {

@@ -31,6 +31,14 @@ public enum BlobGracePeriod {
 }
 
 extension BlobStore {
+  /// Whether `url`, a URL a person gave for an image, follows the one rule for such URLs: it is exactly
+  /// `/v1/blobs/<hash>` (``BlobReference``) of a blob this store holds. A URL that only ends in a stored hash
+  /// (`https://tracker.example/pixel/<hash>`, `javascript:…//<hash>`) is not.
+  public func isUploadedImage(_ url: String) async throws -> Bool {
+    guard let hash = BlobReference.hash(in: url) else { return false }
+    return try await hasBlob(hash)
+  }
+
   /// Deletes those of `hashes` that nothing in `store` refers to (see ``PollStore/unreferencedBlobs(_:)``) and that
   /// were last uploaded `gracePeriod` milliseconds or more before `now`; returns the hashes deleted, sorted.
   ///

@@ -354,12 +354,6 @@ public enum PlaceStoreError: Error, Sendable, Hashable, CustomStringConvertible 
   }
 }
 
-/// Reviews: the longest text accepted.
-extension Review {
-  /// The longest review text accepted, in characters.
-  public static let maximumTextLength = 2_000
-}
-
 /// A page of reviews.
 public struct ReviewPage: Sendable, Hashable {
   /// The reviews, newest first.

@@ -292,10 +292,9 @@ public struct PollRowValues: Sendable {
   }
 
   /// The summary (`myChoice` as given).
-  /// - Throws: `PollError` when the stored poll breaks DomainKit's rules (it was validated when stored).
   public func summary(myChoice: PollChoice? = nil) throws -> PollSummary {
-    let poll = try Poll(
-      id: PollID(id), authorID: UserID(authorID), title: title, description: description,
+    let poll = Poll(
+      stored: PollID(id), authorID: UserID(authorID), title: title, description: description,
       first: PollOption(text: option0Text, imageURL: option0Image),
       second: PollOption(text: option1Text, imageURL: option1Image), createdAt: createdAt)
     return PollSummary(
@@ -310,11 +309,20 @@ public struct PollRowValues: Sendable {
   }
 }
 
-/// Blob keys in image references: the last path component of an option image or avatar URL, when it is a hash.
+/// The one form of an image reference a person gives (a poll option's image, an avatar, a promotion's image):
+/// exactly `/v1/blobs/<hash>`, the `url` `POST /v1/blobs` answers. Nothing else is a reference: no other host or
+/// scheme, no query, no fragment, no bare hash. ``BlobStore/isUploadedImage(_:)`` adds that the blob is stored.
 public enum BlobReference {
-  /// The hash `url` refers to (`/v1/blobs/<hash>`, or the bare hash), if any.
+  /// The path every reference starts with.
+  public static let prefix = "/v1/blobs/"
+
+  /// The reference to the blob `hash`.
+  public static func url(of hash: String) -> String { prefix + hash }
+
+  /// The hash `url` refers to when it is exactly `/v1/blobs/<hash>`, else nil.
   public static func hash(in url: String?) -> String? {
-    guard let url, let last = url.split(separator: "/").last, BlobKind.isHash(last) else { return nil }
-    return String(last)
+    guard let url, url.hasPrefix(prefix) else { return nil }
+    let hash = url.dropFirst(prefix.count)
+    return BlobKind.isHash(hash) ? String(hash) : nil
   }
 }

@@ -429,9 +429,6 @@ extension PostgresStore {
   // MARK: Reviews
 
   public func saveReview(_ review: Review, now: Int64) async throws -> (review: Review, created: Bool) {
-    guard review.text.count <= Review.maximumTextLength else {
-      throw PlaceStoreError.invalidReview("the text is longer than \(Review.maximumTextLength) characters")
-    }
     let grades = try JSONColumn.encode(review.grades)
     return try await transaction { connection in
       func run(_ sql: String, _ values: [(any PostgresEncodable & Sendable)?]) async throws -> [PostgresRow] {
@@ -542,8 +539,8 @@ extension PostgresStore {
       (Int64, String, String, String, Int, String, String, Int64).self)
     return (
       seq,
-      try Review(
-        id: ReviewID(id), placeID: PlaceID(place), authorID: UserID(author), grade: grade,
+      Review(
+        stored: ReviewID(id), placeID: PlaceID(place), authorID: UserID(author), grade: grade,
         grades: try JSONColumn.decode([String: Int].self, from: grades), text: text, createdAt: createdAt)
     )
   }

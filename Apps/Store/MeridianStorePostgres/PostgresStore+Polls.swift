@@ -348,8 +348,8 @@ extension PostgresStore: PollStore {
       let (id, authorID, text, hidden, createdAt, name, avatar) = try row.decode(
         (String, String, String, Bool, Int64, String?, String?).self)
       return PollCommentView(
-        comment: try PollComment(
-          id: CommentID(id), pollID: poll, authorID: UserID(authorID), text: text, createdAt: createdAt),
+        comment: PollComment(
+          stored: CommentID(id), pollID: poll, authorID: UserID(authorID), text: text, createdAt: createdAt),
         author: PublicAuthor(id: UserID(authorID), fullName: name, avatar: avatar), hidden: hidden)
     }
     let next =

@@ -172,7 +172,7 @@ extension PostgresStore: SocialStore {
       group.visibility = visibility
       return group
     }
-    return try Group(id: GroupID(id), ownerID: UserID(owner), name: name, members: members, visibility: visibility)
+    return Group(stored: GroupID(id), ownerID: UserID(owner), name: name, members: members, visibility: visibility)
   }
 
   static func save(_ group: Group, on connection: PostgresConnection, now: Int64, _ logger: Logger) async throws {

@@ -385,9 +385,6 @@ extension SQLiteStore {
   // MARK: Reviews
 
   public func saveReview(_ review: Review, now: Int64) async throws -> (review: Review, created: Bool) {
-    guard review.text.count <= Review.maximumTextLength else {
-      throw PlaceStoreError.invalidReview("the text is longer than \(Review.maximumTextLength) characters")
-    }
     let grades = try JSONColumn.encode(review.grades)
     return try await database.write { db in
       guard
@@ -479,8 +476,8 @@ extension SQLiteStore {
   }
 
   static func review(_ row: Row) throws -> Review {
-    try Review(
-      id: ReviewID(row["id"] as String), placeID: PlaceID(row["place_id"] as String),
+    Review(
+      stored: ReviewID(row["id"] as String), placeID: PlaceID(row["place_id"] as String),
       authorID: UserID(row["author_id"] as String), grade: row["grade"],
       grades: try JSONColumn.decode([String: Int].self, from: row["grades"]), text: row["text"],
       createdAt: row["created_at"])

@@ -274,8 +274,8 @@ extension SQLiteStore {
       let items = try rows.prefix(limit).map { row in
         let author = UserID(row[1] as String)
         return PollCommentView(
-          comment: try PollComment(
-            id: CommentID(row[0] as String), pollID: poll, authorID: author, text: row[2], createdAt: row[4]),
+          comment: PollComment(
+            stored: CommentID(row[0] as String), pollID: poll, authorID: author, text: row[2], createdAt: row[4]),
           author: PublicAuthor(id: author, fullName: row[5], avatar: row[6]), hidden: row[3])
       }
       let next =

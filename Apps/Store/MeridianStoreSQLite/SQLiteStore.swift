@@ -505,7 +505,7 @@ public struct SQLiteStore: MeridianStore {
       group.visibility = visibility
       return group
     }
-    return try Group(id: id, ownerID: owner, name: row["name"], members: members, visibility: visibility)
+    return Group(stored: id, ownerID: owner, name: row["name"], members: members, visibility: visibility)
   }
 
   private static func save(_ group: Group, db: Database, now: Int64) throws {

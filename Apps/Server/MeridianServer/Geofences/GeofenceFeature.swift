@@ -117,13 +117,7 @@ struct GeofenceFeature: Sendable {
   /// - Throws: `422 invalid_geofence` naming what is wrong.
   func validated(_ fence: GeofenceItem) async throws -> GeofenceItem {
     var fence = fence
-    fence.name = fence.name.trimmingCharacters(in: .whitespacesAndNewlines)
-    guard (1...GeofenceItem.maximumNameLength).contains(fence.name.count),
-      !Identifier.hasControlCharacters(fence.name)
-    else {
-      throw Self.invalid(
-        "The name must have 1 to \(GeofenceItem.maximumNameLength) characters and no control characters.")
-    }
+    fence.name = try GeofenceItem.nameRule.checked(fence.name, field: "name", status: 422, code: .invalidGeofence)
     do {
       try rules.validate(fence.shape.geofence)
     } catch {

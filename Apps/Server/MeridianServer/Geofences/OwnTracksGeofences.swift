@@ -39,8 +39,10 @@ struct OwnTracksGeofences: Sendable {
     guard let center = try? Coordinate(latitude: waypoint.lat, longitude: waypoint.lon) else { return }
     let range = monitor.rules.radiusRange
     let radius = min(max(Double(waypoint.rad ?? 100), range.lowerBound), range.upperBound)
-    let name = String(
-      waypoint.desc.trimmingCharacters(in: .whitespacesAndNewlines).prefix(GeofenceItem.maximumNameLength))
+    // The app can't show an error for a region: a long name is cut, one with control characters is not taken.
+    let name =
+      (try? GeofenceItem.nameRule.validated(
+        waypoint.desc.trimmingCharacters(in: .whitespacesAndNewlines).prefix(GeofenceItem.maximumNameLength))) ?? ""
     let key = Self.key(rid: waypoint.rid, tst: waypoint.tst)
     let time = monitor.now()
     if var fence = try await store.geofence(owner: user, externalID: key) {

@@ -152,7 +152,8 @@ struct PhoneAppIngest: Sendable {
       let device = (fix.deviceID?.rawValue ?? "device").map { "/+#".contains($0) ? "-" : $0 }
       let topic = "owntracks/\(owner.rawValue)/\(String(device))"
       messages.append(.location(OwnTracks.Location(fix, tid: tid, topic: topic)))
-      let face = profile?.avatar.flatMap(Self.pngBase64)
+      var face: String? = nil
+      if let avatar = profile?.avatar { face = try await self.face(avatar: avatar) }
       if profile?.fullName != nil || face != nil {
         messages.append(.card(OwnTracks.Card(name: profile?.fullName, face: face, tid: tid)))
       }
@@ -170,12 +171,16 @@ struct PhoneAppIngest: Sendable {
     return String(user.rawValue.suffix(2)).uppercased()
   }
 
-  /// The base64 PNG of a `data:image/png;base64,` avatar (OwnTracks faces are base64 PNG; URLs are not sent).
-  static func pngBase64(_ avatar: String) -> String? {
-    let prefix = "data:image/png;base64,"
-    guard avatar.lowercased().hasPrefix(prefix) else { return nil }
-    let data = String(avatar.dropFirst(prefix.count))
-    return data.isEmpty ? nil : data
+  /// The largest avatar sent as an OwnTracks face, in bytes (the app shows a 40-point icon).
+  static let maximumFaceBytes = 16 * 1024
+
+  /// The base64 PNG of an avatar uploaded as a PNG of at most ``maximumFaceBytes`` (OwnTracks faces are base64 PNG;
+  /// URLs are not sent).
+  func face(avatar: String) async throws -> String? {
+    guard let hash = BlobReference.hash(in: avatar), let blob = try await environment.blobs.blob(hash),
+      blob.kind == .png, blob.data.count <= Self.maximumFaceBytes
+    else { return nil }
+    return blob.data.base64EncodedString()
   }
 
   // MARK: OsmAnd

@@ -134,9 +134,10 @@ struct PollFeature: Sendable {
       throw Self.invalidPoll(error.description)
     }
     for (index, option) in poll.options.enumerated() {
-      guard let hash = BlobReference.hash(in: option.imageURL), try await blobs.hasBlob(hash) else {
+      guard let url = option.imageURL, try await blobs.isUploadedImage(url) else {
         throw Self.invalidPoll(
-          "Option \(index + 1) needs an image uploaded with POST /v1/blobs, referred to as /v1/blobs/<hash>.")
+          "'options[\(index)].imageUrl' must be an image uploaded with POST /v1/blobs, referred to as "
+            + "/v1/blobs/<hash>.")
       }
     }
     if let wait = await pollLimiter.take(author.rawValue, cost: 1, now: now) {

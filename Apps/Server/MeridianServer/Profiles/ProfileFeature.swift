@@ -31,30 +31,32 @@ struct ProfileFeature: Sendable {
   func updateProfile(_ user: UserID, _ update: ProfileUpdate) async throws -> Profile {
     guard var profile = try await store.profile(user) else { throw APIError.tokenInvalid }
     let previousAvatar = profile.avatar
-    func text(_ value: String?, _ field: String, max: Int) throws(APIError) -> String?? {
+    func text(_ value: String?, _ field: String, _ rule: UserText) throws(APIError) -> String?? {
       guard let value else { return .none }
-      let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-      guard trimmed.count <= max else { throw .invalidRequest("'\(field)' can have at most \(max) characters.") }
-      return .some(trimmed.isEmpty ? nil : trimmed)
+      let checked = try rule.checked(value, field: field)
+      return .some(checked.isEmpty ? nil : checked)
     }
-    if let avatar = try text(update.avatar, "avatar", max: 2048) {
-      // A photo from the blob store must have been uploaded; other URLs are the client's own.
-      if let avatar, avatar.hasPrefix("/v1/blobs/"), let blobs {
-        guard let hash = BlobReference.hash(in: avatar), try await blobs.hasBlob(hash) else {
+    if let avatar = update.avatar {
+      // An empty string clears the photo; any other value is an image uploaded to the blob store.
+      if avatar.isEmpty {
+        profile.avatar = nil
+      } else {
+        guard try await (blobs ?? environment.blobs).isUploadedImage(avatar) else {
           throw APIError.invalidRequest(
-            "'avatar' names no uploaded image; upload it with POST /v1/blobs and send the url it answers.")
+            "'avatar' must be an image uploaded with POST /v1/blobs, referred to as /v1/blobs/<hash>.")
         }
+        profile.avatar = avatar
       }
-      profile.avatar = avatar
     }
-    if let name = try text(update.fullName, "fullName", max: 200) { profile.fullName = name }
-    if let status = try text(update.status, "status", max: 500) { profile.status = status }
+    if let name = try text(update.fullName, "fullName", Profile.fullNameRule) { profile.fullName = name }
+    if let status = try text(update.status, "status", Profile.statusRule) { profile.status = status }
     if let birthday = update.birthday { profile.birthday = birthday }
     if let gender = update.gender { profile.gender = gender }
     for (name, audience) in update.audience ?? [:] {
       guard let field = ProfileField(rawValue: name) else {
         throw APIError.invalidRequest(
-          "Unknown profile field '\(name)'; use \(ProfileField.allCases.map(\.rawValue).joined(separator: ", ")).")
+          "Unknown profile field \(QuotedValue.quote(name)); use \(ProfileField.allCases.map(\.rawValue).joined(separator: ", "))."
+        )
       }
       profile.audience[field] = audience
     }

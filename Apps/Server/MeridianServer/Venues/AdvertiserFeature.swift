@@ -111,7 +111,7 @@ struct AdvertiserFeature: Sendable {
   /// Throws 400 `invalid_request` unless `url` is absent or an image uploaded to the blob store, as poll options'.
   func requireUploadedImage(_ url: String?) async throws {
     guard let url else { return }
-    guard let hash = BlobReference.hash(in: url), try await environment.blobs.hasBlob(hash) else {
+    guard try await environment.blobs.isUploadedImage(url) else {
       throw APIError.invalidRequest(
         "'imageUrl' must be an image uploaded with POST /v1/blobs, referred to as /v1/blobs/<hash>.")
     }

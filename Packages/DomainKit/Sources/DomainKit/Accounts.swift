@@ -219,6 +219,11 @@ public struct Profile: Sendable, Hashable, Codable {
   /// Audience per field; a missing field means ``FieldAudience/groups``.
   public var audience: [ProfileField: FieldAudience]
 
+  /// The rule of ``fullName``: one line of at most 200 characters (empty clears it).
+  public static let fullNameRule = UserText.singleLine(maximumLength: 200, allowsEmpty: true)
+  /// The rule of ``status``: at most 500 characters, on several lines (empty clears it).
+  public static let statusRule = UserText.multiLine(maximumLength: 500)
+
   /// A profile; by default every field is visible to the groups that grant it.
   public init(
     userID: UserID, avatar: String? = nil, fullName: String? = nil, phone: String? = nil,

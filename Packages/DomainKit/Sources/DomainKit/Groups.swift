@@ -45,8 +45,8 @@ public enum GroupError: Error, Sendable, Hashable, CustomStringConvertible {
   case cannotDeleteStandardGroup(GroupKind)
   /// Standard groups cannot be renamed.
   case cannotRenameStandardGroup(GroupKind)
-  /// A group name must have 1…64 visible characters.
-  case invalidName(String)
+  /// A group name breaks ``Group/nameRule``.
+  case invalidName(UserText.Problem)
   /// Owners cannot be members of their own groups.
   case ownerCannotBeMember
 
@@ -55,7 +55,7 @@ public enum GroupError: Error, Sendable, Hashable, CustomStringConvertible {
     switch self {
     case .cannotDeleteStandardGroup(let kind): "The \(kind.rawValue) group is a standard group and can't be deleted."
     case .cannotRenameStandardGroup(let kind): "The \(kind.rawValue) group is a standard group and can't be renamed."
-    case .invalidName: "A group name must have between 1 and 64 characters."
+    case .invalidName(let problem): problem.message(field: "name")
     case .ownerCannotBeMember: "You can't add yourself to your own group."
     }
   }
@@ -87,6 +87,12 @@ public struct Group: Sendable, Hashable, Codable, Identifiable {
     self.name = try Self.validatedName(name)
     self.members = members
     self.visibility = visibility
+  }
+
+  /// A custom group as a store read it back, its name not checked again: the rules hold for what is written.
+  public init(stored id: GroupID, ownerID: UserID, name: String, members: Set<UserID>, visibility: GroupVisibility) {
+    self.init(id: id, ownerID: ownerID, kind: .custom, name: name, visibility: visibility)
+    self.members = members
   }
 
   private init(id: GroupID, ownerID: UserID, kind: GroupKind, name: String, visibility: GroupVisibility) {
@@ -137,10 +143,11 @@ public struct Group: Sendable, Hashable, Codable, Identifiable {
   /// Removes a member (no error when absent).
   public mutating func remove(_ user: UserID) { members.remove(user) }
 
+  /// The rule of a group's name: one line of 1…64 characters.
+  public static let nameRule = UserText.singleLine(maximumLength: 64)
+
   static func validatedName(_ name: String) throws(GroupError) -> String {
-    let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-    guard (1...64).contains(trimmed.count) else { throw .invalidName(name) }
-    return trimmed
+    do { return try nameRule.validated(name) } catch { throw .invalidName(error) }
   }
 
   private enum CodingKeys: String, CodingKey {

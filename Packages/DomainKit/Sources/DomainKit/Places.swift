@@ -203,6 +203,25 @@ public struct Place: Sendable, Hashable, Codable, Identifiable {
 }
 
 /// A review of a place. Wire names: `id`, `placeId`, `authorId`, `grade` (1…5), `grades` (per criterion, 1…5),
+/// Why a review can't be made.
+public enum ReviewError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// `grade` or `grades.<criterion>` is outside 1…5.
+  case gradeOutOfRange(field: String, value: Int)
+  /// The text or a criterion's name breaks its ``UserText`` rule (`field` is `text` or `grades`).
+  case invalidText(field: String, UserText.Problem)
+  /// More criteria than ``Review/maximumCriteria``.
+  case tooManyCriteria
+
+  /// What is wrong, naming the field.
+  public var description: String {
+    switch self {
+    case .gradeOutOfRange(let field, let value): "\(field) is \(value), outside 1…5."
+    case .invalidText(let field, let problem): problem.message(field: field)
+    case .tooManyCriteria: "'grades' can have at most \(Review.maximumCriteria) criteria."
+    }
+  }
+}
+
 /// `text`, `createdAt`.
 public struct Review: Sendable, Hashable, Codable, Identifiable {
   /// The review id.
@@ -220,19 +239,51 @@ public struct Review: Sendable, Hashable, Codable, Identifiable {
   /// UTC ms.
   public var createdAt: Int64
 
-  /// A review.
-  /// - Throws: ``FixValidationError`` naming `grade` or `grades.<criterion>` when outside 1…5.
+  /// The longest review text accepted, in characters.
+  public static let maximumTextLength = 2_000
+  /// The rule of a review's text (empty allowed).
+  public static let textRule = UserText.multiLine(maximumLength: maximumTextLength)
+  /// The most criteria one review grades.
+  public static let maximumCriteria = 20
+  /// The rule of a criterion's name.
+  public static let criterionRule = UserText.singleLine(maximumLength: 64)
+
+  /// A review, its text trimmed.
+  /// - Throws: ``ReviewError`` naming `grade`, `grades.<criterion>`, `grades` or `text`.
   public init(
     id: ReviewID, placeID: PlaceID, authorID: UserID, grade: Int, grades: [String: Int] = [:], text: String = "",
     createdAt: Int64
-  ) throws(FixValidationError) {
-    guard (1...5).contains(grade) else {
-      throw FixValidationError(field: "grade", value: Double(grade), allowed: "1…5")
+  ) throws(ReviewError) {
+    guard (1...5).contains(grade) else { throw .gradeOutOfRange(field: "grade", value: grade) }
+    guard grades.count <= Self.maximumCriteria else { throw .tooManyCriteria }
+    for (criterion, value) in grades.sorted(by: { $0.key < $1.key }) {
+      do {
+        _ = try Self.criterionRule.validated(criterion)
+      } catch {
+        throw .invalidText(field: "grades", error)
+      }
+      // A criterion passed the rule above: it is at most 64 characters and has no control characters.
+      guard (1...5).contains(value) else { throw .gradeOutOfRange(field: "grades.\(criterion)", value: value) }
     }
-    for (criterion, value) in grades where !(1...5).contains(value) {
-      throw FixValidationError(field: "grades.\(criterion)", value: Double(value), allowed: "1…5")
+    do {
+      self.text = try Self.textRule.validated(text)
+    } catch {
+      throw .invalidText(field: "text", error)
     }
     self.id = id
+    self.id = id
+    self.placeID = placeID
+    self.authorID = authorID
+    self.grade = grade
+    self.grades = grades
+    self.createdAt = createdAt
+  }
+
+  /// A review as a store read it back, not checked again: the rules hold for what is written.
+  public init(
+    stored id: ReviewID, placeID: PlaceID, authorID: UserID, grade: Int, grades: [String: Int], text: String,
+    createdAt: Int64
+  ) {
     self.placeID = placeID
     self.authorID = authorID
     self.grade = grade
@@ -249,8 +300,8 @@ public struct Review: Sendable, Hashable, Codable, Identifiable {
   }
 
   /// Decodes a review with the same validation as
-  /// ``init(id:placeID:authorID:grade:grades:text:createdAt:)`` (every grade 1…5).
-  /// - Throws: `DecodingError.dataCorrupted` naming `grade` or `grades.<criterion>`.
+  /// ``init(id:placeID:authorID:grade:grades:text:createdAt:)`` (every grade 1…5, every text by its rule).
+  /// - Throws: `DecodingError.dataCorrupted` naming `grade`, `grades` or `text`.
   public init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
     do {
@@ -259,9 +310,14 @@ public struct Review: Sendable, Hashable, Codable, Identifiable {
         authorID: c.decode(UserID.self, forKey: .authorID), grade: c.decode(Int.self, forKey: .grade),
         grades: c.decodeIfPresent([String: Int].self, forKey: .grades) ?? [:],
         text: c.decodeIfPresent(String.self, forKey: .text) ?? "", createdAt: c.decode(Int64.self, forKey: .createdAt))
-    } catch let error as FixValidationError {
-      throw DecodingError.dataCorruptedError(
-        forKey: error.field == "grade" ? .grade : .grades, in: c, debugDescription: error.description)
+    } catch let error as ReviewError {
+      let key: CodingKeys =
+        switch error {
+        case .gradeOutOfRange(field: "grade", _): .grade
+        case .invalidText(field: "text", _): .text
+        default: .grades
+        }
+      throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: error.description)
     }
   }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// One of a poll's two options. Wire names: `text`, `imageUrl`.
 public struct PollOption: Sendable, Hashable, Codable {
-  /// The option's label.
+  /// The option's caption, 1…``maximumTextLength`` characters on one line.
   public var text: String
   /// The option's image.
   public var imageURL: String?
@@ -12,6 +12,11 @@ public struct PollOption: Sendable, Hashable, Codable {
     self.text = text
     self.imageURL = imageURL
   }
+
+  /// The longest caption.
+  public static let maximumTextLength = 200
+  /// The rule of a caption.
+  public static let textRule = UserText.singleLine(maximumLength: maximumTextLength)
 
   private enum CodingKeys: String, CodingKey {
     case text
@@ -29,28 +34,19 @@ public enum PollChoice: Int, Sendable, Hashable, Codable, CaseIterable {
 
 /// Why a poll or vote was rejected.
 public enum PollError: Error, Sendable, Hashable, CustomStringConvertible {
-  /// The title is empty or longer than 255 characters.
-  case invalidTitle(length: Int)
-  /// The description is longer than 500 characters.
-  case descriptionTooLong(length: Int)
-  /// An option's text is empty.
-  case emptyOption(PollChoice)
+  /// A text breaks ``UserText``'s rule: `field` is `title`, `description`, `options[0].text`, `options[1].text` or
+  /// (a comment's) `text`.
+  case invalidText(field: String, UserText.Problem)
   /// The user already voted in this poll.
   case alreadyVoted(UserID)
-  /// A comment is empty or longer than 1000 characters.
-  case invalidComment
   /// The vote is for another poll than the ballot's.
   case wrongPoll(PollID)
 
   /// A sentence for the person writing the poll or voting.
   public var description: String {
     switch self {
-    case .invalidTitle(let length):
-      length == 0 ? "Give your poll a title." : "The title can have at most 255 characters (it has \(length))."
-    case .descriptionTooLong(let length): "The description can have at most 500 characters (it has \(length))."
-    case .emptyOption(let choice): "Option \(choice.rawValue + 1) needs some text."
+    case .invalidText(let field, let problem): problem.message(field: field)
     case .alreadyVoted: "You have already voted in this poll."
-    case .invalidComment: "A comment needs between 1 and 1000 characters."
     case .wrongPoll: "This vote belongs to another poll."
     }
   }
@@ -62,6 +58,10 @@ public struct Poll: Sendable, Hashable, Codable, Identifiable {
   public static let maximumTitleLength = 255
   /// Maximum description length.
   public static let maximumDescriptionLength = 500
+  /// The rule of a title.
+  public static let titleRule = UserText.singleLine(maximumLength: maximumTitleLength)
+  /// The rule of a description.
+  public static let descriptionRule = UserText.multiLine(maximumLength: maximumDescriptionLength)
 
   /// The poll id.
   public var id: PollID
@@ -76,19 +76,33 @@ public struct Poll: Sendable, Hashable, Codable, Identifiable {
   /// Creation time, UTC ms.
   public var createdAt: Int64
 
-  /// A validated poll.
-  /// - Throws: ``PollError`` for a missing/long title, long description or empty option.
+  /// A validated poll: title, description and captions trimmed, each following its ``UserText`` rule.
+  /// - Throws: ``PollError/invalidText(field:_:)`` naming the first text that breaks its rule.
   public init(
     id: PollID, authorID: UserID, title: String, description: String = "", first: PollOption, second: PollOption,
     createdAt: Int64
   ) throws(PollError) {
-    let title = title.trimmingCharacters(in: .whitespacesAndNewlines)
-    guard (1...Self.maximumTitleLength).contains(title.count) else { throw .invalidTitle(length: title.count) }
-    guard description.count <= Self.maximumDescriptionLength else {
-      throw .descriptionTooLong(length: description.count)
+    func validated(_ text: String, _ rule: UserText, _ field: String) throws(PollError) -> String {
+      do { return try rule.validated(text) } catch { throw .invalidText(field: field, error) }
     }
-    guard !first.text.trimmingCharacters(in: .whitespaces).isEmpty else { throw .emptyOption(.first) }
-    guard !second.text.trimmingCharacters(in: .whitespaces).isEmpty else { throw .emptyOption(.second) }
+    self.title = try validated(title, Self.titleRule, "title")
+    self.description = try validated(description, Self.descriptionRule, "description")
+    var options = [first, second]
+    for index in options.indices {
+      options[index].text = try validated(options[index].text, PollOption.textRule, "options[\(index)].text")
+    }
+    self.id = id
+    self.authorID = authorID
+    self.options = options
+    self.createdAt = createdAt
+  }
+
+  /// A poll as a store read it back, not checked again: the rules hold for what is written, and a text stored
+  /// under an older rule is still shown.
+  public init(
+    stored id: PollID, authorID: UserID, title: String, description: String, first: PollOption, second: PollOption,
+    createdAt: Int64
+  ) {
     self.id = id
     self.authorID = authorID
     self.title = title
@@ -104,8 +118,8 @@ public struct Poll: Sendable, Hashable, Codable, Identifiable {
   }
 
   /// Decodes a poll with the same validation as
-  /// ``init(id:authorID:title:description:first:second:createdAt:)``: exactly two non-empty options, a title of
-  /// 1…255 characters and a description of at most 500.
+  /// ``init(id:authorID:title:description:first:second:createdAt:)``: exactly two options, and every text
+  /// following its rule.
   /// - Throws: `DecodingError.dataCorrupted` naming `title`, `description` or `options`.
   public init(from decoder: any Decoder) throws {
     let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -123,8 +137,8 @@ public struct Poll: Sendable, Hashable, Codable, Identifiable {
     } catch let error as PollError {
       let key: CodingKeys =
         switch error {
-        case .invalidTitle: .title
-        case .descriptionTooLong: .description
+        case .invalidText(field: "title", _): .title
+        case .invalidText(field: "description", _): .description
         default: .options
         }
       throw DecodingError.dataCorruptedError(
@@ -167,20 +181,36 @@ public struct PollComment: Sendable, Hashable, Codable, Identifiable {
   public var pollID: PollID
   /// The author.
   public var authorID: UserID
-  /// 1…1000 characters.
+  /// 1…``maximumTextLength`` characters, on several lines.
   public var text: String
   /// UTC ms.
   public var createdAt: Int64
 
-  /// A validated comment.
-  /// - Throws: ``PollError/invalidComment``.
+  /// The longest comment.
+  public static let maximumTextLength = 1_000
+  /// The rule of a comment's text.
+  public static let textRule = UserText.multiLine(maximumLength: maximumTextLength, allowsEmpty: false)
+
+  /// A validated comment, its text trimmed.
+  /// - Throws: ``PollError/invalidText(field:_:)`` naming `text`.
   public init(id: CommentID, pollID: PollID, authorID: UserID, text: String, createdAt: Int64) throws(PollError) {
-    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-    guard (1...1000).contains(trimmed.count) else { throw .invalidComment }
+    do {
+      self.text = try Self.textRule.validated(text)
+    } catch {
+      throw .invalidText(field: "text", error)
+    }
     self.id = id
     self.pollID = pollID
     self.authorID = authorID
-    self.text = trimmed
+    self.createdAt = createdAt
+  }
+
+  /// A comment as a store read it back, not checked again (see ``Poll/init(stored:authorID:title:description:first:second:createdAt:)``).
+  public init(stored id: CommentID, pollID: PollID, authorID: UserID, text: String, createdAt: Int64) {
+    self.id = id
+    self.pollID = pollID
+    self.authorID = authorID
+    self.text = text
     self.createdAt = createdAt
   }
 

@@ -39,21 +39,21 @@ import Testing
     let a = PollOption(text: "Tea")
     let b = PollOption(text: "Coffee", imageURL: "https://x/c.png")
     _ = try Poll(id: "p", authorID: "u", title: String(repeating: "t", count: 255), first: a, second: b, createdAt: 0)
-    #expect(throws: PollError.invalidTitle(length: 256)) {
+    #expect(throws: PollError.invalidText(field: "title", .tooLong(maximum: 255))) {
       try Poll(id: "p", authorID: "u", title: String(repeating: "t", count: 256), first: a, second: b, createdAt: 0)
     }
-    #expect(throws: PollError.invalidTitle(length: 0)) {
+    #expect(throws: PollError.invalidText(field: "title", .empty)) {
       try Poll(id: "p", authorID: "u", title: "  ", first: a, second: b, createdAt: 0)
     }
-    #expect(throws: PollError.descriptionTooLong(length: 501)) {
+    #expect(throws: PollError.invalidText(field: "description", .tooLong(maximum: 500))) {
       try Poll(
         id: "p", authorID: "u", title: "t", description: String(repeating: "d", count: 501), first: a, second: b,
         createdAt: 0)
     }
-    #expect(throws: PollError.emptyOption(.second)) {
+    #expect(throws: PollError.invalidText(field: "options[1].text", .empty)) {
       try Poll(id: "p", authorID: "u", title: "t", first: a, second: PollOption(text: ""), createdAt: 0)
     }
-    #expect(throws: PollError.invalidComment) {
+    #expect(throws: PollError.invalidText(field: "text", .empty)) {
       try PollComment(id: "c", pollID: "p", authorID: "u", text: " ", createdAt: 0)
     }
   }
