@@ -168,6 +168,7 @@ struct WebhookTests {
       maxRetryAfter: .seconds(2))
     configuration.webhooks.roundPolicy = RetryPolicy(baseDelay: .milliseconds(200), maxDelay: .seconds(1))
     configuration.webhooks.pollInterval = .milliseconds(200)
+    configuration.limits.webhookTestsPerAccountPerMinute = 0  // these tests send more test events than a person may
   }
 
   @Test func privateAndMetadataAddressesAreRefusedByDefault() async throws {
