@@ -10,8 +10,10 @@ import NetworkingKit
 /// `POST /v1/history/import`: a history file as the request body, merged into the caller's history as
 /// `meridian-admin history import` does. The body is streamed (inflated on the fly when it is gzip) into a
 /// temporary file, never held in memory; the file is read once to check every record (a bad one refuses the whole
-/// file, nothing stored) and once more to store it in batches. Its size, on the wire and inflated, is bounded by
-/// ``maximumBytes`` (`MERIDIAN_MAX_HISTORY_IMPORT_BYTES`, 512 MiB by default).
+/// file, nothing stored) and once more to store it in batches. The temporary file is unlinked as soon as it is
+/// created, so nothing of it is left behind when the import ends, fails or the process is killed (`kill -9`). Its
+/// size, on the wire and inflated, is bounded by ``maximumBytes`` (`MERIDIAN_MAX_HISTORY_IMPORT_BYTES`, 512 MiB by
+/// default).
 ///
 /// A file obeys the rules of the REST routes: its device ids are checked as `POST /v1/fixes` checks them, its fixes'
 /// times as ingest does (none before 2000 or past ``ServerLimits/futureFixSeconds`` ahead), its new devices count
@@ -68,8 +70,8 @@ struct HistoryImport: Sendable {
       guard let token = RouteRegistrar.bearerToken(request.headers),
         let user = try await store.user(forTokenHash: SecretHash.sha256(token), now: feature.environment.now())
       else { throw APIError.tokenInvalid }
-      let file = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-import-\(UUID()).dat")
-      defer { try? FileManager.default.removeItem(at: file) }
+      let file = try Self.unlinkedTemporaryFile()
+      defer { try? file.close() }
       try await feature.spool(request, to: file)
       let summary = try await feature.importFile(file, user: user)
       return Response(
@@ -78,8 +80,20 @@ struct HistoryImport: Sendable {
     }
   }
 
-  /// Writes the body, inflated when it is gzip, to `file`, refusing it once it passes ``maximumBytes``.
-  func spool(_ request: Request, to file: URL) async throws {
+  /// A new temporary file open for reading and writing, already unlinked: its space returns to the file system when
+  /// the handle closes, however the process ends.
+  static func unlinkedTemporaryFile() throws -> FileHandle {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-import-\(UUID()).dat").path
+    let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL, 0o600)
+    guard descriptor >= 0 else {
+      throw APIError(status: 500, code: .internal, message: "The upload can't be stored for reading.")
+    }
+    unlink(path)
+    return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+  }
+
+  /// Writes the body, inflated when it is gzip, to `handle`, refusing it once it passes ``maximumBytes``.
+  func spool(_ request: Request, to handle: FileHandle) async throws {
     let inflater: GzipInflater?
     switch request.headers[.contentEncoding]?.lowercased() {
     case nil, "identity": inflater = nil
@@ -88,10 +102,6 @@ struct HistoryImport: Sendable {
       throw APIError(
         status: 415, code: .unsupportedEncoding, message: "Content-Encoding '\(other)' is not supported; use gzip.")
     }
-    guard FileManager.default.createFile(atPath: file.path, contents: nil),
-      let handle = try? FileHandle(forWritingTo: file)
-    else { throw APIError(status: 500, code: .internal, message: "The upload can't be stored for reading.") }
-    defer { try? handle.close() }
     let tooLarge = APIError(
       status: 413, code: .bodyTooLarge, message: "A history file can have at most \(maximumBytes) bytes; send less.")
     var received = 0
@@ -116,8 +126,9 @@ struct HistoryImport: Sendable {
   }
 
   /// Checks the whole file, then stores it in batches; returns the summary.
-  func importFile(_ file: URL, user: UserID) async throws -> HistoryImportSummary {
-    let head = try FileHandle(forReadingFrom: file).readAndClose(upToCount: 65_536)
+  func importFile(_ file: FileHandle, user: UserID) async throws -> HistoryImportSummary {
+    try file.seek(toOffset: 0)
+    let head = try file.read(upToCount: 65_536) ?? Data()
     guard let format = Format(head: head) else {
       throw APIError(
         status: 415, code: .unsupportedMediaType,
@@ -220,14 +231,13 @@ struct HistoryImport: Sendable {
       skippedLines: checked.skipped.lines, devices: fileDevices.sorted().map(\.rawValue), google: checked.google)
   }
 
-  /// Reads `file` in `format`, calling `body` with the fixes of each 64 KiB chunk; returns the points skipped for
-  /// lack of a time and a Google export's summary.
+  /// Reads `handle` from its start in `format`, calling `body` with the fixes of each 64 KiB chunk; returns the points
+  /// skipped for lack of a time and a Google export's summary.
   static func read(
-    _ file: URL, _ format: Format, _ body: ([LocationFix]) async throws -> Void
+    _ handle: FileHandle, _ format: Format, _ body: ([LocationFix]) async throws -> Void
   ) async throws -> (skipped: SkippedRecords, google: GoogleTimelineSummary?) {
     func stream(_ reader: inout some StreamingFixReader) async throws -> SkippedRecords {
-      let handle = try FileHandle(forReadingFrom: file)
-      defer { try? handle.close() }
+      try handle.seek(toOffset: 0)
       while let chunk = try handle.read(upToCount: 65_536), !chunk.isEmpty {
         try await body(try reader.feed(chunk))
       }
@@ -248,13 +258,5 @@ struct HistoryImport: Sendable {
       var reader = GoogleTimelineReader()
       return (try await stream(&reader), reader.summary)
     }
-  }
-}
-
-extension FileHandle {
-  /// Reads up to `count` bytes and closes the handle.
-  fileprivate func readAndClose(upToCount count: Int) throws -> Data {
-    defer { try? close() }
-    return try read(upToCount: count) ?? Data()
   }
 }
