@@ -8,7 +8,9 @@ import MeridianStore
 /// Each file streams through in batches that are staged in their own transactions and applied by one commit, so a
 /// file is all or nothing, an interrupted import resumes after its last staged line, and a file already imported
 /// with the same content is skipped. A file that is imported again (a newer dump) makes every file after it import
-/// again too, so labelled names (`alternateNamesV2.txt`) always win over names picked by script.
+/// again too, so labelled names (`alternateNamesV2.txt`) always win over names picked by script: the later files are
+/// reset in the store before the file is staged, so an import stopped at any point (`kill -9`) still applies them
+/// when it runs again.
 public struct GazetteerImporter: Sendable {
   /// Where the rows go.
   public var store: any GazetteerStore
@@ -60,8 +62,12 @@ public struct GazetteerImporter: Sendable {
   {
     var summary = GazetteerImportSummary()
     var restart = restart
-    for (url, kind) in try Self.files(in: directory) {
-      let report = try await importFile(url, kind: kind, restart: restart, now: now)
+    let files = try Self.files(in: directory)
+    let digests = try files.map { try Self.fingerprint($0.url) }
+    for (index, (url, kind)) in files.enumerated() {
+      let later = zip(files, digests).dropFirst(index + 1).map { (file: $0.0.url.lastPathComponent, digest: $0.1) }
+      let report = try await importFile(
+        url, kind: kind, digest: digests[index], restart: restart, resetting: later, now: now)
       if report.status != .unchanged { restart = true }
       summary.files.append(report)
     }
@@ -73,9 +79,18 @@ public struct GazetteerImporter: Sendable {
   public func importFile(_ url: URL, kind: GazetteerDumpFile, restart: Bool, now: Int64) async throws
     -> GazetteerFileReport
   {
+    try await importFile(url, kind: kind, digest: try Self.fingerprint(url), restart: restart, resetting: [], now: now)
+  }
+
+  /// Imports one dump file whose fingerprint is `digest`; when it is to be applied, first resets `later` (the files
+  /// after it, with their fingerprints) to be imported afresh.
+  func importFile(
+    _ url: URL, kind: GazetteerDumpFile, digest: String, restart: Bool,
+    resetting later: [(file: String, digest: String)],
+    now: Int64
+  ) async throws -> GazetteerFileReport {
     let name = url.lastPathComponent
     let started = ContinuousClock.now
-    let digest = try Self.fingerprint(url)
     var report = GazetteerFileReport(file: name)
     let resumeAfter: Int
     switch try await store.beginGazetteerFile(name, digest: digest, restart: restart, now: now) {
@@ -85,6 +100,9 @@ public struct GazetteerImporter: Sendable {
     case .staged(let through):
       resumeAfter = through
       report.status = through > 0 ? .resumed : .imported
+    }
+    for file in later {
+      _ = try await store.beginGazetteerFile(file.file, digest: file.digest, restart: true, now: now)
     }
     let size = Int64(
       (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)??.int64Value ?? 0)
