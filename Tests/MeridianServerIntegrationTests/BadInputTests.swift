@@ -39,7 +39,8 @@ struct BadInputTests {
       await expectAPIError(.invalidJSON, status: 400) {
         try await raw.send(RawAPI.postFixes, body: Data(#"{"fixes": []}"#.utf8))
       }
-      await expectAPIError(.invalidJSON, status: 400) {
+      // A value of the wrong kind names its field (`fixes[0].timestamp`): invalid_request, not invalid_json.
+      await expectAPIError(.invalidRequest, status: 400) {
         try await raw.send(
           RawAPI.postFixes,
           body: Data(
@@ -116,7 +117,7 @@ struct BadInputTests {
       await expectAPIError(.invalidRequest, status: 400) {
         try await raw.send(RawAPI.updateProfile, body: Data(#"{"audience": {"shoeSize": "everyone"}}"#.utf8))
       }
-      await expectAPIError(.invalidJSON, status: 400) {
+      await expectAPIError(.invalidRequest, status: 400) {
         try await raw.send(RawAPI.updateProfile, body: Data(#"{"gender": "unicorn"}"#.utf8))
       }
       await expectAPIError(.invalidRequest, status: 400) {

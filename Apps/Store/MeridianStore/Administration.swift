@@ -32,7 +32,8 @@ public struct Administration: Sendable {
   /// The user named `text` (id, email address or phone number).
   public func user(named text: String) async throws -> UserID {
     guard let id = try await store.findUser(text) else {
-      throw APIError.notFound("No user '\(text)' (looked for an id, an email address and a phone number).")
+      throw APIError.notFound(
+        "No user \(QuotedValue.quote("\(text)")) (looked for an id, an email address and a phone number).")
     }
     return id
   }
@@ -54,7 +55,9 @@ public struct Administration: Sendable {
   /// One account: credentials, devices, usable tokens, groups.
   public func user(_ text: String) async throws -> UserDetail {
     let id = try await user(named: text)
-    guard let detail = try await store.userDetail(id, now: now()) else { throw APIError.notFound("No user '\(text)'.") }
+    guard let detail = try await store.userDetail(id, now: now()) else {
+      throw APIError.notFound("No user \(QuotedValue.quote("\(text)")).")
+    }
     return detail
   }
 
@@ -97,12 +100,16 @@ public struct Administration: Sendable {
   {
     guard prefix.count >= 8, prefix.allSatisfy(\.isHexDigit) else {
       throw APIError.invalidRequest(
-        "Give at least 8 hexadecimal characters of the token id (as `tokens list` shows), not '\(prefix)'.")
+        "Give at least 8 hexadecimal characters of the token id (as `tokens list` shows), not \(QuotedValue.quote("\(prefix)"))."
+      )
     }
     let hashes = try await store.tokenHashes(prefix: prefix, now: now())
-    guard let hash = hashes.first else { throw APIError.notFound("No usable token starts with '\(prefix)'.") }
+    guard let hash = hashes.first else {
+      throw APIError.notFound("No usable token starts with \(QuotedValue.quote("\(prefix)")).")
+    }
     guard hashes.count == 1 else {
-      throw APIError.invalidRequest("\(hashes.count) tokens start with '\(prefix)'; give more characters.")
+      throw APIError.invalidRequest(
+        "\(hashes.count) tokens start with \(QuotedValue.quote("\(prefix)")); give more characters.")
     }
     try await store.revokeToken(hash: hash)
     return (AdminTokenRevocation(revoked: 1), hash)
@@ -121,12 +128,14 @@ public struct Administration: Sendable {
   /// The venue `id` as a DomainKit place (its location and time zone drive the promotion rules).
   public func place(venue id: String) async throws -> Place {
     guard let venue = try await store.venue(PlaceID(id), language: nil) else {
-      throw APIError.notFound("There is no venue '\(id)'; import it with `meridian-admin venues import`.")
+      throw APIError.notFound(
+        "There is no venue \(QuotedValue.quote("\(id)")); import it with `meridian-admin venues import`.")
     }
     do {
       return try venue.place()
     } catch {
-      throw APIError(status: 500, code: .internal, message: "Venue '\(id)' is stored wrongly: \(error)")
+      throw APIError(
+        status: 500, code: .internal, message: "Venue \(QuotedValue.quote("\(id)")) is stored wrongly: \(error)")
     }
   }
 

@@ -83,10 +83,11 @@ public enum AdvertiserStoreError: Error, Sendable, Hashable, CustomStringConvert
   /// What was wrong and what to do.
   public var description: String {
     switch self {
-    case .unknownUser(let user): "There is no user '\(user)'; list users with 'meridian-admin users list'."
+    case .unknownUser(let user):
+      "There is no user \(QuotedValue.quote("\(user)")); list users with 'meridian-admin users list'."
     case .unknownClaim(let id):
-      "There is no claim '\(id)'; list them with 'meridian-admin advertisers claims --state all'."
-    case .claimDecided(let claim): "Claim '\(claim.id)' was \(claim.state.rawValue) already."
+      "There is no claim \(QuotedValue.quote("\(id)")); list them with 'meridian-admin advertisers claims --state all'."
+    case .claimDecided(let claim): "Claim \(QuotedValue.quote("\(claim.id)")) was \(claim.state.rawValue) already."
     }
   }
 }

@@ -121,7 +121,7 @@ public struct PlaceRecord: Sendable, Hashable, Codable {
     for (name, value) in attributes {
       if name.isEmpty || name.count > 64 { throw .invalidPlace(id, "attribute names must be 1…64 characters") }
       if case .number(let number) = value, !number.isFinite {
-        throw .invalidPlace(id, "attribute '\(name)' must be a finite number")
+        throw .invalidPlace(id, "attribute \(QuotedValue.quote("\(name)")) must be a finite number")
       }
     }
   }
@@ -341,12 +341,12 @@ public enum PlaceStoreError: Error, Sendable, Hashable, CustomStringConvertible 
   /// What was wrong and what to do.
   public var description: String {
     switch self {
-    case .placeNotFound(let id): "There is no place '\(id)'."
+    case .placeNotFound(let id): "There is no place \(QuotedValue.quote("\(id)"))."
     case .unknownParent(let id, let parent):
-      "Place '\(id)' names parent '\(parent)', which is not stored; import the parent first."
-    case .cycle(let id): "Place '\(id)' can't be put under itself or one of its descendants."
-    case .hasChildren(let id): "Place '\(id)' has children; move or delete them first."
-    case .invalidPlace(let id, let reason): "Place '\(id)': \(reason)."
+      "Place \(QuotedValue.quote("\(id)")) names parent \(QuotedValue.quote("\(parent)")), which is not stored; import the parent first."
+    case .cycle(let id): "Place \(QuotedValue.quote("\(id)")) can't be put under itself or one of its descendants."
+    case .hasChildren(let id): "Place \(QuotedValue.quote("\(id)")) has children; move or delete them first."
+    case .invalidPlace(let id, let reason): "Place \(QuotedValue.quote("\(id)")): \(reason)."
     case .invalidReview(let reason): "The review can't be stored: \(reason)."
     case .invalidCursor: "The cursor was not given by this list; start again without it."
     case .invalidQuery(let reason): "The query can't be answered: \(reason)."

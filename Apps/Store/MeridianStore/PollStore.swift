@@ -237,16 +237,16 @@ public enum PollStoreError: Error, Sendable, Hashable, CustomStringConvertible {
   /// A sentence for the person.
   public var description: String {
     switch self {
-    case .pollNotFound(let id): "There is no poll '\(id)'."
+    case .pollNotFound(let id): "There is no poll \(QuotedValue.quote("\(id)"))."
     case .pollHidden: "This poll is hidden; it takes no votes or comments."
     case .pollClosed: "Voting in this poll has ended."
-    case .commentNotFound(let id): "There is no comment '\(id)'."
-    case .offerNotFound(let id): "There is no coupon offer '\(id)'."
+    case .commentNotFound(let id): "There is no comment \(QuotedValue.quote("\(id)"))."
+    case .offerNotFound(let id): "There is no coupon offer \(QuotedValue.quote("\(id)"))."
     case .outOfStock: "This coupon is sold out."
     case .codeTaken: "The redemption code is taken."
     case .invalidCursor: "The cursor is not one a page gave; start again without it."
-    case .duplicateID(let id): "The id '\(id)' is taken."
-    case .userNotFound(let id): "There is no user '\(id)'."
+    case .duplicateID(let id): "The id \(QuotedValue.quote("\(id)")) is taken."
+    case .userNotFound(let id): "There is no user \(QuotedValue.quote("\(id)"))."
     }
   }
 }

@@ -41,8 +41,9 @@ public enum VenueRecordError: Error, Sendable, Hashable, CustomStringConvertible
   /// What was wrong and what to do.
   public var description: String {
     switch self {
-    case .missingLocation(let id): "Venue '\(id)' has no location; give it one to import it."
-    case .unknownVenue(let id): "There is no venue '\(id)'; import the venue before its promotions."
+    case .missingLocation(let id): "Venue \(QuotedValue.quote("\(id)")) has no location; give it one to import it."
+    case .unknownVenue(let id):
+      "There is no venue \(QuotedValue.quote("\(id)")); import the venue before its promotions."
     }
   }
 }

@@ -26,21 +26,26 @@ public struct MeridianRequestContext: RequestContext, RemoteAddressRequestContex
 }
 
 extension APIError {
-  /// The longest message an error envelope carries: whatever a message quotes from the request, a megabyte of bad
-  /// input never comes back as a megabyte of error.
+  /// The longest message an error envelope carries (the `…` that marks a cut included): whatever a message quotes
+  /// from the request, a megabyte of bad input never comes back as a megabyte of error.
   static let maximumMessageLength = 1_000
+
+  /// `message` cut to ``maximumMessageLength`` characters: every message of an envelope, and of each of its
+  /// `fields`, passes here.
+  static func bounded(_ message: String) -> String {
+    QuotedValue.clip(message, limit: maximumMessageLength - 1)
+  }
 
   /// The error as a JSON response with the standard envelope (and `Retry-After` when it says how long to wait).
   func response() -> Response {
-    var envelope = envelope
-    if envelope.message.count > Self.maximumMessageLength {
-      envelope = StandardErrorEnvelope(
-        code: envelope.code, message: String(envelope.message.prefix(Self.maximumMessageLength)) + "…")
+    let message = Self.bounded(envelope.message)
+    let boundedFields = fields.map {
+      APIFieldError(field: Self.bounded($0.field), code: $0.code, message: Self.bounded($0.message))
     }
     let body =
       fields.isEmpty
-      ? (try? JSONEncoder().encode(envelope)) ?? Data()
-      : (try? JSONEncoder().encode(FieldErrorEnvelope(code: envelope.code, message: envelope.message, fields: fields)))
+      ? (try? JSONEncoder().encode(StandardErrorEnvelope(code: envelope.code, message: message))) ?? Data()
+      : (try? JSONEncoder().encode(FieldErrorEnvelope(code: envelope.code, message: message, fields: boundedFields)))
         ?? Data()
     var headers: HTTPFields = [.contentType: "application/json"]
     if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
@@ -384,7 +389,8 @@ struct RouteRegistrar {
       }
     case let other?:
       throw APIError(
-        status: 415, code: .unsupportedEncoding, message: "Content-Encoding '\(other)' is not supported; use gzip.")
+        status: 415, code: .unsupportedEncoding,
+        message: "Content-Encoding \(QuotedValue.quote(other)) is not supported; use gzip.")
     }
   }
 
@@ -408,7 +414,7 @@ struct RouteRegistrar {
     } catch let error as FixValidationError {
       throw APIError(status: 400, code: .invalidFix, message: "A fix is invalid: \(error.description)")
     } catch let error as DecodingError {
-      throw APIError(status: 400, code: .invalidJSON, message: Self.describe(error))
+      throw JSONBodyError.apiError(error, data: data) { data in _ = try decodeJSON(type, data) }
     }
   }
 
@@ -431,26 +437,6 @@ struct RouteRegistrar {
       throw APIError(status: 500, code: .internal, message: "The route's answer can't be encoded.")
     }
     return try JSONEncoder().encode(encodable)
-  }
-
-  static func describe(_ error: DecodingError) -> String {
-    func path(_ codingPath: [any CodingKey]) -> String {
-      let text = codingPath.map { key in key.intValue.map { "[\($0)]" } ?? ".\(key.stringValue)" }.joined()
-      return text.hasPrefix(".") ? String(text.dropFirst()) : text.isEmpty ? "the body" : text
-    }
-    switch error {
-    case .dataCorrupted(let context):
-      if context.codingPath.isEmpty { return "The body is not valid JSON." }
-      return "\(path(context.codingPath)) is invalid: \(context.debugDescription)"
-    case .keyNotFound(let key, let context):
-      return "\(path(context.codingPath + [key])) is missing."
-    case .typeMismatch(let type, let context):
-      return "\(path(context.codingPath)) must be of type \(type)."
-    case .valueNotFound(let type, let context):
-      return "\(path(context.codingPath)) must be a \(type), not null."
-    @unknown default:
-      return "The body does not match the expected JSON."
-    }
   }
 }
 

@@ -307,7 +307,8 @@ extension PollFeature {
         }
       case let other?:
         throw APIError(
-          status: 415, code: .unsupportedEncoding, message: "Content-Encoding '\(other)' is not supported; use gzip.")
+          status: 415, code: .unsupportedEncoding,
+          message: "Content-Encoding \(QuotedValue.quote(other)) is not supported; use gzip.")
       }
       guard let kind = BlobKind(sniffing: data) else {
         throw APIError(

@@ -1,3 +1,4 @@
+import DomainKit
 import Foundation
 import MeridianAPI
 import NIOPosix
@@ -65,14 +66,15 @@ public struct WebhookAddressPolicy: Sendable {
       addresses = try await resolve(host)
     } catch {
       throw APIError(
-        status: 422, code: .webhookURLInvalid, message: "The webhook host '\(host)' does not resolve: \(error)")
+        status: 422, code: .webhookURLInvalid,
+        message: "The webhook host \(QuotedValue.quote(host)) does not resolve: \(error)")
     }
     for address in addresses {
       let kind = Self.classify(address)
       guard allows(kind) else {
         throw APIError(
           status: 422, code: .webhookAddressForbidden,
-          message: "The webhook host '\(host)' is (or resolves to) a \(kind.rawValue) address, "
+          message: "The webhook host \(QuotedValue.quote(host)) is (or resolves to) a \(kind.rawValue) address, "
             + "\(Self.format(address)); only public addresses may receive webhooks"
             + (kind == .metadata ? "." : " unless the operator sets MERIDIAN_WEBHOOK_ALLOW_PRIVATE=true."))
       }

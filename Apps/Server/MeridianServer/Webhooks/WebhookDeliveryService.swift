@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DomainKit
 import Foundation
 import HTTPTypes
 import Logging
@@ -145,7 +146,9 @@ struct WebhookDeliveryService: Service {
     async throws -> Int
   {
     guard let request = OutboundRequest(url: url, method: .post, contentType: "application/json", accept: nil) else {
-      throw APIError(status: 422, code: .webhookURLInvalid, message: "The webhook URL '\(claim.url)' is not valid.")
+      throw APIError(
+        status: 422, code: .webhookURLInvalid,
+        message: "The webhook URL \(QuotedValue.quote("\(claim.url)")) is not valid.")
     }
     var configuration = OutboundRequest.configuration(
       userAgent: "Meridian-Webhooks/1", retryPolicy: settings.attemptPolicy, attemptTimeout: settings.attemptTimeout,

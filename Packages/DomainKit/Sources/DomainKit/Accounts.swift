@@ -185,7 +185,7 @@ public struct CalendarDay: Sendable, Hashable, Codable, Comparable, CustomString
     let text = try decoder.singleValueContainer().decode(String.self)
     guard let day = CalendarDay(text) else {
       throw DecodingError.dataCorrupted(
-        .init(codingPath: decoder.codingPath, debugDescription: "'\(text)' is not a YYYY-MM-DD date"))
+        .init(codingPath: decoder.codingPath, debugDescription: "\(QuotedValue.quote(text)) is not a YYYY-MM-DD date"))
     }
     self = day
   }
@@ -276,7 +276,7 @@ public struct Profile: Sendable, Hashable, Codable {
     for (key, value) in raw {
       guard let field = ProfileField(rawValue: key) else {
         throw DecodingError.dataCorruptedError(
-          forKey: .audience, in: c, debugDescription: "unknown profile field '\(key)'")
+          forKey: .audience, in: c, debugDescription: "unknown profile field \(QuotedValue.quote(key))")
       }
       map[field] = value
     }

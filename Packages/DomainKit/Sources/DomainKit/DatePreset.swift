@@ -111,7 +111,8 @@ public enum DatePreset: Sendable, Hashable, Codable {
     } else if let preset = DatePreset(name: name) {
       self = preset
     } else {
-      throw DecodingError.dataCorruptedError(forKey: .preset, in: c, debugDescription: "unknown preset '\(name)'")
+      throw DecodingError.dataCorruptedError(
+        forKey: .preset, in: c, debugDescription: "unknown preset \(QuotedValue.quote(name))")
     }
   }
 

@@ -78,7 +78,8 @@ public enum PlaceError: Error, Sendable, Hashable, CustomStringConvertible {
   /// A sentence for the person editing the place.
   public var description: String {
     switch self {
-    case .unknownTimeZone(let identifier): "'\(identifier)' is not a known time zone (use one like Europe/Kyiv)."
+    case .unknownTimeZone(let identifier):
+      "\(QuotedValue.quote(identifier)) is not a known time zone (use one like Europe/Kyiv)."
     }
   }
 }
@@ -202,7 +203,6 @@ public struct Place: Sendable, Hashable, Codable, Identifiable {
   }
 }
 
-/// A review of a place. Wire names: `id`, `placeId`, `authorId`, `grade` (1…5), `grades` (per criterion, 1…5),
 /// Why a review can't be made.
 public enum ReviewError: Error, Sendable, Hashable, CustomStringConvertible {
   /// `grade` or `grades.<criterion>` is outside 1…5.
@@ -222,6 +222,7 @@ public enum ReviewError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 }
 
+/// A review of a place. Wire names: `id`, `placeId`, `authorId`, `grade` (1…5), `grades` (per criterion, 1…5),
 /// `text`, `createdAt`.
 public struct Review: Sendable, Hashable, Codable, Identifiable {
   /// The review id.
@@ -271,7 +272,6 @@ public struct Review: Sendable, Hashable, Codable, Identifiable {
       throw .invalidText(field: "text", error)
     }
     self.id = id
-    self.id = id
     self.placeID = placeID
     self.authorID = authorID
     self.grade = grade
@@ -284,6 +284,7 @@ public struct Review: Sendable, Hashable, Codable, Identifiable {
     stored id: ReviewID, placeID: PlaceID, authorID: UserID, grade: Int, grades: [String: Int], text: String,
     createdAt: Int64
   ) {
+    self.id = id
     self.placeID = placeID
     self.authorID = authorID
     self.grade = grade
