@@ -45,11 +45,10 @@ public enum Identifier {
   }
 }
 
-/// A value from the request quoted in an error message: at most `limit` characters, so that a megabyte of bad
-/// input doesn't come back as a megabyte of error.
-public func echo(_ value: some StringProtocol, limit: Int = 64) -> String {
-  guard value.count > limit else { return String(value) }
-  return String(value.prefix(limit)) + "…"
+/// A value from the request quoted in an error message: at most `limit` characters (DomainKit's ``QuotedValue``,
+/// 64 by default), so that a megabyte of bad input doesn't come back as a megabyte of error.
+public func echo(_ value: some StringProtocol, limit: Int = QuotedValue.maximumLength) -> String {
+  QuotedValue.clip(value, limit: limit)
 }
 
 extension [String: [String]] {
