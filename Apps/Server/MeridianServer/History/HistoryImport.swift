@@ -100,7 +100,8 @@ struct HistoryImport: Sendable {
     case "gzip": inflater = try GzipInflater(limit: maximumBytes)
     case let other?:
       throw APIError(
-        status: 415, code: .unsupportedEncoding, message: "Content-Encoding '\(other)' is not supported; use gzip.")
+        status: 415, code: .unsupportedEncoding,
+        message: "Content-Encoding \(QuotedValue.quote(other)) is not supported; use gzip.")
     }
     let tooLarge = APIError(
       status: 413, code: .bodyTooLarge, message: "A history file can have at most \(maximumBytes) bytes; send less.")
