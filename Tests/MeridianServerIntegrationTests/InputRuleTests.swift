@@ -101,6 +101,22 @@ struct InputRuleTests {
           try await anna.send(API.claimVenue, body: VenueClaimRequest(venueID: "tsu", note: bad))
         }
       }
+      // Ids in bodies follow the identifier rule (no control characters), never reaching an engine that can't store
+      // them.
+      for (what, body) in [
+        (
+          "groupId",
+          {
+            try await anna.send(
+              API.createGeofence, body: NewGeofence(name: "Home", shape: circle, sharing: .group, groupId: "a\u{0}b"))
+          }
+        ),
+        ("placeId", { try await anna.send(API.createGeofence, body: NewGeofence(placeId: "a\u{0}b")) }),
+        ("venueId", { try await anna.send(API.claimVenue, body: VenueClaimRequest(venueID: "a\u{0}b")) }),
+      ] as [(String, () async throws -> Any)] {
+        let error = await Self.refusal(body)
+        #expect((400..<500).contains(error?.status.code ?? 0), "\(what): \(String(describing: error))")
+      }
       // One-line texts take no tab or line break; a caption has a limit (it had none).
       await Self.expectRefused(.invalidPoll, 422, naming: "title", "a line break in a title") {
         try await anna.send(API.createPoll, body: newPoll(title: "Tea\nor coffee?"))

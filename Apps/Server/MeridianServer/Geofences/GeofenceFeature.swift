@@ -66,6 +66,7 @@ struct GeofenceFeature: Sendable {
       return (name, shape)
     }
     guard body.shape == nil else { throw Self.invalid("Give 'shape' or 'placeId', not both.") }
+    try Identifier.check(placeID.rawValue, name: "placeId")
     guard let place = try await store.place(placeID)?.listing.record.place else {
       throw APIError.notFound("There is no such place.")
     }
@@ -123,6 +124,7 @@ struct GeofenceFeature: Sendable {
     } catch {
       throw Self.invalid("The shape is not valid: \(error.description).")
     }
+    if let id = fence.groupId { try Identifier.check(id.rawValue, name: "groupId") }
     if fence.sharing == .group {
       guard let id = fence.groupId, let group = try await store.group(id), group.ownerID == fence.ownerId,
         group.kind != .blacklist

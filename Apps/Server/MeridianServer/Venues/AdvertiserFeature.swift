@@ -72,6 +72,7 @@ struct AdvertiserFeature: Sendable {
       let user = try call.authenticated()
       let note = try call.body.checkedNote()
       let venue = call.body.venueID
+      try Identifier.check(venue.rawValue, name: "venueId")
       guard try await store.venue(venue, language: nil) != nil else {
         throw APIError.notFound("There is no venue with this id.")
       }
