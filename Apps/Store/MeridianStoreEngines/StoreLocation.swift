@@ -44,16 +44,39 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
   public static let defaultMaximumConnections = 20
 
   /// Opens (creating and migrating as needed) the store here; a PostgreSQL store keeps at most
-  /// `maximumConnections` connections (a SQLite store ignores it).
-  public func open(maximumConnections: Int = defaultMaximumConnections, logger: Logger) async throws -> OpenStore {
+  /// `maximumConnections` connections and gives every call the deadlines of `timeouts` (a SQLite store ignores
+  /// both).
+  public func open(
+    maximumConnections: Int = defaultMaximumConnections, timeouts: DatabaseTimeouts = DatabaseTimeouts(),
+    logger: Logger
+  ) async throws -> OpenStore {
     switch self {
     case .sqlite(let path):
       return OpenStore(store: try SQLiteStore.open(at: path), close: {})
     case .postgres(let url):
-      let store = try await PostgresStore.open(url: url, maximumConnections: maximumConnections, logger: logger)
+      let store = try await PostgresStore.open(
+        url: url, maximumConnections: maximumConnections,
+        timeouts: PostgresStore.Timeouts(connectionWait: timeouts.connectionWait, statement: timeouts.statement),
+        commitTimeout: timeouts.commit, healthTimeout: timeouts.health, logger: logger)
       return OpenStore(store: store, close: { await store.close() })
     }
   }
+}
+
+/// The deadlines of a shared database's calls (PostgreSQL; SQLite, in the process, has none): a call that misses
+/// one throws `StoreUnavailableError`, which the server answers with 503 and `Retry-After`.
+public struct DatabaseTimeouts: Sendable, Hashable {
+  /// How long a call waits for a connection (all busy, or the database unreachable).
+  public var connectionWait: Duration = .seconds(3)
+  /// How long a call may run once it has a connection (a query, or a transaction); its connection is closed then.
+  public var statement: Duration = .seconds(30)
+  /// How long the group commit of uploaded fixes may take, from `BEGIN` to `COMMIT`.
+  public var commit: Duration = .seconds(5)
+  /// How long `GET /health` waits for the database's answer.
+  public var health: Duration = .seconds(2)
+
+  /// The defaults.
+  public init() {}
 }
 
 /// An open store and what closes it (waiting for its pending commits).

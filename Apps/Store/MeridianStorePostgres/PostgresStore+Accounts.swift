@@ -5,9 +5,10 @@ import MeridianStore
 import PostgresNIO
 
 extension PostgresStore: AccountStore {
-  /// A round trip to the database; throws when it does not answer.
+  /// A round trip to the database within the health deadline; throws ``StoreUnavailableError`` when it does not
+  /// answer in time.
   public func checkHealth() async throws {
-    try await execute("SELECT 1")
+    _ = try await client.query("SELECT 1", logger: logger, within: healthTimeout)
   }
 
   /// The deployment's 32-byte random secret called `name`: the first node to ask stores one, every node then reads
@@ -40,7 +41,7 @@ extension PostgresStore: AccountStore {
     do {
       return try await transaction { connection in
         _ = try await connection.query(
-          "INSERT INTO users(id, created_at) VALUES (\(id.rawValue), \(now))", logger: logger
+          "INSERT INTO users(id, created_at) VALUES (\(id.rawValue), \(now))", logger: self.logger
         )
         .collect()
         // Taken already (perhaps a moment ago by another node): the whole account is rolled back.
@@ -49,15 +50,15 @@ extension PostgresStore: AccountStore {
           INSERT INTO credentials(kind, value, user_id, password_hash, created_at)
           VALUES (\(kind), \(value), \(id.rawValue), \(passwordHash), \(now)) ON CONFLICT (kind, value) DO NOTHING
           RETURNING 1
-          """, logger: logger
+          """, logger: self.logger
         ).collect()
         guard !claimed.isEmpty else { throw CredentialTaken() }
         _ = try await connection.query(
-          "INSERT INTO profiles(user_id, phone, audience) VALUES (\(id.rawValue), \(phone), '{}')", logger: logger
+          "INSERT INTO profiles(user_id, phone, audience) VALUES (\(id.rawValue), \(phone), '{}')", logger: self.logger
         ).collect()
-        for group in Group.standardGroups(for: id) { try await Self.save(group, on: connection, now: now, logger) }
+        for group in Group.standardGroups(for: id) { try await Self.save(group, on: connection, now: now, self.logger) }
         _ = try await connection.query(
-          "INSERT INTO sharing(user_id, state) VALUES (\(id.rawValue), \(sharing)::jsonb)", logger: logger
+          "INSERT INTO sharing(user_id, state) VALUES (\(id.rawValue), \(sharing)::jsonb)", logger: self.logger
         ).collect()
         return Account(id: id, createdAt: now, credentials: [credential])
       }
@@ -154,21 +155,21 @@ extension PostgresStore: AccountStore {
       guard
         let row = try await connection.query(
           "SELECT code_hash, expires_at, attempts_left FROM otp_codes WHERE phone = \(phone) FOR UPDATE",
-          logger: logger
+          logger: self.logger
         ).collect().first
       else { return .expired }
       let (stored, expiresAt, attemptsLeft) = try row.decode((String, Int64, Int32).self)
       if expiresAt <= now {
-        _ = try await connection.query("DELETE FROM otp_codes WHERE phone = \(phone)", logger: logger).collect()
+        _ = try await connection.query("DELETE FROM otp_codes WHERE phone = \(phone)", logger: self.logger).collect()
         return .expired
       }
       if attemptsLeft <= 0 { return .exhausted }
       if SecretHash.constantTimeEqual(stored, codeHash) {
-        _ = try await connection.query("DELETE FROM otp_codes WHERE phone = \(phone)", logger: logger).collect()
+        _ = try await connection.query("DELETE FROM otp_codes WHERE phone = \(phone)", logger: self.logger).collect()
         return .valid
       }
       _ = try await connection.query(
-        "UPDATE otp_codes SET attempts_left = attempts_left - 1 WHERE phone = \(phone)", logger: logger
+        "UPDATE otp_codes SET attempts_left = attempts_left - 1 WHERE phone = \(phone)", logger: self.logger
       ).collect()
       let remaining = Int(attemptsLeft) - 1
       return remaining <= 0 ? .exhausted : .wrong(remaining: remaining)

@@ -24,7 +24,7 @@ extension PostgresStore: AdministrationStore {
           ST_SetSRID(ST_MakePoint(\(center.longitude), \(center.latitude)), 4326)::geography,
           \(Self.spatialSearchRadius(radius)), false)
         ORDER BY 1
-        """, on: connection, logger: logger)
+        """, on: connection, logger: self.logger)
     }.map { UserID($0) }
   }
 
@@ -37,7 +37,7 @@ extension PostgresStore: AdministrationStore {
     }
     let found = try await client.withConnection { connection -> String? in
       if let id = try await Self.column(
-        String.self, "SELECT id FROM users WHERE id = \(trimmed)", on: connection, logger: logger
+        String.self, "SELECT id FROM users WHERE id = \(trimmed)", on: connection, logger: self.logger
       ).first {
         return id
       }
@@ -48,7 +48,7 @@ extension PostgresStore: AdministrationStore {
         WHERE (kind = 'email' AND value = \(trimmed.lowercased()))
           OR (kind = 'phone' AND (value = \(trimmed) OR value = \(phone)))
         ORDER BY kind, value LIMIT 1
-        """, on: connection, logger: logger
+        """, on: connection, logger: self.logger
       ).first
     }
     return found.map { UserID($0) }
@@ -69,7 +69,7 @@ extension PostgresStore: AdministrationStore {
       guard
         let row = try await connection.query(
           PostgresQuery(unsafeSQL: "\(Self.userSummarySQL) WHERE u.id = $1", binds: Self.bindings(id.rawValue)),
-          logger: logger
+          logger: self.logger
         ).collect().first
       else { return nil }
       var devices: [DeviceSummary] = []
@@ -78,14 +78,14 @@ extension PostgresStore: AdministrationStore {
         SELECT d.id, d.created_at, COUNT(f.id), MAX(f.timestamp)
         FROM devices d LEFT JOIN fixes f ON f.user_id = d.owner_id AND f.device_id = d.id
         WHERE d.owner_id = \(id.rawValue) GROUP BY d.id, d.created_at ORDER BY d.created_at, d.id COLLATE "C"
-        """, logger: logger
+        """, logger: self.logger
       ).decode((String, Int64, Int, Int64?).self) {
         devices.append(DeviceSummary(id: device, createdAt: createdAt, fixes: fixes, lastFix: lastFix))
       }
       let activeTokens = try await Self.count(
         """
         SELECT COUNT(*) FROM tokens WHERE user_id = \(id.rawValue) AND revoked_at IS NULL AND expires_at > \(now)
-        """, on: connection, logger: logger)
+        """, on: connection, logger: self.logger)
       return UserDetail(
         user: try Self.userSummary(row.makeRandomAccess()), devices: devices, activeTokens: activeTokens,
         groups: groups.map(GroupSummary.init))
@@ -128,7 +128,7 @@ extension PostgresStore: AdministrationStore {
               RETURNING 1
             )
             SELECT COUNT(*) FROM gone
-            """, on: connection, logger: logger)
+            """, on: connection, logger: self.logger)
         }
         if deleted == 0 { break }
         batched += deleted
@@ -137,7 +137,7 @@ extension PostgresStore: AdministrationStore {
     }
     let alreadyDeleted = batched
     // A dry run counts in one snapshot; the deletion retries a deadlock or serialization failure.
-    return try await database.withTransaction(isolation: dryRun ? .repeatableRead : .readCommitted, retries: 4) {
+    return try await client.withTransaction(isolation: dryRun ? .repeatableRead : .readCommitted, retries: 4) {
       connection in
       let tables = Set(
         try await Self.column(
@@ -145,22 +145,22 @@ extension PostgresStore: AdministrationStore {
           """
           SELECT c.relname::text FROM pg_class c
           WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-          """, on: connection, logger: logger))
+          """, on: connection, logger: self.logger))
       var counts: [TableCount] = []
       if tables.contains("otp_codes"), tables.contains("credentials") {
         let count = try await Self.apply(
           connection, table: "otp_codes",
           condition: "phone IN (SELECT value FROM credentials WHERE user_id = $1 AND kind = 'phone')", user: id,
-          dryRun: dryRun, logger: logger)
+          dryRun: dryRun, logger: self.logger)
         if count > 0 { counts.append(TableCount(table: "otp_codes", rows: count)) }
       }
       if tables.contains("sharing") {
-        let count = try await Self.removeGrants(connection, to: id, dryRun: dryRun, logger: logger)
+        let count = try await Self.removeGrants(connection, to: id, dryRun: dryRun, logger: self.logger)
         if count > 0 { counts.append(TableCount(table: "sharing (grants to the user)", rows: count)) }
       }
-      for step in try await Self.deletionPlan(connection, logger: logger) {
+      for step in try await Self.deletionPlan(connection, logger: self.logger) {
         var count = try await Self.apply(
-          connection, table: step.table, condition: step.condition, user: id, dryRun: dryRun, logger: logger)
+          connection, table: step.table, condition: step.condition, user: id, dryRun: dryRun, logger: self.logger)
         if step.table == "fixes" { count += alreadyDeleted }
         if count > 0 { counts.append(TableCount(table: step.table, rows: count)) }
       }
@@ -293,7 +293,7 @@ extension PostgresStore: AdministrationStore {
         """
         SELECT hash FROM tokens WHERE hash LIKE \(pattern) AND revoked_at IS NULL AND expires_at > \(now)
         ORDER BY hash
-        """, on: connection, logger: logger)
+        """, on: connection, logger: self.logger)
     }
   }
 
@@ -306,7 +306,7 @@ extension PostgresStore: AdministrationStore {
           WHERE user_id = \(user.rawValue) AND revoked_at IS NULL AND expires_at > \(now) RETURNING 1
         )
         SELECT COUNT(*) FROM revoked
-        """, on: connection, logger: logger)
+        """, on: connection, logger: self.logger)
     }
   }
 
@@ -318,13 +318,13 @@ extension PostgresStore: AdministrationStore {
   public func statistics(now: Int64, days: Int = 7) async throws -> DatabaseStatistics {
     let dayLength: Int64 = 86_400_000
     let firstDay = now / dayLength - Int64(days - 1)
-    var statistics = try await database.withTransaction(isolation: .repeatableRead) { connection in
+    var statistics = try await client.withTransaction(isolation: .repeatableRead) { connection in
       var perDay: [Int64: Int] = [:]
       for try await (day, count) in try await connection.query(
         """
         SELECT timestamp / \(dayLength) AS day, COUNT(*) FROM fixes WHERE timestamp >= \(firstDay * dayLength)
         GROUP BY day ORDER BY day
-        """, logger: logger
+        """, logger: self.logger
       ).decode((Int64, Int).self) {
         perDay[day] = count
       }
@@ -333,7 +333,7 @@ extension PostgresStore: AdministrationStore {
         return DayCount(day: String(Timestamp.formatISO8601(day * dayLength).prefix(10)), fixes: perDay[day] ?? 0)
       }
       func count(_ query: PostgresQuery) async throws -> Int {
-        try await Self.count(query, on: connection, logger: logger)
+        try await Self.count(query, on: connection, logger: self.logger)
       }
       return DatabaseStatistics(
         users: try await count("SELECT COUNT(*) FROM users"),
@@ -349,7 +349,8 @@ extension PostgresStore: AdministrationStore {
     }
     // Reading the WAL directory needs `pg_monitor`; without it the figure stays 0.
     if let wal = try? await client.withConnection({ connection in
-      try await Self.count("SELECT COALESCE(SUM(size), 0)::bigint FROM pg_ls_waldir()", on: connection, logger: logger)
+      try await Self.count(
+        "SELECT COALESCE(SUM(size), 0)::bigint FROM pg_ls_waldir()", on: connection, logger: self.logger)
     }) {
       statistics.walBytes = Int64(wal)
     }

@@ -6,7 +6,7 @@ import PostgresNIO
 
 extension PostgresStore: AdvertiserStore {
   public func grantAdvertiser(_ user: UserID, venues: [PlaceID], at time: Int64) async throws {
-    try await transaction { connection in try await grant(user, venues: venues, at: time, on: connection) }
+    try await transaction { connection in try await self.grant(user, venues: venues, at: time, on: connection) }
   }
 
   private func grant(_ user: UserID, venues: [PlaceID], at time: Int64, on connection: PostgresConnection)
@@ -38,7 +38,7 @@ extension PostgresStore: AdvertiserStore {
   public func claimVenue(_ claim: VenueClaim) async throws -> VenueClaim {
     try await transaction { connection in
       let users = try await connection.query(
-        "SELECT 1 FROM users WHERE id = \(claim.user.rawValue) FOR KEY SHARE", logger: logger
+        "SELECT 1 FROM users WHERE id = \(claim.user.rawValue) FOR KEY SHARE", logger: self.logger
       ).collect()
       guard !users.isEmpty else { throw AdvertiserStoreError.unknownUser(claim.user) }
       // A concurrent claim of the same venue by the same person waits on the pending index and then takes none.
@@ -49,14 +49,14 @@ extension PostgresStore: AdvertiserStore {
           \(claim.claimedAt))
         ON CONFLICT (user_id, venue_id) WHERE state = 'pending' DO NOTHING
         RETURNING \(unescaped: Self.claimColumns)
-        """, logger: logger
+        """, logger: self.logger
       ).collect()
       if let row = inserted.first { return try Self.claim(row) }
       let pending = try await connection.query(
         """
         SELECT \(unescaped: Self.claimColumns) FROM venue_claims
         WHERE user_id = \(claim.user.rawValue) AND venue_id = \(claim.venue.rawValue) AND state = 'pending'
-        """, logger: logger
+        """, logger: self.logger
       ).collect()
       guard let row = pending.first else { throw AdvertiserStoreError.unknownClaim(claim.id) }
       return try Self.claim(row)
@@ -79,12 +79,12 @@ extension PostgresStore: AdvertiserStore {
   {
     try await transaction { connection in
       let rows = try await connection.query(
-        "SELECT \(unescaped: Self.claimColumns) FROM venue_claims WHERE id = \(id) FOR UPDATE", logger: logger
+        "SELECT \(unescaped: Self.claimColumns) FROM venue_claims WHERE id = \(id) FOR UPDATE", logger: self.logger
       ).collect()
       guard let row = rows.first else { throw AdvertiserStoreError.unknownClaim(id) }
       var claim = try Self.claim(row)
       guard claim.state == .pending else { throw AdvertiserStoreError.claimDecided(claim) }
-      if approve { try await grant(claim.user, venues: [claim.venue], at: time, on: connection) }
+      if approve { try await self.grant(claim.user, venues: [claim.venue], at: time, on: connection) }
       claim.state = approve ? .approved : .rejected
       claim.decidedAt = time
       claim.reason = reason
@@ -92,7 +92,7 @@ extension PostgresStore: AdvertiserStore {
         """
         UPDATE venue_claims SET state = \(claim.state.rawValue), decided_at = \(time), reason = \(reason)
         WHERE id = \(id)
-        """, logger: logger)
+        """, logger: self.logger)
       return claim
     }
   }
@@ -135,7 +135,7 @@ extension PostgresStore: AdvertiserStore {
   }
 
   public func revokeAdvertiser(_ user: UserID, venues: [PlaceID]?) async throws -> Int {
-    let rows: PostgresRowSequence
+    let rows: PostgresRows
     if let venues {
       rows = try await client.query(
         """
@@ -146,7 +146,7 @@ extension PostgresStore: AdvertiserStore {
       rows = try await client.query(
         "DELETE FROM advertisers WHERE user_id = \(user.rawValue) RETURNING 1", logger: logger)
     }
-    return try await rows.collect().count
+    return rows.collect().count
   }
 
   public func advertiserGrants(user: UserID?) async throws -> [AdvertiserGrant] {
@@ -181,7 +181,7 @@ extension PostgresStore: AdvertiserStore {
 
   public func savePromotion(_ promotion: Promotion, settings: PromotionSettings) async throws {
     try await transaction { connection in
-      try await writePromotion(promotion, connection)
+      try await self.writePromotion(promotion, connection)
       try await connection.query(
         """
         INSERT INTO promotion_settings(promotion_id, state, radius, minimum_days, lookback_days)
@@ -189,7 +189,7 @@ extension PostgresStore: AdvertiserStore {
           \(settings.eligibility.minimumDays), \(settings.eligibility.lookbackDays))
         ON CONFLICT (promotion_id) DO UPDATE SET state = excluded.state, radius = excluded.radius,
           minimum_days = excluded.minimum_days, lookback_days = excluded.lookback_days
-        """, logger: logger)
+        """, logger: self.logger)
     }
   }
 }

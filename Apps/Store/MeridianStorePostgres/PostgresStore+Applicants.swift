@@ -8,7 +8,7 @@ extension PostgresStore {
   public func addAchievement(_ achievement: Achievement, user: UserID) async throws {
     try await transaction { connection in
       func run(_ sql: String, _ values: [(any PostgresEncodable & Sendable)?]) async throws -> [PostgresRow] {
-        try await connection.query(Self.placeQuery(sql, values), logger: logger).collect()
+        try await connection.query(Self.placeQuery(sql, values), logger: self.logger).collect()
       }
       // The account's row, locked: two concurrent additions can't both pass the count.
       guard try await !run("SELECT 1 FROM users WHERE id = $1 FOR UPDATE", [user.rawValue]).isEmpty else {

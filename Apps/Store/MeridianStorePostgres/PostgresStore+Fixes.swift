@@ -38,7 +38,7 @@ extension PostgresStore: FixStore {
       return known == owner ? .claimed : .otherOwner
     }
     return try await transaction { connection in
-      try await Self.claim(device, owner: owner, now: now, maxDevices: maxDevices, on: connection, logger)
+      try await Self.claim(device, owner: owner, now: now, maxDevices: maxDevices, on: connection, self.logger)
     }
   }
 
@@ -46,7 +46,8 @@ extension PostgresStore: FixStore {
     async throws -> DeviceClaim
   {
     try await transaction { connection in
-      let claim = try await Self.claim(device, owner: owner, now: now, maxDevices: maxDevices, on: connection, logger)
+      let claim = try await Self.claim(
+        device, owner: owner, now: now, maxDevices: maxDevices, on: connection, self.logger)
       guard claim == .claimed else { return claim }
       // One identifier per device, one device per identifier: both the device's old one and the identifier's old
       // device go.
@@ -54,13 +55,13 @@ extension PostgresStore: FixStore {
         """
         DELETE FROM osmand_identifiers
         WHERE hash = \(identifierHash) OR (owner_id = \(owner.rawValue) AND device_id = \(device.rawValue))
-        """, logger: logger
+        """, logger: self.logger
       ).collect()
       _ = try await connection.query(
         """
         INSERT INTO osmand_identifiers(hash, owner_id, device_id, created_at)
         VALUES (\(identifierHash), \(owner.rawValue), \(device.rawValue), \(now))
-        """, logger: logger
+        """, logger: self.logger
       ).collect()
       return .claimed
     }

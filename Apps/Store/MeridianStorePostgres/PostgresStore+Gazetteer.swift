@@ -12,20 +12,20 @@ extension PostgresStore {
     try await transaction { connection in
       let found = try await connection.query(
         "SELECT digest, staged_through, completed_at FROM geo_imports WHERE file = \(file) FOR UPDATE",
-        logger: logger
+        logger: self.logger
       ).collect().first
       if let found, !restart {
         let (stored, through, completed) = try found.decode((String, Int64, Int64?).self)
         if stored == digest { return completed != nil ? .completed : .staged(through: Int(through)) }
       }
-      _ = try await connection.query("DELETE FROM geo_staging WHERE file = \(file)", logger: logger).collect()
+      _ = try await connection.query("DELETE FROM geo_staging WHERE file = \(file)", logger: self.logger).collect()
       _ = try await connection.query(
         """
         INSERT INTO geo_imports(file, digest, staged_through, rows, started_at, completed_at)
         VALUES (\(file), \(digest), 0, 0, \(now), NULL)
         ON CONFLICT (file) DO UPDATE SET digest = excluded.digest, staged_through = 0, rows = 0,
           started_at = excluded.started_at, completed_at = NULL
-        """, logger: logger
+        """, logger: self.logger
       ).collect()
       return .staged(through: 0)
     }
@@ -74,20 +74,20 @@ extension PostgresStore {
         """
         UPDATE geo_imports SET staged_through = \(Int64(line)) WHERE file = \(file) AND completed_at IS NULL
         RETURNING file
-        """, logger: logger
+        """, logger: self.logger
       ).collect()
       guard !updated.isEmpty else { throw GazetteerStoreError.notStarted(file) }
-      if !rows.isEmpty { _ = try await connection.query(insert, logger: logger).collect() }
+      if !rows.isEmpty { _ = try await connection.query(insert, logger: self.logger).collect() }
     }
   }
 
   public func commitGazetteerFile(_ file: String, now: Int64) async throws -> Int {
     try await transaction { connection in
       guard
-        try await !connection.query("SELECT 1 FROM geo_imports WHERE file = \(file) FOR UPDATE", logger: logger)
+        try await !connection.query("SELECT 1 FROM geo_imports WHERE file = \(file) FOR UPDATE", logger: self.logger)
           .collect().isEmpty
       else { throw GazetteerStoreError.notStarted(file) }
-      let languages = try await Self.dataLanguages(connection, logger: logger)
+      let languages = try await Self.dataLanguages(connection, logger: self.logger)
       let localized = languages.map { PostgresSchema.quoted("name_\($0)") }
       let extracts = languages.map { "names ->> '\($0)'" }
       func kept(_ table: String) -> String {
@@ -102,7 +102,7 @@ extension PostgresStore {
         }
         let rows = try await connection.query(
           PostgresQuery(unsafeSQL: "WITH changed AS (\(sql) RETURNING 1) SELECT count(*) FROM changed", binds: binds),
-          logger: logger
+          logger: self.logger
         ).collect()
         applied += try Int(rows.first?.decode(Int64.self) ?? 0)
       }
@@ -139,9 +139,10 @@ extension PostgresStore {
             """, [file, language, now])
         }
       }
-      _ = try await connection.query("DELETE FROM geo_staging WHERE file = \(file)", logger: logger).collect()
+      _ = try await connection.query("DELETE FROM geo_staging WHERE file = \(file)", logger: self.logger).collect()
       _ = try await connection.query(
-        "UPDATE geo_imports SET rows = \(Int64(applied)), completed_at = \(now) WHERE file = \(file)", logger: logger
+        "UPDATE geo_imports SET rows = \(Int64(applied)), completed_at = \(now) WHERE file = \(file)",
+        logger: self.logger
       ).collect()
       return applied
     }
@@ -191,7 +192,7 @@ extension PostgresStore {
     -> GazetteerNames
   {
     try await client.withConnection { connection in
-      let available = try await Self.dataLanguages(connection, logger: logger)
+      let available = try await Self.dataLanguages(connection, logger: self.logger)
       let chain = languages.compactMap { try? LocalizationRegistry.normalizedLanguage($0) }.filter {
         available.contains($0)
       }
@@ -202,7 +203,7 @@ extension PostgresStore {
         binds.append(areas)
         for row in try await connection.query(
           PostgresQuery(unsafeSQL: "SELECT code, \(name) FROM geo_areas WHERE code = ANY($1)", binds: binds),
-          logger: logger
+          logger: self.logger
         ).collect() {
           let (code, value) = try row.decode((String, String).self)
           names.areas[code] = value
@@ -214,7 +215,7 @@ extension PostgresStore {
         for row in try await connection.query(
           PostgresQuery(
             unsafeSQL: "SELECT geoname_id, \(name) FROM geo_places WHERE geoname_id = ANY($1)", binds: binds),
-          logger: logger
+          logger: self.logger
         ).collect() {
           let (id, value) = try row.decode((Int64, String).self)
           names.localities[id] = value
@@ -226,21 +227,22 @@ extension PostgresStore {
 
   public func gazetteerTranslations(area: String?, locality: Int64?) async throws -> [String: String] {
     try await client.withConnection { connection in
-      let languages = try await Self.dataLanguages(connection, logger: logger)
+      let languages = try await Self.dataLanguages(connection, logger: self.logger)
       let columns = (["name"] + languages.map { "name_\($0)" }).map(PostgresSchema.quoted).joined(separator: ", ")
       let found: PostgresRow?
       if let area {
         var binds = PostgresBindings(capacity: 1)
         binds.append(area)
         found = try await connection.query(
-          PostgresQuery(unsafeSQL: "SELECT \(columns) FROM geo_areas WHERE code = $1", binds: binds), logger: logger
+          PostgresQuery(unsafeSQL: "SELECT \(columns) FROM geo_areas WHERE code = $1", binds: binds),
+          logger: self.logger
         ).collect().first
       } else if let locality {
         var binds = PostgresBindings(capacity: 1)
         binds.append(locality)
         found = try await connection.query(
           PostgresQuery(unsafeSQL: "SELECT \(columns) FROM geo_places WHERE geoname_id = $1", binds: binds),
-          logger: logger
+          logger: self.logger
         ).collect().first
       } else {
         found = nil

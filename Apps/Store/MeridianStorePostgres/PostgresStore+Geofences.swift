@@ -162,28 +162,28 @@ extension PostgresStore: GeofenceStore {
           INSERT INTO geofence_trackers(user_id, version, last_fix_at) VALUES (\(user), 0, NULL)
           ON CONFLICT (user_id) DO UPDATE SET version = geofence_trackers.version
           RETURNING version
-          """, on: connection, logger: logger
+          """, on: connection, logger: self.logger
         ).first ?? 0
       guard version == update.version else { return false }
       try await connection.query(
         """
         UPDATE geofence_trackers SET version = \(version + 1), last_fix_at = \(update.lastFixAt)
         WHERE user_id = \(user)
-        """, logger: logger)
+        """, logger: self.logger)
       for (geofence, state) in states {
         try await connection.query(
           """
           INSERT INTO geofence_states(user_id, geofence_id, state)
           SELECT \(user), id, \(state) FROM geofences WHERE id = \(geofence)
           ON CONFLICT (user_id, geofence_id) DO UPDATE SET state = excluded.state
-          """, logger: logger)
+          """, logger: self.logger)
       }
       if !update.removed.isEmpty {
         try await connection.query(
           """
           DELETE FROM geofence_states
           WHERE user_id = \(user) AND geofence_id = ANY(\(update.removed.map(\.rawValue))::text[])
-          """, logger: logger)
+          """, logger: self.logger)
       }
       for event in update.events {
         try await connection.query(
@@ -195,10 +195,10 @@ extension PostgresStore: GeofenceStore {
             \(update.ownerSees(event))
           FROM geofences WHERE id = \(event.geofenceId.rawValue)
           ON CONFLICT (id) DO NOTHING
-          """, logger: logger)
+          """, logger: self.logger)
       }
       for event in update.webhookEvents {
-        try await Self.enqueueWebhookEvent(event, on: connection, logger: logger)
+        try await Self.enqueueWebhookEvent(event, on: connection, logger: self.logger)
       }
       return true
     }

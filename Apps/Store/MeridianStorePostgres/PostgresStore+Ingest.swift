@@ -39,8 +39,9 @@ extension PostgresStore {
     }
   }
 
-  /// One transaction for all `requests`; when it fails and held several, each is tried alone, so one request's
-  /// error (a device not registered, …) is not every request's.
+  /// One transaction for all `requests`, within ``commitTimeout``; when it fails and held several, each is tried
+  /// alone, so one request's error (a device not registered, …) is not every request's — unless the database
+  /// could not be reached, which fails them all at once.
   private func commit(_ requests: [FixCommitQueue.Request]) async {
     do {
       let receipts = try await storeFixes(
@@ -53,7 +54,10 @@ extension PostgresStore {
         offset += request.batches.count
       }
     } catch {
-      guard requests.count > 1 else { return requests.forEach { $0.completion(.failure(error)) } }
+      // A database that can't be reached fails every request alike: trying each alone would only wait longer.
+      guard requests.count > 1, PostgresCalls.unavailable(error) == nil else {
+        return requests.forEach { $0.completion(.failure(error)) }
+      }
       for request in requests { await commit([request]) }
     }
   }
@@ -68,8 +72,8 @@ extension PostgresStore {
     while true {
       do {
         try await ensurePartitions(for: timestamps)
-        let (receipts, resolutions) = try await transaction { connection in
-          try await Self.storeFixes(batches, on: connection, logger)
+        let (receipts, resolutions) = try await transaction(timeout: commitTimeout) { connection in
+          try await Self.storeFixes(batches, on: connection, self.logger)
         }
         for (claim, resolution) in resolutions { claim.resolve(resolution) }
         return receipts
@@ -233,8 +237,9 @@ extension PostgresStore {
     let missing = fixPartitions.missing(FixPartitions.Month.of(timestamps))
     for month in missing.sorted() {
       try await transaction { connection in
-        _ = try await connection.query("SELECT pg_advisory_xact_lock(\(FixPartitions.lock))", logger: logger).collect()
-        _ = try await connection.query(PostgresQuery(unsafeSQL: month.createSQL), logger: logger).collect()
+        _ = try await connection.query("SELECT pg_advisory_xact_lock(\(FixPartitions.lock))", logger: self.logger)
+          .collect()
+        _ = try await connection.query(PostgresQuery(unsafeSQL: month.createSQL), logger: self.logger).collect()
       }
       fixPartitions.insert(month)
     }

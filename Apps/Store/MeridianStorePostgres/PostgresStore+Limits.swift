@@ -32,7 +32,7 @@ extension PostgresStore {
 public struct PostgresLimitCounters: LimitStore {
   /// The database: its pool and transactions.
   public let database: PersistenceKitPostgres.PostgresDatabase
-  var client: PostgresClient { database.client }
+  var client: PostgresCalls { PostgresCalls(database: database) }
   var logger: Logger { database.logger }
 
   /// The counters of `database`.
@@ -80,7 +80,7 @@ public struct PostgresLimitCounters: LimitStore {
   /// A transaction: the row is created if missing and locked, then ``BackoffPolicy`` computes the next counter.
   public func recordFailure(_ key: String, policy: BackoffPolicy, now: Int64) async throws {
     guard !policy.isOff else { return }
-    try await database.withTransaction(retries: 4) { connection in
+    try await client.withTransaction(retries: 4) { connection in
       try await connection.query(
         """
         INSERT INTO limit_counters (key, count, since, expires_at) VALUES (\(key), 0, \(now), \(now))

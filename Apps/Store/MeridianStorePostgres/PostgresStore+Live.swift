@@ -104,7 +104,7 @@ extension PostgresStore: LiveLog {
   public func listen(_ receive: @escaping @Sendable (LiveSignal) async -> Void) async {
     while !Task.isCancelled {
       do {
-        try await client.withConnection { connection in
+        try await client.withLastingConnection { connection in
           try await connection.listen(on: Self.liveChannel) { notifications in
             await receive(.listening)
             for try await notification in notifications {

@@ -21,7 +21,7 @@ extension PostgresStore: OperationsStore {
         """
         SELECT COUNT(*), COUNT(DISTINCT user_id), MIN(timestamp), MAX(timestamp) FROM fixes
         WHERE timestamp < \(cutoff)
-        """, logger: logger
+        """, logger: self.logger
       ).decode((Int, Int, Int64?, Int64?).self) {
         report.deleted = deleted
         report.users = users
@@ -56,7 +56,7 @@ extension PostgresStore: OperationsStore {
     var trimmed = Set<String>()
     while true {
       let partitions = try await client.withConnection { connection in
-        try await Self.fixPartitions(connection, logger: logger)
+        try await Self.fixPartitions(connection, logger: self.logger)
       }
       var dropped = 0
       for partition in partitions where partition.isWhollyBefore(cutoff) {
@@ -156,17 +156,17 @@ extension PostgresStore: OperationsStore {
     let name = PostgresSchema.quoted(partition.name)
     return try await transaction { connection in
       try await connection.query(
-        PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = '\(Self.retentionLockTimeout)'"), logger: logger)
-      try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(name) IN SHARE MODE"), logger: logger)
+        PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = '\(Self.retentionLockTimeout)'"), logger: self.logger)
+      try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(name) IN SHARE MODE"), logger: self.logger)
       var dropped: [DroppedRows] = []
       for try await (user, rows, oldest, newest) in try await connection.query(
         PostgresQuery(
           unsafeSQL: "SELECT user_id, COUNT(*), MIN(timestamp), MAX(timestamp) FROM \(name) GROUP BY user_id"),
-        logger: logger
+        logger: self.logger
       ).decode((String, Int, Int64, Int64).self) {
         dropped.append(DroppedRows(user: user, rows: rows, oldest: oldest, newest: newest))
       }
-      try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(name)"), logger: logger)
+      try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(name)"), logger: self.logger)
       return dropped
     }
   }
@@ -248,14 +248,14 @@ extension PostgresStore: OperationsStore {
   // MARK: Languages
 
   public func dataLanguages() async throws -> [String] {
-    try await client.withConnection { connection in try await Self.dataLanguages(connection, logger: logger) }
+    try await client.withConnection { connection in try await Self.dataLanguages(connection, logger: self.logger) }
   }
 
   public func dataLanguageCompleteness() async throws -> [DataLanguageCompleteness] {
     try await client.withConnection { connection in
       let registry = PostgresSchema.localization
-      let languages = try await Self.dataLanguages(connection, logger: logger)
-      let columns = try await Self.localizedColumns(connection, logger: logger)
+      let languages = try await Self.dataLanguages(connection, logger: self.logger)
+      let columns = try await Self.localizedColumns(connection, logger: self.logger)
       var result: [DataLanguageCompleteness] = []
       for language in languages {
         var fields: [DataLanguageCompleteness.Field] = []
@@ -270,7 +270,7 @@ extension PostgresStore: OperationsStore {
             for try await row in try await connection.query(
               PostgresQuery(
                 unsafeSQL: "SELECT \(translated)::bigint, COUNT(*) FROM \(PostgresSchema.quoted(table))"),
-              logger: logger
+              logger: self.logger
             ).decode((Int, Int).self) {
               counts = row
             }
@@ -290,10 +290,10 @@ extension PostgresStore: OperationsStore {
     let statements = try PostgresSchema.addLanguageStatements(language, ifExists: true)
     return try await transaction { connection in
       try await connection.query(
-        "SELECT pg_advisory_xact_lock(hashtext(\(PostgresSchema.languagesTable)))", logger: logger)
-      guard try await !Self.dataLanguages(connection, logger: logger).contains(language) else { return false }
+        "SELECT pg_advisory_xact_lock(hashtext(\(PostgresSchema.languagesTable)))", logger: self.logger)
+      guard try await !Self.dataLanguages(connection, logger: self.logger).contains(language) else { return false }
       for statement in statements {
-        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
       }
       return true
     }
@@ -302,9 +302,9 @@ extension PostgresStore: OperationsStore {
   public func missingTranslations() async throws -> [MissingTranslation] {
     try await client.withConnection { connection in
       let registry = PostgresSchema.localization
-      let columns = try await Self.localizedColumns(connection, logger: logger)
+      let columns = try await Self.localizedColumns(connection, logger: self.logger)
       var missing: [MissingTranslation] = []
-      for language in try await Self.dataLanguages(connection, logger: logger) {
+      for language in try await Self.dataLanguages(connection, logger: self.logger) {
         for table in registry.tables {
           guard let existing = columns[table] else { continue }
           for field in registry.fieldsByTable[table] ?? [] {
@@ -317,7 +317,7 @@ extension PostgresStore: OperationsStore {
             let name = PostgresSchema.quoted(table)
             var rows = 0
             for try await count in try await connection.query(
-              PostgresQuery(unsafeSQL: "SELECT COUNT(*) FROM \(name) WHERE \(condition)"), logger: logger
+              PostgresQuery(unsafeSQL: "SELECT COUNT(*) FROM \(name) WHERE \(condition)"), logger: self.logger
             ).decode(Int.self) {
               rows = count
             }
@@ -327,7 +327,7 @@ extension PostgresStore: OperationsStore {
               for try await id in try await connection.query(
                 PostgresQuery(
                   unsafeSQL: "SELECT id FROM \(name) WHERE \(condition) ORDER BY id COLLATE \"C\" LIMIT 10"),
-                logger: logger
+                logger: self.logger
               ).decode(String.self) {
                 examples.append(id)
               }
@@ -373,13 +373,13 @@ extension PostgresStore: OperationsStore {
     _ rows: [StringCatalogRow], document: Data, sourceLanguage: String, fileName: String, now: Int64
   ) async throws {
     try await transaction { connection in
-      try await connection.query("DELETE FROM string_catalog", logger: logger)
-      try await connection.query("DELETE FROM string_catalog_imports", logger: logger)
+      try await connection.query("DELETE FROM string_catalog", logger: self.logger)
+      try await connection.query("DELETE FROM string_catalog_imports", logger: self.logger)
       try await connection.query(
         """
         INSERT INTO string_catalog_imports(id, source_language, file_name, document, imported_at)
         VALUES (1, \(sourceLanguage), \(fileName), \(String(decoding: document, as: UTF8.self)), \(now))
-        """, logger: logger)
+        """, logger: self.logger)
       guard !rows.isEmpty else { return }
       // Arrays bind no NULL elements here, so a value's absence travels as a flag beside it.
       try await connection.query(
@@ -389,7 +389,7 @@ extension PostgresStore: OperationsStore {
         FROM unnest(\(rows.map(\.key))::text[], \(rows.map(\.language))::text[], \(rows.map { $0.value ?? "" })::text[],
           \(rows.map { $0.value != nil })::boolean[], \(rows.map(\.valueJSON))::text[])
           AS given(key, language, value, has_value, value_json)
-        """, logger: logger)
+        """, logger: self.logger)
     }
   }
 

@@ -25,7 +25,7 @@ extension PostgresStore {
     guard !places.isEmpty else { return }
     for record in places { try record.validate() }
     try await transaction { connection in
-      try await Self.writePlaces(places, now: now, asVenues: false, on: connection, logger: logger)
+      try await Self.writePlaces(places, now: now, asVenues: false, on: connection, logger: self.logger)
     }
   }
 
@@ -112,17 +112,18 @@ extension PostgresStore {
 
   public func movePlace(_ id: PlaceID, to parent: PlaceID?, now: Int64) async throws {
     try await transaction { connection in
-      _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.placeTreeLock))", logger: logger).collect()
+      _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.placeTreeLock))", logger: self.logger)
+        .collect()
       guard
         let current = try await connection.query(
-          Self.placeQuery("SELECT parent_id FROM places WHERE id = $1", [id.rawValue]), logger: logger
+          Self.placeQuery("SELECT parent_id FROM places WHERE id = $1", [id.rawValue]), logger: self.logger
         ).collect().first
       else { throw PlaceStoreError.placeNotFound(id) }
       if try current.decode(String?.self) == parent?.rawValue { return }
-      if let parent, try await !Self.exists("places", id: parent.rawValue, on: connection, logger: logger) {
+      if let parent, try await !Self.exists("places", id: parent.rawValue, on: connection, logger: self.logger) {
         throw PlaceStoreError.unknownParent(id, parent: parent)
       }
-      try await Self.move(id, to: parent, now: now, on: connection, logger: logger)
+      try await Self.move(id, to: parent, now: now, on: connection, logger: self.logger)
     }
   }
 
@@ -180,10 +181,11 @@ extension PostgresStore {
 
   public func deletePlace(_ id: PlaceID) async throws -> Bool {
     try await transaction { connection in
-      _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.placeTreeLock))", logger: logger).collect()
-      guard try await Self.exists("places", id: id.rawValue, on: connection, logger: logger) else { return false }
+      _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.placeTreeLock))", logger: self.logger)
+        .collect()
+      guard try await Self.exists("places", id: id.rawValue, on: connection, logger: self.logger) else { return false }
       if try await !connection.query(
-        Self.placeQuery("SELECT 1 FROM places WHERE parent_id = $1 LIMIT 1", [id.rawValue]), logger: logger
+        Self.placeQuery("SELECT 1 FROM places WHERE parent_id = $1 LIMIT 1", [id.rawValue]), logger: self.logger
       ).collect().isEmpty {
         throw PlaceStoreError.hasChildren(id)
       }
@@ -191,7 +193,7 @@ extension PostgresStore {
       for table in ["place_reviews", "place_favourites", "place_news", "place_closure", "places"] {
         let column = table == "places" ? "id" : "place_id"
         _ = try await connection.query(
-          Self.placeQuery("DELETE FROM \(table) WHERE \(column) = $1", [id.rawValue]), logger: logger
+          Self.placeQuery("DELETE FROM \(table) WHERE \(column) = $1", [id.rawValue]), logger: self.logger
         ).collect()
       }
       return true
@@ -206,10 +208,10 @@ extension PostgresStore {
 
   public func place(_ id: PlaceID) async throws -> PlaceDetails? {
     try await client.withConnection { connection in
-      let languages = try await Self.dataLanguages(connection, logger: logger)
+      let languages = try await Self.dataLanguages(connection, logger: self.logger)
       guard
         let row = try await connection.query(
-          Self.placeQuery("\(Self.placeSelect) WHERE p.id = $1", [id.rawValue]), logger: logger
+          Self.placeQuery("\(Self.placeSelect) WHERE p.id = $1", [id.rawValue]), logger: self.logger
         ).collect().first
       else { return nil }
       let listing = try Self.placeListing(row.makeRandomAccess(), languages: languages, distance: nil)
@@ -218,7 +220,7 @@ extension PostgresStore {
           """
           SELECT p.* FROM place_closure c JOIN places p ON p.id = c.ancestor_id
           WHERE c.place_id = $1 AND c.depth > 0 ORDER BY c.depth DESC
-          """, [id.rawValue]), logger: logger
+          """, [id.rawValue]), logger: self.logger
       ).collect().map { row in
         let r = row.makeRandomAccess()
         return PlaceCrumb(
@@ -268,7 +270,7 @@ extension PostgresStore {
     return try await client.withConnection { connection in
       var items: [(seq: Int64, distance: Double?)] = []
       var pageKeys: [[Int64]] = []
-      for try await row in try await connection.query(statement, logger: logger) {
+      for try await row in try await connection.query(statement, logger: self.logger) {
         let random = row.makeRandomAccess()
         let latitude = try random["latitude"].decode(Double?.self)
         let longitude = try random["longitude"].decode(Double?.self)
@@ -281,7 +283,7 @@ extension PostgresStore {
         pageKeys.append(try names.map { try random[$0].decode(Int64.self) })
       }
       return PlacePage(
-        items: try await Self.listings(Array(items.prefix(query.limit)), on: connection, logger: logger),
+        items: try await Self.listings(Array(items.prefix(query.limit)), on: connection, logger: self.logger),
         nextCursor: paging.nextCursor(pageKeys, limit: query.limit))
     }
   }
@@ -347,7 +349,7 @@ extension PostgresStore {
     let statement = try Self.placeQuery(sql, values)
     return try await client.withConnection { connection in
       var candidates: [PlaceCandidate] = []
-      for try await row in try await connection.query(statement, logger: logger) {
+      for try await row in try await connection.query(statement, logger: self.logger) {
         let (seq, sum, count, latitude, longitude, titleKey, attributesText) = try row.decode(
           (Int64, Int, Int, Double?, Double?, String, String).self)
         if !query.attributes.isEmpty {
@@ -362,7 +364,7 @@ extension PostgresStore {
       }
       let page = try PlacePaging.page(candidates, query: query)
       return PlacePage(
-        items: try await Self.listings(page.items, on: connection, logger: logger), nextCursor: page.nextCursor)
+        items: try await Self.listings(page.items, on: connection, logger: self.logger), nextCursor: page.nextCursor)
     }
   }
 
@@ -432,7 +434,7 @@ extension PostgresStore {
     let grades = try JSONColumn.encode(review.grades)
     return try await transaction { connection in
       func run(_ sql: String, _ values: [(any PostgresEncodable & Sendable)?]) async throws -> [PostgresRow] {
-        try await connection.query(Self.placeQuery(sql, values), logger: logger).collect()
+        try await connection.query(Self.placeQuery(sql, values), logger: self.logger).collect()
       }
       // The place and its ancestors, locked in id order: the trigger then changes their sums without deadlocks.
       let locked = try await run(
@@ -480,12 +482,12 @@ extension PostgresStore {
           """
           SELECT id FROM places WHERE id IN (SELECT ancestor_id FROM place_closure WHERE place_id = $1)
           ORDER BY id FOR UPDATE
-          """, [place.rawValue]), logger: logger
+          """, [place.rawValue]), logger: self.logger
       ).collect()
       return try await !connection.query(
         Self.placeQuery(
           "DELETE FROM place_reviews WHERE place_id = $1 AND author_id = $2 RETURNING 1",
-          [place.rawValue, author.rawValue]), logger: logger
+          [place.rawValue, author.rawValue]), logger: self.logger
       ).collect().isEmpty
     }
   }
@@ -498,11 +500,11 @@ extension PostgresStore {
           SELECT id FROM places WHERE id IN (SELECT c.ancestor_id FROM place_closure c
             JOIN place_reviews r ON r.place_id = c.place_id WHERE r.id = $1)
           ORDER BY id FOR UPDATE
-          """, [id.rawValue]), logger: logger
+          """, [id.rawValue]), logger: self.logger
       ).collect()
       return try await !connection.query(
         Self.placeQuery(
-          "UPDATE place_reviews SET hidden = $1 WHERE id = $2 RETURNING 1", [hidden, id.rawValue]), logger: logger
+          "UPDATE place_reviews SET hidden = $1 WHERE id = $2 RETURNING 1", [hidden, id.rawValue]), logger: self.logger
       ).collect().isEmpty
     }
   }
@@ -551,7 +553,7 @@ extension PostgresStore {
     try await transaction { connection in
       guard
         let row = try await connection.query(
-          Self.placeQuery("SELECT seq FROM places WHERE id = $1", [place.rawValue]), logger: logger
+          Self.placeQuery("SELECT seq FROM places WHERE id = $1", [place.rawValue]), logger: self.logger
         ).collect().first
       else { throw PlaceStoreError.placeNotFound(place) }
       return try await !connection.query(
@@ -559,7 +561,7 @@ extension PostgresStore {
           """
           INSERT INTO place_favourites(user_id, place_id, seq, created_at) VALUES ($1, $2, $3, $4)
           ON CONFLICT DO NOTHING RETURNING 1
-          """, [user.rawValue, place.rawValue, try row.decode(Int64.self), now]), logger: logger
+          """, [user.rawValue, place.rawValue, try row.decode(Int64.self), now]), logger: self.logger
       ).collect().isEmpty
     }
   }
@@ -583,12 +585,12 @@ extension PostgresStore {
     }
     let statement = try Self.placeQuery(sql + " ORDER BY created_at DESC, seq DESC LIMIT \(limit + 1)", values)
     return try await client.withConnection { connection in
-      let found = try await connection.query(statement, logger: logger).collect().map {
+      let found = try await connection.query(statement, logger: self.logger).collect().map {
         try $0.decode((Int64, Int64).self)
       }
       let page = found.prefix(limit)
       return PlacePage(
-        items: try await Self.listings(page.map { ($0.0, nil) }, on: connection, logger: logger),
+        items: try await Self.listings(page.map { ($0.0, nil) }, on: connection, logger: self.logger),
         nextCursor: found.count > limit ? page.last.map { TimeCursor(time: $0.1, seq: $0.0).text } : nil)
     }
   }
@@ -599,7 +601,8 @@ extension PostgresStore {
     let title = try JSONColumn.encode(item.title)
     let body = try JSONColumn.encode(item.body)
     try await transaction { connection in
-      if let place = item.placeID, try await !Self.exists("places", id: place.rawValue, on: connection, logger: logger)
+      if let place = item.placeID,
+        try await !Self.exists("places", id: place.rawValue, on: connection, logger: self.logger)
       {
         throw PlaceStoreError.placeNotFound(place)
       }
@@ -611,7 +614,7 @@ extension PostgresStore {
           ON CONFLICT(id) DO UPDATE SET place_id = excluded.place_id, title = excluded.title, body = excluded.body,
             image_url = excluded.image_url, published_at = excluded.published_at
           """, [item.id.rawValue, item.placeID?.rawValue, title, body, item.imageURL, item.publishedAt]),
-        logger: logger
+        logger: self.logger
       ).collect()
     }
   }

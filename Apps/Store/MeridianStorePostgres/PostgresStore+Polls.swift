@@ -55,7 +55,7 @@ extension PostgresStore: PollStore {
           VALUES (\(poll.id.rawValue), \(poll.authorID.rawValue), \(poll.title), \(poll.description),
             \(poll.options[0].text), \(poll.options[0].imageURL), \(poll.options[1].text), \(poll.options[1].imageURL),
             \(closesAt), \(poll.createdAt))
-          """, logger: logger
+          """, logger: self.logger
         ).collect()
       } catch  where Self.isUniqueViolation(error) {
         throw PollStoreError.duplicateID(poll.id.rawValue)
@@ -63,12 +63,12 @@ extension PostgresStore: PollStore {
       if reward > 0 {
         _ = try await Self.credit(
           poll.authorID, reward, reason: .pollPosted, reference: poll.id.rawValue, now: now, on: connection,
-          logger: logger)
+          logger: self.logger)
       }
       guard
         let row = try await connection.query(
           PostgresQuery(unsafeSQL: "\(Self.pollSelect) WHERE p.id = $1", binds: try Self.pollBinds([poll.id.rawValue])),
-          logger: logger
+          logger: self.logger
         ).collect().first
       else { throw PollStoreError.pollNotFound(poll.id) }
       return try Self.pollValues(row).summary()
@@ -140,12 +140,12 @@ extension PostgresStore: PollStore {
     try await transaction { connection in
       guard
         let row = try await connection.query(
-          "DELETE FROM polls WHERE id = \(id.rawValue) RETURNING option0_image, option1_image", logger: logger
+          "DELETE FROM polls WHERE id = \(id.rawValue) RETURNING option0_image, option1_image", logger: self.logger
         ).collect().first
       else { return nil }
       let (first, second) = try row.decode((String?, String?).self)
       return try await Self.unreferencedBlobs(
-        [first, second].compactMap { BlobReference.hash(in: $0) }, on: connection, logger: logger)
+        [first, second].compactMap { BlobReference.hash(in: $0) }, on: connection, logger: self.logger)
     }
   }
 
@@ -174,7 +174,8 @@ extension PostgresStore: PollStore {
   }
 
   public func unreferencedBlobs(_ hashes: [String]) async throws -> [String] {
-    try await transaction { connection in try await Self.unreferencedBlobs(hashes, on: connection, logger: logger) }
+    try await transaction { connection in try await Self.unreferencedBlobs(hashes, on: connection, logger: self.logger)
+    }
   }
 
   /// Those of `hashes` no stored image URL refers to (by their last component), sorted: poll options, avatars,
@@ -208,14 +209,14 @@ extension PostgresStore: PollStore {
       // The common refusals first, without a lock.
       guard
         let row = try await connection.query(
-          "SELECT hidden, closes_at FROM polls WHERE id = \(poll.rawValue)", logger: logger
+          "SELECT hidden, closes_at FROM polls WHERE id = \(poll.rawValue)", logger: self.logger
         ).collect().first
       else { throw PollStoreError.pollNotFound(poll) }
       try Self.checkOpen(poll, row, now: now)
       // The voter's ballot next: its row lock (for a first vote, its key) orders this voter's votes in this poll and
       // nobody else's. The poll's row is locked last, by the one UPDATE of its counts, so a hot poll is held only
       // for that statement and the commit.
-      var previous = try await Self.ballot(of: user, in: poll, on: connection, logger: logger)
+      var previous = try await Self.ballot(of: user, in: poll, on: connection, logger: self.logger)
       if previous == nil {
         do {
           let inserted = try await connection.query(
@@ -223,17 +224,19 @@ extension PostgresStore: PollStore {
             INSERT INTO poll_ballots(user_id, poll_id, choice, created_at, updated_at)
             VALUES (\(user.rawValue), \(poll.rawValue), \(Int16(choice.rawValue)), \(now), \(now))
             ON CONFLICT (user_id, poll_id) DO NOTHING RETURNING 1
-            """, logger: logger
+            """, logger: self.logger
           ).collect()
           // Another vote of this voter committed first: this one is a change of it.
-          if inserted.isEmpty { previous = try await Self.ballot(of: user, in: poll, on: connection, logger: logger) }
+          if inserted.isEmpty {
+            previous = try await Self.ballot(of: user, in: poll, on: connection, logger: self.logger)
+          }
         } catch  where Self.sqlState(error) == "23503" {
           throw PollStoreError.pollNotFound(poll)
         }
       }
       if previous == choice {
         let counts = try await connection.query(
-          "SELECT votes0, votes1 FROM polls WHERE id = \(poll.rawValue)", logger: logger
+          "SELECT votes0, votes1 FROM polls WHERE id = \(poll.rawValue)", logger: self.logger
         ).collect().first
         let (votes0, votes1) = try counts?.decode((Int, Int).self) ?? (0, 0)
         return VoteOutcome(results: PollResults(counts: [votes0, votes1]), previous: previous, awarded: 0)
@@ -244,7 +247,7 @@ extension PostgresStore: PollStore {
           """
           UPDATE poll_ballots SET choice = \(Int16(choice.rawValue)), updated_at = \(now)
           WHERE user_id = \(user.rawValue) AND poll_id = \(poll.rawValue)
-          """, logger: logger
+          """, logger: self.logger
         ).collect()
         (first, second, total) = previous == .first ? (-1, 1, 0) : (1, -1, 0)
       } else {
@@ -255,7 +258,7 @@ extension PostgresStore: PollStore {
       var awarded = 0
       if previous == nil && reward > 0 {
         awarded = try await Self.credit(
-          user, reward, reason: .voted, reference: poll.rawValue, now: now, on: connection, logger: logger)
+          user, reward, reason: .voted, reference: poll.rawValue, now: now, on: connection, logger: self.logger)
       }
       // Hidden or closed since the check: nothing is stored (the transaction rolls back).
       guard
@@ -264,11 +267,11 @@ extension PostgresStore: PollStore {
           UPDATE polls SET votes0 = votes0 + \(first), votes1 = votes1 + \(second), votes_total = votes_total + \(total)
           WHERE id = \(poll.rawValue) AND NOT hidden AND (closes_at IS NULL OR closes_at > \(now))
           RETURNING votes0, votes1
-          """, logger: logger
+          """, logger: self.logger
         ).collect().first
       else {
         let row = try await connection.query(
-          "SELECT hidden, closes_at FROM polls WHERE id = \(poll.rawValue)", logger: logger
+          "SELECT hidden, closes_at FROM polls WHERE id = \(poll.rawValue)", logger: self.logger
         ).collect().first
         guard let row else { throw PollStoreError.pollNotFound(poll) }
         try Self.checkOpen(poll, row, now: now)
@@ -304,7 +307,7 @@ extension PostgresStore: PollStore {
     try await transaction { connection in
       guard
         let row = try await connection.query(
-          "SELECT hidden FROM polls WHERE id = \(comment.pollID.rawValue) FOR SHARE", logger: logger
+          "SELECT hidden FROM polls WHERE id = \(comment.pollID.rawValue) FOR SHARE", logger: self.logger
         ).collect().first
       else { throw PollStoreError.pollNotFound(comment.pollID) }
       if try row.decode(Bool.self) { throw PollStoreError.pollHidden(comment.pollID) }
@@ -314,13 +317,13 @@ extension PostgresStore: PollStore {
           INSERT INTO poll_comments(poll_id, id, author_id, text, created_at)
           VALUES (\(comment.pollID.rawValue), \(comment.id.rawValue), \(comment.authorID.rawValue), \(comment.text),
             \(comment.createdAt))
-          """, logger: logger
+          """, logger: self.logger
         ).collect()
       } catch  where Self.isUniqueViolation(error) {
         throw PollStoreError.duplicateID(comment.id.rawValue)
       }
       return PollCommentView(
-        comment: comment, author: try await Self.author(comment.authorID, on: connection, logger: logger))
+        comment: comment, author: try await Self.author(comment.authorID, on: connection, logger: self.logger))
     }
   }
 
@@ -467,18 +470,18 @@ extension PostgresStore: PollStore {
 
   public func points(of user: UserID, limit: Int) async throws -> PointsStatement {
     try await transaction { connection in
-      _ = try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
-      return try await Self.statement(user, limit: limit, on: connection, logger: logger)
+      _ = try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: self.logger)
+      return try await Self.statement(user, limit: limit, on: connection, logger: self.logger)
     }
   }
 
   public func grantPoints(_ amount: Int, to user: UserID, note: String, now: Int64) async throws -> PointsStatement {
     try await transaction { connection in
       guard
-        try await !connection.query("SELECT 1 FROM users WHERE id = \(user.rawValue)", logger: logger).collect()
+        try await !connection.query("SELECT 1 FROM users WHERE id = \(user.rawValue)", logger: self.logger).collect()
           .isEmpty
       else { throw PollStoreError.userNotFound(user) }
-      let balance = try await Self.balance(user, lock: true, on: connection, logger: logger)
+      let balance = try await Self.balance(user, lock: true, on: connection, logger: self.logger)
       // DomainKit's ledger rules decide (amount ≠ 0; a negative grant may not overdraw); the SQL keeps them.
       var ledger = PointsLedger(
         userID: user,
@@ -486,13 +489,13 @@ extension PostgresStore: PollStore {
       if amount >= 0 {
         try ledger.earn(amount, reason: .adjustment, id: "grant", at: now)
         _ = try await Self.credit(
-          user, amount, reason: .adjustment, reference: nil, note: note, now: now, on: connection, logger: logger)
+          user, amount, reason: .adjustment, reference: nil, note: note, now: now, on: connection, logger: self.logger)
       } else {
         try ledger.spend(-amount, reason: .adjustment, id: "grant", at: now)
         _ = try await Self.debit(
-          user, -amount, reason: .adjustment, reference: nil, note: note, now: now, on: connection, logger: logger)
+          user, -amount, reason: .adjustment, reference: nil, note: note, now: now, on: connection, logger: self.logger)
       }
-      return try await Self.statement(user, limit: 20, on: connection, logger: logger)
+      return try await Self.statement(user, limit: 20, on: connection, logger: self.logger)
     }
   }
 
@@ -546,13 +549,13 @@ extension PostgresStore: PollStore {
     try await transaction { connection in
       // The buyer's balance row first (every purchase of theirs waits here: a replayed key finds the first
       // purchase), then the offer's row: always in this order, so purchases never deadlock.
-      let balance = try await Self.balance(user, lock: true, on: connection, logger: logger)
+      let balance = try await Self.balance(user, lock: true, on: connection, logger: self.logger)
       if let requestKey,
         let row = try await connection.query(
           """
           SELECT id, offer_id, code, purchased_at FROM coupons
           WHERE user_id = \(user.rawValue) AND request_key = \(requestKey)
-          """, logger: logger
+          """, logger: self.logger
         ).collect().first
       {
         let (id, offerID, code, purchasedAt) = try row.decode((String, String, String, Int64).self)
@@ -564,7 +567,7 @@ extension PostgresStore: PollStore {
         let row = try await connection.query(
           PostgresQuery(
             unsafeSQL: "\(Self.offerSelect) WHERE id = $1 FOR UPDATE", binds: try Self.pollBinds([offer.rawValue])),
-          logger: logger
+          logger: self.logger
         ).collect().first
       else { throw PollStoreError.offerNotFound(offer) }
       let listing = try Self.listing(row)
@@ -577,10 +580,10 @@ extension PostgresStore: PollStore {
       let coupon = try ledger.purchase(listing.offer, couponID: couponID, code: code, entryID: "purchase", at: now)
       let remaining = try await Self.debit(
         user, listing.offer.price, reason: .couponPurchase, reference: couponID.rawValue, now: now, on: connection,
-        logger: logger)
+        logger: self.logger)
       let sold = try await connection.query(
         "UPDATE coupon_offers SET sold = sold + 1 WHERE id = \(offer.rawValue) AND sold < stock RETURNING 1",
-        logger: logger
+        logger: self.logger
       ).collect()
       guard !sold.isEmpty else { throw PollStoreError.outOfStock(offer) }
       do {
@@ -589,7 +592,7 @@ extension PostgresStore: PollStore {
           INSERT INTO coupons(user_id, id, offer_id, code, price, request_key, purchased_at)
           VALUES (\(user.rawValue), \(couponID.rawValue), \(offer.rawValue), \(code), \(listing.offer.price),
             \(requestKey), \(now))
-          """, logger: logger
+          """, logger: self.logger
         ).collect()
       } catch  where Self.isUniqueViolation(error) {
         throw PollStoreError.codeTaken

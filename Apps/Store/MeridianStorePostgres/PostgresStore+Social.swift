@@ -9,7 +9,7 @@ extension PostgresStore: SocialStore {
   // MARK: Profiles
 
   public func profile(_ userID: UserID) async throws -> Profile? {
-    try await client.withConnection { connection in try await Self.profile(userID, on: connection, logger) }
+    try await client.withConnection { connection in try await Self.profile(userID, on: connection, self.logger) }
   }
 
   public func saveProfile(_ profile: Profile) async throws {
@@ -38,9 +38,9 @@ extension PostgresStore: SocialStore {
         WHERE user_id <> \(excluding.rawValue)
           AND (full_name ILIKE \(pattern) ESCAPE '\\' OR (\(phone)::text IS NOT NULL AND phone = \(phone)))
         ORDER BY full_name COLLATE "C" NULLS FIRST, user_id COLLATE "C" LIMIT \(limit)
-        """, on: connection, logger)
+        """, on: connection, self.logger)
       {
-        if let profile = try await Self.profile(UserID(id), on: connection, logger) { profiles.append(profile) }
+        if let profile = try await Self.profile(UserID(id), on: connection, self.logger) { profiles.append(profile) }
       }
       return profiles
     }
@@ -49,7 +49,7 @@ extension PostgresStore: SocialStore {
   // MARK: Groups and sharing
 
   public func groups(owner: UserID) async throws -> [Group] {
-    try await client.withConnection { connection in try await Self.groups(owner: owner, on: connection, logger) }
+    try await client.withConnection { connection in try await Self.groups(owner: owner, on: connection, self.logger) }
   }
 
   public func group(_ id: GroupID) async throws -> Group? {
@@ -57,20 +57,20 @@ extension PostgresStore: SocialStore {
       guard
         let row = try await connection.query(
           "SELECT owner_id, id, kind, name, visibility::text FROM groups WHERE id = \(id.rawValue) LIMIT 1",
-          logger: logger
+          logger: self.logger
         ).collect().first
       else { return nil }
       let owner = UserID(try row.decode(String.self))
       let members = try await Self.column(
         "SELECT user_id FROM group_members WHERE owner_id = \(owner.rawValue) AND group_id = \(id.rawValue)",
-        on: connection, logger)
+        on: connection, self.logger)
       return try Self.group(row, members: Set(members.map { UserID($0) }))
     }
   }
 
   public func saveGroup(_ group: Group) async throws {
     let now = Timestamp.milliseconds(Date())
-    try await transaction { connection in try await Self.save(group, on: connection, now: now, logger) }
+    try await transaction { connection in try await Self.save(group, on: connection, now: now, self.logger) }
   }
 
   public func deleteGroup(_ id: GroupID) async throws {
@@ -78,7 +78,7 @@ extension PostgresStore: SocialStore {
   }
 
   public func sharing(owner: UserID) async throws -> SharingState {
-    try await client.withConnection { connection in try await Self.sharing(owner, on: connection, logger) }
+    try await client.withConnection { connection in try await Self.sharing(owner, on: connection, self.logger) }
   }
 
   public func saveSharing(_ state: SharingState, owner: UserID) async throws {
@@ -92,10 +92,10 @@ extension PostgresStore: SocialStore {
 
   public func privacySettings(owner: UserID) async throws -> PrivacySettings? {
     try await transaction { connection in
-      guard let profile = try await Self.profile(owner, on: connection, logger) else { return nil }
+      guard let profile = try await Self.profile(owner, on: connection, self.logger) else { return nil }
       return PrivacySettings(
-        owner: owner, groups: try await Self.groups(owner: owner, on: connection, logger),
-        fieldAudience: profile.audience, sharing: try await Self.sharing(owner, on: connection, logger))
+        owner: owner, groups: try await Self.groups(owner: owner, on: connection, self.logger),
+        fieldAudience: profile.audience, sharing: try await Self.sharing(owner, on: connection, self.logger))
     }
   }
 

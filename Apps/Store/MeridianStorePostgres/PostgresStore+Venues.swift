@@ -34,12 +34,12 @@ extension PostgresStore: VenueStore {
     try await transaction { connection in
       // A venue given with a parent is placed in the tree like any place; the others (an import's) in bulk.
       let placed = unique.filter { $0.record.place.parentID != nil }
-      try await Self.writePlaces(placed.map(\.record), now: now, asVenues: true, on: connection, logger: logger)
+      try await Self.writePlaces(placed.map(\.record), now: now, asVenues: true, on: connection, logger: self.logger)
       let loose = unique.filter { $0.record.place.parentID == nil }
       var start = 0
       while start < loose.count {
         let end = min(loose.count, start + Self.venueRowsPerStatement)
-        try await Self.writeVenues(loose[start..<end].map(\.record), now: now, on: connection, logger: logger)
+        try await Self.writeVenues(loose[start..<end].map(\.record), now: now, on: connection, logger: self.logger)
         start = end
       }
       // The places trigger made each new venue's row; the imported rating is the venue's own.
@@ -55,7 +55,7 @@ extension PostgresStore: VenueStore {
           [
             unique.map(\.venue.place.id.rawValue), unique.map { Int64($0.venue.rating.sum) },
             unique.map { Int64($0.venue.rating.count) }, now,
-          ]), logger: logger
+          ]), logger: self.logger
       ).collect()
     }
   }
@@ -125,9 +125,9 @@ extension PostgresStore: VenueStore {
 
   public func venue(_ id: PlaceID, language: String?) async throws -> Venue? {
     try await client.withConnection { connection in
-      let select = try await Self.venueSelect(connection, language: language, logger: logger)
+      let select = try await Self.venueSelect(connection, language: language, logger: self.logger)
       let rows = try await connection.query(
-        PostgresQuery(unsafeSQL: "\(select.sql) AND p.id = $1", binds: Self.bindings(id.rawValue)), logger: logger
+        PostgresQuery(unsafeSQL: "\(select.sql) AND p.id = $1", binds: Self.bindings(id.rawValue)), logger: self.logger
       ).collect()
       return try rows.first.map { try Self.venue($0.makeRandomAccess(), languages: select.languages, distance: nil) }
     }
@@ -135,9 +135,9 @@ extension PostgresStore: VenueStore {
 
   public func nearbyVenues(_ query: VenueQuery) async throws -> Page<Venue> {
     // One snapshot for the matches and the rows of the page, as SQLite's one read transaction.
-    try await database.withTransaction(isolation: .repeatableRead) { connection in
+    try await client.withTransaction(isolation: .repeatableRead) { connection in
       let matches = try await Self.venues(
-        connection, within: query.radius, of: query.center, type: query.type, logger: logger)
+        connection, within: query.radius, of: query.center, type: query.type, logger: self.logger)
       let entries = try matches.map { match in
         PlaceDirectory.Entry(
           place: try Place(id: match.id, kind: .venue, name: LocalizedText()), rating: match.rating,
@@ -145,12 +145,12 @@ extension PostgresStore: VenueStore {
       }
       let page = Page(PlaceDirectory.sorted(entries, by: query.sort), request: query.page)
       let rowIDs = Dictionary(matches.map { ($0.id, $0.row) }, uniquingKeysWith: { first, _ in first })
-      let select = try await Self.venueSelect(connection, language: query.language, logger: logger)
+      let select = try await Self.venueSelect(connection, language: query.language, logger: self.logger)
       let wanted = page.items.compactMap { rowIDs[$0.place.id] }
       var binds = PostgresBindings()
       binds.append(wanted)
       let rows = try await connection.query(
-        PostgresQuery(unsafeSQL: "\(select.sql) AND p.seq = ANY($1)", binds: binds), logger: logger
+        PostgresQuery(unsafeSQL: "\(select.sql) AND p.seq = ANY($1)", binds: binds), logger: self.logger
       ).collect()
       var byID: [PlaceID: PostgresRandomAccessRow] = [:]
       for row in rows {
@@ -175,7 +175,7 @@ extension PostgresStore: VenueStore {
   /// place's `seq`.
   public func venues(within radius: Double, of center: Coordinate, type: String? = nil) async throws -> [VenueMatch] {
     try await client.withConnection { connection in
-      try await Self.venues(connection, within: radius, of: center, type: type, logger: logger)
+      try await Self.venues(connection, within: radius, of: center, type: type, logger: self.logger)
     }
   }
 
@@ -209,7 +209,7 @@ extension PostgresStore: VenueStore {
   // MARK: Promotions
 
   public func insertPromotion(_ promotion: Promotion) async throws {
-    try await transaction { connection in try await writePromotion(promotion, connection) }
+    try await transaction { connection in try await self.writePromotion(promotion, connection) }
   }
 
   /// Inserts `promotion` or replaces the one with its id, in the caller's transaction; its venue must be stored.
@@ -294,14 +294,14 @@ extension PostgresStore: VenueStore {
         WHERE user_id = \(user.rawValue) AND promotion_id = \(promotion.rawValue)
         ON CONFLICT (user_id, promotion_id) DO NOTHING
         RETURNING 1
-        """, logger: logger
+        """, logger: self.logger
       ).collect()
       if !inserted.isEmpty { return .redeemed }
       for try await earlier in try await connection.query(
         """
         SELECT redeemed_at FROM promotion_redemptions
         WHERE user_id = \(user.rawValue) AND promotion_id = \(promotion.rawValue)
-        """, logger: logger
+        """, logger: self.logger
       ).decode(Int64.self) {
         return .alreadyRedeemed(at: earlier)
       }

@@ -88,7 +88,8 @@ extension PostgresStore: WebhookStore {
   // MARK: Outbox
 
   public func enqueueWebhookEvent(_ event: WebhookEvent) async throws -> Int {
-    try await transaction { connection in try await Self.enqueueWebhookEvent(event, on: connection, logger: logger) }
+    try await transaction { connection in try await Self.enqueueWebhookEvent(event, on: connection, logger: self.logger)
+    }
   }
 
   /// Queues `event` inside the caller's transaction on `connection` (see ``WebhookStore/enqueueWebhookEvent(_:)``),

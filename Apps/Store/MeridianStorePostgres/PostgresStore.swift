@@ -20,8 +20,14 @@ import Synchronization
 public final class PostgresStore: Sendable {
   /// The database: its connection pool, transactions and scripts (PersistenceKitPostgres).
   public let database: PersistenceKitPostgres.PostgresDatabase
-  /// The connection pool.
-  public var client: PostgresClient { database.client }
+  /// The deadlines of the database's calls (PersistenceKitPostgres' `PostgresTimeouts`).
+  public typealias Timeouts = PostgresTimeouts
+  /// The calls to the database, each with its deadlines (``PostgresCalls``).
+  public var client: PostgresCalls { PostgresCalls(database: database) }
+  /// How long the group commit of ``insertFixes(_:now:completion:)`` may take, from `BEGIN` to `COMMIT`.
+  let commitTimeout: Duration
+  /// How long ``checkHealth()`` waits for the database's answer.
+  let healthTimeout: Duration
   let logger: Logger
   /// Device → owner, for a minute: a device never changes owner; deleting an account drops its entries here, and
   /// the lifetime bounds how long another node's deletion can go unseen.
@@ -33,8 +39,13 @@ public final class PostgresStore: Sendable {
   /// The live log's epoch (``LiveLog``).
   let liveState = Mutex(LiveLogState())
 
-  private init(database: PersistenceKitPostgres.PostgresDatabase, logger: Logger) {
+  private init(
+    database: PersistenceKitPostgres.PostgresDatabase, commitTimeout: Duration, healthTimeout: Duration,
+    logger: Logger
+  ) {
     self.database = database
+    self.commitTimeout = commitTimeout
+    self.healthTimeout = healthTimeout
     self.logger = logger
   }
 
@@ -44,14 +55,21 @@ public final class PostgresStore: Sendable {
   ///
   /// Call ``close()`` when done: it waits for the fixes handed to ``insertFixes(_:now:completion:)`` to commit.
   ///
+  /// Every call has a deadline: `timeouts` (a connection within its wait, a call within its statement deadline),
+  /// `commitTimeout` for the group commit, `healthTimeout` for ``checkHealth()``. A call that can't reach the
+  /// database in time throws ``StoreUnavailableError``.
+  ///
   /// - Throws: `PostgresURLError` for a malformed URL, `PostgresDatabaseError.cannotConnect` saying why the server
   ///   can't be reached, `MigrationError` when the database can't be migrated (drift, a newer database).
   public static func open(
-    url: String, maximumConnections: Int = 20, logger: Logger = Logger(label: "meridian.store.postgres")
+    url: String, maximumConnections: Int = 20, timeouts: PostgresTimeouts = PostgresTimeouts(),
+    commitTimeout: Duration = .seconds(5), healthTimeout: Duration = .seconds(2),
+    logger: Logger = Logger(label: "meridian.store.postgres")
   ) async throws -> PostgresStore {
     let database = try await PersistenceKitPostgres.PostgresDatabase.open(
-      url: try PostgresURL(url), maxConnections: maximumConnections, logger: logger)
-    let store = PostgresStore(database: database, logger: logger)
+      url: try PostgresURL(url), maxConnections: maximumConnections, timeouts: timeouts, logger: logger)
+    let store = PostgresStore(
+      database: database, commitTimeout: commitTimeout, healthTimeout: healthTimeout, logger: logger)
     do {
       try await PostgresMigrator(PostgresSchema.migrator).migrate(on: database)
       try await store.loadLiveEpoch()
@@ -95,8 +113,11 @@ extension PostgresStore {
   }
 
   /// Runs `body` in a transaction on one connection (read committed), again from the start when PostgreSQL aborts
-  /// it for a serialization failure (40001) or a deadlock (40P01); `body` must only touch the database.
-  func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-    try await database.withTransaction(retries: 4, body)
+  /// it for a serialization failure (40001) or a deadlock (40P01); `body` must only touch the database. Each attempt
+  /// ends within `timeout` (the statement deadline when nil).
+  func transaction<Result: Sendable>(
+    timeout: Duration? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+  ) async throws -> Result {
+    try await client.withTransaction(retries: 4, timeout: timeout, body)
   }
 }

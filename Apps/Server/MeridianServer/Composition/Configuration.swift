@@ -45,6 +45,16 @@ public struct ServerConfiguration: Sendable, Hashable {
   /// The most connections the server keeps to a PostgreSQL store (`MERIDIAN_DATABASE_CONNECTIONS`, 1…1000); every
   /// node counts against the database's `max_connections`.
   public var databaseConnections = StoreLocation.defaultMaximumConnections
+  /// The deadlines of every call to a PostgreSQL store (`docs/operations.md`, "When the database fails"):
+  /// `MERIDIAN_DATABASE_CONNECTION_WAIT_MS` (3000), `MERIDIAN_DATABASE_STATEMENT_TIMEOUT_MS` (30000),
+  /// `MERIDIAN_DATABASE_COMMIT_TIMEOUT_MS` (5000) and `MERIDIAN_HEALTH_DATABASE_TIMEOUT_MS` (2000).
+  public var databaseTimeouts = DatabaseTimeouts()
+  /// The longest an upload may wait for its commit before `GET /health` reports the node unhealthy
+  /// (`MERIDIAN_HEALTH_WRITER_STALL_MS`, 3000).
+  public var writerStallLimit = Duration.seconds(3)
+  /// How long a graceful shutdown (SIGTERM) may take before what still runs is cancelled
+  /// (`MERIDIAN_SHUTDOWN_TIMEOUT`, seconds, 30).
+  public var shutdownTimeout = Duration.seconds(30)
   /// Development or production.
   public var mode = Mode.development
   /// The SMS sender.
@@ -130,6 +140,22 @@ public struct ServerConfiguration: Sendable, Hashable {
     {
       configuration.databaseConnections = connections
     }
+    func milliseconds(_ name: String) throws(ConfigurationError) -> Duration? {
+      try parse(nil, name) { Int64($0).flatMap { (1...3_600_000).contains($0) ? .milliseconds($0) : nil } }
+    }
+    if let wait = try milliseconds("MERIDIAN_DATABASE_CONNECTION_WAIT_MS") {
+      configuration.databaseTimeouts.connectionWait = wait
+    }
+    if let limit = try milliseconds("MERIDIAN_DATABASE_STATEMENT_TIMEOUT_MS") {
+      configuration.databaseTimeouts.statement = limit
+    }
+    if let limit = try milliseconds("MERIDIAN_DATABASE_COMMIT_TIMEOUT_MS") {
+      configuration.databaseTimeouts.commit = limit
+    }
+    if let limit = try milliseconds("MERIDIAN_HEALTH_DATABASE_TIMEOUT_MS") {
+      configuration.databaseTimeouts.health = limit
+    }
+    if let limit = try milliseconds("MERIDIAN_HEALTH_WRITER_STALL_MS") { configuration.writerStallLimit = limit }
     if let mode = try parse(options.mode, "MERIDIAN_MODE", Mode.init(rawValue:)) { configuration.mode = mode }
     if let sender = try parse(options.smsSender, "MERIDIAN_SMS_SENDER", SMSSenderKind.init(rawValue:)) {
       configuration.smsSender = sender
@@ -170,6 +196,7 @@ public struct ServerConfiguration: Sendable, Hashable {
     if let idle = try seconds("MERIDIAN_HTTP_IDLE_TIMEOUT") { configuration.httpTimeouts.idle = .seconds(idle) }
     if let header = try seconds("MERIDIAN_HTTP_HEADER_TIMEOUT") { configuration.httpTimeouts.header = .seconds(header) }
     if let body = try seconds("MERIDIAN_HTTP_BODY_TIMEOUT") { configuration.httpTimeouts.body = .seconds(body) }
+    if let shutdown = try seconds("MERIDIAN_SHUTDOWN_TIMEOUT") { configuration.shutdownTimeout = .seconds(shutdown) }
     if configuration.adminToken == nil {
       guard configuration.mode == .development else {
         throw ConfigurationError(

@@ -35,7 +35,7 @@ public struct ServerApp: Sendable {
   ) async throws -> ServerApp {
     logger.info("opening the store", metadata: ["database": "\(configuration.database)"])
     let opened = try await configuration.database.open(
-      maximumConnections: configuration.databaseConnections, logger: logger)
+      maximumConnections: configuration.databaseConnections, timeouts: configuration.databaseTimeouts, logger: logger)
     do {
       var app = try ServerApp(
         configuration: configuration, store: opened.store, smsSender: smsSender, metrics: metrics,
@@ -86,25 +86,27 @@ public struct ServerApp: Sendable {
     // Services stop in reverse order: live sockets first (closed with 4004, shutting down), then the HTTP server
     // (stops accepting, drains in-flight requests), then the writer (commits what they handed over and ends its
     // commit stream), then the fan-out (done once it has read that stream to its end).
-    serviceGroup = ServiceGroup(
-      configuration: ServiceGroupConfiguration(
-        services: [
-          .init(service: SMSSenderService(sender: environment.smsSender)),  // stops last: after the HTTP server
-          .init(
-            service: WebhookDeliveryService(
-              store: environment.store, outbox: environment.webhooks, settings: configuration.webhooks,
-              logger: logger, now: environment.now)),
-          .init(
-            service: BlobSweepService(
-              blobs: PollFeature.blobStore(configuration: configuration, store: environment.store),
-              store: environment.store, interval: configuration.polls.blobSweepInterval,
-              gracePeriod: configuration.polls.blobGracePeriod, now: environment.now, logger: logger)),
-          .init(service: GeofenceFanOut(live: live, geofences: geofences, commits: writer.commits)),
-          .init(service: writer),
-          .init(service: application), .init(service: RealtimeHubService(hub: live.hub)),
-        ],
-        gracefulShutdownSignals: signals,
-        logger: logger))
+    var services = ServiceGroupConfiguration(
+      services: [
+        .init(service: SMSSenderService(sender: environment.smsSender)),  // stops last: after the HTTP server
+        .init(
+          service: WebhookDeliveryService(
+            store: environment.store, outbox: environment.webhooks, settings: configuration.webhooks,
+            logger: logger, now: environment.now)),
+        .init(
+          service: BlobSweepService(
+            blobs: PollFeature.blobStore(configuration: configuration, store: environment.store),
+            store: environment.store, interval: configuration.polls.blobSweepInterval,
+            gracePeriod: configuration.polls.blobGracePeriod, now: environment.now, logger: logger)),
+        .init(service: GeofenceFanOut(live: live, geofences: geofences, commits: writer.commits)),
+        .init(service: writer),
+        .init(service: application), .init(service: RealtimeHubService(hub: live.hub)),
+      ],
+      gracefulShutdownSignals: signals,
+      logger: logger)
+    // Past this, what still runs is cancelled: every database call ends by its deadline, so the process exits.
+    services.maximumGracefulShutdownDuration = configuration.shutdownTimeout
+    serviceGroup = ServiceGroup(configuration: services)
   }
 
   /// Every route of a server of `configuration`, for tests that call them without a socket (HummingbirdTesting's
@@ -212,14 +214,10 @@ public struct ServerApp: Sendable {
       limits: RouteRegistrar.BodyLimits(
         wire: configuration.maxBodyBytes, decompressed: configuration.maxDecompressedBytes),
       clock: environment.now)
-    registrar.on(API.health) { _ in
-      do {
-        try await environment.store.checkHealth()
-        return HealthStatus(status: "ok", database: "ok")
-      } catch {
-        throw APIError(status: 503, code: .unavailable, message: "The database does not answer: \(error)")
-      }
-    }
+    let health = HealthCheck(
+      store: environment.store, writer: ingest.writer, writerStallLimit: configuration.writerStallLimit,
+      logger: Logger(label: "meridian-server.health"))
+    registrar.on(API.health) { _ in try await health.check() }
     AuthFeature(environment: environment, live: live).register(on: registrar)
     let blobs = PollFeature.blobStore(configuration: configuration, store: environment.store)
     ProfileFeature(environment: environment, blobs: blobs).register(on: registrar)

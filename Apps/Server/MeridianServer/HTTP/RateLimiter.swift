@@ -34,9 +34,20 @@ public struct LimitCounters: Sendable {
     _ key: String, _ operation: String, unavailable: Result,
     _ body: (any LimitStore, String) async throws -> Result
   ) async -> Result {
+    (try? await run(key, operation, unavailable: unavailable, rethrowingUnavailable: false, body)) ?? unavailable
+  }
+
+  /// ``run(_:_:unavailable:_:)``, except that a database that can't be reached is thrown
+  /// (`StoreUnavailableError`, which the server answers with 503) when `rethrowingUnavailable`.
+  func run<Result: Sendable>(
+    _ key: String, _ operation: String, unavailable: Result, rethrowingUnavailable: Bool,
+    _ body: (any LimitStore, String) async throws -> Result
+  ) async throws(StoreUnavailableError) -> Result {
     let key = purpose.map { "\($0):\(key)" } ?? key
     do {
       return try await body(store, key)
+    } catch let error as StoreUnavailableError where rethrowingUnavailable {
+      throw error
     } catch {
       Self.logger.error(
         "limit counters unavailable", metadata: ["key": "\(key)", "operation": "\(operation)", "error": "\(error)"])
@@ -74,6 +85,18 @@ public final class RateLimiter: Sendable {
   public func take(_ key: String, cost: Int, now: Int64) async -> Int64? {
     guard limit > 0 else { return nil }
     return await counters.run(key, "take", unavailable: LimitCounters.unavailableWait) { store, key in
+      try await store.take(key, cost: cost, in: rule, now: now)
+    }
+  }
+
+  /// ``take(_:cost:now:)`` for a write, which the database must store anyway: when the shared counters' database
+  /// can't be reached, it throws `StoreUnavailableError` (the server answers 503 `unavailable`, as the write itself
+  /// would) rather than blaming the caller with a limit.
+  public func reserve(_ key: String, cost: Int, now: Int64) async throws(StoreUnavailableError) -> Int64? {
+    guard limit > 0 else { return nil }
+    return try await counters.run(
+      key, "take", unavailable: LimitCounters.unavailableWait, rethrowingUnavailable: true
+    ) { store, key in
       try await store.take(key, cost: cost, in: rule, now: now)
     }
   }

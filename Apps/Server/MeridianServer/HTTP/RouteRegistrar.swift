@@ -90,6 +90,9 @@ struct ErrorEnvelopeMiddleware: RouterMiddleware {
       return error.response()
     } catch let error as HTTPError {
       return Self.apiError(for: error.status).response()
+    } catch let error as StoreUnavailableError {
+      context.logger.warning("Database unavailable", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+      return APIError.databaseUnavailable().response()
     } catch {
       context.logger.error("Request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
       return APIError(status: 500, code: .internal, message: "Something went wrong on the server; try again.")
@@ -272,6 +275,8 @@ struct RouteRegistrar {
         return try await handler(call)
       } catch let error as APIError {
         throw error
+      } catch let error as StoreUnavailableError {
+        throw error  // asking the database about the account would only wait again
       } catch {
         // A check that fails itself (the database is down) leaves the handler's own error to answer.
         if let user = call.user, (try? await isActiveAccount(user, store: store)) == false {

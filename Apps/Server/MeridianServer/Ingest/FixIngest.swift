@@ -35,7 +35,7 @@ struct FixIngest: Sendable {
       device, owner: user, now: now, maxDevices: ServerLimits.active(limits.devicesPerAccount))
     try Self.check(claim, device: device)
     // With the limit off, no hop onto the limiter's actor on the ingest path.
-    if rate.limit > 0, let wait = await rate.take(user.rawValue, cost: batch.fixes.count, now: now) {
+    if rate.limit > 0, let wait = try await rate.reserve(user.rawValue, cost: batch.fixes.count, now: now) {
       throw APIError.rateLimited(
         "This account uploaded more than \(limits.fixesPerAccountPerMinute) fixes in the last minute; send the rest "
           + "later.", retryAfterMilliseconds: wait)

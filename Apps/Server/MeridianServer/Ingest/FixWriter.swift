@@ -19,6 +19,8 @@ public final class FixWriter: Service, Sendable {
   private struct Job: Sendable {
     let batch: FixInsertBatch
     let continuation: CheckedContinuation<FixReceipt, any Error>
+    /// When the request handed it over.
+    let since: ContinuousClock.Instant
   }
 
   /// The jobs waiting for a commit and whether one is running, behind a lock: a request appends without a task or
@@ -27,11 +29,14 @@ public final class FixWriter: Service, Sendable {
     private struct State {
       var jobs: [Job] = []
       var committing = false
+      /// When the oldest job of the running commit was handed over.
+      var committingSince: ContinuousClock.Instant?
       var closed = false
       var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
       /// The next commit's jobs: the oldest `limit` of those queued.
       mutating func takeNext(_ limit: Int) -> [Job] {
+        committingSince = jobs.first?.since
         guard jobs.count > limit else {
           defer { jobs.removeAll(keepingCapacity: true) }
           return jobs
@@ -71,11 +76,17 @@ public final class FixWriter: Service, Sendable {
       let (next, waiters): ([Job]?, [CheckedContinuation<Void, Never>]) = state.withLock { state in
         if !state.jobs.isEmpty { return (state.takeNext(maxJobsPerCommit), []) }
         state.committing = false
+        state.committingSince = nil
         defer { state.idleWaiters.removeAll() }
         return (nil, state.idleWaiters)
       }
       for waiter in waiters { waiter.resume() }
       return next
+    }
+
+    /// When the oldest request not answered yet handed its job over (queued, or in the running commit).
+    var oldestWaitingSince: ContinuousClock.Instant? {
+      state.withLock { $0.committingSince ?? $0.jobs.first?.since }
     }
 
     /// Refuses new jobs; returns once the queued ones are committed.
@@ -121,7 +132,7 @@ public final class FixWriter: Service, Sendable {
   ///   commit failed (nothing of the batch was stored).
   public func submit(_ batch: FixInsertBatch) async throws -> FixReceipt {
     try await withCheckedThrowingContinuation { continuation in
-      switch queue.append(Job(batch: batch, continuation: continuation)) {
+      switch queue.append(Job(batch: batch, continuation: continuation, since: .now)) {
       case .queued: break
       case .commit(let jobs): commit(jobs)
       case .refused:
@@ -129,6 +140,12 @@ public final class FixWriter: Service, Sendable {
           throwing: APIError(status: 503, code: .unavailable, message: "The server is shutting down; retry shortly."))
       }
     }
+  }
+
+  /// How long the oldest request handed over and not answered yet has waited (nil when none waits): a writer that
+  /// moves answers within a commit or two, so `GET /health` reports a node whose writer waits longer as unhealthy.
+  public func oldestWait(now: ContinuousClock.Instant = .now) -> Duration? {
+    queue.oldestWaitingSince.map { now - $0 }
   }
 
   /// Commits until graceful shutdown (or cancellation), then refuses new batches, commits what is still queued and

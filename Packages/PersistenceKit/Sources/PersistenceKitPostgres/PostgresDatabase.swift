@@ -6,11 +6,17 @@ import Synchronization
 /// A PostgreSQL database: a PostgresNIO connection pool (``client``) for one ``PostgresURL``, with transactions that
 /// roll back on throw and can retry conflicts, and multi-statement scripts.
 ///
+/// Every call through this type has a deadline (``PostgresTimeouts``): it gets a connection within
+/// ``PostgresTimeouts/connectionWait`` and ends within its statement deadline, or throws
+/// ``PostgresDatabaseError/timedOut(_:)`` (the connection of a call that overran is closed, never reused). When a
+/// call can't reach the server, the database tries it every ``PostgresTimeouts/reconnectInterval`` and, once it
+/// answers, makes the pool afresh if the old one is still waiting out postgres-nio's back-off (up to a minute).
+///
 /// Two ways to run the pool, which must run for as long as the database is used:
-/// - ``open(url:maxConnections:logger:)`` checks that it can connect (a clear error otherwise) and runs the pool in a
-///   task this object owns; ``close()`` ends it. This is what most code wants.
-/// - ``init(url:maxConnections:logger:)`` then ``run()`` in a task or a `ServiceGroup` of your own (``run()`` ends
-///   on cancellation, graceful shutdown or ``close()``).
+/// - ``open(url:maxConnections:timeouts:logger:)`` checks that it can connect (a clear error otherwise) and runs the
+///   pool in a task this object owns; ``close()`` ends it. This is what most code wants.
+/// - ``init(url:maxConnections:timeouts:logger:)`` then ``run()`` in a task of your own (``run()`` ends on
+///   cancellation or ``close()``).
 ///
 /// ```swift
 /// let database = try await PostgresDatabase.open(url: PostgresURL("postgres://meridian@127.0.0.1:5432/meridian"))
@@ -23,30 +29,55 @@ import Synchronization
 public final class PostgresDatabase: Sendable {
   /// The URL the pool connects to.
   public let url: PostgresURL
-  /// The pool, for everything PostgresNIO offers (prepared statements, `query`, `LISTEN`).
-  public let client: PostgresClient
+  /// The deadlines of every call.
+  public let timeouts: PostgresTimeouts
+  /// The pool, for everything PostgresNIO offers (prepared statements, `query`, `LISTEN`). Calls made on it
+  /// directly have no deadline; it is replaced when the server comes back after an outage, so read it per call.
+  public var client: PostgresClient { pools.withLock { $0.current } }
   /// The logger given to the pool and to the queries this type runs.
   public let logger: Logger
 
   private enum RunState {
     case idle
-    case running(Task<Void, Never>)
+    case running
     case closed
   }
 
-  private let state = Mutex(RunState.idle)
+  /// The current pool and the task running it, the pools being retired, the reconnection watch if one runs.
+  private struct Pools {
+    var current: PostgresClient
+    var state = RunState.idle
+    var currentTask: Task<Void, Never>?
+    var retiring: [Task<Void, Never>] = []
+    var watch: Task<Void, Never>?
+    /// Set while the watch finds the server refusing connections: calls fail at once instead of waiting.
+    var serverDown = false
+    var closeWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Every task, for ``PostgresDatabase/close()``.
+    var tasks: [Task<Void, Never>] { [currentTask, watch].compactMap { $0 } + retiring }
+  }
+
+  private let pools: Mutex<Pools>
+  private let configuration: PostgresClient.Configuration
 
   /// Creates the pool without running it: run ``run()`` for the database's lifetime, or use
-  /// ``open(url:maxConnections:logger:)``. Until the pool runs, leasing a connection waits.
+  /// ``open(url:maxConnections:timeouts:logger:)``. Until the pool runs, leasing a connection waits.
   ///
   /// - Parameters:
   ///   - maxConnections: The most connections the pool opens (PostgreSQL's own limit is `max_connections`).
-  public init(url: PostgresURL, maxConnections: Int = 20, logger: Logger = Logger(label: "persistencekit.postgres")) {
+  ///   - timeouts: The deadlines of every call.
+  public init(
+    url: PostgresURL, maxConnections: Int = 20, timeouts: PostgresTimeouts = PostgresTimeouts(),
+    logger: Logger = Logger(label: "persistencekit.postgres")
+  ) {
     var configuration = url.clientConfiguration
     configuration.options.maximumConnections = max(1, maxConnections)
     self.url = url
+    self.timeouts = timeouts
     self.logger = logger
-    self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+    self.configuration = configuration
+    self.pools = Mutex(Pools(current: PostgresClient(configuration: configuration, backgroundLogger: logger)))
   }
 
   /// Connects once to check the server, the credentials and the database, then runs the pool in a task this object
@@ -54,41 +85,44 @@ public final class PostgresDatabase: Sendable {
   ///
   /// - Throws: ``PostgresDatabaseError/cannotConnect(url:reason:)`` saying why (refused, unknown database, …).
   public static func open(
-    url: PostgresURL, maxConnections: Int = 20, logger: Logger = Logger(label: "persistencekit.postgres")
+    url: PostgresURL, maxConnections: Int = 20, timeouts: PostgresTimeouts = PostgresTimeouts(),
+    logger: Logger = Logger(label: "persistencekit.postgres")
   ) async throws -> PostgresDatabase {
-    let database = PostgresDatabase(url: url, maxConnections: maxConnections, logger: logger)
+    let database = PostgresDatabase(url: url, maxConnections: maxConnections, timeouts: timeouts, logger: logger)
     try await database.withDedicatedConnection { _ in }
-    database.state.withLock { state in
-      if case .idle = state { state = .running(database.startRunning()) }
-    }
+    database.startIfIdle()
     return database
   }
 
-  /// Runs the pool until the calling task is cancelled, a `ServiceGroup` shuts down gracefully, or ``close()``.
-  /// Calling it on a database that already runs waits for that run to end.
+  /// Runs the pool until the calling task is cancelled or ``close()``. Calling it on a database that already runs
+  /// waits for ``close()``.
   public func run() async {
-    let task: Task<Void, Never>? = state.withLock { state in
-      switch state {
-      case .idle:
-        let task = startRunning()
-        state = .running(task)
-        return task
-      case .running(let task): return task
-      case .closed: return nil
-      }
-    }
-    guard let task else { return }
+    startIfIdle()
     await withTaskCancellationHandler {
-      await task.value
+      await withCheckedContinuation { waiter in
+        let closed = pools.withLock { pools in
+          if case .closed = pools.state { return true }
+          pools.closeWaiters.append(waiter)
+          return false
+        }
+        if closed { waiter.resume() }
+      }
     } onCancel: {
-      task.cancel()
+      Task { await self.close() }
     }
   }
 
-  /// A task running the pool. Started immediately where the platform can, so that the pool knows it runs before
+  private func startIfIdle() {
+    pools.withLock { pools in
+      guard case .idle = pools.state else { return }
+      pools.state = .running
+      pools.currentTask = Self.startRunning(pools.current)
+    }
+  }
+
+  /// A task running `client`. Started immediately where the platform can, so that the pool knows it runs before
   /// the first lease (PostgresNIO warns about leases before `run()`).
-  private func startRunning() -> Task<Void, Never> {
-    let client = client
+  private static func startRunning(_ client: PostgresClient) -> Task<Void, Never> {
     if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
       return Task.immediate { await client.run() }
     }
@@ -97,18 +131,140 @@ public final class PostgresDatabase: Sendable {
 
   /// Stops the pool and closes its connections; the database can't be used afterwards. Safe to call twice.
   public func close() async {
-    let task: Task<Void, Never>? = state.withLock { state in
-      defer { state = .closed }
-      if case .running(let task) = state { return task }
-      return nil
+    let (tasks, waiters) = pools.withLock { pools in
+      defer {
+        pools.state = .closed
+        (pools.currentTask, pools.watch, pools.retiring, pools.closeWaiters) = (nil, nil, [], [])
+      }
+      return (pools.tasks, pools.closeWaiters)
     }
-    task?.cancel()
-    await task?.value
+    for task in tasks { task.cancel() }
+    for task in tasks { await task.value }
+    for waiter in waiters { waiter.resume() }
   }
 
-  /// Leases a pooled connection for `body`, which must not keep it.
-  public func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-    try await client.withConnection { connection in try await body(connection) }
+  // MARK: Reconnection
+
+  /// Notes that a call could not reach the server (or overran its deadline): unless a watch runs already, tries the
+  /// server every ``PostgresTimeouts/reconnectInterval`` until it answers, then makes sure the pool serves.
+  private func watchForRecovery() {
+    pools.withLock { pools in
+      guard case .running = pools.state, pools.watch == nil else { return }
+      pools.watch = Task { await self.recover() }
+    }
+  }
+
+  private func recover() async {
+    defer {
+      pools.withLock { pools in
+        pools.watch = nil
+        pools.serverDown = false
+      }
+    }
+    var probe = try? url.connectionConfiguration()
+    let wait = timeouts.connectionWait.components
+    probe?.options.connectTimeout = .nanoseconds(wait.seconds * 1_000_000_000 + wait.attoseconds / 1_000_000_000)
+    while !Task.isCancelled {
+      if let probe, await Self.answers(probe, logger: logger) {
+        if await poolServes() { return }
+        replacePool()
+        return
+      }
+      pools.withLock { $0.serverDown = true }
+      guard (try? await Task.sleep(for: timeouts.reconnectInterval)) != nil else { return }
+    }
+  }
+
+  /// Whether the server accepts a connection of `configuration` now.
+  private static func answers(_ configuration: PostgresConnection.Configuration, logger: Logger) async -> Bool {
+    guard
+      let connection = try? await PostgresConnection.connect(
+        configuration: configuration, id: dedicatedConnectionIDs.add(1, ordering: .relaxed).newValue, logger: logger)
+    else { return false }
+    try? await connection.close()
+    return true
+  }
+
+  /// Whether the current pool runs `SELECT 1` within a moment (it does unless it waits out a back-off).
+  private func poolServes() async -> Bool {
+    let deadline = PostgresDeadline(wait: .milliseconds(500), limit: timeouts.connectionWait)
+    let client = self.client
+    let logger = logger
+    let answered = try? await Self.underDeadline(deadline) {
+      try await client.withConnection { connection -> Bool in
+        guard deadline.leased(connection) else { throw CancellationError() }
+        _ = try await connection.query("SELECT 1", logger: logger).collect()
+        return true
+      }
+    }
+    return answered == true
+  }
+
+  /// Puts a fresh pool in place of the current one, which is closed once the calls still waiting on it have met
+  /// their deadlines.
+  private func replacePool() {
+    let fresh = PostgresClient(configuration: configuration, backgroundLogger: logger)
+    let retirement = timeouts.connectionWait + timeouts.statement
+    let replaced: Bool = pools.withLock { pools in
+      guard case .running = pools.state else { return false }
+      if let old = pools.currentTask {
+        pools.retiring.append(
+          Task {
+            try? await Task.sleep(for: retirement)
+            old.cancel()
+            await old.value
+          })
+      }
+      pools.current = fresh
+      pools.currentTask = Self.startRunning(fresh)
+      return true
+    }
+    if replaced { logger.notice("PostgreSQL answers again: made a fresh connection pool") }
+  }
+
+  /// Leases a pooled connection for `body`, which must not keep it, within `wait` (else
+  /// ``PostgresTimeouts/connectionWait``); `body` must end within `timeout` (else ``PostgresTimeouts/statement``),
+  /// or its connection is closed.
+  ///
+  /// - Throws: `body`'s error; ``PostgresDatabaseError/timedOut(_:)`` when a deadline passed;
+  ///   ``PostgresDatabaseError/unavailable(_:)`` when the server can't be reached or ended the session.
+  public func withConnection<T: Sendable>(
+    wait: Duration? = nil, timeout: Duration? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+  ) async throws -> T {
+    try await withDeadline(
+      PostgresDeadline(wait: wait ?? timeouts.connectionWait, limit: timeout ?? timeouts.statement), body)
+  }
+
+  /// Leases a pooled connection for `body` within ``PostgresTimeouts/connectionWait``, with no deadline on `body`
+  /// itself: for a session that lasts (`LISTEN`), which must end when its connection does.
+  public func withLastingConnection<T: Sendable>(
+    _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+  ) async throws -> T {
+    try await withDeadline(PostgresDeadline(wait: timeouts.connectionWait, limit: .seconds(100 * 365 * 86_400)), body)
+  }
+
+  private func withDeadline<T: Sendable>(
+    _ deadline: PostgresDeadline, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+  ) async throws -> T {
+    let (client, serverDown) = pools.withLock { ($0.current, $0.serverDown) }
+    guard !serverDown else {
+      throw PostgresDatabaseError.unavailable(
+        "the server refused the last connection attempt; retrying every "
+          + "\(timeouts.reconnectInterval)")
+    }
+    do {
+      return try await Self.underDeadline(deadline) {
+        try await client.withConnection { connection in
+          guard deadline.leased(connection) else { throw CancellationError() }
+          return try await body(connection)
+        }
+      }
+    } catch {
+      guard Self.isUnavailable(error) else { throw error }
+      watchForRecovery()
+      if case PostgresDatabaseError.timedOut = error { throw error }
+      throw PostgresDatabaseError.unavailable(PostgresDatabaseError.describe(error))
+    }
   }
 
   /// Runs `body` on a connection of its own, outside the pool, closed afterwards: for session state that must not
@@ -142,18 +298,20 @@ public final class PostgresDatabase: Sendable {
   ///   - retries: How many times to run `body` again, from the start, when PostgreSQL aborts the transaction for a
   ///     serialization failure (SQLSTATE 40001) or a deadlock (40P01) — which `.serializable` and
   ///     `.repeatableRead` transactions must expect. `body` must then only touch the database.
-  /// - Throws: `body`'s error; ``PostgresDatabaseError/transactionAborted`` when `body` returned although a statement
+  ///   - timeout: How long one attempt may take from `BEGIN` to `COMMIT` (``PostgresTimeouts/statement`` when nil).
+  /// - Throws: the errors of ``withConnection(wait:timeout:_:)``; `body`'s error; ``PostgresDatabaseError/transactionAborted`` when `body` returned although a statement
   ///   of the transaction had failed (PostgreSQL then rolls back on `COMMIT`).
   public func withTransaction<T: Sendable>(
     isolation: PostgresIsolationLevel = .readCommitted,
     retries: Int = 0,
-    _ body: (PostgresConnection) async throws -> T
+    timeout: Duration? = nil,
+    _ body: @escaping @Sendable (PostgresConnection) async throws -> T
   ) async throws -> T {
     var attempt = 0
     while true {
       do {
-        return try await withConnection { connection in
-          try await Self.transaction(on: connection, isolation: isolation, logger: logger, body)
+        return try await withConnection(timeout: timeout) { connection in
+          try await Self.transaction(on: connection, isolation: isolation, logger: self.logger, body)
         }
       } catch  where attempt < retries && Self.isRetryable(error) {
         attempt += 1
@@ -171,12 +329,14 @@ public final class PostgresDatabase: Sendable {
   ///   ``PostgresSQLScriptError`` when the text can't be split.
   public func execute(_ sql: String) async throws {
     let script = try PostgresSQLScript(sql)
-    try await withConnection { connection in try await connection.execute(script, logger: logger) }
+    try await withConnection { connection in try await connection.execute(script, logger: self.logger) }
   }
 
-  /// The rows of `query`, collected, on a pooled connection.
-  public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-    try await client.query(query, logger: logger).collect()
+  /// The rows of `query`, collected, on a pooled connection (deadlines as for ``withConnection(wait:timeout:_:)``).
+  public func query(_ query: PostgresQuery, timeout: Duration? = nil) async throws -> [PostgresRow] {
+    try await withConnection(timeout: timeout) { connection in
+      try await connection.query(query, logger: self.logger).collect()
+    }
   }
 
   /// The SQLSTATE of a server error, looking through this module's errors and PostgresNIO's wrappers; `nil` when
@@ -197,6 +357,38 @@ public final class PostgresDatabase: Sendable {
   public static func isRetryable(_ error: any Error) -> Bool {
     let state = sqlState(of: error)
     return state == "40001" || state == "40P01"
+  }
+
+  /// Whether `error` says the server could not be reached or did not answer in time (a deadline passed, the
+  /// connection was refused, lost or closed, the server is shutting down or starting, or has no free connection):
+  /// the call may succeed later, unlike a statement the server refused.
+  public static func isUnavailable(_ error: any Error) -> Bool {
+    switch error {
+    case PostgresDatabaseError.timedOut, PostgresDatabaseError.unavailable, PostgresDatabaseError.cannotConnect:
+      return true
+    case let error as PostgresTransactionError:
+      return [error.closureError, error.beginError, error.commitError, error.rollbackError]
+        .contains { $0.map(isUnavailable) ?? false }
+    case let error as PSQLError:
+      switch error.code {
+      case .server:
+        let state = error.serverInfo?[.sqlState] ?? ""
+        // 08: connection exception; 57P01-57P05: shutdown, crash, cannot connect now, idle timeouts; 53300: too
+        // many connections.
+        return state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300"
+      case .clientClosedConnection, .serverClosedConnection, .connectionError, .uncleanShutdown, .poolClosed,
+        .queryCancelled:
+        return true
+      default:
+        return false
+      }
+    case is IOError, is ChannelError: return true
+    default:
+      // The pool's own errors (its circuit breaker: no connection could be made for a minute) and NIO's connect
+      // errors, whose modules PostgresNIO does not export.
+      let type = String(reflecting: type(of: error))
+      return type.hasSuffix(".ConnectionPoolError") || type.hasPrefix("NIOPosix.")
+    }
   }
 
   static func transaction<T: Sendable>(
@@ -246,6 +438,19 @@ public enum PostgresDatabaseError: Error, CustomStringConvertible {
   case statementFailed(line: Int, statement: String, sqlState: String?, reason: String)
   /// `COMMIT` rolled back because a statement of the transaction had failed and its error was caught.
   case transactionAborted
+  /// A call's deadline passed (``PostgresTimeouts``): it got no connection in time, or did not finish in time (its
+  /// connection was closed).
+  case timedOut(Timeout)
+  /// The server could not be reached, or ended the session (it shut down or restarted); in words.
+  case unavailable(String)
+
+  /// Which deadline passed.
+  public enum Timeout: Sendable, Hashable {
+    /// No pooled connection within this long.
+    case connectionWait(Duration)
+    /// The call did not end within this long.
+    case statement(Duration)
+  }
 
   /// A message that says what went wrong and what to do.
   public var description: String {
@@ -259,6 +464,12 @@ public enum PostgresDatabaseError: Error, CustomStringConvertible {
     case .transactionAborted:
       return "The transaction was rolled back at COMMIT: one of its statements had failed and its error was caught. "
         + "Let the error propagate out of the transaction, or use a savepoint."
+    case .timedOut(.connectionWait(let wait)):
+      return "No connection to PostgreSQL within \(wait) (the server does not answer, or every connection is busy)."
+    case .timedOut(.statement(let limit)):
+      return "PostgreSQL did not answer within \(limit); the connection was closed."
+    case .unavailable(let reason):
+      return "PostgreSQL can't be reached: \(reason)."
     }
   }
 

@@ -1,0 +1,40 @@
+import Logging
+import MeridianAPI
+import MeridianStore
+
+/// `GET /health`: 200 when the database answers within its health deadline and the fix writer moves (no upload has
+/// waited for its commit longer than ``writerStallLimit``); else 503 `unavailable` with `Retry-After`, saying which
+/// in words (the operator's log gets the cause).
+struct HealthCheck: Sendable {
+  let store: any MeridianStore
+  let writer: FixWriter
+  /// The longest an upload may wait for its commit before the node reports itself unhealthy.
+  let writerStallLimit: Duration
+  let logger: Logger
+
+  /// The status, or the 503 that says what does not answer.
+  func check() async throws(APIError) -> HealthStatus {
+    do {
+      try await store.checkHealth()
+    } catch {
+      logger.warning("health check: the database does not answer", metadata: ["error": "\(error)"])
+      throw .databaseUnavailable("The database does not answer; retry shortly.")
+    }
+    if let wait = writer.oldestWait(), wait > writerStallLimit {
+      logger.warning("health check: the fix writer does not move", metadata: ["waiting": "\(wait)"])
+      let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+      throw .databaseUnavailable(
+        "Uploads have waited \(Int(seconds.rounded(.up))) s for the database to store them; retry shortly.")
+    }
+    return HealthStatus(status: "ok", database: "ok")
+  }
+}
+
+extension APIError {
+  /// 503 `unavailable` with `Retry-After: 2`: the database can't be reached or did not answer in time.
+  static func databaseUnavailable(
+    _ message: String = "The database is unavailable; nothing was stored. Retry in a few seconds."
+  ) -> APIError {
+    APIError(status: 503, code: .unavailable, message: message, retryAfterSeconds: 2)
+  }
+}

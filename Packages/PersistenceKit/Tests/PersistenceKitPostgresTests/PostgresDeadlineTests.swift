@@ -1,0 +1,42 @@
+import Foundation
+import PersistenceKitPostgres
+import Testing
+
+/// Every call has a deadline (``PostgresTimeouts``): a call that overruns throws `timedOut` at its deadline and its
+/// connection is closed, never handed out again; a call that can't get a connection in time throws too.
+@Suite struct PostgresDeadlineTests {
+  @Test func aQueryPastItsDeadlineThrowsAtTheDeadlineAndItsConnectionIsClosed() async throws {
+    try await TestCluster.withFreshDatabase(maxConnections: 1) { database in
+      let before = try await database.integer("SELECT pg_backend_pid()")
+      let start = ContinuousClock.now
+      await #expect {
+        _ = try await database.query("SELECT pg_sleep(10)", timeout: .milliseconds(300))
+      } throws: { error in
+        guard case PostgresDatabaseError.timedOut(.statement(.milliseconds(300))) = error else { return false }
+        return PostgresDatabase.isUnavailable(error)
+      }
+      #expect(ContinuousClock.now - start < .seconds(2))
+      // The pool's one connection was closed, not handed out again: the next call is another session.
+      let after = try await database.integer("SELECT pg_backend_pid()")
+      #expect(after != before)
+    }
+  }
+
+  @Test func aCallThatGetsNoConnectionInTimeThrowsAfterTheWait() async throws {
+    try await TestCluster.withFreshDatabase(maxConnections: 1) { database in
+      let holder = Task { try await database.query("SELECT pg_sleep(2)") }
+      try await Task.sleep(for: .milliseconds(200))
+      let start = ContinuousClock.now
+      await #expect {
+        _ = try await database.withConnection(wait: .milliseconds(300)) { connection in
+          try await connection.query("SELECT 1", logger: database.logger).collect().count
+        }
+      } throws: { error in
+        guard case PostgresDatabaseError.timedOut(.connectionWait(.milliseconds(300))) = error else { return false }
+        return true
+      }
+      #expect(ContinuousClock.now - start < .seconds(1))
+      _ = try await holder.value
+    }
+  }
+}
