@@ -20,7 +20,7 @@ import Testing
 @Suite("meridian-admin imports killed with kill -9")
 struct AdminKilledImportTests {
   /// Starts `meridian-admin ARGUMENTS` on `database`, waits until `reached` says the import got to its point (polled
-  /// every 2 ms, at most 20 s), sends SIGKILL and returns what `reached` saw last; nil when the run ended first.
+  /// every 2 ms, at most 60 s), sends SIGKILL and returns what `reached` saw last; nil when the run ended first.
   static func kill(
     _ arguments: [String], database: String, at point: String, when reached: () async throws -> String?
   ) async throws -> String? {
@@ -29,7 +29,7 @@ struct AdminKilledImportTests {
     environment["MERIDIAN_DATABASE"] = nil
     environment["MERIDIAN_DATABASE_URL"] = nil
     let child = try ChildProcess(executable, arguments + ["--database", database], environment: environment)
-    let deadline = ContinuousClock.now + .seconds(20)
+    let deadline = ContinuousClock.now + .seconds(60)
     while child.isRunning && ContinuousClock.now < deadline {
       if let seen = try await reached() {
         child.terminate(with: SIGKILL)
@@ -117,8 +117,8 @@ struct AdminKilledImportTests {
         try await sandbox.admin(arguments, database: database)
       }
       _ = try await store.dataLanguages()
-      // Batches of 50 rows: the cities file is 46 staged batches, the alternate names more.
-      let arguments = ["geo", "import", GeoImportTests.extract.path, "--batch-size", "50"]
+      // Batches of 20 rows: the cities file is over 100 staged batches, the alternate names dozens.
+      let arguments = ["geo", "import", GeoImportTests.extract.path, "--batch-size", "20"]
       // Killed with the cities file staged in part, then once it is committed and the alternate names are not.
       let points: [(String, String, String?)] = [
         ("cities500.txt", "with the cities file staged in part", nil),

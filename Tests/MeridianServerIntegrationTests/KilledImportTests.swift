@@ -43,15 +43,15 @@ struct KilledImportTests {
     try await store.statistics(now: Timestamp.milliseconds(Date()), days: 1).fixes
   }
 
-  /// Waits until `store` holds at least `count` fixes (polled every 2 ms, for at most 20 s) and returns how many.
+  /// Waits until `store` holds at least `count` fixes (polled every 2 ms, for at most 60 s) and returns how many.
   static func waitForFixes(_ store: any MeridianStore, atLeast count: Int, _ what: String) async throws -> Int {
-    let deadline = ContinuousClock.now + .seconds(20)
+    let deadline = ContinuousClock.now + .seconds(60)
     while ContinuousClock.now < deadline {
       let stored = try await fixCount(store)
       if stored >= count { return stored }
       try await Task.sleep(for: .milliseconds(2))
     }
-    throw ServerProcessError(message: "\(what): fewer than \(count) fixes stored after 20 s")
+    throw ServerProcessError(message: "\(what): fewer than \(count) fixes stored after 60 s")
   }
 
   /// `meridian-admin db check` on `database`.
