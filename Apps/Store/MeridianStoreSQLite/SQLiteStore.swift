@@ -33,8 +33,15 @@ public struct SQLiteStore: MeridianStore {
   /// Migrates `database` and wraps it.
   public init(migrating database: SQLiteDatabase) throws {
     try database.migrate(SQLiteSchema.migrator)
-    self.database = database
+    self.database = database.translatingErrors(Self.unavailable)
     caches = StoreCaches.shared(for: database.writer, path: database.path)
+  }
+
+  /// `error` as ``StoreUnavailableError`` when the storage failed (the disk is full, a read or write of the file
+  /// failed: ``SQLiteDatabase/isStorageFailure(_:)``), the server's 503 with `Retry-After`; any other error as it is.
+  static func unavailable(_ error: any Error) -> any Error {
+    guard SQLiteDatabase.isStorageFailure(error) else { return error }
+    return StoreUnavailableError(reason: "SQLite storage: \(error)")
   }
 
   public func checkHealth() async throws {

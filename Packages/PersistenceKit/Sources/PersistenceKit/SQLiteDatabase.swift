@@ -88,6 +88,8 @@ public struct SQLiteDatabase: Sendable {
   public let path: String?
   /// This open's share of a registered pool; `nil` for in-memory databases and wrapped writers.
   private let lease: PoolLease?
+  /// What ``read(_:)`` and ``write(_:)`` throw instead of an error (``translatingErrors(_:)``); nil: the error.
+  private var translation: (@Sendable (any Error) -> any Error)?
 
   /// Opens (creating it if needed) the database file at `path` with a WAL connection pool.
   ///
@@ -159,26 +161,52 @@ public struct SQLiteDatabase: Sendable {
     self.lease = lease
   }
 
+  /// This database, whose ``read(_:)`` and ``write(_:)`` calls (every form) throw `translate(error)` instead of an
+  /// error: for a store that says in its own terms what a failure means (the disk is full: try again later).
+  public func translatingErrors(_ translate: @escaping @Sendable (any Error) -> any Error) -> SQLiteDatabase {
+    var database = self
+    database.translation = translate
+    return database
+  }
+
+  /// Whether `error` says the storage under the database failed rather than the statement: the disk or file system
+  /// is full (`SQLITE_FULL`) or a read or write of the file failed (`SQLITE_IOERR` and its extended codes). Nothing
+  /// of the failed transaction is stored, and the same call can succeed once space returns.
+  public static func isStorageFailure(_ error: any Error) -> Bool {
+    guard let error = error as? DatabaseError else { return false }
+    return error.resultCode == .SQLITE_FULL || error.resultCode == .SQLITE_IOERR
+  }
+
+  private func translated<T>(_ body: () throws -> T) throws -> T {
+    guard let translation else { return try body() }
+    do { return try body() } catch { throw translation(error) }
+  }
+
+  private func translated<T>(_ body: () async throws -> T) async throws -> T {
+    guard let translation else { return try await body() }
+    do { return try await body() } catch { throw translation(error) }
+  }
+
   /// Runs `body` in a read-only snapshot.
   public func read<T>(_ body: (Database) throws -> T) throws -> T {
-    try writer.read(body)
+    try translated { try writer.read(body) }
   }
 
   /// Runs `body` in a write transaction; the transaction is rolled back if `body` throws.
   @discardableResult
   public func write<T>(_ body: (Database) throws -> T) throws -> T {
-    try writer.write(body)
+    try translated { try writer.write(body) }
   }
 
   /// Runs `body` in a read-only snapshot without blocking the caller's thread.
   public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-    try await writer.read(body)
+    try await translated { try await writer.read(body) }
   }
 
   /// Runs `body` in a write transaction without blocking the caller's thread.
   @discardableResult
   public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-    try await writer.write(body)
+    try await translated { try await writer.write(body) }
   }
 
   /// Schedules `body` in a write transaction on the writer's own serial queue and returns at once; `completion` gets
@@ -191,7 +219,8 @@ public struct SQLiteDatabase: Sendable {
     _ body: @escaping @Sendable (Database) throws -> T,
     completion: @escaping @Sendable (Result<T, any Error>) -> Void
   ) {
-    writer.asyncWrite(body) { _, result in completion(result) }
+    guard let translation else { return writer.asyncWrite(body) { _, result in completion(result) } }
+    writer.asyncWrite(body) { _, result in completion(result.mapError(translation)) }
   }
 
   /// Copies the whole log into the database file and truncates the log file to zero bytes (a `TRUNCATE`
