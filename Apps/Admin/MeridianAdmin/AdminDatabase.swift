@@ -39,7 +39,8 @@ public struct AdminDatabase: Sendable {
       try requireUpToDate(try await AdminPostgres.migrationStatus(location))
       // Up to date: opening takes the migration lock and finds nothing to apply.
       let open = try await AdminPostgres.wording(location) {
-        try await location.open(maximumConnections: AdminDatabase.connections, logger: Logger(label: "meridian-admin"))
+        try await location.open(
+          maximumConnections: AdminDatabase.connections, timeouts: .batch, logger: Logger(label: "meridian-admin"))
       }
       return AdminDatabase(location: location, store: open.store, closeStore: open.close)
     }

@@ -75,8 +75,17 @@ public struct DatabaseTimeouts: Sendable, Hashable {
   /// How long `GET /health` waits for the database's answer.
   public var health: Duration = .seconds(2)
 
-  /// The defaults.
+  /// The defaults (a server's).
   public init() {}
+
+  /// For batch tools (the admin CLI: imports, retention, maintenance), whose single statements and commits may
+  /// rightly take long: an hour each; the wait for a connection as for a server.
+  public static var batch: DatabaseTimeouts {
+    var timeouts = DatabaseTimeouts()
+    timeouts.statement = .seconds(3600)
+    timeouts.commit = .seconds(3600)
+    return timeouts
+  }
 }
 
 /// An open store and what closes it (waiting for its pending commits).
