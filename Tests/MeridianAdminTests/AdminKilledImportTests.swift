@@ -54,7 +54,7 @@ struct AdminKilledImportTests {
       return
     }
     try await PostgresTestDatabase.with { database in
-      let store = try await PostgresStore.open(url: database.url, maximumConnections: 2)
+      let store = try await PostgresStore.open(url: database.url, maximumConnections: 2, timeouts: .tests)
       do {
         try await body(database.url, try AdminSandbox(), store)
       } catch {

@@ -24,7 +24,7 @@ struct AdminPostgresTests {
 
   /// The server's store on `database` (which it migrates), closed after `body`.
   func withStore(_ database: PostgresTestDatabase, _ body: (PostgresStore) async throws -> Void) async throws {
-    let store = try await PostgresStore.open(url: database.url, maximumConnections: 4)
+    let store = try await PostgresStore.open(url: database.url, maximumConnections: 4, timeouts: .tests)
     do {
       try await body(store)
     } catch {

@@ -26,7 +26,7 @@ struct GoogleImportTests {
     }
     try await PostgresTestDatabase.with { database in
       let sandbox = try AdminSandbox()
-      let store = try await PostgresStore.open(url: database.url, maximumConnections: 4)
+      let store = try await PostgresStore.open(url: database.url, maximumConnections: 4, timeouts: .tests)
       do {
         try await body({ try await sandbox.admin($0, database: database.url) }, sandbox, store)
       } catch {

@@ -153,7 +153,7 @@ import Testing
       #expect(seeded.failures.isEmpty, "before '\(stop)': tables that took no row: \(seeded.failures)")
 
       let seededAt = ContinuousClock.now
-      let store = try await PostgresStore.open(url: test.url, maximumConnections: 2)
+      let store = try await PostgresStore.open(url: test.url, maximumConnections: 2, timeouts: .tests)
       await store.close()
       let upgradedAt = ContinuousClock.now
 

@@ -46,6 +46,9 @@ struct TestServer: Sendable {
     configuration.bcryptCost = 4
     configuration.maxBodyBytes = 512 * 1024
     configuration.adminToken = ServerConfiguration.developmentAdminToken
+    // Hundreds of tests share two cores: a connection may take longer than a server's 3 s to be lent (tests of the
+    // deadlines set their own).
+    configuration.databaseTimeouts.connectionWait = .seconds(30)
     configure(&configuration)
     var logger = Logger(label: "meridian-server-test")
     logger.logLevel = .warning

@@ -40,7 +40,7 @@ extension StoreEngine {
           throw error
         }
         await database.close()
-        let store = try await PostgresStore.open(url: test.url, maximumConnections: 4)
+        let store = try await PostgresStore.open(url: test.url, maximumConnections: 4, timeouts: .tests)
         do {
           try await body(store)
         } catch {

@@ -46,7 +46,7 @@ public struct StoreEngine: Sendable, CustomStringConvertible {
     let database = try await PostgresTestDatabase.create()
     let store: PostgresStore
     do {
-      store = try await PostgresStore.open(url: database.url, maximumConnections: 4)
+      store = try await PostgresStore.open(url: database.url, maximumConnections: 4, timeouts: .tests)
     } catch {
       await database.drop()
       throw error
@@ -58,7 +58,7 @@ public struct StoreEngine: Sendable, CustomStringConvertible {
         await database.drop()
       },
       openNode: {
-        let node = try await PostgresStore.open(url: database.url, maximumConnections: 4)
+        let node = try await PostgresStore.open(url: database.url, maximumConnections: 4, timeouts: .tests)
         return (store: node, close: { await node.close() })
       })
   }

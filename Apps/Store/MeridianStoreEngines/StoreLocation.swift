@@ -79,9 +79,11 @@ public struct DatabaseTimeouts: Sendable, Hashable {
   public init() {}
 
   /// For batch tools (the admin CLI: imports, retention, maintenance), whose single statements and commits may
-  /// rightly take long: an hour each; the wait for a connection as for a server.
+  /// rightly take long: an hour each; 30 s for a connection (nobody is kept waiting for an answer, and a busy machine
+  /// may take longer than a server's 3 s to start a backend).
   public static var batch: DatabaseTimeouts {
     var timeouts = DatabaseTimeouts()
+    timeouts.connectionWait = .seconds(30)
     timeouts.statement = .seconds(3600)
     timeouts.commit = .seconds(3600)
     return timeouts
