@@ -46,6 +46,6 @@ import Testing
     try? await Task.sleep(for: .milliseconds(20))
     waiting.cancel()
     await waiting.value
-    #expect(start.duration(to: clock.now) < .seconds(10))
+    #expect(start.duration(to: clock.now) < .seconds(25))  // not the 30 s timeout (a loaded machine is slow)
   }
 }

@@ -113,7 +113,8 @@ public struct GeoLineProcessor: Sendable {
 
   func coordinate(_ latitude: Double, _ longitude: Double) throws(GeoToolError) -> Coordinate {
     do {
-      return try Coordinate(latitude: latitude, longitude: longitude)
+      // GeodSolve takes any longitude (its test set has up to 180 plus a step past it): wrapped here, as it does.
+      return try Coordinate(latitude: latitude, longitude: Coordinate.normalizedLongitude(longitude))
     } catch {
       throw GeoToolError(error.description)
     }

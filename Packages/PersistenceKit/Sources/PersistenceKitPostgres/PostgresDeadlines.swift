@@ -6,7 +6,8 @@ import Synchronization
 /// throws ``PostgresDatabaseError/timedOut(_:)``. A call whose deadline passes while it runs has its connection
 /// closed (the pool never hands that connection out again, and PostgreSQL ends the session).
 public struct PostgresTimeouts: Sendable, Hashable {
-  /// How long a call waits for a pooled connection (all busy, or the server unreachable); 3 s by default.
+  /// How long a call waits for a pooled connection (all busy, or the server unreachable); 30 s by default (a
+  /// server sets its own, shorter wait: 3 s in meridian-server).
   public var connectionWait: Duration
   /// How long a call may run once it has its connection (one query, or a transaction from `BEGIN` to `COMMIT`);
   /// 30 s by default.
@@ -17,7 +18,7 @@ public struct PostgresTimeouts: Sendable, Hashable {
 
   /// Timeouts; the defaults suit an interactive server.
   public init(
-    connectionWait: Duration = .seconds(3), statement: Duration = .seconds(30),
+    connectionWait: Duration = .seconds(30), statement: Duration = .seconds(30),
     reconnectInterval: Duration = .milliseconds(250)
   ) {
     self.connectionWait = connectionWait
