@@ -110,7 +110,10 @@ struct AdminKilledImportTests {
     }
   }
 
-  @Test(arguments: ["sqlite", "postgres"])
+  // PostgreSQL only: on a quiet machine SQLite commits the cities and then the alternate names faster than a poller of
+  // the database can see the moment between them, so the kill point was missed. The importer's rule is engine-neutral
+  // and GazetteerStoppedBetweenFilesTests stops it at that moment on both engines.
+  @Test(arguments: ["postgres"])
   func aKilledGazetteerImportRunAgainEndsWithTheWholeGazetteer(_ engine: String) async throws {
     try await Self.withDatabase(engine) { database, sandbox, store in
       func admin(_ arguments: [String]) async throws -> AdminRun {
