@@ -69,7 +69,9 @@ struct AdminKilledImportTests {
     try await store.statistics(now: Timestamp.milliseconds(Date()), days: 1).fixes
   }
 
-  @Test(arguments: ["sqlite", "postgres"])
+  // PostgreSQL only: a quiet machine's SQLite stores the 30,000 points before the poller sees the second kill point
+  // (a clean-clone run failed so); KilledImportTests kills the server's import on both engines.
+  @Test(arguments: ["postgres"])
   func aKilledHistoryImportRunAgainStoresEveryPointOnce(_ engine: String) async throws {
     try await Self.withDatabase(engine) { database, sandbox, store in
       func admin(_ arguments: [String]) async throws -> AdminRun {

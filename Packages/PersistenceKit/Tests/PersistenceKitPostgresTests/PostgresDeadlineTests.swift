@@ -15,7 +15,7 @@ import Testing
         guard case PostgresDatabaseError.timedOut(.statement(.milliseconds(300))) = error else { return false }
         return PostgresDatabase.isUnavailable(error)
       }
-      #expect(ContinuousClock.now - start < .seconds(2))
+      #expect(ContinuousClock.now - start < .seconds(8))  // not the statement's 10 s (a loaded machine is slow)
       // The pool's one connection was closed, not handed out again: the next call is another session.
       let after = try await database.integer("SELECT pg_backend_pid()")
       #expect(after != before)
@@ -24,7 +24,7 @@ import Testing
 
   @Test func aCallThatGetsNoConnectionInTimeThrowsAfterTheWait() async throws {
     try await TestCluster.withFreshDatabase(maxConnections: 1) { database in
-      let holder = Task { try await database.query("SELECT pg_sleep(2)") }
+      let holder = Task { try await database.query("SELECT pg_sleep(10)") }
       try await Task.sleep(for: .milliseconds(200))
       let start = ContinuousClock.now
       await #expect {
@@ -35,7 +35,7 @@ import Testing
         guard case PostgresDatabaseError.timedOut(.connectionWait(.milliseconds(300))) = error else { return false }
         return true
       }
-      #expect(ContinuousClock.now - start < .seconds(1))
+      #expect(ContinuousClock.now - start < .seconds(8))  // not the holder's 10 s (a loaded machine is slow)
       _ = try await holder.value
     }
   }
