@@ -69,9 +69,9 @@ struct AdminKilledImportTests {
     try await store.statistics(now: Timestamp.milliseconds(Date()), days: 1).fixes
   }
 
-  // PostgreSQL only: a quiet machine's SQLite stores the 30,000 points before the poller sees the second kill point
-  // (a clean-clone run failed so); KilledImportTests kills the server's import on both engines.
-  @Test(arguments: ["postgres"])
+  // Paced at 5,000 fixes a second (--rows-per-second), so the kill points are 200 ms apart on any machine: unpaced, a
+  // quiet machine's SQLite stored the 30,000 points before the poller saw the second one.
+  @Test(arguments: ["sqlite", "postgres"])
   func aKilledHistoryImportRunAgainStoresEveryPointOnce(_ engine: String) async throws {
     try await Self.withDatabase(engine) { database, sandbox, store in
       func admin(_ arguments: [String]) async throws -> AdminRun {
@@ -88,7 +88,7 @@ struct AdminKilledImportTests {
       try csv.write(toFile: file, atomically: true, encoding: .utf8)
       let arguments = ["history", "import", "--user", "anna@example.com", file]
       for (threshold, point) in [(1, "after the first batch"), (points / 2, "past half the file")] {
-        let seen = try await Self.kill(arguments, database: database, at: point) {
+        let seen = try await Self.kill(arguments + ["--rows-per-second", "5000"], database: database, at: point) {
           let stored = try await Self.fixCount(store)
           return stored >= threshold ? "\(stored) fixes stored" : nil
         }
@@ -112,25 +112,25 @@ struct AdminKilledImportTests {
     }
   }
 
-  // PostgreSQL only: on a quiet machine SQLite commits the cities and then the alternate names faster than a poller of
-  // the database can see the moment between them, so the kill point was missed. The importer's rule is engine-neutral
-  // and GazetteerStoppedBetweenFilesTests stops it at that moment on both engines.
-  @Test(arguments: ["postgres"])
+  // Paced at 100 rows a second (--rows-per-second) in batches of 20, so the alternate names (12 rows) take at least
+  // 120 ms after the cities' commit: unpaced, a quiet machine committed both before the poller saw the moment between.
+  @Test(arguments: ["sqlite", "postgres"])
   func aKilledGazetteerImportRunAgainEndsWithTheWholeGazetteer(_ engine: String) async throws {
     try await Self.withDatabase(engine) { database, sandbox, store in
       func admin(_ arguments: [String]) async throws -> AdminRun {
         try await sandbox.admin(arguments, database: database)
       }
       _ = try await store.dataLanguages()
-      // Batches of 20 rows: the cities file is over 100 staged batches, the alternate names dozens.
+      // Batches of 20 rows: the cities file is over 100 staged batches, the alternate names one.
       let arguments = ["geo", "import", GeoImportTests.extract.path, "--batch-size", "20"]
+      let paced = arguments + ["--rows-per-second", "100"]
       // Killed with the cities file staged in part, then once it is committed and the alternate names are not.
       let points: [(String, String, String?)] = [
         ("cities500.txt", "with the cities file staged in part", nil),
         ("alternateNamesV2.txt", "with the cities committed, the alternate names not", "cities500.txt"),
       ]
       for (file, point, committed) in points {
-        let seen = try await Self.kill(arguments, database: database, at: point) {
+        let seen = try await Self.kill(paced, database: database, at: point) {
           let files = try await store.gazetteerFiles()
           guard let state = files.first(where: { $0.file == file }), state.completedAt == nil,
             committed.map({ name in files.contains { $0.file == name && $0.completedAt != nil } })

@@ -20,13 +20,16 @@ public struct GazetteerImporter: Sendable {
   public var batchSize: Int
   /// Called after each batch: file, bytes read, file size.
   public var progress: @Sendable (String, Int64, Int64) -> Void
+  /// At most this many rows staged a second (nil: no bound).
+  public var rowsPerSecond: Int?
 
   /// An importer.
   public init(
-    store: any GazetteerStore, languages: [String], batchSize: Int = 2000,
+    store: any GazetteerStore, languages: [String], batchSize: Int = 2000, rowsPerSecond: Int? = nil,
     progress: @escaping @Sendable (String, Int64, Int64) -> Void = { _, _, _ in }
   ) {
     self.store = store
+    self.rowsPerSecond = rowsPerSecond
     self.languages = languages
     self.batchSize = max(1, batchSize)
     self.progress = progress
@@ -62,12 +65,13 @@ public struct GazetteerImporter: Sendable {
   {
     var summary = GazetteerImportSummary()
     var restart = restart
+    var pace = ImportPace(rowsPerSecond: rowsPerSecond)
     let files = try Self.files(in: directory)
     let digests = try files.map { try Self.fingerprint($0.url) }
     for (index, (url, kind)) in files.enumerated() {
       let later = zip(files, digests).dropFirst(index + 1).map { (file: $0.0.url.lastPathComponent, digest: $0.1) }
       let report = try await importFile(
-        url, kind: kind, digest: digests[index], restart: restart, resetting: later, now: now)
+        url, kind: kind, digest: digests[index], restart: restart, resetting: later, pace: &pace, now: now)
       if report.status != .unchanged { restart = true }
       summary.files.append(report)
     }
@@ -79,14 +83,16 @@ public struct GazetteerImporter: Sendable {
   public func importFile(_ url: URL, kind: GazetteerDumpFile, restart: Bool, now: Int64) async throws
     -> GazetteerFileReport
   {
-    try await importFile(url, kind: kind, digest: try Self.fingerprint(url), restart: restart, resetting: [], now: now)
+    var pace = ImportPace(rowsPerSecond: rowsPerSecond)
+    return try await importFile(
+      url, kind: kind, digest: try Self.fingerprint(url), restart: restart, resetting: [], pace: &pace, now: now)
   }
 
   /// Imports one dump file whose fingerprint is `digest`; when it is to be applied, first resets `later` (the files
   /// after it, with their fingerprints) to be imported afresh.
   func importFile(
     _ url: URL, kind: GazetteerDumpFile, digest: String, restart: Bool,
-    resetting later: [(file: String, digest: String)],
+    resetting later: [(file: String, digest: String)], pace: inout ImportPace,
     now: Int64
   ) async throws -> GazetteerFileReport {
     let name = url.lastPathComponent
@@ -124,11 +130,13 @@ public struct GazetteerImporter: Sendable {
       }
       if batch.count >= batchSize {
         try await store.stageGazetteerRows(batch, file: name, through: number)
+        try await pace.spend(batch.count)
         batch.removeAll(keepingCapacity: true)
         progress(name, offset, size)
       }
     }
     try await store.stageGazetteerRows(batch, file: name, through: lastLine)
+    try await pace.spend(batch.count)
     progress(name, size, size)
     report.rows = try await store.commitGazetteerFile(name, now: now)
     let elapsed = ContinuousClock.now - started

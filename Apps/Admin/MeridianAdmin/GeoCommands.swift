@@ -65,7 +65,11 @@ struct GeoCommand: AsyncParsableCommand {
     @Option(help: "Rows per staged batch.")
     var batchSize = 2000
 
+    @Option(help: "At most this many rows a second, to leave the database room for a live server (default: no bound).")
+    var rowsPerSecond: Int?
+
     func run() async throws {
+      try ImportPace.validate(rowsPerSecond)
       var isDirectory: ObjCBool = false
       guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
         throw AdminError.notFound("No folder '\(directory)'.")
@@ -75,7 +79,7 @@ struct GeoCommand: AsyncParsableCommand {
         summary = try await options.withDatabase { database in
           let importer = GazetteerImporter(
             store: database.store, languages: try await database.store.dataLanguages(), batchSize: batchSize,
-            progress: GeoCommand.progressBar)
+            rowsPerSecond: rowsPerSecond, progress: GeoCommand.progressBar)
           return try await importer.importDirectory(
             URL(fileURLWithPath: directory), now: Timestamp.milliseconds(Date()))
         }

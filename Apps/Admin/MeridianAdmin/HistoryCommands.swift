@@ -193,7 +193,11 @@ struct HistoryCommand: AsyncParsableCommand {
       help: "Store every fix under this device (default: the file's device ids, else import-<user id>).")
     var device: String?
 
+    @Option(help: "At most this many fixes a second, to leave the database room for a live server (default: no bound).")
+    var rowsPerSecond: Int?
+
     func run() async throws {
+      try ImportPace.validate(rowsPerSecond)
       let url = URL(fileURLWithPath: file)
       guard FileManager.default.fileExists(atPath: url.path) else {
         throw AdminError.notFound("There is no file \(file).")
@@ -240,6 +244,7 @@ struct HistoryCommand: AsyncParsableCommand {
         let now = Timestamp.milliseconds(Date())
         var accepted = 0
         var duplicates = 0
+        var pace = ImportPace(rowsPerSecond: rowsPerSecond)
         for deviceID in devices {
           guard try await database.store.claimDevice(deviceID, owner: id, now: now) else {
             throw AdminError.failure("Device '\(deviceID)' was just claimed by another user.")
@@ -251,6 +256,7 @@ struct HistoryCommand: AsyncParsableCommand {
               [FixInsertBatch(userID: id, deviceID: deviceID, fixes: batch)], now: now)
             accepted += receipts.reduce(0) { $0 + $1.accepted }
             duplicates += receipts.reduce(0) { $0 + $1.duplicates }
+            try await pace.spend(batch.count)
             Console.progress("imported \(accepted + duplicates) of \(read.count) fixes…")
           }
         }
