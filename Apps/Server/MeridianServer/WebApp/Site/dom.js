@@ -28,3 +28,25 @@ export function mutedRow(text) {
 export function textElement(text) {
   return element('span', {}, text);
 }
+
+/**
+ * Keeps `strip`'s buttons those of `items` (`[key, text]`), the one of `active` highlighted: buttons are made again
+ * only when the keys change, so a click is never lost to a re-render while events arrive.
+ */
+export function syncButtons(strip, attribute, items, active, onClick) {
+  const keys = items.map(([key]) => key).join('\n');
+  if (strip.dataset.keys !== keys) {
+    strip.dataset.keys = keys;
+    strip.replaceChildren(...items.map(([key]) => {
+      const node = element('button', { type: 'button' });
+      node.dataset[attribute] = key;
+      node.addEventListener('click', () => onClick(key));
+      return node;
+    }));
+  }
+  items.forEach(([key, text], index) => {
+    const node = strip.children[index];
+    node.textContent = text;
+    node.classList.toggle('active', key === active);
+  });
+}
