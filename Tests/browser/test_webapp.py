@@ -367,10 +367,10 @@ class WebAppTests(unittest.TestCase):
                   and ("Uncaught" in entry["message"] or "Content Security Policy" in entry["message"])]
         self.assertEqual(errors, [], "script errors or policy violations")
 
-    def admin(self, arguments):
-        """Runs meridian-admin (beside the server) on the shared server's database."""
+    def admin(self, arguments, server=None):
+        """Runs meridian-admin (beside the server) on the database of `server` (the shared server's by default)."""
         admin = os.path.join(os.path.dirname(self.binary), "meridian-admin")
-        database = os.path.join(self.server.directory, "db.sqlite")
+        database = os.path.join((server or self.server).directory, "db.sqlite")
         subprocess.run([admin, *arguments, "--database", database], check=True, timeout=60,
                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
 
@@ -1293,6 +1293,58 @@ class WebAppTests(unittest.TestCase):
         finally:
             Select(self.browser.find_element(By.ID, "language")).select_by_value("en")
         self.assert_no_script_errors()
+
+    @screenshot_on_failure
+    def test_every_paged_list_shows_more_until_its_last_page(self):
+        """The polls feed (10 a page), the directory's places (20) and its news (5): More adds the next page, no row
+        twice, and goes away on the last page; the history reads every page of its track (1,000 a page). A server of
+        its own, so that the other tests' lists keep their sizes."""
+        server = Server(self.binary)
+        try:
+            folder = tempfile.mkdtemp(prefix="meridian-pager-")
+            with open(os.path.join(folder, "places.json"), "w") as file:
+                json.dump([{"id": f"pager-{index:02d}", "kind": "hall", "title": {"en": f"Hall {index:02d}"}}
+                           for index in range(23)], file)
+            self.admin(["places", "import", os.path.join(folder, "places.json")], server=server)
+            for index in range(7):
+                self.admin(["news", "add", "--title", f"en=News {index}"], server=server)
+            author = Account(server, "Paula Pager")
+            polls = [author.post_poll(f"Question {index}", [(0, 90, 200), (40, 140, 40)]) for index in range(11)]
+            news = [item["id"] for item in author.call("GET", "/v1/news?limit=50")["items"]]
+            self.assertEqual(len(news), 7)
+            now = int(time.time() * 1000)
+            track = [(now - 1_010_000 + index * 1000, 50.45 + index * 1e-5, 30.52) for index in range(1005)]
+            for start in range(0, len(track), 335):
+                author.upload_at(track[start:start + 335])
+            self.open_and_sign_in(author, base=server.base)
+
+            def pages(rows, more, first, every):
+                def listed():
+                    return [row.get_attribute(f"data-{rows[1]}") for row in self.browser.find_elements(
+                        By.CSS_SELECTOR, f"{rows[0]}[data-{rows[1]}]")]
+                self.wait(lambda: len(listed()) == first, f"the first page of {rows[0]}")
+                button = self.browser.find_element(By.ID, more)
+                self.assertTrue(button.is_displayed(), f"{more} is shown while there is a next page")
+                button.click()
+                self.wait(lambda: not button.is_displayed(), f"{more} goes away on the last page")
+                self.assertEqual(sorted(listed()), sorted(every), f"{rows[0]}: every row once")
+
+            self.show("polls")
+            pages(("#polls li", "poll-id"), "polls-more", 10, polls)
+            self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, "#polls li:last-child button").text,
+                             "Question 0", "the oldest poll last")
+            self.show("directory")
+            pages(("#news li", "news-id"), "news-more", 5, news)
+            pages(("#directory li", "place-id"), "directory-more", 20, [f"pager-{index:02d}" for index in range(23)])
+            self.show("history")  # the track: every page of 1,000 fixes
+            self.browser.find_element(By.CSS_SELECTOR, '#presets button[data-preset="allTime"]').click()
+            summary = self.browser.find_element(By.ID, "history-summary")
+            self.wait(lambda: summary.get_attribute("data-preset") == "allTime"
+                      and summary.get_attribute("data-count") == "1005", "the track's two pages")
+            self.assert_no_script_errors()
+        finally:
+            self.browser.get("about:blank")  # the page's socket goes before its server
+            server.stop()
 
     @screenshot_on_failure
     def test_live_map_resumes_after_a_dropped_connection_with_what_it_missed(self):

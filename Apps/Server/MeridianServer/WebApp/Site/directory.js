@@ -4,10 +4,13 @@
 import { request } from './api.js';
 import { $, button, element, mutedRow } from './dom.js';
 import { currentLanguage, plural, t } from './i18n.js';
+import { Pager } from './pager.js';
 
 let report = () => {};
 let shown = { mode: 'top' }; // {mode: 'top' | 'search' | 'favourites' | 'place', query?, id?}
-let state = null; // what the mode loaded: {items, nextCursor, detail?, reviews?, news: {items, nextCursor}?}
+let list = null; // the Pager of the places shown
+let news = null; // the Pager of their news
+let state = null; // what else the mode loaded: {detail?, reviews} (null until it is loaded)
 let favourites = null; // Set of place ids, loaded once per sign-in
 let generation = 0;
 
@@ -20,15 +23,15 @@ export function setUpDirectory(onError) {
     go(query ? { mode: 'search', query } : { mode: 'top' });
   });
   $('directory-favourites').addEventListener('click', () => go({ mode: 'favourites' }));
-  $('directory-more').addEventListener('click', () => load(true));
-  $('news-more').addEventListener('click', moreNews);
+  list = new Pager({ button: $('directory-more'), onMore: render, onError: (error) => report(error) });
+  news = new Pager({ button: $('news-more'), onMore: renderNews, onError: (error) => report(error) });
   $('favourite').addEventListener('click', toggleFavourite);
   $('review-form').addEventListener('submit', (event) => { event.preventDefault(); saveReview(); });
 }
 
 /** Shows what was shown last (the page was opened or the language changed). */
 export function showDirectory() {
-  if (state) render(); else load(false);
+  if (state) render(); else load();
 }
 
 /** Forgets everything (sign-out). */
@@ -36,6 +39,8 @@ export function resetDirectory() {
   generation += 1;
   shown = { mode: 'top' };
   state = null;
+  list.reset();
+  news.reset();
   favourites = null;
   $('directory').replaceChildren();
   $('news').replaceChildren();
@@ -50,7 +55,7 @@ export function openPlace(id) {
 function go(next) {
   shown = next;
   state = null;
-  load(false);
+  load();
 }
 
 /** A localized text (`{en: …, ru: …}`) in the page's language, else English, else any. */
@@ -78,27 +83,21 @@ function newsPath() {
   }
 }
 
-async function load(more) {
+/** The first pages of what is shown (the More buttons add the next ones), the place, its reviews, the favourites. */
+async function load() {
   const current = ++generation;
-  const base = listPath();
-  const cursor = more && state && state.nextCursor ? `${base.includes('?') ? '&' : '?'}cursor=` +
-    encodeURIComponent(state.nextCursor) : '';
   const id = shown.mode === 'place' ? encodeURIComponent(shown.id) : null;
   try {
-    const news = more ? null : newsPath();
-    const [page, detail, reviews, saved, newsPage] = await Promise.all([
-      request('GET', base + cursor),
-      id && !more ? request('GET', `/v1/places/${id}`) : null,
-      id && !more ? request('GET', `/v1/places/${id}/reviews?limit=50`) : null,
+    const [listed, detail, reviews, saved, newsListed] = await Promise.all([
+      list.open(listPath()),
+      id ? request('GET', `/v1/places/${id}`) : null,
+      id ? request('GET', `/v1/places/${id}/reviews?limit=50`) : null,
       favourites ? null : request('GET', '/v1/me/favourites?limit=100'),
-      news ? request('GET', news) : null,
+      news.open(newsPath()),
     ]);
-    if (current !== generation) return;
+    if (current !== generation || !listed || !newsListed) return;
     if (saved) favourites = new Set(saved.items.map((item) => item.place.id));
-    state = more && state ? { ...state, items: [...state.items, ...page.items], nextCursor: page.nextCursor }
-      : {
-        items: page.items, nextCursor: page.nextCursor, detail, reviews: reviews ? reviews.items : [], news: newsPage,
-      };
+    state = { detail, reviews: reviews ? reviews.items : [] };
     render();
   } catch (error) { report(error); }
 }
@@ -119,15 +118,14 @@ function render() {
   renderPlace();
   renderNews();
   const headings = { top: 'directory.top', search: 'directory.found', favourites: 'directory.favourites' };
-  $('places-heading').textContent = shown.mode === 'place' ? (state.items.length ? t('directory.inside') : '')
+  $('places-heading').textContent = shown.mode === 'place' ? (list.items.length ? t('directory.inside') : '')
     : t(headings[shown.mode]);
-  const rows = state.items.map((item) => element('li', {
+  const rows = list.items.map((item) => element('li', {
     className: 'directory-place', data: { placeId: item.place.id },
   }, button(localized(item.place.name), () => go({ mode: 'place', id: item.place.id }), { className: 'link' }),
   element('div', { className: 'muted rating' }, ratingText(item.rating))));
   if (!rows.length && shown.mode !== 'place') rows.push(mutedRow(t('directory.none')));
   $('directory').replaceChildren(...rows);
-  $('directory-more').hidden = !state.nextCursor;
 }
 
 /** Directory › University › Faculty › (this place): every level but the last can be opened. */
@@ -176,9 +174,7 @@ function renderPlace() {
 
 /** The news items loaded, newest first: title, date and body as text. */
 function renderNews() {
-  const news = state.news;
-  $('news-part').hidden = !news || !news.items.length;
-  if (!news) return;
+  $('news-part').hidden = !news.items.length;
   const date = new Intl.DateTimeFormat(currentLanguage(), { dateStyle: 'medium' });
   $('news-title').textContent = t('directory.news');
   $('news').replaceChildren(...news.items.map((item) => element('li', {
@@ -186,20 +182,6 @@ function renderNews() {
   }, element('strong', { className: 'title' }, localized(item.title)), ' ',
   element('span', { className: 'muted' }, date.format(new Date(item.publishedAt))),
   localized(item.body) ? element('div', { className: 'text' }, localized(item.body)) : null)));
-  $('news-more').hidden = !news.nextCursor;
-}
-
-async function moreNews() {
-  const path = newsPath();
-  const news = state && state.news;
-  if (!path || !news || !news.nextCursor) return;
-  const current = generation;
-  try {
-    const page = await request('GET', `${path}&cursor=${encodeURIComponent(news.nextCursor)}`);
-    if (current !== generation) return;
-    state.news = { items: [...news.items, ...page.items], nextCursor: page.nextCursor };
-    renderNews();
-  } catch (error) { report(error); }
 }
 
 async function toggleFavourite() {

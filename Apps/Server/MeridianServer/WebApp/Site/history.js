@@ -5,6 +5,7 @@ import * as L from '/vendor/leaflet/leaflet.esm.js';
 import { download, request } from './api.js';
 import { $, element, mutedRow, syncButtons, textElement } from './dom.js';
 import { currentLanguage, plural, t } from './i18n.js';
+import { Pager } from './pager.js';
 import { loadWhere, resetWhere } from './where.js';
 
 const PRESETS = ['today', 'yesterday', 'thisMonth', 'lastMonth', 'thisYear', 'lastYear', 'allTime'];
@@ -17,6 +18,7 @@ let shown = false;
 let selection = 'today'; // a preset's name, or `custom:<from day>:<to day>` (both days included)
 let loaded = null; // {selection, fixes, visits} of the last load
 let loads = 0; // loads started; an older one's answer is dropped
+const track = new Pager({ field: 'fixes' }); // the selection's fixes, a page at a time
 let layer = null;
 let drawings = 0; // drawings started; an older one's clusters are dropped
 
@@ -49,6 +51,7 @@ export function renderHistoryTexts() {
 /** Forgets everything (sign-out). */
 export function resetHistory() {
   loads += 1;
+  track.reset();
   drawings += 1;
   if (layer) layer.remove();
   layer = null;
@@ -93,22 +96,16 @@ async function load() {
   const mine = ++loads;
   const chosen = selection;
   const query = historyQuery(chosen);
-  const fixes = [];
   let visits = [];
   loadWhere(query, report);
   try {
     const stays = request('GET', `/v1/history/visits?${query}`);
-    let cursor = null;
-    do {
-      const page = await request('GET', `/v1/history?${query}&limit=1000` +
-        (cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''));
-      fixes.push(...page.fixes);
-      cursor = page.nextCursor;
-    } while (cursor && fixes.length < MAX_FIXES && mine === loads);
+    let current = await track.open(`/v1/history?${query}&limit=1000`);
+    while (current && track.hasMore && track.items.length < MAX_FIXES) current = await track.more();
     visits = (await stays).visits;
   } catch (error) { report(error); return; }
   if (mine !== loads) return;
-  fixes.sort((a, b) => a.timestamp - b.timestamp);
+  const fixes = [...track.items].sort((a, b) => a.timestamp - b.timestamp);
   loaded = { selection: chosen, fixes, visits };
   const summary = $('history-summary');
   const range = customRange(chosen);

@@ -3,19 +3,20 @@
 import { ApiError, request, upload } from './api.js';
 import { $, button, element, mutedRow } from './dom.js';
 import { currentLanguage, plural, t } from './i18n.js';
+import { Pager } from './pager.js';
 
 const ORDERS = ['newest', 'most_voted'];
 
 let report = () => {};
 let order = 'newest';
-let feed = { items: [], nextCursor: null };
+let feed = null; // the feed's Pager
 let open = null; // {summary, comments}
 let generation = 0;
 
 /** Wires the page's controls; `onError` shows a failed request. */
 export function setUpPolls(onError) {
   report = onError;
-  $('polls-more').addEventListener('click', () => loadFeed(true));
+  feed = new Pager({ button: $('polls-more'), onMore: renderFeed, onError: (error) => report(error) });
   $('poll-back').addEventListener('click', closePoll);
   $('comment-form').addEventListener('submit', (event) => { event.preventDefault(); postComment(); });
   $('poll-new').addEventListener('click', () => { $('poll-form').hidden = !$('poll-form').hidden; });
@@ -25,13 +26,13 @@ export function setUpPolls(onError) {
 /** Shows the feed again from its first page (the page was opened or the language changed). */
 export function showPolls() {
   renderOrders();
-  if (open) renderPoll(); else loadFeed(false);
+  if (open) renderPoll(); else loadFeed();
 }
 
 /** Forgets everything (sign-out). */
 export function resetPolls() {
   generation += 1;
-  feed = { items: [], nextCursor: null };
+  feed.reset();
   open = null;
   $('polls').replaceChildren();
   $('poll').hidden = true;
@@ -52,16 +53,16 @@ function renderOrders() {
   }
 }
 
-async function loadFeed(more) {
+/** The feed's first page in the order chosen (the More button adds the next ones). */
+async function loadFeed() {
   const current = ++generation;
-  const cursor = more && feed.nextCursor ? `&cursor=${encodeURIComponent(feed.nextCursor)}` : '';
-  let page;
-  try { page = await request('GET', `/v1/polls?order=${order}&limit=10${cursor}`); } catch (error) {
+  try {
+    if (!(await feed.open(`/v1/polls?order=${order}&limit=10`))) return;
+  } catch (error) {
     report(error);
     return;
   }
   if (current !== generation) return;
-  feed = { items: more ? [...feed.items, ...page.items] : page.items, nextCursor: page.nextCursor || null };
   renderFeed();
 }
 
@@ -79,7 +80,6 @@ function renderFeed() {
     className: 'muted',
   }, `${authorName(summary.author)} · ${plural('polls.votes', summary.results.total)} · `
     + plural('polls.comments', summary.comments)))) : [mutedRow(t('polls.none'))]));
-  $('polls-more').hidden = !feed.nextCursor;
 }
 
 async function openPoll(id) {
@@ -104,7 +104,7 @@ function closePoll() {
   open = null;
   $('poll').hidden = true;
   $('poll-feed').hidden = false;
-  loadFeed(false);
+  loadFeed();
 }
 
 function isClosed(summary) {
