@@ -284,6 +284,7 @@ class WebAppTests(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
+        print(f"artifacts on failure: {ARTIFACTS}")
         binary = os.environ.get("MERIDIAN_SERVER_BIN")
         if not binary:
             bin_path = subprocess.run(
@@ -1451,5 +1452,4 @@ class WebAppTests(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    print(f"artifacts on failure: {ARTIFACTS}")
     unittest.main(verbosity=2)
