@@ -23,7 +23,9 @@ export function setUpDirectory(onError) {
     go(query ? { mode: 'search', query } : { mode: 'top' });
   });
   $('directory-favourites').addEventListener('click', () => go({ mode: 'favourites' }));
-  list = new Pager({ button: $('directory-more'), onMore: render, onError: (error) => report(error) });
+  list = new Pager({
+    button: $('directory-more'), onMore: () => { if (state) render(); }, onError: (error) => report(error),
+  });
   news = new Pager({ button: $('news-more'), onMore: renderNews, onError: (error) => report(error) });
   $('favourite').addEventListener('click', toggleFavourite);
   $('review-form').addEventListener('submit', (event) => { event.preventDefault(); saveReview(); });
