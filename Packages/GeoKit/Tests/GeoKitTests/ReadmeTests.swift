@@ -37,5 +37,9 @@ import Testing
     #expect(BoundingBox(around: kyiv, radius: 2_000).contains(kyiv))
 
     #expect(!Geofence.circle(center: kyiv, radius: 150).contains(lviv))
+
+    let towns = NearestPointIndex([kyiv, lviv])
+    let nearest = try #require(towns.nearest(to: west, k: 1).first)
+    #expect(nearest.index == 0 && abs(nearest.distance - 5_000) < 20)
   }
 }
