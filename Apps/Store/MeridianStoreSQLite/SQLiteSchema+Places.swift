@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import MeridianStore
 import PersistenceKit
 
 extension SQLiteSchema {
@@ -19,7 +18,7 @@ extension SQLiteSchema {
   }
 
   /// Appends the migration that makes search fold like the query on every engine: `search_title` (titles and short
-  /// titles) and `search_text` (keywords and descriptions), every language, folded by ``PlaceSearch`` on write,
+  /// titles) and `search_text` (keywords and descriptions), every language, folded as ``PlaceSearch`` folds on write (here by its frozen copy),
   /// become the FTS5 index's external content in place of the raw localized columns (whose tokenizer folds case and
   /// Latin diacritics but not "ё" or "ї"); existing rows are folded here.
   static func appendPlaceSearchMigrations(to migrator: inout Migrator) {
@@ -35,11 +34,11 @@ extension SQLiteSchema {
             languages.compactMap { row["\(field)_\($0)"] as String? }
           }
           let keywords = (try? JSONDecoder().decode([String].self, from: Data((row["keywords"] as String).utf8))) ?? []
-          let title = (texts("title") + texts("short_title")).map(PlaceSearch.normalized).filter { !$0.isEmpty }
-          let text = (keywords + texts("description")).map(PlaceSearch.normalized).filter { !$0.isEmpty }
+          let title = FrozenMigrationText.lines(texts("title") + texts("short_title"))
+          let text = FrozenMigrationText.lines(keywords + texts("description"))
           try db.execute(
             sql: "UPDATE places SET search_title = ?, search_text = ? WHERE seq = ?",
-            arguments: [title.joined(separator: "\n"), text.joined(separator: "\n"), row["seq"] as Int64])
+            arguments: [title, text, row["seq"] as Int64])
         }
         try db.execute(sql: placesFoldedSearchIndex)
       })

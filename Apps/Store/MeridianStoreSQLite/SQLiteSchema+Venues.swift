@@ -1,8 +1,6 @@
-import DomainKit
 import Foundation
 import GRDB
 import GeoKit
-import MeridianStore
 import PersistenceKit
 
 extension SQLiteSchema {
@@ -162,33 +160,32 @@ extension SQLiteSchema {
     let closure = try db.makeStatement(
       sql: "INSERT OR IGNORE INTO place_closure(place_id, ancestor_id, depth) VALUES (?, ?, 0)")
     for row in venues {
-      var names = LocalizedText()
-      var descriptions = LocalizedText()
+      var names: [String: String] = [:]
+      var descriptions: [String: String] = [:]
       for language in languages {
         if venueColumns.contains("name_\(language)"), let name: String = row["name_\(language)"], !name.isEmpty {
-          names.set(name, for: language)
+          names[language] = name
         }
         if venueColumns.contains("description_\(language)"), let text: String = row["description_\(language)"],
           !text.isEmpty
         {
-          descriptions.set(text, for: language)
+          descriptions[language] = text
         }
       }
-      if names.values.isEmpty { names.set(row["name"] as String, for: "en") }
-      if descriptions.values.isEmpty, let text: String = row["description"], !text.isEmpty {
-        descriptions.set(text, for: "en")
-      }
+      if names.isEmpty { names["en"] = row["name"] as String }
+      if descriptions.isEmpty, let text: String = row["description"], !text.isEmpty { descriptions["en"] = text }
       let keywords = (try? JSONColumn.decode([String].self, from: row["keywords"] as String)) ?? []
-      let place = try Place(
-        id: PlaceID(row["id"] as String), kind: .venue, name: names, description: descriptions, keywords: keywords)
-      let record = PlaceRecord(place: place)
+      // A place's title key and search text as the store wrote them when venues became places (frozen).
+      let titleKey = FrozenMigrationText.lines(FrozenMigrationText.byLanguage(names))
+      let searchText = FrozenMigrationText.lines(keywords + FrozenMigrationText.byLanguage(descriptions))
       let city: String? = row["city"]
       var values: [(any DatabaseValueConvertible)?] = [
-        row["id"] as String, PlaceKind.venue.rawValue, row["name"] as String, row["description"] as String?,
-        row["address"] as String?, city, city.map(PlaceSearch.fold), row["site"] as String?, row["phone"] as String?,
+        row["id"] as String, "venue", row["name"] as String, row["description"] as String?,
+        row["address"] as String?, city, city.map(FrozenMigrationText.fold), row["site"] as String?,
+        row["phone"] as String?,
         row["email"] as String?, row["venue_type"] as String?, row["logo_url"] as String?,
         row["time_zone"] as String?, row["keywords"] as String, row["latitude"] as Double,
-        row["longitude"] as Double, row["geokey"] as Int64, record.titleKey, record.titleKey, record.searchText,
+        row["longitude"] as Double, row["geokey"] as Int64, titleKey, titleKey, searchText,
         row["updated_at"] as Int64, row["updated_at"] as Int64,
       ]
       for language in languages {

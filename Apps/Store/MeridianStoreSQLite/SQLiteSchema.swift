@@ -1,4 +1,3 @@
-import MeridianStore
 import PersistenceKit
 
 /// The server's SQLite schema as append-only, named SQL migrations (they never reference model types).
