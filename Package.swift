@@ -42,23 +42,33 @@ let package = Package(
         .product(name: "GeoKit", package: "GeoKit"),
       ],
       path: "Apps/API/MeridianAPI"),
-    // Apps: the storage interfaces, one per product area (no GRDB, no SQL, no Hummingbird)
+    // Apps: tokens, hashes of secrets, bcrypt passwords and webhook signatures (the only app module with crypto)
     .target(
-      name: "MeridianStore",
+      name: "MeridianSecrets",
       dependencies: [
-        "MeridianAPI",
-        .product(name: "DomainKit", package: "DomainKit"),
-        .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
         .product(name: "NIOPosix", package: "swift-nio"),
       ],
+      path: "Apps/Store/MeridianSecrets"),
+    // Apps: the storage interfaces, one per product area, and their rules (no GRDB, no SQL, no crypto, no files)
+    .target(
+      name: "MeridianStore",
+      dependencies: [
+        "MeridianAPI", "MeridianSecrets",
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "GeoKit", package: "GeoKit"),
+      ],
       path: "Apps/Store/MeridianStore"),
+    // Apps: blobs (images) as files in a directory, beside the database engines
+    .target(
+      name: "MeridianBlobFiles", dependencies: ["MeridianStore", "MeridianSecrets"],
+      path: "Apps/Store/MeridianBlobFiles"),
     // Apps: the embedded SQLite engine of the store interfaces (the only app module that imports GRDB)
     .target(
       name: "MeridianStoreSQLite",
       dependencies: [
-        "MeridianStore", "MeridianAPI",
+        "MeridianStore", "MeridianAPI", "MeridianSecrets",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
@@ -70,20 +80,21 @@ let package = Package(
     .target(
       name: "MeridianStorePostgres",
       dependencies: [
-        "MeridianStore", "MeridianAPI",
+        "MeridianStore", "MeridianAPI", "MeridianSecrets",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
         .product(name: "PersistenceKitPostgres", package: "PersistenceKit"),
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
       ],
       path: "Apps/Store/MeridianStorePostgres", exclude: ["README.md"]),
     // Apps: the engine a path or a postgres:// URL names, opened (for the server and the admin CLI)
     .target(
       name: "MeridianStoreEngines",
       dependencies: [
-        "MeridianStore", "MeridianStoreSQLite", "MeridianStorePostgres",
+        "MeridianStore", "MeridianStoreSQLite", "MeridianStorePostgres", "MeridianBlobFiles",
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Apps/Store/MeridianStoreEngines"),
@@ -100,7 +111,7 @@ let package = Package(
     .target(
       name: "MeridianServer",
       dependencies: [
-        "MeridianAPI", "MeridianStore", "MeridianStoreSQLite", "MeridianStoreEngines", "MeridianQRCode",
+        "MeridianAPI", "MeridianStore", "MeridianSecrets", "MeridianStoreEngines", "MeridianQRCode",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
@@ -131,11 +142,21 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Apps/Server/meridian-server"),
+    // Apps: the tracker's own SQLite database (its queue, state and local history), not the server's engine
+    .target(
+      name: "MeridianTrackerStore",
+      dependencies: [
+        .product(name: "DomainKit", package: "DomainKit"),
+        .product(name: "GeoKit", package: "GeoKit"),
+        .product(name: "PersistenceKit", package: "PersistenceKit"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+      ],
+      path: "Apps/Tracker/MeridianTrackerStore"),
     // Apps: the tracker
     .target(
       name: "MeridianTracker",
       dependencies: [
-        "MeridianAPI", "MeridianStoreSQLite",
+        "MeridianAPI", "MeridianTrackerStore",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
@@ -159,6 +180,7 @@ let package = Package(
       name: "MeridianBenchmarks",
       dependencies: [
         "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI", "MeridianTracker",
+        "MeridianTrackerStore",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
@@ -194,13 +216,16 @@ let package = Package(
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
+        .product(name: "PersistenceKit", package: "PersistenceKit"),
+        .product(name: "PersistenceKitPostgres", package: "PersistenceKit"),
       ],
       path: "Tests/MeridianStoreTesting"),
     // Tests: the contract every store engine passes
     .testTarget(
       name: "MeridianStoreContractTests",
       dependencies: [
-        "MeridianStore", "MeridianStoreTesting", "MeridianAPI", "MeridianStorePostgres",
+        "MeridianStore", "MeridianStoreTesting", "MeridianAPI", "MeridianStorePostgres", "MeridianSecrets",
+        "MeridianBlobFiles",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
@@ -210,7 +235,7 @@ let package = Package(
     .testTarget(
       name: "MeridianServerTests",
       dependencies: [
-        "MeridianServer", "meridian-server", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI",
+        "MeridianServer", "meridian-server", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI", "MeridianSecrets",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),
@@ -223,13 +248,15 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "NIOCore", package: "swift-nio"),
       ],
       path: "Tests/MeridianServerTests"),
     // Tests: the tracker's own (history, sources, policy, uploader, commands), no server
     .testTarget(
       name: "MeridianTrackerTests",
       dependencies: [
-        "MeridianTracker", "MeridianStoreSQLite", "MeridianStoreTesting", "MeridianTestSupport",
+        "MeridianTracker", "MeridianTrackerStore", "MeridianStoreTesting", "MeridianTestSupport",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
@@ -244,7 +271,8 @@ let package = Package(
       name: "MeridianServerIntegrationTests",
       dependencies: [
         "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI", "MeridianTracker",
-        "MeridianTestSupport", "MeridianStoreTesting",
+        "MeridianTrackerStore", "MeridianSecrets", "MeridianTestSupport", "MeridianStoreTesting",
+        "MeridianStoreEngines",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "DomainKit", package: "DomainKit"),
@@ -267,6 +295,7 @@ let package = Package(
       name: "MeridianAdmin",
       dependencies: [
         "MeridianStore", "MeridianStoreSQLite", "MeridianStorePostgres", "MeridianStoreEngines", "MeridianAPI",
+        "MeridianSecrets",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "Logging", package: "swift-log"),
@@ -287,7 +316,8 @@ let package = Package(
       name: "MeridianAdminTests",
       dependencies: [
         "MeridianTestSupport", "MeridianStoreTesting", "MeridianStorePostgres",
-        "MeridianAdmin", "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI",
+        "MeridianAdmin", "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI", "MeridianSecrets",
+        "MeridianBlobFiles", "MeridianStoreEngines",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -296,6 +326,8 @@ let package = Package(
         .product(name: "NetworkingKit", package: "NetworkingKit"),
         .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "PersistenceKitStrings", package: "PersistenceKit"),
+        .product(name: "PersistenceKitPostgres", package: "PersistenceKit"),
       ],
       path: "Tests/MeridianAdminTests"),
     // Tests: the kits' tests that need SwiftNIO, from the kits' own folders, so that NIO is compiled once here;

@@ -1,6 +1,7 @@
 import DomainKit
 import Foundation
 import MeridianAPI
+import MeridianBlobFiles
 import MeridianStore
 import MeridianStoreSQLite
 import Testing

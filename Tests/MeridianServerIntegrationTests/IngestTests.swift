@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import GeoKit
 import MeridianAPI
+import MeridianSecrets
 import MeridianServer
 import MeridianStore
 import MeridianStoreSQLite

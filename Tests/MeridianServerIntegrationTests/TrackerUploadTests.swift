@@ -6,6 +6,7 @@ import MeridianStoreSQLite
 import MeridianStoreTesting
 import MeridianTestSupport
 import MeridianTracker
+import MeridianTrackerStore
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
 import RealtimeKit

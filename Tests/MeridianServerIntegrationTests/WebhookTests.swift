@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import MeridianAPI
+import MeridianSecrets
 import MeridianServer
 import MeridianStore
 import MeridianTestSupport

@@ -2,6 +2,7 @@ import Crypto
 import DomainKit
 import Foundation
 import MeridianAPI
+import MeridianSecrets
 import MeridianServer
 import MeridianStore
 import MeridianStoreSQLite

@@ -1,5 +1,6 @@
 import DomainKit
 import Foundation
+import MeridianBlobFiles
 import MeridianStore
 import MeridianStoreTesting
 import Testing

@@ -1,6 +1,8 @@
 import DomainKit
 import Foundation
 import MeridianAPI
+import MeridianBlobFiles
+import MeridianSecrets
 import MeridianStore
 import MeridianStoreTesting
 import Testing

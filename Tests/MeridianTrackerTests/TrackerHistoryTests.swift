@@ -4,9 +4,9 @@ import Foundation
 import GRDB
 import GeoKit
 import Logging
-import MeridianStoreSQLite
 import MeridianTestSupport
 import MeridianTracker
+import MeridianTrackerStore
 import NIOCore
 import NIOPosix
 import Synchronization

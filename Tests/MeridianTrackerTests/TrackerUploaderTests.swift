@@ -1,8 +1,8 @@
 import DomainKit
 import Foundation
-import MeridianStoreSQLite
 import MeridianStoreTesting
 import MeridianTracker
+import MeridianTrackerStore
 import NetworkingKit
 import Testing
 

@@ -2,7 +2,6 @@ import DomainKit
 import Foundation
 import MeridianAPI
 import MeridianStore
-import MeridianStoreSQLite
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
 

@@ -5,7 +5,6 @@ import MeridianAPI
 import MeridianStore
 import MeridianStoreEngines
 import MeridianStorePostgres
-import MeridianStoreSQLite
 
 /// `meridian-admin`: the operators' CLI, run against the server's database: its SQLite file, or its PostgreSQL
 /// database (`--database postgres://…`).
@@ -89,7 +88,7 @@ public struct GlobalOptions: ParsableArguments, Sendable {
       for name in ["MERIDIAN_DATABASE_URL", "MERIDIAN_DATABASE"] {
         if let value = environment[name], !value.isEmpty { return StoreLocation(value) }
       }
-      return StoreLocation(SQLiteStore.defaultPath)
+      return StoreLocation(StoreLocation.defaultSQLitePath)
     }
   }
 

@@ -3,7 +3,6 @@ import DomainKit
 import Foundation
 import MeridianAPI
 import MeridianStore
-import MeridianStoreSQLite
 
 /// History files: the formats `history export` writes (the server's export formats) and `history import` reads.
 public typealias HistoryFileFormat = HistoryExportFormat

@@ -3,16 +3,13 @@ import DomainKit
 import Foundation
 import MeridianAPI
 import MeridianStore
+import MeridianStoreEngines
 
 /// Where the server keeps images for `database`: `MERIDIAN_BLOB_DIR` when set, else the database's blob table
 /// (PostgreSQL), else `blobs` next to the SQLite file (as the server decides).
 func adminBlobStore(_ database: AdminDatabase) -> any BlobStore {
-  if let directory = ProcessInfo.processInfo.environment["MERIDIAN_BLOB_DIR"], !directory.isEmpty {
-    return FileBlobStore(directory: URL(fileURLWithPath: directory, isDirectory: true))
-  }
-  if let inDatabase = database.store.databaseBlobs { return inDatabase }
-  let file = URL(fileURLWithPath: database.path)
-  return FileBlobStore(directory: file.deletingLastPathComponent().appendingPathComponent("blobs"))
+  database.location.blobStore(
+    for: database.store, directory: ProcessInfo.processInfo.environment["MERIDIAN_BLOB_DIR"])
 }
 
 /// How long an unreferenced image is kept, ms, as the server keeps it: `--grace-seconds` when given, else

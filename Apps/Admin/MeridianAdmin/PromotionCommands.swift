@@ -4,7 +4,6 @@ import Foundation
 import GeoKit
 import MeridianAPI
 import MeridianStore
-import MeridianStoreSQLite
 
 struct PromotionsCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(

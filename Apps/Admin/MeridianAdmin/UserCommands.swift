@@ -2,8 +2,8 @@ import ArgumentParser
 import DomainKit
 import Foundation
 import MeridianAPI
+import MeridianSecrets
 import MeridianStore
-import MeridianStoreSQLite
 
 struct UsersCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(

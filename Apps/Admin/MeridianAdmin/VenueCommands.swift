@@ -4,7 +4,6 @@ import Foundation
 import GeoKit
 import MeridianAPI
 import MeridianStore
-import MeridianStoreSQLite
 import PersistenceKit
 
 /// Reads venue files for `venues import`: CSV with one column per language, or GeoJSON points.

@@ -2,6 +2,7 @@ import ArgumentParser
 import DomainKit
 import Foundation
 import MeridianAPI
+import MeridianSecrets
 import MeridianStore
 
 struct WebhooksCommand: AsyncParsableCommand {

@@ -6,6 +6,7 @@ import MeridianServer
 import MeridianStore
 import MeridianStoreSQLite
 import MeridianTracker
+import MeridianTrackerStore
 
 /// `meridian-tracker-bench`: how fast the device agent records fixes locally (history + outbox, one transaction per
 /// fix, as `run` does) and how fast it gets them to a real server on loopback (agent → uploader → meridian-server on

@@ -1,5 +1,4 @@
 import Crypto
-import DomainKit
 import Foundation
 import HummingbirdBcrypt
 import NIOPosix

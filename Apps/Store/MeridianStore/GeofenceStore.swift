@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import GeoKit
 import MeridianAPI
+import MeridianSecrets
 
 /// Geofences, the rules' state per (person, geofence) and the events they produced.
 ///

@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import GeoKit
 import MeridianAPI
+import MeridianSecrets
 import Synchronization
 
 /// Everything the server keeps: one interface per product area, composed. Features depend on the areas they use;
@@ -34,6 +35,51 @@ public enum OTPCheck: Sendable, Hashable {
   case expired
   /// The attempts are used up.
   case exhausted
+}
+
+/// A stored one-time code as an engine reads it, its row locked for the check.
+public struct StoredOneTimeCode: Sendable, Hashable {
+  /// SHA-256 of the code (``SecretHash``).
+  public var codeHash: String
+  /// When it stops being valid, UTC ms.
+  public var expiresAt: Int64
+  /// Wrong guesses still allowed.
+  public var attemptsLeft: Int
+
+  /// A stored code.
+  public init(codeHash: String, expiresAt: Int64, attemptsLeft: Int) {
+    self.codeHash = codeHash
+    self.expiresAt = expiresAt
+    self.attemptsLeft = attemptsLeft
+  }
+}
+
+/// The one-time codes' rule, once for every engine: an expired code is removed and answers `expired`; a code whose
+/// attempts are used up stays (so that a new one must be asked for) and answers `exhausted`; the right code is
+/// consumed; a wrong guess spends an attempt. Engines read the row (locked), call ``check(_:codeHash:now:)`` and
+/// apply its change in the same transaction.
+public enum OneTimeCodeRule {
+  /// What a check does to the stored code.
+  public enum Change: Sendable, Hashable {
+    /// Nothing.
+    case keep
+    /// The code is removed (consumed or expired).
+    case delete
+    /// One attempt fewer.
+    case spendAttempt
+  }
+
+  /// The outcome of guessing `codeHash` against `stored` (nil: no code) at `now`, and the change to store.
+  public static func check(_ stored: StoredOneTimeCode?, codeHash: String, now: Int64) -> (
+    outcome: OTPCheck, change: Change
+  ) {
+    guard let stored else { return (.expired, .keep) }
+    if stored.expiresAt <= now { return (.expired, .delete) }
+    if stored.attemptsLeft <= 0 { return (.exhausted, .keep) }
+    if SecretHash.constantTimeEqual(stored.codeHash, codeHash) { return (.valid, .delete) }
+    let remaining = stored.attemptsLeft - 1
+    return (remaining <= 0 ? .exhausted : .wrong(remaining: remaining), .spendAttempt)
+  }
 }
 
 extension MeridianStore {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MeridianBlobFiles
 import MeridianStore
 import MeridianStorePostgres
 import MeridianStoreSQLite
@@ -101,5 +102,31 @@ public struct OpenStore: Sendable {
   public init(store: any MeridianStore, close: @escaping @Sendable () async -> Void) {
     self.store = store
     self.close = close
+  }
+}
+
+extension StoreLocation {
+  /// The SQLite file a server and the admin CLI use unless told otherwise (`./data/meridian.sqlite`).
+  public static let defaultSQLitePath = SQLiteStore.defaultPath
+
+  /// The store here when it is a SQLite file, opened (created and migrated as needed) without waiting on anything
+  /// but the file; nil for a PostgreSQL database (``open(maximumConnections:timeouts:logger:)`` opens both).
+  public func openEmbedded() throws -> (any MeridianStore)? {
+    guard case .sqlite(let path) = self else { return nil }
+    return try SQLiteStore.open(at: path)
+  }
+
+  /// Where images are kept for `store`, which lives here: `directory` when given (`MERIDIAN_BLOB_DIR`); else the
+  /// database's own blob table when the engine has one (PostgreSQL: every node sees it); else `blobs` next to the
+  /// SQLite file (`./data/blobs` by default). The server and the admin CLI decide alike through this.
+  public func blobStore(for store: any MeridianStore, directory: String?) -> any BlobStore {
+    if let directory, !directory.isEmpty {
+      return FileBlobStore(directory: URL(fileURLWithPath: directory, isDirectory: true))
+    }
+    if let inDatabase = store.databaseBlobs { return inDatabase }
+    let file: String
+    if case .sqlite(let path) = self { file = path } else { file = Self.defaultSQLitePath }
+    return FileBlobStore(
+      directory: URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent("blobs"))
   }
 }

@@ -152,27 +152,24 @@ extension PostgresStore: AccountStore {
   /// counted one after another against the same attempts.
   public func checkOTP(phone: String, codeHash: String, now: Int64) async throws -> OTPCheck {
     try await transaction { connection in
-      guard
-        let row = try await connection.query(
-          "SELECT code_hash, expires_at, attempts_left FROM otp_codes WHERE phone = \(phone) FOR UPDATE",
-          logger: self.logger
-        ).collect().first
-      else { return .expired }
-      let (stored, expiresAt, attemptsLeft) = try row.decode((String, Int64, Int32).self)
-      if expiresAt <= now {
-        _ = try await connection.query("DELETE FROM otp_codes WHERE phone = \(phone)", logger: self.logger).collect()
-        return .expired
+      let stored = try await connection.query(
+        "SELECT code_hash, expires_at, attempts_left FROM otp_codes WHERE phone = \(phone) FOR UPDATE",
+        logger: self.logger
+      ).collect().first.map { row in
+        let (hash, expiresAt, attemptsLeft) = try row.decode((String, Int64, Int32).self)
+        return StoredOneTimeCode(codeHash: hash, expiresAt: expiresAt, attemptsLeft: Int(attemptsLeft))
       }
-      if attemptsLeft <= 0 { return .exhausted }
-      if SecretHash.constantTimeEqual(stored, codeHash) {
+      let (outcome, change) = OneTimeCodeRule.check(stored, codeHash: codeHash, now: now)
+      switch change {
+      case .keep: break
+      case .delete:
         _ = try await connection.query("DELETE FROM otp_codes WHERE phone = \(phone)", logger: self.logger).collect()
-        return .valid
+      case .spendAttempt:
+        _ = try await connection.query(
+          "UPDATE otp_codes SET attempts_left = attempts_left - 1 WHERE phone = \(phone)", logger: self.logger
+        ).collect()
       }
-      _ = try await connection.query(
-        "UPDATE otp_codes SET attempts_left = attempts_left - 1 WHERE phone = \(phone)", logger: self.logger
-      ).collect()
-      let remaining = Int(attemptsLeft) - 1
-      return remaining <= 0 ? .exhausted : .wrong(remaining: remaining)
+      return outcome
     }
   }
 

@@ -151,24 +151,18 @@ public struct SQLiteStore: MeridianStore {
 
   public func checkOTP(phone: String, codeHash: String, now: Int64) async throws -> OTPCheck {
     try await database.write { db in
-      guard
-        let row = try Row.fetchOne(
-          db, sql: "SELECT code_hash, expires_at, attempts_left FROM otp_codes WHERE phone = ?", arguments: [phone])
-      else { return .expired }
-      let expiresAt: Int64 = row["expires_at"]
-      let attemptsLeft: Int = row["attempts_left"]
-      if expiresAt <= now {
-        try db.execute(sql: "DELETE FROM otp_codes WHERE phone = ?", arguments: [phone])
-        return .expired
+      let stored = try Row.fetchOne(
+        db, sql: "SELECT code_hash, expires_at, attempts_left FROM otp_codes WHERE phone = ?", arguments: [phone]
+      ).map { StoredOneTimeCode(codeHash: $0[0], expiresAt: $0[1], attemptsLeft: $0[2]) }
+      let (outcome, change) = OneTimeCodeRule.check(stored, codeHash: codeHash, now: now)
+      switch change {
+      case .keep: break
+      case .delete: try db.execute(sql: "DELETE FROM otp_codes WHERE phone = ?", arguments: [phone])
+      case .spendAttempt:
+        try db.execute(
+          sql: "UPDATE otp_codes SET attempts_left = attempts_left - 1 WHERE phone = ?", arguments: [phone])
       }
-      if attemptsLeft <= 0 { return .exhausted }
-      let stored: String = row["code_hash"]
-      if SecretHash.constantTimeEqual(stored, codeHash) {
-        try db.execute(sql: "DELETE FROM otp_codes WHERE phone = ?", arguments: [phone])
-        return .valid
-      }
-      try db.execute(sql: "UPDATE otp_codes SET attempts_left = attempts_left - 1 WHERE phone = ?", arguments: [phone])
-      return attemptsLeft - 1 <= 0 ? .exhausted : .wrong(remaining: attemptsLeft - 1)
+      return outcome
     }
   }
 

@@ -1,6 +1,6 @@
 import DomainKit
 import Foundation
-import MeridianStoreSQLite
+import MeridianTrackerStore
 
 /// Where the agent's fixes come from.
 public enum FixSource: Sendable {

@@ -1,6 +1,6 @@
 import DomainKit
 import Foundation
-import MeridianStoreSQLite
+import MeridianTrackerStore
 
 /// The file formats `history export` writes and `history import` reads (Google Takeout is read only).
 public enum HistoryFormat: String, Sendable, Hashable, CaseIterable {

@@ -1,6 +1,6 @@
 import DomainKit
 import Foundation
-import MeridianStoreSQLite
+import MeridianTrackerStore
 
 /// A recorded track replayed in time order. A replay changes only the pacing: every fix keeps the spacing it was
 /// recorded with, and the whole track is shifted by one ``offset`` so that it ends no later than now — in real time

@@ -1,7 +1,7 @@
 import DomainKit
 import Foundation
 import Logging
-import MeridianStoreSQLite
+import MeridianTrackerStore
 import NetworkingKit
 import Synchronization
 

@@ -1,6 +1,6 @@
 import DomainKit
 import Foundation
-import MeridianStoreSQLite
+import MeridianTrackerStore
 
 /// The tracker's state directory: the sign-in (`session.json`) and the history file (`history.sqlite`), readable
 /// by the owner only (directory 0700, files 0600).

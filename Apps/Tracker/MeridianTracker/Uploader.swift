@@ -1,7 +1,7 @@
 import DomainKit
 import Foundation
 import MeridianAPI
-import MeridianStoreSQLite
+import MeridianTrackerStore
 import NetworkingKit
 
 /// Sends the outbox to the server in batches and removes each batch only after the server acknowledged it: over

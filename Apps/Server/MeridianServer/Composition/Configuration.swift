@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import MeridianStoreEngines
-import MeridianStoreSQLite
 import RealtimeKitHummingbird
 
 /// Everything the server is configured with, as one typed value.
@@ -33,12 +32,12 @@ public struct ServerConfiguration: Sendable, Hashable {
   public var port = 8080
   /// The store: a SQLite file (the default, created and migrated on start) or a PostgreSQL database shared by
   /// several server nodes (`--database postgres://…`).
-  public var database = StoreLocation.sqlite(path: SQLiteStore.defaultPath)
+  public var database = StoreLocation.sqlite(path: StoreLocation.defaultSQLitePath)
   /// The SQLite file, when the store is one (setting it selects SQLite).
   public var databasePath: String {
     get {
       if case .sqlite(let path) = database { return path }
-      return SQLiteStore.defaultPath
+      return StoreLocation.defaultSQLitePath
     }
     set { database = .sqlite(path: newValue) }
   }

@@ -5,7 +5,6 @@ import Logging
 import MeridianAPI
 import MeridianStore
 import MeridianStoreEngines
-import MeridianStoreSQLite
 import NIOCore
 import RealtimeKit
 import RealtimeKitHummingbird
@@ -95,7 +94,7 @@ public struct ServerApp: Sendable {
             logger: logger, now: environment.now)),
         .init(
           service: BlobSweepService(
-            blobs: PollFeature.blobStore(configuration: configuration, store: environment.store),
+            blobs: environment.blobs,
             store: environment.store, interval: configuration.polls.blobSweepInterval,
             gracePeriod: configuration.polls.blobGracePeriod, now: environment.now, logger: logger)),
         .init(service: GeofenceFanOut(live: live, geofences: geofences, commits: writer.commits)),
@@ -132,7 +131,7 @@ public struct ServerApp: Sendable {
     environment: ServerEnvironment, writer: FixWriter, live: LiveUpdates, geofences: GeofenceMonitor,
     router: Router<MeridianRequestContext>
   ) {
-    guard let store = try store ?? Self.sqliteStore(configuration.database) else {
+    guard let store = try store ?? configuration.database.openEmbedded() else {
       throw CompositionError(message: "\(configuration.database) needs ServerApp.open, which opens every engine")
     }
     let sender = try smsSender ?? configuration.makeSMSSender(metrics: metrics, logger: logger)
@@ -152,11 +151,6 @@ public struct ServerApp: Sendable {
       configuration: configuration, environment: environment, ingest: ingest, live: live, geofences: geofences,
       metrics: metrics)
     return (environment, writer, live, geofences, router)
-  }
-
-  private static func sqliteStore(_ location: StoreLocation) throws -> SQLiteStore? {
-    guard case .sqlite(let path) = location else { return nil }
-    return try SQLiteStore.open(at: path)
   }
 
   /// A sentence for an error the server stopped with: the address and what to do for a port another program holds,
@@ -219,7 +213,7 @@ public struct ServerApp: Sendable {
       logger: Logger(label: "meridian-server.health"))
     registrar.on(API.health) { _ in try await health.check() }
     AuthFeature(environment: environment, live: live).register(on: registrar)
-    let blobs = PollFeature.blobStore(configuration: configuration, store: environment.store)
+    let blobs = environment.blobs
     ProfileFeature(environment: environment, blobs: blobs).register(on: registrar)
     SharingFeature(environment: environment, live: live).register(on: registrar)
     DeviceFeature(environment: environment, ingest: ingest).register(on: registrar)

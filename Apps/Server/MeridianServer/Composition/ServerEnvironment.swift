@@ -2,7 +2,9 @@ import DomainKit
 import Foundation
 import Logging
 import MeridianAPI
+import MeridianSecrets
 import MeridianStore
+import MeridianStoreEngines
 import Synchronization
 
 /// What the route handlers need, as values: the store, the SMS sender, the clock, the limits. Tests build one with
@@ -65,7 +67,9 @@ public struct ServerEnvironment: Sendable {
     self.now = now
     self.tokenLifetime = configuration.tokenLifetime * 1000
     self.blobGracePeriod = configuration.polls.blobGracePeriod
-    self.blobs = PollFeature.blobStore(configuration: configuration, store: store)
+    // MERIDIAN_BLOB_DIR when set; else the database's blob table (PostgreSQL: every node sees it); else `blobs`
+    // next to the SQLite file. Built once: every feature uses this one.
+    self.blobs = configuration.database.blobStore(for: store, directory: configuration.polls.blobDirectory)
     // Every node on a shared database counts in it (the store's sharedLimits); one SQLite node, in memory.
     let shared = store.sharedLimits
     self.otpPhoneLimiter = RateLimiter(

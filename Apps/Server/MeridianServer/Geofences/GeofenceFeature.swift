@@ -1,6 +1,7 @@
 import DomainKit
 import Foundation
 import MeridianAPI
+import MeridianSecrets
 import MeridianStore
 import NetworkingKit
 

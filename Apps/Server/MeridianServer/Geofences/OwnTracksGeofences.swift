@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import GeoKit
 import MeridianAPI
+import MeridianSecrets
 import MeridianStore
 
 /// OwnTracks interop for geofences: `waypoint` and `waypoints` messages create or update the person's circle

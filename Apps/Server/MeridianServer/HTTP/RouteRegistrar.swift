@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import MeridianAPI
+import MeridianSecrets
 import MeridianStore
 import NIOCore
 import NetworkingKit

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import MeridianAPI
+import MeridianSecrets
 import MeridianStore
 import NIOCore
 

@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import Logging
 import MeridianAPI
+import MeridianSecrets
 import MeridianStore
 import RealtimeKit
 

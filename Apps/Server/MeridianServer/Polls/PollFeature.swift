@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import MeridianAPI
+import MeridianSecrets
 import MeridianStore
 import NIOCore
 import NetworkingKit
@@ -28,7 +29,7 @@ struct PollFeature: Sendable {
   init(environment: ServerEnvironment, configuration: ServerConfiguration, hub: RealtimeHub? = nil) {
     self.environment = environment
     self.settings = configuration.polls
-    self.blobs = Self.blobStore(configuration: configuration, store: environment.store)
+    self.blobs = environment.blobs
     // Counted where the other limits are: in memory on SQLite, in the database every node shares on PostgreSQL.
     let shared = environment.store.sharedLimits
     self.pollLimiter = RateLimiter(
@@ -41,17 +42,6 @@ struct PollFeature: Sendable {
       limit: environment.limits.blobsPerAccountPerHour, window: 3_600_000,
       counters: .of(shared, purpose: "blobs.account"))
     self.live = hub.map { PollLive(hub: $0, store: environment.store) }
-  }
-
-  /// `MERIDIAN_BLOB_DIR` when set; else the database's blob table (PostgreSQL: every node sees it); else `blobs`
-  /// next to the SQLite file (`./data/blobs` by default).
-  static func blobStore(configuration: ServerConfiguration, store: any MeridianStore) -> any BlobStore {
-    if let directory = configuration.polls.blobDirectory {
-      return FileBlobStore(directory: URL(fileURLWithPath: directory, isDirectory: true))
-    }
-    if let inDatabase = store.databaseBlobs { return inDatabase }
-    let database = URL(fileURLWithPath: configuration.databasePath)
-    return FileBlobStore(directory: database.deletingLastPathComponent().appendingPathComponent("blobs"))
   }
 
   /// Registers the routes of `API.pollEndpoints`.

@@ -1,6 +1,7 @@
 import Crypto
 import DomainKit
 import Foundation
+import MeridianSecrets
 import MeridianStore
 import Synchronization
 

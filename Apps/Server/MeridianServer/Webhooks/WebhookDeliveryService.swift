@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import MeridianAPI
+import MeridianSecrets
 import MeridianStore
 import NIOPosix
 import NetworkingKit

@@ -2,7 +2,7 @@ import ArgumentParser
 import DomainKit
 import Foundation
 import MeridianAPI
-import MeridianStoreSQLite
+import MeridianTrackerStore
 import NetworkingKit
 
 #if canImport(Glibc)

@@ -2,7 +2,7 @@ import ArgumentParser
 import DomainKit
 import Foundation
 import Logging
-import MeridianStoreSQLite
+import MeridianTrackerStore
 import NetworkingKit
 
 /// The `meridian-tracker` command line: `login`, `run`, `watch`, `history …` and `status`. The executable only

@@ -2,7 +2,7 @@ import ArgumentParser
 import DomainKit
 import Foundation
 import Logging
-import MeridianStoreSQLite
+import MeridianTrackerStore
 import NetworkingKit
 
 struct Run: AsyncParsableCommand {
