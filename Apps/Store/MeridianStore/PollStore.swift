@@ -251,6 +251,55 @@ public enum PollStoreError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 }
 
+/// The polls' rules, once for every engine: who sees a hidden poll, what takes a vote or a comment, and what a
+/// ballot changes. Engines read the rows, ask these, and write what they say in the same transaction.
+public enum PollRules {
+  /// Whether `viewer` sees a poll by `authorID` that is `hidden`: a hidden poll only its author, or a caller that
+  /// asks for hidden ones (moderators, the admin).
+  public static func isVisible(hidden: Bool, authorID: String, to viewer: UserID?, includeHidden: Bool = false) -> Bool
+  {
+    !hidden || includeHidden || authorID == viewer?.rawValue
+  }
+
+  /// Throws unless the poll takes votes at `now`: hidden polls and closed ones (`closesAt` reached) take none.
+  public static func checkOpen(_ poll: PollID, hidden: Bool, closesAt: Int64?, now: Int64) throws(PollStoreError) {
+    if hidden { throw .pollHidden(poll) }
+    if let closesAt, now >= closesAt { throw .pollClosed(poll) }
+  }
+
+  /// Throws unless the poll takes comments: a hidden poll takes none (a closed one still does).
+  public static func checkCommentable(_ poll: PollID, hidden: Bool) throws(PollStoreError) {
+    if hidden { throw .pollHidden(poll) }
+  }
+
+  /// What a ballot changes: the counts of the two options and of voters, and whether the vote earns the reward.
+  public struct BallotChange: Sendable, Hashable {
+    /// Added to `votes0`, `votes1` and `votes_total`.
+    public var first: Int, second: Int, total: Int
+    /// A first vote earns the poll's reward; a changed one does not.
+    public var earnsReward: Bool
+
+    /// A change of the counts by `first`, `second` and `total`.
+    public init(first: Int, second: Int, total: Int, earnsReward: Bool) {
+      (self.first, self.second, self.total, self.earnsReward) = (first, second, total, earnsReward)
+    }
+
+    /// A vote that changes nothing (the same choice again).
+    public static let none = BallotChange(first: 0, second: 0, total: 0, earnsReward: false)
+  }
+
+  /// The change of `choice` by a voter whose ballot was `previous` (nil: a first vote).
+  public static func ballot(previous: PollChoice?, choice: PollChoice) -> BallotChange {
+    switch (previous, choice) {
+    case (nil, .first): BallotChange(first: 1, second: 0, total: 1, earnsReward: true)
+    case (nil, .second): BallotChange(first: 0, second: 1, total: 1, earnsReward: true)
+    case (.first, .second): BallotChange(first: -1, second: 1, total: 0, earnsReward: false)
+    case (.second, .first): BallotChange(first: 1, second: -1, total: 0, earnsReward: false)
+    default: .none
+    }
+  }
+}
+
 /// A poll row as both engines read it (the feed's one query: the poll, its author's public fields, the visible
 /// comment count), turned into the API's ``PollSummary`` by one rule.
 public struct PollRowValues: Sendable {

@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import Logging
 import MeridianAPI
+import MeridianSecrets
 import MeridianStore
 import PostgresNIO
 
@@ -90,7 +91,9 @@ extension PostgresStore: PollStore {
       ).first
     else { return nil }
     let values = try Self.pollValues(row)
-    if values.hidden && !includeHidden && values.authorID != viewer?.rawValue { return nil }
+    guard
+      PollRules.isVisible(hidden: values.hidden, authorID: values.authorID, to: viewer, includeHidden: includeHidden)
+    else { return nil }
     var choice: PollChoice?
     if let viewer {
       let found = try await rows(
@@ -241,22 +244,20 @@ extension PostgresStore: PollStore {
         let (votes0, votes1) = try counts?.decode((Int, Int).self) ?? (0, 0)
         return VoteOutcome(results: PollResults(counts: [votes0, votes1]), previous: previous, awarded: 0)
       }
-      let (first, second, total): (Int, Int, Int)
-      if let previous {
+      let change = PollRules.ballot(previous: previous, choice: choice)
+      if previous != nil {
         _ = try await connection.query(
           """
           UPDATE poll_ballots SET choice = \(Int16(choice.rawValue)), updated_at = \(now)
           WHERE user_id = \(user.rawValue) AND poll_id = \(poll.rawValue)
           """, logger: self.logger
         ).collect()
-        (first, second, total) = previous == .first ? (-1, 1, 0) : (1, -1, 0)
-      } else {
-        (first, second, total) = choice == .first ? (1, 0, 1) : (0, 1, 1)
       }
+      let (first, second, total) = (change.first, change.second, change.total)
       // The reward before the counts (the voter's own balance row): the poll's row is then held for one statement
       // and the commit.
       var awarded = 0
-      if previous == nil && reward > 0 {
+      if change.earnsReward && reward > 0 {
         awarded = try await Self.credit(
           user, reward, reason: .voted, reference: poll.rawValue, now: now, on: connection, logger: self.logger)
       }
@@ -285,8 +286,7 @@ extension PostgresStore: PollStore {
   /// Throws when a poll's row (`hidden`, `closes_at`) says it takes no votes at `now`.
   static func checkOpen(_ poll: PollID, _ row: PostgresRow, now: Int64) throws {
     let (hidden, closesAt) = try row.decode((Bool, Int64?).self)
-    if hidden { throw PollStoreError.pollHidden(poll) }
-    if let closesAt, now >= closesAt { throw PollStoreError.pollClosed(poll) }
+    try PollRules.checkOpen(poll, hidden: hidden, closesAt: closesAt, now: now)
   }
 
   /// `user`'s choice in `poll`, its row locked until the transaction ends; nil before their first vote.
@@ -310,7 +310,7 @@ extension PostgresStore: PollStore {
           "SELECT hidden FROM polls WHERE id = \(comment.pollID.rawValue) FOR SHARE", logger: self.logger
         ).collect().first
       else { throw PollStoreError.pollNotFound(comment.pollID) }
-      if try row.decode(Bool.self) { throw PollStoreError.pollHidden(comment.pollID) }
+      try PollRules.checkCommentable(comment.pollID, hidden: try row.decode(Bool.self))
       do {
         _ = try await connection.query(
           """
@@ -336,7 +336,9 @@ extension PostgresStore: PollStore {
       throw PollStoreError.pollNotFound(poll)
     }
     let (author, hidden) = try row.decode((String, Bool).self)
-    if hidden && author != viewer?.rawValue { throw PollStoreError.pollNotFound(poll) }
+    guard PollRules.isVisible(hidden: hidden, authorID: author, to: viewer) else {
+      throw PollStoreError.pollNotFound(poll)
+    }
     let found = try await rows(
       """
       SELECT c.id, c.author_id, c.text, c.hidden, c.created_at,
@@ -482,16 +484,11 @@ extension PostgresStore: PollStore {
           .isEmpty
       else { throw PollStoreError.userNotFound(user) }
       let balance = try await Self.balance(user, lock: true, on: connection, logger: self.logger)
-      // DomainKit's ledger rules decide (amount ≠ 0; a negative grant may not overdraw); the SQL keeps them.
-      var ledger = PointsLedger(
-        userID: user,
-        entries: [PointsEntry(id: "balance", userID: user, amount: balance, reason: .adjustment, createdAt: now)])
+      try PointsRules.checkGrant(amount, to: user, balance: balance, now: now)
       if amount >= 0 {
-        try ledger.earn(amount, reason: .adjustment, id: "grant", at: now)
         _ = try await Self.credit(
           user, amount, reason: .adjustment, reference: nil, note: note, now: now, on: connection, logger: self.logger)
       } else {
-        try ledger.spend(-amount, reason: .adjustment, id: "grant", at: now)
         _ = try await Self.debit(
           user, -amount, reason: .adjustment, reference: nil, note: note, now: now, on: connection, logger: self.logger)
       }
@@ -571,13 +568,8 @@ extension PostgresStore: PollStore {
         ).collect().first
       else { throw PollStoreError.offerNotFound(offer) }
       let listing = try Self.listing(row)
-      if let validUntil = listing.offer.validUntil, now >= validUntil { throw PointsError.offerExpired }
-      guard listing.remaining > 0 else { throw PollStoreError.outOfStock(offer) }
-      // DomainKit's rule decides (expiry, the price against the balance); the SQL below keeps it.
-      var ledger = PointsLedger(
-        userID: user,
-        entries: [PointsEntry(id: "balance", userID: user, amount: balance, reason: .adjustment, createdAt: now)])
-      let coupon = try ledger.purchase(listing.offer, couponID: couponID, code: code, entryID: "purchase", at: now)
+      let coupon = try PointsRules.purchase(
+        listing, couponID: couponID, code: code, by: user, balance: balance, now: now)
       let remaining = try await Self.debit(
         user, listing.offer.price, reason: .couponPurchase, reference: couponID.rawValue, now: now, on: connection,
         logger: self.logger)

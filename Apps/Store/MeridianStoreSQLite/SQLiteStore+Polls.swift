@@ -66,7 +66,9 @@ extension SQLiteStore {
       guard let row = try Row.fetchOne(db, sql: "\(Self.pollSelect) WHERE p.id = ?", arguments: [id.rawValue])
       else { return nil }
       let values = Self.pollValues(row)
-      if values.hidden && !includeHidden && values.authorID != viewer?.rawValue { return nil }
+      guard
+        PollRules.isVisible(hidden: values.hidden, authorID: values.authorID, to: viewer, includeHidden: includeHidden)
+      else { return nil }
       let choice = try viewer.flatMap { viewer in
         try Int.fetchOne(
           db, sql: "SELECT choice FROM poll_ballots WHERE user_id = ? AND poll_id = ?",
@@ -186,31 +188,24 @@ extension SQLiteStore {
         let row = try Row.fetchOne(
           db, sql: "SELECT hidden, closes_at FROM polls WHERE id = ?", arguments: [poll.rawValue])
       else { throw PollStoreError.pollNotFound(poll) }
-      if row[0] as Bool { throw PollStoreError.pollHidden(poll) }
-      if let closesAt = row[1] as Int64?, now >= closesAt { throw PollStoreError.pollClosed(poll) }
+      try PollRules.checkOpen(poll, hidden: row[0], closesAt: row[1], now: now)
       let previous = try Int.fetchOne(
         db, sql: "SELECT choice FROM poll_ballots WHERE user_id = ? AND poll_id = ?",
         arguments: [user.rawValue, poll.rawValue]
       ).flatMap(PollChoice.init(rawValue:))
+      let change = PollRules.ballot(previous: previous, choice: choice)
       var awarded = 0
-      if let previous {
-        if previous != choice {
-          try db.execute(
-            sql: "UPDATE poll_ballots SET choice = ?, updated_at = ? WHERE user_id = ? AND poll_id = ?",
-            arguments: [choice.rawValue, now, user.rawValue, poll.rawValue])
-          let (from, to) = ("votes\(previous.rawValue)", "votes\(choice.rawValue)")
-          try db.execute(
-            sql: "UPDATE polls SET \(from) = \(from) - 1, \(to) = \(to) + 1 WHERE id = ?", arguments: [poll.rawValue])
-        }
-      } else {
+      if change != .none {
         try db.execute(
-          sql: "INSERT INTO poll_ballots(user_id, poll_id, choice, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-          arguments: [user.rawValue, poll.rawValue, choice.rawValue, now, now])
-        let column = "votes\(choice.rawValue)"
+          sql: """
+            INSERT INTO poll_ballots(user_id, poll_id, choice, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)
+            ON CONFLICT(user_id, poll_id) DO UPDATE SET choice = excluded.choice, updated_at = excluded.updated_at
+            """,
+          arguments: [user.rawValue, poll.rawValue, choice.rawValue, now])
         try db.execute(
-          sql: "UPDATE polls SET \(column) = \(column) + 1, votes_total = votes_total + 1 WHERE id = ?",
-          arguments: [poll.rawValue])
-        if reward > 0 {
+          sql: "UPDATE polls SET votes0 = votes0 + ?, votes1 = votes1 + ?, votes_total = votes_total + ? WHERE id = ?",
+          arguments: [change.first, change.second, change.total, poll.rawValue])
+        if change.earnsReward && reward > 0 {
           awarded = try Self.credit(db, user, reward, reason: .voted, reference: poll.rawValue, now: now)
         }
       }
@@ -229,7 +224,7 @@ extension SQLiteStore {
         let hidden = try Bool.fetchOne(
           db, sql: "SELECT hidden FROM polls WHERE id = ?", arguments: [comment.pollID.rawValue])
       else { throw PollStoreError.pollNotFound(comment.pollID) }
-      if hidden { throw PollStoreError.pollHidden(comment.pollID) }
+      try PollRules.checkCommentable(comment.pollID, hidden: hidden)
       do {
         try db.execute(
           sql: "INSERT INTO poll_comments(id, poll_id, author_id, text, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -252,7 +247,7 @@ extension SQLiteStore {
       guard
         let row = try Row.fetchOne(
           db, sql: "SELECT author_id, hidden FROM polls WHERE id = ?", arguments: [poll.rawValue]),
-        !(row[1] as Bool) || (row[0] as String) == viewer?.rawValue
+        PollRules.isVisible(hidden: row[1], authorID: row[0], to: viewer)
       else { throw PollStoreError.pollNotFound(poll) }
       var arguments: StatementArguments = [poll.rawValue, viewer?.rawValue]
       var after = ""
@@ -380,18 +375,10 @@ extension SQLiteStore {
       guard try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE id = ?", arguments: [user.rawValue]) != nil else {
         throw PollStoreError.userNotFound(user)
       }
-      // DomainKit's ledger rules decide (amount ≠ 0; a negative grant may not overdraw); the SQL keeps them.
-      var ledger = PointsLedger(
-        userID: user,
-        entries: [
-          PointsEntry(
-            id: "balance", userID: user, amount: try Self.balance(db, user), reason: .adjustment, createdAt: now)
-        ])
+      try PointsRules.checkGrant(amount, to: user, balance: try Self.balance(db, user), now: now)
       if amount >= 0 {
-        try ledger.earn(amount, reason: .adjustment, id: "grant", at: now)
         try Self.credit(db, user, amount, reason: .adjustment, reference: nil, note: note, now: now)
       } else {
-        try ledger.spend(-amount, reason: .adjustment, id: "grant", at: now)
         try Self.debit(db, user, -amount, reason: .adjustment, reference: nil, note: note, now: now)
       }
       return try Self.statement(db, user, limit: 20)
@@ -464,16 +451,9 @@ extension SQLiteStore {
         throw PollStoreError.offerNotFound(offer)
       }
       let listing = Self.listing(row)
-      if let validUntil = listing.offer.validUntil, now >= validUntil { throw PointsError.offerExpired }
-      guard listing.remaining > 0 else { throw PollStoreError.outOfStock(offer) }
-      // DomainKit's rule decides (expiry, the price against the balance); the SQL below keeps it.
-      var ledger = PointsLedger(
-        userID: user,
-        entries: [
-          PointsEntry(
-            id: "balance", userID: user, amount: try Self.balance(db, user), reason: .adjustment, createdAt: now)
-        ])
-      let coupon = try ledger.purchase(listing.offer, couponID: couponID, code: code, entryID: "purchase", at: now)
+      let balance = try Self.balance(db, user)
+      let coupon = try PointsRules.purchase(
+        listing, couponID: couponID, code: code, by: user, balance: balance, now: now)
       try Self.debit(db, user, listing.offer.price, reason: .couponPurchase, reference: couponID.rawValue, now: now)
       try db.execute(
         sql: "UPDATE coupon_offers SET sold = sold + 1 WHERE id = ? AND sold < stock", arguments: [offer.rawValue])
@@ -488,7 +468,7 @@ extension SQLiteStore {
       } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
         throw PollStoreError.codeTaken
       }
-      return CouponPurchase(coupon: coupon, balance: ledger.balance)
+      return CouponPurchase(coupon: coupon, balance: balance - listing.offer.price)
     }
   }
 
