@@ -69,8 +69,9 @@ struct AdminKilledImportTests {
     try await store.statistics(now: Timestamp.milliseconds(Date()), days: 1).fixes
   }
 
-  // Paced at 5,000 fixes a second (--rows-per-second), so the kill points are 200 ms apart on any machine: unpaced, a
-  // quiet machine's SQLite stored the 30,000 points before the poller saw the second one.
+  // Paced at 2,000 fixes a second (--rows-per-second), so batches are 500 ms apart and the second half of the file
+  // takes 7.5 s: unpaced, a quiet machine's SQLite stored the 30,000 points before the poller saw the second kill
+  // point; at 5,000 a second, a machine at a load of 19 did too.
   @Test(arguments: ["sqlite", "postgres"])
   func aKilledHistoryImportRunAgainStoresEveryPointOnce(_ engine: String) async throws {
     try await Self.withDatabase(engine) { database, sandbox, store in
@@ -88,7 +89,7 @@ struct AdminKilledImportTests {
       try csv.write(toFile: file, atomically: true, encoding: .utf8)
       let arguments = ["history", "import", "--user", "anna@example.com", file]
       for (threshold, point) in [(1, "after the first batch"), (points / 2, "past half the file")] {
-        let seen = try await Self.kill(arguments + ["--rows-per-second", "5000"], database: database, at: point) {
+        let seen = try await Self.kill(arguments + ["--rows-per-second", "2000"], database: database, at: point) {
           let stored = try await Self.fixCount(store)
           return stored >= threshold ? "\(stored) fixes stored" : nil
         }
@@ -112,8 +113,10 @@ struct AdminKilledImportTests {
     }
   }
 
-  // Paced at 100 rows a second (--rows-per-second) in batches of 20, so the alternate names (12 rows) take at least
-  // 120 ms after the cities' commit: unpaced, a quiet machine committed both before the poller saw the moment between.
+  // Paced at 100 rows a second (--rows-per-second) in batches of 20, with 300 more alternate names (of places the
+  // extract does not have, so they change nothing), so the alternate names take 3 s after the cities' commit:
+  // unpaced, a quiet machine committed both before the poller saw the moment between; paced with the extract's 12
+  // names, a machine at a load of 19 did too.
   @Test(arguments: ["sqlite", "postgres"])
   func aKilledGazetteerImportRunAgainEndsWithTheWholeGazetteer(_ engine: String) async throws {
     try await Self.withDatabase(engine) { database, sandbox, store in
@@ -121,8 +124,14 @@ struct AdminKilledImportTests {
         try await sandbox.admin(arguments, database: database)
       }
       _ = try await store.dataLanguages()
-      // Batches of 20 rows: the cities file is over 100 staged batches, the alternate names one.
-      let arguments = ["geo", "import", GeoImportTests.extract.path, "--batch-size", "20"]
+      // Batches of 20 rows: the cities file is over 100 staged batches, the alternate names 16.
+      let extract = URL(fileURLWithPath: sandbox.path("extract"))
+      try FileManager.default.copyItem(at: GeoImportTests.extract, to: extract)
+      let alternateNames = extract.appendingPathComponent("alternateNamesV2.txt")
+      let padding = (1...300).map { "\(90_000_000 + $0)\t\(990_000_000 + $0)\ten\tNowhere \($0)\t\t\t\t\t\t\n" }
+      try (String(contentsOf: alternateNames, encoding: .utf8) + padding.joined()).write(
+        to: alternateNames, atomically: true, encoding: .utf8)
+      let arguments = ["geo", "import", extract.path, "--batch-size", "20"]
       let paced = arguments + ["--rows-per-second", "100"]
       // Killed with the cities file staged in part, then once it is committed and the alternate names are not.
       let points: [(String, String, String?)] = [

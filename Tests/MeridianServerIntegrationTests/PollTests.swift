@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import HTTPTypes
 import MeridianAPI
+import MeridianSecrets
 import MeridianServer
 import MeridianStore
 import MeridianStoreTesting
@@ -473,12 +474,12 @@ struct PollTests {
 
   @Test(arguments: engines)
   func theServerSweepsUploadsNothingUses(_ engine: String) async throws {
-    // A sweep every 100 ms and a grace period of 3 s (time enough to attach an upload to a poll): an upload never
-    // attached goes by itself, a poll's image stays.
+    // A sweep every 100 ms and a grace period of 10 s (time enough to attach an upload to a poll, even at a load of
+    // 19, where 3 s was not): an upload never attached goes by itself, a poll's image stays.
     try await Self.withServer(
       engine,
       {
-        $0.polls.blobGracePeriod = 3_000
+        $0.polls.blobGracePeriod = 10_000
         $0.polls.blobSweepInterval = 100
       }
     ) { server in
