@@ -55,19 +55,6 @@ struct IngestTests {
       await expectAPIError(.idempotencyConflict, status: 422) {
         try await raw.send(RawAPI.keyedFixes, body: Data(respelled.utf8), idempotencyKey: "spelled")
       }
-      // A key stored before fingerprints hashed the bytes (canonical JSON) still replays for any spelling.
-      let legacyBatch = try JSONDecoder().decode(FixBatch.self, from: Data(respelled.utf8))
-      let canonical = JSONEncoder()
-      canonical.outputFormatting = .sortedKeys
-      let legacyHash = SecretHash.sha256(
-        "POST /v1/fixes\n" + String(decoding: try canonical.encode(legacyBatch), as: UTF8.self))
-      let firstAnswer = FixReceipt(accepted: 1, duplicates: 0)
-      try await server.app.environment.store.saveIdempotentResponse(
-        StoredResponse(requestHash: legacyHash, status: 200, body: try JSONEncoder().encode(firstAnswer)),
-        userID: annaSession.userId, key: "before-upgrade", now: 0)
-      #expect(
-        try await raw.send(RawAPI.keyedFixes, body: Data(respelled.utf8), idempotencyKey: "before-upgrade")
-          == firstAnswer)
       // Keys are per user: Bob's "upload-1" is his own.
       let (_, bob) = try await server.signUp("bob")
       #expect(

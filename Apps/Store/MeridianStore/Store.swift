@@ -132,20 +132,16 @@ public final class IdempotencyClaim: Sendable {
   public let key: String
   /// The request's fingerprint (method, path, body bytes).
   public let requestHash: String
-  /// The fingerprint servers before 2026-11-24 stored (method, path, the body re-encoded as canonical JSON),
-  /// computed only when a stored fingerprint differs from ``requestHash``: a client that retries a key from before
-  /// an upgrade with a body spelled in another key order still gets its first answer.
-  public let legacyRequestHash: @Sendable () -> String?
   private let state = Mutex(Resolution.pending)
 
-  public init(key: String, requestHash: String, legacyRequestHash: @escaping @Sendable () -> String? = { nil }) {
+  /// A claim of `key` for the request whose fingerprint is `requestHash`.
+  public init(key: String, requestHash: String) {
     self.key = key
     self.requestHash = requestHash
-    self.legacyRequestHash = legacyRequestHash
   }
 
   /// Whether `stored`, the fingerprint kept with the key, is this request's.
-  public func matches(_ stored: String) -> Bool { stored == requestHash || stored == legacyRequestHash() }
+  public func matches(_ stored: String) -> Bool { stored == requestHash }
 
   /// Records what the transaction found.
   public func resolve(_ resolution: Resolution) { state.withLock { $0 = resolution } }

@@ -242,15 +242,6 @@ public struct CompositionError: Error, CustomStringConvertible {
   public var description: String { message }
 }
 
-/// The live fan-out as a service: publishes every commit of the writer until the writer ends its stream (it ignores
-/// the graceful shutdown signal, which reaches it after the writer's last commit).
-struct LiveFanOut: Service {
-  let live: LiveUpdates
-  let commits: AsyncStream<CommittedFixes>
-
-  func run() async { await live.fanOut(commits) }
-}
-
 /// A server running in this process (tests, benchmarks, embedding): started, listening, and stopped gracefully.
 public struct RunningServer: Sendable {
   /// The server.

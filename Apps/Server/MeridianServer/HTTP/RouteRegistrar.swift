@@ -145,13 +145,12 @@ public struct RouteCall<Parameters: Sendable, Body: Sendable>: Sendable {
 }
 
 /// Registers routes from MeridianAPI's endpoint definitions: method and path come from the endpoint; the
-/// registrar reads parameters, authenticates, reads (and gunzips) the body, decodes it, replays idempotent
-/// answers, calls the handler and encodes its answer.
+/// registrar reads parameters, authenticates, reads (and gunzips) the body, decodes it, hands an idempotency key
+/// to the handler, calls it and encodes its answer.
 struct RouteRegistrar {
   let router: Router<MeridianRequestContext>
   let store: any MeridianStore
   let metrics: ServerMetrics
-  let keyLocks = KeyedLock()
   let limits: BodyLimits
   let clock: @Sendable () -> Int64
   /// Whose bearer token the `.bearer` endpoints registered through this registrar take.
@@ -173,19 +172,15 @@ struct RouteRegistrar {
 
   /// Registers `handler` for `endpoint`, answering `status` on success.
   ///
-  /// On `.key` endpoints the route answers a retry with the stored first answer and refuses the key for another
-  /// request. With `keyResolvedByHandler`, the handler gets the key as ``RouteCall/idempotency`` and resolves it in
-  /// the transaction of its own effect (the fix upload does, in its group commit); otherwise the route looks the
-  /// key up before the handler and stores the answer after it, one request per key at a time.
+  /// On `.key` endpoints the handler gets the `Idempotency-Key` as ``RouteCall/idempotency`` (checked: 1…255
+  /// characters, with the request's fingerprint) and resolves it in the transaction of its own effect, on any node:
+  /// the fix upload in its group commit, a coupon purchase with the coupon it stores. A retry then gets the first
+  /// answer and another request under the key is refused.
   func on<Parameters, Body, Response>(
     _ endpoint: Endpoint<Parameters, Body, Response>, status: HTTPResponse.Status = .ok,
-    keyResolvedByHandler: Bool = false,
     _ handler: @escaping @Sendable (RouteCall<Parameters, Body>) async throws -> Response
   ) {
     let store = self.store
-    let metrics = self.metrics
-    let keyLocks = self.keyLocks
-    let clock = self.clock
     let prepare = preparation(for: endpoint)
     let usesKey = endpoint.idempotency == .key
     let handler = Self.checkingAccount(handler, store: store)
@@ -198,43 +193,13 @@ struct RouteRegistrar {
       // The fingerprint is of the request as sent: method, path and the body's bytes (after gunzip). A retry sends
       // the same bytes; another request under the same key is refused even if it only differs in spelling.
       let requestLine = "\(endpoint.method.rawValue) \(request.uri.path)\n"
-      let fingerprint = key == nil ? "" : SecretHash.sha256(Data(requestLine.utf8) + call.bodyBytes)
-      let body = call.body
-      let claim = key.map { key in
-        IdempotencyClaim(key: key, requestHash: fingerprint) {
-          (try? Self.canonicalJSON(body)).map { SecretHash.sha256(requestLine + $0) }
-        }
+      if let key, call.user != nil {
+        call.idempotency = IdempotencyClaim(
+          key: key, requestHash: SecretHash.sha256(Data(requestLine.utf8) + call.bodyBytes))
       }
-      let answer: (status: HTTPResponse.Status, body: Data?)
-      if let claim, call.user != nil, keyResolvedByHandler {
-        call.idempotency = claim
-        answer = (status, try Self.encode(try await handler(call)))
-      } else if let key, let user = call.user {
-        let call = call
-        answer = try await keyLocks.withLock(user.rawValue + "\n" + key) {
-          if let stored = try await store.idempotentResponse(userID: user, key: key) {
-            guard claim?.matches(stored.requestHash) == true else {
-              throw APIError(
-                status: 422, code: .idempotencyConflict,
-                message: "This Idempotency-Key was already used for a different request; use a new key.")
-            }
-            metrics.idempotentReplays.increment()
-            return (HTTPResponse.Status(code: stored.status), stored.body)
-          }
-          let encoded = try Self.encode(try await handler(call))
-          if let encoded {
-            try await store.saveIdempotentResponse(
-              StoredResponse(requestHash: fingerprint, status: status.code, body: encoded), userID: user, key: key,
-              now: clock())
-          }
-          return (status, encoded)
-        }
-      } else {
-        answer = (status, try Self.encode(try await handler(call)))
-      }
-      guard let encoded = answer.body else { return Hummingbird.Response(status: answer.status) }
+      guard let encoded = try Self.encode(try await handler(call)) else { return Hummingbird.Response(status: status) }
       return Hummingbird.Response(
-        status: answer.status, headers: [.contentType: "application/json"],
+        status: status, headers: [.contentType: "application/json"],
         body: ResponseBody(byteBuffer: ByteBuffer(bytes: encoded)))
     }
   }
@@ -426,14 +391,6 @@ struct RouteRegistrar {
 
   private static func decodeJSON<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
     try JSONDecoder().decode(type, from: data)
-  }
-
-  /// The body as canonical JSON (sorted keys): what fingerprints were made of before they hashed the bytes.
-  static func canonicalJSON<Body>(_ body: Body) throws -> String {
-    guard let encodable = body as? any Encodable else { return "" }
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = .sortedKeys
-    return String(decoding: try encoder.encode(encodable), as: UTF8.self)
   }
 
   static func encode<Response>(_ value: Response) throws -> Data? {

@@ -12,7 +12,7 @@ struct DeviceFeature: Sendable {
   var store: any FixStore { environment.store }
 
   func register(on routes: RouteRegistrar) {
-    routes.on(API.postFixes, keyResolvedByHandler: true) { call in
+    routes.on(API.postFixes) { call in
       try await ingest.submit(call.authenticated(), call.body, idempotency: call.idempotency)
     }
     routes.on(API.devices) { call in DeviceList(devices: try await store.devices(owner: call.authenticated())) }

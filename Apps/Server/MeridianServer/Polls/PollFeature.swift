@@ -88,7 +88,7 @@ struct PollFeature: Sendable {
       return NoContent()
     }
     routes.on(API.coupons) { _ in CouponCatalog(items: try await store.couponOffers(validAt: environment.now())) }
-    routes.on(API.purchaseCoupon, status: .created, keyResolvedByHandler: true) { call in
+    routes.on(API.purchaseCoupon, status: .created) { call in
       try await purchase(call.parameters.id, by: call.authenticated(), key: call.idempotency?.key)
     }
     routes.on(API.myCoupons) { call in CouponList(items: try await store.coupons(of: call.authenticated())) }
