@@ -80,8 +80,10 @@ struct GeoCommand: AsyncParsableCommand {
           let importer = GazetteerImporter(
             store: database.store, languages: try await database.store.dataLanguages(), batchSize: batchSize,
             rowsPerSecond: rowsPerSecond, progress: GeoCommand.progressBar)
-          return try await importer.importDirectory(
+          let summary = try await importer.importDirectory(
             URL(fileURLWithPath: directory), now: Timestamp.milliseconds(Date()))
+          try await database.store.refreshPlannerStatistics(after: .gazetteer)
+          return summary
         }
         Console.endProgress()
       } catch let error as GazetteerImportError {

@@ -214,6 +214,7 @@ struct PlacesCommand: AsyncParsableCommand {
       do {
         try await options.withDatabase { database in
           try await database.store.upsertPlaces(entries.map(\.record), now: Timestamp.milliseconds(Date()))
+          try await database.store.refreshPlannerStatistics(after: .places)
         }
       } catch let error as PlaceStoreError {
         var origin = ""

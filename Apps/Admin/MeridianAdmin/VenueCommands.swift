@@ -294,6 +294,9 @@ struct VenuesCommand: AsyncParsableCommand {
         } catch let error as PlaceStoreError {
           throw AdminError.failure("\(file): \(error.description) Nothing was imported.")
         }
+        // The planner's statistics at the new size: right after a bulk load PostgreSQL filtered ST_DWithin row by
+        // row through another index.
+        try await database.store.refreshPlannerStatistics(after: .places)
         let output = ImportOutput(
           file: file, imported: records.count, created: records.count - existing, updated: existing)
         try options.emit(output) {

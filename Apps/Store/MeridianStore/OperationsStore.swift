@@ -33,6 +33,20 @@ public protocol OperationsStore: Sendable {
     _ rows: [StringCatalogRow], document: Data, sourceLanguage: String, fileName: String, now: Int64) async throws
   /// The stored String Catalog document, or nil before the first import.
   func storedStringCatalog() async throws -> StoredStringCatalogDocument?
+
+  // MARK: Bulk loads
+
+  /// Brings the query planner's statistics up to date with the tables `load` filled (`ANALYZE`), so that the next
+  /// queries use the spatial and search indexes at the new size: run at the end of an import.
+  func refreshPlannerStatistics(after load: BulkLoad) async throws
+}
+
+/// What a bulk import filled.
+public enum BulkLoad: String, Sendable, Hashable, CaseIterable {
+  /// Places and venues (`places import`, `venues import`).
+  case places
+  /// The gazetteer (`geo import`).
+  case gazetteer
 }
 
 /// What `retention apply` deleted (or would delete).

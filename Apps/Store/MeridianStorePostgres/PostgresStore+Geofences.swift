@@ -108,18 +108,21 @@ extension PostgresStore: GeofenceStore {
     try await geofences(near: [point], owners: owners)
   }
 
+  /// The query of ``geofences(near:owners:)``: the fences whose area meets the points' envelope (GiST on `area`).
+  static func geofenceCandidatesQuery(near points: [Coordinate], owners: [UserID]) -> PostgresQuery {
+    """
+    SELECT \(unescaped: Self.geofenceColumns) FROM geofences
+    WHERE area && ST_MakeEnvelope(\(points.map(\.longitude).min() ?? 0), \(points.map(\.latitude).min() ?? 0),
+        \(points.map(\.longitude).max() ?? 0), \(points.map(\.latitude).max() ?? 0), 4326)
+      AND owner_id = ANY(\(owners.map(\.rawValue))::text[])
+    ORDER BY id
+    """
+  }
+
   public func geofences(near points: [Coordinate], owners: [UserID]) async throws -> [GeofenceItem] {
     guard !owners.isEmpty, !points.isEmpty else { return [] }
     // One GiST lookup with the points' envelope, then each fence's box against each point.
-    let candidates = try await rows(
-      """
-      SELECT \(unescaped: Self.geofenceColumns) FROM geofences
-      WHERE area && ST_MakeEnvelope(\(points.map(\.longitude).min() ?? 0), \(points.map(\.latitude).min() ?? 0),
-          \(points.map(\.longitude).max() ?? 0), \(points.map(\.latitude).max() ?? 0), 4326)
-        AND owner_id = ANY(\(owners.map(\.rawValue))::text[])
-      ORDER BY id
-      """
-    ).map(Self.geofence)
+    let candidates = try await rows(Self.geofenceCandidatesQuery(near: points, owners: owners)).map(Self.geofence)
     return candidates.filter { fence in
       let box = fence.shape.geofence.boundingBox
       return points.contains { box.contains($0) }

@@ -13,6 +13,13 @@ extension PostgresStore: OperationsStore {
   /// How often a retention step that could not get its lock (or was chosen as a deadlock victim) is tried.
   static let retentionAttempts = 10
 
+  public func refreshPlannerStatistics(after load: BulkLoad) async throws {
+    switch load {
+    case .places: try await execute("ANALYZE places, venues, place_closure")
+    case .gazetteer: try await execute("ANALYZE geo_places, geo_areas")
+    }
+  }
+
   public func retentionPreview(olderThan cutoff: Int64) async throws -> RetentionReport {
     try await client.withConnection { connection in
       var report = RetentionReport(

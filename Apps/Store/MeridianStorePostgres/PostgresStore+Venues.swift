@@ -183,15 +183,7 @@ extension PostgresStore: VenueStore {
     _ connection: PostgresConnection, within radius: Double, of center: Coordinate, type: String?, logger: Logger
   ) async throws -> [VenueMatch] {
     guard radius >= 0, radius.isFinite else { return [] }
-    let search = spatialSearchRadius(radius)
-    let query = try placeQuery(
-      """
-      SELECT p.seq, p.id, p.latitude, p.longitude, p.venue_type, v.rating_sum + p.own_sum,
-        v.rating_count + p.own_count
-      FROM places p JOIN venues v ON v.id = p.id
-      WHERE ST_DWithin(p.location, ST_SetSRID(ST_MakePoint($1, $2), 4326)::geography, $3, false)
-        AND p.kind = 'venue'\(type == nil ? "" : " AND p.venue_type = $4")
-      """, [center.longitude, center.latitude, search] + (type.map { [$0] } ?? []))
+    let query = try venuesWithinQuery(radius, of: center, type: type)
     var matches: [VenueMatch] = []
     for try await (row, id, latitude, longitude, venueType, sum, count) in try await connection.query(
       query, logger: logger
@@ -204,6 +196,18 @@ extension PostgresStore: VenueStore {
           distance: distance))
     }
     return matches
+  }
+
+  /// The query of ``venues(within:of:type:)``: the candidates of `ST_DWithin` (GiST on `places.location`).
+  static func venuesWithinQuery(_ radius: Double, of center: Coordinate, type: String?) throws -> PostgresQuery {
+    try placeQuery(
+      """
+      SELECT p.seq, p.id, p.latitude, p.longitude, p.venue_type, v.rating_sum + p.own_sum,
+        v.rating_count + p.own_count
+      FROM places p JOIN venues v ON v.id = p.id
+      WHERE ST_DWithin(p.location, ST_SetSRID(ST_MakePoint($1, $2), 4326)::geography, $3, false)
+        AND p.kind = 'venue'\(type == nil ? "" : " AND p.venue_type = $4")
+      """, [center.longitude, center.latitude, spatialSearchRadius(radius)] + (type.map { [$0] } ?? []))
   }
 
   // MARK: Promotions

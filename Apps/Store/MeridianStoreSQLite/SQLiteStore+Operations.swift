@@ -10,6 +10,17 @@ extension SQLiteStore {
 
   // MARK: Retention
 
+  public func refreshPlannerStatistics(after load: BulkLoad) async throws {
+    let tables =
+      switch load {
+      case .places: ["places", "venues", "place_closure"]
+      case .gazetteer: ["geo_places", "geo_areas"]
+      }
+    try await database.write { db in
+      for table in tables { try db.execute(sql: "ANALYZE \(table)") }
+    }
+  }
+
   public func retentionPreview(olderThan cutoff: Int64) async throws -> RetentionReport {
     try await database.read { db in
       let row = try Row.fetchOne(

@@ -1,0 +1,42 @@
+import DomainKit
+import GeoKit
+import MeridianStore
+import PostgresNIO
+
+/// How PostgreSQL would run a spatial query now (`EXPLAIN`), and whether it reads a GiST index: what tests check
+/// after bulk loads, and what an operator looks at when a radius query is slow.
+public struct SpatialQueryPlan: Sendable, Hashable {
+  /// The query, in words.
+  public var query: String
+  /// `EXPLAIN`'s text, one line per node.
+  public var plan: String
+  /// Whether the plan reads one of the database's GiST indexes (an index or bitmap index scan on it).
+  public var usesSpatialIndex: Bool
+}
+
+extension PostgresStore {
+  /// The plans of the store's spatial queries around `center` within `radius` metres: the venues within the
+  /// radius, and the fences that may contain the point (the geofence evaluation's candidates, for `owner`).
+  public func spatialPlans(near center: Coordinate, radius: Double, owner: UserID = "plan")
+    async throws -> [SpatialQueryPlan]
+  {
+    let gist = try await rows("SELECT indexname FROM pg_indexes WHERE indexdef ILIKE '%USING gist%'").map {
+      try $0.decode(String.self)
+    }
+    var plans: [SpatialQueryPlan] = []
+    for (name, query) in [
+      ("venues within \(Int(radius)) m", try Self.venuesWithinQuery(radius, of: center, type: nil)),
+      ("geofences around a point", Self.geofenceCandidatesQuery(near: [center], owners: [owner])),
+    ] {
+      let lines = try await rows(PostgresQuery(unsafeSQL: "EXPLAIN " + query.sql, binds: query.binds)).map {
+        try $0.decode(String.self)
+      }
+      let plan = lines.joined(separator: "\n")
+      let usesIndex = lines.contains { line in
+        line.contains("Index Scan") && gist.contains { line.contains(" \($0)") }
+      }
+      plans.append(SpatialQueryPlan(query: name, plan: plan, usesSpatialIndex: usesIndex))
+    }
+    return plans
+  }
+}
