@@ -6,6 +6,7 @@ import MeridianAPI
 import MeridianSecrets
 import MeridianServer
 import MeridianStore
+import MeridianStoreEngines
 import MeridianTestSupport
 import NIOCore
 import NetworkingKit
@@ -365,7 +366,17 @@ struct WebhookIdleTests {
     }
     try await transport.shutdown()
     #expect(receiver.record.withLock { $0.requests.count } == 3)
-    try await Task.sleep(for: .seconds(1))  // the outcomes recorded, the failing one's next round not yet due
+    // Measured once the server has recorded the three outcomes (each delivery's first attempt), read from its
+    // database: the failing one's next round is not due for seconds.
+    let database = try await StoreLocation(directory.appendingPathComponent("meridian.sqlite").path).open(
+      logger: Logger(label: "test"))
+    let recorded = ContinuousClock.now
+    while ContinuousClock.now < recorded + .seconds(30) {
+      let deliveries = try await database.store.webhookDeliveries(webhook: nil, state: nil, limit: 10)
+      if deliveries.count == 3 && deliveries.allSatisfy({ $0.attempts >= 1 }) { break }
+      try await Task.sleep(for: .milliseconds(50))  // polling the database for the outcomes
+    }
+    await database.close()
 
     let before = try Self.cpuSeconds(of: server.child.processIdentifier)
     let start = ContinuousClock.now
