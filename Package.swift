@@ -236,6 +236,7 @@ let package = Package(
       name: "MeridianServerTests",
       dependencies: [
         "MeridianServer", "meridian-server", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI", "MeridianSecrets",
+        "MeridianTestSupport",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "PersistenceKit", package: "PersistenceKit"),

@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import MeridianAPI
 import MeridianServer
+import MeridianTestSupport
 import NetworkingKit
 import Testing
 
@@ -126,16 +127,23 @@ struct AuthTests {
   }
 
   @Test func expiredAndUnknownTokensAreRejected() async throws {
-    // Three seconds: signing up on a loaded machine can take more than one.
-    try await TestServer.with({ $0.tokenLifetime = 3 }) { server in
-      let (session, client) = try await server.signUp("anna")
-      _ = session
+    // The server's clock is the test's: the token expires when the test moves it past the lifetime, not after a wait.
+    let clock = TestClock()
+    let server = try await TestServer.start(clock: clock) { $0.tokenLifetime = 3 }
+    do {
+      let (_, client) = try await server.signUp("anna")
       await expectAPIError(.tokenInvalid, status: 401) { try await server.client().send(API.me) }
       await expectAPIError(.tokenInvalid, status: 401) {
         try await server.client(token: "not-a-token").send(API.groups)
       }
-      try await Task.sleep(for: .milliseconds(3100))
+      clock.advance(2_999)
+      _ = try await client.send(API.me)
+      clock.advance(2)
       await expectAPIError(.tokenInvalid, status: 401) { try await client.send(API.me) }
+    } catch {
+      try await server.stop()
+      throw error
     }
+    try await server.stop()
   }
 }

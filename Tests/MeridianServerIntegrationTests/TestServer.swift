@@ -5,6 +5,7 @@ import MeridianAPI
 import MeridianServer
 import MeridianStore
 import MeridianStoreSQLite
+import MeridianTestSupport
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
 import Testing
@@ -33,7 +34,8 @@ struct TestServer: Sendable {
   /// Starts a server; `configure` adjusts the test configuration. By default it gets a new temporary directory and
   /// a free port below the ephemeral range.
   static func start(
-    directory: URL? = nil, port: Int = 0, _ configure: (inout ServerConfiguration) -> Void = { _ in }
+    directory: URL? = nil, port: Int = 0, clock: TestClock? = nil,
+    _ configure: (inout ServerConfiguration) -> Void = { _ in }
   ) async throws -> TestServer {
     let directory =
       directory
@@ -55,13 +57,17 @@ struct TestServer: Sendable {
     let sms = CapturingSMSSender()
     // A port below the ephemeral range (Linux: 32768–60999), so that no outgoing connection of this busy process is
     // ever given a test server's port and a server can be restarted on its own; one another test holds is replaced.
+    let now: @Sendable () -> Int64 =
+      if let clock { { clock.now } } else { { Timestamp.milliseconds(Date()) } }
     let choosesPort = configuration.port == 0
     var attempt = 1
     while true {
       if choosesPort { configuration.port = Int.random(in: 10_000..<32_000) }
       do {
         return TestServer(
-          running: try await RunningServer.start(configuration: configuration, smsSender: sms, logger: logger),
+          running: try await RunningServer.start(
+            configuration: configuration, smsSender: sms, logger: logger,
+            now: now),
           sms: sms, directory: directory, transport: AsyncHTTPClientTransport())
       } catch  where choosesPort && attempt < 50 && isAddressInUse(error) {
         attempt += 1

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import MeridianAPI
 import MeridianServer
+import MeridianTestSupport
 import NIOCore
 import NetworkingKit
 import Synchronization
@@ -17,13 +18,6 @@ import Testing
     let sent = Mutex<[String: Int]>([:])
     func sendCode(_ code: String, to phone: String) async throws { sent.withLock { $0[phone, default: 0] += 1 } }
     func count(_ phone: String) -> Int { sent.withLock { $0[phone] ?? 0 } }
-  }
-
-  /// A clock the test moves, in UTC milliseconds.
-  final class TestClock: Sendable {
-    private let value = Mutex<Int64>(1_800_000_000_000)
-    var now: Int64 { value.withLock { $0 } }
-    func advance(_ milliseconds: Int64) { value.withLock { $0 += milliseconds } }
   }
 
   /// Runs `body` with a router-mode client of a server on a new temporary database whose clock is `clock`.
@@ -51,7 +45,7 @@ import Testing
   /// DomainKit's `OneTimeCodeRateLimit`: two codes to one number are at least 60 s apart (429 with `Retry-After`
   /// meanwhile, nothing sent); another number is not held up.
   @Test func codesToOnePhoneAreSixtySecondsApart() async throws {
-    let clock = TestClock()
+    let clock = TestClock(start: 1_800_000_000_000)
     let sms = CountingSMSSender()
     try await Self.withRoutes(sms: sms, clock: clock) { client in
       func request(_ phone: String) async throws -> TestResponse {
@@ -78,7 +72,7 @@ import Testing
   /// Registering an email that has an account is a failed guess like a wrong password: after the free ones, 429
   /// with `Retry-After`, before any work, until the wait is over.
   @Test func registeringATakenEmailIsThrottledLikeSigningIn() async throws {
-    let clock = TestClock()
+    let clock = TestClock(start: 1_800_000_000_000)
     try await Self.withRoutes(clock: clock) { client in
       func register(_ email: String) async throws -> TestResponse {
         try await client.execute(

@@ -30,7 +30,8 @@ public struct ServerApp: Sendable {
   public static func open(
     configuration: ServerConfiguration, smsSender: (any SMSSender)? = nil, metrics: ServerMetrics = ServerMetrics(),
     realtime: RealtimeHubConfiguration = RealtimeHubConfiguration(), logger: Logger,
-    signals: [UnixSignal] = [.sigterm, .sigint], onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    signals: [UnixSignal] = [.sigterm, .sigint], onRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+    now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }
   ) async throws -> ServerApp {
     logger.info("opening the store", metadata: ["database": "\(configuration.database)"])
     let opened = try await configuration.database.open(
@@ -38,7 +39,7 @@ public struct ServerApp: Sendable {
     do {
       var app = try ServerApp(
         configuration: configuration, store: opened.store, smsSender: smsSender, metrics: metrics,
-        realtime: realtime, logger: logger, signals: signals, onRunning: onRunning)
+        realtime: realtime, logger: logger, signals: signals, onRunning: onRunning, now: now)
       app.closeStore = opened.close
       return app
     } catch {
@@ -59,15 +60,17 @@ public struct ServerApp: Sendable {
   ///   - signals: the signals that start a graceful shutdown (none in tests).
   ///   - realtime: the live hub's limits and timeouts.
   ///   - onRunning: called with the bound port once the server accepts connections.
+  ///   - now: the clock the server's rules read, UTC milliseconds (tests advance their own instead of waiting).
   public init(
     configuration: ServerConfiguration, store: (any MeridianStore)? = nil, smsSender: (any SMSSender)? = nil,
     metrics: ServerMetrics = ServerMetrics(), realtime: RealtimeHubConfiguration = RealtimeHubConfiguration(),
     logger: Logger, signals: [UnixSignal] = [.sigterm, .sigint],
-    onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    onRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+    now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }
   ) throws {
     let (environment, writer, live, geofences, router) = try Self.compose(
       configuration: configuration, store: store, smsSender: smsSender, metrics: metrics, realtime: realtime,
-      logger: logger)
+      logger: logger, now: now)
     let application = Application(
       router: router,
       server: .realtime(
@@ -250,14 +253,16 @@ public struct RunningServer: Sendable {
   public let port: Int
   private let task: Task<Void, any Error>
 
-  /// Starts `configuration`'s server (no signal handling) and returns once it accepts connections.
+  /// Starts `configuration`'s server (no signal handling) and returns once it accepts connections; its rules read
+  /// the time from `now`.
   public static func start(
-    configuration: ServerConfiguration, smsSender: (any SMSSender)? = nil, logger: Logger
+    configuration: ServerConfiguration, smsSender: (any SMSSender)? = nil, logger: Logger,
+    now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }
   ) async throws -> RunningServer {
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
     let app = try await ServerApp.open(
       configuration: configuration, smsSender: smsSender, logger: logger, signals: [],
-      onRunning: { port in portContinuation.yield(port) })
+      onRunning: { port in portContinuation.yield(port) }, now: now)
     let task = Task {
       // A run that ends before listening (the port is taken) ends the wait for the port too.
       defer { portContinuation.finish() }
