@@ -166,12 +166,12 @@ actor FlakyProxy {
   private(set) var counts = Counts()
   private var requests = 0
   nonisolated let port: Int
-  private let task: Task<Void, any Error>
+  private let app: LocalApp
   private let transport: AsyncHTTPClientTransport
 
-  private init(port: Int, task: Task<Void, any Error>, transport: AsyncHTTPClientTransport) {
-    self.port = port
-    self.task = task
+  private init(app: LocalApp, transport: AsyncHTTPClientTransport) {
+    self.port = app.port
+    self.app = app
     self.transport = transport
   }
 
@@ -198,22 +198,15 @@ actor FlakyProxy {
     let router = Router()
     router.on("**", method: .post) { request, _ in try await holder.handle(request, upstream: upstream, transport) }
     router.on("**", method: .get) { request, _ in try await holder.handle(request, upstream: upstream, transport) }
-    let ports = AsyncStream.makeStream(of: Int.self)
     var logger = Logger(label: "flaky-proxy")
     logger.logLevel = .critical
-    let app = Application(
-      router: router, configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
-      onServerRunning: { ports.continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-    let task = Task { try await app.runService() }
-    var iterator = ports.stream.makeAsyncIterator()
-    let port = try #require(await iterator.next())
-    let proxy = FlakyProxy(port: port, task: task, transport: transport)
+    let proxy = FlakyProxy(app: try await LocalApp.start(router: router, logger: logger), transport: transport)
     await holder.set(proxy)
     return proxy
   }
 
   func stop() async throws {
-    task.cancel()
+    await app.stop()
     try await transport.shutdown()
   }
 }

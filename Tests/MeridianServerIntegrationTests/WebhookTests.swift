@@ -42,8 +42,8 @@ final class WebhookReceiver: Sendable {
   let secret = Mutex<String?>(nil)
   let behaviours: [String]
   private let waiters = Mutex<[(Int, CheckedContinuation<Void, Never>)]>([])
-  private let running = Mutex<(port: Int, task: Task<Void, any Error>?)>((0, nil))
-  var port: Int { running.withLock { $0.port } }
+  private let running = Mutex<LocalApp?>(nil)
+  var port: Int { running.withLock { $0?.port ?? 0 } }
 
   init(behaviours: [String]) { self.behaviours = behaviours }
 
@@ -54,23 +54,15 @@ final class WebhookReceiver: Sendable {
       let body = Data(try await request.body.collect(upTo: 1 << 20).readableBytesView)
       return try await receiver.handle(request.headers, body)
     }
-    let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
     var logger = Logger(label: "webhook-receiver")
     logger.logLevel = .warning
-    let app = Application(
-      router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-      onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-    let task = Task { try await app.runService(gracefulShutdownSignals: []) }
-    var iterator = ports.makeAsyncIterator()
-    let port = await iterator.next() ?? 0
-    receiver.running.withLock { $0 = (port, task) }
+    let app = try await LocalApp.start(router: router, logger: logger)
+    receiver.running.withLock { $0 = app }
     return receiver
   }
 
   func stop() async {
-    let task = running.withLock { $0.task }
-    task?.cancel()
-    _ = try? await task?.value
+    await running.withLock { $0 }?.stop()
   }
 
   var url: String { "http://127.0.0.1:\(port)/hooks/main" }
