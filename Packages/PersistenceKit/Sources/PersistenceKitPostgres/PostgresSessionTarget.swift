@@ -59,31 +59,82 @@ extension PostgresURL {
   ) async throws(PostgresNoTargetSession) -> (PostgresConnection, Endpoint) {
     var reasons: [String] = []
     var fallback: Endpoint?
+    // Each host gets the connect timeout for the connection and its session's state together, enforced here too:
+    // a connection attempt must never hold up the hosts after it.
+    let limit = connectTimeout ?? .seconds(self.connectTimeout ?? 10)
     for endpoint in endpoints {
       let reason: String
       do {
-        let connection = try await connect(to: endpoint, connectTimeout: connectTimeout, logger: logger)
-        guard targetSessionAttributes != .any else { return (connection, endpoint) }
-        do {
-          let state = try await PostgresSessionState.of(connection, logger: logger)
-          let wanted =
-            targetSessionAttributes == .preferStandby ? state.inHotStandby : targetSessionAttributes.accepts(state)
-          if wanted { return (connection, endpoint) }
-          if fallback == nil && targetSessionAttributes == .preferStandby { fallback = endpoint }
-          reason = targetSessionAttributes.refusal(state)
-        } catch {
-          reason = PostgresDatabaseError.describe(error)
+        let (connection, state) = try await Self.withTimeLimit(limit) {
+          [self, targetSessionAttributes] () async throws -> (PostgresConnection, PostgresSessionState?) in
+          let connection = try await connect(to: endpoint, connectTimeout: limit, logger: logger)
+          guard targetSessionAttributes != .any else { return (connection, nil) }
+          do {
+            return (connection, try await PostgresSessionState.of(connection, logger: logger))
+          } catch {
+            try? await connection.close()
+            throw error
+          }
+        } late: { value in
+          try? await value.0.close()
         }
+        guard let state else { return (connection, endpoint) }
+        let wanted =
+          targetSessionAttributes == .preferStandby ? state.inHotStandby : targetSessionAttributes.accepts(state)
+        if wanted { return (connection, endpoint) }
+        if fallback == nil && targetSessionAttributes == .preferStandby { fallback = endpoint }
+        reason = targetSessionAttributes.refusal(state)
         try? await connection.close()
       } catch {
         reason = PostgresDatabaseError.describe(error)
       }
       reasons.append(endpoints.count == 1 ? reason : "\(endpoint): \(reason)")
     }
-    if let fallback, let connection = try? await connect(to: fallback, connectTimeout: connectTimeout, logger: logger) {
+    if let fallback, let connection = try? await connect(to: fallback, connectTimeout: limit, logger: logger) {
       return (connection, fallback)
     }
     throw PostgresNoTargetSession(reasons: reasons)
+  }
+
+  /// The value of `operation`, run in a task of its own, or ``PostgresDatabaseError/timedOut(_:)`` once `limit` has
+  /// passed — without waiting for `operation` to notice; a value it returns after that is given to `late`.
+  private static func withTimeLimit<T: Sendable>(
+    _ limit: Duration, _ operation: @escaping @Sendable () async throws -> T,
+    late: @escaping @Sendable (T) async -> Void
+  ) async throws -> T {
+    let answer = FirstAnswer<T>()
+    return try await withCheckedThrowingContinuation { continuation in
+      answer.start(continuation)
+      let work = Task {
+        do {
+          let value = try await operation()
+          if !answer.give(.success(value)) { await late(value) }
+        } catch {
+          answer.give(.failure(error))
+        }
+      }
+      Task {
+        try? await Task.sleep(for: limit)
+        if answer.give(.failure(PostgresDatabaseError.timedOut(.connectionWait(limit)))) { work.cancel() }
+      }
+    }
+  }
+
+  /// A connection of its own, outside any pool, to the first of ``endpoints`` whose session
+  /// ``targetSessionAttributes`` accepts; the caller closes it.
+  ///
+  /// - Throws: for a URL with one host and no target, the driver's own error (a `PSQLError` with the server's
+  ///   SQLSTATE, e.g. 3D000 for a missing database); otherwise ``PostgresDatabaseError/cannotConnect(url:reason:)``
+  ///   saying, host by host, why none was kept.
+  public func connect(logger: Logger) async throws -> PostgresConnection {
+    if endpoints.count == 1 && targetSessionAttributes == .any {
+      return try await connect(to: endpoint, connectTimeout: nil, logger: logger)
+    }
+    do {
+      return try await connectToTarget(logger: logger).0
+    } catch {
+      throw PostgresDatabaseError.cannotConnect(url: description, reason: error.description)
+    }
   }
 
   /// A connection to `endpoint`, outside any pool.
@@ -100,4 +151,27 @@ extension PostgresURL {
 
   /// Ids of connections made outside a pool (the pools number theirs from 0).
   private static let connectionIDs = Atomic<Int>(1_000_000)
+}
+
+/// The one answer of an operation racing its time limit.
+private final class FirstAnswer<T: Sendable>: Sendable {
+  private let state = Mutex<(continuation: CheckedContinuation<T, any Error>?, answered: Bool)>((nil, false))
+
+  func start(_ continuation: CheckedContinuation<T, any Error>) {
+    state.withLock { $0.continuation = continuation }
+  }
+
+  /// Resumes the waiting caller with `result` unless it was answered already; whether it was this answer.
+  @discardableResult
+  func give(_ result: Result<T, any Error>) -> Bool {
+    let continuation: CheckedContinuation<T, any Error>?? = state.withLock { state in
+      guard !state.answered else { return .none }
+      state.answered = true
+      defer { state.continuation = nil }
+      return .some(state.continuation)
+    }
+    guard case .some(let waiting) = continuation else { return false }
+    waiting?.resume(with: result)
+    return true
+  }
 }
