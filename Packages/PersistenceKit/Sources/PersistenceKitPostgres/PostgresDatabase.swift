@@ -72,8 +72,8 @@ public final class PostgresDatabase: Sendable {
 
   private let pools: Mutex<Pools>
   private let maxConnections: Int
-  /// The pooled connections (pool generation, connection id) whose session was checked against the URL's
-  /// ``PostgresURL/targetSessionAttributes``; a connection leaves the set when it closes.
+  /// The pooled connections (pool generation, connection id) handed out before, whose session was checked against
+  /// the URL's ``PostgresURL/targetSessionAttributes``; a connection leaves the set when it closes.
   private let checkedSessions = Mutex<Set<CheckedSession>>([])
 
   private struct CheckedSession: Hashable {
@@ -211,18 +211,57 @@ public final class PostgresDatabase: Sendable {
         pools.serverDown = false
       }
     }
-    while !Task.isCancelled {
-      if case let (connection, endpoint)? = try? await url.connectToTarget(
-        connectTimeout: timeouts.connectionWait, logger: logger)
-      {
-        try? await connection.close()
-        if endpoint == pools.withLock({ $0.endpoint }), await poolServes() { return }
-        replacePool(endpoint: endpoint)
-        return
+    // A try starts every reconnectInterval even while earlier ones still wait for a host (up to connectionWait
+    // each): one stalled connection attempt must not hold up the others.
+    await withTaskGroup(of: RecoveryStep.self) { group in
+      var tries = 1
+      group.addTask { await self.tryHosts() }
+      group.addTask { await self.tick() }
+      while let step = await group.next() {
+        switch step {
+        case .found(let endpoint):
+          let serves = endpoint == pools.withLock({ $0.endpoint }) ? await poolServes() : false
+          if !serves { replacePool(endpoint: endpoint) }
+          pools.withLock { $0.serverDown = false }
+          group.cancelAll()
+          return
+        case .refused:
+          tries -= 1
+          pools.withLock { $0.serverDown = true }
+        case .tick:
+          guard !Task.isCancelled else { return group.cancelAll() }
+          if tries < Self.concurrentRecoveryTries {
+            tries += 1
+            group.addTask { await self.tryHosts() }
+          }
+          group.addTask { await self.tick() }
+        }
       }
-      pools.withLock { $0.serverDown = true }
-      guard (try? await Task.sleep(for: timeouts.reconnectInterval)) != nil else { return }
     }
+  }
+
+  /// At most this many tries of the hosts run at once during a recovery.
+  private static let concurrentRecoveryTries = 4
+
+  private enum RecoveryStep: Sendable {
+    case found(PostgresURL.Endpoint)
+    case refused
+    case tick
+  }
+
+  /// One try of the URL's hosts: the first that gives an accepted session, if one does.
+  private func tryHosts() async -> RecoveryStep {
+    guard
+      case let (connection, endpoint)? = try? await url.connectToTarget(
+        connectTimeout: timeouts.connectionWait, logger: logger)
+    else { return .refused }
+    try? await connection.close()
+    return .found(endpoint)
+  }
+
+  private func tick() async -> RecoveryStep {
+    try? await Task.sleep(for: timeouts.reconnectInterval)
+    return .tick
   }
 
   /// Whether the current pool runs `SELECT 1` within a moment (it does unless it waits out a back-off).
@@ -342,18 +381,26 @@ public final class PostgresDatabase: Sendable {
   /// Checks, the first time the pool of `generation` hands `connection` out, that its session is one the URL's
   /// ``PostgresURL/targetSessionAttributes`` accepts; closes it and throws ``PostgresDatabaseError/unavailable(_:)``
   /// when it is not (the host became a standby).
+  ///
+  /// Watches it too: when a connection of the current pool closes (the server went away or ended the session), the
+  /// hosts are tried at once, without waiting for a call to fail — a call waiting for a connection of a pool whose
+  /// server is gone waits out ``PostgresTimeouts/connectionWait``.
   private func checkSession(of connection: PostgresConnection, generation: Int) async throws {
-    guard url.targetSessionAttributes != .any else { return }
     let key = CheckedSession(generation: generation, connection: connection.id)
     guard !checkedSessions.withLock({ $0.contains(key) }) else { return }
-    let state = try await PostgresSessionState.of(connection, logger: logger)
-    guard url.targetSessionAttributes.accepts(state) else {
-      try? await connection.close()
-      throw PostgresDatabaseError.unavailable(
-        "the server gave \(url.targetSessionAttributes.refusal(state)); looking for the host that does")
+    if url.targetSessionAttributes != .any {
+      let state = try await PostgresSessionState.of(connection, logger: logger)
+      guard url.targetSessionAttributes.accepts(state) else {
+        try? await connection.close()
+        throw PostgresDatabaseError.unavailable(
+          "the server gave \(url.targetSessionAttributes.refusal(state)); looking for the host that does")
+      }
     }
     checkedSessions.withLock { _ = $0.insert(key) }
-    connection.closeFuture.whenComplete { _ in self.checkedSessions.withLock { _ = $0.remove(key) } }
+    connection.closeFuture.whenComplete { _ in
+      self.checkedSessions.withLock { _ = $0.remove(key) }
+      if self.pools.withLock({ $0.generation }) == generation { self.watchForRecovery() }
+    }
   }
 
   /// Runs `body` on a connection of its own, outside the pool, closed afterwards: for session state that must not
