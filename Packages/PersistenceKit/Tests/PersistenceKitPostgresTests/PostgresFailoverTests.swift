@@ -10,10 +10,7 @@ import Testing
 struct PostgresFailoverTests {
   @Test func writesResumeOnThePromotedStandbyWithNothingAcknowledgedLost() async throws {
     try await StandbyPair.with { pair in
-      let timeouts = PostgresTimeouts(
-        connectionWait: .seconds(2), statement: .seconds(5), reconnectInterval: .milliseconds(100))
-      let database = try await PostgresDatabase.open(
-        url: pair.url, maxConnections: 4, timeouts: timeouts, logger: TestCluster.logger)
+      let database = try await pair.open(maxConnections: 4)
       defer { Task { await database.close() } }
       #expect(try await database.integer("SELECT inet_server_port()") == pair.primaryPort)
       try await database.execute("CREATE TABLE acknowledged(id int PRIMARY KEY)")
@@ -91,10 +88,7 @@ struct PostgresFailoverTests {
   /// writable, so calls fail at once; once the primary is writable again, writes resume on a new session.
   @Test func aWriteOnASessionThatTurnedReadOnlyDropsItsConnectionUntilAHostIsWritable() async throws {
     try await StandbyPair.with { pair in
-      let timeouts = PostgresTimeouts(
-        connectionWait: .seconds(2), statement: .seconds(5), reconnectInterval: .milliseconds(100))
-      let database = try await PostgresDatabase.open(
-        url: pair.url, maxConnections: 1, timeouts: timeouts, logger: TestCluster.logger)
+      let database = try await pair.open(maxConnections: 1)
       defer { Task { await database.close() } }
       try await database.execute("CREATE TABLE t(x int)")
       let session = try await database.integer("SELECT pg_backend_pid()")
@@ -237,40 +231,26 @@ struct StandbyPair {
     _ = try await tool("stop", directory)
   }
 
+  /// A database on both hosts (``url``), with short deadlines and tries every 100 ms; the caller closes it.
+  func open(maxConnections: Int) async throws -> PostgresDatabase {
+    let timeouts = PostgresTimeouts(
+      connectionWait: .seconds(2), statement: .seconds(5), reconnectInterval: .milliseconds(100))
+    return try await PostgresDatabase.open(
+      url: url, maxConnections: maxConnections, timeouts: timeouts, logger: TestCluster.logger)
+  }
+
   /// Runs `Tools/postgres command` on this pair; returns the last line it printed.
   @discardableResult
   func tool(_ command: String) async throws -> String { try await Self.tool(command, directory) }
 
   static func tool(_ command: String, _ directory: String) async throws -> String {
     // The script blocks (pg_basebackup, pg_ctl -w): on a thread of its own, not the test's shared pool.
-    let outcome: Result<String, TestCluster.StartFailure> = await withCheckedContinuation { continuation in
-      Thread.detachNewThread { continuation.resume(returning: run(command, directory)) }
+    let outcome = await withCheckedContinuation { continuation in
+      Thread.detachNewThread {
+        continuation.resume(
+          returning: TestCluster.runScript(command, environment: ["MERIDIAN_POSTGRES_DIR": directory]))
+      }
     }
-    return try outcome.get()
-  }
-
-  private static func run(_ command: String, _ directory: String) -> Result<String, TestCluster.StartFailure> {
-    let process = Process()
-    process.executableURL = TestCluster.repositoryRoot.appendingPathComponent("Tools/postgres")
-    process.arguments = [command]
-    process.environment = ProcessInfo.processInfo.environment.merging(["MERIDIAN_POSTGRES_DIR": directory]) { $1 }
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    do {
-      try process.run()
-    } catch {
-      return .failure(TestCluster.StartFailure(description: "Can't run Tools/postgres: \(error)"))
-    }
-    let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-      return .failure(
-        TestCluster.StartFailure(
-          description: "Tools/postgres \(command) failed (exit \(process.terminationStatus)): \(complaint)"))
-    }
-    return .success(printed.split(separator: "\n").last.map(String.init) ?? "")
+    return try outcome.get().split(separator: "\n").last.map(String.init) ?? ""
   }
 }
