@@ -223,10 +223,10 @@ struct FaultCluster {
   /// Starts the database again on its port; returns once it accepts connections.
   func start() async throws { _ = try await Self.tool("start", directory) }
 
-  /// Every fix timestamp stored.
-  func storedTimestamps() async throws -> Set<Int64> {
+  /// Every fix timestamp stored (in the database at `database`, the cluster's own by default).
+  func storedTimestamps(in database: String? = nil) async throws -> Set<Int64> {
     let result = try await ChildProcess.run(
-      Self.psqlPath, [url, "-X", "-q", "-A", "-t", "-c", "SELECT timestamp FROM fixes"])
+      Self.psqlPath, [database ?? url, "-X", "-q", "-A", "-t", "-c", "SELECT timestamp FROM fixes"])
     guard result.status == 0 else { throw ServerProcessError(message: "psql failed: \(result.output)") }
     return Set(result.output.split(separator: "\n").compactMap { Int64($0.trimmingCharacters(in: .whitespaces)) })
   }
@@ -236,7 +236,8 @@ struct FaultCluster {
     try ChildProcess(psqlPath, [url, "-X", "-q"] + commands.flatMap { ["-c", $0] })
   }
 
-  private static func tool(_ command: String, _ directory: String) async throws -> String {
+  /// Runs `Tools/postgres command` on the cluster in `directory`; returns what it printed on standard output.
+  static func tool(_ command: String, _ directory: String) async throws -> String {
     let environment = ProcessInfo.processInfo.environment.merging(["MERIDIAN_POSTGRES_DIR": directory]) { $1 }
     let child = try ChildProcess(script, [command], environment: environment)
     let status = await child.wait()

@@ -34,10 +34,7 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
   public var description: String {
     switch self {
     case .sqlite(let path): return path
-    case .postgres(let url):
-      guard var components = URLComponents(string: url), components.password != nil else { return url }
-      components.password = "***"
-      return components.string ?? "postgres://…"
+    case .postgres(let url): return PostgresStore.redacted(url: url)
     }
   }
 

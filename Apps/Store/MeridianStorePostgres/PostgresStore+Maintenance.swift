@@ -100,9 +100,9 @@ extension PostgresStore {
   private static func withMaintenanceConnection<Result: Sendable>(
     url: String, logger: Logger, _ body: (PostgresConnection) async throws -> Result
   ) async throws -> Result {
-    // The URL's own connection settings (its sslmode included).
-    let connection = try await PostgresConnection.connect(
-      configuration: try PostgresURL(url).connectionConfiguration(), id: 1, logger: logger)
+    // The URL's own connection settings (its sslmode included); with several hosts, the first its
+    // target_session_attrs accepts.
+    let connection = try await PostgresURL(url).connect(logger: logger)
     do {
       let result = try await body(connection)
       try? await connection.close()

@@ -6,6 +6,14 @@ import Synchronization
 /// A PostgreSQL database: a PostgresNIO connection pool (``client``) for one ``PostgresURL``, with transactions that
 /// roll back on throw and can retry conflicts, and multi-statement scripts.
 ///
+/// With several hosts (a primary and its standbys: `postgres://u@h1:5432,h2:5432/db?target_session_attrs=read-write`)
+/// the pool connects to the first host, in the URL's order, whose session the URL's
+/// ``PostgresURL/targetSessionAttributes`` accepts. Each new connection of the pool is checked once before its first
+/// call; a connection whose session is no longer accepted, or that meets SQLSTATE 25006 (a write on a read-only
+/// session), is closed and the call throws ``PostgresDatabaseError/unavailable(_:)``; then, as when a call can't
+/// reach the server, the hosts are tried again in order and the pool is made afresh for the one that is accepted —
+/// so that after a failover the database follows the promoted standby.
+///
 /// Every call through this type has a deadline (``PostgresTimeouts``): it gets a connection within
 /// ``PostgresTimeouts/connectionWait`` and ends within its statement deadline, or throws
 /// ``PostgresDatabaseError/timedOut(_:)`` (the connection of a call that overran is closed, never reused). When a
@@ -46,6 +54,10 @@ public final class PostgresDatabase: Sendable {
   /// The current pool and the task running it, the pools being retired, the reconnection watch if one runs.
   private struct Pools {
     var current: PostgresClient
+    /// The host the current pool connects to (one of the URL's endpoints).
+    var endpoint: PostgresURL.Endpoint
+    /// Counts the pools made, so that a connection is known by its pool's number and its id.
+    var generation = 0
     var state = RunState.idle
     var currentTask: Task<Void, Never>?
     var retiring: [Task<Void, Never>] = []
@@ -59,7 +71,18 @@ public final class PostgresDatabase: Sendable {
   }
 
   private let pools: Mutex<Pools>
-  private let configuration: PostgresClient.Configuration
+  private let maxConnections: Int
+  /// The pooled connections (pool generation, connection id) handed out before, whose session was checked against
+  /// the URL's ``PostgresURL/targetSessionAttributes``; a connection leaves the set when it closes.
+  private let checkedSessions = Mutex<Set<CheckedSession>>([])
+
+  private struct CheckedSession: Hashable {
+    var generation: Int
+    var connection: PostgresConnection.ID
+  }
+
+  /// The calls under way, by a number of their own: their pool's generation and their deadline.
+  private let calls = Mutex<(next: Int, running: [Int: (generation: Int, deadline: PostgresDeadline)])>((0, [:]))
 
   /// Creates the pool without running it: run ``run()`` for the database's lifetime, or use
   /// ``open(url:maxConnections:timeouts:logger:)``. Until the pool runs, leasing a connection waits.
@@ -67,30 +90,49 @@ public final class PostgresDatabase: Sendable {
   /// - Parameters:
   ///   - maxConnections: The most connections the pool opens (PostgreSQL's own limit is `max_connections`).
   ///   - timeouts: The deadlines of every call.
-  public init(
+  public convenience init(
     url: PostgresURL, maxConnections: Int = 20, timeouts: PostgresTimeouts = PostgresTimeouts(),
     logger: Logger = Logger(label: "persistencekit.postgres")
   ) {
-    var configuration = url.clientConfiguration
-    configuration.options.maximumConnections = max(1, maxConnections)
+    self.init(url: url, endpoint: url.endpoint, maxConnections: maxConnections, timeouts: timeouts, logger: logger)
+  }
+
+  private init(
+    url: PostgresURL, endpoint: PostgresURL.Endpoint, maxConnections: Int, timeouts: PostgresTimeouts, logger: Logger
+  ) {
     self.url = url
     self.timeouts = timeouts
     self.logger = logger
-    self.configuration = configuration
-    self.pools = Mutex(Pools(current: PostgresClient(configuration: configuration, backgroundLogger: logger)))
+    self.maxConnections = max(1, maxConnections)
+    self.pools = Mutex(
+      Pools(
+        current: Self.makeClient(url: url, endpoint: endpoint, maxConnections: maxConnections, logger: logger),
+        endpoint: endpoint))
   }
 
-  /// Connects once to check the server, the credentials and the database, then runs the pool in a task this object
-  /// owns. Call ``close()`` when done.
+  private static func makeClient(
+    url: PostgresURL, endpoint: PostgresURL.Endpoint, maxConnections: Int, logger: Logger
+  ) -> PostgresClient {
+    var configuration = url.clientConfiguration(for: endpoint)
+    configuration.options.maximumConnections = max(1, maxConnections)
+    return PostgresClient(configuration: configuration, backgroundLogger: logger)
+  }
+
+  /// Connects once to check the server, the credentials and the database (with several hosts: to find the first
+  /// whose session the URL's ``PostgresURL/targetSessionAttributes`` accepts, which the pool then uses), then runs
+  /// the pool in a task this object owns. Call ``close()`` when done.
   ///
-  /// - Throws: ``PostgresDatabaseError/cannotConnect(url:reason:)`` saying why (refused, unknown database, …).
+  /// - Throws: ``PostgresDatabaseError/cannotConnect(url:reason:)`` saying why (refused, unknown database, no
+  ///   writable host, …).
   public static func open(
     url: PostgresURL, maxConnections: Int = 20, timeouts: PostgresTimeouts = PostgresTimeouts(),
     logger: Logger = Logger(label: "persistencekit.postgres")
   ) async throws -> PostgresDatabase {
-    let database = PostgresDatabase(url: url, maxConnections: maxConnections, timeouts: timeouts, logger: logger)
-    try await database.withDedicatedConnection { _ in }
-    database.startIfIdle()
+    let (connection, endpoint) = try await connectToTarget(url: url, logger: logger)
+    try? await connection.close()
+    let database = PostgresDatabase(
+      url: url, endpoint: endpoint, maxConnections: maxConnections, timeouts: timeouts, logger: logger)
+    database.startIfIdle(lookingForTarget: false)
     return database
   }
 
@@ -112,11 +154,18 @@ public final class PostgresDatabase: Sendable {
     }
   }
 
-  private func startIfIdle() {
-    pools.withLock { pools in
-      guard case .idle = pools.state else { return }
+  /// Runs the pool unless it runs or ran; with `lookingForTarget`, then looks for the host the URL's target
+  /// accepts when the URL has several (the pool starts on the first).
+  private func startIfIdle(lookingForTarget: Bool = true) {
+    let started = pools.withLock { pools in
+      guard case .idle = pools.state else { return false }
       pools.state = .running
       pools.currentTask = Self.startRunning(pools.current)
+      return true
+    }
+    // The pool starts on the first host; the watch moves it to the one the URL's target accepts if that is another.
+    if started && lookingForTarget && url.endpoints.count > 1 && url.targetSessionAttributes != .any {
+      watchForRecovery()
     }
   }
 
@@ -145,8 +194,9 @@ public final class PostgresDatabase: Sendable {
 
   // MARK: Reconnection
 
-  /// Notes that a call could not reach the server (or overran its deadline): unless a watch runs already, tries the
-  /// server every ``PostgresTimeouts/reconnectInterval`` until it answers, then makes sure the pool serves.
+  /// Notes that a call could not reach the server, overran its deadline or met a session the URL's target does not
+  /// accept: unless a watch runs already, tries the hosts every ``PostgresTimeouts/reconnectInterval`` until one
+  /// gives an accepted session, then makes sure the pool serves, on that host.
   private func watchForRecovery() {
     pools.withLock { pools in
       guard case .running = pools.state, pools.watch == nil else { return }
@@ -161,28 +211,57 @@ public final class PostgresDatabase: Sendable {
         pools.serverDown = false
       }
     }
-    var probe = try? url.connectionConfiguration()
-    let wait = timeouts.connectionWait.components
-    probe?.options.connectTimeout = .nanoseconds(wait.seconds * 1_000_000_000 + wait.attoseconds / 1_000_000_000)
-    while !Task.isCancelled {
-      if let probe, await Self.answers(probe, logger: logger) {
-        if await poolServes() { return }
-        replacePool()
-        return
+    // A try starts every reconnectInterval even while earlier ones still wait for a host (up to connectionWait
+    // each): one stalled connection attempt must not hold up the others.
+    await withTaskGroup(of: RecoveryStep.self) { group in
+      var tries = 1
+      group.addTask { await self.tryHosts() }
+      group.addTask { await self.tick() }
+      while let step = await group.next() {
+        switch step {
+        case .found(let endpoint):
+          let serves = endpoint == pools.withLock({ $0.endpoint }) ? await poolServes() : false
+          if !serves { replacePool(endpoint: endpoint) }
+          pools.withLock { $0.serverDown = false }
+          group.cancelAll()
+          return
+        case .refused:
+          tries -= 1
+          pools.withLock { $0.serverDown = true }
+        case .tick:
+          guard !Task.isCancelled else { return group.cancelAll() }
+          if tries < Self.concurrentRecoveryTries {
+            tries += 1
+            group.addTask { await self.tryHosts() }
+          }
+          group.addTask { await self.tick() }
+        }
       }
-      pools.withLock { $0.serverDown = true }
-      guard (try? await Task.sleep(for: timeouts.reconnectInterval)) != nil else { return }
     }
   }
 
-  /// Whether the server accepts a connection of `configuration` now.
-  private static func answers(_ configuration: PostgresConnection.Configuration, logger: Logger) async -> Bool {
+  /// At most this many tries of the hosts run at once during a recovery.
+  private static let concurrentRecoveryTries = 4
+
+  private enum RecoveryStep: Sendable {
+    case found(PostgresURL.Endpoint)
+    case refused
+    case tick
+  }
+
+  /// One try of the URL's hosts: the first that gives an accepted session, if one does.
+  private func tryHosts() async -> RecoveryStep {
     guard
-      let connection = try? await PostgresConnection.connect(
-        configuration: configuration, id: dedicatedConnectionIDs.add(1, ordering: .relaxed).newValue, logger: logger)
-    else { return false }
+      case let (connection, endpoint)? = try? await url.connectToTarget(
+        connectTimeout: timeouts.connectionWait, logger: logger)
+    else { return .refused }
     try? await connection.close()
-    return true
+    return .found(endpoint)
+  }
+
+  private func tick() async -> RecoveryStep {
+    try? await Task.sleep(for: timeouts.reconnectInterval)
+    return .tick
   }
 
   /// Whether the current pool runs `SELECT 1` within a moment (it does unless it waits out a back-off).
@@ -200,13 +279,14 @@ public final class PostgresDatabase: Sendable {
     return answered == true
   }
 
-  /// Puts a fresh pool in place of the current one, which is closed once the calls still waiting on it have met
-  /// their deadlines.
-  private func replacePool() {
-    let fresh = PostgresClient(configuration: configuration, backgroundLogger: logger)
-    let retirement = timeouts.connectionWait + timeouts.statement
-    let replaced: Bool = pools.withLock { pools in
-      guard case .running = pools.state else { return false }
+  /// Puts a fresh pool for `endpoint` in place of the current one. The old pool is closed once the calls still
+  /// waiting on it have met their deadlines — or at once when it served another host, which the URL's target no
+  /// longer accepts: its calls then fail now instead of waiting out their deadlines.
+  private func replacePool(endpoint: PostgresURL.Endpoint) {
+    let fresh = Self.makeClient(url: url, endpoint: endpoint, maxConnections: maxConnections, logger: logger)
+    let previous: PostgresURL.Endpoint? = pools.withLock { pools in
+      guard case .running = pools.state else { return nil }
+      let retirement = pools.endpoint == endpoint ? timeouts.connectionWait + timeouts.statement : .zero
       if let old = pools.currentTask {
         pools.retiring.append(
           Task {
@@ -217,9 +297,25 @@ public final class PostgresDatabase: Sendable {
       }
       pools.current = fresh
       pools.currentTask = Self.startRunning(fresh)
-      return true
+      pools.generation += 1
+      defer { pools.endpoint = endpoint }
+      return pools.endpoint
     }
-    if replaced { logger.notice("PostgreSQL answers again: made a fresh connection pool") }
+    guard let previous else { return }
+    if previous != endpoint {
+      // The calls still waiting for a connection of the old pool would wait out their deadlines: end them now.
+      let generation = pools.withLock { $0.generation }
+      let waiting = calls.withLock { $0.running.values.filter { $0.generation < generation }.map(\.deadline) }
+      for deadline in waiting { deadline.abandonIfWaiting("the database moved to \(endpoint); try again") }
+    }
+    if previous == endpoint {
+      logger.notice("PostgreSQL answers again: made a fresh connection pool")
+    } else {
+      let target = url.targetSessionAttributes.rawValue
+      logger.notice(
+        "PostgreSQL: \(endpoint) gives the session target_session_attrs=\(target) asks for, not \(previous): made a fresh connection pool for it"
+      )
+    }
   }
 
   /// Leases a pooled connection for `body`, which must not keep it, within `wait` (else
@@ -246,41 +342,74 @@ public final class PostgresDatabase: Sendable {
   private func withDeadline<T: Sendable>(
     _ deadline: PostgresDeadline, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
   ) async throws -> T {
-    let (client, serverDown) = pools.withLock { ($0.current, $0.serverDown) }
+    let (client, generation, serverDown) = pools.withLock { ($0.current, $0.generation, $0.serverDown) }
     guard !serverDown else {
       throw PostgresDatabaseError.unavailable(
-        "the server refused the last connection attempt; retrying every "
-          + "\(timeouts.reconnectInterval)")
+        url.endpoints.count == 1 && url.targetSessionAttributes == .any
+          ? "the server refused the last connection attempt; retrying every \(timeouts.reconnectInterval)"
+          : "no host gave a session with target_session_attrs=\(url.targetSessionAttributes.rawValue) at the last "
+            + "attempt; retrying every \(timeouts.reconnectInterval)")
     }
+    let call = calls.withLock { calls in
+      defer { calls.next += 1 }
+      calls.running[calls.next] = (generation, deadline)
+      return calls.next
+    }
+    defer { _ = calls.withLock { $0.running.removeValue(forKey: call) } }
     do {
       return try await Self.underDeadline(deadline) {
         try await client.withConnection { connection in
           guard deadline.leased(connection) else { throw CancellationError() }
-          return try await body(connection)
+          try await self.checkSession(of: connection, generation: generation)
+          do {
+            return try await body(connection)
+          } catch  where Self.sqlState(of: error) == Self.readOnlySQLTransaction {
+            // A write on a read-only session: this host is a standby now. Never hand the connection out again.
+            try? await connection.close()
+            throw error
+          }
         }
       }
     } catch {
       guard Self.isUnavailable(error) else { throw error }
       watchForRecovery()
-      if case PostgresDatabaseError.timedOut = error { throw error }
+      if error is PostgresDatabaseError { throw error }
       throw PostgresDatabaseError.unavailable(PostgresDatabaseError.describe(error))
     }
   }
 
+  /// Checks, the first time the pool of `generation` hands `connection` out, that its session is one the URL's
+  /// ``PostgresURL/targetSessionAttributes`` accepts; closes it and throws ``PostgresDatabaseError/unavailable(_:)``
+  /// when it is not (the host became a standby).
+  ///
+  /// Watches it too: when a connection of the current pool closes (the server went away or ended the session), the
+  /// hosts are tried at once, without waiting for a call to fail — a call waiting for a connection of a pool whose
+  /// server is gone waits out ``PostgresTimeouts/connectionWait``.
+  private func checkSession(of connection: PostgresConnection, generation: Int) async throws {
+    let key = CheckedSession(generation: generation, connection: connection.id)
+    guard !checkedSessions.withLock({ $0.contains(key) }) else { return }
+    if url.targetSessionAttributes != .any {
+      let state = try await PostgresSessionState.of(connection, logger: logger)
+      guard url.targetSessionAttributes.accepts(state) else {
+        try? await connection.close()
+        throw PostgresDatabaseError.unavailable(
+          "the server gave \(url.targetSessionAttributes.refusal(state)); looking for the host that does")
+      }
+    }
+    checkedSessions.withLock { _ = $0.insert(key) }
+    connection.closeFuture.whenComplete { _ in
+      self.checkedSessions.withLock { _ = $0.remove(key) }
+      if self.pools.withLock({ $0.generation }) == generation { self.watchForRecovery() }
+    }
+  }
+
   /// Runs `body` on a connection of its own, outside the pool, closed afterwards: for session state that must not
-  /// leak into the pool (advisory locks, `LISTEN`), or a check before the pool runs.
+  /// leak into the pool (advisory locks, `LISTEN`), or a check before the pool runs. With several hosts, the
+  /// connection goes to the first whose session the URL's ``PostgresURL/targetSessionAttributes`` accepts.
   ///
   /// - Throws: ``PostgresDatabaseError/cannotConnect(url:reason:)`` when the connection can't be made.
   public func withDedicatedConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-    let connection: PostgresConnection
-    do {
-      connection = try await PostgresConnection.connect(
-        configuration: try url.connectionConfiguration(),
-        id: Self.dedicatedConnectionIDs.add(1, ordering: .relaxed).newValue,
-        logger: logger)
-    } catch {
-      throw PostgresDatabaseError.cannotConnect(url: url.description, reason: PostgresDatabaseError.describe(error))
-    }
+    let (connection, _) = try await Self.connectToTarget(url: url, logger: logger)
     do {
       let result = try await body(connection)
       try? await connection.close()
@@ -360,8 +489,9 @@ public final class PostgresDatabase: Sendable {
   }
 
   /// Whether `error` says the server could not be reached or did not answer in time (a deadline passed, the
-  /// connection was refused, lost or closed, the server is shutting down or starting, or has no free connection):
-  /// the call may succeed later, unlike a statement the server refused.
+  /// connection was refused, lost or closed, the server is shutting down or starting, or has no free connection),
+  /// or refused a write because it is a standby now (SQLSTATE 25006): the call may succeed later, on this server or
+  /// on the primary that replaces it, unlike a statement the server refused.
   public static func isUnavailable(_ error: any Error) -> Bool {
     switch error {
     case PostgresDatabaseError.timedOut, PostgresDatabaseError.unavailable, PostgresDatabaseError.cannotConnect:
@@ -369,13 +499,12 @@ public final class PostgresDatabase: Sendable {
     case let error as PostgresTransactionError:
       return [error.closureError, error.beginError, error.commitError, error.rollbackError]
         .contains { $0.map(isUnavailable) ?? false }
+    case PostgresDatabaseError.statementFailed(_, _, let state?, _):
+      return isUnavailable(sqlState: state)
     case let error as PSQLError:
       switch error.code {
       case .server:
-        let state = error.serverInfo?[.sqlState] ?? ""
-        // 08: connection exception; 57P01-57P05: shutdown, crash, cannot connect now, idle timeouts; 53300: too
-        // many connections.
-        return state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300"
+        return isUnavailable(sqlState: error.serverInfo?[.sqlState] ?? "")
       case .clientClosedConnection, .serverClosedConnection, .connectionError, .uncleanShutdown, .poolClosed,
         .queryCancelled:
         return true
@@ -390,6 +519,26 @@ public final class PostgresDatabase: Sendable {
       return type.hasSuffix(".ConnectionPoolError") || type.hasPrefix("NIOPosix.")
     }
   }
+
+  /// 08: connection exception; 57P01-57P05: shutdown, crash, cannot connect now, idle timeouts; 53300: too many
+  /// connections; 25006: a write on a read-only session (the server is a standby now).
+  private static func isUnavailable(sqlState state: String) -> Bool {
+    state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" || state == readOnlySQLTransaction
+  }
+
+  /// A connection to the first of `url`'s hosts whose session its target accepts, and that host.
+  private static func connectToTarget(
+    url: PostgresURL, logger: Logger
+  ) async throws(PostgresDatabaseError) -> (PostgresConnection, PostgresURL.Endpoint) {
+    do {
+      return try await url.connectToTarget(logger: logger)
+    } catch {
+      throw PostgresDatabaseError.cannotConnect(url: url.description, reason: error.description)
+    }
+  }
+
+  /// SQLSTATE 25006, `read_only_sql_transaction`: a write on a read-only session (a hot standby).
+  static let readOnlySQLTransaction = "25006"
 
   static func transaction<T: Sendable>(
     on connection: PostgresConnection,
@@ -416,8 +565,6 @@ public final class PostgresDatabase: Sendable {
     if try await commit.get().metadata.command == "ROLLBACK" { throw PostgresDatabaseError.transactionAborted }
     return value
   }
-
-  private static let dedicatedConnectionIDs = Atomic<Int>(1_000_000)
 }
 
 /// A transaction's isolation level.

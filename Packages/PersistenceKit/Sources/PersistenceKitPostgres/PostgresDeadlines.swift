@@ -35,11 +35,12 @@ final class PostgresDeadline: Sendable {
     case leased(PostgresConnection, since: ContinuousClock.Instant)
     case finished
     case expired(PostgresDatabaseError.Timeout)
-    case lost
+    /// Ended as unavailable, for this reason.
+    case lost(String)
   }
 
   private let state = Mutex(State.waiting)
-  private let lostHandler = Mutex<(@Sendable () -> Void)?>(nil)
+  private let lostHandler = Mutex<(@Sendable (String) -> Void)?>(nil)
   private let created = ContinuousClock.now
   private let wait: Duration
   private let limit: Duration
@@ -63,20 +64,40 @@ final class PostgresDeadline: Sendable {
       connection.closeFuture.whenComplete { _ in
         Task {
           try? await Task.sleep(for: .milliseconds(100))
+          let reason = "the server closed the connection during the call"
           let running = self.state.withLock { state in
             guard case .leased = state else { return false }
-            state = .lost
+            state = .lost(reason)
             return true
           }
-          if running, let handler = self.lostHandler.withLock({ $0 }) { handler() }
+          if running, let handler = self.lostHandler.withLock({ $0 }) { handler(reason) }
         }
       }
     }
     return leased
   }
 
-  /// What ends the call when its connection is lost under it.
-  func onLost(_ handler: @escaping @Sendable () -> Void) { lostHandler.withLock { $0 = handler } }
+  /// What ends the call when its connection is lost under it, or ``abandonIfWaiting(_:)`` abandons it; run at once
+  /// if that happened already.
+  func onLost(_ handler: @escaping @Sendable (String) -> Void) {
+    lostHandler.withLock { $0 = handler }
+    let reason: String? = state.withLock { state in
+      guard case .lost(let reason) = state else { return nil }
+      return reason
+    }
+    if let reason { handler(reason) }
+  }
+
+  /// Ends the call as unavailable, for `reason`, if it still waits for a connection (its pool was replaced by one
+  /// for another host, and will never give it one it may use).
+  func abandonIfWaiting(_ reason: String) {
+    let abandoned = state.withLock { state in
+      guard case .waiting = state else { return false }
+      state = .lost(reason)
+      return true
+    }
+    if abandoned, let handler = lostHandler.withLock({ $0 }) { handler(reason) }
+  }
 
   /// Records that the call ended.
   func finish() { state.withLock { $0 = .finished } }
@@ -145,10 +166,9 @@ extension PostgresDatabase {
           work.cancel()
           outcome.resume(.failure(PostgresDatabaseError.timedOut(timeout)))
         }
-        deadline.onLost {
+        deadline.onLost { reason in
           work.cancel()
-          outcome.resume(
-            .failure(PostgresDatabaseError.unavailable("the server closed the connection during the call")))
+          outcome.resume(.failure(PostgresDatabaseError.unavailable(reason)))
         }
         outcome.onEnd {
           work.cancel()

@@ -6,11 +6,15 @@ import PostgresNIO
 /// Accepted forms:
 /// - `postgres://user[:password]@host[:port]/database[?sslmode=disable]` (`postgresql://` too; IPv6 hosts in
 ///   brackets, e.g. `[::1]`; user, password and database percent-encoded where needed)
+/// - `postgres://user@host1:port1,host2:port2/database?target_session_attrs=read-write`: several hosts, tried in
+///   order (``endpoints``) until one gives a session that ``targetSessionAttributes`` accepts — a primary and its
+///   standbys, so that a client follows a failover to the promoted standby
 /// - `postgres:///database?host=/path/to/dir` for a Unix socket: `host` names the socket's directory, and the
 ///   socket is `dir/.s.PGSQL.<port>` (a percent-encoded `%2Fpath` host in the authority works too)
 ///
 /// Query parameters: `sslmode` (`disable`, `allow`, `prefer` — the default —, `require`, `verify-ca`,
-/// `verify-full`), `host`, `port`, `user`, `password`, `dbname`, `application_name`, `connect_timeout` (seconds).
+/// `verify-full`), `host` and `port` (comma-separated lists as in libpq: one port for every host, or one per host),
+/// `user`, `password`, `dbname`, `application_name`, `connect_timeout` (seconds), `target_session_attrs`.
 /// A missing user is the operating-system user's name, a missing database the user's name, as with libpq.
 ///
 /// ``description`` never shows the password.
@@ -39,12 +43,38 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     case verifyFull = "verify-full"
   }
 
+  /// Which session a connection must give to be kept (libpq's `target_session_attrs`); the hosts are tried in
+  /// order until one gives it.
+  public enum TargetSessionAttributes: String, Sendable, Hashable, CaseIterable {
+    /// Any session (the default).
+    case any
+    /// A session whose transactions are read-write by default: not a hot standby, `default_transaction_read_only`
+    /// off (`SHOW transaction_read_only` is `off`).
+    case readWrite = "read-write"
+    /// A session whose transactions are read-only by default.
+    case readOnly = "read-only"
+    /// A server that is not in hot standby (`pg_is_in_recovery()` is false).
+    case primary
+    /// A server in hot standby.
+    case standby
+    /// A server in hot standby if one of the hosts is, else any.
+    case preferStandby = "prefer-standby"
+  }
+
   /// The role to connect as.
   public var user: String
   /// The password, if any; never printed by ``description``.
   public var password: String?
-  /// The server's address.
-  public var endpoint: Endpoint
+  /// The servers' addresses, in the order they are tried; never empty.
+  public var endpoints: [Endpoint]
+  /// The first server's address; setting it replaces every address with this one.
+  public var endpoint: Endpoint {
+    get { endpoints[0] }
+    set { endpoints = [newValue] }
+  }
+  /// Which session a connection must give to be kept (`target_session_attrs`); ``TargetSessionAttributes/any``
+  /// by default.
+  public var targetSessionAttributes: TargetSessionAttributes
   /// The database to connect to.
   public var database: String
   /// The TLS mode.
@@ -54,7 +84,7 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
   /// How long to wait for a connection, in seconds (`connect_timeout`); `nil` for the driver's default (10 s).
   public var connectTimeout: Int?
 
-  /// Creates a URL from its parts.
+  /// Creates a URL with one server from its parts.
   public init(
     user: String,
     password: String? = nil,
@@ -64,13 +94,33 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     applicationName: String? = nil,
     connectTimeout: Int? = nil
   ) {
+    self.init(
+      user: user, password: password, endpoints: [endpoint], database: database, tls: tls,
+      applicationName: applicationName, connectTimeout: connectTimeout)
+  }
+
+  /// Creates a URL with several servers, tried in order, from its parts.
+  ///
+  /// - Precondition: `endpoints` is not empty.
+  public init(
+    user: String,
+    password: String? = nil,
+    endpoints: [Endpoint],
+    database: String,
+    tls: TLSMode = .prefer,
+    applicationName: String? = nil,
+    connectTimeout: Int? = nil,
+    targetSessionAttributes: TargetSessionAttributes = .any
+  ) {
+    precondition(!endpoints.isEmpty, "a PostgreSQL URL needs at least one endpoint")
     self.user = user
     self.password = password
-    self.endpoint = endpoint
+    self.endpoints = endpoints
     self.database = database
     self.tls = tls
     self.applicationName = applicationName
     self.connectTimeout = connectTimeout
+    self.targetSessionAttributes = targetSessionAttributes
   }
 
   /// Parses `string`.
@@ -94,25 +144,34 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
   public func string(revealingPassword: Bool) -> String {
     var result = "postgres://" + Self.encode(user)
     if let password { result += ":" + (revealingPassword ? Self.encode(password) : "***") }
+    result += "@"
     var query: [String] = []
-    switch endpoint {
-    case .tcp(let host, let port):
-      result += "@" + (host.contains(":") ? "[\(host)]" : Self.encode(host)) + ":\(port)"
-    case .unixSocket(let directory, let port):
-      result += "@"
-      query.append("host=" + Self.encode(directory))
-      query.append("port=\(port)")
+    let tcpHosts: [String] = endpoints.compactMap { endpoint in
+      guard case .tcp(let host, let port) = endpoint else { return nil }
+      return (host.contains(":") ? "[\(host)]" : Self.encode(host)) + ":\(port)"
+    }
+    if tcpHosts.count == endpoints.count {
+      result += tcpHosts.joined(separator: ",")
+    } else {
+      // A socket directory can't stand in the authority unencoded: every host goes to the query, in order.
+      query.append("host=" + endpoints.map { Self.encode($0.host) }.joined(separator: ","))
+      query.append("port=" + endpoints.map { "\($0.port)" }.joined(separator: ","))
     }
     result += "/" + Self.encode(database)
     if tls != .prefer { query.append("sslmode=" + tls.rawValue) }
     if let applicationName { query.append("application_name=" + Self.encode(applicationName)) }
     if let connectTimeout { query.append("connect_timeout=\(connectTimeout)") }
+    if targetSessionAttributes != .any { query.append("target_session_attrs=" + targetSessionAttributes.rawValue) }
     if !query.isEmpty { result += "?" + query.joined(separator: "&") }
     return result
   }
 
-  /// The configuration of a PostgresNIO connection pool for this URL.
-  public var clientConfiguration: PostgresClient.Configuration {
+  /// The configuration of a PostgresNIO connection pool for the first of ``endpoints``.
+  public var clientConfiguration: PostgresClient.Configuration { clientConfiguration(for: endpoint) }
+
+  /// The configuration of a PostgresNIO connection pool for `endpoint` (one of ``endpoints``), with this URL's
+  /// other settings.
+  public func clientConfiguration(for endpoint: Endpoint) -> PostgresClient.Configuration {
     var configuration: PostgresClient.Configuration
     switch endpoint {
     case .tcp(let host, let port):
@@ -120,7 +179,7 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         host: host, port: port, username: user, password: password, database: database, tls: clientTLS)
     case .unixSocket:
       configuration = PostgresClient.Configuration(
-        unixSocketPath: socketPath ?? "", username: user, password: password, database: database)
+        unixSocketPath: endpoint.socketPath ?? "", username: user, password: password, database: database)
     }
     if let connectTimeout { configuration.options.connectTimeout = .seconds(connectTimeout) }
     if let applicationName {
@@ -129,10 +188,18 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     return configuration
   }
 
-  /// The configuration of a single PostgresNIO connection for this URL.
+  /// The configuration of a single PostgresNIO connection to the first of ``endpoints``.
   ///
   /// - Throws: NIOSSL's error when a TLS context can't be made.
   public func connectionConfiguration() throws -> PostgresConnection.Configuration {
+    try connectionConfiguration(for: endpoint)
+  }
+
+  /// The configuration of a single PostgresNIO connection to `endpoint` (one of ``endpoints``), with this URL's
+  /// other settings.
+  ///
+  /// - Throws: NIOSSL's error when a TLS context can't be made.
+  public func connectionConfiguration(for endpoint: Endpoint) throws -> PostgresConnection.Configuration {
     var configuration: PostgresConnection.Configuration
     switch endpoint {
     case .tcp(let host, let port):
@@ -146,7 +213,7 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         host: host, port: port, username: user, password: password, database: database, tls: tls)
     case .unixSocket:
       configuration = PostgresConnection.Configuration(
-        unixSocketPath: socketPath ?? "", username: user, password: password, database: database)
+        unixSocketPath: endpoint.socketPath ?? "", username: user, password: password, database: database)
     }
     if let connectTimeout { configuration.options.connectTimeout = .seconds(Int64(connectTimeout)) }
     if let applicationName {
@@ -155,11 +222,8 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     return configuration
   }
 
-  /// The path of the Unix socket, for a ``Endpoint/unixSocket(directory:port:)`` endpoint.
-  public var socketPath: String? {
-    guard case .unixSocket(let directory, let port) = endpoint else { return nil }
-    return (directory.hasSuffix("/") ? String(directory.dropLast()) : directory) + "/.s.PGSQL.\(port)"
-  }
+  /// The path of the Unix socket, when the first of ``endpoints`` is a ``Endpoint/unixSocket(directory:port:)``.
+  public var socketPath: String? { endpoint.socketPath }
 
   private var clientTLS: PostgresClient.Configuration.TLS {
     switch tls {
@@ -199,7 +263,38 @@ public struct PostgresURLError: Error, Sendable, Equatable, CustomStringConverti
   /// The reason, with the accepted form.
   public var description: String {
     "Invalid PostgreSQL URL: \(reason). Expected postgres://user[:password]@host[:port]/database[?sslmode=disable] "
+      + "(several hosts: host1:port1,host2:port2 and ?target_session_attrs=read-write) "
       + "or postgres:///database?host=/socket/directory"
+  }
+}
+
+extension PostgresURL.Endpoint: CustomStringConvertible {
+  /// `host:port`, `[v6]:port` or the socket's path.
+  public var description: String {
+    switch self {
+    case .tcp(let host, let port): (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
+    case .unixSocket: socketPath ?? ""
+    }
+  }
+
+  /// The path of the Unix socket, for a ``unixSocket(directory:port:)`` endpoint.
+  public var socketPath: String? {
+    guard case .unixSocket(let directory, let port) = self else { return nil }
+    return (directory.hasSuffix("/") ? String(directory.dropLast()) : directory) + "/.s.PGSQL.\(port)"
+  }
+
+  /// The host name or address, or the socket's directory.
+  var host: String {
+    switch self {
+    case .tcp(let host, _), .unixSocket(let host, _): host
+    }
+  }
+
+  /// The TCP port, or the port that names the socket.
+  var port: Int {
+    switch self {
+    case .tcp(_, let port), .unixSocket(_, let port): port
+    }
   }
 }
 
@@ -243,29 +338,21 @@ enum PostgresURLParser {
       if user?.isEmpty == true { throw PostgresURLError(reason: "the user name before '@' is empty") }
     }
 
-    var host: String?
-    var port: Int?
-    if hostPort.hasPrefix("[") {
-      guard let close = hostPort.firstIndex(of: "]") else {
-        throw PostgresURLError(reason: "the IPv6 address has no closing ']'")
-      }
-      host = String(hostPort[hostPort.index(after: hostPort.startIndex)..<close])
-      let after = hostPort[hostPort.index(after: close)...]
-      if !after.isEmpty {
-        guard after.hasPrefix(":") else {
-          throw PostgresURLError(reason: "unexpected '\(after)' after the IPv6 address")
+    // libpq's model: a list of hosts and a list of ports (an empty entry: the default), matched at the end.
+    var hosts: [String] = []
+    var ports: [String] = []
+    if !hostPort.isEmpty {
+      let pieces = try splitHostList(hostPort)
+      for (index, piece) in pieces.enumerated() {
+        let (host, port) = try parseHostPort(piece)
+        guard !host.isEmpty || pieces.count == 1 else {
+          throw PostgresURLError(reason: "host \(index + 1) of the list '\(hostPort)' is empty")
         }
-        port = try parsePort(after.dropFirst())
+        hosts.append(host)
+        ports.append(port.map(String.init) ?? "")
       }
-    } else if let colon = hostPort.lastIndex(of: ":") {
-      host = try decode(hostPort[..<colon], "host")
-      port = try parsePort(hostPort[hostPort.index(after: colon)...])
-    } else if !hostPort.isEmpty {
-      host = try decode(hostPort, "host")
-    }
-    if host?.isEmpty == true { host = nil }
-    if host?.contains(",") == true {
-      throw PostgresURLError(reason: "several hosts are not supported; give one host")
+      if hosts == [""] { hosts = [] }
+      if ports.allSatisfy(\.isEmpty) { ports = [] }
     }
 
     var database = path.isEmpty ? nil : try decode(path, "database name")
@@ -277,6 +364,7 @@ enum PostgresURLParser {
     var tls = PostgresURL.TLSMode.prefer
     var applicationName: String?
     var connectTimeout: Int?
+    var targetSessionAttributes = PostgresURL.TargetSessionAttributes.any
     for pair in queryText.split(separator: "&", omittingEmptySubsequences: true) {
       guard let equals = pair.firstIndex(of: "=") else {
         throw PostgresURLError(
@@ -291,8 +379,15 @@ enum PostgresURLParser {
           throw PostgresURLError(reason: "sslmode '\(value)' is not one of \(modes)")
         }
         tls = mode
-      case "host": host = value.isEmpty ? nil : value
-      case "port": port = try parsePort(Substring(value))
+      case "host":
+        hosts = value.isEmpty ? [] : value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+      case "port": ports = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+      case "target_session_attrs":
+        guard let attributes = PostgresURL.TargetSessionAttributes(rawValue: value) else {
+          let values = PostgresURL.TargetSessionAttributes.allCases.map(\.rawValue).joined(separator: ", ")
+          throw PostgresURLError(reason: "target_session_attrs '\(value)' is not one of \(values)")
+        }
+        targetSessionAttributes = attributes
       case "user": user = value
       case "password": password = value
       case "dbname": database = value
@@ -305,24 +400,80 @@ enum PostgresURLParser {
       default:
         throw PostgresURLError(
           reason: "unknown query parameter '\(key)' (supported: sslmode, host, port, user, password, dbname, "
-            + "application_name, connect_timeout)")
+            + "application_name, connect_timeout, target_session_attrs)")
       }
     }
 
-    guard let host else {
-      throw PostgresURLError(reason: "it names no host (give host[:port], or ?host=/socket/directory)")
-    }
+    let endpoints = try endpoints(hosts: hosts, ports: ports)
     let resolvedUser: String
     if let user { resolvedUser = user } else { resolvedUser = try currentUserName() }
     guard !resolvedUser.isEmpty else { throw PostgresURLError(reason: "the user name is empty") }
     let resolvedDatabase = database.flatMap { $0.isEmpty ? nil : $0 } ?? resolvedUser
-    let resolvedPort = port ?? 5432
-    let endpoint: PostgresURL.Endpoint =
-      host.hasPrefix("/")
-      ? .unixSocket(directory: host, port: resolvedPort) : .tcp(host: host, port: resolvedPort)
     return PostgresURL(
-      user: resolvedUser, password: password, endpoint: endpoint, database: resolvedDatabase, tls: tls,
-      applicationName: applicationName, connectTimeout: connectTimeout)
+      user: resolvedUser, password: password, endpoints: endpoints, database: resolvedDatabase, tls: tls,
+      applicationName: applicationName, connectTimeout: connectTimeout,
+      targetSessionAttributes: targetSessionAttributes)
+  }
+
+  /// The authority's hosts: split at the commas that are not inside an IPv6 address's brackets.
+  private static func splitHostList(_ text: Substring) throws(PostgresURLError) -> [Substring] {
+    var pieces: [Substring] = []
+    var start = text.startIndex
+    var inBrackets = false
+    for index in text.indices {
+      switch text[index] {
+      case "[": inBrackets = true
+      case "]": inBrackets = false
+      case "," where !inBrackets:
+        pieces.append(text[start..<index])
+        start = text.index(after: index)
+      default: break
+      }
+    }
+    pieces.append(text[start...])
+    return pieces
+  }
+
+  /// One `host[:port]` of the authority (the host percent-decoded; an IPv6 address without its brackets).
+  private static func parseHostPort(_ text: Substring) throws(PostgresURLError) -> (String, Int?) {
+    if text.hasPrefix("[") {
+      guard let close = text.firstIndex(of: "]") else {
+        throw PostgresURLError(reason: "the IPv6 address has no closing ']'")
+      }
+      let host = String(text[text.index(after: text.startIndex)..<close])
+      let after = text[text.index(after: close)...]
+      guard !after.isEmpty else { return (host, nil) }
+      guard after.hasPrefix(":") else {
+        throw PostgresURLError(reason: "unexpected '\(after)' after the IPv6 address")
+      }
+      return (host, try parsePort(after.dropFirst()))
+    }
+    if let colon = text.lastIndex(of: ":") {
+      return (try decode(text[..<colon], "host"), try parsePort(text[text.index(after: colon)...]))
+    }
+    return (try decode(text, "host"), nil)
+  }
+
+  /// The endpoints of `hosts` and `ports` (none: 5432 for every host; one: that port for every host; else one per
+  /// host, an empty one meaning 5432), as libpq matches them.
+  private static func endpoints(hosts: [String], ports: [String]) throws(PostgresURLError) -> [PostgresURL.Endpoint] {
+    guard !hosts.isEmpty else {
+      throw PostgresURLError(reason: "it names no host (give host[:port], or ?host=/socket/directory)")
+    }
+    if let empty = hosts.firstIndex(of: "") {
+      throw PostgresURLError(reason: "host \(empty + 1) of the \(hosts.count) hosts is empty")
+    }
+    guard ports.count <= 1 || ports.count == hosts.count else {
+      throw PostgresURLError(
+        reason: "\(ports.count) ports for \(hosts.count) hosts (give one port for every host, or one per host)")
+    }
+    var endpoints: [PostgresURL.Endpoint] = []
+    for (index, host) in hosts.enumerated() {
+      let text = ports.isEmpty ? "" : ports[ports.count == 1 ? 0 : index]
+      let port = text.isEmpty ? 5432 : try parsePort(Substring(text))
+      endpoints.append(host.hasPrefix("/") ? .unixSocket(directory: host, port: port) : .tcp(host: host, port: port))
+    }
+    return endpoints
   }
 
   private static func decode(_ text: Substring, _ what: String) throws(PostgresURLError) -> String {

@@ -57,6 +57,59 @@ import Testing
     #expect(try PostgresURL(socket.description) == socket)
   }
 
+  /// libpq's own example of a multi-host URI (libpq, "Connection URIs").
+  @Test func parsesLibpqsMultiHostExample() throws {
+    let url = try PostgresURL("postgresql://host1:123,host2:456/somedb?target_session_attrs=any&application_name=myapp")
+    #expect(url.endpoints == [.tcp(host: "host1", port: 123), .tcp(host: "host2", port: 456)])
+    #expect(url.endpoint == .tcp(host: "host1", port: 123))
+    #expect(url.database == "somedb")
+    #expect(url.targetSessionAttributes == .any)
+    #expect(url.applicationName == "myapp")
+  }
+
+  /// "A URI of the form postgresql://host1:port1,host2:port2,host3:port3/ is equivalent to a connection string of
+  /// the form host=host1,host2,host3 port=port1,port2,port3"; "if you specify only one port, it applies to all the
+  /// hosts" (libpq, "Specifying Multiple Hosts").
+  @Test func hostAndPortListsMatchAsInLibpq() throws {
+    let authority = try PostgresURL("postgresql://u@host1:5001,host2:5002,host3:5003/db")
+    let parameters = try PostgresURL("postgresql://u@/db?host=host1,host2,host3&port=5001,5002,5003")
+    #expect(authority == parameters)
+    #expect(authority.endpoints.map(\.description) == ["host1:5001", "host2:5002", "host3:5003"])
+
+    let onePort = try PostgresURL("postgresql://u@/db?host=a,b&port=6432")
+    #expect(onePort.endpoints == [.tcp(host: "a", port: 6432), .tcp(host: "b", port: 6432)])
+    let somePorts = try PostgresURL("postgres://u@h1,h2:5433,[::1]:5434,[2001:db8::1234]/db")
+    #expect(
+      somePorts.endpoints == [
+        .tcp(host: "h1", port: 5432), .tcp(host: "h2", port: 5433), .tcp(host: "::1", port: 5434),
+        .tcp(host: "2001:db8::1234", port: 5432),
+      ])
+    let sockets = try PostgresURL("postgres:///db?host=/run/a,db.example.org&port=5432,5433&user=me")
+    #expect(
+      sockets.endpoints == [.unixSocket(directory: "/run/a", port: 5432), .tcp(host: "db.example.org", port: 5433)])
+  }
+
+  @Test(arguments: PostgresURL.TargetSessionAttributes.allCases)
+  func readsEveryTargetSessionAttributesValue(_ attributes: PostgresURL.TargetSessionAttributes) throws {
+    let url = try PostgresURL("postgres://u@h1,h2/db?target_session_attrs=\(attributes.rawValue)")
+    #expect(url.targetSessionAttributes == attributes)
+    #expect(try PostgresURL(url.description) == url)
+  }
+
+  @Test func aMultiHostURLRoundTripsAndHidesThePassword() throws {
+    let url = try PostgresURL(
+      "postgres://meridian:s3cret@10.0.0.1:5432,10.0.0.2:5433/tracks?target_session_attrs=read-write")
+    #expect(url.targetSessionAttributes == .readWrite)
+    #expect(
+      url.description == "postgres://meridian:***@10.0.0.1:5432,10.0.0.2:5433/tracks?target_session_attrs=read-write")
+    #expect(try PostgresURL(url.string(revealingPassword: true)) == url)
+    let mixed = try PostgresURL("postgres:///db?host=/tmp/x,::1,db&port=1,2,3&user=me")
+    #expect(try PostgresURL(mixed.description) == mixed)
+    var single = url
+    single.endpoint = .tcp(host: "db", port: 1)
+    #expect(single.endpoints == [.tcp(host: "db", port: 1)])
+  }
+
   @Test(arguments: [
     ("", "empty"),
     ("localhost:5432/db", "no scheme"),
@@ -70,7 +123,11 @@ import Testing
     ("postgres://@h/db", "user name before '@' is empty"),
     ("postgres://u@h/db/more", "one database name"),
     ("postgres://u@h/db?connect_timeout=-1", "connect_timeout '-1'"),
-    ("postgres://u@h1,h2/db", "several hosts"),
+    ("postgres://u@h1,,h2/db", "host 2 of the list 'h1,,h2' is empty"),
+    ("postgres://u@h1,h2:x/db", "the port is not a number"),
+    ("postgres://u@/db?host=a,b,c&port=1,2", "2 ports for 3 hosts"),
+    ("postgres://u@/db?host=a,,c", "host 2 of the 3 hosts is empty"),
+    ("postgres://u@h1,h2/db?target_session_attrs=writable", "target_session_attrs 'writable' is not one of any"),
   ])
   func rejectsMalformedURLs(input: String, expected: String) {
     #expect {

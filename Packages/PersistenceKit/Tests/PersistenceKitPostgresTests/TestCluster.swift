@@ -22,10 +22,32 @@ enum TestCluster {
   }
 
   private static func start() -> Result<PostgresURL, StartFailure> {
+    let printed: String
+    switch runScript("start") {
+    case .success(let output): printed = output
+    case .failure(let failure):
+      return .failure(
+        StartFailure(description: "\(failure.description); PostgreSQL 15 with PostGIS is needed for these tests"))
+    }
+    guard let last = printed.split(separator: "\n").last.map(String.init) else {
+      return .failure(StartFailure(description: "Tools/postgres start printed no URL"))
+    }
+    do {
+      return .success(try PostgresURL(last))
+    } catch {
+      return .failure(StartFailure(description: "Tools/postgres start printed '\(last)': \(error)"))
+    }
+  }
+
+  /// Runs `Tools/postgres command` (with `environment` added to this process's) and waits for it: what it printed
+  /// on standard output, or why it failed with what it printed on standard error. Blocks: call it from a thread of
+  /// its own, not the tests' shared pool.
+  static func runScript(_ command: String, environment: [String: String] = [:]) -> Result<String, StartFailure> {
     let script = repositoryRoot.appendingPathComponent("Tools/postgres")
     let process = Process()
     process.executableURL = script
-    process.arguments = ["start"]
+    process.arguments = [command]
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let output = Pipe()
     let errors = Pipe()
     process.standardOutput = output
@@ -35,24 +57,15 @@ enum TestCluster {
     } catch {
       return .failure(StartFailure(description: "Can't run \(script.path): \(error)"))
     }
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+    let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
-    let printed = String(decoding: outputData, as: UTF8.self)
-    let complaint = String(decoding: errorData, as: UTF8.self)
-    guard process.terminationStatus == 0,
-      let last = printed.split(separator: "\n").last.map(String.init)
-    else {
+    guard process.terminationStatus == 0 else {
       return .failure(
         StartFailure(
-          description: "Tools/postgres start failed (exit \(process.terminationStatus)); PostgreSQL 15 with PostGIS "
-            + "is needed for these tests:\n\(complaint)"))
+          description: "Tools/postgres \(command) failed (exit \(process.terminationStatus)):\n\(complaint)"))
     }
-    do {
-      return .success(try PostgresURL(last))
-    } catch {
-      return .failure(StartFailure(description: "Tools/postgres start printed '\(last)': \(error)"))
-    }
+    return .success(printed)
   }
 
   /// Warnings and errors only: closing a pool while it opens a connection logs at info level.
