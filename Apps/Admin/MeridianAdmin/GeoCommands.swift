@@ -69,7 +69,9 @@ struct GeoCommand: AsyncParsableCommand {
     var rowsPerSecond: Int?
 
     func run() async throws {
-      try ImportPace.validate(rowsPerSecond)
+      if let rowsPerSecond, !ImportPace.rates.contains(rowsPerSecond) {
+        throw AdminError.usage("--rows-per-second must be 1…10000000.")
+      }
       var isDirectory: ObjCBool = false
       guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
         throw AdminError.notFound("No folder '\(directory)'.")

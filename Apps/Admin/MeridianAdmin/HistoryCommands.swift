@@ -196,7 +196,9 @@ struct HistoryCommand: AsyncParsableCommand {
     var rowsPerSecond: Int?
 
     func run() async throws {
-      try ImportPace.validate(rowsPerSecond)
+      if let rowsPerSecond, !ImportPace.rates.contains(rowsPerSecond) {
+        throw AdminError.usage("--rows-per-second must be 1…10000000.")
+      }
       let url = URL(fileURLWithPath: file)
       guard FileManager.default.fileExists(atPath: url.path) else {
         throw AdminError.notFound("There is no file \(file).")

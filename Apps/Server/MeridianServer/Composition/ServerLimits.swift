@@ -13,6 +13,9 @@ public struct ServerLimits: Sendable, Hashable {
   /// is refused. The default takes about the largest file the import's size limit admits (decade-long Google exports
   /// hold a few million points).
   public var importedFixesPerAccountPerDay = 5_000_000
+  /// Fixes one history import stores per second at most, so that a large import leaves the database to live
+  /// uploads (0: as fast as the database takes them, the default).
+  public var importedFixesPerSecond = 0
   /// OsmAnd reports per device identifier per minute.
   public var osmAndPerDevicePerMinute = 120
   /// OsmAnd reports per client address per minute, every identifier together (known or not).
@@ -61,6 +64,7 @@ public struct ServerLimits: Sendable, Hashable {
       ("MERIDIAN_LIMIT_FUTURE_FIX_SECONDS", \.futureFixSeconds),
       ("MERIDIAN_LIMIT_FIXES_PER_ACCOUNT_PER_MINUTE", \.fixesPerAccountPerMinute),
       ("MERIDIAN_LIMIT_IMPORTED_FIXES_PER_ACCOUNT_PER_DAY", \.importedFixesPerAccountPerDay),
+      ("MERIDIAN_LIMIT_IMPORTED_FIXES_PER_SECOND", \.importedFixesPerSecond),
       ("MERIDIAN_LIMIT_OSMAND_PER_DEVICE_PER_MINUTE", \.osmAndPerDevicePerMinute),
       ("MERIDIAN_LIMIT_OSMAND_PER_ADDRESS_PER_MINUTE", \.osmAndPerAddressPerMinute),
       ("MERIDIAN_LIMIT_SIGN_IN_FAILURES_PER_ACCOUNT", \.signInFailuresPerAccount),

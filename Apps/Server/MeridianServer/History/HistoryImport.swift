@@ -213,8 +213,10 @@ struct HistoryImport: Sendable {
     var stored = 0
     var duplicates = 0
     var pending: [LocationFix] = []
+    var pace = ImportPace(rowsPerSecond: ServerLimits.active(limits.importedFixesPerSecond))
     func flush() async throws {
       guard !pending.isEmpty else { return }
+      let count = pending.count
       let batches = Dictionary(grouping: pending) { devices[$0.deviceID ?? fallback] ?? fallback }
         .sorted { $0.key < $1.key }.map { FixInsertBatch(userID: user, deviceID: $0.key, fixes: $0.value) }
       pending.removeAll(keepingCapacity: true)
@@ -222,6 +224,7 @@ struct HistoryImport: Sendable {
         stored += receipt.accepted
         duplicates += receipt.duplicates
       }
+      try await pace.spend(count)
     }
     _ = try await Self.read(file, format) { fixes in
       pending += fixes

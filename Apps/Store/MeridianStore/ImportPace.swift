@@ -1,5 +1,6 @@
-/// An upper bound on an import's rate in rows a second (`--rows-per-second`), so that a large import run beside a live
-/// server leaves the database room for it. The import calls ``spend(_:)`` after each stored batch; it sleeps until
+/// An upper bound on an import's rate in rows a second (`meridian-admin … --rows-per-second`,
+/// `MERIDIAN_LIMIT_IMPORTED_FIXES_PER_SECOND`), so that a large import run beside live traffic leaves the database
+/// room for it. The import calls ``spend(_:)`` after each stored batch; it sleeps until
 /// the rows are within the rate. Time the import spent slower than the rate is credited for one second at most, so
 /// a slow stretch is never followed by a burst faster than the bound.
 public struct ImportPace: Sendable {
@@ -23,10 +24,6 @@ public struct ImportPace: Sendable {
     if due > now { try await Task.sleep(until: due, clock: .continuous) }
   }
 
-  /// Checks a `--rows-per-second` value.
-  static func validate(_ rowsPerSecond: Int?) throws {
-    if let rowsPerSecond, !(1...10_000_000).contains(rowsPerSecond) {
-      throw AdminError.usage("--rows-per-second must be 1…10000000.")
-    }
-  }
+  /// The rates a pace accepts.
+  public static let rates = 1...10_000_000
 }
