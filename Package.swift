@@ -243,7 +243,8 @@ let package = Package(
     .testTarget(
       name: "MeridianServerIntegrationTests",
       dependencies: [
-        "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI", "MeridianTracker",
+        "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianStoreEngines", "MeridianAPI",
+        "MeridianTracker",
         "MeridianTestSupport", "MeridianStoreTesting",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
