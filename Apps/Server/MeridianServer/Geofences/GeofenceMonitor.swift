@@ -24,8 +24,8 @@ public typealias GeofenceWebhookWake = @Sendable () -> Void
 /// twice: a person's fixes not newer than their last evaluated one are skipped.
 ///
 /// Per person and read: whose fences concern the person comes from a cache (a person no fence concerns costs no
-/// query), the fences near the fixes are one index lookup, the fences of the stored states one read, and the owners'
-/// privacy settings come from the live fan-out's cache.
+/// query), the fences near the fixes and those of the stored states come from this node's in-memory
+/// ``GeofenceIndex`` (decoded once, geohash cells), and the owners' privacy settings from the live fan-out's cache.
 ///
 /// Each stored event goes, live, to the `geofence:<id>` channel of the person and of everyone allowed to see both
 /// the person's location and the geofence (its owner among them when they may see the person); the events the
@@ -52,6 +52,9 @@ final class GeofenceMonitor: Sendable {
   /// The owners whose fences may concern a person — the person and whoever may share with them — or none when none
   /// of them has a fence (remembered as well, so such a person's batches cost no query).
   private let concerned = LookupCache<UserID, [UserID]>(lifetime: 5_000, capacity: 10_000)
+  /// The concerned owners' fences, decoded once, under geohash cells (this node's; read again after 5 s or a change
+  /// made here).
+  let index: GeofenceIndex
 
   /// A monitor with the operator's rules, publishing through `live` and waking the webhook delivery with `wake`.
   init(
@@ -65,6 +68,7 @@ final class GeofenceMonitor: Sendable {
     self.webhookWake = wake
     self.now = now
     self.logger = logger
+    index = GeofenceIndex(store: store, lifetime: 5_000)
   }
 
   /// The channel of `viewer`'s geofence events.
@@ -127,7 +131,10 @@ final class GeofenceMonitor: Sendable {
   }
 
   /// Forgets which people are concerned by which owners' fences (after a fence is created, changed or deleted).
-  func fencesChanged() { concerned.removeAll { _ in true } }
+  func fencesChanged() {
+    concerned.removeAll { _ in true }
+    index.invalidateAll()
+  }
 
   // MARK: Evaluation
 
@@ -147,7 +154,7 @@ final class GeofenceMonitor: Sendable {
     let owners = try await concernedOwners(user, at: time)
     guard !owners.isEmpty else { return }
     let sorted = fixes.sorted { $0.timestamp < $1.timestamp }
-    let near = try await store.geofences(near: sorted.map(\.coordinate), owners: owners)
+    let near = try await index.fences(near: sorted.map(\.coordinate), owners: owners, now: time)
     let evaluated = entries.map(\.sequence)
     let events = try await commit(for: user) { tracking in
       guard var (update, events) = try await self.step(user, sorted, tracking, near: near, at: time) else {
@@ -187,7 +194,7 @@ final class GeofenceMonitor: Sendable {
   private func concernedOwners(_ user: UserID, at time: Int64) async throws -> [UserID] {
     try await concerned.value(for: user, now: time) {
       let owners = [user] + (try await store.sharingCandidates(viewer: user)).filter { $0 != user }
-      return try await store.geofences(owners: owners).isEmpty ? [] : owners
+      return try await index.fences(owners: owners, now: time).isEmpty ? [] : owners
     } ?? []
   }
 
@@ -206,7 +213,7 @@ final class GeofenceMonitor: Sendable {
     let fixes = fixes.filter { fix in lastFixAt.map { fix.timestamp > $0 } ?? true }
     guard !fixes.isEmpty else { return nil }
     let nearIDs = Set(near.map(\.id))
-    let stateFences = try await store.geofences(ids: states.keys.filter { !nearIDs.contains($0) })
+    let stateFences = try await index.fences(ids: states.keys.filter { !nearIDs.contains($0) })
     var fences: [GeofenceID: GeofenceItem] = [:]
     for fence in near + stateFences
     where Self.maySee(user, fence, ownerSettings: try await privacy(fence.ownerId), at: time) {
