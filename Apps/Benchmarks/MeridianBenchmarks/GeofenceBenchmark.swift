@@ -10,8 +10,8 @@ import Synchronization
 /// of ten owners spread over a 20 km × 20 km city around the ingest phases' fixes, shared with everyone who may see
 /// their owners' location — `viewer` among them — stored through `store`, then random fixes in the city evaluated
 /// the way the server does for a person who may see all of them — the fences whose box holds the fix (the monitor's
-/// in-memory ``GeofenceIndex``: geohash cells over the fences decoded once, read on the first fix) and DomainKit's
-/// rules for each:
+/// in-memory ``GeofenceIndex``: geohash cells over the fences decoded once) and DomainKit's rules for each:
+/// - `geofences.index.load_ms`: reading and indexing the owners' fences (once per node, then per change);
 /// - `geofences.eval.ns_per_fix`: the mean time per fix, lookup included;
 /// - `geofences.eval.candidates_per_fix`: how many fences the lookup returned per fix.
 func geofenceFigures(store: any MeridianStore, viewer: UserID) async throws {
@@ -45,6 +45,9 @@ func geofenceFigures(store: any MeridianStore, viewer: UserID) async throws {
 
   let rules = GeofenceRules()
   let fenceIndex = GeofenceIndex(store: store, lifetime: .max)  // as the monitor's, without the reloads
+  let loadStart = ContinuousClock.now
+  _ = try await fenceIndex.fences(owners: owners, now: 1)
+  emit("geofences.index.load_ms", seconds(ContinuousClock.now - loadStart) * 1000, "ms")
   let fixes = 2_000
   var candidates = 0
   var events = 0

@@ -77,14 +77,23 @@ public final class GeofenceIndex: Sendable {
   /// The fences of `owners` whose bounding box contains at least one of `points`, by id (the same answer as
   /// ``GeofenceStore/geofences(near:owners:)``, from memory).
   public func fences(near points: [Coordinate], owners: [UserID], now: Int64) async throws -> [GeofenceItem] {
-    guard !points.isEmpty, !owners.isEmpty else { return [] }
+    var found: [GeofenceID: GeofenceItem] = [:]
+    for fences in try await fences(nearEach: points, owners: owners, now: now) {
+      for fence in fences { found[fence.id] = fence }
+    }
+    return found.values.sorted { $0.id < $1.id }
+  }
+
+  /// For each of `points`, the fences of `owners` whose bounding box contains it, by id.
+  public func fences(nearEach points: [Coordinate], owners: [UserID], now: Int64) async throws -> [[GeofenceItem]] {
+    guard !points.isEmpty, !owners.isEmpty else { return points.map { _ in [] } }
     try await load(owners, now: now)
     let wanted = Set(owners)
     return state.withLock { state in
-      var found: [GeofenceID: GeofenceItem] = [:]
-      let precisions = state.precisions.keys
-      for point in points {
-        guard let key = try? GeohashCell(point, bits: 64).value else { continue }
+      let precisions = Array(state.precisions.keys)
+      return points.map { point in
+        guard let key = try? GeohashCell(point, bits: 64).value else { return [] }
+        var found: [GeofenceID: GeofenceItem] = [:]
         for bits in precisions {
           let cell = Int64(bitPattern: (1 << UInt64(bits)) | key >> UInt64(64 - bits))
           for id in state.cells[cell] ?? [] where found[id] == nil {
@@ -93,8 +102,8 @@ public final class GeofenceIndex: Sendable {
             found[id] = fence.item
           }
         }
+        return found.values.sorted { $0.id < $1.id }
       }
-      return found.values.sorted { $0.id < $1.id }
     }
   }
 

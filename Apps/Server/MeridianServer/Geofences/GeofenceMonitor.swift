@@ -154,10 +154,14 @@ final class GeofenceMonitor: Sendable {
     let owners = try await concernedOwners(user, at: time)
     guard !owners.isEmpty else { return }
     let sorted = fixes.sorted { $0.timestamp < $1.timestamp }
-    let near = try await index.fences(near: sorted.map(\.coordinate), owners: owners, now: time)
+    let nearEach = try await index.fences(nearEach: sorted.map(\.coordinate), owners: owners, now: time)
+    let near = zip(sorted, nearEach.map { $0.map(\.id) }).map { (fix: $0, near: $1) }
+    var fences: [GeofenceID: GeofenceItem] = [:]
+    for fence in nearEach.joined() { fences[fence.id] = fence }
+    let nearFences = Array(fences.values)
     let evaluated = entries.map(\.sequence)
     let events = try await commit(for: user) { tracking in
-      guard var (update, events) = try await self.step(user, sorted, tracking, near: near, at: time) else {
+      guard var (update, events) = try await self.step(user, near, tracking, fences: nearFences, at: time) else {
         return nil
       }
       update.evaluatedEntries = evaluated
@@ -203,14 +207,15 @@ final class GeofenceMonitor: Sendable {
     try await live.privacySettings(of: owner)
   }
 
-  /// The new state and events after `fixes` (sorted by time), nil when nothing changed. `near` holds the fences
-  /// whose box contains one of the fixes; the fences of the stored states are read in one go.
+  /// The new state and events after `fixes` (sorted by time, each with the ids of the fences whose box contains
+  /// it), nil when nothing changed. `near` holds those fences; the fences of the stored states are read in one go.
   private func step(
-    _ user: UserID, _ fixes: [LocationFix], _ tracking: GeofenceTracking, near: [GeofenceItem], at time: Int64
+    _ user: UserID, _ fixes: [(fix: LocationFix, near: [GeofenceID])], _ tracking: GeofenceTracking,
+    fences near: [GeofenceItem], at time: Int64
   ) async throws -> (GeofenceTrackingUpdate, [Addressed])? {
     var states = tracking.states
     var lastFixAt = tracking.lastFixAt
-    let fixes = fixes.filter { fix in lastFixAt.map { fix.timestamp > $0 } ?? true }
+    let fixes = fixes.filter { item in lastFixAt.map { item.fix.timestamp > $0 } ?? true }
     guard !fixes.isEmpty else { return nil }
     let nearIDs = Set(near.map(\.id))
     let stateFences = try await index.fences(ids: states.keys.filter { !nearIDs.contains($0) })
@@ -219,14 +224,15 @@ final class GeofenceMonitor: Sendable {
     where Self.maySee(user, fence, ownerSettings: try await privacy(fence.ownerId), at: time) {
       fences[fence.id] = fence
     }
-    let boxes = fences.mapValues { $0.shape.geofence.boundingBox }
+    let shapes = fences.mapValues { $0.shape.geofence }
     var events: [GeofenceEventItem] = []
-    for fix in fixes {
-      let candidates = fences.values.filter { states[$0.id] != nil || boxes[$0.id]?.contains(fix.coordinate) == true }
-      for fence in candidates.sorted(by: { $0.id < $1.id }) {
-        let state = states[fence.id] ?? Self.impliedState(of: fence, lastFixAt: lastFixAt)
-        let (next, transitions) = rules.evaluate(fix, in: fence.shape.geofence, state: state)
-        states[fence.id] = next
+    for (fix, nearFix) in fixes {
+      // The fences the person has a state in, and those whose box holds the fix.
+      for id in Set(states.keys).union(nearFix).sorted() {
+        guard let fence = fences[id], let shape = shapes[id] else { continue }
+        let state = states[id] ?? Self.impliedState(of: fence, lastFixAt: lastFixAt)
+        let (next, transitions) = rules.evaluate(fix, in: shape, state: state)
+        states[id] = next
         events += transitions.map { Self.event($0, fence: fence, user: user, fix: fix, by: .server) }
       }
       lastFixAt = fix.timestamp
