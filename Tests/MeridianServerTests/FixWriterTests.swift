@@ -4,6 +4,7 @@ import Logging
 import MeridianAPI
 import MeridianStore
 import MeridianStoreSQLite
+import Synchronization
 import Testing
 
 @testable import MeridianServer
@@ -88,9 +89,56 @@ import Testing
     #expect(try await store.idempotentResponse(userID: user, key: "new")?.requestHash == "same")
     #expect(try await store.idempotentResponse(userID: user, key: "after") != nil)
   }
+
+  /// A reader of the commits that falls behind holds the writer back — the uploads wait — and reads every commit
+  /// once it catches up: none is dropped.
+  @Test(.timeLimit(.minutes(1))) func aSlowReaderHoldsTheWriterBackAndLosesNoCommit() async throws {
+    let device = DeviceID("slow-reader-device")
+    let fixture = try await StoreWithOneUser(owning: [device])
+    defer { fixture.close() }
+    let (store, user) = (fixture.store, fixture.user)
+    let writer = FixWriter(
+      store: store, metrics: ServerMetrics(), logger: Logger(label: "test"), maxJobsPerCommit: 1, commitBacklog: 2)
+    let answered = AnsweredCount()
+    let uploads = Task {
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for index in 0..<8 {
+          group.addTask {
+            let fix = try LocationFix(
+              deviceID: device, timestamp: 1_700_000_000_000 + Int64(index) * 1000, latitude: 50.45, longitude: 30.52)
+            _ = try await writer.submit(FixInsertBatch(userID: user, deviceID: device, fixes: [fix]))
+            answered.add()
+          }
+        }
+        try await group.waitForAll()
+      }
+    }
+    // Nobody reads: two commits wait unread, the third is answered and holds the writer.
+    while answered.value < 3 { try await Task.sleep(for: .milliseconds(5)) }
+    #expect(writer.oldestWait() != nil)
+    let stored = try await store.history(owner: user, filter: HistoryFilter(), limit: 100, before: nil)
+    #expect(stored.count == 3 && answered.value == 3)
+
+    // The reader catches up: every commit arrives, every upload is answered.
+    var read = 0
+    for await commit in writer.commits {
+      read += commit.batches.count
+      if read == 8 { break }
+    }
+    try await uploads.value
+    #expect(answered.value == 8)
+    #expect(try await store.history(owner: user, filter: HistoryFilter(), limit: 100, before: nil).count == 8)
+  }
 }
 
 /// A store on a temporary file with one user who owns some devices; ``close()`` closes and deletes it.
+/// How many uploads were answered.
+private final class AnsweredCount: Sendable {
+  private let count = Mutex(0)
+  var value: Int { count.withLock { $0 } }
+  func add() { count.withLock { $0 += 1 } }
+}
+
 private struct StoreWithOneUser {
   let file = TemporaryDatabaseFile()
   let store: SQLiteStore

@@ -9,8 +9,9 @@ import Synchronization
 /// The geofences phase of `meridian-server-bench`: `BENCH_GEOFENCES` circles (10,000 by default, radius 50–500 m)
 /// of ten owners spread over a 20 km × 20 km city around the ingest phases' fixes, shared with everyone who may see
 /// their owners' location — `viewer` among them — stored through `store`, then random fixes in the city evaluated
-/// the way the server does for a person who may see all of them — the fences whose box holds the fix (an index
-/// lookup: geohash cells on SQLite, GiST on PostgreSQL) and DomainKit's rules for each:
+/// the way the server does for a person who may see all of them — the fences whose box holds the fix (the monitor's
+/// in-memory ``GeofenceIndex``: geohash cells over the fences decoded once) and DomainKit's rules for each:
+/// - `geofences.index.load_ms`: reading and indexing the owners' fences (once per node, then per change);
 /// - `geofences.eval.ns_per_fix`: the mean time per fix, lookup included;
 /// - `geofences.eval.candidates_per_fix`: how many fences the lookup returned per fix.
 func geofenceFigures(store: any MeridianStore, viewer: UserID) async throws {
@@ -43,6 +44,10 @@ func geofenceFigures(store: any MeridianStore, viewer: UserID) async throws {
   emit("geofences.seed_per_s", Double(count) / seconds(ContinuousClock.now - seedStart), "geofences/s")
 
   let rules = GeofenceRules()
+  let fenceIndex = GeofenceIndex(store: store, lifetime: .max)  // as the monitor's, without the reloads
+  let loadStart = ContinuousClock.now
+  _ = try await fenceIndex.fences(owners: owners, now: 1)
+  emit("geofences.index.load_ms", seconds(ContinuousClock.now - loadStart) * 1000, "ms")
   let fixes = 2_000
   var candidates = 0
   var events = 0
@@ -53,7 +58,7 @@ func geofenceFigures(store: any MeridianStore, viewer: UserID) async throws {
     let fix = try LocationFix(
       timestamp: 1_800_000_000_000 + Int64(index) * 1_000, latitude: point.latitude, longitude: point.longitude,
       horizontalAccuracy: 10)
-    let near = try await store.geofences(near: point, owners: owners)
+    let near = try await fenceIndex.fences(near: [point], owners: owners, now: 1)
     candidates += near.count
     for fence in near {
       let result = rules.evaluate(fix, in: fence.shape.geofence, state: states[fence.id] ?? GeofenceState())

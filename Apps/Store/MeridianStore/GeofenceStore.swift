@@ -43,9 +43,10 @@ public protocol GeofenceStore: Sendable {
   /// `user`'s state: the newest fix evaluated and the state per geofence (none for a fence they are outside of).
   func geofenceTracking(of user: UserID) async throws -> GeofenceTracking
   /// Stores a new state, its events and their webhook deliveries (``GeofenceTrackingUpdate/webhookEvents``, queued
-  /// like ``WebhookStore/enqueueWebhookEvent(_:)``) in one transaction if the state's version is still
-  /// `update.version`; false (nothing stored) when another commit came first. Events already stored (same id) are
-  /// skipped.
+  /// like ``WebhookStore/enqueueWebhookEvent(_:)``) and removes the geofence queue entries it evaluated
+  /// (``GeofenceTrackingUpdate/evaluatedEntries``) in one transaction if the state's version is still
+  /// `update.version`; false (nothing stored or removed) when another commit came first. Events already stored (same
+  /// id) are skipped.
   func commitGeofenceTracking(_ update: GeofenceTrackingUpdate) async throws -> Bool
   /// A page of events, newest first. An event the fence's owner could not see when it happened
   /// (``GeofenceTrackingUpdate/unseenByOwner``) is never listed to that owner as an event on their fence.
@@ -101,12 +102,15 @@ public struct GeofenceTrackingUpdate: Sendable, Hashable {
   /// The ids of those `events` whose fence's owner was not in their audience: the person's location was not theirs
   /// to see when it happened. Recorded with the event, so sharing that starts later doesn't reveal it.
   public var unseenByOwner: Set<String>
+  /// The ``GeofenceQueue`` entries this update evaluates: removed from the queue in its transaction, so that an
+  /// evaluation is stored exactly when its entries leave the queue.
+  public var evaluatedEntries: [UInt64]
 
   /// An update.
   public init(
     userID: UserID, version: Int64, lastFixAt: Int64?, states: [GeofenceID: GeofenceState] = [:],
     removed: [GeofenceID] = [], events: [GeofenceEventItem] = [], webhookEvents: [WebhookEvent] = [],
-    unseenByOwner: Set<String> = []
+    unseenByOwner: Set<String> = [], evaluatedEntries: [UInt64] = []
   ) {
     self.userID = userID
     self.version = version
@@ -116,6 +120,7 @@ public struct GeofenceTrackingUpdate: Sendable, Hashable {
     self.events = events
     self.webhookEvents = webhookEvents
     self.unseenByOwner = unseenByOwner
+    self.evaluatedEntries = evaluatedEntries
   }
 
   /// Whether the fence's owner may see `event` (one of ``events``) in their listings.

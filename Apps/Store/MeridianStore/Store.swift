@@ -10,7 +10,8 @@ import Synchronization
 ///
 /// Secrets arrive already hashed (``SecretHash``); times are UTC milliseconds. Every method is one transaction.
 public protocol MeridianStore: AccountStore, SocialStore, FixStore, VenueStore, IdempotencyStore, AdministrationStore,
-  OperationsStore, PollStore, PlaceStore, GeofenceStore, GazetteerStore, AdvertiserStore, PromotionStatsStore,
+  OperationsStore, PollStore, PlaceStore, GeofenceStore, GeofenceQueue, GazetteerStore, AdvertiserStore,
+  PromotionStatsStore,
   ApplicantStore, WebhookStore
 {
   /// A round trip to the database; throws when it does not answer.

@@ -11,6 +11,25 @@ extension PostgresSchema {
     migrator.append(.sql("2026-11-28 geofence events seen by their fence's owner", geofenceEventOwnerAudience))
   }
 
+  /// Appends the migration of the geofence queue.
+  public static func appendGeofenceQueueMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-28 geofence queue", geofenceQueue))
+  }
+
+  /// The fixes waiting for geofence evaluation (``GeofenceQueue``): one row per request that stored fixes, naming
+  /// them by device and timestamps, numbered in commit order (appended under the live log's lock).
+  static let geofenceQueue = """
+    CREATE SEQUENCE geofence_queue_sequence AS bigint;
+    CREATE TABLE geofence_queue(
+      sequence bigint PRIMARY KEY,
+      user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      device_id text NOT NULL,
+      timestamps bigint[] NOT NULL,
+      committed_at bigint NOT NULL
+    );
+    CREATE INDEX geofence_queue_user ON geofence_queue(user_id);
+    """
+
   /// Whether the fence's owner could see the person's location when the event happened (events stored before were
   /// listed to the owner, and stay so).
   static let geofenceEventOwnerAudience = """

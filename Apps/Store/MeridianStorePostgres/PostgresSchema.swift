@@ -33,6 +33,7 @@ public enum PostgresSchema {
     appendVenuePlaceMigrations(to: &migrator)  // PostgresSchema+Venues.swift
     appendPlaceNewsImageMigrations(to: &migrator)  // PostgresSchema+Places.swift
     appendGeofenceAudienceMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
+    appendGeofenceQueueMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
     return migrator
   }
 

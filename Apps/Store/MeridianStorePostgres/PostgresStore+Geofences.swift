@@ -203,6 +203,7 @@ extension PostgresStore: GeofenceStore {
       for event in update.webhookEvents {
         try await Self.enqueueWebhookEvent(event, on: connection, logger: self.logger)
       }
+      try await Self.removeGeofenceQueueEntries(update.evaluatedEntries, on: connection, logger: self.logger)
       return true
     }
   }

@@ -165,6 +165,7 @@ extension PostgresStore {
     var resolutions: [(IdempotencyClaim, IdempotencyClaim.Resolution)] = []
     var answers: [IdempotencyKey: (requestHash: String, receipt: FixReceipt)] = [:]
     var live: [(user: UserID, device: DeviceID, timestamps: [Int64])] = []
+    var evaluated: [(user: UserID, device: DeviceID, timestamps: [Int64])] = []
     for (index, entry) in batches.enumerated() {
       let batch = entry.batch
       if let claim = batch.idempotency {
@@ -195,6 +196,7 @@ extension PostgresStore {
         accepted.append(row.fix.timestamp)
       }
       live.append((batch.userID, batch.deviceID, accepted))
+      if batch.isEvaluatedByGeofences { evaluated.append((batch.userID, batch.deviceID, accepted)) }
       let receipt = FixReceipt(accepted: accepted.count, duplicates: entry.rows.count - accepted.count)
       receipts.append(receipt)
       if let claim = batch.idempotency {
@@ -215,8 +217,10 @@ extension PostgresStore {
         """, logger: logger
       ).collect()
     }
-    // 5. The live log's entries, last: its lock is held from here to the commit.
+    // 5. The live log's entries, near the end: its lock is held from here to the commit.
     try await appendLiveEntries(live, now: batches.first?.now ?? 0, on: connection, logger: logger)
+    // 6. The geofence queue's entries, under the same lock: they commit in sequence order too.
+    try await queueForGeofences(evaluated, now: batches.first?.now ?? 0, on: connection, logger: logger)
     return (receipts, resolutions)
   }
 

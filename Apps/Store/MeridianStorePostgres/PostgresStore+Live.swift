@@ -133,25 +133,7 @@ extension PostgresStore: LiveLog {
   ) async throws {
     let entries = stored.filter { !$0.timestamps.isEmpty }
     guard !entries.isEmpty else { return }
-    _ = try await connection.query("SELECT pg_advisory_xact_lock(\(liveLogLock))", logger: logger).collect()
-    let users = entries.map(\.user.rawValue)
-    let devices = entries.map(\.device.rawValue)
-    let timestamps = entries.map { $0.timestamps.map(String.init).joined(separator: ",") }
-    let newest = try await connection.query(
-      """
-      WITH added AS (
-        INSERT INTO live_log(sequence, user_id, device_id, timestamps, committed_at)
-        SELECT nextval('live_log_sequence'), u, d, string_to_array(t, ',')::bigint[], \(now)
-        FROM (
-          SELECT u, d, t FROM unnest(\(users)::text[], \(devices)::text[], \(timestamps)::text[])
-            WITH ORDINALITY AS x(u, d, t, n)
-          ORDER BY n
-        ) AS ordered
-        RETURNING sequence
-      )
-      SELECT max(sequence) FROM added
-      """, logger: logger
-    ).collect().first?.decode(Int64.self)
+    let newest = try await appendInCommitOrder(entries, to: "live_log", now: now, on: connection, logger: logger)
     guard let newest else { throw PostgresStoreError.missingRow("live_log") }
     _ = try await connection.query(
       "SELECT pg_notify(\(liveChannel), \(LiveSignal.committed(through: UInt64(newest)).text))", logger: logger
@@ -166,6 +148,35 @@ extension PostgresStore: LiveLog {
         """, logger: logger
       ).collect()
     }
+  }
+
+  /// Appends one row per entry (in their order) to `table`, a log of requests' stored fixes with the columns
+  /// `sequence` (from the sequence `<table>_sequence`), `user_id`, `device_id`, `timestamps` and `committed_at`
+  /// (`now`); returns the newest sequence number. Takes the live log's lock first, held until the transaction ends,
+  /// so that the numbers commit in order on every such log: a reader that saw `n` has seen every number before it.
+  static func appendInCommitOrder(
+    _ entries: [(user: UserID, device: DeviceID, timestamps: [Int64])], to table: String, now: Int64,
+    on connection: PostgresConnection, logger: Logger
+  ) async throws -> Int64? {
+    _ = try await connection.query("SELECT pg_advisory_xact_lock(\(liveLogLock))", logger: logger).collect()
+    let users = entries.map(\.user.rawValue)
+    let devices = entries.map(\.device.rawValue)
+    let timestamps = entries.map { $0.timestamps.map(String.init).joined(separator: ",") }
+    return try await connection.query(
+      """
+      WITH added AS (
+        INSERT INTO \(unescaped: table)(sequence, user_id, device_id, timestamps, committed_at)
+        SELECT nextval('\(unescaped: table)_sequence'), u, d, string_to_array(t, ',')::bigint[], \(now)
+        FROM (
+          SELECT u, d, t FROM unnest(\(users)::text[], \(devices)::text[], \(timestamps)::text[])
+            WITH ORDINALITY AS x(u, d, t, n)
+          ORDER BY n
+        ) AS ordered
+        RETURNING sequence
+      )
+      SELECT max(sequence) FROM added
+      """, logger: logger
+    ).collect().first?.decode(Int64?.self)
   }
 
   /// ``FixColumns/select`` with every column qualified by `f`, and how many columns that is (computed once).

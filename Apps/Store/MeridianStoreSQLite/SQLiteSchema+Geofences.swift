@@ -11,6 +11,23 @@ extension SQLiteSchema {
     migrator.append(.sql("2026-11-28 geofence events seen by their fence's owner", geofenceEventOwnerAudience))
   }
 
+  /// Appends the migration of the geofence queue.
+  static func appendGeofenceQueueMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-28 geofence queue", geofenceQueue))
+  }
+
+  /// The fixes waiting for geofence evaluation (``GeofenceQueue``): one row per request that stored fixes, naming
+  /// them by their row ids (a group commit's rows of one request are consecutive), in commit order.
+  static let geofenceQueue = """
+    CREATE TABLE geofence_queue(
+      sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      first_fix INTEGER NOT NULL,
+      last_fix INTEGER NOT NULL,
+      queued_at INTEGER NOT NULL
+    );
+    """
+
   /// Whether the fence's owner could see the person's location when the event happened (events stored before were
   /// listed to the owner, and stay so).
   static let geofenceEventOwnerAudience = """

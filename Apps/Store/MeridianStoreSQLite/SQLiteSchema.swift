@@ -26,6 +26,7 @@ public enum SQLiteSchema {
     appendVenuePlaceMigrations(to: &migrator)  // SQLiteSchema+Venues.swift
     appendPlaceNewsImageMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     appendGeofenceAudienceMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
+    appendGeofenceQueueMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
     return migrator
   }
 

@@ -228,6 +228,7 @@ extension SQLiteStore {
           ])
       }
       for event in update.webhookEvents { _ = try Self.enqueueWebhookEvent(event, db: db) }
+      try Self.removeGeofenceQueueEntries(update.evaluatedEntries, db: db)
       return true
     }
   }

@@ -323,6 +323,9 @@ public struct SQLiteStore: MeridianStore {
       let accepted = db.totalChangesCount - before
       let receipt = FixReceipt(accepted: accepted, duplicates: batchRows.count - accepted)
       receipts.append(receipt)
+      if accepted > 0, batch.isEvaluatedByGeofences {
+        try queueForGeofences(db, user: batch.userID, lastFix: db.lastInsertedRowID, count: accepted, now: now)
+      }
       if let claim = batch.idempotency {
         let answer = StoredResponse(requestHash: claim.requestHash, status: 200, body: receipt.commonFormJSON)
         try saveResponse(db, answer, userID: batch.userID, key: claim.key, now: now)

@@ -202,6 +202,7 @@ public struct ServerApp: Sendable {
         else { throw APIError.tokenInvalid }
       }
       metrics.liveConnections.set(Double(await live.hub.connectionCount))
+      await metrics.sampleGeofenceQueue(environment.store, now: environment.now())
       return Response(
         status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
         body: ResponseBody(byteBuffer: metrics.exposition()))

@@ -24,6 +24,11 @@ public struct ServerMetrics: Sendable {
   let liveCommitsDropped: Counter
   /// Open live (WebSocket) connections, sampled when `/metrics` is read.
   let liveConnections: Gauge
+  /// Entries of the geofence queue waiting for evaluation (uploads), sampled when `/metrics` is read.
+  let geofenceBacklog: Gauge
+  /// How long the oldest waiting entry of the geofence queue has waited (0 when none waits), sampled when `/metrics`
+  /// is read.
+  let geofenceLag: Gauge
   /// Each route's request counter and duration histogram, made on its first request (making them looks the name and
   /// labels up in the registry, which costs more than counting).
   private let requestMetrics = RequestMetricsCache()
@@ -59,6 +64,22 @@ public struct ServerMetrics: Sendable {
       descriptor: MetricNameDescriptor(
         namespace: "meridian", metricName: "live", unitName: "connections",
         helpText: "Open live (WebSocket) connections."))
+    geofenceBacklog = registry.makeGauge(
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "geofence_backlog", unitName: "entries",
+        helpText: "Uploads stored and waiting for geofence evaluation (the store's queue, shared by every node)."))
+    geofenceLag = registry.makeGauge(
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "geofence_lag", unitName: "seconds",
+        helpText: "How long the oldest upload waiting for geofence evaluation has waited (0 when none waits)."))
+  }
+
+  /// Samples the geofence queue's size and age into ``geofenceBacklog`` and ``geofenceLag``; a store that does not
+  /// answer leaves them as they were.
+  func sampleGeofenceQueue(_ queue: any GeofenceQueue, now: Int64) async {
+    guard let backlog = try? await queue.geofenceQueueBacklog() else { return }
+    geofenceBacklog.set(Double(backlog.entries))
+    geofenceLag.set(backlog.oldestQueuedAt.map { Double(max(0, now - $0)) / 1000 } ?? 0)
   }
 
   /// Counts one answered request.

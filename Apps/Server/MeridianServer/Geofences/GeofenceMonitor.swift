@@ -6,19 +6,26 @@ import MeridianAPI
 import MeridianStore
 import RealtimeKit
 import ServiceLifecycle
+import Synchronization
 
 /// Called after each commit that queued webhook deliveries of geofence events (``GeofenceMonitor/webhookEvent``), so
 /// that the delivery service looks at the outbox at once — ``WebhookOutbox/wake()``.
 public typealias GeofenceWebhookWake = @Sendable () -> Void
 
-/// Evaluates the fixes of every commit of this node against the geofences that concern their owner — the person's
-/// own and those others share with them — with DomainKit's ``GeofenceRules``, after the commit and off the request
-/// path. The state lives in the store (``GeofenceStore/commitGeofenceTracking(_:)`` over the version read), so
-/// another node or a restart continues where this one left; fixes of one person are evaluated one batch at a time.
+/// Evaluates stored fixes against the geofences that concern their owner — the person's own and those others share
+/// with them — with DomainKit's ``GeofenceRules``, off the request path, following the store's durable
+/// ``GeofenceQueue``: the transaction that stores an upload's fixes queues them, and the transaction that stores their
+/// evaluation (state, events, webhook deliveries) removes them from the queue. A burst, a slow monitor or a restart
+/// never loses an evaluation: the queue waits in the database and the monitor reads it from its oldest entry,
+/// ``GeofenceSettings/queueBatch`` entries at a time (what it holds in memory, however long the queue grows). This
+/// node's commits wake it; it looks every ``GeofenceSettings/queuePollInterval`` for other nodes' entries. The
+/// state lives in the store (``GeofenceStore/commitGeofenceTracking(_:)`` over the version read), so two nodes
+/// reading the same entries, or a restart between an evaluation and the removal of its entries, store nothing
+/// twice: a person's fixes not newer than their last evaluated one are skipped.
 ///
-/// Per batch: whose fences concern the person comes from a cache (a person no fence concerns costs no query), the
-/// fences near the batch's fixes are one index lookup, the fences of the stored states one read, and the owners'
-/// privacy settings come from the live fan-out's cache.
+/// Per person and read: whose fences concern the person comes from a cache (a person no fence concerns costs no
+/// query), the fences near the fixes and those of the stored states come from this node's in-memory
+/// ``GeofenceIndex`` (decoded once, geohash cells), and the owners' privacy settings from the live fan-out's cache.
 ///
 /// Each stored event goes, live, to the `geofence:<id>` channel of the person and of everyone allowed to see both
 /// the person's location and the geofence (its owner among them when they may see the person); the events the
@@ -32,15 +39,22 @@ final class GeofenceMonitor: Sendable {
   let live: LiveUpdates
   let settings: GeofenceSettings
   var rules: GeofenceRules { settings.rules }
-  let wake: GeofenceWebhookWake
+  let webhookWake: GeofenceWebhookWake
   let now: @Sendable () -> Int64
   let logger: Logger
   private let locks = KeyedLock()
-  private let queue: AsyncStream<CommittedFixes>
-  private let queueContinuation: AsyncStream<CommittedFixes>.Continuation
+  /// Wakes ``run()`` when this node committed fixes (or ``finish()`` was called).
+  private let queued = WakeSignal()
+  /// Set by ``finish()``: ``run()`` returns once the queue is empty.
+  private let finishing = Mutex(false)
+  /// How many people of one read are evaluated at once.
+  static let parallelPeople = 4
   /// The owners whose fences may concern a person — the person and whoever may share with them — or none when none
   /// of them has a fence (remembered as well, so such a person's batches cost no query).
   private let concerned = LookupCache<UserID, [UserID]>(lifetime: 5_000, capacity: 10_000)
+  /// The concerned owners' fences, decoded once, under geohash cells (this node's; read again after 5 s or a change
+  /// made here).
+  let index: GeofenceIndex
 
   /// A monitor with the operator's rules, publishing through `live` and waking the webhook delivery with `wake`.
   init(
@@ -51,32 +65,76 @@ final class GeofenceMonitor: Sendable {
     self.store = store
     self.live = live
     self.settings = settings
-    self.wake = wake
+    self.webhookWake = wake
     self.now = now
     self.logger = logger
-    (queue, queueContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(10_000))
+    index = GeofenceIndex(store: store, lifetime: 5_000)
   }
 
   /// The channel of `viewer`'s geofence events.
   static func channel(_ viewer: UserID) -> ChannelName? { ChannelName(namespace: namespace, id: viewer.rawValue) }
 
-  /// Queues a commit for evaluation (never waits).
-  func submit(_ commit: CommittedFixes) { queueContinuation.yield(commit) }
+  /// Tells ``run()`` that this node queued fixes (never waits).
+  func wake() { queued.wake() }
 
-  /// Ends the queue: ``run()`` returns once it has evaluated what was queued.
-  func finish() { queueContinuation.finish() }
+  /// Tells ``run()`` to return after the read it is evaluating (at shutdown, after the writer's last commit): what
+  /// is still queued waits in the store for the next start, or another node.
+  func finish() {
+    finishing.withLock { $0 = true }
+    queued.wake()
+  }
 
-  /// Evaluates the queued commits until ``finish()``.
+  /// Follows the geofence queue until ``finish()`` or cancellation; what is still queued then waits in the store for
+  /// the next start. A failed read or evaluation is tried again, from the same entries, after a pause that grows to
+  /// 5 s: entries leave the queue only once evaluated.
   func run() async {
-    for await commit in queue {
-      for (batch, receipt) in zip(commit.batches, commit.receipts) where receipt.accepted > 0 {
-        await evaluate(batch.userID, batch.fixes.filter { $0.kind != .imported })
+    var failures = 0
+    while !Task.isCancelled, !finishing.withLock({ $0 }) {
+      do {
+        let more = try await evaluateQueued()
+        failures = 0
+        if more { continue }
+        await queued.wait(timeout: settings.queuePollInterval)
+      } catch {
+        if Task.isCancelled { return }
+        failures += 1
+        logger.warning(
+          "could not evaluate the geofence queue; trying again",
+          metadata: ["error": "\(error)", "failures": "\(failures)"])
+        try? await Task.sleep(for: min(.milliseconds(50) * (1 << min(failures, 7)), .seconds(5)))
       }
     }
   }
 
+  /// Evaluates the queue's oldest entries (at most ``GeofenceSettings/queueBatch``), each person's in commit order,
+  /// and removes them; true when the read was full (more may wait).
+  func evaluateQueued() async throws -> Bool {
+    let entries = try await store.geofenceQueue(limit: settings.queueBatch)
+    guard !entries.isEmpty else { return false }
+    var people: [UserID] = []
+    var byPerson: [UserID: [GeofenceQueueEntry]] = [:]
+    for entry in entries {
+      if byPerson[entry.userID] == nil { people.append(entry.userID) }
+      byPerson[entry.userID, default: []].append(entry)
+    }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for (index, person) in people.enumerated() {
+        if index >= Self.parallelPeople { try await group.next() }
+        let queued = byPerson[person] ?? []
+        group.addTask { try await self.evaluate(person, queued) }
+      }
+      try await group.waitForAll()
+    }
+    // The entries whose evaluation stored nothing (no fence concerned them, nothing changed).
+    try await store.removeGeofenceQueueEntries(entries.map(\.sequence))
+    return entries.count >= settings.queueBatch
+  }
+
   /// Forgets which people are concerned by which owners' fences (after a fence is created, changed or deleted).
-  func fencesChanged() { concerned.removeAll { _ in true } }
+  func fencesChanged() {
+    concerned.removeAll { _ in true }
+    index.invalidateAll()
+  }
 
   // MARK: Evaluation
 
@@ -86,30 +144,40 @@ final class GeofenceMonitor: Sendable {
     var audience: [UserID]
   }
 
-  /// Evaluates `fixes` of `user`, stores the new state and events, and delivers the events.
-  func evaluate(_ user: UserID, _ fixes: [LocationFix]) async {
+  /// Evaluates the fixes of `user`'s queue `entries`, stores the new state and events and removes the entries in
+  /// one transaction, and delivers the events.
+  /// - Throws: the store's errors, or ``GeofenceContention`` when the person's state kept changing.
+  func evaluate(_ user: UserID, _ entries: [GeofenceQueueEntry]) async throws {
+    let fixes = entries.flatMap(\.fixes).filter { $0.kind != .imported }
     guard !fixes.isEmpty else { return }
-    do {
-      let time = now()
-      let owners = try await concernedOwners(user, at: time)
-      guard !owners.isEmpty else { return }
-      let sorted = fixes.sorted { $0.timestamp < $1.timestamp }
-      let near = try await store.geofences(near: sorted.map(\.coordinate), owners: owners)
-      let events = try await commit(for: user) { tracking in
-        try await self.step(user, sorted, tracking, near: near, at: time)
+    let time = now()
+    let owners = try await concernedOwners(user, at: time)
+    guard !owners.isEmpty else { return }
+    let sorted = fixes.sorted { $0.timestamp < $1.timestamp }
+    let nearEach = try await index.fences(nearEach: sorted.map(\.coordinate), owners: owners, now: time)
+    let near = zip(sorted, nearEach.map { $0.map(\.id) }).map { (fix: $0, near: $1) }
+    var fences: [GeofenceID: GeofenceItem] = [:]
+    for fence in nearEach.joined() { fences[fence.id] = fence }
+    let nearFences = Array(fences.values)
+    let evaluated = entries.map(\.sequence)
+    let events = try await commit(for: user) { tracking in
+      guard var (update, events) = try await self.step(user, near, tracking, fences: nearFences, at: time) else {
+        return nil
       }
-      await deliver(events)
-    } catch {
-      logger.warning("could not evaluate geofences", metadata: ["user": "\(user)", "error": "\(error)"])
+      update.evaluatedEntries = evaluated
+      return (update, events)
     }
+    guard let events else { throw GeofenceContention(user: user) }
+    await deliver(events)
   }
 
   /// Runs `attempt` on `user`'s stored state and commits its update, reading again when another commit came first
-  /// (another node); returns the committed events. One person at a time in this process.
+  /// (another node); returns the committed events, or nil when the state kept changing. One person at a time in
+  /// this process.
   private func commit(
     for user: UserID,
     _ attempt: @escaping @Sendable (GeofenceTracking) async throws -> (GeofenceTrackingUpdate, [Addressed])?
-  ) async throws -> [Addressed] {
+  ) async throws -> [Addressed]? {
     let committed = try await locks.withLock(user.rawValue) { () async throws -> [Addressed]? in
       for _ in 0..<8 {
         let tracking = try await self.store.geofenceTracking(of: user)
@@ -119,10 +187,10 @@ final class GeofenceMonitor: Sendable {
       return nil
     }
     guard let committed else {
-      logger.warning("geofence state kept changing; fixes left unevaluated", metadata: ["user": "\(user)"])
-      return []
+      logger.warning("geofence state kept changing", metadata: ["user": "\(user)"])
+      return nil
     }
-    if committed.contains(where: { $0.audience.contains($0.event.ownerId) }) { wake() }
+    if committed.contains(where: { $0.audience.contains($0.event.ownerId) }) { webhookWake() }
     return committed
   }
 
@@ -130,7 +198,7 @@ final class GeofenceMonitor: Sendable {
   private func concernedOwners(_ user: UserID, at time: Int64) async throws -> [UserID] {
     try await concerned.value(for: user, now: time) {
       let owners = [user] + (try await store.sharingCandidates(viewer: user)).filter { $0 != user }
-      return try await store.geofences(owners: owners).isEmpty ? [] : owners
+      return try await index.fences(owners: owners, now: time).isEmpty ? [] : owners
     } ?? []
   }
 
@@ -139,30 +207,32 @@ final class GeofenceMonitor: Sendable {
     try await live.privacySettings(of: owner)
   }
 
-  /// The new state and events after `fixes` (sorted by time), nil when nothing changed. `near` holds the fences
-  /// whose box contains one of the fixes; the fences of the stored states are read in one go.
+  /// The new state and events after `fixes` (sorted by time, each with the ids of the fences whose box contains
+  /// it), nil when nothing changed. `near` holds those fences; the fences of the stored states are read in one go.
   private func step(
-    _ user: UserID, _ fixes: [LocationFix], _ tracking: GeofenceTracking, near: [GeofenceItem], at time: Int64
+    _ user: UserID, _ fixes: [(fix: LocationFix, near: [GeofenceID])], _ tracking: GeofenceTracking,
+    fences near: [GeofenceItem], at time: Int64
   ) async throws -> (GeofenceTrackingUpdate, [Addressed])? {
     var states = tracking.states
     var lastFixAt = tracking.lastFixAt
-    let fixes = fixes.filter { fix in lastFixAt.map { fix.timestamp > $0 } ?? true }
+    let fixes = fixes.filter { item in lastFixAt.map { item.fix.timestamp > $0 } ?? true }
     guard !fixes.isEmpty else { return nil }
     let nearIDs = Set(near.map(\.id))
-    let stateFences = try await store.geofences(ids: states.keys.filter { !nearIDs.contains($0) })
+    let stateFences = try await index.fences(ids: states.keys.filter { !nearIDs.contains($0) })
     var fences: [GeofenceID: GeofenceItem] = [:]
     for fence in near + stateFences
     where Self.maySee(user, fence, ownerSettings: try await privacy(fence.ownerId), at: time) {
       fences[fence.id] = fence
     }
-    let boxes = fences.mapValues { $0.shape.geofence.boundingBox }
+    let shapes = fences.mapValues { $0.shape.geofence }
     var events: [GeofenceEventItem] = []
-    for fix in fixes {
-      let candidates = fences.values.filter { states[$0.id] != nil || boxes[$0.id]?.contains(fix.coordinate) == true }
-      for fence in candidates.sorted(by: { $0.id < $1.id }) {
-        let state = states[fence.id] ?? Self.impliedState(of: fence, lastFixAt: lastFixAt)
-        let (next, transitions) = rules.evaluate(fix, in: fence.shape.geofence, state: state)
-        states[fence.id] = next
+    for (fix, nearFix) in fixes {
+      // The fences the person has a state in, and those whose box holds the fix.
+      for id in Set(states.keys).union(nearFix).sorted() {
+        guard let fence = fences[id], let shape = shapes[id] else { continue }
+        let state = states[id] ?? Self.impliedState(of: fence, lastFixAt: lastFixAt)
+        let (next, transitions) = rules.evaluate(fix, in: shape, state: state)
+        states[id] = next
         events += transitions.map { Self.event($0, fence: fence, user: user, fix: fix, by: .server) }
       }
       lastFixAt = fix.timestamp
@@ -247,7 +317,7 @@ final class GeofenceMonitor: Sendable {
       update.unseenByOwner = Self.unseenByOwner(addressed)
       return (update, addressed)
     }
-    await deliver(events)
+    await deliver(events ?? [])
   }
 
   // MARK: Delivery
@@ -295,26 +365,28 @@ final class GeofenceMonitor: Sendable {
   }
 }
 
-/// The live fan-out with geofences: hands every commit of the writer to the live fan-out and to the geofence
-/// monitor; ends once the writer's stream ended, the monitor evaluated what it was given and the group's graceful
-/// shutdown reached this service. (It must not end before its turn: the service group stops services in reverse
-/// order and fails with "finished unexpectedly" when one returns while another one's shutdown is awaited — here,
-/// the writer's, whose last commit ends the stream an instant before the writer itself returns.)
+/// The person's geofence state kept changing under the monitor (another node committing at the same time, again and
+/// again): their queue entries stay for the next read.
+struct GeofenceContention: Error, CustomStringConvertible {
+  let user: UserID
+  var description: String { "the geofence state of \(user) kept changing" }
+}
+
+/// The live fan-out with geofences: hands every commit of the writer to the live fan-out and wakes the geofence
+/// monitor (which reads the store's queue, not the commits); ends once the writer's stream ended, the monitor
+/// finished the read it was evaluating and the group's graceful shutdown reached this service. (It must not end before
+/// its turn: the service group stops services in reverse order and fails with "finished unexpectedly" when one
+/// returns while another one's shutdown is awaited — here, the writer's, whose last commit ends the stream an instant
+/// before the writer itself returns.)
 struct GeofenceFanOut: Service {
   let live: LiveUpdates
   let geofences: GeofenceMonitor
   let commits: AsyncStream<CommittedFixes>
 
   func run() async {
-    let (forward, continuation) = AsyncStream.makeStream(of: CommittedFixes.self)
     await withTaskGroup(of: Void.self) { group in
-      group.addTask { await live.fanOut(forward) }
       group.addTask { await geofences.run() }
-      for await commit in commits {
-        continuation.yield(commit)
-        geofences.submit(commit)
-      }
-      continuation.finish()
+      await live.fanOut(commits, afterEach: { geofences.wake() })
       geofences.finish()
     }
     try? await gracefulShutdown()

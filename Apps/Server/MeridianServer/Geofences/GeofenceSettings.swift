@@ -10,11 +10,18 @@ import Foundation
 /// | exit margin, share of the radius | 20 % | `MERIDIAN_GEOFENCE_HYSTERESIS_PERCENT` (0…100) |
 /// | smallest exit margin | 30 m | `MERIDIAN_GEOFENCE_HYSTERESIS_METRES` |
 /// | geofences per person (device-made ones included) | 100 | `MERIDIAN_GEOFENCE_MAX_PER_PERSON` |
+/// | queue entries (one per upload) the monitor reads and evaluates at a time | 512 | `MERIDIAN_GEOFENCE_QUEUE_BATCH` |
 public struct GeofenceSettings: Sendable, Hashable {
   /// The rules every fix is evaluated with (DomainKit's defaults unless set).
   public var rules = GeofenceRules()
   /// The most geofences one person may have; one more is refused with `409 geofence_limit_reached`.
   public var maximumPerPerson = 100
+  /// How many entries of the geofence queue (``GeofenceQueue``, one per upload) the monitor reads and evaluates at
+  /// a time: what it holds in memory, however long the queue grows.
+  public var queueBatch = 512
+  /// How often the monitor looks at the queue without being woken (for the entries of another node sharing the
+  /// database; this node's own commits wake it at once).
+  public var queuePollInterval: Duration = .seconds(1)
 
   /// The defaults.
   public init() {}
@@ -39,5 +46,6 @@ public struct GeofenceSettings: Sendable, Hashable {
       rules.minimumHysteresis = Double(metres)
     }
     if let count = try number("MERIDIAN_GEOFENCE_MAX_PER_PERSON", 1...100_000) { maximumPerPerson = Int(count) }
+    if let count = try number("MERIDIAN_GEOFENCE_QUEUE_BATCH", 1...10_000) { queueBatch = Int(count) }
   }
 }

@@ -109,22 +109,29 @@ public final class FixWriter: Service, Sendable {
   private let logger: Logger
   private let queue: Queue
   /// Each commit's newly stored batches with their receipts, in commit order, after the requests were answered;
-  /// it ends after the writer's last commit. The live fan-out reads it (one reader); unread, it keeps only the
-  /// newest ``commitBacklog`` commits, so a commit never waits for its readers (`meridian_live_commits_dropped_total`
-  /// counts the commits it had to drop).
+  /// it ends after the writer's last commit. The live fan-out reads it (one reader). At most ``commitBacklog``
+  /// commits wait unread: the next commit starts only once the reader took one, so a slow reader holds the uploads
+  /// back (`GET /health` reports the writer's wait) and never loses a commit. A reader that stops reading (its task
+  /// cancelled, at a forced shutdown) no longer holds the writer: what it would have read is dropped and counted
+  /// (`meridian_live_commits_dropped_total`).
   public let commits: AsyncStream<CommittedFixes>
-  private let commitsContinuation: AsyncStream<CommittedFixes>.Continuation
-  /// Commits kept for a slow or absent reader of ``commits``.
+  private let channel: CommitChannel
+  /// Commits waiting for the reader of ``commits`` before the writer waits for it.
   public static let commitBacklog = 4096
 
-  /// A writer storing into `store`, at most `maxJobsPerCommit` requests per transaction.
-  public init(store: any MeridianStore, metrics: ServerMetrics, logger: Logger, maxJobsPerCommit: Int = 512) {
+  /// A writer storing into `store`, at most `maxJobsPerCommit` requests per transaction and `commitBacklog` commits
+  /// unread in ``commits``.
+  public init(
+    store: any MeridianStore, metrics: ServerMetrics, logger: Logger, maxJobsPerCommit: Int = 512,
+    commitBacklog: Int = FixWriter.commitBacklog
+  ) {
     self.store = store
     self.metrics = metrics
     self.logger = logger
     queue = Queue(maxJobsPerCommit: maxJobsPerCommit)
-    (commits, commitsContinuation) = AsyncStream.makeStream(
-      of: CommittedFixes.self, bufferingPolicy: .bufferingNewest(Self.commitBacklog))
+    let channel = CommitChannel(capacity: commitBacklog)
+    self.channel = channel
+    commits = AsyncStream(unfolding: { await channel.next() })
   }
 
   /// Stores `batch` and returns its receipt once the transaction holding it has committed.
@@ -153,27 +160,29 @@ public final class FixWriter: Service, Sendable {
   public func run() async throws {
     try? await gracefulShutdown()
     await queue.close()
-    commitsContinuation.finish()
+    channel.finish()
   }
 
-  /// Stores `jobs` in one transaction; its completion answers them and commits the jobs queued meanwhile.
+  /// Stores `jobs` in one transaction; its completion answers them, hands the new fixes to the reader of
+  /// ``commits`` and — once there is room for them — commits the jobs queued meanwhile.
   private func commit(_ jobs: [Job]) {
     let now = Timestamp.milliseconds(Date())
     store.insertFixes(jobs.map(\.batch), now: now) { result in
-      self.finish(jobs, result, now: now)
-      if let next = self.queue.next() { self.commit(next) }
+      let proceed: @Sendable () -> Void = { if let next = self.queue.next() { self.commit(next) } }
+      guard let stored = self.finish(jobs, result, now: now), !stored.batches.isEmpty else { return proceed() }
+      if !self.channel.send(stored, then: proceed) { self.metrics.liveCommitsDropped.increment() }
     }
   }
 
-  /// Answers the requests of one commit and hands its new fixes to the live fan-out.
-  private func finish(_ jobs: [Job], _ result: Result<[FixReceipt], any Error>, now: Int64) {
+  /// Answers the requests of one commit; returns its newly stored batches (nil when the commit failed).
+  private func finish(_ jobs: [Job], _ result: Result<[FixReceipt], any Error>, now: Int64) -> CommittedFixes? {
     let receipts: [FixReceipt]
     switch result {
     case .success(let value): receipts = value
     case .failure(let error):
       logger.error("Fix commit failed", metadata: ["error": "\(error)", "requests": "\(jobs.count)"])
       for job in jobs { job.continuation.resume(throwing: error) }
-      return
+      return nil
     }
     metrics.commitRequests.record(Double(jobs.count))
     var stored = CommittedFixes(batches: [], receipts: [])
@@ -196,8 +205,100 @@ public final class FixWriter: Service, Sendable {
       }
     }
     ingestRate.record(stored.receipts.reduce(0) { $0 + $1.accepted }, at: now)
-    if !stored.batches.isEmpty, case .dropped = commitsContinuation.yield(stored) {
-      metrics.liveCommitsDropped.increment()
+    return stored
+  }
+}
+
+/// The writer's commits on their way to their one reader, at most `capacity` unread: a commit beyond that waits, and
+/// the writer with it, until the reader takes one. A reader whose task is cancelled stops holding the writer: later
+/// commits are dropped (``send(_:then:)`` answers false).
+final class CommitChannel: Sendable {
+  private struct State {
+    var unread: [CommittedFixes] = []
+    var reader: CheckedContinuation<CommittedFixes?, Never>?
+    /// The writer's continuation, waiting for room.
+    var held: (@Sendable () -> Void)?
+    var finished = false
+    var readerGone = false
+  }
+
+  private let state = Mutex(State())
+  private let capacity: Int
+
+  init(capacity: Int) { self.capacity = max(1, capacity) }
+
+  /// Hands `commit` to the reader and runs `then` at once when there is room for it, else once the reader took
+  /// one; false when the reader is gone (dropped, `then` run at once).
+  func send(_ commit: CommittedFixes, then proceed: @escaping @Sendable () -> Void) -> Bool {
+    enum Action {
+      case hand(CheckedContinuation<CommittedFixes?, Never>)
+      case proceed
+      case hold
+      case drop
+    }
+    let action = state.withLock { state -> Action in
+      if state.readerGone { return .drop }
+      if let reader = state.reader {
+        state.reader = nil
+        return .hand(reader)
+      }
+      state.unread.append(commit)
+      guard state.unread.count > capacity else { return .proceed }
+      state.held = proceed
+      return .hold
+    }
+    switch action {
+    case .hand(let reader):
+      reader.resume(returning: commit)
+      proceed()
+    case .proceed: proceed()
+    case .hold: break
+    case .drop:
+      proceed()
+      return false
+    }
+    return true
+  }
+
+  /// Ends the commits: the reader gets nil once it has read the rest.
+  func finish() {
+    let reader = state.withLock { state in
+      state.finished = true
+      defer { state.reader = nil }
+      return state.reader
+    }
+    reader?.resume(returning: nil)
+  }
+
+  /// The oldest unread commit, waiting for one; nil once finished and read, or when the calling task is cancelled
+  /// (the reader is gone from then on).
+  func next() async -> CommittedFixes? {
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { (continuation: CheckedContinuation<CommittedFixes?, Never>) in
+        let (taken, released): (CommittedFixes??, (@Sendable () -> Void)?) = state.withLock { state in
+          if !state.unread.isEmpty {
+            let first = state.unread.removeFirst()
+            defer { if state.unread.count <= capacity { state.held = nil } }
+            return (first, state.unread.count <= capacity ? state.held : nil)
+          }
+          if state.finished || state.readerGone || Task.isCancelled { return (.some(nil), nil) }
+          state.reader = continuation
+          return (nil, nil)
+        }
+        if let taken { continuation.resume(returning: taken) }
+        released?()
+      }
+    } onCancel: {
+      let (reader, released) = state.withLock { state in
+        state.readerGone = true
+        defer {
+          state.reader = nil
+          state.held = nil
+        }
+        return (state.reader, state.held)
+      }
+      reader?.resume(returning: nil)
+      released?()
     }
   }
 }

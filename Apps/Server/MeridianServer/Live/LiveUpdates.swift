@@ -123,14 +123,19 @@ public struct LiveUpdates: Sendable {
 
   /// Fans out every commit until `commits` (the writer's ``FixWriter/commits``) ends: this process's own commits, or,
   /// when the store has a live log that several nodes share, the log's entries, whichever node committed them.
-  func fanOut(_ commits: AsyncStream<CommittedFixes>) async {
+  /// `afterEach` runs as each of this process's commits is read (the geofence monitor's wake-up).
+  func fanOut(_ commits: AsyncStream<CommittedFixes>, afterEach: @escaping @Sendable () -> Void = {}) async {
     guard let log = store.liveLog else {
-      for await commit in commits { await publish(Self.stored(commit.batches, receipts: commit.receipts)) }
+      for await commit in commits {
+        afterEach()
+        await publish(Self.stored(commit.batches, receipts: commit.receipts))
+      }
       return
     }
     await withTaskGroup(of: Void.self) { group in
       group.addTask { await follow(log) }
-      for await _ in commits {}  // their entries arrive through the log; this ends when the writer stops
+      // Their entries arrive through the log; this ends when the writer stops.
+      for await _ in commits { afterEach() }
       group.cancelAll()
     }
   }

@@ -1,0 +1,75 @@
+import DomainKit
+import Foundation
+import Logging
+import MeridianStore
+import PostgresNIO
+
+extension PostgresStore {
+  /// Queues each request's stored fixes for geofence evaluation, in the fix transaction after the live log's
+  /// entries: in commit order as well (``appendInCommitOrder(_:to:now:on:logger:)``).
+  static func queueForGeofences(
+    _ stored: [(user: UserID, device: DeviceID, timestamps: [Int64])], now: Int64, on connection: PostgresConnection,
+    logger: Logger
+  ) async throws {
+    let entries = stored.filter { !$0.timestamps.isEmpty }
+    guard !entries.isEmpty else { return }
+    _ = try await appendInCommitOrder(entries, to: "geofence_queue", now: now, on: connection, logger: logger)
+  }
+
+  public func geofenceQueue(limit: Int) async throws -> [GeofenceQueueEntry] {
+    let rows = try await rows(
+      """
+      WITH q AS (
+        SELECT sequence, user_id, device_id, timestamps, committed_at FROM geofence_queue
+        ORDER BY sequence LIMIT \(Int64(max(1, limit)))
+      )
+      SELECT \(unescaped: Self.qualifiedFixColumns), q.sequence, q.user_id, q.committed_at
+      FROM q LEFT JOIN fixes f
+        ON f.user_id = q.user_id AND f.device_id = q.device_id AND f.timestamp = ANY(q.timestamps)
+      ORDER BY q.sequence, f.timestamp
+      """)
+    var entries: [GeofenceQueueEntry] = []
+    let entryColumn = Self.fixColumnCount
+    for row in rows {
+      let columns = row.makeRandomAccess()
+      let sequence = UInt64(try columns[entryColumn].decode(Int64.self))
+      if entries.last?.sequence != sequence {
+        entries.append(
+          GeofenceQueueEntry(
+            sequence: sequence, userID: UserID(try columns[entryColumn + 1].decode(String.self)), fixes: [],
+            queuedAt: try columns[entryColumn + 2].decode(Int64.self)))
+      }
+      // A fix deleted since (its history was deleted) leaves NULLs: the entry stays, without it.
+      if try columns[0].decode(String?.self) != nil {
+        entries[entries.count - 1].fixes.append(try FixColumns.fix(row).fix)
+      }
+    }
+    return entries
+  }
+
+  public func removeGeofenceQueueEntries(_ sequences: [UInt64]) async throws {
+    guard !sequences.isEmpty else { return }
+    try await transaction { connection in
+      try await Self.removeGeofenceQueueEntries(sequences, on: connection, logger: self.logger)
+    }
+  }
+
+  /// Removes the entries `sequences`, in the caller's transaction.
+  static func removeGeofenceQueueEntries(_ sequences: [UInt64], on connection: PostgresConnection, logger: Logger)
+    async throws
+  {
+    guard !sequences.isEmpty else { return }
+    _ = try await connection.query(
+      "DELETE FROM geofence_queue WHERE sequence = ANY(\(sequences.map { Int64(clamping: $0) })::bigint[])",
+      logger: logger
+    ).collect()
+  }
+
+  public func geofenceQueueBacklog() async throws -> GeofenceQueueBacklog {
+    let row = try await rows("SELECT count(*), min(committed_at) FROM geofence_queue").first
+    guard let (count, oldest) = try row?.decode((Int64, Int64?).self) else {
+      return GeofenceQueueBacklog(entries: 0, oldestQueuedAt: nil)
+    }
+    return GeofenceQueueBacklog(entries: Int(count), oldestQueuedAt: oldest)
+  }
+}

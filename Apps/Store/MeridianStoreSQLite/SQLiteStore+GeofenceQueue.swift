@@ -1,0 +1,61 @@
+import DomainKit
+import Foundation
+import GRDB
+import MeridianStore
+
+extension SQLiteStore {
+  /// Queues the request's `count` fixes just inserted (row ids up to `lastFix`) for geofence evaluation, in the
+  /// group commit's transaction.
+  static func queueForGeofences(_ db: Database, user: UserID, lastFix: Int64, count: Int, now: Int64) throws {
+    try db.execute(
+      sql: "INSERT INTO geofence_queue(user_id, first_fix, last_fix, queued_at) VALUES (?, ?, ?, ?)",
+      arguments: [user.rawValue, lastFix - Int64(count) + 1, lastFix, now])
+  }
+
+  public func geofenceQueue(limit: Int) async throws -> [GeofenceQueueEntry] {
+    try await database.read { db in
+      let rows = try Row.fetchAll(
+        db,
+        sql: """
+          SELECT q.sequence AS queue_sequence, q.user_id AS queue_user, q.queued_at AS queue_queued_at, f.*
+          FROM (SELECT * FROM geofence_queue ORDER BY sequence LIMIT ?) AS q
+          LEFT JOIN fixes f ON f.id BETWEEN q.first_fix AND q.last_fix AND f.user_id = q.user_id
+          ORDER BY q.sequence, f.timestamp
+          """, arguments: [max(1, limit)])
+      var entries: [GeofenceQueueEntry] = []
+      for row in rows {
+        let sequence: Int64 = row["queue_sequence"]
+        if entries.last?.sequence != UInt64(sequence) {
+          entries.append(
+            GeofenceQueueEntry(
+              sequence: UInt64(sequence), userID: UserID(row["queue_user"] as String), fixes: [],
+              queuedAt: row["queue_queued_at"]))
+        }
+        // A fix deleted since (its history was deleted) leaves NULLs: the entry stays, without it.
+        if (row["timestamp"] as Int64?) != nil { entries[entries.count - 1].fixes.append(try FixRow.fix(row)) }
+      }
+      return entries
+    }
+  }
+
+  public func removeGeofenceQueueEntries(_ sequences: [UInt64]) async throws {
+    guard !sequences.isEmpty else { return }
+    try await database.write { db in try Self.removeGeofenceQueueEntries(sequences, db: db) }
+  }
+
+  /// Removes the entries `sequences`, in the caller's transaction.
+  static func removeGeofenceQueueEntries(_ sequences: [UInt64], db: Database) throws {
+    for chunk in stride(from: 0, to: sequences.count, by: 500).map({ sequences[$0..<min($0 + 500, sequences.count)] }) {
+      try db.execute(
+        sql: "DELETE FROM geofence_queue WHERE sequence IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+        arguments: StatementArguments(chunk.map { Int64(clamping: $0) }))
+    }
+  }
+
+  public func geofenceQueueBacklog() async throws -> GeofenceQueueBacklog {
+    try await database.read { db in
+      let row = try Row.fetchOne(db, sql: "SELECT count(*) AS n, min(queued_at) AS oldest FROM geofence_queue")
+      return GeofenceQueueBacklog(entries: row?["n"] ?? 0, oldestQueuedAt: row?["oldest"])
+    }
+  }
+}

@@ -1,0 +1,160 @@
+import DomainKit
+import Foundation
+import GeoKit
+import Logging
+import MeridianAPI
+import MeridianServer
+import MeridianStore
+import MeridianStoreEngines
+import MeridianStoreTesting
+import Synchronization
+import Testing
+
+/// The geofence monitor follows the store's durable queue: a burst longer than anything it reads at once, and a
+/// restart in the middle of one, lose no event and store none twice — on both engines.
+@Suite("Geofence evaluation loses nothing")
+struct GeofenceQueueTests {
+  /// A server on `engine` ("sqlite", or "postgres" on a fresh database) with `configure` applied, given to `body`
+  /// with its database's location and a way to start another server on the same database.
+  static func withServer(
+    _ engine: String, _ configure: @escaping @Sendable (inout ServerConfiguration) -> Void,
+    _ body: (TestServer, StoreLocation, _ restart: @Sendable (TestServer) async throws -> TestServer) async throws
+      -> Void
+  ) async throws {
+    let database = engine == "postgres" ? try await PostgresTestDatabase.create() : nil
+    let setUp: @Sendable (inout ServerConfiguration) -> Void = { configuration in
+      if let database { configuration.database = .postgres(url: database.url) }
+      configure(&configuration)
+    }
+    let latest = LatestServer()
+    do {
+      let server = try await TestServer.start(setUp)
+      latest.set(server)
+      let location =
+        database.map { StoreLocation.postgres(url: $0.url) }
+        ?? .sqlite(path: server.directory.appendingPathComponent("meridian.sqlite").path)
+      try await body(server, location) { stopped in
+        latest.set(nil)
+        let next = try await TestServer.start(directory: stopped.directory, setUp)
+        latest.set(next)
+        return next
+      }
+      try await latest.get()?.stop()
+    } catch {
+      try? await latest.get()?.stop()
+      await database?.drop()
+      throw error
+    }
+    await database?.drop()
+  }
+
+  /// The server running now, stopped at the end.
+  final class LatestServer: Sendable {
+    private let server = Mutex<TestServer?>(nil)
+    func set(_ value: TestServer?) { server.withLock { $0 = value } }
+    func get() -> TestServer? { server.withLock { $0 } }
+  }
+
+  /// `count` fixes 250 ms apart from `start`, in runs of three inside the 100 m fence at home (10 m from its centre)
+  /// and three 1 km away, each within 5 m.
+  static func track(count: Int, from start: Int64) throws -> [LocationFix] {
+    try (0..<count).map { index in
+      try GeofenceTests.fix(start + Int64(index) * 250, (index / 3).isMultiple(of: 2) ? 10 : 1_000, accuracy: 5)
+    }
+  }
+
+  /// The events DomainKit's rules decide for `fixes` in `fence`, by id: what the server must store, once each.
+  static func expectedEvents(_ fixes: [LocationFix], fence: Geofence, user: UserID, id: GeofenceID) -> [String] {
+    let rules = GeofenceSettings().rules
+    var state = GeofenceState()
+    var ids: [String] = []
+    for fix in fixes {
+      let (next, transitions) = rules.evaluate(fix, in: fence, state: state)
+      state = next
+      ids += transitions.map {
+        GeofenceEventItem.eventID(geofence: id, user: user, kind: $0.kind, timestamp: $0.timestamp)
+      }
+    }
+    return ids
+  }
+
+  /// Every stored event of `user`, by id, oldest first.
+  static func storedEvents(_ store: any MeridianStore, _ user: UserID) async throws -> [String] {
+    try await store.geofenceEvents(GeofenceEventQuery(involving: user, limit: 100_000)).events.reversed().map(\.id)
+  }
+
+  /// Waits (polling the store) until `condition` holds, at most `timeout`.
+  static func waitFor(
+    _ what: String, timeout: Duration = .seconds(120), _ condition: () async throws -> Bool
+  ) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while try await !condition() {
+      guard ContinuousClock.now < deadline else {
+        Issue.record("timed out waiting for \(what)")
+        throw CancellationError()
+      }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+  }
+
+  @Test(.timeLimit(.minutes(5)), arguments: ["sqlite", "postgres"])
+  func aBurstLongerThanTheMonitorsReadLosesNoEvent(_ engine: String) async throws {
+    try await Self.withServer(engine, { $0.geofences.queueBatch = 3 }) { server, _, _ in
+      let (session, bob) = try await server.signUp("bob")
+      let shape = GeofenceShape.circle(center: GeofenceTests.home, radius: 100)
+      let fence = try await bob.send(API.createGeofence, body: NewGeofence(name: "Home", shape: shape))
+      // 240 uploads of one fix each, 80 times the monitor's read: 79 departures and arrivals.
+      let track = try Self.track(count: 240, from: GeofenceTests.now() + 1_000)
+      for fix in track { _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "phone", fixes: [fix])) }
+      let expected = Self.expectedEvents(track, fence: shape.geofence, user: session.userId, id: fence.id)
+      #expect(expected.count == 79)
+      let store = server.app.environment.store
+      try await Self.waitFor("the last upload's evaluation") {
+        try await store.geofenceTracking(of: session.userId).lastFixAt == track.last?.timestamp
+      }
+      try await Self.waitFor("an empty queue") { try await store.geofenceQueueBacklog().entries == 0 }
+      #expect(try await Self.storedEvents(store, session.userId) == expected)
+      // The queue's size and age are metrics.
+      let metrics = String(
+        decoding: try await server.client(token: ServerConfiguration.developmentAdminToken).send(API.metrics),
+        as: UTF8.self)
+      #expect(metrics.contains("meridian_geofence_backlog_entries 0"), "\(metrics)")
+      #expect(metrics.contains("meridian_geofence_lag_seconds 0"), "\(metrics)")
+    }
+  }
+
+  @Test(.timeLimit(.minutes(5)), arguments: ["sqlite", "postgres"])
+  func aRestartInTheMiddleOfABurstStoresEveryEventOnce(_ engine: String) async throws {
+    try await Self.withServer(engine, { $0.geofences.queueBatch = 1 }) { server, location, restart in
+      let (session, bob) = try await server.signUp("bob")
+      let shape = GeofenceShape.circle(center: GeofenceTests.home, radius: 100)
+      let fence = try await bob.send(API.createGeofence, body: NewGeofence(name: "Home", shape: shape))
+      // 1,200 uploads committed at once (one transaction, as a group commit stores them), read one at a time.
+      let track = try Self.track(count: 1_200, from: GeofenceTests.now() + 1_000)
+      let store = server.app.environment.store
+      _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "phone", fixes: [track[0]]))
+      _ = try await store.insertFixes(
+        track.dropFirst().map { FixInsertBatch(userID: session.userId, deviceID: "phone", fixes: [$0]) },
+        now: GeofenceTests.now())
+      let expected = Self.expectedEvents(track, fence: shape.geofence, user: session.userId, id: fence.id)
+      #expect(expected.count == 399)
+      try await Self.waitFor("the first events") { try await Self.storedEvents(store, session.userId).count >= 2 }
+      try await server.stop(keepingFiles: true)
+      // Stopped in the middle: part of the burst still waits in the queue, none of it lost.
+      let probe = try await location.open(maximumConnections: 1, logger: Logger(label: "probe"))
+      let left = try await probe.store.geofenceQueueBacklog().entries
+      let storedBefore = try await Self.storedEvents(probe.store, session.userId)
+      await probe.close()
+      #expect(left > 0 && left < 1_200, "\(left) uploads left")
+      #expect(storedBefore == Array(expected.prefix(storedBefore.count)))
+
+      let again = try await restart(server)
+      let storeAgain = again.app.environment.store
+      try await Self.waitFor("the rest of the burst") {
+        try await storeAgain.geofenceQueueBacklog().entries == 0
+      }
+      #expect(try await storeAgain.geofenceTracking(of: session.userId).lastFixAt == track.last?.timestamp)
+      #expect(try await Self.storedEvents(storeAgain, session.userId) == expected)
+    }
+  }
+}
