@@ -2,6 +2,12 @@ import Foundation
 import PersistenceKitPostgres
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// The development cluster of `Tools/postgres`, started once for the whole test run. When PostgreSQL can't be
 /// installed or started, every test that needs it fails with the script's own words; none is skipped.
 enum TestCluster {
@@ -43,27 +49,41 @@ enum TestCluster {
   /// on standard output, or why it failed with what it printed on standard error. Blocks: call it from a thread of
   /// its own, not the tests' shared pool.
   static func runScript(_ command: String, environment: [String: String] = [:]) -> Result<String, StartFailure> {
+    // posix_spawn, not Foundation's Process: its run() crashed (SIGSEGV in memcpy) in the root package's test
+    // process while many tests started children at once (as MeridianTestSupport's ChildProcess says).
     let script = repositoryRoot.appendingPathComponent("Tools/postgres")
-    let process = Process()
-    process.executableURL = script
-    process.arguments = [command]
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pg-script-\(UUID().uuidString)")
     do {
-      try process.run()
+      try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     } catch {
-      return .failure(StartFailure(description: "Can't run \(script.path): \(error)"))
+      return .failure(StartFailure(description: "Can't make \(directory.path): \(error)"))
     }
-    let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let outPath = directory.appendingPathComponent("stdout").path
+    let errPath = directory.appendingPathComponent("stderr").path
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
+    var argv: [UnsafeMutablePointer<CChar>?] = [script.path, command].map { (text: String) in strdup(text) } + [nil]
+    var envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup($0) } + [nil]
+    defer { for pointer in argv + envp { free(pointer) } }
+    var pid = pid_t()
+    let spawned = posix_spawn(&pid, script.path, &actions, nil, &argv, &envp)
+    guard spawned == 0 else {
+      return .failure(StartFailure(description: "Can't run \(script.path): \(String(cString: strerror(spawned)))"))
+    }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    let printed = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+    let complaint = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+    // WIFEXITED with WEXITSTATUS 0.
+    guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
       return .failure(
-        StartFailure(
-          description: "Tools/postgres \(command) failed (exit \(process.terminationStatus)):\n\(complaint)"))
+        StartFailure(description: "Tools/postgres \(command) failed (status \(status)):\n\(complaint)"))
     }
     return .success(printed)
   }
