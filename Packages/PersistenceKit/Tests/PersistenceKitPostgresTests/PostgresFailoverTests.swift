@@ -234,7 +234,7 @@ struct StandbyPair {
   /// A database on both hosts (``url``), with short deadlines and tries every 100 ms; the caller closes it.
   func open(maxConnections: Int) async throws -> PostgresDatabase {
     let timeouts = PostgresTimeouts(
-      connectionWait: .seconds(2), statement: .seconds(5), reconnectInterval: .milliseconds(100))
+      connectionWait: .seconds(10), statement: .seconds(5), reconnectInterval: .milliseconds(100))
     return try await PostgresDatabase.open(
       url: url, maxConnections: maxConnections, timeouts: timeouts, logger: TestCluster.logger)
   }
