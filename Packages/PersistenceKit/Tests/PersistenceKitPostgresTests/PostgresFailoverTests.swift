@@ -24,15 +24,16 @@ struct PostgresFailoverTests {
       let atPromotion = writer.state.withLock { $0.acknowledged.count }
       try await pair.tool("standby-promote")
       let promoted = ContinuousClock.now
-      try await writer.waitFor(acknowledged: atPromotion + 20, within: .seconds(10))
+      try await writer.waitFor(acknowledged: atPromotion + 20)
       let resumed = writer.state.withLock { $0.firstAcknowledgedAfter(atPromotion) } ?? .now
       writer.stop()
       await writing.value
 
       let took = resumed - promoted
       print("measured: writes acknowledged again \(took) after pg_ctl promote returned")
-      // 0.02–0.4 s on a quiet machine; the bound leaves room for a loaded one.
-      #expect(took < .seconds(5), "writes resumed \(took) after the promotion")
+      // 0.02–0.4 s on a quiet machine. The bound leaves room for a loaded one: in the clean-clone run, with the root
+      // suite beside it, 5 writes took 10 s before any failover.
+      #expect(took < .seconds(15), "writes resumed \(took) after the promotion")
       #expect(writer.state.withLock { $0.refused } > refusedBefore, "no write met the stopped primary")
       #expect(try await database.integer("SELECT inet_server_port()") == pair.standbyPort)
       let stored = Set(
@@ -188,7 +189,7 @@ struct PostgresFailoverTests {
       }
     }
 
-    func waitFor(acknowledged count: Int, within limit: Duration = .seconds(10)) async throws {
+    func waitFor(acknowledged count: Int, within limit: Duration = .seconds(60)) async throws {
       let end = ContinuousClock.now + limit
       while state.withLock({ $0.acknowledged.count }) < count {
         guard ContinuousClock.now < end else {
