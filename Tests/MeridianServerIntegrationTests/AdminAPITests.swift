@@ -187,7 +187,10 @@ struct AdminAPITests {
 
       let deleted = try await admin.send(
         API.adminDeleteUser, parameters: AdminUserDeletionQuery(user: "anna@example.com"))
-      #expect(deleted.tables == counted.tables)
+      // The same rows as the dry run counted, but the geofence queue's: a work queue the server drains by itself, so
+      // its entry may be gone between the two (it was, in a clean-clone run).
+      let durable = { (tables: [TableCount]) in tables.filter { $0.table != "geofence_queue" } }
+      #expect(durable(deleted.tables) == durable(counted.tables))
       let rows = Dictionary(uniqueKeysWithValues: deleted.tables.map { ($0.table, $0.rows) })
       #expect(rows["users"] == 1)
       #expect(rows["fixes"] == 5)
