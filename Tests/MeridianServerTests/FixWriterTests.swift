@@ -99,7 +99,9 @@ import Testing
     let (store, user) = (fixture.store, fixture.user)
     let writer = FixWriter(
       store: store, metrics: ServerMetrics(), logger: Logger(label: "test"), maxJobsPerCommit: 1, commitBacklog: 2)
-    let answered = AnsweredCount()
+    // Each upload's answer, as it comes: what the test waits for instead of polling a count.
+    let (answers, answer) = AsyncStream.makeStream(of: Void.self)
+    var answered = answers.makeAsyncIterator()
     let uploads = Task {
       try await withThrowingTaskGroup(of: Void.self) { group in
         for index in 0..<8 {
@@ -107,17 +109,17 @@ import Testing
             let fix = try LocationFix(
               deviceID: device, timestamp: 1_700_000_000_000 + Int64(index) * 1000, latitude: 50.45, longitude: 30.52)
             _ = try await writer.submit(FixInsertBatch(userID: user, deviceID: device, fixes: [fix]))
-            answered.add()
+            answer.yield()
           }
         }
         try await group.waitForAll()
       }
     }
     // Nobody reads: two commits wait unread, the third is answered and holds the writer.
-    while answered.value < 3 { try await Task.sleep(for: .milliseconds(5)) }
+    for _ in 0..<3 { await answered.next() }
     #expect(writer.oldestWait() != nil)
     let stored = try await store.history(owner: user, filter: HistoryFilter(), limit: 100, before: nil)
-    #expect(stored.count == 3 && answered.value == 3)
+    #expect(stored.count == 3)
 
     // The reader catches up: every commit arrives, every upload is answered.
     var read = 0
@@ -126,19 +128,15 @@ import Testing
       if read == 8 { break }
     }
     try await uploads.value
-    #expect(answered.value == 8)
+    answer.finish()
+    var later = 0
+    while await answered.next() != nil { later += 1 }
+    #expect(later == 5)
     #expect(try await store.history(owner: user, filter: HistoryFilter(), limit: 100, before: nil).count == 8)
   }
 }
 
 /// A store on a temporary file with one user who owns some devices; ``close()`` closes and deletes it.
-/// How many uploads were answered.
-private final class AnsweredCount: Sendable {
-  private let count = Mutex(0)
-  var value: Int { count.withLock { $0 } }
-  func add() { count.withLock { $0 += 1 } }
-}
-
 private struct StoreWithOneUser {
   let file = TemporaryDatabaseFile()
   let store: SQLiteStore
