@@ -118,9 +118,10 @@ struct TestServer: Sendable {
 
   /// Runs `body` against a fresh server and always stops it.
   static func with(
-    _ configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (TestServer) async throws -> Void
+    clock: TestClock? = nil, _ configure: (inout ServerConfiguration) -> Void = { _ in },
+    _ body: (TestServer) async throws -> Void
   ) async throws {
-    let server = try await start(configure)
+    let server = try await start(clock: clock, configure)
     do {
       try await body(server)
     } catch {
