@@ -95,7 +95,7 @@ let package = Package(
       name: "MeridianStoreEngines",
       dependencies: [
         "MeridianStore", "MeridianStoreSQLite", "MeridianStorePostgres", "MeridianBlobFiles",
-        .product(name: "Logging", package: "swift-log"),
+        .product(name: "DomainKit", package: "DomainKit"), .product(name: "Logging", package: "swift-log"),
       ],
       path: "Apps/Store/MeridianStoreEngines"),
     // Apps: libqrencode (Debian libqrencode-dev), a system library like SQLite's

@@ -1,3 +1,4 @@
+import DomainKit
 import MeridianServer
 import MeridianStore
 import MeridianStoreTesting
@@ -50,7 +51,7 @@ extension SharedLimitsTests {
         #expect(engine.name == "sqlite", "only an engine serving one process has no shared counters")
         return
       }
-      let instance = try await engine.make()
+      let instance = try await engine.make(Timestamp.systemClock)
       let gone = try await instance.openNode()
       let unreachable = try #require(gone.store.sharedLimits)
       await gone.close()

@@ -92,6 +92,20 @@ import Testing
 
   /// A reader of the commits that falls behind holds the writer back — the uploads wait — and reads every commit
   /// once it catches up: none is dropped.
+  /// A commit is stamped with the writer's clock (the fixes' receipt time, their geofence queue entry), not the
+  /// system's: a test that moves its clock sees the time it set.
+  @Test func aCommitIsStampedWithTheWritersClock() async throws {
+    let device = DeviceID("clock-device")
+    let fixture = try await StoreWithOneUser(owning: [device])
+    defer { fixture.close() }
+    let committedAt: Int64 = 1_650_000_000_000
+    let writer = FixWriter(
+      store: fixture.store, metrics: ServerMetrics(), logger: Logger(label: "test"), now: { committedAt })
+    let fix = try LocationFix(deviceID: device, timestamp: 1_700_000_000_000, latitude: 50.45, longitude: 30.52)
+    _ = try await writer.submit(FixInsertBatch(userID: fixture.user, deviceID: device, fixes: [fix]))
+    #expect(try await fixture.store.geofenceQueue(limit: 10).map(\.queuedAt) == [committedAt])
+  }
+
   @Test(.timeLimit(.minutes(1))) func aSlowReaderHoldsTheWriterBackAndLosesNoCommit() async throws {
     let device = DeviceID("slow-reader-device")
     let fixture = try await StoreWithOneUser(owning: [device])

@@ -105,6 +105,20 @@ struct AdministrationContractTests {
     }
   }
 
+  /// A store stamps what it times itself — a token revoked at sign-out — with the clock it was given, not the
+  /// system's: tests move time instead of waiting, and two nodes on one clock agree.
+  @Test(arguments: StoreEngine.all)
+  func aStoreStampsWhatItTimesItselfWithItsOwnClock(_ engine: StoreEngine) async throws {
+    let signedOutAt = Self.now + 5_000
+    try await engine.withTwoNodes(now: { signedOutAt }) { store, otherNode in
+      try await Self.populate(store)
+      try await otherNode.revokeToken(hash: "a1b2c3d4e5f60001")
+      #expect(try await store.user(forTokenHash: "a1b2c3d4e5f60001", now: Self.now) == nil)
+      let annas = try await store.tokens(user: "anna", includeInactive: true, now: Self.now)
+      #expect(annas.compactMap(\.revokedAt) == [signedOutAt])
+    }
+  }
+
   @Test(arguments: StoreEngine.all)
   func aDryRunCountsWhatDeletingAUserThenDeletes(_ engine: StoreEngine) async throws {
     try await engine.with { store in

@@ -25,28 +25,28 @@ public struct StoreEngine: Sendable, CustomStringConvertible {
 
   /// The engine's name (in test names).
   public let name: String
-  /// Makes a fresh store.
-  public let make: @Sendable () async throws -> Instance
+  /// Makes a fresh store that reads the time from the clock given (UTC ms).
+  public let make: @Sendable (_ now: @escaping @Sendable () -> Int64) async throws -> Instance
 
   public var description: String { name }
 
   /// SQLite on a file in a new temporary directory.
-  public static let sqlite = StoreEngine(name: "sqlite") {
+  public static let sqlite = StoreEngine(name: "sqlite") { now in
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-store-\(UUID().uuidString)")
     let path = directory.appendingPathComponent("meridian.sqlite").path
-    let store = try SQLiteStore.open(at: path)
+    let store = try SQLiteStore.open(at: path, now: now)
     return Instance(store: store, dispose: { try? FileManager.default.removeItem(at: directory) }) {
-      (store: try SQLiteStore.open(at: path), close: {})
+      (store: try SQLiteStore.open(at: path, now: now), close: {})
     }
   }
 
   /// PostgreSQL: a new database made from `meridian_template` (PostGIS) on the cluster `Tools/postgres start` runs
   /// (its directory from `MERIDIAN_POSTGRES_DIR` as for the script), dropped afterwards.
-  public static let postgres = StoreEngine(name: "postgres") {
+  public static let postgres = StoreEngine(name: "postgres") { now in
     let database = try await PostgresTestDatabase.create()
     let store: PostgresStore
     do {
-      store = try await PostgresStore.open(url: database.url, maximumConnections: 4, timeouts: .tests)
+      store = try await PostgresStore.open(url: database.url, maximumConnections: 4, timeouts: .tests, now: now)
     } catch {
       await database.drop()
       throw error
@@ -58,7 +58,8 @@ public struct StoreEngine: Sendable, CustomStringConvertible {
         await database.drop()
       },
       openNode: {
-        let node = try await PostgresStore.open(url: database.url, maximumConnections: 4, timeouts: .tests)
+        let node = try await PostgresStore.open(
+          url: database.url, maximumConnections: 4, timeouts: .tests, now: now)
         return (store: node, close: { await node.close() })
       })
   }
@@ -66,9 +67,12 @@ public struct StoreEngine: Sendable, CustomStringConvertible {
   /// Every engine the contract suite runs against.
   public static let all: [StoreEngine] = [.sqlite, .postgres]
 
-  /// Runs `body` with a fresh store of this engine and disposes of it, whatever `body` does.
-  public func with(_ body: (any MeridianStore) async throws -> Void) async throws {
-    let instance = try await make()
+  /// Runs `body` with a fresh store of this engine, reading the time from `now` (the system clock unless a test
+  /// moves its own), and disposes of it, whatever `body` does.
+  public func with(
+    now: @escaping @Sendable () -> Int64 = Timestamp.systemClock, _ body: (any MeridianStore) async throws -> Void
+  ) async throws {
+    let instance = try await make(now)
     do {
       try await body(instance.store)
     } catch {
@@ -79,8 +83,11 @@ public struct StoreEngine: Sendable, CustomStringConvertible {
   }
 
   /// Runs `body` with two stores on the same fresh data (two server nodes on one database) and disposes of them.
-  public func withTwoNodes(_ body: (any MeridianStore, any MeridianStore) async throws -> Void) async throws {
-    let instance = try await make()
+  public func withTwoNodes(
+    now: @escaping @Sendable () -> Int64 = Timestamp.systemClock,
+    _ body: (any MeridianStore, any MeridianStore) async throws -> Void
+  ) async throws {
+    let instance = try await make(now)
     do {
       let other = try await instance.openNode()
       do {

@@ -21,7 +21,7 @@ public struct Administration: Sendable {
   /// Operations on `store`, deleting unreferenced images from `blobs`.
   public init(
     store: any MeridianStore, blobs: (any BlobStore)? = nil, blobGracePeriod: Int64 = BlobGracePeriod.default,
-    now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }
+    now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
   ) {
     self.store = store
     self.blobs = blobs

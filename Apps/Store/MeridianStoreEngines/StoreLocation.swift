@@ -1,3 +1,4 @@
+import DomainKit
 import Foundation
 import Logging
 import MeridianBlobFiles
@@ -43,19 +44,19 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
 
   /// Opens (creating and migrating as needed) the store here; a PostgreSQL store keeps at most
   /// `maximumConnections` connections and gives every call the deadlines of `timeouts` (a SQLite store ignores
-  /// both).
+  /// both). The store reads the time from `now` (UTC milliseconds).
   public func open(
     maximumConnections: Int = defaultMaximumConnections, timeouts: DatabaseTimeouts = DatabaseTimeouts(),
-    logger: Logger
+    logger: Logger, now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
   ) async throws -> OpenStore {
     switch self {
     case .sqlite(let path):
-      return OpenStore(store: try SQLiteStore.open(at: path), close: {})
+      return OpenStore(store: try SQLiteStore.open(at: path, now: now), close: {})
     case .postgres(let url):
       let store = try await PostgresStore.open(
         url: url, maximumConnections: maximumConnections,
         timeouts: PostgresStore.Timeouts(connectionWait: timeouts.connectionWait, statement: timeouts.statement),
-        commitTimeout: timeouts.commit, healthTimeout: timeouts.health, logger: logger)
+        commitTimeout: timeouts.commit, healthTimeout: timeouts.health, logger: logger, now: now)
       return OpenStore(store: store, close: { await store.close() })
     }
   }
@@ -107,10 +108,13 @@ extension StoreLocation {
   public static let defaultSQLitePath = SQLiteStore.defaultPath
 
   /// The store here when it is a SQLite file, opened (created and migrated as needed) without waiting on anything
-  /// but the file; nil for a PostgreSQL database (``open(maximumConnections:timeouts:logger:)`` opens both).
-  public func openEmbedded() throws -> (any MeridianStore)? {
+  /// but the file, reading the time from `now`; nil for a PostgreSQL database
+  /// (``open(maximumConnections:timeouts:logger:now:)`` opens both).
+  public func openEmbedded(now: @escaping @Sendable () -> Int64 = Timestamp.systemClock) throws
+    -> (any MeridianStore)?
+  {
     guard case .sqlite(let path) = self else { return nil }
-    return try SQLiteStore.open(at: path)
+    return try SQLiteStore.open(at: path, now: now)
   }
 
   /// Where images are kept for `store`, which lives here: `directory` when given (`MERIDIAN_BLOB_DIR`); else the

@@ -20,7 +20,7 @@ extension PostgresStore: AccountStore {
     try await execute(
       """
       INSERT INTO deployment_secrets(name, value, created_at)
-      VALUES (\(name), \(candidate), \(Timestamp.milliseconds(Date()))) ON CONFLICT (name) DO NOTHING
+      VALUES (\(name), \(candidate), \(now())) ON CONFLICT (name) DO NOTHING
       """)
     guard let stored = try await secret(name) else { throw PostgresStoreError.missingRow("secret \(name)") }
     return stored
@@ -119,7 +119,7 @@ extension PostgresStore: AccountStore {
 
   public func revokeToken(hash: String) async throws {
     try await execute(
-      "UPDATE tokens SET revoked_at = \(Timestamp.milliseconds(Date())) WHERE hash = \(hash) AND revoked_at IS NULL")
+      "UPDATE tokens SET revoked_at = \(now()) WHERE hash = \(hash) AND revoked_at IS NULL")
   }
 
   public func revokeTokens(of user: UserID, keepingNewest keep: Int, now: Int64) async throws -> Int {

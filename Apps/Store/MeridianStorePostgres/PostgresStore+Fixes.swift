@@ -33,7 +33,7 @@ extension PostgresStore: FixStore {
   {
     // Almost every request comes from a known device: memory answers without a round trip.
     if let known = try await deviceOwners.value(
-      for: device, now: Timestamp.milliseconds(Date()), load: { try await deviceOwner(device) })
+      for: device, now: now, load: { try await deviceOwner(device) })
     {
       return known == owner ? .claimed : .otherOwner
     }

@@ -69,7 +69,7 @@ extension PostgresStore: SocialStore {
   }
 
   public func saveGroup(_ group: Group) async throws {
-    let now = Timestamp.milliseconds(Date())
+    let now = self.now()
     try await transaction { connection in try await Self.save(group, on: connection, now: now, self.logger) }
   }
 

@@ -30,7 +30,7 @@ extension PostgresStore: VenueStore {
       .map { (venue: $0.element, record: $0.element.placeRecord, cell: GeohashPrefixes($0.element.location).cell6) }
       .sorted { ($0.cell, $0.record.place.id.rawValue) < ($1.cell, $1.record.place.id.rawValue) }
     for entry in unique { try entry.record.validate() }
-    let now = Timestamp.milliseconds(Date())
+    let now = self.now()
     try await transaction { connection in
       // A venue given with a parent is placed in the tree like any place; the others (an import's) in bulk.
       let placed = unique.filter { $0.record.place.parentID != nil }

@@ -38,12 +38,16 @@ public final class PostgresStore: Sendable {
   let fixCommits = FixCommitQueue()
   /// The live log's epoch (``LiveLog``).
   let liveState = Mutex(LiveLogState())
+  /// The time the store stamps rows with itself (a token's revocation, a group's change) and its caches' lifetimes
+  /// run on, UTC milliseconds: the system clock unless a test gives its own.
+  public let now: @Sendable () -> Int64
 
   private init(
     database: PersistenceKitPostgres.PostgresDatabase, commitTimeout: Duration, healthTimeout: Duration,
-    logger: Logger
+    logger: Logger, now: @escaping @Sendable () -> Int64
   ) {
     self.database = database
+    self.now = now
     self.commitTimeout = commitTimeout
     self.healthTimeout = healthTimeout
     self.logger = logger
@@ -57,19 +61,20 @@ public final class PostgresStore: Sendable {
   ///
   /// Every call has a deadline: `timeouts` (a connection within its wait, a call within its statement deadline),
   /// `commitTimeout` for the group commit, `healthTimeout` for ``checkHealth()``. A call that can't reach the
-  /// database in time throws ``StoreUnavailableError``.
+  /// database in time throws ``StoreUnavailableError``. The store reads the time from `now`.
   ///
   /// - Throws: `PostgresURLError` for a malformed URL, `PostgresDatabaseError.cannotConnect` saying why the server
   ///   can't be reached, `MigrationError` when the database can't be migrated (drift, a newer database).
   public static func open(
     url: String, maximumConnections: Int = 20, timeouts: PostgresTimeouts = PostgresTimeouts(),
     commitTimeout: Duration = .seconds(5), healthTimeout: Duration = .seconds(2),
-    logger: Logger = Logger(label: "meridian.store.postgres")
+    logger: Logger = Logger(label: "meridian.store.postgres"),
+    now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
   ) async throws -> PostgresStore {
     let database = try await PersistenceKitPostgres.PostgresDatabase.open(
       url: try PostgresURL(url), maxConnections: maximumConnections, timeouts: timeouts, logger: logger)
     let store = PostgresStore(
-      database: database, commitTimeout: commitTimeout, healthTimeout: healthTimeout, logger: logger)
+      database: database, commitTimeout: commitTimeout, healthTimeout: healthTimeout, logger: logger, now: now)
     do {
       try await PostgresMigrator(PostgresSchema.migrator).migrate(on: database)
       try await store.loadLiveEpoch()

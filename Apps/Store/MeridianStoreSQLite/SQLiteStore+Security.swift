@@ -31,7 +31,7 @@ extension SQLiteStore {
   {
     // Almost every request comes from a known device: memory or a concurrent read answers without the writer.
     if let known = try await devices.value(
-      for: device, now: Timestamp.milliseconds(Date()), load: { try await deviceOwner(device) })
+      for: device, now: now, load: { try await deviceOwner(device) })
     {
       return known == owner ? .claimed : .otherOwner
     }
@@ -83,7 +83,7 @@ extension SQLiteStore {
       // SQLite's randomblob() draws from its generator seeded by the operating system's.
       try db.execute(
         sql: "INSERT OR IGNORE INTO deployment_secrets(name, value, created_at) VALUES (?, randomblob(32), ?)",
-        arguments: [name, Timestamp.milliseconds(Date())])
+        arguments: [name, now()])
       guard let secret = try Self.secret(db, name) else {
         throw DatabaseError(resultCode: .SQLITE_ERROR, message: "no secret \(name)")
       }

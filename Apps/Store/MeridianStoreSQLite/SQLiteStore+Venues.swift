@@ -19,7 +19,7 @@ extension SQLiteStore {
     guard !venues.isEmpty else { return }
     let records = venues.map(\.placeRecord)
     for record in records { try record.validate() }
-    let now = Timestamp.milliseconds(Date())
+    let now = self.now()
     try await database.write { db in
       try Self.writePlaces(db, records, now: now, asVenues: true)
       // The places trigger made each new venue's row; the imported rating is the venue's own.

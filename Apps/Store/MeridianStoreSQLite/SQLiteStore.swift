@@ -12,6 +12,9 @@ public struct SQLiteStore: MeridianStore {
   public let database: SQLiteDatabase
   /// What every request looks up, remembered per database pool (so every store value on one file shares it).
   let caches: StoreCaches
+  /// The time the store stamps rows with itself (a token's revocation, a group's change) and its caches' lifetimes
+  /// run on, UTC milliseconds: the system clock unless a test gives its own.
+  public let now: @Sendable () -> Int64
   /// Bearer token hash → its user and expiry.
   var tokens: LookupCache<String, (user: UserID, expiresAt: Int64)> { caches.tokens }
   /// Device → owner.
@@ -20,19 +23,23 @@ public struct SQLiteStore: MeridianStore {
   /// Where the server and `meridian-admin` keep the database unless told otherwise.
   public static let defaultPath = "./data/meridian.sqlite"
 
-  /// Opens (creating directories as needed) and migrates the database at `path`.
-  public static func open(at path: String) throws -> SQLiteStore {
+  /// Opens (creating directories as needed) and migrates the database at `path`; the store reads the time from
+  /// `now`.
+  public static func open(at path: String, now: @escaping @Sendable () -> Int64 = Timestamp.systemClock) throws
+    -> SQLiteStore
+  {
     let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     // Checkpoints run on a connection of their own: a group commit never waits for one's copying and syncing.
     let database = try SQLiteDatabase.open(
       at: path, options: DatabaseOptions(label: "meridian", checkpoints: .background(interval: .milliseconds(50))))
-    return try SQLiteStore(migrating: database)
+    return try SQLiteStore(migrating: database, now: now)
   }
 
-  /// Migrates `database` and wraps it.
-  public init(migrating database: SQLiteDatabase) throws {
+  /// Migrates `database` and wraps it; the store reads the time from `now`.
+  public init(migrating database: SQLiteDatabase, now: @escaping @Sendable () -> Int64 = Timestamp.systemClock) throws {
     try database.migrate(SQLiteSchema.migrator)
+    self.now = now
     self.database = database.translatingErrors(Self.unavailable)
     caches = StoreCaches.shared(for: database.writer, path: database.path)
   }
@@ -104,7 +111,7 @@ public struct SQLiteStore: MeridianStore {
 
   public func user(forTokenHash hash: String, now: Int64) async throws -> UserID? {
     caches.dropIfRevokedElsewhere()
-    let found = try await tokens.value(for: hash, now: Timestamp.milliseconds(Date())) {
+    let found = try await tokens.value(for: hash, now: now) {
       try await database.read { db in
         try Row.fetchOne(
           db,
@@ -128,7 +135,7 @@ public struct SQLiteStore: MeridianStore {
     let revoked = try await database.write { db in
       try db.execute(
         sql: "UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL",
-        arguments: [Timestamp.milliseconds(Date()), hash])
+        arguments: [now(), hash])
       return db.changesCount
     }
     if revoked > 0 { caches.announceRevocation() }
@@ -221,7 +228,7 @@ public struct SQLiteStore: MeridianStore {
   }
 
   public func saveGroup(_ group: Group) async throws {
-    let now = Timestamp.milliseconds(Date())
+    let now = self.now()
     try await database.write { db in try Self.save(group, db: db, now: now) }
   }
 

@@ -31,11 +31,12 @@ public struct ServerApp: Sendable {
     configuration: ServerConfiguration, smsSender: (any SMSSender)? = nil, metrics: ServerMetrics = ServerMetrics(),
     realtime: RealtimeHubConfiguration = RealtimeHubConfiguration(), logger: Logger,
     signals: [UnixSignal] = [.sigterm, .sigint], onRunning: @escaping @Sendable (Int) async -> Void = { _ in },
-    now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }
+    now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
   ) async throws -> ServerApp {
     logger.info("opening the store", metadata: ["database": "\(configuration.database)"])
     let opened = try await configuration.database.open(
-      maximumConnections: configuration.databaseConnections, timeouts: configuration.databaseTimeouts, logger: logger)
+      maximumConnections: configuration.databaseConnections, timeouts: configuration.databaseTimeouts, logger: logger,
+      now: now)
     do {
       var app = try ServerApp(
         configuration: configuration, store: opened.store, smsSender: smsSender, metrics: metrics,
@@ -66,7 +67,7 @@ public struct ServerApp: Sendable {
     metrics: ServerMetrics = ServerMetrics(), realtime: RealtimeHubConfiguration = RealtimeHubConfiguration(),
     logger: Logger, signals: [UnixSignal] = [.sigterm, .sigint],
     onRunning: @escaping @Sendable (Int) async -> Void = { _ in },
-    now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }
+    now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
   ) throws {
     let (environment, writer, live, geofences, router) = try Self.compose(
       configuration: configuration, store: store, smsSender: smsSender, metrics: metrics, realtime: realtime,
@@ -116,7 +117,7 @@ public struct ServerApp: Sendable {
   /// routes that store fixes wait for a writer that only ``run()`` starts.
   public static func routes(
     configuration: ServerConfiguration, store: (any MeridianStore)? = nil, smsSender: (any SMSSender)? = nil,
-    logger: Logger, now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }
+    logger: Logger, now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
   ) throws -> Router<MeridianRequestContext> {
     try compose(
       configuration: configuration, store: store, smsSender: smsSender, metrics: ServerMetrics(),
@@ -129,17 +130,17 @@ public struct ServerApp: Sendable {
   private static func compose(
     configuration: ServerConfiguration, store: (any MeridianStore)?, smsSender: (any SMSSender)?,
     metrics: ServerMetrics, realtime: RealtimeHubConfiguration, logger: Logger,
-    now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }
+    now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
   ) throws -> (
     environment: ServerEnvironment, writer: FixWriter, live: LiveUpdates, geofences: GeofenceMonitor,
     router: Router<MeridianRequestContext>
   ) {
-    guard let store = try store ?? configuration.database.openEmbedded() else {
+    guard let store = try store ?? configuration.database.openEmbedded(now: now) else {
       throw CompositionError(message: "\(configuration.database) needs ServerApp.open, which opens every engine")
     }
     let sender = try smsSender ?? configuration.makeSMSSender(metrics: metrics, logger: logger)
     let environment = ServerEnvironment(store: store, smsSender: sender, configuration: configuration, now: now)
-    let writer = FixWriter(store: store, metrics: metrics, logger: logger)
+    let writer = FixWriter(store: store, metrics: metrics, logger: logger, now: environment.now)
     let ingest = FixIngest(
       store: store, writer: writer, now: environment.now, limits: environment.limits, rate: environment.fixLimiter)
     let live = LiveUpdates(
@@ -258,7 +259,7 @@ public struct RunningServer: Sendable {
   /// the time from `now`.
   public static func start(
     configuration: ServerConfiguration, smsSender: (any SMSSender)? = nil, logger: Logger,
-    now: @escaping @Sendable () -> Int64 = { Timestamp.milliseconds(Date()) }
+    now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
   ) async throws -> RunningServer {
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
     let app = try await ServerApp.open(

@@ -107,6 +107,8 @@ public final class FixWriter: Service, Sendable {
   /// Fixes accepted over the last minute (the admin API's ingest rate).
   public let ingestRate = IngestRate()
   private let logger: Logger
+  /// The time of each commit (the fixes' receipt, their geofence queue entry), UTC milliseconds.
+  private let now: @Sendable () -> Int64
   private let queue: Queue
   /// Each commit's newly stored batches with their receipts, in commit order, after the requests were answered;
   /// it ends after the writer's last commit. The live fan-out reads it (one reader). At most ``commitBacklog``
@@ -120,12 +122,13 @@ public final class FixWriter: Service, Sendable {
   public static let commitBacklog = 4096
 
   /// A writer storing into `store`, at most `maxJobsPerCommit` requests per transaction and `commitBacklog` commits
-  /// unread in ``commits``.
+  /// unread in ``commits``, stamping each commit with the time `now` reads.
   public init(
     store: any MeridianStore, metrics: ServerMetrics, logger: Logger, maxJobsPerCommit: Int = 512,
-    commitBacklog: Int = FixWriter.commitBacklog
+    commitBacklog: Int = FixWriter.commitBacklog, now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
   ) {
     self.store = store
+    self.now = now
     self.metrics = metrics
     self.logger = logger
     queue = Queue(maxJobsPerCommit: maxJobsPerCommit)
@@ -166,7 +169,7 @@ public final class FixWriter: Service, Sendable {
   /// Stores `jobs` in one transaction; its completion answers them, hands the new fixes to the reader of
   /// ``commits`` and — once there is room for them — commits the jobs queued meanwhile.
   private func commit(_ jobs: [Job]) {
-    let now = Timestamp.milliseconds(Date())
+    let now = self.now()
     store.insertFixes(jobs.map(\.batch), now: now) { result in
       let proceed: @Sendable () -> Void = { if let next = self.queue.next() { self.commit(next) } }
       guard let stored = self.finish(jobs, result, now: now), !stored.batches.isEmpty else { return proceed() }

@@ -4,6 +4,10 @@ import Foundation
 ///
 /// Hand-written so that it is fast, `Sendable` and identical on every platform.
 public enum Timestamp {
+  /// The system's clock in UTC milliseconds: what every `now` parameter of the stores and the server defaults to
+  /// (tests pass a clock of their own and move it instead of waiting).
+  public static let systemClock: @Sendable () -> Int64 = { milliseconds(Date()) }
+
   /// Milliseconds since 1970-01-01T00:00:00Z for `date`, rounded to the nearest millisecond (saturating at the
   /// ends of `Int64` rather than trapping for absurd dates).
   public static func milliseconds(_ date: Date) -> Int64 {
