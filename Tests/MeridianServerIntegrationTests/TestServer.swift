@@ -5,6 +5,7 @@ import MeridianAPI
 import MeridianServer
 import MeridianStore
 import MeridianStoreSQLite
+import MeridianStoreTesting
 import MeridianTestSupport
 import NetworkingKit
 import NetworkingKitAsyncHTTPClient
@@ -37,6 +38,7 @@ struct TestServer: Sendable {
     directory: URL? = nil, port: Int = 0, clock: TestClock? = nil,
     _ configure: (inout ServerConfiguration) -> Void = { _ in }
   ) async throws -> TestServer {
+    let isNewDirectory = directory == nil
     let directory =
       directory
       ?? FileManager.default.temporaryDirectory.appendingPathComponent("meridian-server-tests-\(UUID().uuidString)")
@@ -52,6 +54,10 @@ struct TestServer: Sendable {
     // deadlines set their own).
     configuration.databaseTimeouts.connectionWait = .seconds(30)
     configure(&configuration)
+    // A new server on a new SQLite file starts from a migrated copy (tests of migrating give their own directory).
+    if isNewDirectory, case .sqlite(let path) = configuration.database, !FileManager.default.fileExists(atPath: path) {
+      try MigratedSQLiteFile.copy(to: path)
+    }
     var logger = Logger(label: "meridian-server-test")
     logger.logLevel = .warning
     let sms = CapturingSMSSender()

@@ -9,14 +9,16 @@ public struct PostgresTestDatabase: Sendable {
   /// `postgres://user@host:port/name`.
   public let url: String
 
-  /// Creates the database, first waiting while the process has as many open as ``DatabaseAllowance`` allows; each
-  /// database made must be dropped with ``drop()``.
-  public static func create() async throws -> PostgresTestDatabase {
+  /// Creates the database — empty, or already `migrated` to the store's current schema (a copy of
+  /// ``TestCluster/migratedTemplate()``, for tests of anything but migrating) — first waiting while the process has
+  /// as many open as ``DatabaseAllowance`` allows; each database made must be dropped with ``drop()``.
+  public static func create(migrated: Bool = false) async throws -> PostgresTestDatabase {
     await DatabaseAllowance.shared.acquire()
     do {
       let server = try await TestCluster.shared.url()
+      let template = migrated ? try await TestCluster.shared.migratedTemplate() : TestCluster.emptyTemplate
       let name = "meridian_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-      try await TestCluster.shared.execute("CREATE DATABASE \(name) TEMPLATE meridian_template")
+      try await TestCluster.shared.execute("CREATE DATABASE \(name) TEMPLATE \(template)")
       return PostgresTestDatabase(name: name, url: "\(server)/\(name)")
     } catch {
       await DatabaseAllowance.shared.release()
