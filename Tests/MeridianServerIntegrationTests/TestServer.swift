@@ -34,8 +34,10 @@ struct TestServer: Sendable {
 
   /// Starts a server; `configure` adjusts the test configuration. By default it gets a new temporary directory and
   /// a free port below the ephemeral range.
+  /// `clock` is the server's clock when given; `wall`, the wall clock under the server's own ``SteadyClock`` (for
+  /// tests of a clock stepped back or forward).
   static func start(
-    directory: URL? = nil, port: Int = 0, clock: TestClock? = nil,
+    directory: URL? = nil, port: Int = 0, clock: TestClock? = nil, wall: TestClock? = nil,
     _ configure: (inout ServerConfiguration) -> Void = { _ in }
   ) async throws -> TestServer {
     let isNewDirectory = directory == nil
@@ -63,8 +65,9 @@ struct TestServer: Sendable {
     let sms = CapturingSMSSender()
     // A port below the ephemeral range (Linux: 32768–60999), so that no outgoing connection of this busy process is
     // ever given a test server's port and a server can be restarted on its own; one another test holds is replaced.
+    let steady = wall.map { wall in SteadyClock(wall: { wall.now }) }
     let now: @Sendable () -> Int64 =
-      if let clock { { clock.now } } else { { Timestamp.milliseconds(Date()) } }
+      if let clock { { clock.now } } else if let steady { { steady.now() } } else { { Timestamp.milliseconds(Date()) } }
     let choosesPort = configuration.port == 0
     var attempt = 1
     while true {
@@ -124,10 +127,10 @@ struct TestServer: Sendable {
 
   /// Runs `body` against a fresh server and always stops it.
   static func with(
-    clock: TestClock? = nil, _ configure: (inout ServerConfiguration) -> Void = { _ in },
+    clock: TestClock? = nil, wall: TestClock? = nil, _ configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: (TestServer) async throws -> Void
   ) async throws {
-    let server = try await start(clock: clock, configure)
+    let server = try await start(clock: clock, wall: wall, configure)
     do {
       try await body(server)
     } catch {

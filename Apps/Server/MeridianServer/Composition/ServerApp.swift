@@ -31,7 +31,7 @@ public struct ServerApp: Sendable {
     configuration: ServerConfiguration, smsSender: (any SMSSender)? = nil, metrics: ServerMetrics = ServerMetrics(),
     realtime: RealtimeHubConfiguration = RealtimeHubConfiguration(), logger: Logger,
     signals: [UnixSignal] = [.sigterm, .sigint], onRunning: @escaping @Sendable (Int) async -> Void = { _ in },
-    now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
+    now: @escaping @Sendable () -> Int64 = SteadyClock.system()
   ) async throws -> ServerApp {
     logger.info("opening the store", metadata: ["database": "\(configuration.database)"])
     let opened = try await configuration.database.open(
@@ -61,13 +61,14 @@ public struct ServerApp: Sendable {
   ///   - signals: the signals that start a graceful shutdown (none in tests).
   ///   - realtime: the live hub's limits and timeouts.
   ///   - onRunning: called with the bound port once the server accepts connections.
-  ///   - now: the clock the server's rules read, UTC milliseconds (tests advance their own instead of waiting).
+  ///   - now: the clock the server's rules read, UTC milliseconds: by default a ``SteadyClock`` (the wall clock,
+  ///     never going back); tests advance their own instead of waiting.
   public init(
     configuration: ServerConfiguration, store: (any MeridianStore)? = nil, smsSender: (any SMSSender)? = nil,
     metrics: ServerMetrics = ServerMetrics(), realtime: RealtimeHubConfiguration = RealtimeHubConfiguration(),
     logger: Logger, signals: [UnixSignal] = [.sigterm, .sigint],
     onRunning: @escaping @Sendable (Int) async -> Void = { _ in },
-    now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
+    now: @escaping @Sendable () -> Int64 = SteadyClock.system()
   ) throws {
     let (environment, writer, live, geofences, router) = try Self.compose(
       configuration: configuration, store: store, smsSender: smsSender, metrics: metrics, realtime: realtime,
@@ -117,7 +118,7 @@ public struct ServerApp: Sendable {
   /// routes that store fixes wait for a writer that only ``run()`` starts.
   public static func routes(
     configuration: ServerConfiguration, store: (any MeridianStore)? = nil, smsSender: (any SMSSender)? = nil,
-    logger: Logger, now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
+    logger: Logger, now: @escaping @Sendable () -> Int64 = SteadyClock.system()
   ) throws -> Router<MeridianRequestContext> {
     try compose(
       configuration: configuration, store: store, smsSender: smsSender, metrics: ServerMetrics(),
@@ -259,7 +260,7 @@ public struct RunningServer: Sendable {
   /// the time from `now`.
   public static func start(
     configuration: ServerConfiguration, smsSender: (any SMSSender)? = nil, logger: Logger,
-    now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
+    now: @escaping @Sendable () -> Int64 = SteadyClock.system()
   ) async throws -> RunningServer {
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
     let app = try await ServerApp.open(

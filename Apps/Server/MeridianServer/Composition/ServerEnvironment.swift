@@ -59,7 +59,7 @@ public struct ServerEnvironment: Sendable {
   /// An environment from a configuration.
   public init(
     store: any MeridianStore, smsSender: any SMSSender, configuration: ServerConfiguration,
-    now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
+    now: @escaping @Sendable () -> Int64 = SteadyClock.system()
   ) {
     self.store = store
     self.smsSender = smsSender
