@@ -1,6 +1,7 @@
 import DomainKit
 import Foundation
 import MeridianAPI
+import MeridianStoreTesting
 import MeridianTestSupport
 import Testing
 
@@ -10,12 +11,13 @@ import Testing
   import Darwin
 #endif
 
-/// A full disk under a SQLite database (issue 42 §3): `meridian-server` on an 8 MiB tmpfs that a filler file fills.
+/// A full disk under the database (issue 42 §3): `meridian-server` on SQLite on an 8 MiB tmpfs, and on PostgreSQL with
+/// the database in a tablespace on a 40 MiB one, that a filler file fills.
 /// Writes are answered 503 `unavailable` with `Retry-After` (not 500), reads keep working, every fix acknowledged
 /// before and during the fault is stored, and once the filler is deleted uploads succeed again without a restart;
 /// `meridian-admin db check` (integrity_check, foreign keys, migrations) finds the database intact afterwards.
 /// Mounting needs root: the test is skipped otherwise.
-@Suite("A full disk under SQLite", .serialized)
+@Suite("A full disk under the database", .serialized)
 struct FullDiskTests {
   static let isRoot = getuid() == 0
 
@@ -32,19 +34,53 @@ struct FullDiskTests {
     )
   }
 
-  @Test(
-    .enabled(if: isRoot, "needs root to mount a small tmpfs (mount -t tmpfs -o size=8m): run the tests as root"))
-  func writesAre503WithRetryAfterReadsWorkAndTheServerRecoversWhenSpaceReturns() async throws {
+  /// Runs `body` with a new tmpfs of `megabytes` mounted in the temporary directory, unmounted afterwards.
+  static func withSmallDisk(megabytes: Int, _ body: (URL) async throws -> Void) async throws {
     let mountPoint = FileManager.default.temporaryDirectory.appendingPathComponent("full-disk-\(UUID())")
     try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
     let mount = try await ChildProcess.run(
-      URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=8m", "tmpfs", mountPoint.path])
+      URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", mountPoint.path])
     try #require(mount.status == 0, "mount -t tmpfs failed: \(mount.output)")
     defer {
       _ = umount2(mountPoint.path, Int32(MNT_DETACH))
       try? FileManager.default.removeItem(at: mountPoint)
     }
-    let database = mountPoint.appendingPathComponent("meridian.sqlite").path
+    try await body(mountPoint)
+  }
+
+  @Test(
+    .enabled(if: isRoot, "needs root to mount a small tmpfs (mount -t tmpfs -o size=8m): run the tests as root"))
+  func writesAre503WithRetryAfterReadsWorkAndTheServerRecoversWhenSpaceReturns() async throws {
+    try await Self.withSmallDisk(megabytes: 8) { mountPoint in
+      try await Self.fillTheDiskUnderAServer(
+        database: mountPoint.appendingPathComponent("meridian.sqlite").path, disk: mountPoint)
+    }
+  }
+
+  /// PostgreSQL with the database's files in a tablespace on a 40 MiB tmpfs (the write-ahead log, in the cluster's
+  /// own directory, keeps room: a full log is a crash and recovery that PostgreSQL does itself, and the node answers
+  /// it as a database restart): the same promises as SQLite's.
+  @Test(
+    .enabled(if: isRoot, "needs root to mount a small tmpfs (mount -t tmpfs -o size=40m): run the tests as root"))
+  func onPostgreSQLWritesAre503WithRetryAfterReadsWorkAndTheServerRecoversWhenSpaceReturns() async throws {
+    try await Self.withSmallDisk(megabytes: 40) { mountPoint in
+      let tablespace = mountPoint.appendingPathComponent("tablespace")
+      try FileManager.default.createDirectory(at: tablespace, withIntermediateDirectories: true)
+      let database = try await PostgresTestDatabase.create(migrated: true, tablespaceAt: tablespace)
+      do {
+        try await Self.fillTheDiskUnderAServer(database: database.url, disk: mountPoint)
+      } catch {
+        await database.drop()
+        throw error
+      }
+      await database.drop()
+    }
+  }
+
+  /// Starts `meridian-server` on `database`, stores a few uploads, fills `disk` with a filler file and checks the
+  /// promises: 503 with `Retry-After`, reads that work and hold every acknowledged fix, recovery without a restart
+  /// once the filler is gone, and `db check` clean.
+  static func fillTheDiskUnderAServer(database: String, disk mountPoint: URL) async throws {
     let server = try await ServerProcess.start(
       database: database, environment: ["MERIDIAN_LIMIT_FIXES_PER_ACCOUNT_PER_MINUTE": "0"])
     defer { server.child.terminate() }

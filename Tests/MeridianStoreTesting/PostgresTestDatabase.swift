@@ -8,18 +8,40 @@ public struct PostgresTestDatabase: Sendable {
   public let name: String
   /// `postgres://user@host:port/name`.
   public let url: String
+  /// The tablespace made for it, dropped with it (``create(migrated:tablespaceAt:)``).
+  var tablespace: String? = nil
 
   /// Creates the database — empty, or already `migrated` to the store's current schema (a copy of
   /// ``TestCluster/migratedTemplate()``, for tests of anything but migrating) — first waiting while the process has
   /// as many open as ``DatabaseAllowance`` allows; each database made must be dropped with ``drop()``.
-  public static func create(migrated: Bool = false) async throws -> PostgresTestDatabase {
+  ///
+  /// With `tablespaceAt` (an empty directory, on a small file system for tests of a full disk), the database's files
+  /// live there, in a tablespace of its own (the write-ahead log stays in the cluster's directory); the directory is
+  /// given to the cluster's owner (`postgres` when the tests run as root, as `Tools/postgres` runs it).
+  public static func create(migrated: Bool = false, tablespaceAt location: URL? = nil) async throws
+    -> PostgresTestDatabase
+  {
     await DatabaseAllowance.shared.acquire()
     do {
       let server = try await TestCluster.shared.url()
       let template = migrated ? try await TestCluster.shared.migratedTemplate() : TestCluster.emptyTemplate
       let name = "meridian_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-      try await TestCluster.shared.execute("CREATE DATABASE \(name) TEMPLATE \(template)")
-      return PostgresTestDatabase(name: name, url: "\(server)/\(name)")
+      var tablespace: String?
+      if let location {
+        if getuid() == 0 {
+          try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: location.path)
+        }
+        tablespace = "space_" + name
+        try await TestCluster.shared.execute("CREATE TABLESPACE space_\(name) LOCATION '\(location.path)'")
+      }
+      do {
+        try await TestCluster.shared.execute(
+          "CREATE DATABASE \(name) TEMPLATE \(template)" + (tablespace.map { " TABLESPACE \($0)" } ?? ""))
+      } catch {
+        if let tablespace { try? await TestCluster.shared.execute("DROP TABLESPACE IF EXISTS \(tablespace)") }
+        throw error
+      }
+      return PostgresTestDatabase(name: name, url: "\(server)/\(name)", tablespace: tablespace)
     } catch {
       await DatabaseAllowance.shared.release()
       throw error
@@ -29,6 +51,7 @@ public struct PostgresTestDatabase: Sendable {
   /// Drops the database, closing any connection left to it, and gives its place back to the allowance.
   public func drop() async {
     try? await TestCluster.shared.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    if let tablespace { try? await TestCluster.shared.execute("DROP TABLESPACE IF EXISTS \(tablespace)") }
     await DatabaseAllowance.shared.release()
   }
 

@@ -520,10 +520,13 @@ public final class PostgresDatabase: Sendable {
     }
   }
 
-  /// 08: connection exception; 57P01-57P05: shutdown, crash, cannot connect now, idle timeouts; 53300: too many
-  /// connections; 25006: a write on a read-only session (the server is a standby now).
-  private static func isUnavailable(sqlState state: String) -> Bool {
-    state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" || state == readOnlySQLTransaction
+  /// 08: connection exception; 57P01-57P05: shutdown, crash, cannot connect now, idle timeouts; 53: insufficient
+  /// resources (53100 a full disk, 53200 out of memory, 53300 too many connections, …); 58030: an I/O error (a
+  /// file could not be written); 25006: a write on a read-only session (the server is a standby now). Each passes
+  /// when the database's machine recovers, so the caller is told to retry, not that its request was wrong.
+  public static func isUnavailable(sqlState state: String) -> Bool {
+    state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53") || state == "58030"
+      || state == readOnlySQLTransaction
   }
 
   /// A connection to the first of `url`'s hosts whose session its target accepts, and that host.

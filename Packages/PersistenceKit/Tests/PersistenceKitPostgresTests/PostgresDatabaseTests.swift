@@ -7,6 +7,17 @@ import Testing
 @Suite struct PostgresDatabaseTests {
   struct Oops: Error, Equatable {}
 
+  /// The states that pass when the database's machine recovers (a full disk, memory, connections, I/O, a standby)
+  /// are unavailability, which a server answers with 503 and `Retry-After`; a request's own faults are not.
+  @Test func statesThatPassWithTheMachineAreUnavailabilityAndARequestsFaultsAreNot() {
+    for state in ["53100", "53200", "53300", "58030", "08006", "57P01", "25006"] {
+      #expect(PostgresDatabase.isUnavailable(sqlState: state), "\(state)")
+    }
+    for state in ["23505", "42P01", "22P02", "40001", "58P01"] {
+      #expect(!PostgresDatabase.isUnavailable(sqlState: state), "\(state)")
+    }
+  }
+
   @Test func commitsWhatTheBodyWrote() async throws {
     try await TestCluster.withFreshDatabase { database in
       try await database.execute("CREATE TABLE t(x int); INSERT INTO t VALUES (1)")
