@@ -45,7 +45,9 @@ class Server:
 
     def __init__(self, binary, directory=None, port=0, tile_url=TILE_URL):
         self.directory = directory or tempfile.mkdtemp(prefix="meridian-webapp-")
-        environment = dict(os.environ, MERIDIAN_TILE_URL=tile_url, MERIDIAN_LOG_LEVEL="info")
+        # Webhooks to loopback are allowed here: the alerts page's test registers one on 127.0.0.1.
+        environment = dict(os.environ, MERIDIAN_TILE_URL=tile_url, MERIDIAN_LOG_LEVEL="info",
+                           MERIDIAN_WEBHOOK_ALLOW_PRIVATE="true")
         self.process = subprocess.Popen(
             [binary, "--host", "127.0.0.1", "--port", str(port), "--database", os.path.join(self.directory, "db.sqlite"),
              "--bcrypt-cost", "4"],
@@ -1190,6 +1192,104 @@ class WebAppTests(unittest.TestCase):
             self.assertEqual(text(f'{row("tsu-phys-b")} .rating'), "★ 4,0 · 3 отзыва")
         finally:
             Select(self.browser.find_element(By.ID, "language")).select_by_value("en")
+
+    def screenshot(self, name):
+        """Saves the window as docs/screenshots/`name`.png when MERIDIAN_SCREENSHOTS names that folder (the README's
+        pictures are made so: `MERIDIAN_SCREENSHOTS=docs/screenshots Tests/browser/run -k alerts`)."""
+        folder = os.environ.get("MERIDIAN_SCREENSHOTS")
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+            self.browser.save_screenshot(os.path.join(folder, f"{name}.png"))
+
+    def click_map(self, x, y):
+        """Clicks the map `x`, `y` pixels from its centre (the viewer's own marker sits at the centre)."""
+        ActionChains(self.browser).move_to_element_with_offset(
+            self.browser.find_element(By.ID, "map"), x, y).click().perform()
+
+    @screenshot_on_failure
+    def test_alerts_draw_a_circle_and_a_polygon_hear_an_arrival_live_and_manage_webhooks(self):
+        person = Account(self.server, "Greta Geofence")
+        person.upload((50.4501, 30.5234))
+        self.open_and_sign_in(person)
+        self.wait_for_marker_at(person, 50.4501, 30.5234)
+        self.show("alerts")
+        self.wait(lambda: self.browser.find_element(By.ID, "fences").text == "No geofences yet: draw one on the map.",
+                  "the empty list")
+        # A circle around the point clicked, shared with the Family group.
+        hint = self.browser.find_element(By.ID, "fence-hint")
+        self.click_map(60, 0)
+        self.wait(lambda: hint.get_attribute("data-points") == "1", "the centre is chosen")
+        self.browser.find_element(By.ID, "fence-name").send_keys("Home")
+        radius = self.browser.find_element(By.ID, "fence-radius")
+        radius.clear()
+        radius.send_keys("100")
+        family = person.group("family")
+        Select(self.browser.find_element(By.ID, "fence-sharing")).select_by_value(f"group:{family['id']}")
+        self.browser.find_element(By.ID, "fence-create").click()
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#fences li.fence")) == 1, "Home listed")
+        home = person.call("GET", "/v1/geofences")["items"][0]
+        self.assertEqual((home["name"], home["shape"]["type"], home["shape"]["radius"], home["sharing"],
+                          home["groupId"]), ("Home", "circle", 100, "group", family["id"]))
+        centre = home["shape"]["center"]
+        self.assertAlmostEqual(centre["lat"], 50.4501, delta=0.002)
+        self.assertGreater(centre["lon"], 30.5234, "the circle is where the map was clicked: east of the marker")
+        row = self.browser.find_element(By.CSS_SELECTOR, "#fences li.fence")
+        self.assertIn("circle, 100 m · Family", row.text)
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, ".leaflet-overlay-pane path")), 1)
+
+        # A polygon of three corners clicked.
+        self.browser.find_element(By.CSS_SELECTOR, 'input[name="fence-shape"][value="polygon"]').click()
+        for x, y in [(-80, -60), (-20, -60), (-50, -10)]:
+            self.click_map(x, y)
+        self.wait(lambda: hint.get_attribute("data-points") == "3", "three corners")
+        self.assertEqual(hint.text, "3 corners clicked; click the map for each corner (at least three).")
+        self.browser.find_element(By.ID, "fence-name").send_keys("Park")
+        Select(self.browser.find_element(By.ID, "fence-sharing")).select_by_value("nobody")
+        self.browser.find_element(By.ID, "fence-create").click()
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#fences li.fence")) == 2, "Park listed")
+        park = next(fence for fence in person.call("GET", "/v1/geofences")["items"] if fence["name"] == "Park")
+        self.assertEqual((park["shape"]["type"], len(park["shape"]["vertices"]), park["sharing"]),
+                         ("polygon", 3, "nobody"))
+        self.assertIn("3 corners · only me", self.browser.find_element(
+            By.CSS_SELECTOR, f'#fences li.fence[data-fence-id="{park["id"]}"]').text)
+
+        # Walking into Home: the arrival appears live.
+        person.upload((centre["lat"], centre["lon"] + 0.03), (centre["lat"], centre["lon"]))
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, '#fence-events li.fence-event[data-kind="enter"]'),
+                  "the arrival is listed live")
+        arrival = self.browser.find_element(By.CSS_SELECTOR, '#fence-events li.fence-event[data-kind="enter"]')
+        self.assertTrue(arrival.text.startswith("Me arrived at Home"), arrival.text)
+        self.screenshot("alerts")
+
+        # A webhook: refused without a usable address, then registered with its secret shown once, then deleted.
+        self.browser.find_element(By.ID, "webhook-url").send_keys("http://169.254.169.254/latest")
+        self.browser.find_element(By.ID, "webhook-create").click()
+        error = self.browser.find_element(By.ID, "fence-error")
+        self.wait(lambda: error.is_displayed(), "the refusal is said")
+        self.assertEqual(error.get_attribute("data-code"), "webhook_address_forbidden")
+        url = self.browser.find_element(By.ID, "webhook-url")
+        url.clear()
+        url.send_keys("http://127.0.0.1:9/meridian")
+        self.browser.find_element(By.ID, "webhook-create").click()
+        secret = self.browser.find_element(By.ID, "webhook-secret")
+        self.wait(lambda: secret.is_displayed(), "the secret is shown")
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#webhooks li.webhook")) == 1,
+                  "the webhook listed")
+        self.assertTrue(secret.get_attribute("data-secret"))
+        self.assertEqual([hook["url"] for hook in person.call("GET", "/v1/webhooks")["items"]],
+                         ["http://127.0.0.1:9/meridian"])
+        self.browser.find_element(By.CSS_SELECTOR, "#webhooks li.webhook button.delete").click()
+        self.wait(lambda: self.browser.find_element(By.ID, "webhooks").text == "No webhooks.", "the webhook deleted")
+
+        # Deleting Home removes it from the list and the map.
+        self.browser.find_element(By.CSS_SELECTOR, f'#fences li.fence[data-fence-id="{home["id"]}"] button.delete').click()
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#fences li.fence")) == 1, "Home deleted")
+        self.assertEqual([fence["name"] for fence in person.call("GET", "/v1/geofences")["items"]], ["Park"])
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, ".leaflet-overlay-pane path")), 1)
+        # The drawings go with the page.
+        self.show("map")
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, ".leaflet-overlay-pane path")), 0)
+        self.assert_no_script_errors()
 
     @screenshot_on_failure
     def test_sign_in_with_phone_code_and_sign_out(self):

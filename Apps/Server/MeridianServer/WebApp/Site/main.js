@@ -1,5 +1,5 @@
 // The page's wiring: the language, signing in and out, and the views — one module each (map, history, sharing,
-// places, polls, rewards, directory) — with the navigation between them. Leaflet is Debian's libjs-leaflet, served
+// places, polls, rewards, directory, alerts) — with the navigation between them. Leaflet is Debian's libjs-leaflet, served
 // by the server at /vendor/leaflet.
 import { ApiError, request, setToken } from './api.js';
 import { $ } from './dom.js';
@@ -13,9 +13,10 @@ import { resetPlaces, setUpPlaces, showPlaces } from './places.js';
 import { resetPolls, setUpPolls, showPolls } from './polls.js';
 import { resetRewards, setUpRewards, showRewards } from './rewards.js';
 import { openPlace, resetDirectory, setUpDirectory, showDirectory } from './directory.js';
+import { renderAlerts, resetAlerts, setUpAlerts, showAlerts } from './alerts.js';
 
 const LANGUAGE_NAMES = { en: 'English', ru: 'Русский', uk: 'Українська' };
-const VIEWS = ['map', 'history', 'sharing', 'places', 'polls', 'rewards', 'directory'];
+const VIEWS = ['map', 'history', 'sharing', 'places', 'polls', 'rewards', 'directory', 'alerts'];
 
 let config = { tileURL: null, tileAttribution: '', languages: ['en'] };
 let map = null; // made at the first sign-in (Leaflet measures its shown container)
@@ -77,6 +78,7 @@ async function signedIn(token) {
       openPlace(id);
     });
     setUpHistory(map, showError);
+    setUpAlerts(map, showError);
   }
   await startMap(me);
   show('map');
@@ -96,6 +98,7 @@ async function signOut() {
   resetDirectory();
   resetPlaces();
   resetRewards();
+  resetAlerts();
   $('app').hidden = true;
   $('nav').hidden = true;
   $('signout').hidden = true;
@@ -112,6 +115,7 @@ function show(name) {
   showPlaces(name === 'places');
   showHistory(name === 'history');
   showSharing(name === 'sharing');
+  showAlerts(name === 'alerts');
   if (name === 'polls') showPolls();
   if (name === 'rewards') showRewards();
   if (name === 'directory') showDirectory();
@@ -127,6 +131,7 @@ function renderAll() {
   if (view === 'polls') showPolls();
   if (view === 'rewards') showRewards();
   if (view === 'directory') showDirectory();
+  renderAlerts();
 }
 
 function showError(error) {

@@ -21,6 +21,7 @@ let followed = null; // the userId kept at the centre
 let centred = false; // the map was centred on the first marker
 let selectedGroup = null; // the group whose members are shown (null: everyone)
 let zooming = false; // a zoom (animated) is under way
+let channelHandlers = new Map(); // channel → what another page does with its events (watchChannel)
 
 /**
  * Makes the Leaflet map in `#map` (once it is shown: Leaflet measures it) with the tiles of `config`; `onError`
@@ -45,9 +46,15 @@ export function createMap(config, onError) {
 export async function startMap(me) {
   const sharingChannel = `sharing:${me.account.id}`;
   live = new LiveSocket(currentToken, {
-    onEvent: (channel, payload) => (channel === sharingChannel ? refreshVisible() : located(payload)),
-    onRevoked: (channel) => forget(channel.slice('user:'.length)),
-    onReload: (channel) => (channel === sharingChannel ? refreshVisible() : refreshLocation(channel.slice('user:'.length))),
+    onEvent: (channel, payload) => {
+      if (channelHandlers.has(channel)) return channelHandlers.get(channel)(payload);
+      return channel === sharingChannel ? refreshVisible() : located(payload);
+    },
+    onRevoked: (channel) => { if (channel.startsWith('user:')) forget(channel.slice('user:'.length)); },
+    onReload: (channel) => {
+      if (channelHandlers.has(channel)) return channelHandlers.get(channel)(null);
+      return channel === sharingChannel ? refreshVisible() : refreshLocation(channel.slice('user:'.length));
+    },
     onState: (connected) => {
       const badge = $('live-state');
       badge.textContent = t(connected ? 'live.connected' : 'live.offline');
@@ -61,10 +68,20 @@ export async function startMap(me) {
   timers.push(setInterval(refreshVisible, REFRESH_VISIBLE_MS), setInterval(renderAges, RENDER_AGES_MS));
 }
 
+/**
+ * Hands the events of `channel` (not a person's) to `onEvent(payload)` — `null` when they must be fetched again
+ * over HTTP — on the map's socket, until sign-out.
+ */
+export function watchChannel(channel, onEvent) {
+  channelHandlers.set(channel, onEvent);
+  if (live) live.subscribe(channel);
+}
+
 /** Stops the live map and forgets its people (sign-out). */
 export function stopMap() {
   if (live) live.stop();
   live = null;
+  channelHandlers = new Map();
   for (const timer of timers) clearInterval(timer);
   timers = [];
   for (const person of people.values()) if (person.marker) person.marker.remove();
