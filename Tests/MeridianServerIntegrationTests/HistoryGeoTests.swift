@@ -118,6 +118,11 @@ struct HistoryGeoTests {
       let decoded = try JSONDecoder().decode(HistoryPlaces.self, from: towns.body)
       #expect(decoded.places.map(\.area.name) == ["Томск", "Киев", "Seversk"])
       #expect(decoded.places.map(\.visits) == [3, 2, 1])
+      // Each town where its stays were (their midpoint by time): Kyiv between its two, Seversk at its one.
+      let kyiv = try #require(decoded.places.first { $0.area.name == "Киев" })
+      #expect(abs((kyiv.latitude ?? 0) - 50.455) < 0.001 && abs((kyiv.longitude ?? 0) - 30.525) < 0.001, "\(kyiv)")
+      let seversk = try #require(decoded.places.last)
+      #expect(abs((seversk.latitude ?? 0) - 56.6) < 0.001 && abs((seversk.longitude ?? 0) - 84.88) < 0.001)
       #expect(decoded.places.first?.ancestors.map(\.level) == ["country", "admin1", "admin2"])
       #expect(decoded.places.first?.ancestors.map(\.name) == ["Россия", "Томская область", "Томский район"])
 

@@ -705,6 +705,14 @@ class WebAppTests(unittest.TestCase):
         self.assertIn("1 country", total)
         self.assertIn("2 towns", total)
         self.assertGreater(int(stats.get_attribute("data-distance")), 10000)  # Tomsk → Seversk is about 13 km
+        # Drawn: each town a circle where its stay was, and a bar per month of the distance.
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, ".leaflet-overlay-pane path.where-marker"))
+                  == 2, "both towns on the map")
+        months = traveller.call("GET", "/v1/history/stats?preset=allTime")["months"]
+        bars = stats.find_elements(By.CSS_SELECTOR, "svg.where-chart rect")
+        self.assertEqual([bar.get_attribute("data-period") for bar in bars], [month["period"] for month in months])
+        self.browser.execute_script("arguments[0].scrollIntoView()", stats)
+        self.screenshot("where")
         Select(self.browser.find_element(By.ID, "language")).select_by_value("ru")
         self.wait(lambda: shown("ru") and names("locality") == ["Северск", "Томск"], "the towns' Russian names")
         self.assertEqual(names("country"), ["Российская Федерация"])
@@ -715,6 +723,8 @@ class WebAppTests(unittest.TestCase):
         self.assertIn("2 города", total)
         Select(self.browser.find_element(By.ID, "language")).select_by_value("en")
         self.wait(lambda: shown("en") and names("locality") == ["Seversk", "Tomsk"], "back in English")
+        self.show("map")
+        self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, ".leaflet-overlay-pane path.where-marker"), [])
         self.assert_no_script_errors()
 
     @screenshot_on_failure

@@ -182,15 +182,25 @@ public struct HistoryPlace: Sendable, Hashable, Codable {
   public var firstVisit: Int64
   /// The last stay's departure, UTC ms.
   public var lastVisit: Int64
+  /// Where the stays in it were: their geographic midpoint weighted by the time spent in each (to draw the area on a
+  /// map where its person was, not at its administrative centre).
+  public var latitude: Double?
+  /// The midpoint's longitude (see ``latitude``).
+  public var longitude: Double?
 
   /// An entry.
-  public init(area: Area, ancestors: [Area], visits: Int, timeSpent: Int64, firstVisit: Int64, lastVisit: Int64) {
+  public init(
+    area: Area, ancestors: [Area], visits: Int, timeSpent: Int64, firstVisit: Int64, lastVisit: Int64,
+    latitude: Double? = nil, longitude: Double? = nil
+  ) {
     self.area = area
     self.ancestors = ancestors
     self.visits = visits
     self.timeSpent = timeSpent
     self.firstVisit = firstVisit
     self.lastVisit = lastVisit
+    self.latitude = latitude
+    self.longitude = longitude
   }
 }
 

@@ -77,10 +77,12 @@ struct HistoryGeoFeature: Sendable {
     let counts = PlaceDirectory.visitCounts(places: Array(places.values), visits: placed, kind: Self.kind(level))
     // Time spent and the first and last stay per area, from the same chains.
     var spent: [PlaceID: (time: Int64, first: Int64, last: Int64)] = [:]
+    var locations: [PlaceID: [(coordinate: Coordinate, weight: Double)]] = [:]
     var reached = 0
     for stay in placed {
       guard let id = stay.placeID, let area = chains[id]?.first(where: { $0.level == level }) else { continue }
       reached += 1
+      locations[area.id, default: []].append((stay.location, Double(max(stay.duration, 1))))
       let current = spent[area.id] ?? (0, stay.arrival, stay.departure)
       spent[area.id] = (
         current.time + stay.duration, min(current.first, stay.arrival), max(current.last, stay.departure)
@@ -97,10 +99,12 @@ struct HistoryGeoFeature: Sendable {
     var result: [HistoryPlace] = []
     for (place, visits) in counts {
       guard let area = areas[place.id], let figures = spent[place.id] else { continue }
+      let midpoint = Coordinate.midpoint(of: locations[place.id] ?? [])
       result.append(
         HistoryPlace(
           area: area, ancestors: ancestors[place.id] ?? [], visits: visits, timeSpent: figures.time,
-          firstVisit: figures.first, lastVisit: figures.last))
+          firstVisit: figures.first, lastVisit: figures.last, latitude: midpoint?.latitude,
+          longitude: midpoint?.longitude))
     }
     return HistoryPlaces(
       level: level.name, languages: languages, places: result, visits: visits.count, unplaced: visits.count - reached)

@@ -6,7 +6,7 @@ import { download, request } from './api.js';
 import { $, element, mutedRow, syncButtons, textElement } from './dom.js';
 import { currentLanguage, plural, t } from './i18n.js';
 import { Pager } from './pager.js';
-import { loadWhere, resetWhere } from './where.js';
+import { loadWhere, resetWhere, setUpWhere, showWhere } from './where.js';
 
 const PRESETS = ['today', 'yesterday', 'thisMonth', 'lastMonth', 'thisYear', 'lastYear', 'allTime'];
 const CLUSTER_BELOW_ZOOM = 12;
@@ -26,6 +26,7 @@ let drawings = 0; // drawings started; an older one's clusters are dropped
 export function setUpHistory(theMap, onError) {
   map = theMap;
   report = onError;
+  setUpWhere(map);
   map.on('zoomend', () => { if (shown) draw(); });
   for (const button of document.querySelectorAll('[data-export]')) {
     button.addEventListener('click', () => exportHistory(button.dataset.export));
@@ -39,6 +40,7 @@ export function showHistory(visible) {
   if (layer) {
     if (visible) layer.addTo(map); else layer.remove();
   }
+  showWhere(visible);
   if (visible) load();
 }
 

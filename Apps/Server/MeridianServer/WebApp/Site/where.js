@@ -1,12 +1,33 @@
 // "Where I've been" on the history page: the stays of the chosen period grouped country → region → district →
 // town (GET /v1/history/places?level=locality: each town with its ancestors, the country first), names in the
-// page's language, and the travel statistics of the period (GET /v1/history/stats): distance, countries, towns
-// and days away, in all and per year and month. Both are asked again when the page's language changes.
+// page's language, drawn on the map (each town a circle where its stays were, sized by the time spent there), and
+// the travel statistics of the period (GET /v1/history/stats): distance, countries, towns and days away, in all and
+// per year and month, with a chart of the distance per month drawn as SVG. Both are asked again when the page's
+// language changes.
+import * as L from '/vendor/leaflet/leaflet.esm.js';
 import { request } from './api.js';
-import { $, element, mutedRow } from './dom.js';
+import { $, element, mutedRow, textElement } from './dom.js';
 import { currentLanguage, plural, t } from './i18n.js';
 
+const SVG = 'http://www.w3.org/2000/svg';
+
 let generation = 0; // the last load started; an older answer is dropped
+let map = null;
+let layer = null; // the towns on the map
+let shown = false;
+
+/** Draws on `theMap` from now on. */
+export function setUpWhere(theMap) {
+  map = theMap;
+  layer = L.layerGroup();
+}
+
+/** Shows the towns on the map (the history page is shown) or takes them off. */
+export function showWhere(visible) {
+  shown = visible;
+  if (!layer) return;
+  if (visible) layer.addTo(map); else layer.remove();
+}
 
 /** Loads and shows the section for the history filter `query` (`preset=…&timeZone=…` or `from=…&to=…&…`). */
 export async function loadWhere(query, onError) {
@@ -37,6 +58,7 @@ export function resetWhere() {
   generation++;
   $('where-places').replaceChildren();
   $('where-stats').replaceChildren();
+  if (layer) layer.clearLayers();
   delete $('where').dataset.language;
   delete $('where').dataset.query;
 }
@@ -55,7 +77,25 @@ function tree(places) {
   return root;
 }
 
+/** Each town as a circle where its stays were: 5 px for a short stay, growing with the square root of the hours. */
+function drawPlaces(answer) {
+  if (!layer) return;
+  layer.clearLayers();
+  for (const place of answer.places) {
+    if (place.latitude == null || place.longitude == null) continue;
+    const hours = place.timeSpent / 3600000;
+    const marker = L.circleMarker([place.latitude, place.longitude], {
+      radius: Math.min(30, 5 + 3 * Math.sqrt(hours)), color: '#e0572b', weight: 2, fillOpacity: 0.35,
+      className: 'where-marker',
+    });
+    marker.bindTooltip(textElement(`${place.area.name} · ${plural('history.stays', place.visits)} · ${
+      plural('history.hoursSpent', Math.max(1, Math.round(hours)))}`));
+    marker.addTo(layer);
+  }
+}
+
 function renderPlaces(answer) {
+  drawPlaces(answer);
   const list = $('where-places');
   const root = tree(answer.places);
   list.dataset.visits = String(answer.visits);
@@ -87,7 +127,45 @@ function renderStats(stats) {
   const periods = [...stats.years, ...(stats.months.length > 1 ? stats.months : [])];
   box.replaceChildren(
     element('p', { className: 'where-total' }, figures(total)),
+    ...(stats.months.length ? [monthChart(stats.months)] : []),
     ...(periods.length > 1 ? [element('ul', { className: 'list where-periods' }, ...periods.map(periodRow))] : []));
+}
+
+/** The distance per month as bars (drawn by the page: no chart library), each with its figures as a tooltip. */
+function monthChart(months) {
+  const width = 296;
+  const height = 80;
+  const gap = 2;
+  const longest = Math.max(...months.map((month) => month.distance), 1);
+  const barWidth = Math.min(24, Math.max(2, (width - gap * (months.length - 1)) / months.length));
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('class', 'where-chart');
+  svg.setAttribute('viewBox', `0 0 ${width} ${height + 14}`);
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', t('history.perMonth'));
+  months.forEach((month, index) => {
+    const barHeight = Math.max(1, (month.distance / longest) * height);
+    const bar = document.createElementNS(SVG, 'rect');
+    bar.setAttribute('x', String(index * (barWidth + gap)));
+    bar.setAttribute('y', String(height - barHeight));
+    bar.setAttribute('width', String(barWidth));
+    bar.setAttribute('height', String(barHeight));
+    bar.dataset.period = month.period;
+    const title = document.createElementNS(SVG, 'title');
+    title.textContent = `${month.period}: ${figures(month)}`;
+    bar.append(title);
+    svg.append(bar);
+  });
+  for (const [index, anchor] of [[0, 'start'], [months.length - 1, 'end']]) {
+    const label = document.createElementNS(SVG, 'text');
+    label.setAttribute('x', String(anchor === 'start' ? 0 : width));
+    label.setAttribute('y', String(height + 12));
+    label.setAttribute('text-anchor', anchor);
+    label.textContent = months[index].period;
+    svg.append(label);
+    if (months.length === 1) break;
+  }
+  return element('figure', { className: 'where-months' }, element('figcaption', {}, t('history.perMonth')), svg);
 }
 
 function periodRow(period) {
