@@ -193,14 +193,12 @@ public struct ServerApp: Sendable {
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorEnvelopeMiddleware())
-    let metricsToken = configuration.metricsAccess == .admin ? configuration.adminToken : nil
-    let metricsArePublic = configuration.metricsAccess == .public
-    router.on(RouterPath(API.metrics.pathTemplate), method: API.metrics.method) { request, _ in
-      if !metricsArePublic {
-        guard let token = RouteRegistrar.bearerToken(request.headers),
-          RouteRegistrar.isAdminToken(token, metricsToken)
-        else { throw APIError.tokenInvalid }
-      }
+    let metricsRoutes = router.group()
+    if configuration.metricsAccess != .public {
+      metricsRoutes.add(middleware: AdminTokenAuthenticator(adminToken: configuration.adminToken))
+        .add(middleware: RequireCallerMiddleware())
+    }
+    metricsRoutes.on(RouterPath(API.metrics.pathTemplate), method: API.metrics.method) { _, _ in
       metrics.liveConnections.set(Double(await live.hub.connectionCount))
       await metrics.sampleGeofenceQueue(environment.store, now: environment.now())
       return Response(
