@@ -144,7 +144,9 @@ public struct ServerApp: Sendable {
       store: store, writer: writer, now: environment.now, limits: environment.limits, rate: environment.fixLimiter)
     let live = LiveUpdates(
       store: store, ingest: ingest, metrics: metrics, deviceHandles: environment.deviceHandles,
-      socketsPerAccount: environment.limits.socketsPerAccount, configuration: realtime, logger: logger,
+      socketsPerAccount: environment.limits.socketsPerAccount,
+      channels: [PollLive.channelRule(store: store), GeofenceMonitor.channelRule], configuration: realtime,
+      logger: logger,
       now: environment.now)
     let geofences = GeofenceMonitor(
       store: store, live: live, settings: configuration.geofences,
