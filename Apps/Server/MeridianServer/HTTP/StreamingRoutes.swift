@@ -33,18 +33,28 @@ struct StreamedBody: AsyncSequence, Sendable {
     }
   }
 
-  /// The whole body (inflated), within the limits.
+  /// The whole body (inflated), within the limits: the wire bytes collected, then inflated at once.
   func collect() async throws -> Data {
-    guard gzip else {
-      do {
-        return Data(try await body.collect(upTo: limits.wire).readableBytesView)
-      } catch is NIOTooManyBytesError {
-        throw Self.wireTooLarge(limits)
-      }
+    let wire: Data
+    do {
+      wire = Data(try await body.collect(upTo: limits.wire).readableBytesView)
+    } catch is NIOTooManyBytesError {
+      throw Self.wireTooLarge(limits)
     }
-    var data = Data()
-    for try await buffer in self { data.append(contentsOf: buffer.readableBytesView) }
-    return data
+    guard gzip else { return wire }
+    return try Self.inflating(limits) { try Gzip.decompress(wire, limit: limits.decompressed) }
+  }
+
+  /// `work`'s answer, its gzip failures turned into the API's: 413 past the decompressed limit, 400 for a corrupt
+  /// stream.
+  static func inflating<T>(_ limits: RouteRegistrar.BodyLimits, _ work: () throws -> T) throws -> T {
+    do {
+      return try work()
+    } catch Gzip.Failure.limitExceeded {
+      throw inflatedTooLarge(limits)
+    } catch let failure as Gzip.Failure {
+      throw APIError(status: 400, code: .unsupportedEncoding, message: "The gzip body is corrupt: \(failure).")
+    }
   }
 
   static func wireTooLarge(_ limits: RouteRegistrar.BodyLimits) -> APIError {
@@ -104,9 +114,10 @@ struct StreamedBody: AsyncSequence, Sendable {
     /// What `buffer` inflates to (with nil: checks that the gzip stream ended), the inflater's failures turned into
     /// the API's.
     private mutating func inflate(_ buffer: ByteBuffer?) throws -> [ByteBuffer] {
-      do {
-        let inflater = try self.inflater ?? GzipInflater(limit: limits.decompressed)
-        self.inflater = inflater
+      let inflater =
+        try self.inflater ?? StreamedBody.inflating(limits) { try GzipInflater(limit: limits.decompressed) }
+      self.inflater = inflater
+      return try StreamedBody.inflating(limits) {
         guard let buffer else {
           try inflater.finish()
           return []
@@ -116,10 +127,6 @@ struct StreamedBody: AsyncSequence, Sendable {
           try inflater.feed(bytes) { output.append(ByteBuffer(bytes: $0)) }
         }
         return output
-      } catch Gzip.Failure.limitExceeded {
-        throw StreamedBody.inflatedTooLarge(limits)
-      } catch let failure as Gzip.Failure {
-        throw APIError(status: 400, code: .unsupportedEncoding, message: "The gzip body is corrupt: \(failure).")
       }
     }
   }
