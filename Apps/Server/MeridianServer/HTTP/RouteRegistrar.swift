@@ -156,7 +156,8 @@ public struct RouteCall<Parameters: Sendable, Body: Sendable>: Sendable {
 /// authenticator (a user's token by default, ``authenticating(with:everyRoute:basicChallenge:)`` for another) puts
 /// the ``Caller`` into the context and refuses a request it did not recognise; the registrar hands that caller on.
 struct RouteRegistrar {
-  let router: Router<MeridianRequestContext>
+  /// The router, reached only through the registrar's groups: no feature registers a route around it.
+  private let router: Router<MeridianRequestContext>
   let store: any MeridianStore
   let metrics: ServerMetrics
   let limits: BodyLimits
