@@ -60,9 +60,10 @@ let package = Package(
         .product(name: "GeoKit", package: "GeoKit"),
       ],
       path: "Apps/Store/MeridianStore"),
-    // Apps: blobs (images) as files in a directory, beside the database engines
+    // Apps: blobs (images) as files in a directory, beside the database engines (file I/O on NIO's thread pool)
     .target(
-      name: "MeridianBlobFiles", dependencies: ["MeridianStore", "MeridianSecrets"],
+      name: "MeridianBlobFiles",
+      dependencies: ["MeridianStore", "MeridianSecrets", .product(name: "NIOPosix", package: "swift-nio")],
       path: "Apps/Store/MeridianBlobFiles"),
     // Apps: the embedded SQLite engine of the store interfaces (the only app module that imports GRDB)
     .target(
@@ -120,6 +121,7 @@ let package = Package(
         .product(name: "RealtimeKit", package: "RealtimeKit"),
         .product(name: "RealtimeKitHummingbird", package: "RealtimeKit"),
         .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -230,6 +232,7 @@ let package = Package(
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
+        .product(name: "NIOPosix", package: "swift-nio"),
       ],
       path: "Tests/MeridianStoreContractTests"),
     .testTarget(
@@ -251,6 +254,7 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
       ],
       path: "Tests/MeridianServerTests"),
     // Tests: the tracker's own (history, sources, policy, uploader, commands), no server

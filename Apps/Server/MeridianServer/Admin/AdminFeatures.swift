@@ -6,7 +6,7 @@ import RealtimeKit
 
 /// The admin API (`/v1/admin/…`): ``Administration`` over the server's store, plus what only the running server
 /// knows (live connections, ingest rate) and does (closing the live sockets of a user who was disabled, deleted or
-/// had every token revoked). Its routes accept only the admin token (``RouteRegistrar/Bearer/admin(_:)``).
+/// had every token revoked). Its routes accept only the admin token (``AdminTokenAuthenticator``).
 struct AdminFeatures: Sendable {
   let environment: ServerEnvironment
   let live: LiveUpdates
@@ -15,8 +15,7 @@ struct AdminFeatures: Sendable {
   var blobs: (any BlobStore)? = nil
 
   func register(on routes: RouteRegistrar) {
-    var routes = routes
-    routes.bearer = .admin(environment.adminToken)
+    let routes = routes.authenticating(with: AdminTokenAuthenticator(adminToken: environment.adminToken))
     let administration = Administration(
       store: environment.store, blobs: blobs, blobGracePeriod: environment.blobGracePeriod, now: environment.now)
     let live = self.live

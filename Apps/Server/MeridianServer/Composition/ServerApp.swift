@@ -146,7 +146,9 @@ public struct ServerApp: Sendable {
       store: store, writer: writer, now: environment.now, limits: environment.limits, rate: environment.fixLimiter)
     let live = LiveUpdates(
       store: store, ingest: ingest, metrics: metrics, deviceHandles: environment.deviceHandles,
-      socketsPerAccount: environment.limits.socketsPerAccount, configuration: realtime, logger: logger,
+      socketsPerAccount: environment.limits.socketsPerAccount,
+      channels: [PollLive.channelRule(store: store), GeofenceMonitor.channelRule], configuration: realtime,
+      logger: logger,
       now: environment.now)
     let geofences = GeofenceMonitor(
       store: store, live: live, settings: configuration.geofences,
@@ -195,14 +197,12 @@ public struct ServerApp: Sendable {
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorEnvelopeMiddleware())
-    let metricsToken = configuration.metricsAccess == .admin ? configuration.adminToken : nil
-    let metricsArePublic = configuration.metricsAccess == .public
-    router.on(RouterPath(API.metrics.pathTemplate), method: API.metrics.method) { request, _ in
-      if !metricsArePublic {
-        guard let token = RouteRegistrar.bearerToken(request.headers),
-          RouteRegistrar.isAdminToken(token, metricsToken)
-        else { throw APIError.tokenInvalid }
-      }
+    let metricsRoutes = router.group()
+    if configuration.metricsAccess != .public {
+      metricsRoutes.add(middleware: AdminTokenAuthenticator(adminToken: configuration.adminToken))
+        .add(middleware: RequireCallerMiddleware())
+    }
+    metricsRoutes.on(RouterPath(API.metrics.pathTemplate), method: API.metrics.method) { _, _ in
       metrics.liveConnections.set(Double(await live.hub.connectionCount))
       await metrics.sampleGeofenceQueue(environment.store, now: environment.now())
       return Response(

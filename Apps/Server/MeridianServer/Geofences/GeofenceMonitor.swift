@@ -34,6 +34,8 @@ public typealias GeofenceWebhookWake = @Sendable () -> Void
 final class GeofenceMonitor: Sendable {
   /// The namespace of the per-viewer event channel `geofence:<viewer id>`.
   static let namespace = "geofence"
+  /// The namespace's rule: only the viewer whose channel it is may subscribe.
+  static let channelRule = LiveChannelRule.perViewer(namespace)
 
   let store: any MeridianStore
   let live: LiveUpdates

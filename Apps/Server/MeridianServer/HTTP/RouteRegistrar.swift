@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdAuth
 import Logging
 import MeridianAPI
 import MeridianSecrets
@@ -9,17 +10,21 @@ import MeridianStore
 import NIOCore
 import NetworkingKit
 
-/// The request context of Meridian's routes: Hummingbird's core context plus the client address (for rate limits).
-public struct MeridianRequestContext: RequestContext, RemoteAddressRequestContext {
+/// The request context of Meridian's routes: Hummingbird's core context plus the client address (for rate limits)
+/// and the caller an authenticator middleware recognised (``Caller``, hummingbird-auth's `AuthRequestContext`).
+public struct MeridianRequestContext: RequestContext, RemoteAddressRequestContext, AuthRequestContext {
   /// Hummingbird's storage.
   public var coreContext: CoreRequestContextStorage
   /// The connected client's address.
   public let remoteAddress: SocketAddress?
+  /// Who the request was authenticated as, by the authenticator of its route group; nil before or without one.
+  public var identity: Caller?
 
   /// A context for a request on `source.channel`.
   public init(source: ApplicationRequestContextSource) {
     coreContext = CoreRequestContextStorage(source: source)
     remoteAddress = source.channel.remoteAddress
+    identity = nil
   }
 
   /// The client address without the port, for rate limits and logs.
@@ -145,26 +150,79 @@ public struct RouteCall<Parameters: Sendable, Body: Sendable>: Sendable {
 }
 
 /// Registers routes from MeridianAPI's endpoint definitions: method and path come from the endpoint; the
-/// registrar reads parameters, authenticates, reads (and gunzips) the body, decodes it, hands an idempotency key
-/// to the handler, calls it and encodes its answer.
+/// registrar reads parameters, reads (and gunzips) the body, decodes it, hands an idempotency key to the handler,
+/// calls it and encodes its answer. Authentication is the route groups' (Hummingbird's idiom, hummingbird-auth's
+/// authenticator middleware): endpoints that declare bearer credentials are registered in a group whose
+/// authenticator (a user's token by default, ``authenticating(with:everyRoute:basicChallenge:)`` for another) puts
+/// the ``Caller`` into the context and refuses a request it did not recognise; the registrar hands that caller on.
 struct RouteRegistrar {
-  let router: Router<MeridianRequestContext>
+  /// The router, reached only through the registrar's groups: no feature registers a route around it.
+  private let router: Router<MeridianRequestContext>
   let store: any MeridianStore
   let metrics: ServerMetrics
   let limits: BodyLimits
   let clock: @Sendable () -> Int64
-  /// Whose bearer token the `.bearer` endpoints registered through this registrar take.
-  var bearer: Bearer = .user
+  /// The routes of endpoints that take no credentials.
+  private let openRoutes: RouterGroup<MeridianRequestContext>
+  /// The routes of endpoints that need a caller: the group's authenticator, then ``RequireCallerMiddleware``.
+  private let authenticatedRoutes: RouterGroup<MeridianRequestContext>
+  /// Whether every route goes through ``authenticatedRoutes``, whatever its endpoint declares (the phone apps'
+  /// Basic routes, which MeridianAPI's clients call without a bearer token).
+  private let authenticatesEveryRoute: Bool
 
-  /// Whose bearer token an endpoint takes.
-  enum Bearer: Sendable {
-    /// A user's token, looked up in the store (``RouteCall/user`` is its owner).
-    case user
-    /// Only the admin token (`MERIDIAN_ADMIN_TOKEN`), compared in constant time; users' tokens are refused and
-    /// nil refuses everything.
-    case admin(String?)
+  /// A registrar on `router` whose bearer endpoints take a user's token (``UserTokenAuthenticator``).
+  init(
+    router: Router<MeridianRequestContext>, store: any MeridianStore, metrics: ServerMetrics, limits: BodyLimits,
+    clock: @escaping @Sendable () -> Int64
+  ) {
+    self.router = router
+    self.store = store
+    self.metrics = metrics
+    self.limits = limits
+    self.clock = clock
+    openRoutes = router.group()
+    authenticatedRoutes = router.group()
+      .add(middleware: UserTokenAuthenticator(store: store, clock: clock))
+      .add(middleware: RequireCallerMiddleware())
+    authenticatesEveryRoute = false
   }
 
+  private init(
+    _ base: RouteRegistrar, authenticatedRoutes: RouterGroup<MeridianRequestContext>, everyRoute: Bool
+  ) {
+    router = base.router
+    store = base.store
+    metrics = base.metrics
+    limits = base.limits
+    clock = base.clock
+    openRoutes = base.openRoutes
+    self.authenticatedRoutes = authenticatedRoutes
+    authenticatesEveryRoute = everyRoute
+  }
+
+  /// A registrar whose authenticated routes take what `authenticator` recognises instead of a user's token (the
+  /// admin token: ``AdminTokenAuthenticator``; HTTP Basic: ``PhoneAppBasicAuthenticator``); with `everyRoute`,
+  /// every route registered through it is authenticated, whatever its endpoint declares; with `basicChallenge`, its
+  /// 401 answers carry `WWW-Authenticate: Basic` (``BasicChallengeMiddleware``).
+  func authenticating(
+    with authenticator: some RouterMiddleware<MeridianRequestContext>, everyRoute: Bool = false,
+    basicChallenge: Bool = false
+  ) -> RouteRegistrar {
+    let group = router.group()
+    if basicChallenge { group.add(middleware: BasicChallengeMiddleware()) }
+    group.add(middleware: authenticator).add(middleware: RequireCallerMiddleware())
+    return RouteRegistrar(self, authenticatedRoutes: group, everyRoute: everyRoute)
+  }
+
+  /// The group `endpoint` is registered in: the authenticated one for endpoints that declare bearer credentials
+  /// (or for every endpoint of a registrar that authenticates every route).
+  func routes<Parameters, Body, Response>(
+    for endpoint: Endpoint<Parameters, Body, Response>
+  ) -> RouterGroup<MeridianRequestContext> {
+    authenticatesEveryRoute || endpoint.authentication == .bearer ? authenticatedRoutes : openRoutes
+  }
+
+  /// The limits of a request body: on the wire, and after gzip decompression.
   struct BodyLimits: Sendable {
     var wire: Int
     var decompressed: Int
@@ -184,7 +242,7 @@ struct RouteRegistrar {
     let prepare = preparation(for: endpoint)
     let usesKey = endpoint.idempotency == .key
     let handler = Self.checkingAccount(handler, store: store)
-    router.on(RouterPath(endpoint.pathTemplate), method: endpoint.method) { request, context in
+    routes(for: endpoint).on(RouterPath(endpoint.pathTemplate), method: endpoint.method) { request, context in
       var call = try await prepare(request, context)
       let key = usesKey ? request.headers[.idempotencyKey] : nil
       if let key, key.isEmpty || key.utf8.count > 255 {
@@ -221,7 +279,7 @@ struct RouteRegistrar {
   ) {
     let prepare = preparation(for: endpoint)
     let handler = Self.checkingAccount(handler, store: store)
-    router.on(RouterPath(endpoint.pathTemplate), method: endpoint.method) { request, context in
+    routes(for: endpoint).on(RouterPath(endpoint.pathTemplate), method: endpoint.method) { request, context in
       let raw = try await handler(try await prepare(request, context))
       var headers: HTTPFields = [.contentType: raw.contentType]
       if let filename = raw.filename { headers[.contentDisposition] = "attachment; filename=\"\(filename)\"" }
@@ -236,20 +294,26 @@ struct RouteRegistrar {
   static func checkingAccount<Parameters, Body, Response>(
     _ handler: @escaping @Sendable (RouteCall<Parameters, Body>) async throws -> Response, store: any MeridianStore
   ) -> @Sendable (RouteCall<Parameters, Body>) async throws -> Response {
-    { call in
-      do {
-        return try await handler(call)
-      } catch let error as APIError {
-        throw error
-      } catch let error as StoreUnavailableError {
-        throw error  // asking the database about the account would only wait again
-      } catch {
-        // A check that fails itself (the database is down) leaves the handler's own error to answer.
-        if let user = call.user, (try? await isActiveAccount(user, store: store)) == false {
-          throw APIError.tokenInvalid
-        }
-        throw error
+    { call in try await checkingAccount(of: call.user, store: store) { try await handler(call) } }
+  }
+
+  /// What `work` answers; when it fails unexpectedly for a `user` whose account is gone or disabled, 401
+  /// `token_invalid` instead (``checkingAccount(_:store:)``).
+  static func checkingAccount<Response>(
+    of user: UserID?, store: any MeridianStore, _ work: () async throws -> Response
+  ) async throws -> Response {
+    do {
+      return try await work()
+    } catch let error as APIError {
+      throw error
+    } catch let error as StoreUnavailableError {
+      throw error  // asking the database about the account would only wait again
+    } catch {
+      // A check that fails itself (the database is down) leaves the handler's own error to answer.
+      if let user, (try? await isActiveAccount(user, store: store)) == false {
+        throw APIError.tokenInvalid
       }
+      throw error
     }
   }
 
@@ -260,37 +324,16 @@ struct RouteRegistrar {
   }
 
   /// What every route does before its handler: reads the path and query parameters with the endpoint's own types,
-  /// authenticates bearer endpoints (`token_invalid`), reads (and gunzips) the body within the limits and decodes it.
+  /// takes the caller its group's authenticator put into the context, reads (and gunzips) the body within the
+  /// limits and decodes it.
   private func preparation<Parameters, Body, Response>(for endpoint: Endpoint<Parameters, Body, Response>)
     -> @Sendable (Request, MeridianRequestContext) async throws -> RouteCall<Parameters, Body>
   {
-    let store = self.store
     let limits = self.limits
-    let clock = self.clock
     let template = endpoint.path
-    let needsAuth = endpoint.authentication == .bearer
-    let bearer = self.bearer
     let readsJSON = endpoint.requestBody.contentType == "application/json"
     return { request, context in
-      // The endpoint's own template reads (and percent-decodes) the path parameters; the query is decoded already.
-      let captures = template.match(request.uri.path) ?? [:]
-      var query: [String: [String]] = [:]
-      for (name, value) in request.uri.queryParameters { query[String(name), default: []].append(String(value)) }
-      let parameters: Parameters = try Self.decodeParameters(captures, query)
-      var user: UserID?
-      var tokenHash: String?
-      if needsAuth {
-        guard let token = Self.bearerToken(request.headers) else { throw APIError.tokenInvalid }
-        switch bearer {
-        case .user:
-          let hash = SecretHash.sha256(token)
-          guard let owner = try await store.user(forTokenHash: hash, now: clock()) else { throw APIError.tokenInvalid }
-          user = owner
-          tokenHash = hash
-        case .admin(let adminToken):
-          guard Self.isAdminToken(token, adminToken) else { throw APIError.tokenInvalid }
-        }
-      }
+      let parameters: Parameters = try Self.parameters(of: request, template: template)
       if readsJSON, let type = request.headers[.contentType], !Self.isJSON(type) {
         throw APIError(
           status: 415, code: .unsupportedMediaType,
@@ -299,23 +342,19 @@ struct RouteRegistrar {
       let data = try await Self.readBody(request, limits: limits)
       let body: Body = try Self.decodeBody(data)
       return RouteCall(
-        parameters: parameters, body: body, bodyBytes: data, user: user, tokenHash: tokenHash, headers: request.headers,
-        clientAddress: context.clientAddress, logger: context.logger)
+        parameters: parameters, body: body, bodyBytes: data, user: context.identity?.user,
+        tokenHash: context.identity?.tokenHash, headers: request.headers, clientAddress: context.clientAddress,
+        logger: context.logger)
     }
   }
 
-  /// The token of an `Authorization: Bearer …` field, if there is one.
-  static func bearerToken(_ headers: HTTPFields) -> String? {
-    guard let header = headers[.authorization], header.prefix(7).lowercased() == "bearer " else { return nil }
-    let token = String(header.dropFirst(7)).trimmedOfWhitespace
-    return token.isEmpty ? nil : token
-  }
-
-  /// Whether `token` is the admin token (nil refuses every token). Hashing both sides first makes the comparison's
-  /// length, too, independent of the secret.
-  static func isAdminToken(_ token: String, _ adminToken: String?) -> Bool {
-    guard let adminToken else { return false }
-    return SecretHash.constantTimeEqual(SecretHash.sha256(token), SecretHash.sha256(adminToken))
+  /// The path and query parameters of `request`, read with the endpoint's own types: the endpoint's `template`
+  /// reads (and percent-decodes) the path parameters; the query is decoded already.
+  static func parameters<Parameters>(of request: Request, template: PathTemplate<Parameters>) throws -> Parameters {
+    let captures = template.match(request.uri.path) ?? [:]
+    var query: [String: [String]] = [:]
+    for (name, value) in request.uri.queryParameters { query[String(name), default: []].append(String(value)) }
+    return try decodeParameters(captures, query)
   }
 
   /// Whether a `Content-Type` names JSON: `application/json` or a `+json` type, with any parameters.
@@ -337,32 +376,9 @@ struct RouteRegistrar {
     return value
   }
 
+  /// The whole body of `request` (gunzipped) within `limits` (``StreamedBody``).
   static func readBody(_ request: Request, limits: BodyLimits) async throws -> Data {
-    let buffer: ByteBuffer
-    do {
-      buffer = try await request.body.collect(upTo: limits.wire)
-    } catch is NIOTooManyBytesError {
-      throw APIError(
-        status: 413, code: .bodyTooLarge, message: "The request body is larger than \(limits.wire) bytes; send less.")
-    }
-    let data = Data(buffer.readableBytesView)
-    switch request.headers[.contentEncoding]?.lowercased() {
-    case nil, "identity": return data
-    case "gzip":
-      do {
-        return try Gzip.decompress(data, limit: limits.decompressed)
-      } catch .limitExceeded {
-        throw APIError(
-          status: 413, code: .bodyTooLarge,
-          message: "The decompressed body is larger than \(limits.decompressed) bytes; send less.")
-      } catch {
-        throw APIError(status: 400, code: .unsupportedEncoding, message: "The gzip body is corrupt: \(error).")
-      }
-    case let other?:
-      throw APIError(
-        status: 415, code: .unsupportedEncoding,
-        message: "Content-Encoding \(QuotedValue.quote(other)) is not supported; use gzip.")
-    }
+    try await StreamedBody(request, limits: limits).collect()
   }
 
   static func decodeBody<Body>(_ data: Data) throws -> Body {

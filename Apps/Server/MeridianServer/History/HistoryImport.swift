@@ -10,7 +10,7 @@ import NetworkingKit
 
 /// `POST /v1/history/import`: a history file as the request body, merged into the caller's history as
 /// `meridian-admin history import` does. The body is streamed (inflated on the fly when it is gzip) into a
-/// temporary file, never held in memory; the file is read once to check every record (a bad one refuses the whole
+/// temporary file (``ImportSpool``, written and read on NIO's thread pool), never held in memory; the file is read once to check every record (a bad one refuses the whole
 /// file, nothing stored) and once more to store it in batches. The temporary file is unlinked as soon as it is
 /// created, so nothing of it is left behind when the import ends, fails or the process is killed (`kill -9`). Its
 /// size, on the wire and inflated, is bounded by ``maximumBytes`` (`MERIDIAN_MAX_HISTORY_IMPORT_BYTES`, 512 MiB by
@@ -65,72 +65,18 @@ struct HistoryImport: Sendable {
 
   func register(on routes: RouteRegistrar) {
     let feature = self
-    routes.router.on(RouterPath(API.importHistory.pathTemplate), method: API.importHistory.method) {
-      (request: Request, _: MeridianRequestContext) async throws -> Response in
-      let store = feature.environment.store
-      guard let token = RouteRegistrar.bearerToken(request.headers),
-        let user = try await store.user(forTokenHash: SecretHash.sha256(token), now: feature.environment.now())
-      else { throw APIError.tokenInvalid }
-      let file = try Self.unlinkedTemporaryFile()
-      defer { try? file.close() }
-      try await feature.spool(request, to: file)
-      let summary = try await feature.importFile(file, user: user)
-      return Response(
-        status: .ok, headers: [.contentType: "application/json"],
-        body: ResponseBody(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(summary))))
-    }
-  }
-
-  /// A new temporary file open for reading and writing, already unlinked: its space returns to the file system when
-  /// the handle closes, however the process ends.
-  static func unlinkedTemporaryFile() throws -> FileHandle {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-import-\(UUID()).dat").path
-    let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL, 0o600)
-    guard descriptor >= 0 else {
-      throw APIError(status: 500, code: .internal, message: "The upload can't be stored for reading.")
-    }
-    unlink(path)
-    return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-  }
-
-  /// Writes the body, inflated when it is gzip, to `handle`, refusing it once it passes ``maximumBytes``.
-  func spool(_ request: Request, to handle: FileHandle) async throws {
-    let inflater: GzipInflater?
-    switch request.headers[.contentEncoding]?.lowercased() {
-    case nil, "identity": inflater = nil
-    case "gzip": inflater = try GzipInflater(limit: maximumBytes)
-    case let other?:
-      throw APIError(
-        status: 415, code: .unsupportedEncoding,
-        message: "Content-Encoding \(QuotedValue.quote(other)) is not supported; use gzip.")
-    }
-    let tooLarge = APIError(
-      status: 413, code: .bodyTooLarge, message: "A history file can have at most \(maximumBytes) bytes; send less.")
-    var received = 0
-    do {
-      for try await buffer in request.body {
-        received += buffer.readableBytes
-        guard received <= maximumBytes else { throw tooLarge }
-        if let inflater {
-          try buffer.withUnsafeReadableBytes { bytes in
-            try inflater.feed(bytes) { try handle.write(contentsOf: Data($0)) }
-          }
-        } else {
-          try handle.write(contentsOf: Data(buffer.readableBytesView))
-        }
-      }
-      try inflater?.finish()
-    } catch Gzip.Failure.limitExceeded {
-      throw tooLarge
-    } catch let failure as Gzip.Failure {
-      throw APIError(status: 400, code: .unsupportedEncoding, message: "The gzip body is corrupt: \(failure).")
+    let limits = RouteRegistrar.BodyLimits(wire: maximumBytes, decompressed: maximumBytes)
+    routes.onStream(API.importHistory, limits: limits) { call in
+      let user = try call.authenticated()
+      let spool = try await ImportSpool.create()
+      try await spool.append(call.body)
+      return try RouteRegistrar.json(try await feature.importFile(spool, user: user))
     }
   }
 
   /// Checks the whole file, then stores it in batches; returns the summary.
-  func importFile(_ file: FileHandle, user: UserID) async throws -> HistoryImportSummary {
-    try file.seek(toOffset: 0)
-    let head = try file.read(upToCount: 65_536) ?? Data()
+  func importFile(_ file: ImportSpool, user: UserID) async throws -> HistoryImportSummary {
+    let head = try await file.read(at: 0, upTo: 65_536)
     guard let format = Format(head: head) else {
       throw APIError(
         status: 415, code: .unsupportedMediaType,
@@ -239,11 +185,14 @@ struct HistoryImport: Sendable {
   /// Reads `handle` from its start in `format`, calling `body` with the fixes of each 64 KiB chunk; returns the points
   /// skipped for lack of a time and a Google export's summary.
   static func read(
-    _ handle: FileHandle, _ format: Format, _ body: ([LocationFix]) async throws -> Void
+    _ file: ImportSpool, _ format: Format, _ body: ([LocationFix]) async throws -> Void
   ) async throws -> (skipped: SkippedRecords, google: GoogleTimelineSummary?) {
     func stream(_ reader: inout some StreamingFixReader) async throws -> SkippedRecords {
-      try handle.seek(toOffset: 0)
-      while let chunk = try handle.read(upToCount: 65_536), !chunk.isEmpty {
+      var offset = 0
+      while true {
+        let chunk = try await file.read(at: offset, upTo: 65_536)
+        if chunk.isEmpty { break }
+        offset += chunk.count
         try await body(try reader.feed(chunk))
       }
       try await body(try reader.finish())

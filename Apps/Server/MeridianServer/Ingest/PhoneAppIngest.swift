@@ -2,6 +2,7 @@ import DomainKit
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdAuth
 import MeridianAPI
 import MeridianSecrets
 import MeridianStore
@@ -24,65 +25,26 @@ struct PhoneAppIngest: Sendable {
   static let deviceField = HTTPField.Name(OwnTracksAuth.deviceHeader)!
 
   func register(on routes: RouteRegistrar) {
-    let limits = routes.limits
-    routes.router.on(RouterPath(API.ownTracksPublish.pathTemplate), method: API.ownTracksPublish.method) {
-      request, context in
-      do {
-        let user = try await authenticate(request.headers, address: context.clientAddress)
-        let data = try await RouteRegistrar.readBody(request, limits: limits)
-        let reply = try await publish(user: user, headers: request.headers, body: data)
-        return Response(
-          status: .ok, headers: [.contentType: "application/json"],
-          body: ResponseBody(byteBuffer: ByteBuffer(bytes: reply)))
-      } catch let error as APIError where error.status == 401 {
-        var response = error.response()
-        response.headers[.wwwAuthenticate] = "Basic realm=\"meridian\", charset=\"UTF-8\""
-        return response
-      }
+    let basic = routes.authenticating(
+      with: PhoneAppBasicAuthenticator(environment: environment), everyRoute: true, basicChallenge: true)
+    basic.onStream(API.ownTracksPublish) { call in
+      let body = try await call.body.collect()
+      let reply = try await publish(user: try call.authenticated(), headers: call.headers, body: body)
+      return Response(
+        status: .ok, headers: [.contentType: "application/json"],
+        body: ResponseBody(byteBuffer: ByteBuffer(bytes: reply)))
     }
-    routes.router.on(RouterPath(API.osmAndReport.pathTemplate), method: API.osmAndReport.method) { request, context in
-      try await osmAnd(query: request.uri.query ?? "", body: nil, contentType: nil, address: context.clientAddress)
+    routes.onStream(API.osmAndReport) { call in
+      try await osmAnd(query: call.query, body: nil, contentType: nil, address: call.clientAddress)
     }
-    routes.router.on(RouterPath(API.osmAndPost.pathTemplate), method: API.osmAndPost.method) { request, context in
-      let data = try await RouteRegistrar.readBody(request, limits: limits)
-      return try await osmAnd(
-        query: request.uri.query ?? "", body: data, contentType: request.headers[.contentType],
-        address: context.clientAddress)
+    routes.onStream(API.osmAndPost) { call in
+      try await osmAnd(
+        query: call.query, body: try await call.body.collect(), contentType: call.headers[.contentType],
+        address: call.clientAddress)
     }
   }
 
   // MARK: OwnTracks
-
-  /// The account of an HTTP Basic `Authorization`: a bearer token of the account as the password (with any user
-  /// name, or the account's email), else the account's email and password (throttled like `POST /v1/auth/login`).
-  func authenticate(_ headers: HTTPFields, address: String) async throws -> UserID {
-    guard let value = headers[.authorization],
-      let (username, password) = OwnTracksAuth.credentials(fromAuthorization: value),
-      !password.isEmpty
-    else {
-      throw APIError(
-        status: 401, code: .invalidCredentials,
-        message: "Sign in with HTTP Basic: your email and password, or an access token as the password.")
-    }
-    let wrong = APIError(status: 401, code: .invalidCredentials, message: "The email or password is wrong.")
-    let namesEmail = username.contains("@")
-    // A token is checked first: a hash lookup, where a password costs a bcrypt verification.
-    if let user = try await store.user(forTokenHash: SecretHash.sha256(password), now: environment.now()) {
-      if namesEmail {
-        guard let account = try await store.account(user),
-          account.credentials.contains(.email(username.lowercased()))
-        else { throw wrong }
-      }
-      return user
-    }
-    guard namesEmail else {
-      throw APIError(
-        status: 401, code: .tokenInvalid,
-        message: "The password is not a current access token. To sign in with your password, use your email as "
-          + "the user name.")
-    }
-    return try await environment.signIn(email: username, password: password, address: address)
-  }
 
   /// Stores the `location` messages of `body` (other types are ignored) and answers the caller's friends.
   func publish(user: UserID, headers: HTTPFields, body: Data) async throws -> Data {
@@ -223,5 +185,49 @@ struct PhoneAppIngest: Sendable {
     }
     _ = try await ingest.submit(owner, FixBatch(deviceId: device, fixes: [report.fix]))
     return Response(status: .ok)
+  }
+}
+
+/// The phone apps' HTTP Basic authentication (OwnTracks): a bearer token of the account as the password (with any
+/// user name, or the account's email), else the account's email and password (throttled like
+/// `POST /v1/auth/login`). Wrong or missing credentials are 401 `invalid_credentials` (`token_invalid` for a
+/// password that is no current token under a user name that is no email), with the Basic challenge of the route's
+/// group.
+struct PhoneAppBasicAuthenticator: AuthenticatorMiddleware {
+  typealias Context = MeridianRequestContext
+
+  let environment: ServerEnvironment
+  var store: any MeridianStore { environment.store }
+
+  /// The caller of an HTTP Basic `Authorization`.
+  func authenticate(request: Request, context: MeridianRequestContext) async throws -> Caller? {
+    let headers = request.headers
+    guard let value = headers[.authorization],
+      let (username, password) = OwnTracksAuth.credentials(fromAuthorization: value),
+      !password.isEmpty
+    else {
+      throw APIError(
+        status: 401, code: .invalidCredentials,
+        message: "Sign in with HTTP Basic: your email and password, or an access token as the password.")
+    }
+    let wrong = APIError(status: 401, code: .invalidCredentials, message: "The email or password is wrong.")
+    let namesEmail = username.contains("@")
+    // A token is checked first: a hash lookup, where a password costs a bcrypt verification.
+    if let user = try await store.user(forTokenHash: SecretHash.sha256(password), now: environment.now()) {
+      if namesEmail {
+        guard let account = try await store.account(user),
+          account.credentials.contains(.email(username.lowercased()))
+        else { throw wrong }
+      }
+      return .user(user, tokenHash: nil)
+    }
+    guard namesEmail else {
+      throw APIError(
+        status: 401, code: .tokenInvalid,
+        message: "The password is not a current access token. To sign in with your password, use your email as "
+          + "the user name.")
+    }
+    let user = try await environment.signIn(email: username, password: password, address: context.clientAddress)
+    return .user(user, tokenHash: nil)
   }
 }

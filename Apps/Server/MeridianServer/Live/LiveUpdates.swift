@@ -14,10 +14,13 @@ import RealtimeKit
 ///   and stores them like `POST /v1/fixes`, acknowledges once they are durable, and fans the stored fixes out.
 /// - `group:<id>`: the fixes the group's owner shares with that group; its members (and its owner) may subscribe
 ///   while the group grants location.
-/// - `poll:<id>`: a poll's results as votes change, coalesced (``PollLive``); whoever may see the poll.
 /// - `sharing:<viewer id>`: `{"type": "sharing.visible", "userId"}` each time a person's sharing changes and the
 ///   viewer may see their location afterwards (a resume, a deadline lifted, added to a group): a page watches them
 ///   again at once instead of at its next `GET /v1/sharing/visible`. Only that viewer may subscribe.
+///
+/// Other features register their own namespaces with their subscribe rules (``LiveChannelRule``, given to
+/// ``init(store:ingest:metrics:deviceHandles:socketsPerAccount:channels:configuration:logger:now:)`` by the
+/// composition); the hub accepts only registered namespaces and ``LiveChannels`` dispatches each subscribe to its rule.
 ///
 /// The hub delivers an event to every subscriber of a channel, so before each event and after every change of an
 /// owner's privacy (pause, expiry, groups, Blacklist) the subscribers who may no longer see the owner are revoked
@@ -34,12 +37,14 @@ public struct LiveUpdates: Sendable {
   /// and after a few seconds anyway (changes made by another process, such as the admin CLI).
   private let settingsCache = LookupCache<UserID, PrivacySettings>(lifetime: 5_000, capacity: 10_000)
   private let logger: Logger
+  /// Every namespace the hub serves, with its subscribe rule: this type's own and those of `channels`.
+  let channels: LiveChannels
 
-  /// A hub authenticating with the store's bearer tokens, authorizing with DomainKit's sharing rules and storing
-  /// published fixes through `ingest`.
+  /// A hub authenticating with the store's bearer tokens, authorizing with DomainKit's sharing rules (its own
+  /// channels) and the rules of the other features' `channels`, and storing published fixes through `ingest`.
   init(
     store: any MeridianStore, ingest: FixIngest, metrics: ServerMetrics, deviceHandles: DeviceHandleSource,
-    socketsPerAccount: Int, configuration: RealtimeHubConfiguration = .init(),
+    socketsPerAccount: Int, channels: [LiveChannelRule] = [], configuration: RealtimeHubConfiguration = .init(),
     logger: Logger = Logger(label: "meridian.live"), now: @escaping @Sendable () -> Int64
   ) {
     self.store = store
@@ -47,8 +52,10 @@ public struct LiveUpdates: Sendable {
     self.now = now
     self.metrics = metrics
     self.deviceHandles = deviceHandles
+    let channels = LiveChannels(Self.ownChannels(store: store, now: now) + channels)
+    self.channels = channels
     var configuration = configuration
-    configuration.namespaces = ["user", "group", PollLive.namespace, GeofenceMonitor.namespace, Self.sharingNamespace]
+    configuration.namespaces = channels.namespaces
     configuration.maxConnectionsPerPrincipal = ServerLimits.active(socketsPerAccount)
     // Nodes sharing a live log number events with its sequence: one epoch for all of them.
     if let log = store.liveLog { configuration.epoch = log.liveEpoch }
@@ -61,7 +68,7 @@ public struct LiveUpdates: Sendable {
       },
       authorize: { principal, access, channel in
         switch access {
-        case .subscribe: return try await Self.maySubscribe(UserID(principal.id), to: channel, store: store, now: now())
+        case .subscribe: return try await channels.maySubscribe(UserID(principal.id), to: channel)
         case .publish: return channel == ChannelName.user(principal.id)
         }
       },
@@ -254,28 +261,22 @@ public struct LiveUpdates: Sendable {
     try await settingsCache.value(for: owner, now: now(), load: { try await store.privacySettings(owner: owner) })
   }
 
-  /// Whether `viewer` may receive `channel`'s events now.
-  static func maySubscribe(_ viewer: UserID, to channel: ChannelName, store: any MeridianStore, now: Int64)
-    async throws -> Bool
-  {
-    // A poll's results: whoever may see the poll.
-    if channel.namespace == PollLive.namespace {
-      return try await store.poll(PollID(channel.id), viewer: viewer) != nil
+  /// This type's own channels: `user:<id>` and `group:<id>` (whoever may see the owner's location there, by
+  /// ``mayReceive(_:_:of:at:)``) and `sharing:<viewer id>` (only that viewer).
+  static func ownChannels(store: any MeridianStore, now: @escaping @Sendable () -> Int64) -> [LiveChannelRule] {
+    func location(_ namespace: String, owner: @escaping @Sendable (String) async throws -> UserID?) -> LiveChannelRule {
+      LiveChannelRule(namespace: namespace) { viewer, id in
+        guard let owner = try await owner(id), let settings = try await store.privacySettings(owner: owner),
+          let channel = ChannelName(namespace: namespace, id: id)
+        else { return false }
+        return mayReceive(viewer, channel, of: settings, at: now())
+      }
     }
-    // Geofence events and who may be seen: each viewer's own channel.
-    if channel.namespace == GeofenceMonitor.namespace || channel.namespace == sharingNamespace {
-      return channel.id == viewer.rawValue
-    }
-    let owner: UserID
-    switch channel.namespace {
-    case "user": owner = UserID(channel.id)
-    case "group":
-      guard let group = try await store.group(GroupID(channel.id)) else { return false }
-      owner = group.ownerID
-    default: return false
-    }
-    guard let settings = try await store.privacySettings(owner: owner) else { return false }
-    return mayReceive(viewer, channel, of: settings, at: now)
+    return [
+      location("user") { UserID($0) },
+      location("group") { try await store.group(GroupID($0))?.ownerID },
+      .perViewer(sharingNamespace),
+    ]
   }
 
   /// Whether `viewer` may receive the events of `channel`, one of the channels of the owner of `settings`:

@@ -259,66 +259,35 @@ struct PollFeature: Sendable {
 extension PollFeature {
   /// `POST /v1/blobs` (its own body limit, the blob store's, not the JSON routes') and `GET /v1/blobs/{hash}`.
   func registerBlobRoutes(on routes: RouteRegistrar) {
-    let store = self.store
     let blobs = self.blobs
     let maximum = settings.maximumBlobBytes
     let clock = environment.now
     let limiter = blobLimiter
-    routes.router.on(RouterPath(API.uploadBlob.pathTemplate), method: API.uploadBlob.method) {
-      (request: Request, _: MeridianRequestContext) async throws -> Response in
-      guard let token = RouteRegistrar.bearerToken(request.headers),
-        let user = try await store.user(forTokenHash: SecretHash.sha256(token), now: clock())
-      else { throw APIError.tokenInvalid }
+    let limits = RouteRegistrar.BodyLimits(wire: maximum, decompressed: maximum)
+    routes.onStream(API.uploadBlob, limits: limits) { call in
+      let user = try call.authenticated()
       // Counted before the body is read: an upload over the limit costs no more than its head.
       if let wait = await limiter.take(user.rawValue, cost: 1, now: clock()) {
         throw APIError.rateLimited(
           "At most \(limiter.limit) images an hour; wait \((wait + 999) / 1000) s before uploading another.",
           retryAfterMilliseconds: wait)
       }
-      let buffer: ByteBuffer
-      do {
-        buffer = try await request.body.collect(upTo: maximum)
-      } catch is NIOTooManyBytesError {
-        throw APIError(
-          status: 413, code: .bodyTooLarge, message: "An image can have at most \(maximum) bytes; send a smaller one.")
-      }
-      var data = Data(buffer.readableBytesView)
-      switch request.headers[.contentEncoding]?.lowercased() {
-      case nil, "identity": break
-      case "gzip":
-        do {
-          data = try Gzip.decompress(data, limit: maximum)
-        } catch Gzip.Failure.limitExceeded {
-          throw APIError(
-            status: 413, code: .bodyTooLarge, message: "An image can have at most \(maximum) bytes; send a smaller one."
-          )
-        } catch {
-          throw APIError(status: 400, code: .unsupportedEncoding, message: "The gzip body is corrupt: \(error).")
-        }
-      case let other?:
-        throw APIError(
-          status: 415, code: .unsupportedEncoding,
-          message: "Content-Encoding \(QuotedValue.quote(other)) is not supported; use gzip.")
-      }
+      let data = try await call.body.collect()
       guard let kind = BlobKind(sniffing: data) else {
         throw APIError(
           status: 415, code: .unsupportedImage, message: "Send a JPEG, PNG or WebP image (by its first bytes).")
       }
       let hash = try await blobs.putBlob(data, kind: kind, now: clock())
       let receipt = BlobReceipt(hash: hash, url: "/v1/blobs/\(hash)", contentType: kind.contentType, size: data.count)
-      return Response(
-        status: .created, headers: [.contentType: "application/json", .location: receipt.url],
-        body: ResponseBody(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(receipt))))
+      return try RouteRegistrar.json(receipt, status: .created, headers: [.location: receipt.url])
     }
-    routes.router.on(RouterPath(API.blob.pathTemplate), method: API.blob.method) {
-      (request: Request, _: MeridianRequestContext) async throws -> Response in
-      let hash = API.blob.path.match(request.uri.path)?["hash"] ?? ""
+    routes.onStream(API.blob) { call in
       let notFound = APIError.notFound("There is no image with this hash.")
-      guard BlobKind.isHash(hash) else { throw notFound }
+      guard let hash = try? call.parameters().hash, BlobKind.isHash(hash) else { throw notFound }
       let etag = "\"\(hash)\""
       var headers: HTTPFields = [.eTag: etag, .cacheControl: "public, max-age=31536000, immutable"]
       // The content never changes under its hash: a client that has it needs no bytes.
-      if let match = request.headers[.ifNoneMatch],
+      if let match = call.headers[.ifNoneMatch],
         match.split(separator: ",").contains(where: {
           $0.trimmingCharacters(in: .whitespaces) == etag || $0.trimmingCharacters(in: .whitespaces) == "*"
         }), try await blobs.hasBlob(hash)

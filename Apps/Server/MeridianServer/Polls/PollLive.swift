@@ -33,6 +33,11 @@ actor PollLive {
     self.interval = interval
   }
 
+  /// The `poll:<id>` namespace's rule: whoever may see the poll may subscribe.
+  static func channelRule(store: any MeridianStore) -> LiveChannelRule {
+    LiveChannelRule(namespace: namespace) { viewer, id in try await store.poll(PollID(id), viewer: viewer) != nil }
+  }
+
   /// The channel of `poll`.
   static func channel(_ poll: PollID) -> ChannelName? { ChannelName(namespace: namespace, id: poll.rawValue) }
 
