@@ -179,6 +179,13 @@ struct PlaceRankingContractTests {
         found += try await expectReference(store, oracle, children, "\(condition) children")
       }
       #expect(found > 500)
+      // Text with NUL (which no stored text holds) matches nothing, on every engine, without an error.
+      let nul = PlaceQuery(
+        city: "Tom\u{0}sk", attributes: [PlaceAttributeFilter(name: "form", equals: "оч\u{0}ная")], venueType: "\u{0}")
+      #expect(try await store.places(nul).items.isEmpty)
+      #expect(
+        try await store.places(PlaceQuery(attributes: [PlaceAttributeFilter(name: "form", equals: "\u{0}")])).items
+          .isEmpty)
       // Several conditions hold together.
       let both = PlaceQuery(
         city: "Tomsk",

@@ -371,8 +371,13 @@ extension PostgresStore {
     case .children(let parent): conditions.append("p.parent_id = \(bind(parent.rawValue))")
     }
     if !query.kinds.isEmpty { conditions.append("p.kind = ANY(\(bind(query.kinds.map(\.rawValue))))") }
-    if let type = query.venueType { conditions.append("p.venue_type = \(bind(type))") }
-    if let city = query.city { conditions.append("p.city_key = \(bind(PlaceSearch.fold(city)))") }
+    // No stored text holds NUL (PostgreSQL's text can't), and a bound one would be refused: nothing matches it.
+    if let type = query.venueType {
+      conditions.append(type.contains("\0") ? "false" : "p.venue_type = \(bind(type))")
+    }
+    if let city = query.city {
+      conditions.append(city.contains("\0") ? "false" : "p.city_key = \(bind(PlaceSearch.fold(city)))")
+    }
     let words = PlaceSearch.words(query.text ?? "")
     let titleWords = words.filter(PlaceSearch.matchesTitlesOnly)
     let otherWords = words.filter { !PlaceSearch.matchesTitlesOnly($0) }
@@ -414,7 +419,9 @@ extension PostgresStore {
       if let maximum = range.maximum { parts.append("\(value) <= \(number(maximum))") }
     }
     if let equality = filter.equality {
-      var options = ["(p.attribute_texts ->> \(literal)) = \(bind(equality.text))"]
+      var options = [
+        equality.text.contains("\0") ? "false" : "(p.attribute_texts ->> \(literal)) = \(bind(equality.text))"
+      ]
       if let flag = equality.flag { options.append("\(value) = '\(flag)'::jsonb") }
       if let equal = equality.number {
         options.append("(jsonb_typeof(\(value)) = 'number' AND \(value) = \(number(equal)))")
