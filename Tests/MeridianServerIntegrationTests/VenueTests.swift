@@ -12,7 +12,7 @@ import NetworkingKit
 import Testing
 
 /// The venue list with a raw query, to send what `VenueQuery` never writes.
-private let rawVenues = Endpoint<[QueryItem], NoBody, Page<Venue>>(
+private let rawVenues = Endpoint<[QueryItem], NoBody, VenueList>(
   .get, PathTemplate(stringLiteral: API.venues.pathTemplate), query: { $0 })
 
 @Suite("Venues and promotions over HTTP")
@@ -29,16 +29,16 @@ struct VenueTests {
 
       let expected = all.filter { Self.kyiv.haversineDistance(to: $0.location) <= 1000 }
       var seen: [Venue] = []
-      var page = 1
-      while true {
+      var cursor: String?
+      repeat {
         let result = try await anna.send(
-          API.venues, parameters: VenueQuery(center: Self.kyiv, page: PageRequest(page: page, pageSize: 100)))
-        #expect(result.total == expected.count)
-        #expect(result.pageSize == 100)
+          API.venues, parameters: VenueQuery(center: Self.kyiv, cursor: cursor, pageSize: 100))
+        #expect(result.hasMore == (result.nextCursor != nil))
+        #expect(result.items.count == 100 || result.nextCursor == nil)
         seen += result.items
-        guard result.hasMore else { break }
-        page += 1
-      }
+        cursor = result.nextCursor
+      } while cursor != nil && seen.count <= all.count
+      #expect(seen.count == expected.count)
       #expect(Set(seen.map(\.id)) == Set(expected.map(\.place.id)))
       let distances = seen.compactMap(\.distance)
       #expect(distances.count == seen.count)
@@ -48,28 +48,33 @@ struct VenueTests {
         #expect(abs((venue.distance ?? -1) - Self.kyiv.haversineDistance(to: venue.location)) < 1e-6)
       }
 
-      // Type filter, rating order and small pages.
-      let cafes = try await anna.send(
-        API.venues,
-        parameters: VenueQuery(
-          center: Self.kyiv, radius: 800, type: "cafe", sort: .rating, page: PageRequest(pageSize: 7)))
-      let expectedCafes = PlaceDirectory.sorted(
-        all.compactMap { record in
-          let distance = Self.kyiv.haversineDistance(to: record.location)
-          guard distance <= 800, record.place.venueType == "cafe" else { return nil }
-          return PlaceDirectory.Entry(place: record.place, rating: record.rating, distance: distance)
-        }, by: .rating)
-      #expect(cafes.items.map(\.id) == expectedCafes.prefix(7).map(\.place.id))
-      #expect(cafes.total == expectedCafes.count)
-      #expect(cafes.items.allSatisfy { $0.type == "cafe" })
-      let second = try await anna.send(
-        API.venues,
-        parameters: VenueQuery(
-          center: Self.kyiv, radius: 800, type: "cafe", sort: .rating, page: PageRequest(page: 2, pageSize: 7)))
-      #expect(second.items.map(\.id) == expectedCafes.dropFirst(7).prefix(7).map(\.place.id))
-      let past = try await anna.send(
-        API.venues, parameters: VenueQuery(center: Self.kyiv, page: PageRequest(page: 1000, pageSize: 100)))
-      #expect(past.items.isEmpty && !past.hasMore && past.total == expected.count)
+      // Type filter, rating order and small pages, keyset-paged: the places order with the venue's rating.
+      let cafes = VenueQuery(center: Self.kyiv, radius: 800, type: "cafe", sort: .rating, pageSize: 7)
+      let first = try await anna.send(API.venues, parameters: cafes)
+      let expectedCafes = all.enumerated().compactMap { index, record -> (key: [Int64], id: PlaceID)? in
+        guard Self.kyiv.haversineDistance(to: record.location) <= 800, record.place.venueType == "cafe" else {
+          return nil
+        }
+        let average = record.rating.count == 0 ? -1 : Int64(record.rating.sum) * 1_000_000 / Int64(record.rating.count)
+        return ([-average, -Int64(record.rating.count), Int64(index)], record.place.id)
+      }.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.id)
+      #expect(first.items.map(\.id) == Array(expectedCafes.prefix(7)))
+      #expect(first.items.allSatisfy { $0.type == "cafe" })
+      var second = cafes
+      second.cursor = first.nextCursor
+      #expect(try await anna.send(API.venues, parameters: second).items.map(\.id) == Array(expectedCafes[7..<14]))
+      // Offset pages are gone: page 1 is still accepted, a later page names the cursor; a cursor of another order
+      // or no cursor at all is a 400.
+      let one = try await anna.send(
+        rawVenues, parameters: [QueryItem("lat", 50.45), QueryItem("lon", 30.52), QueryItem("page", 1)])
+      #expect(one.items.count == 10 && one.hasMore)
+      for items in [
+        [QueryItem("page", 2)], [QueryItem("cursor", "rating:1:2:3")], [QueryItem("cursor", "distance:x:1")],
+      ] {
+        await expectAPIError(.invalidRequest, status: 400) {
+          try await anna.send(rawVenues, parameters: [QueryItem("lat", 50.45), QueryItem("lon", 30.52)] + items)
+        }
+      }
 
       // Venues are places of kind venue: the directory lists them near the centre, in the same order, and finds
       // them by name.
@@ -127,6 +132,7 @@ struct VenueTests {
         [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("radius", "nan")],
         [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("sort", "nearest")],
         [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("page", 0)],
+        [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("page", 3)],
         [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("page", "two")],
         [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("pageSize", 0)],
         [QueryItem("lat", 50), QueryItem("lon", 30), QueryItem("pageSize", 101)],

@@ -14,7 +14,7 @@ import Testing
       VenueQuery(center: .init(uncheckedLatitude: 50.45, longitude: 30.52)),
       VenueQuery(
         center: .init(uncheckedLatitude: -33.868_82, longitude: 151.209_29), radius: 2_500.5, type: "cafe",
-        sort: .reviews, page: PageRequest(page: 3, pageSize: 100), language: "uk"),
+        sort: .reviews, cursor: "reviews:-3:-5000000:17", pageSize: 100, language: "uk"),
       VenueQuery(center: .init(uncheckedLatitude: -90, longitude: -180), radius: 50_000, sort: .rating),
     ]
     for query in queries {
@@ -29,7 +29,7 @@ import Testing
     let query = try VenueQuery(path: [:], query: ["lat": ["50.45"], "lon": ["180"]])
     #expect(query.radius == VenueQuery.defaultRadius)
     #expect(query.sort == .distance)
-    #expect(query.page == PageRequest())
+    #expect(query.cursor == nil && query.pageSize == PageRequest.defaultPageSize)
     #expect(query.center.longitude == -180)
     #expect(query.type == nil && query.language == nil)
   }

@@ -7,18 +7,21 @@ import MeridianStore
 import MeridianStoreTesting
 import Testing
 
-/// Lists without attribute conditions are ranked and paged in SQL; with them, in Swift by `PlacePaging` (the
-/// reference). Every order, with keywords, a circle, a box or nothing, pages the same places in the same order with
-/// the same distances either way — on every engine.
+/// Lists of places are filtered, ranked and paged in SQL on every engine — attribute conditions included — and give
+/// the pages of the Swift reference (``PlaceRankingOracle``): every order, with keywords, a circle, a box or
+/// nothing, with and without attribute conditions, the same places in the same order with the same distances.
 @Suite("Store contract: places ranked in SQL")
 struct PlaceRankingContractTests {
   static let centre = try! Coordinate(latitude: 56.48, longitude: 84.95)
 
   /// 120 places around `centre` (a few without a location), titles sharing words so that every relevance tier
-  /// occurs, ratings with ties.
-  func seed(_ store: any MeridianStore) async throws {
+  /// occurs, ratings with ties, and attributes of every type: a number (`score`, text for some), a text in
+  /// several spellings (`form`), a flag (`budget`), a passing score (the indexed name) and a name that is no
+  /// plain word (`min. score`).
+  func seed(_ store: any MeridianStore) async throws -> PlaceRankingOracle {
     var random = SplitMix64(seed: 23)
     let words = ["physics", "phys", "physical chemistry", "astrophysics", "history of physics", "law"]
+    let forms = ["Очная", "очная", "full-time", "Full-Time", "ЗАОЧНАЯ", "é-learning"]
     var records: [PlaceRecord] = []
     for index in 0..<120 {
       let location =
@@ -28,12 +31,20 @@ struct PlaceRankingContractTests {
           latitude: Self.centre.latitude + Double.random(in: -0.02...0.02, using: &random),
           longitude: Self.centre.longitude + Double.random(in: -0.03...0.03, using: &random))
       let title = "\(words[index % words.count])\(index % 4 == 0 ? "" : " \(index)")"
+      var attributes: [String: PlaceAttribute] = [
+        "score": index % 11 == 5 ? .text("n/a") : .number(Double(index) + (index % 3 == 0 ? 0.5 : 0)),
+        "form": .text(forms[index % forms.count]),
+      ]
+      if index % 2 == 0 { attributes["budget"] = .flag(index % 4 == 0) }
+      if index % 5 != 0 { attributes["passingScore"] = .number(Double(150 + (index * 37) % 150)) }
+      if index % 3 == 1 { attributes["min. score"] = .number(Double(index % 10)) }
       records.append(
         PlaceRecord(
           place: try Place(
-            id: PlaceID("p\(index)"), kind: index % 3 == 0 ? .university : .programme,
-            name: LocalizedText(["en": title]), location: location, city: "Tomsk"),
-          attributes: ["score": .number(Double(index))]))
+            id: PlaceID("p\(index)"), parentID: index >= 100 ? PlaceID("p\(index % 10)") : nil,
+            kind: index % 3 == 0 ? .university : .programme, name: LocalizedText(["en": title]), location: location,
+            city: index % 2 == 0 ? "Tomsk" : "Томск Северный"),
+          attributes: attributes))
     }
     try await store.upsertPlaces(records, now: 1)
     for index in 0..<30 {
@@ -47,41 +58,67 @@ struct PlaceRankingContractTests {
           now: 2)
       }
     }
+    var entries: [PlaceRankingOracle.Entry] = []
+    for (index, record) in records.enumerated() {
+      let stored = try #require(try await store.place(record.place.id))
+      entries.append(.init(sequence: Int64(index), record: record, rating: stored.listing.rating.subtree))
+    }
+    return PlaceRankingOracle(entries: entries)
   }
 
-  /// Every page of `query`, as (id, distance) pairs.
-  func pages(_ store: any MeridianStore, _ query: PlaceQuery) async throws -> [[String]] {
+  /// Every page of `query`, as `id@distance`, and the sizes of its pages.
+  func pages(_ store: any MeridianStore, _ query: PlaceQuery) async throws -> (items: [String], sizes: [Int]) {
     var query = query
-    var pages: [[String]] = []
+    var items: [String] = []
+    var sizes: [Int] = []
     repeat {
       let page = try await store.places(query)
-      pages.append(page.items.map { "\($0.record.place.id)@\($0.distance.map { String($0) } ?? "-")" })
+      items += page.items.map { "\($0.record.place.id)@\($0.distance.map { String($0) } ?? "-")" }
+      sizes.append(page.items.count)
       query.cursor = page.nextCursor
-    } while query.cursor != nil && pages.count < 50
-    return pages
+    } while query.cursor != nil && sizes.count < 50
+    return (items, sizes)
+  }
+
+  /// Compares every page of `query` with the reference: the same items, full pages but the last, no empty page
+  /// after a cursor.
+  func expectReference(
+    _ store: any MeridianStore, _ oracle: PlaceRankingOracle, _ query: PlaceQuery, _ label: String
+  ) async throws -> Int {
+    let expected = try oracle.answer(query)
+    let found = try await pages(store, query)
+    #expect(found.items == expected, "\(label)")
+    #expect(found.sizes.dropLast().allSatisfy { $0 == query.limit }, "\(label) \(found.sizes)")
+    #expect(found.sizes.count == 1 || found.sizes.last != 0, "\(label) \(found.sizes)")
+    return expected.count
   }
 
   @Test(arguments: StoreEngine.all)
   func sqlRankingEqualsTheReference(_ engine: StoreEngine) async throws {
     try await engine.with { store in
-      try await seed(store)
-      let everyone = PlaceQuery.AttributeFilter(name: "score", minimum: 0)
+      let oracle = try await seed(store)
       let areas: [PlaceQuery.Area?] = [
         nil, .circle(center: Self.centre, radius: 1_500),
         .box(south: 56.47, west: 84.93, north: 56.49, east: 84.96),
       ]
+      let filters: [[PlaceAttributeFilter]] = [
+        [],
+        [PlaceAttributeFilter(name: "score", minimum: 10.5, maximum: 90)],
+        [PlaceAttributeFilter(name: "form", equals: "ОЧНАЯ"), PlaceAttributeFilter(name: "budget")],
+        [PlaceAttributeFilter(name: "passingScore", minimum: 200)],
+      ]
       for sort in PlaceQuery.Sort.allCases {
         for text in [nil, "phys", "physics", "history ph"] {
           for area in areas {
-            if sort == .relevance && text == nil { continue }
-            let center: Coordinate? = sort == .distance ? Self.centre : nil
-            let query = PlaceQuery(text: text, area: area, center: center, sort: sort, limit: 7)
-            var reference = query
-            reference.attributes = [everyone]
-            let sql = try await pages(store, query)
-            let swift = try await pages(store, reference)
-            #expect(sql == swift, "\(sort) \(text ?? "-") \(String(describing: area))")
-            #expect(!sql.joined().isEmpty, "\(sort) \(text ?? "-") \(String(describing: area))")
+            for attributes in filters {
+              if sort == .relevance && text == nil { continue }
+              let center: Coordinate? = sort == .distance ? Self.centre : nil
+              let query = PlaceQuery(
+                text: text, area: area, center: center, attributes: attributes, sort: sort, limit: 7)
+              let label = "\(sort) \(text ?? "-") \(String(describing: area)) \(attributes.map(\.name))"
+              let count = try await expectReference(store, oracle, query, label)
+              #expect(count > 0 || !attributes.isEmpty, "\(label)")
+            }
           }
         }
       }
@@ -90,6 +127,96 @@ struct PlaceRankingContractTests {
       await #expect(throws: PlaceStoreError.invalidCursor) {
         try await store.places(PlaceQuery(sort: .reviews, cursor: first.nextCursor, limit: 5))
       }
+    }
+  }
+
+  /// Every kind of attribute condition, alone and with a city, a kind or a scope, against the reference: ranges
+  /// (open, closed, empty, infinite), text equality folded (case, diacritics), flags in any case, numbers written as
+  /// text, a name that is no plain word, an attribute some places lack or hold as text.
+  @Test(arguments: StoreEngine.all)
+  func attributeConditionsRunInSQLAsTheReference(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      let oracle = try await seed(store)
+      let conditions: [PlaceAttributeFilter] = [
+        PlaceAttributeFilter(name: "score"),
+        PlaceAttributeFilter(name: "score", minimum: 50),
+        PlaceAttributeFilter(name: "score", maximum: 49.5),
+        PlaceAttributeFilter(name: "score", minimum: 30, maximum: 30.5),
+        PlaceAttributeFilter(name: "score", minimum: 80, maximum: 20),
+        PlaceAttributeFilter(name: "score", minimum: .infinity),
+        PlaceAttributeFilter(name: "score", minimum: -.infinity, maximum: .infinity),
+        PlaceAttributeFilter(name: "score", equals: "n/a"),
+        PlaceAttributeFilter(name: "score", equals: "N/A"),
+        PlaceAttributeFilter(name: "score", equals: "42"),
+        PlaceAttributeFilter(name: "score", equals: "42.0"),
+        PlaceAttributeFilter(name: "score", equals: "13.5"),
+        PlaceAttributeFilter(name: "score", minimum: 40, equals: "42"),
+        PlaceAttributeFilter(name: "form", equals: "очная"),
+        PlaceAttributeFilter(name: "form", equals: "FULL-TIME"),
+        PlaceAttributeFilter(name: "form", equals: "e-learning"),
+        PlaceAttributeFilter(name: "form", minimum: 0),
+        PlaceAttributeFilter(name: "budget", equals: "TRUE"),
+        PlaceAttributeFilter(name: "budget", equals: "false"),
+        PlaceAttributeFilter(name: "budget", equals: "1"),
+        PlaceAttributeFilter(name: "passingScore", minimum: 180, maximum: 240),
+        PlaceAttributeFilter(name: "passingScore", equals: "261"),
+        PlaceAttributeFilter(name: "min. score", minimum: 4),
+        PlaceAttributeFilter(name: "min. score", equals: "7"),
+        PlaceAttributeFilter(name: "it's \"quoted\""),
+        PlaceAttributeFilter(name: "missing", maximum: 10),
+      ]
+      var found = 0
+      for condition in conditions {
+        for sort in [PlaceQuery.Sort.inserted, .rating] {
+          let query = PlaceQuery(attributes: [condition], sort: sort, limit: 9)
+          found += try await expectReference(store, oracle, query, "\(condition) \(sort)")
+        }
+        let narrowed = PlaceQuery(
+          scope: .roots, kinds: [.programme], city: "томск северныи", attributes: [condition], sort: .reviews,
+          limit: 4)
+        found += try await expectReference(store, oracle, narrowed, "\(condition) in a city")
+        let children = PlaceQuery(scope: .children(of: "p3"), attributes: [condition], limit: 4)
+        found += try await expectReference(store, oracle, children, "\(condition) children")
+      }
+      #expect(found > 500)
+      // Text with NUL (which no stored text holds) matches nothing, on every engine, without an error.
+      let nul = PlaceQuery(
+        city: "Tom\u{0}sk", attributes: [PlaceAttributeFilter(name: "form", equals: "оч\u{0}ная")], venueType: "\u{0}")
+      #expect(try await store.places(nul).items.isEmpty)
+      #expect(
+        try await store.places(PlaceQuery(attributes: [PlaceAttributeFilter(name: "form", equals: "\u{0}")])).items
+          .isEmpty)
+      // Several conditions hold together.
+      let both = PlaceQuery(
+        city: "Tomsk",
+        attributes: [
+          PlaceAttributeFilter(name: "passingScore", minimum: 160, maximum: 290),
+          PlaceAttributeFilter(name: "budget", equals: "true"),
+        ], sort: .rating, limit: 3)
+      #expect(try await expectReference(store, oracle, both, "two conditions and a city") > 3)
+    }
+  }
+
+  /// Places stored before attribute filters ran in SQL get their folded texts from the migration, and are found by
+  /// text equality (in another case) and by the indexed passing score within their city.
+  @Test(arguments: StoreEngine.all)
+  func placesStoredBeforeTheMigrationAreFoundByTheirAttributes(_ engine: StoreEngine) async throws {
+    let row = """
+      INSERT INTO places(id, kind, title, attributes, city, city_key, created_at, updated_at)
+      VALUES ('old', 'programme', 'Old programme', '{"form":"Очная","passingScore":210,"budget":true}', 'Tomsk',
+        'tomsk', 1, 1);
+      INSERT INTO places(id, kind, title, created_at, updated_at) VALUES ('bare', 'programme', 'Bare', 1, 1);
+      """
+    try await engine.withDatabase(before: "2026-11-29 place attributes in SQL", seed: { _ in row }) {
+      store async throws in
+      func ids(_ filters: [PlaceAttributeFilter], city: String? = nil) async throws -> [String] {
+        try await store.places(PlaceQuery(city: city, attributes: filters)).items.map(\.record.place.id.rawValue)
+      }
+      #expect(try await ids([PlaceAttributeFilter(name: "form", equals: "ОЧНАЯ")]) == ["old"])
+      #expect(try await ids([PlaceAttributeFilter(name: "form", equals: "заочная")]).isEmpty)
+      #expect(try await ids([PlaceAttributeFilter(name: "passingScore", minimum: 200)], city: "TOMSK") == ["old"])
+      #expect(try await ids([PlaceAttributeFilter(name: "budget", equals: "true")]) == ["old"])
+      #expect(try await ids([PlaceAttributeFilter(name: "passingScore", maximum: 200)]).isEmpty)
     }
   }
 }

@@ -64,34 +64,63 @@ struct VenueContractTests {
     }
   }
 
+  /// Venues are listed by the places query: every order, with and without a type, keyset-paged, the pages of the
+  /// Swift reference (``PlaceRankingOracle``) with the venue's rating (imported plus reviews); a cursor of another
+  /// order is refused.
   @Test(arguments: StoreEngine.all, PlaceDirectory.SortOrder.allCases)
-  func pagesFollowTheDirectorySortOrder(_ engine: StoreEngine, _ order: PlaceDirectory.SortOrder) async throws {
+  func pagesFollowThePlacesOrder(_ engine: StoreEngine, _ order: PlaceDirectory.SortOrder) async throws {
     try await engine.with { store in
       var random = SplitMix64(seed: 11)
       let all = try randomVenues(
         count: 2000, prefix: "v", latitudes: 50.43...50.47, longitudes: 30.49...30.55, random: &random)
       try await store.upsertVenues(all)
+      // A place of another kind inside the circle is not a venue.
+      try await store.upsertPlaces(
+        [
+          PlaceRecord(
+            place: try Place(
+              id: "school", kind: .university, name: LocalizedText(["en": "School"]),
+              location: Coordinate(latitude: 50.45, longitude: 30.52), venueType: "cafe"))
+        ], now: 1)
+      // Ties follow the insertion sequence, which a bulk import lays out in its own order (PostgreSQL's in
+      // geohash order): the places list in insertion order says it.
+      var inserted: [PlaceID] = []
+      var listing = PlaceQuery(kinds: [.venue], sort: .inserted, limit: 100)
+      repeat {
+        let page = try await store.places(listing)
+        inserted += page.items.map(\.record.place.id)
+        listing.cursor = page.nextCursor
+      } while listing.cursor != nil && inserted.count <= all.count
+      let records = Dictionary(uniqueKeysWithValues: all.map { ($0.place.id, $0) })
+      #expect(inserted.count == all.count && Set(inserted) == Set(records.keys))
+      let oracle = PlaceRankingOracle(
+        entries: inserted.enumerated().compactMap { index, id in
+          records[id].map { .init(sequence: Int64(index), record: $0.placeRecord, rating: $0.rating) }
+        })
       let centre = try Coordinate(latitude: 50.45, longitude: 30.52)
-      let entries = all.compactMap { record -> PlaceDirectory.Entry? in
-        let distance = centre.haversineDistance(to: record.location)
-        guard distance <= 1500 else { return nil }
-        return PlaceDirectory.Entry(place: record.place, rating: record.rating, distance: distance)
+      for type in [nil, "cafe"] {
+        let query = VenueQuery(center: centre, radius: 1500, type: type, sort: order, pageSize: 100)
+        let expected = try oracle.answer(PlaceQuery(venues: query))
+        var seen: [Venue] = []
+        var cursor: String?
+        repeat {
+          var next = query
+          next.cursor = cursor
+          let page = try await store.nearbyVenues(next)
+          #expect(page.hasMore == (page.nextCursor != nil))
+          seen += page.items
+          cursor = page.nextCursor
+        } while cursor != nil && seen.count <= all.count
+        #expect(seen.map { "\($0.id)@\($0.distance.map { String($0) } ?? "-")" } == expected)
+        #expect(seen.count > (type == nil ? 300 : 100), "\(seen.count)")
+        let ratings = Dictionary(uniqueKeysWithValues: all.map { ($0.place.id, $0.rating) })
+        #expect(seen.allSatisfy { $0.rating == ratings[$0.id] && $0.name.hasPrefix("Venue ") })
       }
-      let expected = PlaceDirectory.sorted(entries, by: order)
-      var seen: [Venue] = []
-      var page = 1
-      while true {
-        let result = try await store.nearbyVenues(
-          VenueQuery(center: centre, radius: 1500, sort: order, page: PageRequest(page: page, pageSize: 100)))
-        #expect(result.total == expected.count)
-        seen += result.items
-        guard result.hasMore else { break }
-        page += 1
+      let first = try await store.nearbyVenues(VenueQuery(center: centre, radius: 1500, sort: order, pageSize: 5))
+      let other: PlaceDirectory.SortOrder = order == .distance ? .rating : .distance
+      await #expect(throws: PlaceStoreError.invalidCursor) {
+        try await store.nearbyVenues(VenueQuery(center: centre, radius: 1500, sort: other, cursor: first.nextCursor))
       }
-      #expect(seen.map(\.id) == expected.map(\.place.id))
-      #expect(seen.map(\.distance) == expected.map(\.distance))
-      #expect(seen.map(\.rating) == expected.map(\.rating))
-      #expect(seen.allSatisfy { $0.name.hasPrefix("Venue ") })
     }
   }
 

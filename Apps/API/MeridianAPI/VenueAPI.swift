@@ -6,10 +6,10 @@ import NetworkingKit
 extension API {
   // MARK: Venues and promotions
 
-  /// `GET /v1/venues?lat=&lon=&radius=&type=&sort=&page=&pageSize=&lang=`: venues within `radius` metres of a point
-  /// (geohash covering, then exact distance), each with its distance, sorted and paged by DomainKit's
-  /// `PlaceDirectory` rules.
-  public static let venues = Endpoint<VenueQuery, NoBody, Page<Venue>>(
+  /// `GET /v1/venues?lat=&lon=&radius=&type=&sort=&cursor=&pageSize=&lang=`: venues within `radius` metres of a
+  /// point, each with its distance, listed by the places query (the same orders as `/v1/places`, the venue's rating
+  /// its imported one plus its reviews) and keyset-paged: `cursor` is the previous page's `nextCursor`.
+  public static let venues = Endpoint<VenueQuery, NoBody, VenueList>(
     .get, "/v1/venues", query: { $0.queryItems })
   /// `GET /v1/venues/{id}?lang=`: one venue.
   public static let venue = Endpoint<VenueRef, NoBody, Venue>(
@@ -151,11 +151,30 @@ public struct VenuePromotions: Sendable, Hashable, Codable {
   }
 }
 
+/// A page of venues. Wire names: `items`, `nextCursor` (absent on the last page), `hasMore` (whether `nextCursor`
+/// is there; kept from the offset pages this list had before cursors).
+public struct VenueList: Sendable, Hashable, Codable {
+  /// The venues.
+  public var items: [Venue]
+  /// The next page's cursor.
+  public var nextCursor: String?
+  /// Whether there is a next page.
+  public var hasMore: Bool
+
+  /// A page.
+  public init(items: [Venue], nextCursor: String?) {
+    self.items = items
+    self.nextCursor = nextCursor
+    hasMore = nextCursor != nil
+  }
+}
+
 /// `GET /v1/venues`: a point, a radius and how to filter, sort and page.
 ///
 /// Query form: `lat=&lon=` (degrees, required), `radius=` (metres, 1…50,000, default 1,000), `type=` (venue type),
-/// `sort=distance|rating|reviews` (default distance), `page=` (from 1), `pageSize=` (1…100, default 10), `lang=`
-/// (`en`, `ru`, `uk`, …; names fall back to English).
+/// `sort=distance|rating|reviews` (default distance), `cursor=` (the previous page's `nextCursor`), `pageSize=`
+/// (1…100, default 10), `lang=` (`en`, `ru`, `uk`, …; names fall back to English). `page=` (the offset pages before
+/// cursors) is accepted as 1 only; a later page is a 400 that says to follow `nextCursor`.
 public struct VenueQuery: RouteParameters, Hashable {
   /// The largest radius accepted, metres.
   public static let maximumRadius = 50_000.0
@@ -170,21 +189,25 @@ public struct VenueQuery: RouteParameters, Hashable {
   public var type: String?
   /// The order.
   public var sort: PlaceDirectory.SortOrder
-  /// The page.
-  public var page: PageRequest
+  /// The previous page's `nextCursor` (nil: the first page).
+  public var cursor: String?
+  /// Venues per page, 1…100.
+  public var pageSize: Int
   /// The language of names.
   public var language: String?
 
-  /// A query.
+  /// A query; `pageSize` is clamped to 1…100.
   public init(
     center: Coordinate, radius: Double = VenueQuery.defaultRadius, type: String? = nil,
-    sort: PlaceDirectory.SortOrder = .distance, page: PageRequest = PageRequest(), language: String? = nil
+    sort: PlaceDirectory.SortOrder = .distance, cursor: String? = nil, pageSize: Int = PageRequest.defaultPageSize,
+    language: String? = nil
   ) {
     self.center = center
     self.radius = radius
     self.type = type
     self.sort = sort
-    self.page = page
+    self.cursor = cursor
+    self.pageSize = min(max(1, pageSize), PageRequest.maximumPageSize)
     self.language = language
   }
 
@@ -207,15 +230,15 @@ public struct VenueQuery: RouteParameters, Hashable {
     } else {
       sort = .distance
     }
-    let number = try query.int64("page") ?? 1
-    guard number >= 1, number <= Int64(PageRequest.maximumPage) else {
-      throw .invalidRequest("'page' must be 1 or more.")
+    if let number = try query.int64("page"), number != 1 {
+      throw .invalidRequest("'page' is replaced by 'cursor': pass the previous answer's 'nextCursor' as 'cursor'.")
     }
+    cursor = query.string("cursor")
     let size = try query.int64("pageSize") ?? Int64(PageRequest.defaultPageSize)
     guard (1...Int64(PageRequest.maximumPageSize)).contains(size) else {
       throw .invalidRequest("'pageSize' must be between 1 and \(PageRequest.maximumPageSize).")
     }
-    page = PageRequest(page: Int(number), pageSize: Int(size))
+    pageSize = Int(size)
     language = try VenueRef.language(query)
   }
 
@@ -223,8 +246,8 @@ public struct VenueQuery: RouteParameters, Hashable {
     var items = [QueryItem("lat", center.latitude), QueryItem("lon", center.longitude), QueryItem("radius", radius)]
     if let type { items.append(QueryItem("type", type)) }
     items.append(QueryItem("sort", sort.rawValue))
-    items.append(QueryItem("page", page.page))
-    items.append(QueryItem("pageSize", page.pageSize))
+    if let cursor { items.append(QueryItem("cursor", cursor)) }
+    items.append(QueryItem("pageSize", pageSize))
     if let language { items.append(QueryItem("lang", language)) }
     return items
   }

@@ -331,6 +331,9 @@ struct VenuesCommand: AsyncParsableCommand {
     @Option(help: "At most this many venues (1…100).")
     var limit = 20
 
+    @Option(help: "Where to continue: the cursor printed under the previous page.")
+    var cursor: String?
+
     func run() async throws {
       let parts = near.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
       guard parts.count == 2, let latitude = parts[0], let longitude = parts[1],
@@ -346,10 +349,15 @@ struct VenuesCommand: AsyncParsableCommand {
         throw AdminError.usage("--limit must be 1…\(PageRequest.maximumPageSize).")
       }
       try await options.withDatabase { database in
-        let page = try await database.store.nearbyVenues(
-          VenueQuery(
-            center: center, radius: radius, type: type, sort: order, page: PageRequest(page: 1, pageSize: limit),
-            language: language))
+        let page: VenueList
+        do {
+          page = try await database.store.nearbyVenues(
+            VenueQuery(
+              center: center, radius: radius, type: type, sort: order, cursor: cursor, pageSize: limit,
+              language: language))
+        } catch let error as PlaceStoreError {
+          throw AdminError.usage("--cursor: \(error)")
+        }
         try options.emit(page) {
           var table = TextTable(["id", "name", "type", "distance", "rating", "address"])
           for venue in page.items {
@@ -362,9 +370,9 @@ struct VenuesCommand: AsyncParsableCommand {
               venue.address ?? "-",
             ])
           }
-          return page.items.isEmpty
-            ? "No venues within \(Int(radius)) m."
-            : table.text + "\n\(page.items.count) of \(page.total) venues within \(Int(radius)) m."
+          guard !page.items.isEmpty else { return "No venues within \(Int(radius)) m." }
+          let more = page.nextCursor.map { "; more with --cursor \($0)" } ?? ""
+          return table.text + "\n\(page.items.count) venues within \(Int(radius)) m\(more)."
         }
       }
     }

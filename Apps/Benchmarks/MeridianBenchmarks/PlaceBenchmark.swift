@@ -12,6 +12,9 @@ import NetworkingKitAsyncHTTPClient
 ///   3…6-letter prefix of a subject or a university's name (every word of the query a prefix, ranked);
 /// - `places.nearby.p99_ms` (and `p50_ms`): `GET /v1/places?lat&lon&radius=1000&sort=distance`, random centres in
 ///   a city;
+/// - `places.filter.p99_ms` (and `p50_ms`): `GET /v1/places?city=&min.passingScore=&max.passingScore=&sort=rating`,
+///   a random city and a random 20-point range of programmes' passing scores (an attribute range in SQL, read
+///   through `places_passing_score`), pages of 10;
 /// - `places.review.requests_per_s` (and `p99_ms`): 32 signed-in clients writing and rewriting reviews of random
 ///   programmes (`PUT /v1/places/{id}/reviews/me`), each changing the sums of the programme and its two ancestors.
 func placeFigures(
@@ -96,6 +99,23 @@ func placeFigures(
   nearby.sort()
   emit("places.nearby.p50_ms", quantile(nearby, 0.5), "ms")
   emit("places.nearby.p99_ms", quantile(nearby, 0.99), "ms")
+
+  var filtered: [Duration] = []
+  for _ in 0..<1000 {
+    let city = cities.randomElement(using: &random) ?? cities[0]
+    let lowest = Double(Int.random(in: 150...280, using: &random))
+    let begin = ContinuousClock.now
+    let page = try await anonymous.send(
+      API.places,
+      parameters: PlacesParameters(
+        city: city.name, sort: "rating",
+        attributes: [PlaceAttributeFilter(name: "passingScore", minimum: lowest, maximum: lowest + 20)]))
+    filtered.append(ContinuousClock.now - begin)
+    guard !page.items.isEmpty || universities < cities.count else { fatalError("no programme in \(city.name)") }
+  }
+  filtered.sort()
+  emit("places.filter.p50_ms", quantile(filtered, 0.5), "ms")
+  emit("places.filter.p99_ms", quantile(filtered, 0.99), "ms")
 
   var reviewers: [NetworkClient] = []
   for index in 0..<clients {

@@ -135,6 +135,15 @@ public struct PlaceRecord: Sendable, Hashable, Codable {
     return titles.map(PlaceSearch.normalized).filter { !$0.isEmpty }.joined(separator: "\n")
   }
 
+  /// The text attributes folded (``PlaceSearch/fold(_:)``), by name: what `eq.` filters compare with (the same on
+  /// every engine), computed once on write.
+  public var attributeTexts: [String: String] {
+    attributes.compactMapValues { value in
+      if case .text(let text) = value { return PlaceSearch.fold(text) }
+      return nil
+    }
+  }
+
   /// Keywords and descriptions in every language as ``PlaceSearch/normalized(_:)`` words: what search finds
   /// besides titles, folded on write like the query (so "ё" finds "е", "ї" finds "і", "É" finds "e").
   public var searchText: String {
@@ -247,6 +256,14 @@ public struct PlaceQuery: Sendable, Hashable {
     case reviews
   }
 
+  /// Whose rating the rating and review orders read.
+  public enum Rating: Sendable, Hashable {
+    /// The subtree's visible reviews: what every place shows.
+    case subtree
+    /// A venue's: the rating imported with it plus its own visible reviews (what venue lists show).
+    case venue
+  }
+
   /// Which places.
   public var scope: Scope
   /// Only these kinds (any when empty).
@@ -269,12 +286,16 @@ public struct PlaceQuery: Sendable, Hashable {
   public var cursor: String?
   /// Page size, 1…100 (10 by default).
   public var limit: Int
+  /// Only venues of this type (`Place.venueType`).
+  public var venueType: String?
+  /// Whose rating the orders read (the subtree's by default).
+  public var rating: Rating
 
   /// A query; `limit` is clamped to 1…100.
   public init(
     scope: Scope = .all, kinds: [PlaceKind] = [], city: String? = nil, text: String? = nil, area: Area? = nil,
     center: Coordinate? = nil, attributes: [AttributeFilter] = [], sort: Sort? = nil, cursor: String? = nil,
-    limit: Int = 10
+    limit: Int = 10, venueType: String? = nil, rating: Rating = .subtree
   ) {
     self.scope = scope
     self.kinds = kinds
@@ -286,6 +307,22 @@ public struct PlaceQuery: Sendable, Hashable {
     self.sort = sort
     self.cursor = cursor
     self.limit = min(100, max(1, limit))
+    self.venueType = venueType
+    self.rating = rating
+  }
+
+  /// The query that lists venues (``VenueStore/nearbyVenues(_:)``): places of kind `venue` within the circle,
+  /// optionally of one type, ordered by the venue's rating (imported plus reviews) or distance, keyset-paged.
+  public init(venues query: VenueQuery) {
+    let sort: Sort =
+      switch query.sort {
+      case .distance: .distance
+      case .rating: .rating
+      case .reviews: .reviews
+      }
+    self.init(
+      kinds: [.venue], area: .circle(center: query.center, radius: query.radius), sort: sort, cursor: query.cursor,
+      limit: query.pageSize, venueType: query.type, rating: .venue)
   }
 
   /// The order used.
@@ -474,97 +511,44 @@ public enum PlaceSearch {
   }
 }
 
-/// A place an engine's filters kept: what the order and the cursor need.
-public struct PlaceCandidate: Sendable, Hashable {
-  /// The insertion sequence (the last key of every order).
-  public var seq: Int64
-  /// The subtree rating.
-  public var rating: RatingAggregate
-  /// Where it is.
-  public var location: Coordinate?
-  /// ``PlaceRecord/titleKey`` (needed with keywords).
-  public var titleKey: String
-
-  /// A candidate.
-  public init(seq: Int64, rating: RatingAggregate, location: Coordinate?, titleKey: String) {
-    self.seq = seq
-    self.rating = rating
-    self.location = location
-    self.titleKey = titleKey
-  }
-}
-
-/// Sorting and keyset paging of candidates, the same for every engine.
-public enum PlacePaging {
-  /// The page of `candidates` after `query.cursor`: sequences with distances, and the next cursor. Candidates
-  /// outside a circular area are dropped here (engines scan its bounding box).
-  /// - Throws: ``PlaceStoreError`` `.invalidCursor`, `.invalidQuery`.
-  public static func page(_ candidates: [PlaceCandidate], query: PlaceQuery) throws(PlaceStoreError)
-    -> (items: [(seq: Int64, distance: Double?)], nextCursor: String?)
-  {
-    let sort = query.effectiveSort
-    let center = query.effectiveCenter
-    if sort == .distance && center == nil { throw .invalidQuery("sorting by distance needs a centre (lat, lon)") }
-    if sort == .relevance && PlaceSearch.words(query.text ?? "").isEmpty {
-      throw .invalidQuery("relevance order needs keywords (q)")
-    }
-    let after = try query.cursor.map { text throws(PlaceStoreError) in try cursorKey(text, sort: sort) }
-    let text = PlaceSearch.words(query.text ?? "").joined(separator: " ")  // folded once, not per candidate
-    var keyed: [(key: [Int64], seq: Int64, distance: Double?)] = []
-    for candidate in candidates {
-      let distance = center.flatMap { c in candidate.location.map { c.haversineDistance(to: $0) } }
-      if case .circle(_, let radius) = query.area, (distance ?? .infinity) > radius { continue }
-      let key = key(candidate, sort: sort, distance: distance, text: text)
-      if let after, !after.lexicographicallyPrecedes(key) { continue }
-      keyed.append((key, candidate.seq, distance))
-    }
-    keyed.sort { $0.key.lexicographicallyPrecedes($1.key) }
-    let page = keyed.prefix(query.limit)
-    let next = keyed.count > query.limit ? page.last.map { cursorText($0.key, sort: sort) } : nil
-    return (page.map { ($0.seq, $0.distance) }, next)
+/// The order of a list of places and its keyset cursor, the same on every engine: an engine computes ``keys`` in
+/// SQL as ``values(sequence:rating:distance:titleKey:)`` defines them, sorts ascending by them, starts after
+/// ``after`` and makes the page and its cursor with ``page(_:limit:)``.
+public struct PlacePaging: Sendable, Hashable {
+  /// One key of an order.
+  public enum Key: Sendable, Hashable {
+    /// ``PlaceSearch/tier(titleKey:query:)`` of the query's words: 0, 1 or 2.
+    case relevanceTier
+    /// The haversine distance from the centre in millimetres, rounded half up; ``missingDistance`` without a
+    /// location.
+    case distanceMillimetres
+    /// Minus the average grade times ``averageScale`` (integer division); minus ``unratedAverage`` when unrated.
+    case negatedAverage
+    /// Minus the number of reviews.
+    case negatedCount
+    /// The insertion sequence: the last key of every order.
+    case sequence
   }
 
-  /// The sort key of a candidate: ascending, ending with its sequence.
-  static func key(_ candidate: PlaceCandidate, sort: PlaceQuery.Sort, distance: Double?, text: String) -> [Int64] {
-    let rating = candidate.rating
-    let average = rating.count == 0 ? -1 : Int64(rating.sum) * 1_000_000 / Int64(rating.count)
-    switch sort {
-    case .relevance: return [Int64(PlaceSearch.tier(titleKey: candidate.titleKey, query: text)), candidate.seq]
-    case .inserted: return [candidate.seq]
-    case .distance: return [distance.map { Int64(($0 * 1000).rounded()) } ?? Int64.max, candidate.seq]
-    case .rating: return [-average, -Int64(rating.count), candidate.seq]
-    case .reviews: return [-Int64(rating.count), -average, candidate.seq]
-    }
-  }
+  /// The scale of an average in ``Key/negatedAverage`` (six decimals).
+  public static let averageScale: Int64 = 1_000_000
+  /// The average of a place without reviews, below every real one.
+  public static let unratedAverage: Int64 = -1
+  /// The distance key of a place without a location: after every other.
+  public static let missingDistance = Int64.max
 
-  static func cursorText(_ key: [Int64], sort: PlaceQuery.Sort) -> String {
-    "\(sort.rawValue):" + key.map(String.init).joined(separator: ":")
-  }
-
-  static func cursorKey(_ text: String, sort: PlaceQuery.Sort) throws(PlaceStoreError) -> [Int64] {
-    let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-    guard parts.first.map(String.init) == sort.rawValue else { throw .invalidCursor }
-    let key = parts.dropFirst().compactMap { Int64($0) }
-    let expected = sort == .inserted ? 1 : sort == .rating || sort == .reviews ? 3 : 2
-    guard key.count == parts.count - 1, key.count == expected else { throw .invalidCursor }
-    return key
-  }
-}
-
-/// Sorting and keyset paging done by an engine in SQL (every query without attribute conditions): the order's
-/// keys as SQL expressions, the cursor's keys to start after, and the next cursor — the same orders and cursors as
-/// ``PlacePaging/page(_:query:)``.
-public struct PlaceSQLPaging: Sendable {
   /// The order.
   public let sort: PlaceQuery.Sort
+  /// Its keys, compared in this order, ascending.
+  public let keys: [Key]
   /// The keys of the previous page's last item (nil: the first page).
   public let after: [Int64]?
   /// The query's words, folded, joined by a space: what the relevance tier compares titles with.
-  public let text: String
+  public let words: String
   /// Where distances are measured from.
   public let center: Coordinate?
 
-  /// The plan of `query`.
+  /// The paging of `query`.
   /// - Throws: ``PlaceStoreError`` `.invalidCursor`, `.invalidQuery`.
   public init(_ query: PlaceQuery) throws(PlaceStoreError) {
     let sort = query.effectiveSort
@@ -574,61 +558,93 @@ public struct PlaceSQLPaging: Sendable {
     }
     if sort == .relevance && words.isEmpty { throw .invalidQuery("relevance order needs keywords (q)") }
     self.sort = sort
+    keys =
+      switch sort {
+      case .relevance: [.relevanceTier, .sequence]
+      case .inserted: [.sequence]
+      case .distance: [.distanceMillimetres, .sequence]
+      case .rating: [.negatedAverage, .negatedCount, .sequence]
+      case .reviews: [.negatedCount, .negatedAverage, .sequence]
+      }
     center = query.effectiveCenter
-    after = try query.cursor.map { text throws(PlaceStoreError) in try PlacePaging.cursorKey(text, sort: sort) }
-    text = words.joined(separator: " ")
-  }
-
-  /// The SQL expressions of the order's keys (ascending, the last the sequence), over the place aliased `p`, given
-  /// the engine's expressions for the relevance tier (0, 1, 2) and the distance in millimetres (NULL without a
-  /// location).
-  public func keys(tier: String, millimetres: String) -> [String] {
-    let average = "(CASE WHEN p.tree_count = 0 THEN -1 ELSE p.tree_sum * 1000000 / p.tree_count END)"
-    switch sort {
-    case .relevance: return [tier, "p.seq"]
-    case .inserted: return ["p.seq"]
-    case .distance: return ["COALESCE(\(millimetres), \(Int64.max))", "p.seq"]
-    case .rating: return ["-\(average)", "-p.tree_count", "p.seq"]
-    case .reviews: return ["-p.tree_count", "-\(average)", "p.seq"]
+    self.words = words.joined(separator: " ")
+    let parts = query.cursor.map { $0.split(separator: ":", omittingEmptySubsequences: false) }
+    if let parts {
+      let values = parts.dropFirst().compactMap { Int64($0) }
+      guard parts.first.map(String.init) == sort.rawValue, values.count == parts.count - 1, values.count == keys.count
+      else { throw .invalidCursor }
+      after = values
+    } else {
+      after = nil
     }
   }
 
-  /// The relevance tier as SQL over `p.title_key` (lines of folded titles), as ``PlaceSearch/tier(titleKey:query:)``:
-  /// 0 when a line equals the words, 1 when a line starts with them or has them after a space, else 2. `newline` is
-  /// the engine's expression of a line feed; the words are letters, digits and spaces, quoted here.
-  public func tier(newline: String, position: (String, String) -> String) -> String {
-    let words = "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
-    let lines = "\(newline) || p.title_key || \(newline)"
-    return """
-      (CASE WHEN \(position(lines, "\(newline) || \(words) || \(newline)")) > 0 THEN 0 \
-      WHEN \(position("\(newline) || p.title_key", "\(newline) || \(words)")) > 0 \
-      OR \(position("p.title_key", "' ' || \(words)")) > 0 THEN 1 ELSE 2 END)
-      """
+  /// The keys' values for a place: the definition of the order, which engines restate in SQL.
+  public func values(sequence: Int64, rating: RatingAggregate, distance: Double?, titleKey: String) -> [Int64] {
+    let average =
+      rating.count == 0 ? Self.unratedAverage : Int64(rating.sum) * Self.averageScale / Int64(rating.count)
+    return keys.map { key in
+      switch key {
+      case .relevanceTier: Int64(PlaceSearch.tier(titleKey: titleKey, query: words))
+      case .distanceMillimetres: distance.map { Int64(($0 * 1000).rounded()) } ?? Self.missingDistance
+      case .negatedAverage: -average
+      case .negatedCount: -Int64(rating.count)
+      case .sequence: sequence
+      }
+    }
   }
 
-  /// The next page's cursor: the keys of the page's last item when there were more rows than `limit`.
-  public func nextCursor(_ keys: [[Int64]], limit: Int) -> String? {
-    keys.count > limit ? keys.prefix(limit).last.map { PlacePaging.cursorText($0, sort: sort) } : nil
+  /// One row an engine ranked: the place's sequence, location and the values of ``keys``.
+  public struct Row: Sendable, Hashable {
+    /// The insertion sequence.
+    public var sequence: Int64
+    /// Where the place is.
+    public var location: Coordinate?
+    /// The values of ``PlacePaging/keys``.
+    public var keys: [Int64]
+
+    /// A row.
+    public init(sequence: Int64, location: Coordinate?, keys: [Int64]) {
+      self.sequence = sequence
+      self.location = location
+      self.keys = keys
+    }
+  }
+
+  /// The page of the rows an engine read in order (`limit + 1` at most): sequences with their distances from
+  /// ``center`` (GeoKit's haversine, what lists report), and the next page's cursor (`<sort>:<key>:…`, the keys of
+  /// the page's last row) when there were more rows than `limit`.
+  public func page(_ rows: [Row], limit: Int) -> (items: [(seq: Int64, distance: Double?)], nextCursor: String?) {
+    let page = rows.prefix(limit)
+    let items = page.map { row in
+      (row.sequence, center.flatMap { center in row.location.map { center.haversineDistance(to: $0) } })
+    }
+    guard rows.count > limit, let last = page.last else { return (items, nil) }
+    return (items, "\(sort.rawValue):" + last.keys.map(String.init).joined(separator: ":"))
   }
 }
 
 extension PlaceAttributeFilter {
-  /// Whether `attributes` pass: the attribute is there, a number within the range, equal to the text.
-  public func accepts(_ attributes: [String: PlaceAttribute]) -> Bool {
-    guard let value = attributes[name] else { return false }
-    if minimum != nil || maximum != nil {
-      guard let number = value.number else { return false }
-      if let minimum, number < minimum { return false }
-      if let maximum, number > maximum { return false }
-    }
-    if let equals {
-      switch value {
-      case .text(let text): return PlaceSearch.fold(text) == PlaceSearch.fold(equals)
-      case .flag(let flag): return String(flag) == equals.lowercased()
-      case .number(let number): return Double(equals) == number
-      }
-    }
-    return true
+  /// The range condition for engines: nil when the filter has none (it then needs no number); otherwise its finite
+  /// bounds (nil: open on that side; NaN and infinities that admit every number are no bound) and whether no finite
+  /// number can pass.
+  public var numberRange: (minimum: Double?, maximum: Double?, matchesNothing: Bool)? {
+    guard minimum != nil || maximum != nil else { return nil }
+    let lower = minimum.flatMap { $0.isFinite ? $0 : nil }
+    let upper = maximum.flatMap { $0.isFinite ? $0 : nil }
+    return (lower, upper, minimum == .infinity || maximum == -.infinity)
+  }
+
+  /// What ``equals`` matches, by the type of the attribute: a text equal to `text` once both are folded
+  /// (``PlaceSearch/fold(_:)``; stored as ``PlaceRecord/attributeTexts``), a flag equal to `flag` (`true` or
+  /// `false` in any case), a number equal to `number` (when `equals` reads as a finite one). Nil without `equals`.
+  public var equality: (text: String, flag: Bool?, number: Double?)? {
+    guard let equals else { return nil }
+    let lowered = equals.lowercased()
+    return (
+      PlaceSearch.fold(equals), lowered == "true" ? true : lowered == "false" ? false : nil,
+      Double(equals).flatMap { $0.isFinite ? $0 : nil }
+    )
   }
 }
 

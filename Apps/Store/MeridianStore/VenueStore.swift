@@ -14,9 +14,10 @@ public protocol VenueStore: Sendable {
   func upsertVenues(_ venues: [VenueRecord]) async throws
   /// One venue, its name and description in `language` (else English, else the base value).
   func venue(_ id: PlaceID, language: String?) async throws -> Venue?
-  /// The venues within `query.radius` metres of `query.center`, each with its distance, sorted and paged by
-  /// DomainKit's `PlaceDirectory` rules.
-  func nearbyVenues(_ query: VenueQuery) async throws -> Page<Venue>
+  /// The venues within `query.radius` metres of `query.center`, each with its distance: the places query
+  /// ``PlaceQuery/init(venues:)``, sorted and keyset-paged as every list of places.
+  /// - Throws: ``PlaceStoreError/invalidCursor`` for a cursor this order did not give.
+  func nearbyVenues(_ query: VenueQuery) async throws -> VenueList
   /// Inserts a promotion of a stored venue, or replaces the one with its id.
   func insertPromotion(_ promotion: Promotion) async throws
   /// Every stored promotion of a venue (running or not), by id.

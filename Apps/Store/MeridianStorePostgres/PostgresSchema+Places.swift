@@ -143,6 +143,24 @@ extension PostgresSchema {
 
     """
 
+  /// Appends the migration for attribute filters in SQL, as on SQLite: `attribute_texts`, the text attributes
+  /// folded (the store writes it; for the places stored before, lowercased here — their diacritics are folded as
+  /// each place is next written), and the index of the directory's common filter, a passing score within a city.
+  static func appendPlaceAttributeMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-29 place attributes in SQL", placeAttributeTexts))
+  }
+
+  /// The folded text attributes, and the index whose expression the store's attribute conditions repeat
+  /// (`attributes -> 'name'`, compared as `jsonb`).
+  static let placeAttributeTexts = """
+    ALTER TABLE places ADD COLUMN attribute_texts jsonb NOT NULL DEFAULT '{}';
+    UPDATE places SET attribute_texts = (
+      SELECT COALESCE(jsonb_object_agg(key, lower(value #>> '{}')), '{}') FROM jsonb_each(places.attributes)
+      WHERE jsonb_typeof(value) = 'string'
+    ) WHERE attributes <> '{}';
+    CREATE INDEX places_passing_score ON places(city_key, (attributes -> 'passingScore'));
+    """
+
   /// Appends the migration that gives news items an image (an uploaded blob's URL), as on SQLite.
   static func appendPlaceNewsImageMigrations(to migrator: inout Migrator) {
     migrator.append(.sql("2026-11-26 place news images", "ALTER TABLE place_news ADD COLUMN image_url text;"))

@@ -34,6 +34,7 @@ public enum PostgresSchema {
     appendPlaceNewsImageMigrations(to: &migrator)  // PostgresSchema+Places.swift
     appendGeofenceAudienceMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
     appendGeofenceQueueMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
+    appendPlaceAttributeMigrations(to: &migrator)  // PostgresSchema+Places.swift
     return migrator
   }
 

@@ -34,7 +34,12 @@ extension PostgresStore {
   static func writePlaces(
     _ places: [PlaceRecord], now: Int64, asVenues: Bool, on connection: PostgresConnection, logger: Logger
   ) async throws {
-    let encoded = try places.map { (try JSONColumn.encode($0.place.keywords), try JSONColumn.encode($0.attributes)) }
+    let encoded = try places.map {
+      (
+        try JSONColumn.encode($0.place.keywords), try JSONColumn.encode($0.attributes),
+        try JSONColumn.encode($0.attributeTexts)
+      )
+    }
     // Structure changes (inserts, moves) one at a time, so closure rows and the ratings they carry stay in step.
     _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.placeTreeLock))", logger: logger).collect()
     let languages = try await Self.dataLanguages(connection, logger: logger)
@@ -43,13 +48,14 @@ extension PostgresStore {
       [
         "id", "parent_id", "kind", "title", "short_title", "description", "address", "city", "city_key", "site",
         "phone", "email", "venue_type", "logo_url", "time_zone", "keywords", "attributes", "latitude", "longitude",
-        "title_key", "created_at", "updated_at",
+        "title_key", "created_at", "updated_at", "attribute_texts",
       ] + localized
     let kept: Set = ["id", "parent_id", "created_at"]
     let updates = (columns.filter { !kept.contains($0) } + ["search"]).map { "\($0) = excluded.\($0)" }
       .joined(separator: ", ")
     let placeholders = columns.indices.map { index in
-      columns[index] == "keywords" || columns[index] == "attributes" ? "$\(index + 1)::jsonb" : "$\(index + 1)"
+      ["keywords", "attributes", "attribute_texts"].contains(columns[index])
+        ? "$\(index + 1)::jsonb" : "$\(index + 1)"
     }
     let n = columns.count
     let search =
@@ -83,7 +89,7 @@ extension PostgresStore {
         place.description.resolved(for: ["en"]), place.address, place.city,
         place.city.map(PlaceSearch.fold), place.site, place.phone, place.email, place.venueType, place.logoURL,
         place.timeZone, encoded[index].0, encoded[index].1, place.location?.latitude, place.location?.longitude,
-        record.titleKey, now, now,
+        record.titleKey, now, now, encoded[index].2,
       ]
       for language in languages {
         values.append(Self.translation(place.name, language))
@@ -232,28 +238,56 @@ extension PostgresStore {
   }
 
   public func places(_ query: PlaceQuery) async throws -> PlacePage {
-    // Attribute conditions are checked on the decoded attributes, so those lists are ranked in Swift.
-    guard query.attributes.isEmpty else { return try await placesRankedInSwift(query) }
-    let paging = try PlaceSQLPaging(query)
-    var (conditions, values) = Self.placeConditions(query)
+    let ranking = try Self.placeRanking(query)
+    return try await client.withConnection { connection in
+      let page = try await Self.ranked(ranking, on: connection, logger: self.logger)
+      return PlacePage(
+        items: try await Self.listings(page.items, on: connection, logger: self.logger), nextCursor: page.nextCursor)
+    }
+  }
+
+  /// A page of a places query in SQL: filtered, ordered by ``PlacePaging``'s keys and cut after its cursor.
+  struct PlaceRanking {
+    var statement: PostgresQuery
+    var paging: PlacePaging
+    var limit: Int
+  }
+
+  /// The ranking of `query`: its conditions, its order's keys as SQL (columns `k0…`), one row more than a page.
+  /// - Throws: ``PlaceStoreError`` `.invalidCursor`, `.invalidQuery`.
+  static func placeRanking(_ query: PlaceQuery) throws -> PlaceRanking {
+    let paging = try PlacePaging(query)
+    var (conditions, values) = placeConditions(query)
     func bind(_ value: (any PostgresEncodable & Sendable)?) -> String {
       values.append(value)
       return "$\(values.count)"
     }
     var distance = "NULL::double precision"
     if let center = paging.center {
-      distance = Self.haversineSQL(center)
+      distance = haversineSQL(center)
     }
     var outer = ["true"]
     if case .circle(let center, let radius) = query.area {
       conditions.append(
         "ST_DWithin(p.location, ST_SetSRID(ST_MakePoint(\(bind(center.longitude)), \(bind(center.latitude))), 4326)"
-          + "::geography, \(bind(Self.spatialSearchRadius(radius))), false)")
+          + "::geography, \(bind(spatialSearchRadius(radius))), false)")
       outer.append("d <= \(bind(radius))")
     }
-    let keys = paging.keys(
-      tier: paging.tier(newline: "chr(10)") { "strpos(\($0), \($1))" },
-      millimetres: "floor(\(distance) * 1000 + 0.5)::bigint")
+    let venue = query.rating == .venue
+    let sum = venue ? "(p.own_sum + COALESCE(v.rating_sum, 0))" : "p.tree_sum"
+    let count = venue ? "(p.own_count + COALESCE(v.rating_count, 0))" : "p.tree_count"
+    let average =
+      "(CASE WHEN \(count) = 0 THEN \(PlacePaging.unratedAverage) ELSE \(sum) * \(PlacePaging.averageScale) / \(count) END)"
+    let keys = paging.keys.map { key in
+      switch key {
+      case .relevanceTier: relevanceTier(paging.words)
+      case .distanceMillimetres:
+        "COALESCE(floor(\(distance) * 1000 + 0.5)::bigint, \(PlacePaging.missingDistance))"
+      case .negatedAverage: "-\(average)"
+      case .negatedCount: "-\(count)"
+      case .sequence: "p.seq"
+      }
+    }
     let names = keys.indices.map { "k\($0)" }
     if let after = paging.after {
       outer.append("(\(names.joined(separator: ", "))) > (\(after.map { bind($0) }.joined(separator: ", ")))")
@@ -262,30 +296,51 @@ extension PostgresStore {
       SELECT seq, latitude, longitude, \(names.joined(separator: ", ")) FROM (
         SELECT p.seq, p.latitude, p.longitude, \(distance) AS d,
           \(zip(keys, names).map { "(\($0))::bigint AS \($1)" }.joined(separator: ", "))
-        FROM places p WHERE \(conditions.joined(separator: " AND "))
+        FROM places p\(venue ? " LEFT JOIN venues v ON v.id = p.id" : "") WHERE \(conditions.joined(separator: " AND "))
       ) AS ranked WHERE \(outer.joined(separator: " AND ")) ORDER BY \(names.joined(separator: ", "))
       LIMIT \(bind(Int64(query.limit + 1)))
       """
-    let statement = try Self.placeQuery(sql, values)
-    return try await client.withConnection { connection in
-      var items: [(seq: Int64, distance: Double?)] = []
-      var pageKeys: [[Int64]] = []
-      for try await row in try await connection.query(statement, logger: self.logger) {
-        let random = row.makeRandomAccess()
-        let latitude = try random["latitude"].decode(Double?.self)
-        let longitude = try random["longitude"].decode(Double?.self)
-        let location = latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } }
-        items.append(
-          (
-            try random["seq"].decode(Int64.self),
-            paging.center.flatMap { center in location.map { center.haversineDistance(to: $0) } }
-          ))
-        pageKeys.append(try names.map { try random[$0].decode(Int64.self) })
-      }
-      return PlacePage(
-        items: try await Self.listings(Array(items.prefix(query.limit)), on: connection, logger: self.logger),
-        nextCursor: paging.nextCursor(pageKeys, limit: query.limit))
+    return PlaceRanking(statement: try placeQuery(sql, values), paging: paging, limit: query.limit)
+  }
+
+  /// How PostgreSQL would run `query`'s ranking now (`EXPLAIN`'s text, one line per node): what the tests check for
+  /// the attribute indexes, and what an operator looks at when a filtered list is slow.
+  /// - Throws: ``PlaceStoreError`` `.invalidCursor`, `.invalidQuery`.
+  public func placesPlan(_ query: PlaceQuery) async throws -> String {
+    let statement = try Self.placeRanking(query).statement
+    return try await rows(PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds))
+      .map { try $0.decode(String.self) }.joined(separator: "\n")
+  }
+
+  /// The page of `ranking`: sequences with distances, and the next page's cursor.
+  static func ranked(_ ranking: PlaceRanking, on connection: PostgresConnection, logger: Logger) async throws -> (
+    items: [(seq: Int64, distance: Double?)], nextCursor: String?
+  ) {
+    let names = ranking.paging.keys.indices.map { "k\($0)" }
+    var rows: [PlacePaging.Row] = []
+    for try await row in try await connection.query(ranking.statement, logger: logger) {
+      let random = row.makeRandomAccess()
+      let latitude = try random["latitude"].decode(Double?.self)
+      let longitude = try random["longitude"].decode(Double?.self)
+      rows.append(
+        PlacePaging.Row(
+          sequence: try random["seq"].decode(Int64.self),
+          location: latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } },
+          keys: try names.map { try random[$0].decode(Int64.self) }))
     }
+    return ranking.paging.page(rows, limit: ranking.limit)
+  }
+
+  /// The relevance tier as SQL over `p.title_key` (lines of folded titles), as ``PlaceSearch/tier(titleKey:query:)``:
+  /// 0 when a line equals the words, 1 when a line starts with them or has them after a space, else 2. The words
+  /// are letters, digits and spaces (``PlacePaging/words``), quoted here.
+  static func relevanceTier(_ words: String) -> String {
+    let quoted = "'" + words.replacingOccurrences(of: "'", with: "''") + "'"
+    return """
+      (CASE WHEN strpos(chr(10) || p.title_key || chr(10), chr(10) || \(quoted) || chr(10)) > 0 THEN 0 \
+      WHEN strpos(chr(10) || p.title_key, chr(10) || \(quoted)) > 0 \
+      OR strpos(p.title_key, ' ' || \(quoted)) > 0 THEN 1 ELSE 2 END)
+      """
   }
 
   /// GeoKit's haversine distance from `center` to the place aliased `p` in SQL, term by term as GeoKit computes it
@@ -316,7 +371,13 @@ extension PostgresStore {
     case .children(let parent): conditions.append("p.parent_id = \(bind(parent.rawValue))")
     }
     if !query.kinds.isEmpty { conditions.append("p.kind = ANY(\(bind(query.kinds.map(\.rawValue))))") }
-    if let city = query.city { conditions.append("p.city_key = \(bind(PlaceSearch.fold(city)))") }
+    // No stored text holds NUL (PostgreSQL's text can't), and a bound one would be refused: nothing matches it.
+    if let type = query.venueType {
+      conditions.append(type.contains("\0") ? "false" : "p.venue_type = \(bind(type))")
+    }
+    if let city = query.city {
+      conditions.append(city.contains("\0") ? "false" : "p.city_key = \(bind(PlaceSearch.fold(city)))")
+    }
     let words = PlaceSearch.words(query.text ?? "")
     let titleWords = words.filter(PlaceSearch.matchesTitlesOnly)
     let otherWords = words.filter { !PlaceSearch.matchesTitlesOnly($0) }
@@ -327,6 +388,7 @@ extension PostgresStore {
     }
     // Short words start a title word: the trigram index (places_title_words) finds the candidates.
     for word in titleWords { conditions.append("\(PostgresSchema.placeTitleWords) LIKE \(bind("% \(word)%"))") }
+    for filter in query.attributes { conditions.append(attributeCondition(filter, bind: bind)) }
     if let bounds = query.bounds {
       conditions.append("p.latitude BETWEEN \(bind(bounds.south)) AND \(bind(bounds.north))")
       if let west = bounds.west, let east = bounds.east {
@@ -338,34 +400,35 @@ extension PostgresStore {
     return (conditions, values)
   }
 
-  /// A page of `query` (which has attribute conditions): the candidates the SQL conditions keep, their attributes
-  /// checked, sorted and paged by ``PlacePaging``.
-  func placesRankedInSwift(_ query: PlaceQuery) async throws -> PlacePage {
-    let (conditions, values) = Self.placeConditions(query)
-    let sql = """
-      SELECT p.seq, p.tree_sum, p.tree_count, p.latitude, p.longitude, p.title_key, p.attributes::text FROM places p
-      WHERE \(conditions.joined(separator: " AND "))
-      """
-    let statement = try Self.placeQuery(sql, values)
-    return try await client.withConnection { connection in
-      var candidates: [PlaceCandidate] = []
-      for try await row in try await connection.query(statement, logger: self.logger) {
-        let (seq, sum, count, latitude, longitude, titleKey, attributesText) = try row.decode(
-          (Int64, Int, Int, Double?, Double?, String, String).self)
-        if !query.attributes.isEmpty {
-          let attributes = try JSONColumn.decode([String: PlaceAttribute].self, from: attributesText)
-          guard query.attributes.allSatisfy({ $0.accepts(attributes) }) else { continue }
-        }
-        candidates.append(
-          PlaceCandidate(
-            seq: seq, rating: RatingAggregate(sum: sum, count: count),
-            location: latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } },
-            titleKey: titleKey))
-      }
-      let page = try PlacePaging.page(candidates, query: query)
-      return PlacePage(
-        items: try await Self.listings(page.items, on: connection, logger: self.logger), nextCursor: page.nextCursor)
+  /// The condition that `filter` holds for the place aliased `p`, on its `attributes` (`jsonb`) and, for text
+  /// equality, its folded `attribute_texts`. The name is written out as a literal, so that `p.attributes -> 'name'`
+  /// is the expression the attribute indexes cover (``PostgresSchema/placeAttributeIndexes``); numbers are bound as
+  /// JSON numbers and compared as `jsonb` (numerically).
+  static func attributeCondition(
+    _ filter: PlaceAttributeFilter, bind: ((any PostgresEncodable & Sendable)?) -> String
+  ) -> String {
+    // No stored name holds NUL (neither `text` nor `jsonb` can).
+    guard !filter.name.contains("\0") else { return "false" }
+    let literal = "'" + filter.name.replacingOccurrences(of: "'", with: "''") + "'"
+    let value = "(p.attributes -> \(literal))"
+    func number(_ value: Double) -> String { bind("\(value)") + "::jsonb" }
+    var parts = ["\(value) IS NOT NULL"]
+    if let range = filter.numberRange {
+      parts.append(range.matchesNothing ? "false" : "jsonb_typeof(\(value)) = 'number'")
+      if let minimum = range.minimum { parts.append("\(value) >= \(number(minimum))") }
+      if let maximum = range.maximum { parts.append("\(value) <= \(number(maximum))") }
     }
+    if let equality = filter.equality {
+      var options = [
+        equality.text.contains("\0") ? "false" : "(p.attribute_texts ->> \(literal)) = \(bind(equality.text))"
+      ]
+      if let flag = equality.flag { options.append("\(value) = '\(flag)'::jsonb") }
+      if let equal = equality.number {
+        options.append("(jsonb_typeof(\(value)) = 'number' AND \(value) = \(number(equal)))")
+      }
+      parts.append("(" + options.joined(separator: " OR ") + ")")
+    }
+    return "(" + parts.joined(separator: " AND ") + ")"
   }
 
   /// The whole rows of `items` (by sequence), in order: one query.

@@ -133,38 +133,25 @@ extension PostgresStore: VenueStore {
     }
   }
 
-  public func nearbyVenues(_ query: VenueQuery) async throws -> Page<Venue> {
-    // One snapshot for the matches and the rows of the page, as SQLite's one read transaction.
-    try await client.withTransaction(isolation: .repeatableRead) { connection in
-      let matches = try await Self.venues(
-        connection, within: query.radius, of: query.center, type: query.type, logger: self.logger)
-      let entries = try matches.map { match in
-        PlaceDirectory.Entry(
-          place: try Place(id: match.id, kind: .venue, name: LocalizedText()), rating: match.rating,
-          distance: match.distance)
-      }
-      let page = Page(PlaceDirectory.sorted(entries, by: query.sort), request: query.page)
-      let rowIDs = Dictionary(matches.map { ($0.id, $0.row) }, uniquingKeysWith: { first, _ in first })
+  public func nearbyVenues(_ query: VenueQuery) async throws -> VenueList {
+    let ranking = try Self.placeRanking(PlaceQuery(venues: query))
+    // One snapshot for the page and its rows, as SQLite's one read transaction.
+    return try await client.withTransaction(isolation: .repeatableRead) { connection in
+      let page = try await Self.ranked(ranking, on: connection, logger: self.logger)
       let select = try await Self.venueSelect(connection, language: query.language, logger: self.logger)
-      let wanted = page.items.compactMap { rowIDs[$0.place.id] }
       var binds = PostgresBindings()
-      binds.append(wanted)
-      let rows = try await connection.query(
+      binds.append(page.items.map(\.seq))
+      var bySeq: [Int64: PostgresRandomAccessRow] = [:]
+      for row in try await connection.query(
         PostgresQuery(unsafeSQL: "\(select.sql) AND p.seq = ANY($1)", binds: binds), logger: self.logger
-      ).collect()
-      var byID: [PlaceID: PostgresRandomAccessRow] = [:]
-      for row in rows {
+      ).collect() {
         let random = row.makeRandomAccess()
-        byID[PlaceID(try random["id"].decode(String.self))] = random
+        bySeq[try random["seq"].decode(Int64.self)] = random
       }
-      var result = Page<Venue>([], request: query.page)
-      result.total = page.total
-      result.hasMore = page.hasMore
-      result.items = try page.items.compactMap { entry in
-        guard let row = byID[entry.place.id] else { return nil }
-        return try Self.venue(row, languages: select.languages, distance: entry.distance)
+      let items = try page.items.compactMap { item in
+        try bySeq[item.seq].map { try Self.venue($0, languages: select.languages, distance: item.distance) }
       }
-      return result
+      return VenueList(items: items, nextCursor: page.nextCursor)
     }
   }
 
@@ -376,7 +363,8 @@ extension PostgresStore: VenueStore {
     let localized = languages.map { "p." + PostgresSchema.quoted("title_\($0)") }
     let columns =
       [
-        "p.id", "p.venue_type", "p.latitude", "p.longitude", "p.address", "p.city", "p.site", "p.phone", "p.email",
+        "p.seq", "p.id", "p.venue_type", "p.latitude", "p.longitude", "p.address", "p.city", "p.site", "p.phone",
+        "p.email",
         "p.logo_url", "p.time_zone", "v.rating_sum + p.own_sum AS rating_sum",
         "v.rating_count + p.own_count AS rating_count",
       ] + localized

@@ -227,6 +227,34 @@ extension SQLiteSchema {
     END;
     """
 
+  /// Appends the migration for attribute filters in SQL: `attribute_texts`, the text attributes folded (the store
+  /// writes it; the places stored before are folded here by the frozen rule, ``FrozenMigrationText/fold(_:)``), and
+  /// the index of the directory's common filter, a passing score within a city.
+  static func appendPlaceAttributeMigrations(to migrator: inout Migrator) {
+    migrator.append(
+      .code("2026-11-29 place attributes in SQL", revision: "1: attribute_texts, places_passing_score") {
+        connection in
+        guard let db = connection.sqlite else { return }
+        db.add(
+          function: DatabaseFunction("migration_fold_2026_11_29", argumentCount: 1, pure: true) { values in
+            String.fromDatabaseValue(values[0]).map(FrozenMigrationText.fold)
+          })
+        try db.execute(sql: placeAttributeTexts)
+        db.remove(function: DatabaseFunction("migration_fold_2026_11_29", argumentCount: 1, pure: true) { _ in nil })
+      })
+  }
+
+  /// The folded text attributes, and the index whose expression the store's attribute conditions repeat
+  /// (`json_extract(attributes, '$."name"')`).
+  static let placeAttributeTexts = """
+    ALTER TABLE places ADD COLUMN attribute_texts TEXT NOT NULL DEFAULT '{}';
+    UPDATE places SET attribute_texts = (
+      SELECT json_group_object(key, migration_fold_2026_11_29(value)) FROM json_each(places.attributes)
+      WHERE type = 'text'
+    ) WHERE attributes <> '{}';
+    CREATE INDEX places_passing_score ON places(city_key, json_extract(attributes, '$."passingScore"'));
+    """
+
   /// Appends the migration that gives news items an image (an uploaded blob's URL).
   static func appendPlaceNewsImageMigrations(to migrator: inout Migrator) {
     migrator.append(.sql("2026-11-26 place news images", "ALTER TABLE place_news ADD COLUMN image_url TEXT;"))

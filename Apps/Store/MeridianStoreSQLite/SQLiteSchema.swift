@@ -27,6 +27,7 @@ public enum SQLiteSchema {
     appendPlaceNewsImageMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     appendGeofenceAudienceMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
     appendGeofenceQueueMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
+    appendPlaceAttributeMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     return migrator
   }
 

@@ -24,7 +24,7 @@ extension SQLiteStore {
       [
         "id", "parent_id", "kind", "title", "short_title", "description", "address", "city", "city_key", "site",
         "phone", "email", "venue_type", "logo_url", "time_zone", "keywords", "attributes", "latitude", "longitude",
-        "title_key", "search_title", "search_text", "created_at", "updated_at", "geokey",
+        "title_key", "search_title", "search_text", "created_at", "updated_at", "geokey", "attribute_texts",
       ] + localized
     let kept: Set = ["id", "parent_id", "created_at"]
     let updates = columns.filter { !kept.contains($0) }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
@@ -59,6 +59,7 @@ extension SQLiteStore {
         place.timeZone, try JSONColumn.encode(place.keywords), try JSONColumn.encode(record.attributes),
         place.location?.latitude, place.location?.longitude, record.titleKey, record.titleKey, record.searchText,
         now, now, try place.location.map { Int64(bitPattern: try GeohashCell($0, bits: Self.geokeyBits).value) },
+        try JSONColumn.encode(record.attributeTexts),
       ]
       for language in languages {
         values.append(Self.translation(place.name, language))
@@ -187,10 +188,26 @@ extension SQLiteStore {
   }
 
   public func places(_ query: PlaceQuery) async throws -> PlacePage {
-    // Attribute conditions are checked on the decoded attributes, so those lists are ranked in Swift.
-    guard query.attributes.isEmpty else { return try await placesRankedInSwift(query) }
-    let paging = try PlaceSQLPaging(query)
-    var (conditions, arguments) = Self.placeConditions(query)
+    let ranking = try Self.placeRanking(query)
+    return try await database.read { db in
+      let page = try Self.ranked(db, ranking)
+      return PlacePage(items: try Self.listings(db, page.items), nextCursor: page.nextCursor)
+    }
+  }
+
+  /// A page of a places query in SQL: filtered, ordered by ``PlacePaging``'s keys and cut after its cursor.
+  struct PlaceRanking {
+    var sql: String
+    var arguments: StatementArguments
+    var paging: PlacePaging
+    var limit: Int
+  }
+
+  /// The ranking of `query`: its conditions, its order's keys as SQL (columns `k0…`), one row more than a page.
+  /// - Throws: ``PlaceStoreError`` `.invalidCursor`, `.invalidQuery`.
+  static func placeRanking(_ query: PlaceQuery) throws -> PlaceRanking {
+    let paging = try PlacePaging(query)
+    var (conditions, arguments) = placeConditions(query)
     var distance = "NULL"
     if let center = paging.center {
       distance = "meridian_haversine(\(center.latitude), \(center.longitude), p.latitude, p.longitude)"
@@ -199,22 +216,36 @@ extension SQLiteStore {
     var index = ""
     if case .circle(let center, let radius) = query.area {
       // The geokey ranges of the circle's covering (the `places_geokey` index), then the exact distance.
-      if let ranges = try? GeohashCovering(center: center, radius: radius, maxCells: Self.coveringCells).ranges(
-        keyBits: Self.geokeyBits)
+      if let ranges = try? GeohashCovering(center: center, radius: radius, maxCells: coveringCells).ranges(
+        keyBits: geokeyBits)
       {
         conditions.append(
           "(" + (ranges.isEmpty ? "0" : ranges.map { _ in "p.geokey BETWEEN ? AND ?" }.joined(separator: " OR ")) + ")")
         for range in ranges {
           arguments += [Int64(bitPattern: range.lowerBound), Int64(bitPattern: range.upperBound)]
         }
-        // Without keywords the covering is the narrowest way in (SQLite would pick the latitude band otherwise).
-        if PlaceSearch.words(query.text ?? "").isEmpty { index = " INDEXED BY places_geokey" }
+        // Without keywords or attributes the covering is the narrowest way in (SQLite would pick the latitude
+        // band otherwise).
+        if PlaceSearch.words(query.text ?? "").isEmpty && query.attributes.isEmpty {
+          index = " INDEXED BY places_geokey"
+        }
       }
       outer.append("d <= ?")
     }
-    let keys = paging.keys(
-      tier: paging.tier(newline: "char(10)") { "instr(\($0), \($1))" },
-      millimetres: "CAST(\(distance) * 1000 + 0.5 AS INTEGER)")
+    let venue = query.rating == .venue
+    let sum = venue ? "(p.own_sum + ifnull(v.rating_sum, 0))" : "p.tree_sum"
+    let count = venue ? "(p.own_count + ifnull(v.rating_count, 0))" : "p.tree_count"
+    let average =
+      "(CASE WHEN \(count) = 0 THEN \(PlacePaging.unratedAverage) ELSE \(sum) * \(PlacePaging.averageScale) / \(count) END)"
+    let keys = paging.keys.map { key in
+      switch key {
+      case .relevanceTier: relevanceTier(paging.words)
+      case .distanceMillimetres: "ifnull(CAST(\(distance) * 1000 + 0.5 AS INTEGER), \(PlacePaging.missingDistance))"
+      case .negatedAverage: "-\(average)"
+      case .negatedCount: "-\(count)"
+      case .sequence: "p.seq"
+      }
+    }
     let names = keys.indices.map { "k\($0)" }
     var outerArguments: [(any DatabaseValueConvertible)?] = []
     if case .circle(_, let radius) = query.area { outerArguments.append(radius) }
@@ -226,25 +257,41 @@ extension SQLiteStore {
       SELECT seq, latitude, longitude, \(names.joined(separator: ", ")) FROM (
         SELECT p.seq, p.latitude, p.longitude, \(distance) AS d,
           \(zip(keys, names).map { "\($0) AS \($1)" }.joined(separator: ", "))
-        FROM places p\(index) WHERE \(conditions.joined(separator: " AND "))
+        FROM places p\(index)\(venue ? " LEFT JOIN venues v ON v.id = p.id" : "")
+        WHERE \(conditions.joined(separator: " AND "))
       ) WHERE \(outer.joined(separator: " AND ")) ORDER BY \(names.joined(separator: ", ")) LIMIT ?
       """
-    let values = StatementArguments(arguments + outerArguments + [query.limit + 1])
-    return try await database.read { db in
-      db.add(function: Self.haversineFunction())
-      var items: [(seq: Int64, distance: Double?)] = []
-      var pageKeys: [[Int64]] = []
-      for row in try Row.fetchAll(db, sql: sql, arguments: values) {
-        let latitude: Double? = row[1]
-        let longitude: Double? = row[2]
-        let location = latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } }
-        items.append((row[0], paging.center.flatMap { center in location.map { center.haversineDistance(to: $0) } }))
-        pageKeys.append(names.indices.map { row[3 + $0] })
-      }
-      return PlacePage(
-        items: try Self.listings(db, Array(items.prefix(query.limit))),
-        nextCursor: paging.nextCursor(pageKeys, limit: query.limit))
+    return PlaceRanking(
+      sql: sql, arguments: StatementArguments(arguments + outerArguments + [query.limit + 1]), paging: paging,
+      limit: query.limit)
+  }
+
+  /// The page of `ranking`: sequences with distances, and the next page's cursor.
+  static func ranked(_ db: Database, _ ranking: PlaceRanking) throws -> (
+    items: [(seq: Int64, distance: Double?)], nextCursor: String?
+  ) {
+    db.add(function: haversineFunction())
+    let rows = try Row.fetchAll(db, sql: ranking.sql, arguments: ranking.arguments).map { row in
+      let latitude: Double? = row[1]
+      let longitude: Double? = row[2]
+      return PlacePaging.Row(
+        sequence: row[0],
+        location: latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } },
+        keys: ranking.paging.keys.indices.map { row[3 + $0] })
     }
+    return ranking.paging.page(rows, limit: ranking.limit)
+  }
+
+  /// The relevance tier as SQL over `p.title_key` (lines of folded titles), as ``PlaceSearch/tier(titleKey:query:)``:
+  /// 0 when a line equals the words, 1 when a line starts with them or has them after a space, else 2. The words
+  /// are letters, digits and spaces (``PlacePaging/words``), quoted here.
+  static func relevanceTier(_ words: String) -> String {
+    let quoted = "'" + words.replacingOccurrences(of: "'", with: "''") + "'"
+    return """
+      (CASE WHEN instr(char(10) || p.title_key || char(10), char(10) || \(quoted) || char(10)) > 0 THEN 0 \
+      WHEN instr(char(10) || p.title_key, char(10) || \(quoted)) > 0 \
+      OR instr(p.title_key, ' ' || \(quoted)) > 0 THEN 1 ELSE 2 END)
+      """
   }
 
   /// GeoKit's haversine distance as the SQL function `meridian_haversine(lat1, lon1, lat2, lon2)` (NULL when a
@@ -258,8 +305,8 @@ extension SQLiteStore {
     }
   }
 
-  /// The conditions of `query` on the place aliased `p` but its attributes: scope, kinds, city, keywords (FTS5),
-  /// and the area's latitude and longitude bounds.
+  /// The conditions of `query` on the place aliased `p`: scope, kinds, venue type, city, keywords (FTS5),
+  /// attributes (JSON1) and the area's latitude and longitude bounds.
   static func placeConditions(_ query: PlaceQuery) -> (
     conditions: [String], arguments: [(any DatabaseValueConvertible)?]
   ) {
@@ -276,6 +323,10 @@ extension SQLiteStore {
       conditions.append("p.kind IN (\(query.kinds.map { _ in "?" }.joined(separator: ", ")))")
       arguments += query.kinds.map(\.rawValue)
     }
+    if let type = query.venueType {
+      conditions.append("p.venue_type = ?")
+      arguments.append(type)
+    }
     if let city = query.city {
       conditions.append("p.city_key = ?")
       arguments.append(PlaceSearch.fold(city))
@@ -288,6 +339,11 @@ extension SQLiteStore {
       arguments.append(
         words.map { PlaceSearch.matchesTitlesOnly($0) ? "search_title : \"\($0)\"*" : "\"\($0)\"*" }
           .joined(separator: " "))
+    }
+    for filter in query.attributes {
+      let (condition, values) = attributeCondition(filter)
+      conditions.append(condition)
+      arguments += values
     }
     if let bounds = query.bounds {
       conditions.append("p.latitude BETWEEN ? AND ?")
@@ -303,36 +359,52 @@ extension SQLiteStore {
     return (conditions, arguments)
   }
 
-  /// A page of `query` (which has attribute conditions): the candidates the SQL conditions keep, their attributes
-  /// checked, sorted and paged by ``PlacePaging``.
-  func placesRankedInSwift(_ query: PlaceQuery) async throws -> PlacePage {
-    let (conditions, list) = Self.placeConditions(query)
-    let arguments = StatementArguments(list)
-    return try await database.read { db in
-      let rows = try Row.fetchCursor(
-        db,
-        sql: """
-          SELECT p.seq, p.tree_sum, p.tree_count, p.latitude, p.longitude, p.title_key, p.attributes FROM places p
-          WHERE \(conditions.joined(separator: " AND "))
-          """, arguments: arguments)
-      var candidates: [PlaceCandidate] = []
-      while let row = try rows.next() {
-        if !query.attributes.isEmpty {
-          let attributes = try JSONColumn.decode([String: PlaceAttribute].self, from: row[6])
-          guard query.attributes.allSatisfy({ $0.accepts(attributes) }) else { continue }
-        }
-        let latitude: Double? = row[3]
-        let longitude: Double? = row[4]
-        candidates.append(
-          PlaceCandidate(
-            seq: row[0], rating: RatingAggregate(sum: row[1], count: row[2]),
-            location: latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } },
-            titleKey: row[5]))
+  /// The condition that `filter` holds for the place aliased `p`, on its `attributes` (JSON1) and, for text
+  /// equality, its folded `attribute_texts`. A plain name (letters, digits, `_`, `-`) is written out as a JSON
+  /// path, the expression the attribute indexes cover (``SQLiteSchema/placeAttributeIndexes``); any other name is
+  /// looked up with `json_each`.
+  static func attributeCondition(_ filter: PlaceAttributeFilter) -> (String, [(any DatabaseValueConvertible)?]) {
+    let name = filter.name
+    guard !name.contains("\0") else { return ("0", []) }
+    let literal = "'" + name.replacingOccurrences(of: "'", with: "''") + "'"
+    let plain = !name.isEmpty && name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }
+    let path = "'$.\"" + name.replacingOccurrences(of: "'", with: "''") + "\"'"
+    let type = plain ? "json_type(p.attributes, \(path))" : "a.type"
+    let value = plain ? "json_extract(p.attributes, \(path))" : "a.value"
+    let text =
+      plain
+      ? "json_extract(p.attribute_texts, \(path))"
+      : "(SELECT t.value FROM json_each(p.attribute_texts) t WHERE t.key = \(literal))"
+    var parts = ["\(type) IS NOT NULL"]
+    var arguments: [(any DatabaseValueConvertible)?] = []
+    if let range = filter.numberRange {
+      parts.append(range.matchesNothing ? "0" : "\(type) IN ('integer', 'real')")
+      if let minimum = range.minimum {
+        parts.append("\(value) >= ?")
+        arguments.append(minimum)
       }
-      let page = try PlacePaging.page(candidates, query: query)
-      return PlacePage(
-        items: try Self.listings(db, page.items), nextCursor: page.nextCursor)
+      if let maximum = range.maximum {
+        parts.append("\(value) <= ?")
+        arguments.append(maximum)
+      }
     }
+    if let equality = filter.equality {
+      var options = ["\(text) = ?"]
+      arguments.append(equality.text)
+      if let flag = equality.flag { options.append("\(type) = '\(flag)'") }
+      if let number = equality.number {
+        options.append("(\(type) IN ('integer', 'real') AND \(value) = ?)")
+        arguments.append(number)
+      }
+      parts.append("(" + options.joined(separator: " OR ") + ")")
+    }
+    let condition = parts.joined(separator: " AND ")
+    return (
+      plain
+        ? "(\(condition))"
+        : "EXISTS (SELECT 1 FROM json_each(p.attributes) a WHERE a.key = \(literal) AND \(condition))",
+      arguments
+    )
   }
 
   /// The whole rows of `items` (by sequence), in order.

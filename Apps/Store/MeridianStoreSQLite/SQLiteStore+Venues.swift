@@ -44,28 +44,18 @@ extension SQLiteStore {
     }
   }
 
-  public func nearbyVenues(_ query: VenueQuery) async throws -> Page<Venue> {
-    try await database.read { db in
-      let matches = try Self.venues(db, within: query.radius, of: query.center, type: query.type)
-      let entries = try matches.map { match in
-        PlaceDirectory.Entry(
-          place: try Place(id: match.id, kind: .venue, name: LocalizedText()), rating: match.rating,
-          distance: match.distance)
-      }
-      let page = Page(PlaceDirectory.sorted(entries, by: query.sort), request: query.page)
-      let rows = Dictionary(matches.map { ($0.id, $0.row) }, uniquingKeysWith: { first, _ in first })
+  public func nearbyVenues(_ query: VenueQuery) async throws -> VenueList {
+    let ranking = try Self.placeRanking(PlaceQuery(venues: query))
+    return try await database.read { db in
+      let page = try Self.ranked(db, ranking)
       let select = try Self.venueSelect(db, language: query.language)
       let statement = try db.cachedStatement(sql: "\(select.sql) AND p.seq = ?")
-      var result = Page<Venue>([], request: query.page)
-      result.total = page.total
-      result.hasMore = page.hasMore
-      result.items = try page.items.compactMap { entry in
-        guard let row = rows[entry.place.id], let found = try Row.fetchOne(statement, arguments: [row]) else {
-          return nil
+      let items = try page.items.compactMap { item in
+        try Row.fetchOne(statement, arguments: [item.seq]).map {
+          try Self.venue($0, languages: select.languages, distance: item.distance)
         }
-        return try Self.venue(found, languages: select.languages, distance: entry.distance)
       }
-      return result
+      return VenueList(items: items, nextCursor: page.nextCursor)
     }
   }
 

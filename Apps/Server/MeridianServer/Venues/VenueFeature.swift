@@ -12,7 +12,9 @@ struct VenueFeature: Sendable {
   /// Registers `GET /v1/venues`, `GET /v1/venues/{id}`, `GET /v1/venues/{id}/promotions` and
   /// `POST /v1/promotions/{id}/redeem`.
   func register(on routes: RouteRegistrar) {
-    routes.on(API.venues) { call in try await store.nearbyVenues(call.parameters) }
+    routes.on(API.venues) { call in
+      try await PlaceFeature.translating { try await store.nearbyVenues(call.parameters) }
+    }
     routes.on(API.venue) { call in try await venue(call.parameters) }
     routes.on(API.venuePromotions) { call in
       try await venuePromotions(viewer: call.authenticated(), call.parameters.id)

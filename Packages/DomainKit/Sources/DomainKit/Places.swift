@@ -386,7 +386,8 @@ public enum PlaceDirectory {
     return result
   }
 
-  /// How to order places.
+  /// How a list of venues is ordered (`/v1/venues`; the store ranks it with the places query's orders of the same
+  /// names).
   public enum SortOrder: String, Sendable, Hashable, Codable, CaseIterable {
     /// Nearest first (places without a location last).
     case distance
@@ -394,63 +395,6 @@ public enum PlaceDirectory {
     case rating
     /// Most reviews first, then higher average.
     case reviews
-  }
-
-  /// A place with what the list shows next to it.
-  public struct Entry: Sendable, Hashable, Codable {
-    /// The place.
-    public var place: Place
-    /// Its aggregated rating.
-    public var rating: RatingAggregate
-    /// Distance from the query centre in metres, when both are known.
-    public var distance: Double?
-
-    /// An entry.
-    public init(place: Place, rating: RatingAggregate, distance: Double?) {
-      self.place = place
-      self.rating = rating
-      self.distance = distance
-    }
-  }
-
-  /// Sorts entries; ties are broken by the other criteria and finally by id, so paging is stable.
-  public static func sorted(_ entries: [Entry], by order: SortOrder) -> [Entry] {
-    func distanceKey(_ e: Entry) -> Double { e.distance ?? .infinity }
-    func ratingKey(_ e: Entry) -> Double { e.rating.average ?? -1 }
-    return entries.sorted { a, b in
-      let keys: [(Double, Double)]
-      switch order {
-      case .distance: keys = [(distanceKey(a), distanceKey(b)), (-ratingKey(a), -ratingKey(b))]
-      case .rating:
-        keys = [
-          (-ratingKey(a), -ratingKey(b)), (-Double(a.rating.count), -Double(b.rating.count)),
-          (distanceKey(a), distanceKey(b)),
-        ]
-      case .reviews:
-        keys = [
-          (-Double(a.rating.count), -Double(b.rating.count)), (-ratingKey(a), -ratingKey(b)),
-          (distanceKey(a), distanceKey(b)),
-        ]
-      }
-      for (x, y) in keys where x != y { return x < y }
-      return a.place.id < b.place.id
-    }
-  }
-
-  /// Builds entries for `places` with ratings and distances from `center`, filtered by `city` and `query`.
-  public static func entries(
-    places: [Place], ratings: [PlaceID: RatingAggregate], center: Coordinate? = nil, city: String? = nil,
-    query: String? = nil
-  ) -> [Entry] {
-    places.filter { place in
-      (city.map { place.city?.caseInsensitiveCompare($0) == .orderedSame } ?? true)
-        && (query.map { place.matches(query: $0) } ?? true)
-    }
-    .map { place in
-      Entry(
-        place: place, rating: ratings[place.id] ?? RatingAggregate(),
-        distance: center.flatMap { c in place.location.map { c.haversineDistance(to: $0) } })
-    }
   }
 }
 
