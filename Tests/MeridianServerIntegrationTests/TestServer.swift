@@ -35,7 +35,7 @@ struct TestServer: Sendable {
   /// Starts a server; `configure` adjusts the test configuration. By default it gets a new temporary directory and
   /// a free port below the ephemeral range.
   /// `clock` is the server's clock when given; `wall`, the wall clock under the server's own ``SteadyClock`` (for
-  /// tests of a clock stepped back or forward).
+  /// tests of a clock stepped back or forward; its monotonic clock stands still).
   static func start(
     directory: URL? = nil, port: Int = 0, clock: TestClock? = nil, wall: TestClock? = nil,
     _ configure: (inout ServerConfiguration) -> Void = { _ in }
@@ -65,7 +65,9 @@ struct TestServer: Sendable {
     let sms = CapturingSMSSender()
     // A port below the ephemeral range (Linux: 32768–60999), so that no outgoing connection of this busy process is
     // ever given a test server's port and a server can be restarted on its own; one another test holds is replaced.
-    let steady = wall.map { wall in SteadyClock(wall: { wall.now }) }
+    // The monotonic clock under it stands still: only the test moves time, however slow a loaded machine is.
+    let frozen = ContinuousClock.now
+    let steady = wall.map { wall in SteadyClock(wall: { wall.now }, monotonic: { frozen }) }
     let now: @Sendable () -> Int64 =
       if let clock { { clock.now } } else if let steady { { steady.now() } } else { { Timestamp.milliseconds(Date()) } }
     let choosesPort = configuration.port == 0
