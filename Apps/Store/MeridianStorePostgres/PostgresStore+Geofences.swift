@@ -200,9 +200,8 @@ extension PostgresStore: GeofenceStore {
           ON CONFLICT (id) DO NOTHING
           """, logger: self.logger)
       }
-      for event in update.webhookEvents {
-        try await Self.enqueueWebhookEvent(event, on: connection, logger: self.logger)
-      }
+      let tx = PostgresTransaction(connection: connection, logger: self.logger)
+      for event in update.webhookEvents { try await tx.enqueueWebhookEvent(event) }
       try await Self.removeGeofenceQueueEntries(update.evaluatedEntries, on: connection, logger: self.logger)
       return true
     }

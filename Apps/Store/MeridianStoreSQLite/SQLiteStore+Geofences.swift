@@ -187,7 +187,8 @@ extension SQLiteStore {
 
   public func commitGeofenceTracking(_ update: GeofenceTrackingUpdate) async throws -> Bool {
     let states = try update.states.map { ($0.key.rawValue, try $0.value.encoded()) }
-    return try await database.write { db in
+    return try await transaction { tx in
+      let db = tx.db
       let user = update.userID.rawValue
       let version =
         try Int64.fetchOne(
@@ -227,7 +228,7 @@ extension SQLiteStore {
             event.geofenceId.rawValue,
           ])
       }
-      for event in update.webhookEvents { _ = try Self.enqueueWebhookEvent(event, db: db) }
+      for event in update.webhookEvents { try await tx.enqueueWebhookEvent(event) }
       try Self.removeGeofenceQueueEntries(update.evaluatedEntries, db: db)
       return true
     }
