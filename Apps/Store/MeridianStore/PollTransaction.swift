@@ -9,9 +9,10 @@ public protocol PollTransaction: Sendable {
   func insertPoll(_ poll: Poll, closesAt: Int64?) async throws
   /// The poll's row with its author's public fields and its visible comments (``PollRowValues``); nil when none.
   func pollRow(_ id: PollID) async throws -> PollRowValues?
-  /// Whether the poll is hidden and when it closes; nil when there is no such poll. `sharing`: the row can't be
-  /// changed by another transaction until this one ends (a comment: the poll isn't hidden before it commits).
-  func pollState(_ id: PollID, sharing: Bool) async throws -> (hidden: Bool, closesAt: Int64?)?
+  /// The poll's author, whether it is hidden and when it closes; nil when there is no such poll. `sharing`: the row
+  /// can't be changed by another transaction until this one ends (a comment: the poll isn't hidden before it
+  /// commits).
+  func pollState(_ id: PollID, sharing: Bool) async throws -> PollState?
   /// `user`'s choice in `poll`, nil before their first vote; `lock`: their ballot's row is held until the
   /// transaction ends, which orders this voter's votes in this poll and nobody else's.
   func ballot(of user: UserID, in poll: PollID, lock: Bool) async throws -> PollChoice?
@@ -30,8 +31,27 @@ public protocol PollTransaction: Sendable {
   /// Inserts `comment`.
   /// - Throws: ``PollStoreError/duplicateID(_:)`` when its id is taken.
   func insertComment(_ comment: PollComment) async throws
+  /// Up to `limit` comments of `poll` after `cursor`, oldest first, authors embedded: the visible ones, and the
+  /// hidden ones of `viewer`.
+  func comments(of poll: PollID, visibleTo viewer: UserID?, after cursor: CommentCursor?, limit: Int) async throws
+    -> [PollCommentView]
   /// `user`'s public name and avatar (those their audience shows everyone).
   func publicAuthor(_ user: UserID) async throws -> PublicAuthor
+}
+
+/// A poll's state as ``PollTransaction/pollState(_:sharing:)`` reads it.
+public struct PollState: Sendable, Hashable {
+  /// The author.
+  public var authorID: String
+  /// Hidden by an operator.
+  public var hidden: Bool
+  /// When voting ends, UTC ms.
+  public var closesAt: Int64?
+
+  /// A state.
+  public init(authorID: String, hidden: Bool, closesAt: Int64?) {
+    (self.authorID, self.hidden, self.closesAt) = (authorID, hidden, closesAt)
+  }
 }
 
 /// The points ledger's primitives in one transaction (``StoreTransaction``).
@@ -80,6 +100,35 @@ extension StoreTransaction {
     }
     guard let row = try await pollRow(poll.id) else { throw PollStoreError.pollNotFound(poll.id) }
     return try row.summary()
+  }
+
+  /// One poll with `viewer`'s vote; nil when there is none, or ``PollRules/isVisible(hidden:authorID:to:includeHidden:)``
+  /// hides it from `viewer`.
+  public func poll(_ id: PollID, viewer: UserID?, includeHidden: Bool) async throws -> PollSummary? {
+    guard let values = try await pollRow(id),
+      PollRules.isVisible(hidden: values.hidden, authorID: values.authorID, to: viewer, includeHidden: includeHidden)
+    else { return nil }
+    var choice: PollChoice?
+    if let viewer { choice = try await ballot(of: viewer, in: id, lock: false) }
+    return try values.summary(myChoice: choice)
+  }
+
+  /// A page of a poll's comments, oldest first, authors embedded; hidden ones only for their own author.
+  /// - Throws: ``PollStoreError`` `.pollNotFound` (also for a poll `viewer` does not see), `.invalidCursor`.
+  public func comments(of poll: PollID, viewer: UserID?, cursor: String?, limit: Int) async throws
+    -> PollCommentPage
+  {
+    let cursor = try cursor.map { text throws(PollStoreError) in try CommentCursor(text: text) }
+    let limit = min(100, max(1, limit))
+    guard let state = try await pollState(poll, sharing: false),
+      PollRules.isVisible(hidden: state.hidden, authorID: state.authorID, to: viewer)
+    else { throw PollStoreError.pollNotFound(poll) }
+    let found = try await comments(of: poll, visibleTo: viewer, after: cursor, limit: limit + 1)
+    let items = Array(found.prefix(limit))
+    let next =
+      found.count > limit
+      ? items.last.map { CommentCursor(createdAt: $0.comment.createdAt, id: $0.id.rawValue).text } : nil
+    return PollCommentPage(items: items, nextCursor: next)
   }
 
   /// Records `user`'s vote (or changes it) and credits `reward` points on their first vote in the poll, once.
@@ -170,6 +219,16 @@ extension StoreTransaction {
 }
 
 extension PollStore where Self: StoreTransactions {
+  public func comments(of poll: PollID, viewer: UserID?, cursor: String?, limit: Int) async throws
+    -> PollCommentPage
+  {
+    try await read { tx in try await tx.comments(of: poll, viewer: viewer, cursor: cursor, limit: limit) }
+  }
+
+  public func poll(_ id: PollID, viewer: UserID?, includeHidden: Bool) async throws -> PollSummary? {
+    try await read { tx in try await tx.poll(id, viewer: viewer, includeHidden: includeHidden) }
+  }
+
   public func createPoll(_ poll: Poll, closesAt: Int64?, reward: Int, now: Int64) async throws -> PollSummary {
     try await write { tx in try await tx.createPoll(poll, closesAt: closesAt, reward: reward, now: now) }
   }

@@ -42,25 +42,6 @@ extension PostgresStore: PollStore {
     return binds
   }
 
-  public func poll(_ id: PollID, viewer: UserID?, includeHidden: Bool) async throws -> PollSummary? {
-    guard
-      let row = try await rows(
-        PostgresQuery(unsafeSQL: "\(Self.pollSelect) WHERE p.id = $1", binds: try Self.pollBinds([id.rawValue]))
-      ).first
-    else { return nil }
-    let values = try Self.pollValues(row)
-    guard
-      PollRules.isVisible(hidden: values.hidden, authorID: values.authorID, to: viewer, includeHidden: includeHidden)
-    else { return nil }
-    var choice: PollChoice?
-    if let viewer {
-      let found = try await rows(
-        "SELECT choice::bigint FROM poll_ballots WHERE user_id = \(viewer.rawValue) AND poll_id = \(id.rawValue)")
-      choice = try found.first.flatMap { PollChoice(rawValue: try $0.decode(Int.self)) }
-    }
-    return try values.summary(myChoice: choice)
-  }
-
   public func polls(_ query: PollFeedQuery) async throws -> PollPage {
     let cursor = try query.cursor.map { text throws(PollStoreError) in try PollCursor(text: text, order: query.order) }
     var conditions = ["true"]
@@ -162,42 +143,6 @@ extension PostgresStore: PollStore {
   }
 
   // MARK: Comments
-
-  public func comments(of poll: PollID, viewer: UserID?, cursor: String?, limit: Int) async throws
-    -> PollCommentPage
-  {
-    let cursor = try cursor.map { text throws(PollStoreError) in try CommentCursor(text: text) }
-    let limit = min(100, max(1, limit))
-    guard let row = try await rows("SELECT author_id, hidden FROM polls WHERE id = \(poll.rawValue)").first else {
-      throw PollStoreError.pollNotFound(poll)
-    }
-    let (author, hidden) = try row.decode((String, Bool).self)
-    guard PollRules.isVisible(hidden: hidden, authorID: author, to: viewer) else {
-      throw PollStoreError.pollNotFound(poll)
-    }
-    let found = try await rows(
-      """
-      SELECT c.id, c.author_id, c.text, c.hidden, c.created_at,
-        CASE WHEN a.audience->>'fullName' = 'everyone' THEN a.full_name END,
-        CASE WHEN a.audience->>'avatar' = 'everyone' THEN a.avatar END
-      FROM poll_comments c LEFT JOIN profiles a ON a.user_id = c.author_id
-      WHERE c.poll_id = \(poll.rawValue) AND (NOT c.hidden OR c.author_id = \(viewer?.rawValue))
-        AND (c.created_at, c.id) > (\(cursor?.createdAt ?? Int64.min), \(cursor?.id ?? ""))
-      ORDER BY c.created_at, c.id LIMIT \(limit + 1)
-      """)
-    let items = try found.prefix(limit).map { row in
-      let (id, authorID, text, hidden, createdAt, name, avatar) = try row.decode(
-        (String, String, String, Bool, Int64, String?, String?).self)
-      return PollCommentView(
-        comment: PollComment(
-          stored: CommentID(id), pollID: poll, authorID: UserID(authorID), text: text, createdAt: createdAt),
-        author: PublicAuthor(id: UserID(authorID), fullName: name, avatar: avatar), hidden: hidden)
-    }
-    let next =
-      found.count > limit
-      ? items.last.map { CommentCursor(createdAt: $0.comment.createdAt, id: $0.id.rawValue).text } : nil
-    return PollCommentPage(items: items, nextCursor: next)
-  }
 
   public func deleteComment(_ id: CommentID, on poll: PollID, by user: UserID) async throws -> Bool {
     !(try await rows(
@@ -321,12 +266,12 @@ extension PostgresTransaction {
     ).first.map(PostgresStore.pollValues)
   }
 
-  func pollState(_ id: PollID, sharing: Bool) async throws -> (hidden: Bool, closesAt: Int64?)? {
-    let sql = "SELECT hidden, closes_at FROM polls WHERE id = $1" + (sharing ? " FOR SHARE" : "")
+  func pollState(_ id: PollID, sharing: Bool) async throws -> PollState? {
+    let sql = "SELECT author_id, hidden, closes_at FROM polls WHERE id = $1" + (sharing ? " FOR SHARE" : "")
     return try await rows(PostgresQuery(unsafeSQL: sql, binds: try PostgresStore.pollBinds([id.rawValue])))
       .first.map { row in
-        let (hidden, closesAt) = try row.decode((Bool, Int64?).self)
-        return (hidden: hidden, closesAt: closesAt)
+        let (author, hidden, closesAt) = try row.decode((String, Bool, Int64?).self)
+        return PollState(authorID: author, hidden: hidden, closesAt: closesAt)
       }
   }
 
@@ -390,6 +335,29 @@ extension PostgresTransaction {
         """)
     } catch  where PostgresStore.isUniqueViolation(error) {
       throw PollStoreError.duplicateID(comment.id.rawValue)
+    }
+  }
+
+  func comments(of poll: PollID, visibleTo viewer: UserID?, after cursor: CommentCursor?, limit: Int) async throws
+    -> [PollCommentView]
+  {
+    try await rows(
+      """
+      SELECT c.id, c.author_id, c.text, c.hidden, c.created_at,
+        CASE WHEN a.audience->>'fullName' = 'everyone' THEN a.full_name END,
+        CASE WHEN a.audience->>'avatar' = 'everyone' THEN a.avatar END
+      FROM poll_comments c LEFT JOIN profiles a ON a.user_id = c.author_id
+      WHERE c.poll_id = \(poll.rawValue) AND (NOT c.hidden OR c.author_id = \(viewer?.rawValue))
+        AND (c.created_at, c.id) > (\(cursor?.createdAt ?? Int64.min), \(cursor?.id ?? ""))
+      ORDER BY c.created_at, c.id LIMIT \(limit)
+      """
+    ).map { row in
+      let (id, authorID, text, hidden, createdAt, name, avatar) = try row.decode(
+        (String, String, String, Bool, Int64, String?, String?).self)
+      return PollCommentView(
+        comment: PollComment(
+          stored: CommentID(id), pollID: poll, authorID: UserID(authorID), text: text, createdAt: createdAt),
+        author: PublicAuthor(id: UserID(authorID), fullName: name, avatar: avatar), hidden: hidden)
     }
   }
 

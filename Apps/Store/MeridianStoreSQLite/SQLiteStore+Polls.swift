@@ -25,23 +25,6 @@ extension SQLiteStore {
 
   // MARK: Polls
 
-  public func poll(_ id: PollID, viewer: UserID?, includeHidden: Bool) async throws -> PollSummary? {
-    try await database.read { db in
-      guard let row = try Row.fetchOne(db, sql: "\(Self.pollSelect) WHERE p.id = ?", arguments: [id.rawValue])
-      else { return nil }
-      let values = Self.pollValues(row)
-      guard
-        PollRules.isVisible(hidden: values.hidden, authorID: values.authorID, to: viewer, includeHidden: includeHidden)
-      else { return nil }
-      let choice = try viewer.flatMap { viewer in
-        try Int.fetchOne(
-          db, sql: "SELECT choice FROM poll_ballots WHERE user_id = ? AND poll_id = ?",
-          arguments: [viewer.rawValue, id.rawValue])
-      }
-      return try values.summary(myChoice: choice.flatMap(PollChoice.init(rawValue:)))
-    }
-  }
-
   public func polls(_ query: PollFeedQuery) async throws -> PollPage {
     let cursor = try query.cursor.map { text throws(PollStoreError) in try PollCursor(text: text, order: query.order) }
     return try await database.read { db in
@@ -145,48 +128,6 @@ extension SQLiteStore {
   // MARK: Votes
 
   // MARK: Comments
-
-  public func comments(of poll: PollID, viewer: UserID?, cursor: String?, limit: Int) async throws
-    -> PollCommentPage
-  {
-    let cursor = try cursor.map { text throws(PollStoreError) in try CommentCursor(text: text) }
-    let limit = min(100, max(1, limit))
-    return try await database.read { db in
-      guard
-        let row = try Row.fetchOne(
-          db, sql: "SELECT author_id, hidden FROM polls WHERE id = ?", arguments: [poll.rawValue]),
-        PollRules.isVisible(hidden: row[1], authorID: row[0], to: viewer)
-      else { throw PollStoreError.pollNotFound(poll) }
-      var arguments: StatementArguments = [poll.rawValue, viewer?.rawValue]
-      var after = ""
-      if let cursor {
-        after = " AND (c.created_at, c.id) > (?, ?)"
-        arguments += [cursor.createdAt, cursor.id]
-      }
-      arguments += [limit + 1]
-      let rows = try Row.fetchAll(
-        db,
-        sql: """
-          SELECT c.id, c.author_id, c.text, c.hidden, c.created_at,
-            CASE WHEN json_extract(a.audience, '$.fullName') = 'everyone' THEN a.full_name END,
-            CASE WHEN json_extract(a.audience, '$.avatar') = 'everyone' THEN a.avatar END
-          FROM poll_comments c LEFT JOIN profiles a ON a.user_id = c.author_id
-          WHERE c.poll_id = ? AND (c.hidden = 0 OR c.author_id = ?)\(after)
-          ORDER BY c.created_at, c.id LIMIT ?
-          """, arguments: arguments)
-      let items = try rows.prefix(limit).map { row in
-        let author = UserID(row[1] as String)
-        return PollCommentView(
-          comment: PollComment(
-            stored: CommentID(row[0] as String), pollID: poll, authorID: author, text: row[2], createdAt: row[4]),
-          author: PublicAuthor(id: author, fullName: row[5], avatar: row[6]), hidden: row[3])
-      }
-      let next =
-        rows.count > limit
-        ? items.last.map { CommentCursor(createdAt: $0.comment.createdAt, id: $0.id.rawValue).text } : nil
-      return PollCommentPage(items: items, nextCursor: next)
-    }
-  }
 
   public func deleteComment(_ id: CommentID, on poll: PollID, by user: UserID) async throws -> Bool {
     try await database.write { db in
@@ -314,9 +255,9 @@ extension SQLiteTransaction {
   }
 
   /// `sharing` needs no lock: SQLite runs one write transaction at a time.
-  func pollState(_ id: PollID, sharing: Bool) throws -> (hidden: Bool, closesAt: Int64?)? {
-    try Row.fetchOne(db, sql: "SELECT hidden, closes_at FROM polls WHERE id = ?", arguments: [id.rawValue])
-      .map { row in (hidden: row[0] as Bool, closesAt: row[1] as Int64?) }
+  func pollState(_ id: PollID, sharing: Bool) throws -> PollState? {
+    try Row.fetchOne(db, sql: "SELECT author_id, hidden, closes_at FROM polls WHERE id = ?", arguments: [id.rawValue])
+      .map { row in PollState(authorID: row[0], hidden: row[1], closesAt: row[2]) }
   }
 
   func ballot(of user: UserID, in poll: PollID, lock: Bool) throws -> PollChoice? {
@@ -370,6 +311,35 @@ extension SQLiteTransaction {
         ])
     } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
       throw PollStoreError.duplicateID(comment.id.rawValue)
+    }
+  }
+
+  func comments(of poll: PollID, visibleTo viewer: UserID?, after cursor: CommentCursor?, limit: Int) throws
+    -> [PollCommentView]
+  {
+    var arguments: StatementArguments = [poll.rawValue, viewer?.rawValue]
+    var after = ""
+    if let cursor {
+      after = " AND (c.created_at, c.id) > (?, ?)"
+      arguments += [cursor.createdAt, cursor.id]
+    }
+    arguments += [limit]
+    return try Row.fetchAll(
+      db,
+      sql: """
+        SELECT c.id, c.author_id, c.text, c.hidden, c.created_at,
+          CASE WHEN json_extract(a.audience, '$.fullName') = 'everyone' THEN a.full_name END,
+          CASE WHEN json_extract(a.audience, '$.avatar') = 'everyone' THEN a.avatar END
+        FROM poll_comments c LEFT JOIN profiles a ON a.user_id = c.author_id
+        WHERE c.poll_id = ? AND (c.hidden = 0 OR c.author_id = ?)\(after)
+        ORDER BY c.created_at, c.id LIMIT ?
+        """, arguments: arguments
+    ).map { row in
+      let author = UserID(row[1] as String)
+      return PollCommentView(
+        comment: PollComment(
+          stored: CommentID(row[0] as String), pollID: poll, authorID: author, text: row[2], createdAt: row[4]),
+        author: PublicAuthor(id: author, fullName: row[5], avatar: row[6]), hidden: row[3])
     }
   }
 
