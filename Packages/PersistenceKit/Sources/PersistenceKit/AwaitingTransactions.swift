@@ -23,6 +23,7 @@ extension SQLiteDatabase {
 }
 
 /// A task executor whose jobs run on the thread that called ``run(_:with:)``: the GRDB queue that holds `db`.
+/// `@unchecked Sendable`: its job list and flag are only touched under `condition`'s lock.
 final class DatabaseThreadExecutor: TaskExecutor, @unchecked Sendable {
   private let condition = NSCondition()
   private var jobs: [UnownedJob] = []
