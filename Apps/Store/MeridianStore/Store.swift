@@ -8,11 +8,12 @@ import Synchronization
 /// Everything the server keeps: one interface per product area, composed. Features depend on the areas they use;
 /// only the server's composition picks an engine (``MeridianStoreSQLite`` today).
 ///
-/// Secrets arrive already hashed (``SecretHash``); times are UTC milliseconds. Every method is one transaction.
+/// Secrets arrive already hashed (``SecretHash``); times are UTC milliseconds. Every method is one transaction; a
+/// feature that must store several things at once does them in one ``StoreTransactions/write(_:)``.
 public protocol MeridianStore: AccountStore, SocialStore, FixStore, VenueStore, IdempotencyStore, AdministrationStore,
   OperationsStore, PollStore, PlaceStore, GeofenceStore, GeofenceQueue, GazetteerStore, AdvertiserStore,
   PromotionStatsStore,
-  ApplicantStore, WebhookStore
+  ApplicantStore, WebhookStore, StoreTransactions
 {
   /// A round trip to the database; throws when it does not answer.
   func checkHealth() async throws
@@ -55,10 +56,40 @@ public struct StoredOneTimeCode: Sendable, Hashable {
   }
 }
 
+/// One-time codes' primitives in one transaction (``StoreTransaction``).
+public protocol OneTimeCodeTransaction: Sendable {
+  /// The code stored for `phone`, nil when none; its row is held until the transaction ends, so that guesses sent to
+  /// several nodes at once are counted one after another against the same attempts.
+  func oneTimeCode(for phone: String) async throws -> StoredOneTimeCode?
+  /// Removes the code of `phone`.
+  func deleteOneTimeCode(for phone: String) async throws
+  /// Takes one attempt from the code of `phone`.
+  func spendOneTimeCodeAttempt(for phone: String) async throws
+}
+
+extension OneTimeCodeTransaction {
+  /// Checks a guess of `phone`'s code by ``OneTimeCodeRule`` and stores what it changes.
+  public func checkOTP(phone: String, codeHash: String, now: Int64) async throws -> OTPCheck {
+    let (outcome, change) = OneTimeCodeRule.check(try await oneTimeCode(for: phone), codeHash: codeHash, now: now)
+    switch change {
+    case .keep: break
+    case .delete: try await deleteOneTimeCode(for: phone)
+    case .spendAttempt: try await spendOneTimeCodeAttempt(for: phone)
+    }
+    return outcome
+  }
+}
+
+extension AccountStore where Self: StoreTransactions {
+  public func checkOTP(phone: String, codeHash: String, now: Int64) async throws -> OTPCheck {
+    try await write { tx in try await tx.checkOTP(phone: phone, codeHash: codeHash, now: now) }
+  }
+}
+
 /// The one-time codes' rule, once for every engine: an expired code is removed and answers `expired`; a code whose
 /// attempts are used up stays (so that a new one must be asked for) and answers `exhausted`; the right code is
-/// consumed; a wrong guess spends an attempt. Engines read the row (locked), call ``check(_:codeHash:now:)`` and
-/// apply its change in the same transaction.
+/// consumed; a wrong guess spends an attempt. ``OneTimeCodeTransaction/checkOTP(phone:codeHash:now:)`` reads the row
+/// (locked), asks ``check(_:codeHash:now:)`` and applies its change in the same transaction.
 public enum OneTimeCodeRule {
   /// What a check does to the stored code.
   public enum Change: Sendable, Hashable {

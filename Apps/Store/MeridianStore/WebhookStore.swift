@@ -2,10 +2,45 @@ import DomainKit
 import Foundation
 import MeridianAPI
 
+/// The webhook outbox's primitives in one transaction (``StoreTransaction``).
+public protocol WebhookOutboxTransaction: Sendable {
+  /// The registrations that may receive `event`: its ``WebhookEvent/target``, or the enabled ones of its user and
+  /// the operator-wide ones (``WebhookEvent/recipients(_:)`` decides among them).
+  func webhookCandidates(for event: WebhookEvent) async throws -> [Webhook]
+  /// Queues one delivery `id` of `event` (its JSON `body`) to `webhook`, due at ``WebhookEvent/queuedAt``; false
+  /// (nothing changed) when that registration has one with the event's idempotency key.
+  func insertWebhookDelivery(id: String, of event: WebhookEvent, body: Data, to webhook: String) async throws -> Bool
+}
+
+extension WebhookOutboxTransaction {
+  /// Queues `event` in this transaction for every registration that wants it (see
+  /// ``WebhookStore/enqueueWebhookEvent(_:)``): its deliveries commit with what the transaction stores, or not at all.
+  /// Returns how many deliveries were queued.
+  /// - Throws: ``WebhookStoreError/invalidPayload`` when the payload isn't JSON.
+  @discardableResult
+  public func enqueueWebhookEvent(_ event: WebhookEvent) async throws -> Int {
+    let body = try event.body()
+    var queued = 0
+    for recipient in event.recipients(try await webhookCandidates(for: event)) {
+      let id = UUID().uuidString.lowercased()
+      if try await insertWebhookDelivery(id: id, of: event, body: body, to: recipient.id) { queued += 1 }
+    }
+    return queued
+  }
+}
+
+extension WebhookStore where Self: StoreTransactions {
+  @discardableResult
+  public func enqueueWebhookEvent(_ event: WebhookEvent) async throws -> Int {
+    try await write { tx in try await tx.enqueueWebhookEvent(event) }
+  }
+}
+
 /// Webhook registrations and their durable outbox.
 ///
-/// A feature records an event with ``enqueueWebhookEvent(_:)`` (or, inside its own transaction, the engine's
-/// `enqueueWebhookEvent(_:db:)` / `enqueueWebhookEvent(_:on:logger:)`): one delivery per registration that wants it
+/// A feature records an event with ``enqueueWebhookEvent(_:)``, or with
+/// ``WebhookOutboxTransaction/enqueueWebhookEvent(_:)`` inside the ``StoreTransactions/write(_:)`` that stores what the
+/// event is about, so the two commit together: one delivery per registration that wants it
 /// (the event owner's own and every operator-wide one), at most one per registration and idempotency key, so
 /// enqueueing an event again changes nothing. The server's delivery service claims due deliveries under a lease
 /// (several nodes never hold the same one: `FOR UPDATE SKIP LOCKED` on PostgreSQL), and records each outcome.

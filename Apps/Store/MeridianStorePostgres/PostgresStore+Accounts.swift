@@ -148,31 +148,6 @@ extension PostgresStore: AccountStore {
       """)
   }
 
-  /// The code's row is locked (`FOR UPDATE`) while it is checked, so guesses sent to several nodes at once are
-  /// counted one after another against the same attempts.
-  public func checkOTP(phone: String, codeHash: String, now: Int64) async throws -> OTPCheck {
-    try await transaction { connection in
-      let stored = try await connection.query(
-        "SELECT code_hash, expires_at, attempts_left FROM otp_codes WHERE phone = \(phone) FOR UPDATE",
-        logger: self.logger
-      ).collect().first.map { row in
-        let (hash, expiresAt, attemptsLeft) = try row.decode((String, Int64, Int32).self)
-        return StoredOneTimeCode(codeHash: hash, expiresAt: expiresAt, attemptsLeft: Int(attemptsLeft))
-      }
-      let (outcome, change) = OneTimeCodeRule.check(stored, codeHash: codeHash, now: now)
-      switch change {
-      case .keep: break
-      case .delete:
-        _ = try await connection.query("DELETE FROM otp_codes WHERE phone = \(phone)", logger: self.logger).collect()
-      case .spendAttempt:
-        _ = try await connection.query(
-          "UPDATE otp_codes SET attempts_left = attempts_left - 1 WHERE phone = \(phone)", logger: self.logger
-        ).collect()
-      }
-      return outcome
-    }
-  }
-
   // MARK: Idempotency (the routes' answers; the fix upload's are stored by its group commit)
 
   public func idempotentResponse(userID: UserID, key: String) async throws -> StoredResponse? {
@@ -223,3 +198,23 @@ enum JSONColumn {
   }
 }
 extension PostgresStore: IdempotencyStore {}
+
+extension PostgresTransaction {
+  // MARK: One-time codes
+
+  func oneTimeCode(for phone: String) async throws -> StoredOneTimeCode? {
+    try await rows("SELECT code_hash, expires_at, attempts_left FROM otp_codes WHERE phone = \(phone) FOR UPDATE")
+      .first.map { row in
+        let (hash, expiresAt, attemptsLeft) = try row.decode((String, Int64, Int32).self)
+        return StoredOneTimeCode(codeHash: hash, expiresAt: expiresAt, attemptsLeft: Int(attemptsLeft))
+      }
+  }
+
+  func deleteOneTimeCode(for phone: String) async throws {
+    _ = try await rows("DELETE FROM otp_codes WHERE phone = \(phone)")
+  }
+
+  func spendOneTimeCodeAttempt(for phone: String) async throws {
+    _ = try await rows("UPDATE otp_codes SET attempts_left = attempts_left - 1 WHERE phone = \(phone)")
+  }
+}

@@ -47,24 +47,6 @@ extension PostgresStore {
     return entries
   }
 
-  public func removeGeofenceQueueEntries(_ sequences: [UInt64]) async throws {
-    guard !sequences.isEmpty else { return }
-    try await transaction { connection in
-      try await Self.removeGeofenceQueueEntries(sequences, on: connection, logger: self.logger)
-    }
-  }
-
-  /// Removes the entries `sequences`, in the caller's transaction.
-  static func removeGeofenceQueueEntries(_ sequences: [UInt64], on connection: PostgresConnection, logger: Logger)
-    async throws
-  {
-    guard !sequences.isEmpty else { return }
-    _ = try await connection.query(
-      "DELETE FROM geofence_queue WHERE sequence = ANY(\(sequences.map { Int64(clamping: $0) })::bigint[])",
-      logger: logger
-    ).collect()
-  }
-
   public func geofenceQueueBacklog() async throws -> GeofenceQueueBacklog {
     let row = try await rows("SELECT count(*), min(committed_at) FROM geofence_queue").first
     guard let (count, oldest) = try row?.decode((Int64, Int64?).self) else {

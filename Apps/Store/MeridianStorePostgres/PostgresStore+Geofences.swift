@@ -153,61 +153,6 @@ extension PostgresStore: GeofenceStore {
     return tracking
   }
 
-  public func commitGeofenceTracking(_ update: GeofenceTrackingUpdate) async throws -> Bool {
-    let states = try update.states.map { ($0.key.rawValue, try $0.value.encoded()) }
-    let user = update.userID.rawValue
-    return try await transaction { connection in
-      // Take the person's row (created at version 0 when missing), then compare versions.
-      let version =
-        try await Self.column(
-          Int64.self,
-          """
-          INSERT INTO geofence_trackers(user_id, version, last_fix_at) VALUES (\(user), 0, NULL)
-          ON CONFLICT (user_id) DO UPDATE SET version = geofence_trackers.version
-          RETURNING version
-          """, on: connection, logger: self.logger
-        ).first ?? 0
-      guard version == update.version else { return false }
-      try await connection.query(
-        """
-        UPDATE geofence_trackers SET version = \(version + 1), last_fix_at = \(update.lastFixAt)
-        WHERE user_id = \(user)
-        """, logger: self.logger)
-      for (geofence, state) in states {
-        try await connection.query(
-          """
-          INSERT INTO geofence_states(user_id, geofence_id, state)
-          SELECT \(user), id, \(state) FROM geofences WHERE id = \(geofence)
-          ON CONFLICT (user_id, geofence_id) DO UPDATE SET state = excluded.state
-          """, logger: self.logger)
-      }
-      if !update.removed.isEmpty {
-        try await connection.query(
-          """
-          DELETE FROM geofence_states
-          WHERE user_id = \(user) AND geofence_id = ANY(\(update.removed.map(\.rawValue))::text[])
-          """, logger: self.logger)
-      }
-      for event in update.events {
-        try await connection.query(
-          """
-          INSERT INTO geofence_events(id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at,
-            reported_by, latitude, longitude, accuracy, owner_sees)
-          SELECT \(event.id), id, \(event.geofenceName), owner_id, \(event.userId.rawValue), \(event.kind.rawValue),
-            \(event.timestamp), \(event.reportedBy.rawValue), \(event.lat), \(event.lon), \(event.accuracy),
-            \(update.ownerSees(event))
-          FROM geofences WHERE id = \(event.geofenceId.rawValue)
-          ON CONFLICT (id) DO NOTHING
-          """, logger: self.logger)
-      }
-      for event in update.webhookEvents {
-        try await Self.enqueueWebhookEvent(event, on: connection, logger: self.logger)
-      }
-      try await Self.removeGeofenceQueueEntries(update.evaluatedEntries, on: connection, logger: self.logger)
-      return true
-    }
-  }
-
   public func geofenceEvents(_ query: GeofenceEventQuery) async throws -> GeofenceEventPage {
     var conditions: [String] = []
     var bindings = PostgresBindings()
@@ -240,5 +185,61 @@ extension PostgresStore: GeofenceStore {
     let page = rows.prefix(limit)
     let next = rows.count > limit ? page.last.map { HistoryCursor(timestamp: $0.0.timestamp, row: $0.1) } : nil
     return GeofenceEventPage(events: page.map(\.0), next: next)
+  }
+}
+
+extension PostgresTransaction {
+  /// Takes the person's row, created at version 0 when missing.
+  func lockGeofenceTracker(of user: UserID) async throws -> Int64 {
+    try await rows(
+      """
+      INSERT INTO geofence_trackers(user_id, version, last_fix_at) VALUES (\(user.rawValue), 0, NULL)
+      ON CONFLICT (user_id) DO UPDATE SET version = geofence_trackers.version
+      RETURNING version
+      """
+    ).first?.decode(Int64.self) ?? 0
+  }
+
+  func setGeofenceTracker(of user: UserID, version: Int64, lastFixAt: Int64?) async throws {
+    _ = try await rows(
+      """
+      UPDATE geofence_trackers SET version = \(version), last_fix_at = \(lastFixAt) WHERE user_id = \(user.rawValue)
+      """)
+  }
+
+  func saveGeofenceStates(_ states: [(geofence: GeofenceID, state: String)], of user: UserID) async throws {
+    for (geofence, state) in states {
+      _ = try await rows(
+        """
+        INSERT INTO geofence_states(user_id, geofence_id, state)
+        SELECT \(user.rawValue), id, \(state) FROM geofences WHERE id = \(geofence.rawValue)
+        ON CONFLICT (user_id, geofence_id) DO UPDATE SET state = excluded.state
+        """)
+    }
+  }
+
+  func removeGeofenceStates(_ geofences: [GeofenceID], of user: UserID) async throws {
+    _ = try await rows(
+      """
+      DELETE FROM geofence_states
+      WHERE user_id = \(user.rawValue) AND geofence_id = ANY(\(geofences.map(\.rawValue))::text[])
+      """)
+  }
+
+  func insertGeofenceEvent(_ event: GeofenceEventItem, ownerSees: Bool) async throws {
+    _ = try await rows(
+      """
+      INSERT INTO geofence_events(id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at,
+        reported_by, latitude, longitude, accuracy, owner_sees)
+      SELECT \(event.id), id, \(event.geofenceName), owner_id, \(event.userId.rawValue), \(event.kind.rawValue),
+        \(event.timestamp), \(event.reportedBy.rawValue), \(event.lat), \(event.lon), \(event.accuracy), \(ownerSees)
+      FROM geofences WHERE id = \(event.geofenceId.rawValue)
+      ON CONFLICT (id) DO NOTHING
+      """)
+  }
+
+  func removeGeofenceQueueEntries(_ sequences: [UInt64]) async throws {
+    _ = try await rows(
+      "DELETE FROM geofence_queue WHERE sequence = ANY(\(sequences.map { Int64(clamping: $0) })::bigint[])")
   }
 }

@@ -32,49 +32,7 @@ extension PostgresStore: PollStore {
   /// Whether `error` is a unique violation (SQLSTATE 23505).
   static func isUniqueViolation(_ error: any Error) -> Bool { sqlState(error) == "23505" }
 
-  static func author(_ id: UserID, on connection: PostgresConnection, logger: Logger) async throws -> PublicAuthor {
-    let row = try await connection.query(
-      """
-      SELECT CASE WHEN audience->>'fullName' = 'everyone' THEN full_name END,
-        CASE WHEN audience->>'avatar' = 'everyone' THEN avatar END
-      FROM profiles WHERE user_id = \(id.rawValue)
-      """, logger: logger
-    ).collect().first
-    let (name, avatar) = try row?.decode((String?, String?).self) ?? (nil, nil)
-    return PublicAuthor(id: id, fullName: name, avatar: avatar)
-  }
-
   // MARK: Polls
-
-  public func createPoll(_ poll: Poll, closesAt: Int64?, reward: Int, now: Int64) async throws -> PollSummary {
-    try await transaction { connection in
-      do {
-        _ = try await connection.query(
-          """
-          INSERT INTO polls(id, author_id, title, description, option0_text, option0_image, option1_text,
-            option1_image, closes_at, created_at)
-          VALUES (\(poll.id.rawValue), \(poll.authorID.rawValue), \(poll.title), \(poll.description),
-            \(poll.options[0].text), \(poll.options[0].imageURL), \(poll.options[1].text), \(poll.options[1].imageURL),
-            \(closesAt), \(poll.createdAt))
-          """, logger: self.logger
-        ).collect()
-      } catch  where Self.isUniqueViolation(error) {
-        throw PollStoreError.duplicateID(poll.id.rawValue)
-      }
-      if reward > 0 {
-        _ = try await Self.credit(
-          poll.authorID, reward, reason: .pollPosted, reference: poll.id.rawValue, now: now, on: connection,
-          logger: self.logger)
-      }
-      guard
-        let row = try await connection.query(
-          PostgresQuery(unsafeSQL: "\(Self.pollSelect) WHERE p.id = $1", binds: try Self.pollBinds([poll.id.rawValue])),
-          logger: self.logger
-        ).collect().first
-      else { throw PollStoreError.pollNotFound(poll.id) }
-      return try Self.pollValues(row).summary()
-    }
-  }
 
   static func pollBinds(_ values: [(any PostgresEncodable & Sendable)?]) throws -> PostgresBindings {
     var binds = PostgresBindings(capacity: values.count)
@@ -82,25 +40,6 @@ extension PostgresStore: PollStore {
       if let value { try binds.append(value) } else { binds.appendNull() }
     }
     return binds
-  }
-
-  public func poll(_ id: PollID, viewer: UserID?, includeHidden: Bool) async throws -> PollSummary? {
-    guard
-      let row = try await rows(
-        PostgresQuery(unsafeSQL: "\(Self.pollSelect) WHERE p.id = $1", binds: try Self.pollBinds([id.rawValue]))
-      ).first
-    else { return nil }
-    let values = try Self.pollValues(row)
-    guard
-      PollRules.isVisible(hidden: values.hidden, authorID: values.authorID, to: viewer, includeHidden: includeHidden)
-    else { return nil }
-    var choice: PollChoice?
-    if let viewer {
-      let found = try await rows(
-        "SELECT choice::bigint FROM poll_ballots WHERE user_id = \(viewer.rawValue) AND poll_id = \(id.rawValue)")
-      choice = try found.first.flatMap { PollChoice(rawValue: try $0.decode(Int.self)) }
-    }
-    return try values.summary(myChoice: choice)
   }
 
   public func polls(_ query: PollFeedQuery) async throws -> PollPage {
@@ -203,165 +142,7 @@ extension PostgresStore: PollStore {
     return unreferenced
   }
 
-  // MARK: Votes
-
-  public func vote(_ poll: PollID, user: UserID, choice: PollChoice, reward: Int, now: Int64) async throws
-    -> VoteOutcome
-  {
-    try await transaction { connection in
-      // The common refusals first, without a lock.
-      guard
-        let row = try await connection.query(
-          "SELECT hidden, closes_at FROM polls WHERE id = \(poll.rawValue)", logger: self.logger
-        ).collect().first
-      else { throw PollStoreError.pollNotFound(poll) }
-      try Self.checkOpen(poll, row, now: now)
-      // The voter's ballot next: its row lock (for a first vote, its key) orders this voter's votes in this poll and
-      // nobody else's. The poll's row is locked last, by the one UPDATE of its counts, so a hot poll is held only
-      // for that statement and the commit.
-      var previous = try await Self.ballot(of: user, in: poll, on: connection, logger: self.logger)
-      if previous == nil {
-        do {
-          let inserted = try await connection.query(
-            """
-            INSERT INTO poll_ballots(user_id, poll_id, choice, created_at, updated_at)
-            VALUES (\(user.rawValue), \(poll.rawValue), \(Int16(choice.rawValue)), \(now), \(now))
-            ON CONFLICT (user_id, poll_id) DO NOTHING RETURNING 1
-            """, logger: self.logger
-          ).collect()
-          // Another vote of this voter committed first: this one is a change of it.
-          if inserted.isEmpty {
-            previous = try await Self.ballot(of: user, in: poll, on: connection, logger: self.logger)
-          }
-        } catch  where Self.sqlState(error) == "23503" {
-          throw PollStoreError.pollNotFound(poll)
-        }
-      }
-      if previous == choice {
-        let counts = try await connection.query(
-          "SELECT votes0, votes1 FROM polls WHERE id = \(poll.rawValue)", logger: self.logger
-        ).collect().first
-        let (votes0, votes1) = try counts?.decode((Int, Int).self) ?? (0, 0)
-        return VoteOutcome(results: PollResults(counts: [votes0, votes1]), previous: previous, awarded: 0)
-      }
-      let change = PollRules.ballot(previous: previous, choice: choice)
-      if previous != nil {
-        _ = try await connection.query(
-          """
-          UPDATE poll_ballots SET choice = \(Int16(choice.rawValue)), updated_at = \(now)
-          WHERE user_id = \(user.rawValue) AND poll_id = \(poll.rawValue)
-          """, logger: self.logger
-        ).collect()
-      }
-      let (first, second, total) = (change.first, change.second, change.total)
-      // The reward before the counts (the voter's own balance row): the poll's row is then held for one statement
-      // and the commit.
-      var awarded = 0
-      if change.earnsReward && reward > 0 {
-        awarded = try await Self.credit(
-          user, reward, reason: .voted, reference: poll.rawValue, now: now, on: connection, logger: self.logger)
-      }
-      // Hidden or closed since the check: nothing is stored (the transaction rolls back).
-      guard
-        let counts = try await connection.query(
-          """
-          UPDATE polls SET votes0 = votes0 + \(first), votes1 = votes1 + \(second), votes_total = votes_total + \(total)
-          WHERE id = \(poll.rawValue) AND NOT hidden AND (closes_at IS NULL OR closes_at > \(now))
-          RETURNING votes0, votes1
-          """, logger: self.logger
-        ).collect().first
-      else {
-        let row = try await connection.query(
-          "SELECT hidden, closes_at FROM polls WHERE id = \(poll.rawValue)", logger: self.logger
-        ).collect().first
-        guard let row else { throw PollStoreError.pollNotFound(poll) }
-        try Self.checkOpen(poll, row, now: now)
-        throw PollStoreError.pollNotFound(poll)
-      }
-      let (votes0, votes1) = try counts.decode((Int, Int).self)
-      return VoteOutcome(results: PollResults(counts: [votes0, votes1]), previous: previous, awarded: awarded)
-    }
-  }
-
-  /// Throws when a poll's row (`hidden`, `closes_at`) says it takes no votes at `now`.
-  static func checkOpen(_ poll: PollID, _ row: PostgresRow, now: Int64) throws {
-    let (hidden, closesAt) = try row.decode((Bool, Int64?).self)
-    try PollRules.checkOpen(poll, hidden: hidden, closesAt: closesAt, now: now)
-  }
-
-  /// `user`'s choice in `poll`, its row locked until the transaction ends; nil before their first vote.
-  static func ballot(of user: UserID, in poll: PollID, on connection: PostgresConnection, logger: Logger)
-    async throws -> PollChoice?
-  {
-    try await connection.query(
-      """
-      SELECT choice::bigint FROM poll_ballots WHERE user_id = \(user.rawValue) AND poll_id = \(poll.rawValue)
-      FOR UPDATE
-      """, logger: logger
-    ).collect().first.flatMap { PollChoice(rawValue: try $0.decode(Int.self)) }
-  }
-
   // MARK: Comments
-
-  public func addComment(_ comment: PollComment) async throws -> PollCommentView {
-    try await transaction { connection in
-      guard
-        let row = try await connection.query(
-          "SELECT hidden FROM polls WHERE id = \(comment.pollID.rawValue) FOR SHARE", logger: self.logger
-        ).collect().first
-      else { throw PollStoreError.pollNotFound(comment.pollID) }
-      try PollRules.checkCommentable(comment.pollID, hidden: try row.decode(Bool.self))
-      do {
-        _ = try await connection.query(
-          """
-          INSERT INTO poll_comments(poll_id, id, author_id, text, created_at)
-          VALUES (\(comment.pollID.rawValue), \(comment.id.rawValue), \(comment.authorID.rawValue), \(comment.text),
-            \(comment.createdAt))
-          """, logger: self.logger
-        ).collect()
-      } catch  where Self.isUniqueViolation(error) {
-        throw PollStoreError.duplicateID(comment.id.rawValue)
-      }
-      return PollCommentView(
-        comment: comment, author: try await Self.author(comment.authorID, on: connection, logger: self.logger))
-    }
-  }
-
-  public func comments(of poll: PollID, viewer: UserID?, cursor: String?, limit: Int) async throws
-    -> PollCommentPage
-  {
-    let cursor = try cursor.map { text throws(PollStoreError) in try CommentCursor(text: text) }
-    let limit = min(100, max(1, limit))
-    guard let row = try await rows("SELECT author_id, hidden FROM polls WHERE id = \(poll.rawValue)").first else {
-      throw PollStoreError.pollNotFound(poll)
-    }
-    let (author, hidden) = try row.decode((String, Bool).self)
-    guard PollRules.isVisible(hidden: hidden, authorID: author, to: viewer) else {
-      throw PollStoreError.pollNotFound(poll)
-    }
-    let found = try await rows(
-      """
-      SELECT c.id, c.author_id, c.text, c.hidden, c.created_at,
-        CASE WHEN a.audience->>'fullName' = 'everyone' THEN a.full_name END,
-        CASE WHEN a.audience->>'avatar' = 'everyone' THEN a.avatar END
-      FROM poll_comments c LEFT JOIN profiles a ON a.user_id = c.author_id
-      WHERE c.poll_id = \(poll.rawValue) AND (NOT c.hidden OR c.author_id = \(viewer?.rawValue))
-        AND (c.created_at, c.id) > (\(cursor?.createdAt ?? Int64.min), \(cursor?.id ?? ""))
-      ORDER BY c.created_at, c.id LIMIT \(limit + 1)
-      """)
-    let items = try found.prefix(limit).map { row in
-      let (id, authorID, text, hidden, createdAt, name, avatar) = try row.decode(
-        (String, String, String, Bool, Int64, String?, String?).self)
-      return PollCommentView(
-        comment: PollComment(
-          stored: CommentID(id), pollID: poll, authorID: UserID(authorID), text: text, createdAt: createdAt),
-        author: PublicAuthor(id: UserID(authorID), fullName: name, avatar: avatar), hidden: hidden)
-    }
-    let next =
-      found.count > limit
-      ? items.last.map { CommentCursor(createdAt: $0.comment.createdAt, id: $0.id.rawValue).text } : nil
-    return PollCommentPage(items: items, nextCursor: next)
-  }
 
   public func deleteComment(_ id: CommentID, on poll: PollID, by user: UserID) async throws -> Bool {
     !(try await rows(
@@ -389,112 +170,6 @@ extension PostgresStore: PollStore {
   }
 
   // MARK: Points
-
-  /// Appends an earning to `user`'s ledger and balance, unless the unique index says it was credited before (a poll
-  /// or vote reward); returns the points credited.
-  static func credit(
-    _ user: UserID, _ amount: Int, reason: PointsReason, reference: String?, note: String? = nil, now: Int64,
-    on connection: PostgresConnection, logger: Logger
-  ) async throws -> Int {
-    let inserted = try await connection.query(
-      """
-      INSERT INTO points_ledger(user_id, id, amount, reason, reference, note, created_at)
-      VALUES (\(user.rawValue), \(entryID()), \(amount), \(reason.rawValue), \(reference), \(note), \(now))
-      ON CONFLICT DO NOTHING RETURNING 1
-      """, logger: logger
-    ).collect()
-    guard !inserted.isEmpty else { return 0 }
-    _ = try await connection.query(
-      """
-      INSERT INTO points_balances(user_id, balance) VALUES (\(user.rawValue), \(amount))
-      ON CONFLICT (user_id) DO UPDATE SET balance = points_balances.balance + excluded.balance
-      """, logger: logger
-    ).collect()
-    return amount
-  }
-
-  /// Spends `amount` (> 0) of `user`'s points: the `UPDATE` waits for the balance row's lock and re-checks the
-  /// balance after it (READ COMMITTED), and the row's check is the last word: never below zero.
-  static func debit(
-    _ user: UserID, _ amount: Int, reason: PointsReason, reference: String?, note: String? = nil, now: Int64,
-    on connection: PostgresConnection, logger: Logger
-  ) async throws -> Int {
-    guard
-      let row = try await connection.query(
-        """
-        UPDATE points_balances SET balance = balance - \(amount)
-        WHERE user_id = \(user.rawValue) AND balance >= \(amount) RETURNING balance
-        """, logger: logger
-      ).collect().first
-    else {
-      throw PointsError.notEnoughPoints(
-        balance: try await balance(user, lock: false, on: connection, logger: logger), required: amount)
-    }
-    _ = try await connection.query(
-      """
-      INSERT INTO points_ledger(user_id, id, amount, reason, reference, note, created_at)
-      VALUES (\(user.rawValue), \(entryID()), \(-amount), \(reason.rawValue), \(reference), \(note), \(now))
-      """, logger: logger
-    ).collect()
-    return try row.decode(Int.self)
-  }
-
-  /// `user`'s balance (0 without a row), optionally locking the row until the transaction ends.
-  static func balance(_ user: UserID, lock: Bool, on connection: PostgresConnection, logger: Logger) async throws
-    -> Int
-  {
-    let sql = "SELECT balance FROM points_balances WHERE user_id = $1" + (lock ? " FOR UPDATE" : "")
-    return try await column(
-      Int.self, PostgresQuery(unsafeSQL: sql, binds: try pollBinds([user.rawValue])), on: connection, logger: logger
-    ).first ?? 0
-  }
-
-  static func entryID() -> String { UUID().uuidString.lowercased() }
-
-  static func statement(_ user: UserID, limit: Int, on connection: PostgresConnection, logger: Logger) async throws
-    -> PointsStatement
-  {
-    let found = try await connection.query(
-      """
-      SELECT id, amount, reason, reference, created_at FROM points_ledger WHERE user_id = \(user.rawValue)
-      ORDER BY created_at DESC, seq DESC LIMIT \(max(0, limit))
-      """, logger: logger
-    ).collect()
-    let entries = try found.map { row in
-      let (id, amount, reason, reference, createdAt) = try row.decode((String, Int, String, String?, Int64).self)
-      return PointsEntry(
-        id: LedgerEntryID(id), userID: user, amount: amount, reason: PointsReason(rawValue: reason) ?? .adjustment,
-        reference: reference, createdAt: createdAt)
-    }
-    return PointsStatement(
-      balance: try await balance(user, lock: false, on: connection, logger: logger), entries: entries)
-  }
-
-  public func points(of user: UserID, limit: Int) async throws -> PointsStatement {
-    try await transaction { connection in
-      _ = try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: self.logger)
-      return try await Self.statement(user, limit: limit, on: connection, logger: self.logger)
-    }
-  }
-
-  public func grantPoints(_ amount: Int, to user: UserID, note: String, now: Int64) async throws -> PointsStatement {
-    try await transaction { connection in
-      guard
-        try await !connection.query("SELECT 1 FROM users WHERE id = \(user.rawValue)", logger: self.logger).collect()
-          .isEmpty
-      else { throw PollStoreError.userNotFound(user) }
-      let balance = try await Self.balance(user, lock: true, on: connection, logger: self.logger)
-      try PointsRules.checkGrant(amount, to: user, balance: balance, now: now)
-      if amount >= 0 {
-        _ = try await Self.credit(
-          user, amount, reason: .adjustment, reference: nil, note: note, now: now, on: connection, logger: self.logger)
-      } else {
-        _ = try await Self.debit(
-          user, -amount, reason: .adjustment, reference: nil, note: note, now: now, on: connection, logger: self.logger)
-      }
-      return try await Self.statement(user, limit: 20, on: connection, logger: self.logger)
-    }
-  }
 
   // MARK: Coupons
 
@@ -540,59 +215,6 @@ extension PostgresStore: PollStore {
     ).map(Self.listing)
   }
 
-  public func purchaseCoupon(
-    _ offer: CouponID, user: UserID, couponID: CouponID, code: String, requestKey: String?, now: Int64
-  ) async throws -> CouponPurchase {
-    try await transaction { connection in
-      // The buyer's balance row first (every purchase of theirs waits here: a replayed key finds the first
-      // purchase), then the offer's row: always in this order, so purchases never deadlock.
-      let balance = try await Self.balance(user, lock: true, on: connection, logger: self.logger)
-      if let requestKey,
-        let row = try await connection.query(
-          """
-          SELECT id, offer_id, code, purchased_at FROM coupons
-          WHERE user_id = \(user.rawValue) AND request_key = \(requestKey)
-          """, logger: self.logger
-        ).collect().first
-      {
-        let (id, offerID, code, purchasedAt) = try row.decode((String, String, String, Int64).self)
-        let coupon = Coupon(
-          id: CouponID(id), offerID: CouponID(offerID), userID: user, code: code, purchasedAt: purchasedAt)
-        return CouponPurchase(coupon: coupon, balance: balance)
-      }
-      guard
-        let row = try await connection.query(
-          PostgresQuery(
-            unsafeSQL: "\(Self.offerSelect) WHERE id = $1 FOR UPDATE", binds: try Self.pollBinds([offer.rawValue])),
-          logger: self.logger
-        ).collect().first
-      else { throw PollStoreError.offerNotFound(offer) }
-      let listing = try Self.listing(row)
-      let coupon = try PointsRules.purchase(
-        listing, couponID: couponID, code: code, by: user, balance: balance, now: now)
-      let remaining = try await Self.debit(
-        user, listing.offer.price, reason: .couponPurchase, reference: couponID.rawValue, now: now, on: connection,
-        logger: self.logger)
-      let sold = try await connection.query(
-        "UPDATE coupon_offers SET sold = sold + 1 WHERE id = \(offer.rawValue) AND sold < stock RETURNING 1",
-        logger: self.logger
-      ).collect()
-      guard !sold.isEmpty else { throw PollStoreError.outOfStock(offer) }
-      do {
-        _ = try await connection.query(
-          """
-          INSERT INTO coupons(user_id, id, offer_id, code, price, request_key, purchased_at)
-          VALUES (\(user.rawValue), \(couponID.rawValue), \(offer.rawValue), \(code), \(listing.offer.price),
-            \(requestKey), \(now))
-          """, logger: self.logger
-        ).collect()
-      } catch  where Self.isUniqueViolation(error) {
-        throw PollStoreError.codeTaken
-      }
-      return CouponPurchase(coupon: coupon, balance: remaining)
-    }
-  }
-
   public func coupons(of user: UserID) async throws -> [Coupon] {
     try await rows(
       """
@@ -615,6 +237,248 @@ extension PostgresStore: PollStore {
     ).map { row in
       let (id, stock, sold, redeemed) = try row.decode((String, Int, Int, Int).self)
       return CouponStats(offerId: CouponID(id), stock: stock, bought: sold, redeemed: redeemed)
+    }
+  }
+}
+
+extension PostgresTransaction {
+  // MARK: Polls
+
+  func insertPoll(_ poll: Poll, closesAt: Int64?) async throws {
+    do {
+      _ = try await rows(
+        """
+        INSERT INTO polls(id, author_id, title, description, option0_text, option0_image, option1_text,
+          option1_image, closes_at, created_at)
+        VALUES (\(poll.id.rawValue), \(poll.authorID.rawValue), \(poll.title), \(poll.description),
+          \(poll.options[0].text), \(poll.options[0].imageURL), \(poll.options[1].text), \(poll.options[1].imageURL),
+          \(closesAt), \(poll.createdAt))
+        """)
+    } catch  where PostgresStore.isUniqueViolation(error) {
+      throw PollStoreError.duplicateID(poll.id.rawValue)
+    }
+  }
+
+  func pollRow(_ id: PollID) async throws -> PollRowValues? {
+    try await rows(
+      PostgresQuery(
+        unsafeSQL: "\(PostgresStore.pollSelect) WHERE p.id = $1", binds: try PostgresStore.pollBinds([id.rawValue]))
+    ).first.map(PostgresStore.pollValues)
+  }
+
+  func pollState(_ id: PollID, sharing: Bool) async throws -> PollState? {
+    let sql = "SELECT author_id, hidden, closes_at FROM polls WHERE id = $1" + (sharing ? " FOR SHARE" : "")
+    return try await rows(PostgresQuery(unsafeSQL: sql, binds: try PostgresStore.pollBinds([id.rawValue])))
+      .first.map { row in
+        let (author, hidden, closesAt) = try row.decode((String, Bool, Int64?).self)
+        return PollState(authorID: author, hidden: hidden, closesAt: closesAt)
+      }
+  }
+
+  func ballot(of user: UserID, in poll: PollID, lock: Bool) async throws -> PollChoice? {
+    let sql =
+      "SELECT choice::bigint FROM poll_ballots WHERE user_id = $1 AND poll_id = $2" + (lock ? " FOR UPDATE" : "")
+    return try await rows(
+      PostgresQuery(unsafeSQL: sql, binds: try PostgresStore.pollBinds([user.rawValue, poll.rawValue]))
+    ).first.flatMap { PollChoice(rawValue: try $0.decode(Int.self)) }
+  }
+
+  func insertBallot(of user: UserID, in poll: PollID, choice: PollChoice, now: Int64) async throws -> Bool {
+    do {
+      return try await !rows(
+        """
+        INSERT INTO poll_ballots(user_id, poll_id, choice, created_at, updated_at)
+        VALUES (\(user.rawValue), \(poll.rawValue), \(Int16(choice.rawValue)), \(now), \(now))
+        ON CONFLICT (user_id, poll_id) DO NOTHING RETURNING 1
+        """
+      ).isEmpty
+    } catch  where PostgresStore.sqlState(error) == "23503" {
+      throw PollStoreError.pollNotFound(poll)
+    }
+  }
+
+  func updateBallot(of user: UserID, in poll: PollID, choice: PollChoice, now: Int64) async throws {
+    _ = try await rows(
+      """
+      UPDATE poll_ballots SET choice = \(Int16(choice.rawValue)), updated_at = \(now)
+      WHERE user_id = \(user.rawValue) AND poll_id = \(poll.rawValue)
+      """)
+  }
+
+  func addVotes(_ change: PollRules.BallotChange, to poll: PollID, ifOpenAt now: Int64) async throws -> PollResults? {
+    try await rows(
+      """
+      UPDATE polls SET votes0 = votes0 + \(change.first), votes1 = votes1 + \(change.second),
+        votes_total = votes_total + \(change.total)
+      WHERE id = \(poll.rawValue) AND NOT hidden AND (closes_at IS NULL OR closes_at > \(now))
+      RETURNING votes0, votes1
+      """
+    ).first.map { row in
+      let (votes0, votes1) = try row.decode((Int, Int).self)
+      return PollResults(counts: [votes0, votes1])
+    }
+  }
+
+  func pollResults(_ poll: PollID) async throws -> PollResults {
+    let counts = try await rows("SELECT votes0, votes1 FROM polls WHERE id = \(poll.rawValue)").first
+    let (votes0, votes1) = try counts?.decode((Int, Int).self) ?? (0, 0)
+    return PollResults(counts: [votes0, votes1])
+  }
+
+  func insertComment(_ comment: PollComment) async throws {
+    do {
+      _ = try await rows(
+        """
+        INSERT INTO poll_comments(poll_id, id, author_id, text, created_at)
+        VALUES (\(comment.pollID.rawValue), \(comment.id.rawValue), \(comment.authorID.rawValue), \(comment.text),
+          \(comment.createdAt))
+        """)
+    } catch  where PostgresStore.isUniqueViolation(error) {
+      throw PollStoreError.duplicateID(comment.id.rawValue)
+    }
+  }
+
+  func comments(of poll: PollID, visibleTo viewer: UserID?, after cursor: CommentCursor?, limit: Int) async throws
+    -> [PollCommentView]
+  {
+    try await rows(
+      """
+      SELECT c.id, c.author_id, c.text, c.hidden, c.created_at,
+        CASE WHEN a.audience->>'fullName' = 'everyone' THEN a.full_name END,
+        CASE WHEN a.audience->>'avatar' = 'everyone' THEN a.avatar END
+      FROM poll_comments c LEFT JOIN profiles a ON a.user_id = c.author_id
+      WHERE c.poll_id = \(poll.rawValue) AND (NOT c.hidden OR c.author_id = \(viewer?.rawValue))
+        AND (c.created_at, c.id) > (\(cursor?.createdAt ?? Int64.min), \(cursor?.id ?? ""))
+      ORDER BY c.created_at, c.id LIMIT \(limit)
+      """
+    ).map { row in
+      let (id, authorID, text, hidden, createdAt, name, avatar) = try row.decode(
+        (String, String, String, Bool, Int64, String?, String?).self)
+      return PollCommentView(
+        comment: PollComment(
+          stored: CommentID(id), pollID: poll, authorID: UserID(authorID), text: text, createdAt: createdAt),
+        author: PublicAuthor(id: UserID(authorID), fullName: name, avatar: avatar), hidden: hidden)
+    }
+  }
+
+  func publicAuthor(_ user: UserID) async throws -> PublicAuthor {
+    let row = try await rows(
+      """
+      SELECT CASE WHEN audience->>'fullName' = 'everyone' THEN full_name END,
+        CASE WHEN audience->>'avatar' = 'everyone' THEN avatar END
+      FROM profiles WHERE user_id = \(user.rawValue)
+      """
+    ).first
+    let (name, avatar) = try row?.decode((String?, String?).self) ?? (nil, nil)
+    return PublicAuthor(id: user, fullName: name, avatar: avatar)
+  }
+
+  // MARK: Points
+
+  func userExists(_ user: UserID) async throws -> Bool {
+    try await !rows("SELECT 1 FROM users WHERE id = \(user.rawValue)").isEmpty
+  }
+
+  func balance(of user: UserID, lock: Bool) async throws -> Int {
+    let sql = "SELECT balance FROM points_balances WHERE user_id = $1" + (lock ? " FOR UPDATE" : "")
+    return try await rows(PostgresQuery(unsafeSQL: sql, binds: try PostgresStore.pollBinds([user.rawValue])))
+      .first?.decode(Int.self) ?? 0
+  }
+
+  func credit(_ amount: Int, to user: UserID, reason: PointsReason, reference: String?, note: String?, now: Int64)
+    async throws -> Int
+  {
+    let inserted = try await rows(
+      """
+      INSERT INTO points_ledger(user_id, id, amount, reason, reference, note, created_at)
+      VALUES (\(user.rawValue), \(Self.entryID()), \(amount), \(reason.rawValue), \(reference), \(note), \(now))
+      ON CONFLICT DO NOTHING RETURNING 1
+      """)
+    guard !inserted.isEmpty else { return 0 }
+    _ = try await rows(
+      """
+      INSERT INTO points_balances(user_id, balance) VALUES (\(user.rawValue), \(amount))
+      ON CONFLICT (user_id) DO UPDATE SET balance = points_balances.balance + excluded.balance
+      """)
+    return amount
+  }
+
+  /// The `UPDATE` waits for the balance row's lock and re-checks the balance after it (read committed), and the
+  /// row's check is the last word: never below zero.
+  func debit(_ amount: Int, from user: UserID, reason: PointsReason, reference: String?, note: String?, now: Int64)
+    async throws -> Int
+  {
+    guard
+      let row = try await rows(
+        """
+        UPDATE points_balances SET balance = balance - \(amount)
+        WHERE user_id = \(user.rawValue) AND balance >= \(amount) RETURNING balance
+        """
+      ).first
+    else {
+      throw PointsError.notEnoughPoints(balance: try await balance(of: user, lock: false), required: amount)
+    }
+    _ = try await rows(
+      """
+      INSERT INTO points_ledger(user_id, id, amount, reason, reference, note, created_at)
+      VALUES (\(user.rawValue), \(Self.entryID()), \(-amount), \(reason.rawValue), \(reference), \(note), \(now))
+      """)
+    return try row.decode(Int.self)
+  }
+
+  static func entryID() -> String { UUID().uuidString.lowercased() }
+
+  func pointsStatement(of user: UserID, limit: Int) async throws -> PointsStatement {
+    let found = try await rows(
+      """
+      SELECT id, amount, reason, reference, created_at FROM points_ledger WHERE user_id = \(user.rawValue)
+      ORDER BY created_at DESC, seq DESC LIMIT \(max(0, limit))
+      """)
+    let entries = try found.map { row in
+      let (id, amount, reason, reference, createdAt) = try row.decode((String, Int, String, String?, Int64).self)
+      return PointsEntry(
+        id: LedgerEntryID(id), userID: user, amount: amount, reason: PointsReason(rawValue: reason) ?? .adjustment,
+        reference: reference, createdAt: createdAt)
+    }
+    return PointsStatement(balance: try await balance(of: user, lock: false), entries: entries)
+  }
+
+  // MARK: Coupons
+
+  func coupon(of user: UserID, requestKey: String) async throws -> Coupon? {
+    try await rows(
+      """
+      SELECT id, offer_id, code, purchased_at FROM coupons
+      WHERE user_id = \(user.rawValue) AND request_key = \(requestKey)
+      """
+    ).first.map { row in
+      let (id, offerID, code, purchasedAt) = try row.decode((String, String, String, Int64).self)
+      return Coupon(id: CouponID(id), offerID: CouponID(offerID), userID: user, code: code, purchasedAt: purchasedAt)
+    }
+  }
+
+  func couponOffer(_ id: CouponID, lock: Bool) async throws -> CouponListing? {
+    let sql = "\(PostgresStore.offerSelect) WHERE id = $1" + (lock ? " FOR UPDATE" : "")
+    return try await rows(PostgresQuery(unsafeSQL: sql, binds: try PostgresStore.pollBinds([id.rawValue])))
+      .first.map(PostgresStore.listing)
+  }
+
+  func takeCouponFromStock(_ offer: CouponID) async throws -> Bool {
+    try await !rows(
+      "UPDATE coupon_offers SET sold = sold + 1 WHERE id = \(offer.rawValue) AND sold < stock RETURNING 1"
+    ).isEmpty
+  }
+
+  func insertCoupon(_ coupon: Coupon, price: Int, requestKey: String?) async throws {
+    do {
+      _ = try await rows(
+        """
+        INSERT INTO coupons(user_id, id, offer_id, code, price, request_key, purchased_at)
+        VALUES (\(coupon.userID.rawValue), \(coupon.id.rawValue), \(coupon.offerID.rawValue), \(coupon.code),
+          \(price), \(requestKey), \(coupon.purchasedAt))
+        """)
+    } catch  where PostgresStore.isUniqueViolation(error) {
+      throw PollStoreError.codeTaken
     }
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MeridianStore
 import PersistenceKitPostgres
 import PostgresNIO
 
@@ -21,5 +22,39 @@ extension PostgresStore {
   /// The count (`bigint`) that `query` answers in its first row, 0 when it has none.
   static func count(_ query: PostgresQuery, on connection: PostgresConnection, logger: Logger) async throws -> Int {
     try await column(Int.self, query, on: connection, logger: logger).first ?? 0
+  }
+}
+
+/// One PostgreSQL transaction as a ``StoreTransaction``: the primitives are this engine's SQL (in each area's file),
+/// run on the connection that holds the transaction. The rules that call them live once, in ``MeridianStore``.
+struct PostgresTransaction: StoreTransaction {
+  /// The transaction's connection.
+  let connection: PostgresConnection
+  let logger: Logger
+
+  /// The rows of `query`, in this transaction.
+  func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+    try await connection.query(query, logger: logger).collect()
+  }
+}
+
+extension PostgresStore {
+  /// Read committed; run again from the start after a serialization failure or a deadlock (``transaction(timeout:_:)``).
+  public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws
+    -> T
+  {
+    try await transaction { connection in
+      try await body(PostgresTransaction(connection: connection, logger: self.logger))
+    }
+  }
+
+  /// Repeatable read, read only: one snapshot.
+  public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws
+    -> T
+  {
+    try await transaction { connection in
+      _ = try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: self.logger)
+      return try await body(PostgresTransaction(connection: connection, logger: self.logger))
+    }
   }
 }

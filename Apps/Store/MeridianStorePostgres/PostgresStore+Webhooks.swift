@@ -87,44 +87,6 @@ extension PostgresStore: WebhookStore {
 
   // MARK: Outbox
 
-  public func enqueueWebhookEvent(_ event: WebhookEvent) async throws -> Int {
-    try await transaction { connection in try await Self.enqueueWebhookEvent(event, on: connection, logger: self.logger)
-    }
-  }
-
-  /// Queues `event` inside the caller's transaction on `connection` (see ``WebhookStore/enqueueWebhookEvent(_:)``),
-  /// so the event and its deliveries commit together.
-  @discardableResult
-  public static func enqueueWebhookEvent(_ event: WebhookEvent, on connection: PostgresConnection, logger: Logger)
-    async throws -> Int
-  {
-    let body = try event.body()
-    let query: PostgresQuery =
-      if let target = event.target {
-        "SELECT id, owner_id, url, events, enabled, created_at, updated_at FROM webhooks WHERE id = \(target)"
-      } else {
-        """
-        SELECT id, owner_id, url, events, enabled, created_at, updated_at FROM webhooks
-        WHERE enabled AND (owner_id IS NULL OR owner_id = \(event.userID?.rawValue))
-        """
-      }
-    var candidates: [Webhook] = []
-    for try await row in try await connection.query(query, logger: logger) { candidates.append(try webhook(row)) }
-    var queued = 0
-    for recipient in event.recipients(candidates) {
-      queued += try await count(
-        """
-        WITH inserted AS (
-          INSERT INTO webhook_outbox(id, webhook_id, idempotency_key, kind, body, created_at, next_attempt_at)
-          VALUES (\(UUID().uuidString.lowercased()), \(recipient.id), \(event.idempotencyKey), \(event.kind), \(body),
-            \(event.queuedAt), \(event.queuedAt))
-          ON CONFLICT (webhook_id, idempotency_key) DO NOTHING RETURNING 1)
-        SELECT count(*) FROM inserted
-        """, on: connection, logger: logger)
-    }
-    return queued
-  }
-
   public func claimWebhookDeliveries(limit: Int, lease: String, leaseMilliseconds: Int64, now: Int64) async throws
     -> [WebhookClaim]
   {
@@ -206,5 +168,31 @@ extension PostgresStore: WebhookStore {
       RETURNING 1
       """
     ).count
+  }
+}
+
+extension PostgresTransaction {
+  func webhookCandidates(for event: WebhookEvent) async throws -> [Webhook] {
+    let query: PostgresQuery =
+      if let target = event.target {
+        "SELECT id, owner_id, url, events, enabled, created_at, updated_at FROM webhooks WHERE id = \(target)"
+      } else {
+        """
+        SELECT id, owner_id, url, events, enabled, created_at, updated_at FROM webhooks
+        WHERE enabled AND (owner_id IS NULL OR owner_id = \(event.userID?.rawValue))
+        """
+      }
+    return try await rows(query).map(PostgresStore.webhook)
+  }
+
+  func insertWebhookDelivery(id: String, of event: WebhookEvent, body: Data, to webhook: String) async throws -> Bool {
+    try await !rows(
+      """
+      INSERT INTO webhook_outbox(id, webhook_id, idempotency_key, kind, body, created_at, next_attempt_at)
+      VALUES (\(id), \(webhook), \(event.idempotencyKey), \(event.kind), \(body), \(event.queuedAt),
+        \(event.queuedAt))
+      ON CONFLICT (webhook_id, idempotency_key) DO NOTHING RETURNING 1
+      """
+    ).isEmpty
   }
 }

@@ -38,20 +38,6 @@ extension SQLiteStore {
     }
   }
 
-  public func removeGeofenceQueueEntries(_ sequences: [UInt64]) async throws {
-    guard !sequences.isEmpty else { return }
-    try await database.write { db in try Self.removeGeofenceQueueEntries(sequences, db: db) }
-  }
-
-  /// Removes the entries `sequences`, in the caller's transaction.
-  static func removeGeofenceQueueEntries(_ sequences: [UInt64], db: Database) throws {
-    for chunk in stride(from: 0, to: sequences.count, by: 500).map({ sequences[$0..<min($0 + 500, sequences.count)] }) {
-      try db.execute(
-        sql: "DELETE FROM geofence_queue WHERE sequence IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
-        arguments: StatementArguments(chunk.map { Int64(clamping: $0) }))
-    }
-  }
-
   public func geofenceQueueBacklog() async throws -> GeofenceQueueBacklog {
     try await database.read { db in
       let row = try Row.fetchOne(db, sql: "SELECT count(*) AS n, min(queued_at) AS oldest FROM geofence_queue")

@@ -185,54 +185,6 @@ extension SQLiteStore {
     }
   }
 
-  public func commitGeofenceTracking(_ update: GeofenceTrackingUpdate) async throws -> Bool {
-    let states = try update.states.map { ($0.key.rawValue, try $0.value.encoded()) }
-    return try await database.write { db in
-      let user = update.userID.rawValue
-      let version =
-        try Int64.fetchOne(
-          db, sql: "SELECT version FROM geofence_trackers WHERE user_id = ?", arguments: [user]) ?? 0
-      guard version == update.version else { return false }
-      try db.execute(
-        sql: """
-          INSERT INTO geofence_trackers(user_id, version, last_fix_at) VALUES (?, ?, ?)
-          ON CONFLICT(user_id) DO UPDATE SET version = excluded.version, last_fix_at = excluded.last_fix_at
-          """,
-        arguments: [user, version + 1, update.lastFixAt])
-      for (geofence, state) in states {
-        // A fence deleted meanwhile has no state.
-        try db.execute(
-          sql: """
-            INSERT INTO geofence_states(user_id, geofence_id, state)
-            SELECT ?, id, ? FROM geofences WHERE id = ?
-            ON CONFLICT(user_id, geofence_id) DO UPDATE SET state = excluded.state
-            """,
-          arguments: [user, state, geofence])
-      }
-      for geofence in update.removed {
-        try db.execute(
-          sql: "DELETE FROM geofence_states WHERE user_id = ? AND geofence_id = ?",
-          arguments: [user, geofence.rawValue])
-      }
-      for event in update.events {
-        try db.execute(
-          sql: """
-            INSERT OR IGNORE INTO geofence_events(id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at,
-              reported_by, latitude, longitude, accuracy, owner_sees)
-            SELECT ?, id, ?, owner_id, ?, ?, ?, ?, ?, ?, ?, ? FROM geofences WHERE id = ?
-            """,
-          arguments: [
-            event.id, event.geofenceName, event.userId.rawValue, event.kind.rawValue, event.timestamp,
-            event.reportedBy.rawValue, event.lat, event.lon, event.accuracy, update.ownerSees(event),
-            event.geofenceId.rawValue,
-          ])
-      }
-      for event in update.webhookEvents { _ = try Self.enqueueWebhookEvent(event, db: db) }
-      try Self.removeGeofenceQueueEntries(update.evaluatedEntries, db: db)
-      return true
-    }
-  }
-
   public func geofenceEvents(_ query: GeofenceEventQuery) async throws -> GeofenceEventPage {
     var conditions: [String] = []
     var arguments = StatementArguments()
@@ -280,5 +232,63 @@ extension SQLiteStore {
     let page = rows.prefix(limit)
     let next = rows.count > limit ? page.last.map { HistoryCursor(timestamp: $0.event.timestamp, row: $0.seq) } : nil
     return GeofenceEventPage(events: page.map(\.event), next: next)
+  }
+}
+
+extension SQLiteTransaction {
+  /// No lock is needed: SQLite runs one write transaction at a time.
+  func lockGeofenceTracker(of user: UserID) throws -> Int64 {
+    try Int64.fetchOne(db, sql: "SELECT version FROM geofence_trackers WHERE user_id = ?", arguments: [user.rawValue])
+      ?? 0
+  }
+
+  func setGeofenceTracker(of user: UserID, version: Int64, lastFixAt: Int64?) throws {
+    try db.execute(
+      sql: """
+        INSERT INTO geofence_trackers(user_id, version, last_fix_at) VALUES (?, ?, ?)
+        ON CONFLICT(user_id) DO UPDATE SET version = excluded.version, last_fix_at = excluded.last_fix_at
+        """,
+      arguments: [user.rawValue, version, lastFixAt])
+  }
+
+  func saveGeofenceStates(_ states: [(geofence: GeofenceID, state: String)], of user: UserID) throws {
+    for (geofence, state) in states {
+      try db.execute(
+        sql: """
+          INSERT INTO geofence_states(user_id, geofence_id, state)
+          SELECT ?, id, ? FROM geofences WHERE id = ?
+          ON CONFLICT(user_id, geofence_id) DO UPDATE SET state = excluded.state
+          """,
+        arguments: [user.rawValue, state, geofence.rawValue])
+    }
+  }
+
+  func removeGeofenceStates(_ geofences: [GeofenceID], of user: UserID) throws {
+    for geofence in geofences {
+      try db.execute(
+        sql: "DELETE FROM geofence_states WHERE user_id = ? AND geofence_id = ?",
+        arguments: [user.rawValue, geofence.rawValue])
+    }
+  }
+
+  func insertGeofenceEvent(_ event: GeofenceEventItem, ownerSees: Bool) throws {
+    try db.execute(
+      sql: """
+        INSERT OR IGNORE INTO geofence_events(id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at,
+          reported_by, latitude, longitude, accuracy, owner_sees)
+        SELECT ?, id, ?, owner_id, ?, ?, ?, ?, ?, ?, ?, ? FROM geofences WHERE id = ?
+        """,
+      arguments: [
+        event.id, event.geofenceName, event.userId.rawValue, event.kind.rawValue, event.timestamp,
+        event.reportedBy.rawValue, event.lat, event.lon, event.accuracy, ownerSees, event.geofenceId.rawValue,
+      ])
+  }
+
+  func removeGeofenceQueueEntries(_ sequences: [UInt64]) throws {
+    for chunk in stride(from: 0, to: sequences.count, by: 500).map({ sequences[$0..<min($0 + 500, sequences.count)] }) {
+      try db.execute(
+        sql: "DELETE FROM geofence_queue WHERE sequence IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+        arguments: StatementArguments(chunk.map { Int64(clamping: $0) }))
+    }
   }
 }

@@ -23,60 +23,7 @@ extension SQLiteStore {
       createdAt: row[12], authorName: row[13], authorAvatar: row[14], comments: row[15])
   }
 
-  static func author(_ db: Database, _ id: UserID) throws -> PublicAuthor {
-    let row = try Row.fetchOne(
-      db,
-      sql: """
-        SELECT CASE WHEN json_extract(audience, '$.fullName') = 'everyone' THEN full_name END,
-          CASE WHEN json_extract(audience, '$.avatar') = 'everyone' THEN avatar END
-        FROM profiles WHERE user_id = ?
-        """, arguments: [id.rawValue])
-    return PublicAuthor(id: id, fullName: row?[0], avatar: row?[1])
-  }
-
   // MARK: Polls
-
-  public func createPoll(_ poll: Poll, closesAt: Int64?, reward: Int, now: Int64) async throws -> PollSummary {
-    try await database.write { db in
-      do {
-        try db.execute(
-          sql: """
-            INSERT INTO polls(id, author_id, title, description, option0_text, option0_image, option1_text,
-              option1_image, closes_at, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-          arguments: [
-            poll.id.rawValue, poll.authorID.rawValue, poll.title, poll.description, poll.options[0].text,
-            poll.options[0].imageURL, poll.options[1].text, poll.options[1].imageURL, closesAt, poll.createdAt,
-          ])
-      } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-        throw PollStoreError.duplicateID(poll.id.rawValue)
-      }
-      if reward > 0 {
-        try Self.credit(db, poll.authorID, reward, reason: .pollPosted, reference: poll.id.rawValue, now: now)
-      }
-      guard let row = try Row.fetchOne(db, sql: "\(Self.pollSelect) WHERE p.id = ?", arguments: [poll.id.rawValue])
-      else { throw PollStoreError.pollNotFound(poll.id) }
-      return try Self.pollValues(row).summary()
-    }
-  }
-
-  public func poll(_ id: PollID, viewer: UserID?, includeHidden: Bool) async throws -> PollSummary? {
-    try await database.read { db in
-      guard let row = try Row.fetchOne(db, sql: "\(Self.pollSelect) WHERE p.id = ?", arguments: [id.rawValue])
-      else { return nil }
-      let values = Self.pollValues(row)
-      guard
-        PollRules.isVisible(hidden: values.hidden, authorID: values.authorID, to: viewer, includeHidden: includeHidden)
-      else { return nil }
-      let choice = try viewer.flatMap { viewer in
-        try Int.fetchOne(
-          db, sql: "SELECT choice FROM poll_ballots WHERE user_id = ? AND poll_id = ?",
-          arguments: [viewer.rawValue, id.rawValue])
-      }
-      return try values.summary(myChoice: choice.flatMap(PollChoice.init(rawValue:)))
-    }
-  }
 
   public func polls(_ query: PollFeedQuery) async throws -> PollPage {
     let cursor = try query.cursor.map { text throws(PollStoreError) in try PollCursor(text: text, order: query.order) }
@@ -180,105 +127,7 @@ extension SQLiteStore {
 
   // MARK: Votes
 
-  public func vote(_ poll: PollID, user: UserID, choice: PollChoice, reward: Int, now: Int64) async throws
-    -> VoteOutcome
-  {
-    try await database.write { db in
-      guard
-        let row = try Row.fetchOne(
-          db, sql: "SELECT hidden, closes_at FROM polls WHERE id = ?", arguments: [poll.rawValue])
-      else { throw PollStoreError.pollNotFound(poll) }
-      try PollRules.checkOpen(poll, hidden: row[0], closesAt: row[1], now: now)
-      let previous = try Int.fetchOne(
-        db, sql: "SELECT choice FROM poll_ballots WHERE user_id = ? AND poll_id = ?",
-        arguments: [user.rawValue, poll.rawValue]
-      ).flatMap(PollChoice.init(rawValue:))
-      let change = PollRules.ballot(previous: previous, choice: choice)
-      var awarded = 0
-      if change != .none {
-        try db.execute(
-          sql: """
-            INSERT INTO poll_ballots(user_id, poll_id, choice, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)
-            ON CONFLICT(user_id, poll_id) DO UPDATE SET choice = excluded.choice, updated_at = excluded.updated_at
-            """,
-          arguments: [user.rawValue, poll.rawValue, choice.rawValue, now])
-        try db.execute(
-          sql: "UPDATE polls SET votes0 = votes0 + ?, votes1 = votes1 + ?, votes_total = votes_total + ? WHERE id = ?",
-          arguments: [change.first, change.second, change.total, poll.rawValue])
-        if change.earnsReward && reward > 0 {
-          awarded = try Self.credit(db, user, reward, reason: .voted, reference: poll.rawValue, now: now)
-        }
-      }
-      let counts = try Row.fetchOne(
-        db, sql: "SELECT votes0, votes1 FROM polls WHERE id = ?", arguments: [poll.rawValue])
-      return VoteOutcome(
-        results: PollResults(counts: [counts?[0] ?? 0, counts?[1] ?? 0]), previous: previous, awarded: awarded)
-    }
-  }
-
   // MARK: Comments
-
-  public func addComment(_ comment: PollComment) async throws -> PollCommentView {
-    try await database.write { db in
-      guard
-        let hidden = try Bool.fetchOne(
-          db, sql: "SELECT hidden FROM polls WHERE id = ?", arguments: [comment.pollID.rawValue])
-      else { throw PollStoreError.pollNotFound(comment.pollID) }
-      try PollRules.checkCommentable(comment.pollID, hidden: hidden)
-      do {
-        try db.execute(
-          sql: "INSERT INTO poll_comments(id, poll_id, author_id, text, created_at) VALUES (?, ?, ?, ?, ?)",
-          arguments: [
-            comment.id.rawValue, comment.pollID.rawValue, comment.authorID.rawValue, comment.text, comment.createdAt,
-          ])
-      } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-        throw PollStoreError.duplicateID(comment.id.rawValue)
-      }
-      return PollCommentView(comment: comment, author: try Self.author(db, comment.authorID))
-    }
-  }
-
-  public func comments(of poll: PollID, viewer: UserID?, cursor: String?, limit: Int) async throws
-    -> PollCommentPage
-  {
-    let cursor = try cursor.map { text throws(PollStoreError) in try CommentCursor(text: text) }
-    let limit = min(100, max(1, limit))
-    return try await database.read { db in
-      guard
-        let row = try Row.fetchOne(
-          db, sql: "SELECT author_id, hidden FROM polls WHERE id = ?", arguments: [poll.rawValue]),
-        PollRules.isVisible(hidden: row[1], authorID: row[0], to: viewer)
-      else { throw PollStoreError.pollNotFound(poll) }
-      var arguments: StatementArguments = [poll.rawValue, viewer?.rawValue]
-      var after = ""
-      if let cursor {
-        after = " AND (c.created_at, c.id) > (?, ?)"
-        arguments += [cursor.createdAt, cursor.id]
-      }
-      arguments += [limit + 1]
-      let rows = try Row.fetchAll(
-        db,
-        sql: """
-          SELECT c.id, c.author_id, c.text, c.hidden, c.created_at,
-            CASE WHEN json_extract(a.audience, '$.fullName') = 'everyone' THEN a.full_name END,
-            CASE WHEN json_extract(a.audience, '$.avatar') = 'everyone' THEN a.avatar END
-          FROM poll_comments c LEFT JOIN profiles a ON a.user_id = c.author_id
-          WHERE c.poll_id = ? AND (c.hidden = 0 OR c.author_id = ?)\(after)
-          ORDER BY c.created_at, c.id LIMIT ?
-          """, arguments: arguments)
-      let items = try rows.prefix(limit).map { row in
-        let author = UserID(row[1] as String)
-        return PollCommentView(
-          comment: PollComment(
-            stored: CommentID(row[0] as String), pollID: poll, authorID: author, text: row[2], createdAt: row[4]),
-          author: PublicAuthor(id: author, fullName: row[5], avatar: row[6]), hidden: row[3])
-      }
-      let next =
-        rows.count > limit
-        ? items.last.map { CommentCursor(createdAt: $0.comment.createdAt, id: $0.id.rawValue).text } : nil
-      return PollCommentPage(items: items, nextCursor: next)
-    }
-  }
 
   public func deleteComment(_ id: CommentID, on poll: PollID, by user: UserID) async throws -> Bool {
     try await database.write { db in
@@ -303,87 +152,6 @@ extension SQLiteStore {
   }
 
   // MARK: Points
-
-  /// Appends an earning to `user`'s ledger and balance, unless the unique index says it was credited before (a poll
-  /// or vote reward); returns the points credited.
-  @discardableResult
-  static func credit(
-    _ db: Database, _ user: UserID, _ amount: Int, reason: PointsReason, reference: String?, note: String? = nil,
-    now: Int64
-  ) throws -> Int {
-    try db.execute(
-      sql: """
-        INSERT INTO points_ledger(user_id, id, amount, reason, reference, note, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-        """,
-      arguments: [user.rawValue, Self.entryID(), amount, reason.rawValue, reference, note, now])
-    guard db.changesCount > 0 else { return 0 }
-    try db.execute(
-      sql: """
-        INSERT INTO points_balances(user_id, balance) VALUES (?, ?)
-        ON CONFLICT(user_id) DO UPDATE SET balance = balance + excluded.balance
-        """, arguments: [user.rawValue, amount])
-    return amount
-  }
-
-  /// Spends `amount` (> 0) of `user`'s points: the balance row's check and the `WHERE` keep it from going negative.
-  static func debit(
-    _ db: Database, _ user: UserID, _ amount: Int, reason: PointsReason, reference: String?, note: String? = nil,
-    now: Int64
-  ) throws {
-    try db.execute(
-      sql: "UPDATE points_balances SET balance = balance - ? WHERE user_id = ? AND balance >= ?",
-      arguments: [amount, user.rawValue, amount])
-    guard db.changesCount > 0 else {
-      throw PointsError.notEnoughPoints(balance: try balance(db, user), required: amount)
-    }
-    try db.execute(
-      sql: """
-        INSERT INTO points_ledger(user_id, id, amount, reason, reference, note, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?)
-        """, arguments: [user.rawValue, Self.entryID(), -amount, reason.rawValue, reference, note, now])
-  }
-
-  static func balance(_ db: Database, _ user: UserID) throws -> Int {
-    try Int.fetchOne(db, sql: "SELECT balance FROM points_balances WHERE user_id = ?", arguments: [user.rawValue])
-      ?? 0
-  }
-
-  static func entryID() -> String { UUID().uuidString.lowercased() }
-
-  static func statement(_ db: Database, _ user: UserID, limit: Int) throws -> PointsStatement {
-    let rows = try Row.fetchAll(
-      db,
-      sql: """
-        SELECT id, amount, reason, reference, created_at FROM points_ledger WHERE user_id = ?
-        ORDER BY created_at DESC, rowid DESC LIMIT ?
-        """, arguments: [user.rawValue, max(0, limit)])
-    let entries = rows.map { row in
-      PointsEntry(
-        id: LedgerEntryID(row[0] as String), userID: user, amount: row[1],
-        reason: PointsReason(rawValue: row[2]) ?? .adjustment, reference: row[3], createdAt: row[4])
-    }
-    return PointsStatement(balance: try balance(db, user), entries: entries)
-  }
-
-  public func points(of user: UserID, limit: Int) async throws -> PointsStatement {
-    try await database.read { db in try Self.statement(db, user, limit: limit) }
-  }
-
-  public func grantPoints(_ amount: Int, to user: UserID, note: String, now: Int64) async throws -> PointsStatement {
-    try await database.write { db in
-      guard try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE id = ?", arguments: [user.rawValue]) != nil else {
-        throw PollStoreError.userNotFound(user)
-      }
-      try PointsRules.checkGrant(amount, to: user, balance: try Self.balance(db, user), now: now)
-      if amount >= 0 {
-        try Self.credit(db, user, amount, reason: .adjustment, reference: nil, note: note, now: now)
-      } else {
-        try Self.debit(db, user, -amount, reason: .adjustment, reference: nil, note: note, now: now)
-      }
-      return try Self.statement(db, user, limit: 20)
-    }
-  }
 
   // MARK: Coupons
 
@@ -433,45 +201,6 @@ extension SQLiteStore {
     }
   }
 
-  public func purchaseCoupon(
-    _ offer: CouponID, user: UserID, couponID: CouponID, code: String, requestKey: String?, now: Int64
-  ) async throws -> CouponPurchase {
-    try await database.write { db in
-      if let requestKey,
-        let row = try Row.fetchOne(
-          db, sql: "SELECT id, offer_id, code, purchased_at FROM coupons WHERE user_id = ? AND request_key = ?",
-          arguments: [user.rawValue, requestKey])
-      {
-        let coupon = Coupon(
-          id: CouponID(row[0] as String), offerID: CouponID(row[1] as String), userID: user, code: row[2],
-          purchasedAt: row[3])
-        return CouponPurchase(coupon: coupon, balance: try Self.balance(db, user))
-      }
-      guard let row = try Row.fetchOne(db, sql: "\(Self.offerSelect) WHERE id = ?", arguments: [offer.rawValue]) else {
-        throw PollStoreError.offerNotFound(offer)
-      }
-      let listing = Self.listing(row)
-      let balance = try Self.balance(db, user)
-      let coupon = try PointsRules.purchase(
-        listing, couponID: couponID, code: code, by: user, balance: balance, now: now)
-      try Self.debit(db, user, listing.offer.price, reason: .couponPurchase, reference: couponID.rawValue, now: now)
-      try db.execute(
-        sql: "UPDATE coupon_offers SET sold = sold + 1 WHERE id = ? AND sold < stock", arguments: [offer.rawValue])
-      guard db.changesCount > 0 else { throw PollStoreError.outOfStock(offer) }
-      do {
-        try db.execute(
-          sql: """
-            INSERT INTO coupons(user_id, id, offer_id, code, price, request_key, purchased_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """,
-          arguments: [user.rawValue, couponID.rawValue, offer.rawValue, code, listing.offer.price, requestKey, now])
-      } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-        throw PollStoreError.codeTaken
-      }
-      return CouponPurchase(coupon: coupon, balance: balance - listing.offer.price)
-    }
-  }
-
   public func coupons(of user: UserID) async throws -> [Coupon] {
     try await database.read { db in
       try Row.fetchAll(
@@ -496,6 +225,238 @@ extension SQLiteStore {
           FROM coupon_offers o ORDER BY o.id
           """
       ).map { row in CouponStats(offerId: CouponID(row[0] as String), stock: row[1], bought: row[2], redeemed: row[3]) }
+    }
+  }
+}
+
+extension SQLiteTransaction {
+  // MARK: Polls
+
+  func insertPoll(_ poll: Poll, closesAt: Int64?) throws {
+    do {
+      try db.execute(
+        sql: """
+          INSERT INTO polls(id, author_id, title, description, option0_text, option0_image, option1_text,
+            option1_image, closes_at, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          """,
+        arguments: [
+          poll.id.rawValue, poll.authorID.rawValue, poll.title, poll.description, poll.options[0].text,
+          poll.options[0].imageURL, poll.options[1].text, poll.options[1].imageURL, closesAt, poll.createdAt,
+        ])
+    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+      throw PollStoreError.duplicateID(poll.id.rawValue)
+    }
+  }
+
+  func pollRow(_ id: PollID) throws -> PollRowValues? {
+    try Row.fetchOne(db, sql: "\(SQLiteStore.pollSelect) WHERE p.id = ?", arguments: [id.rawValue])
+      .map(SQLiteStore.pollValues)
+  }
+
+  /// `sharing` needs no lock: SQLite runs one write transaction at a time.
+  func pollState(_ id: PollID, sharing: Bool) throws -> PollState? {
+    try Row.fetchOne(db, sql: "SELECT author_id, hidden, closes_at FROM polls WHERE id = ?", arguments: [id.rawValue])
+      .map { row in PollState(authorID: row[0], hidden: row[1], closesAt: row[2]) }
+  }
+
+  func ballot(of user: UserID, in poll: PollID, lock: Bool) throws -> PollChoice? {
+    try Int.fetchOne(
+      db, sql: "SELECT choice FROM poll_ballots WHERE user_id = ? AND poll_id = ?",
+      arguments: [user.rawValue, poll.rawValue]
+    ).flatMap(PollChoice.init(rawValue:))
+  }
+
+  func insertBallot(of user: UserID, in poll: PollID, choice: PollChoice, now: Int64) throws -> Bool {
+    do {
+      try db.execute(
+        sql: """
+          INSERT INTO poll_ballots(user_id, poll_id, choice, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)
+          ON CONFLICT(user_id, poll_id) DO NOTHING
+          """,
+        arguments: [user.rawValue, poll.rawValue, choice.rawValue, now])
+    } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY {
+      throw PollStoreError.pollNotFound(poll)
+    }
+    return db.changesCount > 0
+  }
+
+  func updateBallot(of user: UserID, in poll: PollID, choice: PollChoice, now: Int64) throws {
+    try db.execute(
+      sql: "UPDATE poll_ballots SET choice = ?, updated_at = ? WHERE user_id = ? AND poll_id = ?",
+      arguments: [choice.rawValue, now, user.rawValue, poll.rawValue])
+  }
+
+  func addVotes(_ change: PollRules.BallotChange, to poll: PollID, ifOpenAt now: Int64) throws -> PollResults? {
+    try db.execute(
+      sql: """
+        UPDATE polls SET votes0 = votes0 + ?, votes1 = votes1 + ?, votes_total = votes_total + ?
+        WHERE id = ? AND hidden = 0 AND (closes_at IS NULL OR closes_at > ?)
+        """,
+      arguments: [change.first, change.second, change.total, poll.rawValue, now])
+    return db.changesCount > 0 ? try pollResults(poll) : nil
+  }
+
+  func pollResults(_ poll: PollID) throws -> PollResults {
+    let counts = try Row.fetchOne(db, sql: "SELECT votes0, votes1 FROM polls WHERE id = ?", arguments: [poll.rawValue])
+    return PollResults(counts: [counts?[0] ?? 0, counts?[1] ?? 0])
+  }
+
+  func insertComment(_ comment: PollComment) throws {
+    do {
+      try db.execute(
+        sql: "INSERT INTO poll_comments(id, poll_id, author_id, text, created_at) VALUES (?, ?, ?, ?, ?)",
+        arguments: [
+          comment.id.rawValue, comment.pollID.rawValue, comment.authorID.rawValue, comment.text, comment.createdAt,
+        ])
+    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+      throw PollStoreError.duplicateID(comment.id.rawValue)
+    }
+  }
+
+  func comments(of poll: PollID, visibleTo viewer: UserID?, after cursor: CommentCursor?, limit: Int) throws
+    -> [PollCommentView]
+  {
+    var arguments: StatementArguments = [poll.rawValue, viewer?.rawValue]
+    var after = ""
+    if let cursor {
+      after = " AND (c.created_at, c.id) > (?, ?)"
+      arguments += [cursor.createdAt, cursor.id]
+    }
+    arguments += [limit]
+    return try Row.fetchAll(
+      db,
+      sql: """
+        SELECT c.id, c.author_id, c.text, c.hidden, c.created_at,
+          CASE WHEN json_extract(a.audience, '$.fullName') = 'everyone' THEN a.full_name END,
+          CASE WHEN json_extract(a.audience, '$.avatar') = 'everyone' THEN a.avatar END
+        FROM poll_comments c LEFT JOIN profiles a ON a.user_id = c.author_id
+        WHERE c.poll_id = ? AND (c.hidden = 0 OR c.author_id = ?)\(after)
+        ORDER BY c.created_at, c.id LIMIT ?
+        """, arguments: arguments
+    ).map { row in
+      let author = UserID(row[1] as String)
+      return PollCommentView(
+        comment: PollComment(
+          stored: CommentID(row[0] as String), pollID: poll, authorID: author, text: row[2], createdAt: row[4]),
+        author: PublicAuthor(id: author, fullName: row[5], avatar: row[6]), hidden: row[3])
+    }
+  }
+
+  func publicAuthor(_ user: UserID) throws -> PublicAuthor {
+    let row = try Row.fetchOne(
+      db,
+      sql: """
+        SELECT CASE WHEN json_extract(audience, '$.fullName') = 'everyone' THEN full_name END,
+          CASE WHEN json_extract(audience, '$.avatar') = 'everyone' THEN avatar END
+        FROM profiles WHERE user_id = ?
+        """, arguments: [user.rawValue])
+    return PublicAuthor(id: user, fullName: row?[0], avatar: row?[1])
+  }
+
+  // MARK: Points
+
+  func userExists(_ user: UserID) throws -> Bool {
+    try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE id = ?", arguments: [user.rawValue]) != nil
+  }
+
+  /// `lock` needs no lock: SQLite runs one write transaction at a time.
+  func balance(of user: UserID, lock: Bool) throws -> Int {
+    try Int.fetchOne(db, sql: "SELECT balance FROM points_balances WHERE user_id = ?", arguments: [user.rawValue])
+      ?? 0
+  }
+
+  func credit(_ amount: Int, to user: UserID, reason: PointsReason, reference: String?, note: String?, now: Int64)
+    throws -> Int
+  {
+    try db.execute(
+      sql: """
+        INSERT INTO points_ledger(user_id, id, amount, reason, reference, note, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+        """,
+      arguments: [user.rawValue, Self.entryID(), amount, reason.rawValue, reference, note, now])
+    guard db.changesCount > 0 else { return 0 }
+    try db.execute(
+      sql: """
+        INSERT INTO points_balances(user_id, balance) VALUES (?, ?)
+        ON CONFLICT(user_id) DO UPDATE SET balance = balance + excluded.balance
+        """, arguments: [user.rawValue, amount])
+    return amount
+  }
+
+  /// The balance row's check and the `WHERE` keep the balance from going negative.
+  func debit(_ amount: Int, from user: UserID, reason: PointsReason, reference: String?, note: String?, now: Int64)
+    throws -> Int
+  {
+    try db.execute(
+      sql: "UPDATE points_balances SET balance = balance - ? WHERE user_id = ? AND balance >= ?",
+      arguments: [amount, user.rawValue, amount])
+    guard db.changesCount > 0 else {
+      throw PointsError.notEnoughPoints(balance: try balance(of: user, lock: false), required: amount)
+    }
+    try db.execute(
+      sql: """
+        INSERT INTO points_ledger(user_id, id, amount, reason, reference, note, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        """, arguments: [user.rawValue, Self.entryID(), -amount, reason.rawValue, reference, note, now])
+    return try balance(of: user, lock: false)
+  }
+
+  static func entryID() -> String { UUID().uuidString.lowercased() }
+
+  func pointsStatement(of user: UserID, limit: Int) throws -> PointsStatement {
+    let rows = try Row.fetchAll(
+      db,
+      sql: """
+        SELECT id, amount, reason, reference, created_at FROM points_ledger WHERE user_id = ?
+        ORDER BY created_at DESC, rowid DESC LIMIT ?
+        """, arguments: [user.rawValue, max(0, limit)])
+    let entries = rows.map { row in
+      PointsEntry(
+        id: LedgerEntryID(row[0] as String), userID: user, amount: row[1],
+        reason: PointsReason(rawValue: row[2]) ?? .adjustment, reference: row[3], createdAt: row[4])
+    }
+    return PointsStatement(balance: try balance(of: user, lock: false), entries: entries)
+  }
+
+  // MARK: Coupons
+
+  func coupon(of user: UserID, requestKey: String) throws -> Coupon? {
+    try Row.fetchOne(
+      db, sql: "SELECT id, offer_id, code, purchased_at FROM coupons WHERE user_id = ? AND request_key = ?",
+      arguments: [user.rawValue, requestKey]
+    ).map { row in
+      Coupon(
+        id: CouponID(row[0] as String), offerID: CouponID(row[1] as String), userID: user, code: row[2],
+        purchasedAt: row[3])
+    }
+  }
+
+  /// `lock` needs no lock: SQLite runs one write transaction at a time.
+  func couponOffer(_ id: CouponID, lock: Bool) throws -> CouponListing? {
+    try Row.fetchOne(db, sql: "\(SQLiteStore.offerSelect) WHERE id = ?", arguments: [id.rawValue])
+      .map(SQLiteStore.listing)
+  }
+
+  func takeCouponFromStock(_ offer: CouponID) throws -> Bool {
+    try db.execute(
+      sql: "UPDATE coupon_offers SET sold = sold + 1 WHERE id = ? AND sold < stock", arguments: [offer.rawValue])
+    return db.changesCount > 0
+  }
+
+  func insertCoupon(_ coupon: Coupon, price: Int, requestKey: String?) throws {
+    do {
+      try db.execute(
+        sql: """
+          INSERT INTO coupons(user_id, id, offer_id, code, price, request_key, purchased_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?)
+          """,
+        arguments: [
+          coupon.userID.rawValue, coupon.id.rawValue, coupon.offerID.rawValue, coupon.code, price, requestKey,
+          coupon.purchasedAt,
+        ])
+    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+      throw PollStoreError.codeTaken
     }
   }
 }

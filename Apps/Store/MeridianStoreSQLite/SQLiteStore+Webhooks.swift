@@ -94,40 +94,6 @@ extension SQLiteStore {
 
   // MARK: Outbox
 
-  public func enqueueWebhookEvent(_ event: WebhookEvent) async throws -> Int {
-    try await database.write { db in try Self.enqueueWebhookEvent(event, db: db) }
-  }
-
-  /// Queues `event` inside the caller's write transaction (see ``WebhookStore/enqueueWebhookEvent(_:)``), so the
-  /// event and its deliveries commit together.
-  @discardableResult
-  public static func enqueueWebhookEvent(_ event: WebhookEvent, db: Database) throws -> Int {
-    let body = try event.body()
-    let (condition, arguments): (String, StatementArguments) =
-      if let target = event.target {
-        ("id = ?", [target])
-      } else {
-        ("enabled = 1 AND (owner_id IS NULL OR owner_id = ?)", [event.userID?.rawValue])
-      }
-    let candidates = try Row.fetchAll(
-      db, sql: "SELECT \(webhookColumns) FROM webhooks WHERE \(condition)", arguments: arguments
-    ).map(webhook)
-    var queued = 0
-    for recipient in event.recipients(candidates) {
-      try db.execute(
-        sql: """
-          INSERT INTO webhook_outbox(id, webhook_id, idempotency_key, kind, body, created_at, next_attempt_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (webhook_id, idempotency_key) DO NOTHING
-          """,
-        arguments: [
-          UUID().uuidString.lowercased(), recipient.id, event.idempotencyKey, event.kind, body, event.queuedAt,
-          event.queuedAt,
-        ])
-      queued += db.changesCount
-    }
-    return queued
-  }
-
   public func claimWebhookDeliveries(limit: Int, lease: String, leaseMilliseconds: Int64, now: Int64) async throws
     -> [WebhookClaim]
   {
@@ -212,5 +178,29 @@ extension SQLiteStore {
         arguments: [now, webhook, webhook, delivery, delivery])
       return db.changesCount
     }
+  }
+}
+
+extension SQLiteTransaction {
+  func webhookCandidates(for event: WebhookEvent) throws -> [Webhook] {
+    let (condition, arguments): (String, StatementArguments) =
+      if let target = event.target {
+        ("id = ?", [target])
+      } else {
+        ("enabled = 1 AND (owner_id IS NULL OR owner_id = ?)", [event.userID?.rawValue])
+      }
+    return try Row.fetchAll(
+      db, sql: "SELECT \(SQLiteStore.webhookColumns) FROM webhooks WHERE \(condition)", arguments: arguments
+    ).map(SQLiteStore.webhook)
+  }
+
+  func insertWebhookDelivery(id: String, of event: WebhookEvent, body: Data, to webhook: String) throws -> Bool {
+    try db.execute(
+      sql: """
+        INSERT INTO webhook_outbox(id, webhook_id, idempotency_key, kind, body, created_at, next_attempt_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (webhook_id, idempotency_key) DO NOTHING
+        """,
+      arguments: [id, webhook, event.idempotencyKey, event.kind, body, event.queuedAt, event.queuedAt])
+    return db.changesCount > 0
   }
 }

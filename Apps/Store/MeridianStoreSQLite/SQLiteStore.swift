@@ -156,23 +156,6 @@ public struct SQLiteStore: MeridianStore {
     }
   }
 
-  public func checkOTP(phone: String, codeHash: String, now: Int64) async throws -> OTPCheck {
-    try await database.write { db in
-      let stored = try Row.fetchOne(
-        db, sql: "SELECT code_hash, expires_at, attempts_left FROM otp_codes WHERE phone = ?", arguments: [phone]
-      ).map { StoredOneTimeCode(codeHash: $0[0], expiresAt: $0[1], attemptsLeft: $0[2]) }
-      let (outcome, change) = OneTimeCodeRule.check(stored, codeHash: codeHash, now: now)
-      switch change {
-      case .keep: break
-      case .delete: try db.execute(sql: "DELETE FROM otp_codes WHERE phone = ?", arguments: [phone])
-      case .spendAttempt:
-        try db.execute(
-          sql: "UPDATE otp_codes SET attempts_left = attempts_left - 1 WHERE phone = ?", arguments: [phone])
-      }
-      return outcome
-    }
-  }
-
   // MARK: Profiles
 
   public func profile(_ userID: UserID) async throws -> Profile? {

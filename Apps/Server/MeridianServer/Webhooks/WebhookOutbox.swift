@@ -13,8 +13,8 @@ import Synchronization
 ///   idempotencyKey: "geofence.enter:\(event.id)", occurredAt: event.timestamp, queuedAt: now)
 /// ```
 ///
-/// A feature that queues inside its own store transaction (the engines' `enqueueWebhookEvent(_:db:)` and
-/// `enqueueWebhookEvent(_:on:logger:)`) calls ``wake()`` after the commit.
+/// A feature that queues inside the store transaction of what the event is about (`store.write { tx in … try await
+/// tx.enqueueWebhookEvent(event) }`, engine-neutral) calls ``wake()`` after the commit.
 public struct WebhookOutbox: Sendable {
   let store: any WebhookStore
   let signal: WakeSignal
