@@ -403,7 +403,7 @@ public final class PostgresDatabase: Sendable {
   ///
   /// One watch per connection, never one per call: a pooled connection serves calls for as long as it stays open,
   /// and a watch per call would keep every finished call for that long (the PostgreSQL soak's memory grew by about
-  /// 45 MiB a minute that way).
+  /// 50 MiB a minute that way).
   private func attach(_ deadline: PostgresDeadline, to connection: PostgresConnection, as pooled: PooledConnection) {
     let first = pooledConnections.withLock { connections in
       defer { connections[pooled, default: PooledConnectionState()].call = deadline }
