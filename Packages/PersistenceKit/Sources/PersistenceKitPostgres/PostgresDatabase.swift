@@ -72,14 +72,25 @@ public final class PostgresDatabase: Sendable {
 
   private let pools: Mutex<Pools>
   private let maxConnections: Int
-  /// The pooled connections (pool generation, connection id) handed out before, whose session was checked against
-  /// the URL's ``PostgresURL/targetSessionAttributes``; a connection leaves the set when it closes.
-  private let checkedSessions = Mutex<Set<CheckedSession>>([])
+  /// The pooled connections handed out before, by pool generation and connection id, each watched once for its
+  /// close (whatever call runs on it then ends as lost); an entry leaves when its connection closes, so the map holds
+  /// at most the open connections.
+  private let pooledConnections = Mutex<[PooledConnection: PooledConnectionState]>([:])
 
-  private struct CheckedSession: Hashable {
+  private struct PooledConnection: Hashable {
     var generation: Int
     var connection: PostgresConnection.ID
   }
+
+  private struct PooledConnectionState {
+    /// Whether its session was checked against the URL's ``PostgresURL/targetSessionAttributes``.
+    var checked = false
+    /// The call running on it now, if one does.
+    var call: PostgresDeadline?
+  }
+
+  /// How many pooled connections are watched now (at most the open ones), for tests.
+  var watchedConnectionCount: Int { pooledConnections.withLock { $0.count } }
 
   /// The calls under way, by a number of their own: their pool's generation and their deadline.
   private let calls = Mutex<(next: Int, running: [Int: (generation: Int, deadline: PostgresDeadline)])>((0, [:]))
@@ -267,11 +278,14 @@ public final class PostgresDatabase: Sendable {
   /// Whether the current pool runs `SELECT 1` within a moment (it does unless it waits out a back-off).
   private func poolServes() async -> Bool {
     let deadline = PostgresDeadline(wait: .milliseconds(500), limit: timeouts.connectionWait)
-    let client = self.client
+    let (client, generation) = pools.withLock { ($0.current, $0.generation) }
     let logger = logger
     let answered = try? await Self.underDeadline(deadline) {
       try await client.withConnection { connection -> Bool in
         guard deadline.leased(connection) else { throw CancellationError() }
+        let pooled = PooledConnection(generation: generation, connection: connection.id)
+        self.attach(deadline, to: connection, as: pooled)
+        defer { self.detach(deadline, from: pooled) }
         _ = try await connection.query("SELECT 1", logger: logger).collect()
         return true
       }
@@ -360,7 +374,10 @@ public final class PostgresDatabase: Sendable {
       return try await Self.underDeadline(deadline) {
         try await client.withConnection { connection in
           guard deadline.leased(connection) else { throw CancellationError() }
-          try await self.checkSession(of: connection, generation: generation)
+          let pooled = PooledConnection(generation: generation, connection: connection.id)
+          self.attach(deadline, to: connection, as: pooled)
+          defer { self.detach(deadline, from: pooled) }
+          try await self.checkSession(of: connection, as: pooled)
           do {
             return try await body(connection)
           } catch  where Self.sqlState(of: error) == Self.readOnlySQLTransaction {
@@ -378,16 +395,40 @@ public final class PostgresDatabase: Sendable {
     }
   }
 
-  /// Checks, the first time the pool of `generation` hands `connection` out, that its session is one the URL's
+  /// Records that the call of `deadline` runs on `connection`. The first time the pool hands `connection` out, watches
+  /// it, once for its lifetime: when it closes (the server went away or ended the session, or a deadline closed it),
+  /// the call running on it then ends as lost (``PostgresDeadline/connectionClosed()``), and, for a connection of
+  /// the current pool, the hosts are tried at once, without waiting for a call to fail — a call waiting for a
+  /// connection of a pool whose server is gone waits out ``PostgresTimeouts/connectionWait``.
+  ///
+  /// One watch per connection, never one per call: a pooled connection serves calls for as long as it stays open,
+  /// and a watch per call would keep every finished call for that long (the PostgreSQL soak's memory grew by about
+  /// 50 MiB a minute that way).
+  private func attach(_ deadline: PostgresDeadline, to connection: PostgresConnection, as pooled: PooledConnection) {
+    let first = pooledConnections.withLock { connections in
+      defer { connections[pooled, default: PooledConnectionState()].call = deadline }
+      return connections[pooled] == nil
+    }
+    guard first else { return }
+    connection.closeFuture.whenComplete { _ in
+      let call = self.pooledConnections.withLock { $0.removeValue(forKey: pooled)?.call }
+      call?.connectionClosed()
+      if self.pools.withLock({ $0.generation }) == pooled.generation { self.watchForRecovery() }
+    }
+  }
+
+  /// Records that the call of `deadline` ended on the connection `pooled` (unless the connection closed meanwhile).
+  private func detach(_ deadline: PostgresDeadline, from pooled: PooledConnection) {
+    pooledConnections.withLock { connections in
+      if connections[pooled]?.call === deadline { connections[pooled]?.call = nil }
+    }
+  }
+
+  /// Checks, the first time the pool hands `connection` out, that its session is one the URL's
   /// ``PostgresURL/targetSessionAttributes`` accepts; closes it and throws ``PostgresDatabaseError/unavailable(_:)``
   /// when it is not (the host became a standby).
-  ///
-  /// Watches it too: when a connection of the current pool closes (the server went away or ended the session), the
-  /// hosts are tried at once, without waiting for a call to fail — a call waiting for a connection of a pool whose
-  /// server is gone waits out ``PostgresTimeouts/connectionWait``.
-  private func checkSession(of connection: PostgresConnection, generation: Int) async throws {
-    let key = CheckedSession(generation: generation, connection: connection.id)
-    guard !checkedSessions.withLock({ $0.contains(key) }) else { return }
+  private func checkSession(of connection: PostgresConnection, as pooled: PooledConnection) async throws {
+    guard pooledConnections.withLock({ $0[pooled]?.checked }) == false else { return }
     if url.targetSessionAttributes != .any {
       let state = try await PostgresSessionState.of(connection, logger: logger)
       guard url.targetSessionAttributes.accepts(state) else {
@@ -396,11 +437,7 @@ public final class PostgresDatabase: Sendable {
           "the server gave \(url.targetSessionAttributes.refusal(state)); looking for the host that does")
       }
     }
-    checkedSessions.withLock { _ = $0.insert(key) }
-    connection.closeFuture.whenComplete { _ in
-      self.checkedSessions.withLock { _ = $0.remove(key) }
-      if self.pools.withLock({ $0.generation }) == generation { self.watchForRecovery() }
-    }
+    pooledConnections.withLock { $0[pooled]?.checked = true }
   }
 
   /// Runs `body` on a connection of its own, outside the pool, closed afterwards: for session state that must not

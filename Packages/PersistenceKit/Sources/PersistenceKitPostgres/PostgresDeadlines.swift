@@ -52,29 +52,30 @@ final class PostgresDeadline: Sendable {
 
   /// Records that the call got `connection`; false when its wait had expired meanwhile (it must not run then).
   ///
-  /// When the connection closes while the call still runs on it (the server went away), the call is given 100 ms
-  /// to fail by itself, then ended as lost: postgres-nio never answers a query written to a closed connection.
+  /// Registers nothing on the connection: a pooled connection outlives thousands of calls, so each call watching
+  /// its close (`closeFuture.whenComplete`) would keep every finished call's deadline, and what it holds, for the
+  /// connection's lifetime. The connection's one close watch (``PostgresDatabase``) calls ``connectionClosed()``.
   func leased(_ connection: PostgresConnection) -> Bool {
-    let leased = state.withLock { state in
+    state.withLock { state in
       guard case .waiting = state else { return false }
       state = .leased(connection, since: .now)
       return true
     }
-    if leased {
-      connection.closeFuture.whenComplete { _ in
-        Task {
-          try? await Task.sleep(for: .milliseconds(100))
-          let reason = "the server closed the connection during the call"
-          let running = self.state.withLock { state in
-            guard case .leased = state else { return false }
-            state = .lost(reason)
-            return true
-          }
-          if running, let handler = self.lostHandler.withLock({ $0 }) { handler(reason) }
-        }
+  }
+
+  /// The connection the call leased closed: if the call still runs on it 100 ms later (postgres-nio never answers
+  /// a query written to a closed connection), it ends as lost.
+  func connectionClosed() {
+    Task {
+      try? await Task.sleep(for: .milliseconds(100))
+      let reason = "the server closed the connection during the call"
+      let running = self.state.withLock { state in
+        guard case .leased = state else { return false }
+        state = .lost(reason)
+        return true
       }
+      if running, let handler = self.lostHandler.withLock({ $0 }) { handler(reason) }
     }
-    return leased
   }
 
   /// What ends the call when its connection is lost under it, or ``abandonIfWaiting(_:)`` abandons it; run at once
