@@ -13,7 +13,11 @@ import Testing
 struct PostgresPlacePlanTests {
   @Test func aPassingScoreRangeInACityReadsItsIndex() async throws {
     try await PostgresTestDatabase.with { database in
-      let store = try await PostgresStore.open(url: database.url, maximumConnections: 2, timeouts: .tests)
+      // A batch tool's deadlines, as `places import` has (`DatabaseTimeouts.batch`): a thousand places in one
+      // transaction took more than the server's 30 s in a CI run with every other test at once.
+      let store = try await PostgresStore.open(
+        url: database.url, maximumConnections: 2,
+        timeouts: PostgresStore.Timeouts(connectionWait: .seconds(30), statement: .seconds(600)))
       do {
         // 20,000 programmes in ten cities, scores 150…299, imported in batches as `places import` does.
         for batch in 0..<20 {

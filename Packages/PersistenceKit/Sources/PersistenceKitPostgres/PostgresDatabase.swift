@@ -372,18 +372,17 @@ public final class PostgresDatabase: Sendable {
     defer { _ = calls.withLock { $0.running.removeValue(forKey: call) } }
     do {
       return try await Self.underDeadline(deadline) {
-        try await client.withConnection { connection in
-          guard deadline.leased(connection) else { throw CancellationError() }
-          let pooled = PooledConnection(generation: generation, connection: connection.id)
-          self.attach(deadline, to: connection, as: pooled)
-          defer { self.detach(deadline, from: pooled) }
-          try await self.checkSession(of: connection, as: pooled)
+        // A connection closed a moment ago (a deadline closed it) may still be handed out once before the pool
+        // notices: nothing ran on it, so another is taken; a pool that keeps doing so is unavailable.
+        var attempt = 0
+        while true {
+          attempt += 1
           do {
-            return try await body(connection)
-          } catch  where Self.sqlState(of: error) == Self.readOnlySQLTransaction {
-            // A write on a read-only session: this host is a standby now. Never hand the connection out again.
-            try? await connection.close()
-            throw error
+            return try await self.run(body, on: client, generation: generation, deadline: deadline)
+          } catch is ClosedBeforeUse {
+            guard attempt < 3 else {
+              throw PostgresDatabaseError.unavailable("the pool handed out only closed connections")
+            }
           }
         }
       }
@@ -392,6 +391,31 @@ public final class PostgresDatabase: Sendable {
       watchForRecovery()
       if error is PostgresDatabaseError { throw error }
       throw PostgresDatabaseError.unavailable(PostgresDatabaseError.describe(error))
+    }
+  }
+
+  /// A pooled connection that was closed when the pool handed it out.
+  private struct ClosedBeforeUse: Error {}
+
+  /// Runs `body` on a connection of `client` (the pool of `generation`) under `deadline`.
+  private func run<T: Sendable>(
+    _ body: @escaping @Sendable (PostgresConnection) async throws -> T, on client: PostgresClient, generation: Int,
+    deadline: PostgresDeadline
+  ) async throws -> T {
+    try await client.withConnection { connection in
+      if connection.isClosed { throw ClosedBeforeUse() }
+      guard deadline.leased(connection) else { throw CancellationError() }
+      let pooled = PooledConnection(generation: generation, connection: connection.id)
+      self.attach(deadline, to: connection, as: pooled)
+      defer { self.detach(deadline, from: pooled) }
+      try await self.checkSession(of: connection, as: pooled)
+      do {
+        return try await body(connection)
+      } catch  where Self.sqlState(of: error) == Self.readOnlySQLTransaction {
+        // A write on a read-only session: this host is a standby now. Never hand the connection out again.
+        try? await connection.close()
+        throw error
+      }
     }
   }
 
