@@ -172,17 +172,12 @@ actor TestCluster {
     return name
   }
 
-  /// Renames `database` once its last connection has gone (a closed connection's backend may end a moment later).
+  /// Renames `database` once its last connection has gone: a closed connection's backend may end a moment later, so
+  /// any still there is ended and waited for (`pg_terminate_backend`'s timeout, PostgreSQL 14+) before the rename.
   private func renameWhenClosed(_ database: String, to name: String) async throws {
-    var attempt = 1
-    while true {
-      do {
-        return try await execute("ALTER DATABASE \(database) RENAME TO \(name)")
-      } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55006" && attempt < 50 {
-        attempt += 1  // object_in_use: the closed connection's backend is still there
-        try await Task.sleep(for: .milliseconds(20))
-      }
-    }
+    try await execute(
+      "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = '\(database)'")
+    try await execute("ALTER DATABASE \(database) RENAME TO \(name)")
   }
 
   /// Whether the cluster has a database called `name`.
