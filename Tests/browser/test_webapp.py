@@ -214,6 +214,13 @@ class Account:
             text = response.read()
             return json.loads(text) if text else None
 
+    def call_raw(self, method, path):
+        """The body of `method path` as text (a CSV, or JSON to decode)."""
+        request = urllib.request.Request(self.server.base + path, method=method,
+                                         headers={"Authorization": f"Bearer {self.token}"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.read().decode()
+
     def post_poll(self, title, colours):
         """Posts a two-option poll whose options show images of `colours`; answers its id."""
         options = []
@@ -1299,6 +1306,167 @@ class WebAppTests(unittest.TestCase):
         # The drawings go with the page.
         self.show("map")
         self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, ".leaflet-overlay-pane path")), 0)
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
+    def test_advertiser_claims_a_venue_runs_promotions_and_charts_their_statistics_with_hidden_counts(self):
+        self.admin(["venues", "import", "Tools/examples/kyiv-venues.csv"])
+        owner = Account(self.server, "Oksana Owner")
+        owner.upload((50.4470, 30.5219))
+        self.open_and_sign_in(owner)
+        self.show("advertiser")
+        no_venue = self.browser.find_element(By.ID, "advertiser-no-venue")
+        self.wait(lambda: no_venue.is_displayed(), "no venue yet: the claim comes first")
+
+        # Claiming Lviv Croissants, found by name; the claim waits for an operator, who approves it.
+        self.browser.find_element(By.ID, "claim-query").send_keys("Lviv")
+        self.browser.find_element(By.ID, "claim-note").send_keys("I run the bakery.")
+        self.browser.find_element(By.ID, "claim-find").click()
+        found = '#claim-results li[data-venue-id="lviv-croissants"]'
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, f"{found} button.claim"), "the venue is found")
+        self.browser.find_element(By.CSS_SELECTOR, f"{found} button.claim").click()
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, '#claims li.claim[data-state="pending"]'),
+                  "the claim is listed as waiting")
+        claim = owner.call("GET", "/v1/advertiser/claims")["claims"][0]
+        self.assertEqual((claim["venueId"], claim["state"], claim["note"]),
+                         ("lviv-croissants", "pending", "I run the bakery."))
+        row = self.browser.find_element(By.CSS_SELECTOR, "#claims li.claim")
+        self.assertIn("Lviv Croissants · waiting for an operator", row.text)
+        self.assertIn("waiting for an operator", self.browser.find_element(By.CSS_SELECTOR, found).text)
+        self.admin(["advertisers", "approve", claim["id"]])
+        self.show("advertiser")  # shown again: read again
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, '#claims li.claim[data-state="approved"]'),
+                  "the claim is approved")
+        self.wait(lambda: self.browser.find_element(By.ID, "advertiser-venue-part").is_displayed(), "the venue's part")
+        self.assertEqual(Select(self.browser.find_element(By.ID, "advertiser-venue")).first_selected_option.text,
+                         "Lviv Croissants")
+
+        # A general promotion created in the form, then a special one with its audience rule.
+        def fill(field, text):
+            node = self.browser.find_element(By.ID, field)
+            node.clear()
+            node.send_keys(text)
+
+        fill("promotion-name", "Croissant morning")
+        fill("promotion-code", "CROISSANT")
+        fill("promotion-old-price", "60")
+        fill("promotion-new-price", "45")
+        self.browser.find_element(By.ID, "promotion-save").click()
+        listed = "#advertiser-promotions li.advertised"
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, listed)) == 1, "the promotion is listed")
+        morning = owner.call("GET", "/v1/advertiser/venues/lviv-croissants/promotions")["promotions"][0]
+        self.assertEqual((morning["promotion"]["name"], morning["promotion"]["promoCode"], morning["state"],
+                          morning["promotion"]["audience"], morning["promotion"]["newPrice"]),
+                         ("Croissant morning", "CROISSANT", "running", "general", {"amount": 4500, "currency": "UAH"}))
+        pid = morning["promotion"]["id"]
+
+        def advertised():  # the promotion as the API answers its advertiser now
+            return next(item for item in owner.call("GET", "/v1/advertiser/venues/lviv-croissants/promotions")[
+                "promotions"] if item["promotion"]["id"] == pid)
+
+        row = f'{listed}[data-promotion-id="{pid}"]'
+        self.assertIn("running", self.browser.find_element(By.CSS_SELECTOR, row).text)
+        qr = self.browser.find_element(By.CSS_SELECTOR, f"{row} img.qr")
+        self.wait(lambda: qr.is_displayed() and qr.get_property("naturalWidth") > 0, "the code as a QR image")
+
+        fill("promotion-name", "Regulars")
+        fill("promotion-code", "REGULAR")
+        Select(self.browser.find_element(By.ID, "promotion-audience")).select_by_value("special")
+        fill("promotion-radius", "200")
+        fill("promotion-minimum-days", "2")
+        fill("promotion-lookback-days", "7")
+        for field, value in [("promotion-window-start", "07:00"), ("promotion-window-end", "11:00")]:
+            # Typed, a time field wants the locale's AM/PM too: its value is set as a picker would.
+            self.browser.execute_script("arguments[0].value = arguments[1]", self.browser.find_element(By.ID, field),
+                                        value)
+        self.browser.find_element(By.ID, "promotion-save").click()
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, listed)) == 2, "the special one is listed")
+        regulars = next(item for item in owner.call("GET", "/v1/advertiser/venues/lviv-croissants/promotions")[
+            "promotions"] if item["promotion"]["name"] == "Regulars")
+        self.assertEqual((regulars["promotion"]["audience"], regulars["eligibility"], regulars["promotion"]["window"]),
+                         ("special", {"radius": 200, "minimumDays": 2, "lookbackDays": 7}, {"start": 420, "end": 660}))
+        special_row = self.browser.find_element(
+            By.CSS_SELECTOR, f'{listed}[data-promotion-id="{regulars["promotion"]["id"]}"]')
+        self.assertIn("Passed within 200 m on 2 days of the last 7, without coming in", special_row.text)
+        self.wait(lambda: "fewer than 5 people qualify now" in special_row.text, "its audience now: < 5")
+
+        # Edited: the new name is saved, the state kept.
+        self.browser.find_element(By.CSS_SELECTOR, f"{row} button.edit").click()
+        self.assertEqual(self.browser.find_element(By.ID, "promotion-name").get_attribute("value"), "Croissant morning")
+        fill("promotion-name", "Croissant breakfast")
+        self.browser.find_element(By.ID, "promotion-save").click()
+        self.wait(lambda: "Croissant breakfast" in self.browser.find_element(By.CSS_SELECTOR, row).text, "renamed")
+        self.assertEqual(advertised()["promotion"]["name"], "Croissant breakfast")
+
+        # Today: six people are offered it (one twice), five redeem it; every other day is "< 5" (nobody).
+        for index in range(6):
+            visitor = Account(self.server, f"Visitor {index}")
+            visitor.call("GET", "/v1/venues/lviv-croissants/promotions")
+            if index == 0:
+                visitor.call("GET", "/v1/venues/lviv-croissants/promotions")
+            if index < 5:
+                visitor.call("POST", f"/v1/promotions/{pid}/redeem", {"code": "croissant"})
+        self.browser.find_element(By.CSS_SELECTOR, f"{row} button.stats").click()
+        stats = self.browser.find_element(By.ID, "stats")
+        self.wait(lambda: stats.is_displayed() and stats.get_attribute("data-bucket") == "day", "the daily charts")
+
+        def bars(series):
+            return self.browser.find_elements(By.CSS_SELECTOR, f'#stats-charts [data-series="{series}"] rect.bar')
+
+        api = json.loads(owner.call_raw("GET", f"/v1/advertiser/promotions/{pid}/stats?bucket=day"))
+        self.assertEqual(len(bars("people")), len(api["rows"]))
+        today = api["rows"][-1]
+        self.assertEqual((today["offered"], today["people"], today["redeemed"]), (7, 6, 5))
+        for series, value in [("offered", "7"), ("people", "6"), ("redeemed", "5")]:
+            last = bars(series)[-1]
+            self.assertEqual((last.get_attribute("data-value"), last.get_attribute("class")), (value, "bar exact"))
+            self.assertGreater(float(last.get_attribute("height")), 0)
+            hidden = bars(series)[0]  # 29 days ago: nobody, shown as the API says — "< 5", neither 0 nor 5
+            self.assertEqual((hidden.get_attribute("data-value"), hidden.get_attribute("class")), ("< 5", "bar few"))
+            self.assertLess(float(hidden.get_attribute("height")), float(last.get_attribute("height")))
+        values = {bar.get_attribute("data-value") for series in ("offered", "people", "redeemed") for bar in bars(series)}
+        self.assertEqual(values, {"< 5", "7", "6", "5"}, "no count drawn as 0")
+        conversion = self.browser.find_elements(By.CSS_SELECTOR, '#stats-charts [data-series="conversion"] rect.bar')
+        self.assertAlmostEqual(float(conversion[-1].get_attribute("data-value")), 5 / 6, places=4)
+        cells = self.browser.find_elements(By.CSS_SELECTOR, f'#stats-table tr[data-start="{api["rows"][0]["start"]}"] td')
+        self.assertEqual([cell.get_attribute("textContent") for cell in cells][1:], ["< 5", "< 5", "< 5", "—"])
+        self.browser.execute_script("document.getElementById('stats').scrollIntoView()")
+        self.screenshot("advertiser")
+
+        # The week: the same figures in one bar (its other days had nobody, so nothing is withheld).
+        self.browser.find_element(By.CSS_SELECTOR, '#stats-buckets [data-bucket="week"]').click()
+        self.wait(lambda: stats.get_attribute("data-bucket") == "week", "the weekly charts")
+        self.assertEqual(bars("people")[-1].get_attribute("data-value"), "6")
+        weeks = json.loads(owner.call_raw("GET", f"/v1/advertiser/promotions/{pid}/stats?bucket=week"))
+        self.assertEqual(len(bars("people")), len(weeks["rows"]))
+
+        # The CSV link saves the API's CSV of the bucket shown.
+        self.browser.find_element(By.ID, "stats-csv").click()
+        saved = os.path.join(self.downloads, f"promotion-{pid}-week.csv")
+        self.wait(lambda: os.path.exists(saved) and read(saved).count("\n") == len(weeks["rows"]) + 1,
+                  "the CSV is saved")
+        with open(saved, newline="") as file:
+            self.assertEqual(file.read(), owner.call_raw("GET", f"/v1/advertiser/promotions/{pid}/stats?bucket=week&format=csv"))
+
+        # Paused, resumed, then ended (after a confirmation): the state follows, and an ended one can't be edited.
+        self.browser.find_element(By.CSS_SELECTOR, f"{row} button.pause").click()
+        self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, row).get_attribute("data-state") == "paused",
+                  "paused")
+        self.assertIn("paused", self.browser.find_element(By.CSS_SELECTOR, row).text)
+        self.assertEqual(advertised()["state"], "paused")
+        self.browser.find_element(By.CSS_SELECTOR, f"{row} button.resume").click()
+        self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, row).get_attribute("data-state") == "running",
+                  "running again")
+        self.assertEqual(advertised()["state"], "running")
+        self.browser.find_element(By.CSS_SELECTOR, f"{row} button.end").click()
+        self.browser.switch_to.alert.accept()
+        self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, row).get_attribute("data-state") == "ended",
+                  "ended")
+        self.assertEqual(advertised()["state"], "ended")
+        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, f"{row} button.edit"))
+        Select(self.browser.find_element(By.ID, "language")).select_by_value("uk")
+        self.wait(lambda: "завершена" in self.browser.find_element(By.CSS_SELECTOR, row).text, "in Ukrainian")
+        Select(self.browser.find_element(By.ID, "language")).select_by_value("en")
         self.assert_no_script_errors()
 
     @screenshot_on_failure

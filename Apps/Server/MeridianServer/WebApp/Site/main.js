@@ -1,6 +1,6 @@
 // The page's wiring: the language, signing in and out, and the views — one module each (map, history, sharing,
-// places, polls, rewards, directory, alerts) — with the navigation between them. Leaflet is Debian's libjs-leaflet, served
-// by the server at /vendor/leaflet.
+// places, polls, rewards, directory, alerts, advertiser) — with the navigation between them. Leaflet is Debian's
+// libjs-leaflet, served by the server at /vendor/leaflet.
 import { ApiError, request, setToken } from './api.js';
 import { $ } from './dom.js';
 import { apply, currentLanguage, load, offeredLanguages, t } from './i18n.js';
@@ -14,9 +14,10 @@ import { resetPolls, setUpPolls, showPolls } from './polls.js';
 import { resetRewards, setUpRewards, showRewards } from './rewards.js';
 import { openPlace, resetDirectory, setUpDirectory, showDirectory } from './directory.js';
 import { renderAlerts, resetAlerts, setUpAlerts, showAlerts } from './alerts.js';
+import { renderAdvertiser, resetAdvertiser, setUpAdvertiser, showAdvertiser } from './advertiser.js';
 
 const LANGUAGE_NAMES = { en: 'English', ru: 'Русский', uk: 'Українська' };
-const VIEWS = ['map', 'history', 'sharing', 'places', 'polls', 'rewards', 'directory', 'alerts'];
+const VIEWS = ['map', 'history', 'sharing', 'places', 'polls', 'rewards', 'directory', 'alerts', 'advertiser'];
 
 let config = { tileURL: null, tileAttribution: '', languages: ['en'] };
 let map = null; // made at the first sign-in (Leaflet measures its shown container)
@@ -79,6 +80,7 @@ async function signedIn(token) {
     });
     setUpHistory(map, showError);
     setUpAlerts(map, showError);
+    setUpAdvertiser(map, showError);
   }
   await startMap(me);
   show('map');
@@ -99,6 +101,7 @@ async function signOut() {
   resetPlaces();
   resetRewards();
   resetAlerts();
+  resetAdvertiser();
   $('app').hidden = true;
   $('nav').hidden = true;
   $('signout').hidden = true;
@@ -116,6 +119,8 @@ function show(name) {
   showHistory(name === 'history');
   showSharing(name === 'sharing');
   showAlerts(name === 'alerts');
+  showAdvertiser(name === 'advertiser');
+  $('app').dataset.view = name; // the advertiser's charts take a wider side panel
   if (name === 'polls') showPolls();
   if (name === 'rewards') showRewards();
   if (name === 'directory') showDirectory();
@@ -132,6 +137,7 @@ function renderAll() {
   if (view === 'rewards') showRewards();
   if (view === 'directory') showDirectory();
   renderAlerts();
+  renderAdvertiser();
 }
 
 function showError(error) {

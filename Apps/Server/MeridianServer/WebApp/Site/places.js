@@ -129,7 +129,7 @@ async function openVenue(id) {
 }
 
 /** The promotion's code as a QR image (fetched with the token, shown from a blob URL the page policy allows). */
-async function showQR(image, id) {
+export async function showQR(image, id) {
   let blob;
   try { blob = await download(`/v1/promotions/${encodeURIComponent(id)}/qr?format=png&scale=4`); } catch {
     return; // no QR image: the code is written beside it
@@ -140,7 +140,8 @@ async function showQR(image, id) {
   image.src = url;
 }
 
-function money(value) {
+/** An amount of minor units in the page's language: "45,00 ₴". */
+export function money(value) {
   try {
     return new Intl.NumberFormat(currentLanguage(), { style: 'currency', currency: value.currency })
       .format(value.amount / 100);
