@@ -1340,6 +1340,16 @@ class WebAppTests(unittest.TestCase):
         self.wait(lambda: self.browser.find_element(By.ID, "advertiser-venue-part").is_displayed(), "the venue's part")
         self.assertEqual(Select(self.browser.find_element(By.ID, "advertiser-venue")).first_selected_option.text,
                          "Lviv Croissants")
+        self.assertIn("yours", self.browser.find_element(By.CSS_SELECTOR, found).text)
+        # A claim the operator rejects shows the operator's reason.
+        other = owner.call("POST", "/v1/advertiser/claims", {"venueId": "golden-gate-books"})
+        self.admin(["advertisers", "reject", other["id"], "--reason", "Not the owner's email."])
+        self.show("advertiser")
+        rejected = f'#claims li.claim[data-claim-id="{other["id"]}"][data-state="rejected"]'
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, rejected), "the rejection is listed")
+        text = self.browser.find_element(By.CSS_SELECTOR, rejected).text
+        self.assertIn("Golden Gate Books · rejected", text)
+        self.assertIn("Not the owner's email.", text)
 
         # A general promotion created in the form, then a special one with its audience rule.
         def fill(field, text):
@@ -1368,6 +1378,22 @@ class WebAppTests(unittest.TestCase):
         self.assertIn("running", self.browser.find_element(By.CSS_SELECTOR, row).text)
         qr = self.browser.find_element(By.CSS_SELECTOR, f"{row} img.qr")
         self.wait(lambda: qr.is_displayed() and qr.get_property("naturalWidth") > 0, "the code as a QR image")
+
+        # The server's refusal is said under the form, which keeps what was typed.
+        fill("promotion-name", "Backwards")
+        fill("promotion-code", "BACK")
+        for field, value in [("promotion-valid-from", "2030-01-02T10:00"), ("promotion-valid-until", "2030-01-01T10:00")]:
+            self.browser.execute_script("arguments[0].value = arguments[1]", self.browser.find_element(By.ID, field),
+                                        value)
+        self.browser.find_element(By.ID, "promotion-save").click()
+        error = self.browser.find_element(By.ID, "advertiser-error")
+        self.wait(lambda: error.is_displayed(), "the refusal is said")
+        self.assertEqual((error.get_attribute("data-code"), error.text),
+                         ("invalid_request", "'validUntil' must come after 'validFrom'."))
+        self.assertEqual(self.browser.find_element(By.ID, "promotion-name").get_attribute("value"), "Backwards")
+        for field in ("promotion-valid-from", "promotion-valid-until"):
+            self.browser.find_element(By.ID, field).clear()
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, listed)), 1)
 
         fill("promotion-name", "Regulars")
         fill("promotion-code", "REGULAR")
