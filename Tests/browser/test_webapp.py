@@ -1372,6 +1372,10 @@ class WebAppTests(unittest.TestCase):
         fill("promotion-code", "CROISSANT")
         fill("promotion-old-price", "60")
         fill("promotion-new-price", "45")
+        picture = os.path.join(self.server.directory, "croissant.png")
+        with open(picture, "wb") as file:
+            file.write(png((230, 180, 90)))
+        self.browser.find_element(By.ID, "promotion-image").send_keys(picture)
         self.browser.find_element(By.ID, "promotion-save").click()
         listed = "#advertiser-promotions li.advertised"
         self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, listed)) == 1, "the promotion is listed")
@@ -1389,6 +1393,9 @@ class WebAppTests(unittest.TestCase):
         self.assertIn("running", self.browser.find_element(By.CSS_SELECTOR, row).text)
         qr = self.browser.find_element(By.CSS_SELECTOR, f"{row} img.qr")
         self.wait(lambda: qr.is_displayed() and qr.get_property("naturalWidth") > 0, "the code as a QR image")
+        self.assertRegex(morning["promotion"]["imageUrl"], r"^/v1/blobs/[0-9a-f]+")
+        image = self.browser.find_element(By.CSS_SELECTOR, f"{row} img.promotion-image")
+        self.wait(lambda: image.get_property("naturalWidth") == 4, "the uploaded picture is shown")
 
         # The server's refusal is said under the form, which keeps what was typed.
         fill("promotion-name", "Backwards")
@@ -1433,7 +1440,8 @@ class WebAppTests(unittest.TestCase):
         fill("promotion-name", "Croissant breakfast")
         self.browser.find_element(By.ID, "promotion-save").click()
         self.wait(lambda: "Croissant breakfast" in self.browser.find_element(By.CSS_SELECTOR, row).text, "renamed")
-        self.assertEqual(advertised()["promotion"]["name"], "Croissant breakfast")
+        self.assertEqual((advertised()["promotion"]["name"], advertised()["promotion"]["imageUrl"]),
+                         ("Croissant breakfast", morning["promotion"]["imageUrl"]), "renamed, the picture kept")
 
         # Today: six people are offered it (one twice), five redeem it; every other day is "< 5" (nobody).
         for index in range(6):

@@ -251,6 +251,8 @@ function promotionRow(advertised) {
   const audience = element('div', { className: 'muted audience' }, audienceText(advertised));
   if (promotion.audience === 'special' && state !== 'ended') showAudienceSize(audience, promotion.id);
   return element('li', { className: 'advertised', data: { promotionId: promotion.id, state } },
+    promotion.imageUrl ? element('img', { src: promotion.imageUrl, alt: promotion.name, className: 'promotion-image' })
+      : null,
     element('strong', { className: 'name' }, promotion.name), ' ',
     element('span', { className: `badge state-${state}` }, t(PROMOTION_STATES[state])),
     element('div', {}, `${t('places.code', promotion.promoCode)}${price}${old}`),
