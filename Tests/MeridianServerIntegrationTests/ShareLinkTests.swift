@@ -233,6 +233,28 @@ struct ShareLinkTests {
     }
   }
 
+  @Test func aDisabledOwnersLinksShowNothingAndTheirSocketsClose() async throws {
+    try await TestServer.with { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      let link = try await Self.create(anna, NewShareLink(until: Timestamp.milliseconds(Date()) + 600_000))
+      let channel = try #require(ChannelName(namespace: "share", id: link.link.id))
+      let viewer = await LiveWatcher(server: server, token: link.token)
+      defer { Task { await viewer.stop() } }
+      #expect(try await viewer.subscribe(channel))
+      let closed = Task {
+        for await state in viewer.client.states {
+          if case .stopped(let code) = state, code != nil { return code }
+        }
+        return nil
+      }
+      let admin = try server.client(token: ServerConfiguration.developmentAdminToken)
+      _ = try await admin.send(API.adminDisableUser, parameters: AdminUserRef(user: annaSession.userId.rawValue))
+      #expect(try await withTimeout(.seconds(30)) { await closed.value } == .unauthorized)
+      await expectAPIError(.notFound, status: 404) { try await Self.view(server, link.token) }
+      #expect(try await Self.isRefused(server, token: link.token))
+    }
+  }
+
   @Test func aLinkMadeOnNodeAShowsFixesPostedThereOnNodeBUntilRevoked() async throws {
     try await TwoNodeTests.withTwoNodes { a, b in
       let (_, anna) = try await a.signUp("anna")

@@ -29,6 +29,11 @@ struct ShareLinkContractTests {
       #expect(try await store.shareLink(id: "l2t")?.track == true)
       #expect(try await store.shareLink(id: "l2t")?.devices == nil)
       #expect(try await store.shareLink(tokenHash: "hash-none") == nil)
+      // A disabled owner's links are no links to their holders.
+      try await store.setDisabled("anna", true)
+      #expect(try await store.shareLink(tokenHash: "hash-l1") == nil)
+      try await store.setDisabled("anna", false)
+      #expect(try await store.shareLink(tokenHash: "hash-l1")?.id == "l1")
       #expect(try await store.shareLinks(owner: "anna").map(\.id) == ["l2t", "l1"])
 
       #expect(try await store.revokeShareLink(id: "b1", owner: "anna", now: 5_000) == nil)

@@ -91,7 +91,7 @@ public protocol ShareLinkStore: Sendable {
   func createShareLink(_ link: ShareLinkRecord) async throws
   /// The link with this id.
   func shareLink(id: String) async throws -> ShareLinkRecord?
-  /// The link whose token has this SHA-256.
+  /// The link whose token has this SHA-256, unless its owner is disabled.
   func shareLink(tokenHash: String) async throws -> ShareLinkRecord?
   /// Every link of `owner`, newest first.
   func shareLinks(owner: UserID) async throws -> [ShareLinkRecord]

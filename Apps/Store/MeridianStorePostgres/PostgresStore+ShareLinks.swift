@@ -35,8 +35,9 @@ extension PostgresStore: ShareLinkStore {
   public func shareLink(tokenHash: String) async throws -> ShareLinkRecord? {
     try await rows(
       """
-      SELECT id, owner_id, token_hash, label, devices, track, created_at, expires_at, revoked_at FROM share_links
-      WHERE token_hash = \(tokenHash)
+      SELECT s.id, s.owner_id, s.token_hash, s.label, s.devices, s.track, s.created_at, s.expires_at, s.revoked_at
+      FROM share_links s JOIN users u ON u.id = s.owner_id
+      WHERE s.token_hash = \(tokenHash) AND NOT u.disabled
       """
     ).first.map(Self.shareLink)
   }

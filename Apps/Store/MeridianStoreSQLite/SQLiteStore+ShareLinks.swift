@@ -7,6 +7,8 @@ import PersistenceKit
 
 extension SQLiteStore {
   static let shareLinkColumns = "id, owner_id, token_hash, label, devices, track, created_at, expires_at, revoked_at"
+  /// ``shareLinkColumns`` of `share_links s` in a join.
+  static let joinedShareLinkColumns = shareLinkColumns.split(separator: ", ").map { "s.\($0)" }.joined(separator: ", ")
 
   static func shareLink(_ row: Row) throws -> ShareLinkRecord {
     let devices: String? = row[4]
@@ -40,7 +42,10 @@ extension SQLiteStore {
   public func shareLink(tokenHash: String) async throws -> ShareLinkRecord? {
     try await database.read { db in
       try Row.fetchOne(
-        db, sql: "SELECT \(Self.shareLinkColumns) FROM share_links WHERE token_hash = ?", arguments: [tokenHash]
+        db,
+        sql: "SELECT \(Self.joinedShareLinkColumns) FROM share_links s JOIN users u ON u.id = s.owner_id "
+          + "WHERE s.token_hash = ? AND u.disabled = 0",
+        arguments: [tokenHash]
       ).map(Self.shareLink)
     }
   }

@@ -98,10 +98,16 @@ public struct LiveUpdates: Sendable {
     await hub.disconnect(matching: [Self.tokenAttribute: hash], code: .unauthorized, reason: reason)
   }
 
-  /// Closes, with 4001, every socket of `user` on every node (the account was disabled or deleted).
+  /// Closes, with 4001, every socket of `user` on every node (the account was disabled or deleted), and those signed
+  /// in with the user's share links.
   func disconnect(user: UserID, reason: String) async {
-    await hub.disconnect(principalID: user.rawValue, code: .unauthorized, reason: reason)
+    await disconnectHere(user: user, reason: reason)
     await announce(.accountDisabled(user))
+  }
+
+  private func disconnectHere(user: UserID, reason: String) async {
+    await hub.disconnect(principalID: user.rawValue, code: .unauthorized, reason: reason)
+    _ = await hub.disconnect(matching: [Self.shareOwnerAttribute: user.rawValue], code: .unauthorized, reason: reason)
   }
 
   /// Tells the other nodes sharing the store's live log (none with SQLite). Best effort: a node that misses it still
@@ -183,8 +189,7 @@ public struct LiveUpdates: Sendable {
           case .sharingChanged(let owner): try? await enforceHere(owner: owner)
           case .groupDeleted(let group): await groupDeletedHere(group)
           case .tokenRevoked(let hash): await disconnectHere(tokenHash: hash, reason: "token revoked")
-          case .accountDisabled(let user):
-            await hub.disconnect(principalID: user.rawValue, code: .unauthorized, reason: "account disabled")
+          case .accountDisabled(let user): await disconnectHere(user: user, reason: "account disabled")
           case .published(let channels, let payload):
             guard let json = try? JSONValue.parse(Data(payload.utf8)) else { break }
             _ = await hub.publish(json, to: channels.compactMap(ChannelName.init))

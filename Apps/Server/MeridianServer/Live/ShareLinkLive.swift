@@ -14,6 +14,9 @@ extension LiveUpdates {
   static let shareNamespace = "share"
   /// The principal attribute holding the id of the link a share socket signed in with.
   static let shareLinkAttribute = "shareLink"
+  /// The principal attribute holding the owner of the link a share socket signed in with (their sockets close when
+  /// the account is disabled or deleted).
+  static let shareOwnerAttribute = "shareOwner"
   /// How long after a link ends the fan-out still looks for its subscribers to revoke them.
   static let endedLinkWatch: Int64 = 24 * 3_600_000
 
@@ -30,7 +33,8 @@ extension LiveUpdates {
   {
     guard let link = try await store.shareLink(tokenHash: hash), link.state(at: now) == .active else { return nil }
     return RealtimePrincipal(
-      id: sharePrincipalID(link.id), attributes: [tokenAttribute: hash, shareLinkAttribute: link.id])
+      id: sharePrincipalID(link.id),
+      attributes: [tokenAttribute: hash, shareLinkAttribute: link.id, shareOwnerAttribute: link.owner.rawValue])
   }
 
   /// What a share socket may do: subscribe to its own link's channel, by ``shareChannelRule(store:now:)``; nothing
