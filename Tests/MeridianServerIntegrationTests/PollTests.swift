@@ -6,6 +6,7 @@ import MeridianSecrets
 import MeridianServer
 import MeridianStore
 import MeridianStoreTesting
+import MeridianTestSupport
 import NetworkingKit
 import RealtimeKit
 import Testing
@@ -16,15 +17,16 @@ import Testing
 struct PollTests {
   static let engines = ["sqlite", "postgres"]
 
-  /// Runs `body` against a server on `engine` (a fresh database each time).
+  /// Runs `body` against a server on `engine` (a fresh database each time), with `clock` as its clock when given.
   static func withServer(
-    _ engine: String, _ configure: @escaping (inout ServerConfiguration) -> Void = { _ in },
+    _ engine: String, clock: TestClock? = nil, _ configure: @escaping (inout ServerConfiguration) -> Void = { _ in },
     _ body: (TestServer) async throws -> Void
   ) async throws {
-    guard engine == "postgres" else { return try await TestServer.with(configure, body) }
+    guard engine == "postgres" else { return try await TestServer.with(clock: clock, configure, body) }
     let database = try await PostgresTestDatabase.create()
     do {
       try await TestServer.with(
+        clock: clock,
         {
           $0.database = .postgres(url: database.url)
           configure(&$0)

@@ -42,7 +42,7 @@ DYNAMIC = {
                         "swift": "PointsReason"},
 }
 
-# Arguments of t() that are not keys of the page's code: `apply()` reads index.html's data-i18n attributes.
+# Arguments of t() that are not keys of the page's code: `apply()` reads the pages' data-i18n attributes.
 INDIRECT = {"element.dataset.i18n"}
 
 
@@ -289,7 +289,7 @@ class StringKeyTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.catalog = json.loads(read(os.path.join(SITE, "strings.xcstrings")))
-        cls.html = read(os.path.join(SITE, "index.html"))
+        cls.html = "\n".join(read(path) for path in sorted(glob.glob(os.path.join(SITE, "*.html"))))
         cls.sources = site_sources()
         cls.spec = read(SPEC)
 

@@ -387,7 +387,67 @@ class WebAppTests(unittest.TestCase):
     def show(self, view):
         self.browser.find_element(By.CSS_SELECTOR, f'#nav [data-view="{view}"]').click()
 
+    def open_share_link(self, owner, **body):
+        """Makes a share link of `owner` (an hour long unless `until` is given), opens its page without an account
+        and waits until its socket is subscribed; answers the link as POST /v1/share-links answered it."""
+        body.setdefault("until", int(time.time() * 1000) + 3_600_000)
+        link = owner.call("POST", "/v1/share-links", body)
+        self.browser.get(self.server.base + link["url"])
+        self.wait(lambda: self.body_data("live") == "subscribed", "the share page's socket is subscribed")
+        return link
+
+    def body_data(self, name):
+        return self.browser.find_element(By.TAG_NAME, "body").get_attribute(f"data-{name}")
+
+    def shared_marker(self):
+        found = self.browser.find_elements(By.CSS_SELECTOR, ".leaflet-marker-pane .shared-position")
+        return found[0] if found else None
+
+    def wait_for_shared_marker_at(self, lat, lon):
+        def at():
+            element = self.shared_marker()
+            return (element is not None and element.get_attribute("data-lat") == str(lat)
+                    and element.get_attribute("data-lon") == str(lon))
+        self.wait(at, f"the shared position at {lat}, {lon}")
+
     # ------------------------------------------------------------------ tests
+
+    @screenshot_on_failure
+    def test_a_share_link_page_shows_the_position_without_an_account_moves_with_a_new_fix_and_hides_it_when_paused(
+            self):
+        owner = Account(self.server, "Sasha Shared")
+        owner.upload((50.4501, 30.5234))
+        self.open_share_link(owner, label="Walk to the station")
+        self.wait_for_shared_marker_at(50.4501, 30.5234)
+        self.assertEqual(self.browser.find_element(By.ID, "share-label").text, "Walk to the station")
+        self.assertEqual(self.browser.find_element(By.ID, "share-state").text, "Live location")
+        self.assertEqual(self.browser.find_element(By.ID, "share-seen").text, "Seen just now")
+        owner.upload((50.4512, 30.5250))
+        self.wait_for_shared_marker_at(50.4512, 30.5250)
+        owner.call("POST", "/v1/sharing/pause")
+        self.wait(lambda: self.body_data("state") == "paused", "the page says the owner paused")
+        self.assertIsNone(self.shared_marker())
+        self.assertEqual(self.browser.find_element(By.ID, "share-state").text, "Location sharing is paused.")
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
+    def test_a_revoked_share_links_page_says_so_and_shows_nothing(self):
+        owner = Account(self.server, "Rita Revoked")
+        owner.upload((50.4501, 30.5234))
+        link = self.open_share_link(owner, label="Lunch", track=True)
+        self.wait_for_shared_marker_at(50.4501, 30.5234)
+        owner.call("DELETE", f"/v1/share-links/{link['link']['id']}")
+        self.wait(lambda: self.body_data("state") == "revoked", "the page says the link was revoked")
+        text = "This link was revoked; it shows nothing any more."
+        self.assertEqual(self.browser.find_element(By.ID, "share-state").text, text)
+        self.assertIsNone(self.shared_marker())
+        self.assertEqual(self.browser.find_element(By.ID, "share-label").text, "")
+        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, ".shared-track"))
+        self.browser.get(self.server.base + link["url"])  # opened again: the same, and no socket
+        self.wait(lambda: self.body_data("state") == "revoked", "the reopened page says the link was revoked")
+        self.assertIsNone(self.shared_marker())
+        self.assertIsNone(self.body_data("live"))
+        self.assert_no_script_errors()
 
     @screenshot_on_failure
     def test_map_renders_and_follows_the_viewer_without_console_errors_while_tiles_are_unreachable(self):

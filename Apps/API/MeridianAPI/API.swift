@@ -129,4 +129,5 @@ public enum API {
     + geofenceEndpoints  // GeofenceAPI.swift
     + webhookEndpoints  // WebhookAPI.swift
     + historyGeoEndpoints  // HistoryGeoAPI.swift
+    + shareLinkEndpoints  // ShareLinkAPI.swift
 }

@@ -108,6 +108,10 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   /// A webhook URL's host is (or resolves to) a loopback, private, link-local or metadata address, which the
   /// server's operator doesn't allow (422).
   case webhookAddressForbidden = "webhook_address_forbidden"
+  /// The share link's `until` has passed: it shows nothing any more (410).
+  case shareLinkExpired = "share_link_expired"
+  /// The share link's owner revoked it: it shows nothing any more (410).
+  case shareLinkRevoked = "share_link_revoked"
   /// The server is shutting down or temporarily unable to answer.
   case unavailable = "unavailable"
   /// An unexpected server failure.

@@ -13,7 +13,7 @@ import Synchronization
 public protocol MeridianStore: AccountStore, SocialStore, FixStore, VenueStore, IdempotencyStore, AdministrationStore,
   OperationsStore, PollStore, PlaceStore, GeofenceStore, GeofenceQueue, GazetteerStore, AdvertiserStore,
   PromotionStatsStore,
-  ApplicantStore, WebhookStore, StoreTransactions
+  ApplicantStore, WebhookStore, ShareLinkStore, StoreTransactions
 {
   /// A round trip to the database; throws when it does not answer.
   func checkHealth() async throws

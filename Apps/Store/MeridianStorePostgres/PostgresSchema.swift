@@ -35,6 +35,7 @@ public enum PostgresSchema {
     appendGeofenceAudienceMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
     appendGeofenceQueueMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
     appendPlaceAttributeMigrations(to: &migrator)  // PostgresSchema+Places.swift
+    appendShareLinkMigrations(to: &migrator)  // PostgresSchema+ShareLinks.swift
     return migrator
   }
 

@@ -28,6 +28,7 @@ public enum SQLiteSchema {
     appendGeofenceAudienceMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
     appendGeofenceQueueMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
     appendPlaceAttributeMigrations(to: &migrator)  // SQLiteSchema+Places.swift
+    appendShareLinkMigrations(to: &migrator)  // SQLiteSchema+ShareLinks.swift
     return migrator
   }
 

@@ -222,6 +222,7 @@ public struct ServerApp: Sendable {
     let blobs = environment.blobs
     ProfileFeature(environment: environment, blobs: blobs).register(on: registrar)
     SharingFeature(environment: environment, live: live).register(on: registrar)
+    ShareLinkFeature(environment: environment, live: live).register(on: registrar)
     DeviceFeature(environment: environment, ingest: ingest).register(on: registrar)
     let gazetteer = GazetteerCache(store: environment.store, now: environment.now)
     PhoneAppIngest(environment: environment, ingest: ingest, geofences: geofences, gazetteer: gazetteer)

@@ -47,6 +47,8 @@ public struct ServerEnvironment: Sendable {
   public var osmAndDeviceLimiter: RateLimiter
   /// OsmAnd reports per client address per minute.
   public var osmAndAddressLimiter: RateLimiter
+  /// Reads of one share link's view per minute (keyed by the token's hash).
+  public var sharedViewLimiter: RateLimiter
   /// The handles viewers see instead of device ids.
   public var deviceHandles: DeviceHandleSource
   /// Where features queue events for webhooks (``WebhookOutbox``).
@@ -96,6 +98,8 @@ public struct ServerEnvironment: Sendable {
       limit: limits.osmAndPerDevicePerMinute, window: 60_000, counters: .of(shared, purpose: "osmand.device"))
     self.osmAndAddressLimiter = RateLimiter(
       limit: limits.osmAndPerAddressPerMinute, window: 60_000, counters: .of(shared, purpose: "osmand.address"))
+    self.sharedViewLimiter = RateLimiter(
+      limit: limits.sharedViewsPerLinkPerMinute, window: 60_000, counters: .of(shared, purpose: "share.view"))
     self.deviceHandles = DeviceHandleSource(store: store)
     self.webhooks = WebhookOutbox(store: store)
   }

@@ -46,6 +46,10 @@ public struct ServerLimits: Sendable, Hashable {
   public var webhooksPerAccount = 20
   /// Test events (`POST /v1/webhooks/{id}/test`) one account may queue per minute, all its webhooks together.
   public var webhookTestsPerAccountPerMinute = 5
+  /// Active share links per account (expired and revoked ones don't count).
+  public var shareLinksPerAccount = 20
+  /// Reads of one share link's view (`GET /v1/shared/{token}`) per minute, every reader together.
+  public var sharedViewsPerLinkPerMinute = 120
 
   /// The defaults.
   public init() {}
@@ -79,6 +83,8 @@ public struct ServerLimits: Sendable, Hashable {
       ("MERIDIAN_LIMIT_BLOBS_PER_ACCOUNT_PER_HOUR", \.blobsPerAccountPerHour),
       ("MERIDIAN_LIMIT_WEBHOOKS_PER_ACCOUNT", \.webhooksPerAccount),
       ("MERIDIAN_LIMIT_WEBHOOK_TESTS_PER_ACCOUNT_PER_MINUTE", \.webhookTestsPerAccountPerMinute),
+      ("MERIDIAN_LIMIT_SHARE_LINKS_PER_ACCOUNT", \.shareLinksPerAccount),
+      ("MERIDIAN_LIMIT_SHARED_VIEWS_PER_LINK_PER_MINUTE", \.sharedViewsPerLinkPerMinute),
     ]
   }
 

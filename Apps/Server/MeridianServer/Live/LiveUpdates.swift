@@ -28,14 +28,16 @@ import RealtimeKit
 public struct LiveUpdates: Sendable {
   /// The hub serving `/ws`.
   public let hub: RealtimeHub
-  private let store: any MeridianStore
-  private let now: @Sendable () -> Int64
+  let store: any MeridianStore
+  let now: @Sendable () -> Int64
   private let metrics: ServerMetrics
   /// Viewers see devices by their handles, never by their ids.
   private let deviceHandles: DeviceHandleSource
   /// Owners' privacy settings for the fan-out, dropped on every change made through the API (``enforce(owner:)``)
   /// and after a few seconds anyway (changes made by another process, such as the admin CLI).
   private let settingsCache = LookupCache<UserID, PrivacySettings>(lifetime: 5_000, capacity: 10_000)
+  /// Owners' share links for the fan-out, dropped and read again like ``settingsCache``.
+  let shareLinkCache = LookupCache<UserID, [ShareLinkRecord]>(lifetime: 5_000, capacity: 10_000)
   private let logger: Logger
   /// Every namespace the hub serves, with its subscribe rule: this type's own and those of `channels`.
   let channels: LiveChannels
@@ -63,10 +65,15 @@ public struct LiveUpdates: Sendable {
       configuration: configuration,
       authenticate: { token in
         let hash = SecretHash.sha256(token)
-        guard let user = try await store.user(forTokenHash: hash, now: now()) else { return nil }
+        guard let user = try await store.user(forTokenHash: hash, now: now()) else {
+          return try await Self.sharePrincipal(tokenHash: hash, store: store, now: now())
+        }
         return RealtimePrincipal(id: user.rawValue, attributes: [Self.tokenAttribute: hash])
       },
       authorize: { principal, access, channel in
+        if let link = principal.attributes[Self.shareLinkAttribute] {
+          return try await Self.shareSocketMay(link, access, channel, channels: channels)
+        }
         switch access {
         case .subscribe: return try await channels.maySubscribe(UserID(principal.id), to: channel)
         case .publish: return channel == ChannelName.user(principal.id)
@@ -91,10 +98,16 @@ public struct LiveUpdates: Sendable {
     await hub.disconnect(matching: [Self.tokenAttribute: hash], code: .unauthorized, reason: reason)
   }
 
-  /// Closes, with 4001, every socket of `user` on every node (the account was disabled or deleted).
+  /// Closes, with 4001, every socket of `user` on every node (the account was disabled or deleted), and those signed
+  /// in with the user's share links.
   func disconnect(user: UserID, reason: String) async {
-    await hub.disconnect(principalID: user.rawValue, code: .unauthorized, reason: reason)
+    await disconnectHere(user: user, reason: reason)
     await announce(.accountDisabled(user))
+  }
+
+  private func disconnectHere(user: UserID, reason: String) async {
+    await hub.disconnect(principalID: user.rawValue, code: .unauthorized, reason: reason)
+    _ = await hub.disconnect(matching: [Self.shareOwnerAttribute: user.rawValue], code: .unauthorized, reason: reason)
   }
 
   /// Tells the other nodes sharing the store's live log (none with SQLite). Best effort: a node that misses it still
@@ -176,8 +189,7 @@ public struct LiveUpdates: Sendable {
           case .sharingChanged(let owner): try? await enforceHere(owner: owner)
           case .groupDeleted(let group): await groupDeletedHere(group)
           case .tokenRevoked(let hash): await disconnectHere(tokenHash: hash, reason: "token revoked")
-          case .accountDisabled(let user):
-            await hub.disconnect(principalID: user.rawValue, code: .unauthorized, reason: "account disabled")
+          case .accountDisabled(let user): await disconnectHere(user: user, reason: "account disabled")
           case .published(let channels, let payload):
             guard let json = try? JSONValue.parse(Data(payload.utf8)) else { break }
             _ = await hub.publish(json, to: channels.compactMap(ChannelName.init))
@@ -276,6 +288,7 @@ public struct LiveUpdates: Sendable {
       location("user") { UserID($0) },
       location("group") { try await store.group(GroupID($0))?.ownerID },
       .perViewer(sharingNamespace),
+      shareChannelRule(store: store, now: now),
     ]
   }
 
@@ -314,14 +327,20 @@ public struct LiveUpdates: Sendable {
   /// Then tells every viewer who may see the owner's location now, on their `sharing:<viewer>` channel and on every
   /// node, so that a page shows the owner again at once (after a resume, say).
   public func enforce(owner: UserID) async throws {
-    try await enforceHere(owner: owner)
-    await announce(.sharingChanged(owner: owner))
+    try await refresh(owner: owner)
     guard let settings = try await store.privacySettings(owner: owner) else { return }
     let viewers = Self.viewers(of: settings, at: now()).compactMap(Self.sharingChannel)
     if !viewers.isEmpty {
       await publishEverywhere(
         .object(["type": .string("sharing.visible"), "userId": .string(owner.rawValue)]), to: viewers)
     }
+  }
+
+  /// Drops what this node and every other node remember of `owner`'s settings and share links, and revokes the
+  /// live subscribers who may no longer see the owner: call after any change to them (a new share link too).
+  func refresh(owner: UserID) async throws {
+    try await enforceHere(owner: owner)
+    await announce(.sharingChanged(owner: owner))
   }
 
   /// The namespace of each viewer's channel of sharing changes.
@@ -341,10 +360,12 @@ public struct LiveUpdates: Sendable {
 
   private func enforceHere(owner: UserID) async throws {
     settingsCache.remove(owner)
+    shareLinkCache.remove(owner)
     guard let settings = try await store.privacySettings(owner: owner) else { return }
     var channels = [ChannelName.user(owner.rawValue)].compactMap { $0 }
     channels += settings.groups.compactMap { ChannelName.group($0.id.rawValue) }
     await enforce(settings, on: channels)
+    await enforce(try await watchedShareLinks(of: owner, at: now()), sharing: settings.sharing)
   }
 
   /// Revokes a deleted group's channel from everyone, on every node.
@@ -378,6 +399,23 @@ public struct LiveUpdates: Sendable {
     return found
   }
 
+  /// Who an owner's fixes go to: the owner's channels by their privacy settings, and their share links' channels.
+  struct Audience: Sendable {
+    var settings: PrivacySettings
+    /// `user:<owner>` and the groups granting location.
+    var channels: [ChannelName]
+    /// The share links the fan-out watches (``watchedShareLinks(of:at:)``).
+    var links: [ShareLinkRecord]
+
+    /// The channels of a fix of `device` at `time`: the owner's, and those of the active links covering it.
+    func channels(of device: DeviceID, at time: Int64) -> [ChannelName] {
+      channels
+        + links.filter { $0.state(at: time) == .active && $0.covers(device) }.compactMap {
+          LiveUpdates.shareChannel($0.id)
+        }
+    }
+  }
+
   /// One request's stored fixes, for the fan-out; `sequence` is the live log's (nil for this process's commits).
   struct StoredFixes: Sendable {
     var owner: UserID
@@ -396,47 +434,67 @@ public struct LiveUpdates: Sendable {
   func publish(_ stored: [StoredFixes]) async {
     let time = now()
     // A live event is best effort: fixes whose owner's settings can't be read now are stored and readable over HTTP.
-    func audience(of owner: UserID) async -> (settings: PrivacySettings, channels: [ChannelName])? {
+    func audience(of owner: UserID) async -> Audience? {
       guard
         let settings = try? await settingsCache.value(
           for: owner, now: time, load: { try await store.privacySettings(owner: owner) })
       else { return nil }
-      return (settings, Self.channels(of: settings))
+      let links = (try? await watchedShareLinks(of: owner, at: time)) ?? []
+      return Audience(settings: settings, channels: Self.channels(of: settings), links: links)
     }
-    var audiences: [UserID: (settings: PrivacySettings, channels: [ChannelName])] = [:]
+    var audiences: [UserID: Audience] = [:]
     for item in stored where audiences[item.owner] == nil {
       audiences[item.owner] = await audience(of: item.owner)
     }
     guard !audiences.isEmpty, let handles = try? await deviceHandles.handles() else { return }
     // The payloads don't depend on the settings, only the channels do: built once, addressed again after a refresh.
     // Devices appear by their handles: a device id is what its owner's apps report with.
-    let located = stored.map { item -> (owner: UserID, payload: JSONValue, sequence: UInt64?) in
+    let located = stored.map { item -> (owner: UserID, device: DeviceID, payload: JSONValue, sequence: UInt64?) in
       let device = handles.handle(of: item.device, owner: item.owner)
       let fixes = item.fixes.map { handles.redacted($0, owner: item.owner, known: (item.device, device)) }
-      return (item.owner, Self.payload(LiveLocation(userId: item.owner, deviceId: device, fixes: fixes)), item.sequence)
+      return (
+        item.owner, item.device, Self.payload(LiveLocation(userId: item.owner, deviceId: device, fixes: fixes)),
+        item.sequence
+      )
     }
     func events() -> (events: [(payload: JSONValue, channels: [ChannelName])], offsets: [UInt64]?) {
-      let addressed = located.compactMap { item in audiences[item.owner].map { (item, $0.channels) } }
+      let addressed = located.compactMap { item in
+        audiences[item.owner].map { (item, $0.channels(of: item.device, at: time)) }
+      }
       let offsets = addressed.compactMap(\.0.sequence)
       return (addressed.map { ($0.0.payload, $0.1) }, offsets.count == addressed.count ? offsets : nil)
     }
     var published = events()
     // One step on the hub checks every subscriber against the remembered settings and publishes.
     var settingsOfChannel: [ChannelName: PrivacySettings] = [:]
-    for (settings, channels) in audiences.values {
-      for channel in channels { settingsOfChannel[channel] = settings }
+    var linkOfChannel: [ChannelName: (link: ShareLinkRecord, sharing: SharingState)] = [:]
+    for audience in audiences.values {
+      for channel in audience.channels { settingsOfChannel[channel] = audience.settings }
+      for link in audience.links {
+        if let channel = Self.shareChannel(link.id) { linkOfChannel[channel] = (link, audience.settings.sharing) }
+      }
+      // A link that ended gets no events, so no check before one: its subscribers are revoked here.
+      let ended = audience.links.filter { $0.state(at: time) != .active }
+      if !ended.isEmpty { await enforce(ended, sharing: audience.settings.sharing) }
     }
-    let remembered = settingsOfChannel
+    let (remembered, rememberedLinks) = (settingsOfChannel, linkOfChannel)
     let passed = await hub.publish(published.events, offsets: published.offsets) { channel, principal in
-      remembered[channel].map { Self.mayReceive(UserID(principal.id), channel, of: $0, at: time) } ?? true
+      if let shared = rememberedLinks[channel] {
+        return Self.mayReceive(principal.id, shared.link, sharing: shared.sharing, at: time)
+      }
+      return remembered[channel].map { Self.mayReceive(UserID(principal.id), channel, of: $0, at: time) } ?? true
     }
     if passed == nil {
       // Someone may no longer see an owner, or the remembered settings predate a change (a resume): read every
       // owner's settings again, revoke who may not see the owner now, and publish to the current channels.
       for owner in Array(audiences.keys) {
         settingsCache.remove(owner)
+        shareLinkCache.remove(owner)
         audiences[owner] = await audience(of: owner)
-        if let current = audiences[owner] { await enforce(current.settings, on: current.channels) }
+        if let current = audiences[owner] {
+          await enforce(current.settings, on: current.channels)
+          await enforce(current.links, sharing: current.settings.sharing)
+        }
       }
       published = events()
       await hub.publish(published.events, offsets: published.offsets)

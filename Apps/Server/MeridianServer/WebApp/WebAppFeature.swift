@@ -7,7 +7,8 @@ import NetworkingKit
 import PersistenceKitStrings
 import Synchronization
 
-/// The web app a person opens in a browser: `GET /` (the page), `/app/…` (its ES modules, CSS and images),
+/// The web app a person opens in a browser: `GET /` (the page), `GET /s/{token}` (a share link's page, without an
+/// account), `/app/…` (its ES modules, CSS and images),
 /// `/vendor/leaflet/…` (Leaflet from the system's `libjs-leaflet`), `/app/config.json` (the tiles) and
 /// `/app/strings.json` (the texts of one language from the app's String Catalog, chosen by `?lang=` or the
 /// browser's `Accept-Language`). Each answers `HEAD` as `GET`, without the body.
@@ -63,6 +64,10 @@ struct WebAppFeature: Sendable {
     for method in [HTTPRequest.Method.get, .head] {
       router.on("/", method: method) { request, context in
         try await serveCompressible("index.html", in: directory, with: site, request, context)
+      }
+      // A share link's page: the same file for every token, which the page reads from its address.
+      router.on("/s/{token}", method: method) { request, context in
+        try await serveCompressible("share.html", in: directory, with: site, request, context)
       }
       router.on("/app/config.json", method: method) { request, _ in
         json(

@@ -9,9 +9,9 @@ const MAX_DELAY_MS = 30000;
 export class LiveSocket {
   /**
    * @param {() => string} token the bearer token
-   * @param {{onEvent, onRevoked, onReload, onState}} handlers `onEvent(channel, payload)`,
+   * @param {{onEvent, onRevoked, onReload, onState, onSubscribed}} handlers `onEvent(channel, payload)`,
    *   `onRevoked(channel)` (the server withdrew access), `onReload(channel)` (fetch the state over HTTP),
-   *   `onState(connected)`.
+   *   `onState(connected)`, and optionally `onSubscribed(channel)` (the server confirmed a subscription).
    */
   constructor(token, handlers) {
     this.token = token;
@@ -88,6 +88,7 @@ export class LiveSocket {
         if (this.channels.has(message.channel) && this.channels.get(message.channel) === null) {
           this.channels.set(message.channel, { offset: message.offset, epoch: message.epoch });
         }
+        if (this.handlers.onSubscribed) this.handlers.onSubscribed(message.channel);
         break;
       case 'reload':
         if (!this.channels.has(message.channel)) break;

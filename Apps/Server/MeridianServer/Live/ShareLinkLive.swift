@@ -1,0 +1,85 @@
+import DomainKit
+import Foundation
+import MeridianSecrets
+import MeridianStore
+import RealtimeKit
+
+/// Share links on the live socket: a share token signs a socket in as the link (principal `share:<link id>`), which
+/// may subscribe to the link's channel `share:<link id>` and to nothing else, and may not publish. The fan-out sends
+/// the owner's fixes of the covered devices there while the link is active and the owner's sharing isn't paused;
+/// every rule reads the link and the owner's sharing from the store (cached for seconds, dropped by
+/// ``enforce(owner:)`` on every node), so two nodes agree.
+extension LiveUpdates {
+  /// The namespace of the share links' channels.
+  static let shareNamespace = "share"
+  /// The principal attribute holding the id of the link a share socket signed in with.
+  static let shareLinkAttribute = "shareLink"
+  /// The principal attribute holding the owner of the link a share socket signed in with (their sockets close when
+  /// the account is disabled or deleted).
+  static let shareOwnerAttribute = "shareOwner"
+  /// How long after a link ends the fan-out still looks for its subscribers to revoke them.
+  static let endedLinkWatch: Int64 = 24 * 3_600_000
+
+  /// The channel of `link`: `share:<link id>`.
+  static func shareChannel(_ link: String) -> ChannelName? { ChannelName(namespace: shareNamespace, id: link) }
+
+  /// The principal id of the sockets signed in with `link`'s token (never a user's id, which has no colon).
+  static func sharePrincipalID(_ link: String) -> String { shareNamespace + ":" + link }
+
+  /// The principal of a socket signed in with the share token of SHA-256 `hash`, while its link is active; nil for
+  /// any other token.
+  static func sharePrincipal(tokenHash hash: String, store: any MeridianStore, now: Int64) async throws
+    -> RealtimePrincipal?
+  {
+    guard let link = try await store.shareLink(tokenHash: hash), link.state(at: now) == .active else { return nil }
+    return RealtimePrincipal(
+      id: sharePrincipalID(link.id),
+      attributes: [tokenAttribute: hash, shareLinkAttribute: link.id, shareOwnerAttribute: link.owner.rawValue])
+  }
+
+  /// What a share socket may do: subscribe to its own link's channel, by ``shareChannelRule(store:now:)``; nothing
+  /// else, and never publish.
+  static func shareSocketMay(
+    _ link: String, _ access: RealtimeAccess, _ channel: ChannelName, channels: LiveChannels
+  ) async throws -> Bool {
+    guard access == .subscribe, channel == shareChannel(link) else { return false }
+    return try await channels.maySubscribe(UserID(sharePrincipalID(link)), to: channel)
+  }
+
+  /// `share:<link id>`: only the link's own sockets, while it shows the owner's location.
+  static func shareChannelRule(store: any MeridianStore, now: @escaping @Sendable () -> Int64) -> LiveChannelRule {
+    LiveChannelRule(namespace: shareNamespace) { viewer, id in
+      guard viewer.rawValue == sharePrincipalID(id), let link = try await store.shareLink(id: id) else { return false }
+      return link.showsLocation(at: now(), sharing: try await store.sharing(owner: link.owner))
+    }
+  }
+
+  /// Whether `principal` may receive the events of `link`'s channel at `time`, the owner's sharing being `sharing`.
+  static func mayReceive(_ principal: String, _ link: ShareLinkRecord, sharing: SharingState, at time: Int64) -> Bool {
+    principal == sharePrincipalID(link.id) && link.showsLocation(at: time, sharing: sharing)
+  }
+
+  /// `owner`'s links the fan-out looks at: the active ones and those that ended within ``endedLinkWatch`` (whose
+  /// subscribers it revokes), cached like the privacy settings.
+  func watchedShareLinks(of owner: UserID, at time: Int64) async throws -> [ShareLinkRecord] {
+    let links = try await shareLinkCache.value(for: owner, now: time) {
+      try await store.shareLinks(owner: owner)
+    }
+    return (links ?? []).filter { link in
+      link.state(at: time) == .active || max(link.until, link.revokedAt ?? 0) > time - Self.endedLinkWatch
+    }
+  }
+
+  /// Revokes the subscribers of `links`' channels who may not receive them now (the link ended, or the owner, whose
+  /// sharing is `sharing`, paused).
+  func enforce(_ links: [ShareLinkRecord], sharing: SharingState) async {
+    let addressed = links.compactMap { link in Self.shareChannel(link.id).map { (link: link, channel: $0) } }
+    guard !addressed.isEmpty else { return }
+    let time = now()
+    for ((link, channel), principals) in zip(addressed, await hub.presence(of: addressed.map(\.channel))) {
+      for principal in principals where !Self.mayReceive(principal.id, link, sharing: sharing, at: time) {
+        await hub.revoke(channel, from: principal.id)
+      }
+    }
+  }
+}

@@ -1,0 +1,112 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import MeridianSecrets
+import MeridianStore
+import NetworkingKit
+
+/// Share links: a person makes a link that shows their live position (and, if asked, their track since then) to
+/// anyone holding it, without an account, until a time they choose or until they revoke it. The token is 256 random
+/// bits, given once; the store keeps its SHA-256. The public view shows nothing but the label, the expiry and the
+/// covered devices' fixes (devices by their handles), hides them while the owner's sharing is paused, and is
+/// rate-limited per link. Every revocation is enforced on the live sockets of every node at once.
+struct ShareLinkFeature: Sendable {
+  let environment: ServerEnvironment
+  let live: LiveUpdates
+  var store: any MeridianStore { environment.store }
+
+  func register(on routes: RouteRegistrar) {
+    routes.on(API.shareLinks) { call in try await list(call.authenticated()) }
+    routes.on(API.createShareLink, status: .created) { call in try await create(call.authenticated(), call.body) }
+    routes.on(API.revokeShareLink, status: .noContent) { call in
+      try await revoke(call.authenticated(), call.parameters.id)
+    }
+    routes.on(API.sharedView) { call in try await view(token: call.parameters.token) }
+  }
+
+  func list(_ owner: UserID) async throws -> ShareLinkList {
+    let now = environment.now()
+    return ShareLinkList(items: try await store.shareLinks(owner: owner).map { $0.api(at: now) })
+  }
+
+  func create(_ owner: UserID, _ body: NewShareLink) async throws -> CreatedShareLink {
+    let now = environment.now()
+    guard body.until > now else { throw APIError.invalidRequest("'until' must be in the future (UTC milliseconds).") }
+    guard body.until - now <= ShareLinkRules.longestLifetime else {
+      throw APIError.invalidRequest("'until' may be at most 30 days ahead.")
+    }
+    let label = try body.label.map {
+      try UserText.singleLine(maximumLength: ShareLinkRules.longestLabel, allowsEmpty: true).checked($0, field: "label")
+    }
+    if let devices = body.deviceIds {
+      let owned = Set(try await store.devices(owner: owner).map(\.id))
+      guard !devices.isEmpty, devices.allSatisfy(owned.contains) else {
+        throw APIError.invalidRequest(
+          "'deviceIds' must name at least one of your devices (GET /v1/devices); omit it to share all of them.")
+      }
+    }
+    if let limit = ServerLimits.active(environment.limits.shareLinksPerAccount) {
+      let active = ShareLinkRules.active(try await store.shareLinks(owner: owner), at: now).count
+      guard active < limit else {
+        throw APIError(
+          status: 409, code: .quotaExceeded,
+          message: "You have \(active) active share links, the most allowed; revoke one first.")
+      }
+    }
+    let token = Secrets.token()
+    let link = ShareLinkRecord(
+      id: Secrets.userID(), owner: owner, tokenHash: SecretHash.sha256(token),
+      label: label.flatMap { $0.isEmpty ? nil : $0 },
+      devices: body.deviceIds.map { Array(Set($0)).sorted { $0.rawValue < $1.rawValue } },
+      track: body.track ?? false, createdAt: now, until: body.until)
+    try await store.createShareLink(link)
+    // Every node's fan-out reads the owner's links again: the next fix reaches the new link.
+    try await live.refresh(owner: owner)
+    return CreatedShareLink(link: link.api(at: now), token: token, url: "/s/\(token)")
+  }
+
+  func revoke(_ owner: UserID, _ id: String) async throws -> NoContent {
+    guard try await store.revokeShareLink(id: id, owner: owner, now: environment.now()) != nil else {
+      throw APIError.notFound("You have no share link with this id.")
+    }
+    try await live.refresh(owner: owner)
+    return NoContent()
+  }
+
+  /// What the link of `token` shows now.
+  func view(token: String) async throws -> SharedView {
+    let now = environment.now()
+    let hash = SecretHash.sha256(token)
+    if let wait = await environment.sharedViewLimiter.take(hash, cost: 1, now: now) {
+      throw APIError.rateLimited(
+        "This share link was opened too often; try again shortly.", retryAfterMilliseconds: wait)
+    }
+    guard let link = try await store.shareLink(tokenHash: hash) else {
+      throw APIError.notFound("There is no share link with this token.")
+    }
+    switch link.state(at: now) {
+    case .expired:
+      throw APIError(status: 410, code: .shareLinkExpired, message: "This share link has expired; it shows nothing.")
+    case .revoked:
+      throw APIError(status: 410, code: .shareLinkRevoked, message: "This share link was revoked; it shows nothing.")
+    case .active: break
+    }
+    let channel = LiveUpdates.shareChannel(link.id)?.description ?? ""
+    guard link.showsLocation(at: now, sharing: try await store.sharing(owner: link.owner)) else {
+      return SharedView(label: link.label, until: link.until, paused: true, position: nil, track: nil, channel: channel)
+    }
+    let handles = try await environment.deviceHandles.handles()
+    func shown(_ fix: LocationFix) -> LocationFix { handles.redacted(fix, owner: link.owner) }
+    let position = try await store.sharedFixes(
+      owner: link.owner, devices: link.devices, from: 0, through: now, limit: 1
+    ).first.map(shown)
+    let track =
+      link.track
+      ? try await store.sharedFixes(
+        owner: link.owner, devices: link.devices, from: link.createdAt, through: now,
+        limit: ShareLinkRules.longestTrack
+      ).reversed().map(shown) : nil
+    return SharedView(
+      label: link.label, until: link.until, paused: false, position: position, track: track, channel: channel)
+  }
+}

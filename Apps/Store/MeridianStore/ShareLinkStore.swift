@@ -1,0 +1,104 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+
+/// A share link as the store keeps it: the SHA-256 of its token (``SecretHash``), never the token.
+public struct ShareLinkRecord: Sendable, Hashable {
+  /// The id (random, not the token).
+  public var id: String
+  /// The person whose location it shows.
+  public var owner: UserID
+  /// SHA-256 of the token, hex.
+  public var tokenHash: String
+  /// The owner's label.
+  public var label: String?
+  /// The devices it shows; nil for all the owner's devices.
+  public var devices: [DeviceID]?
+  /// Whether it shows the track since ``createdAt``.
+  public var track: Bool
+  /// Creation time, UTC ms.
+  public var createdAt: Int64
+  /// When it stops working, UTC ms (after ``createdAt``).
+  public var until: Int64
+  /// When its owner revoked it, UTC ms.
+  public var revokedAt: Int64?
+
+  /// A record.
+  public init(
+    id: String, owner: UserID, tokenHash: String, label: String?, devices: [DeviceID]?, track: Bool,
+    createdAt: Int64, until: Int64, revokedAt: Int64? = nil
+  ) {
+    self.id = id
+    self.owner = owner
+    self.tokenHash = tokenHash
+    self.label = label
+    self.devices = devices
+    self.track = track
+    self.createdAt = createdAt
+    self.until = until
+    self.revokedAt = revokedAt
+  }
+
+  /// Revoked (whenever), expired (at or after ``until``), or active.
+  public func state(at now: Int64) -> ShareLinkState {
+    if revokedAt != nil { return .revoked }
+    return now >= until ? .expired : .active
+  }
+
+  /// Whether it shows `device`'s fixes.
+  public func covers(_ device: DeviceID) -> Bool { devices?.contains(device) ?? true }
+
+  /// Whether its holders may see the owner's location at `now`: the link is active and the owner's sharing is
+  /// neither paused nor past its deadline (`sharing`).
+  public func showsLocation(at now: Int64, sharing: SharingState) -> Bool {
+    state(at: now) == .active && !ShareLinkRules.isPaused(sharing, at: now)
+  }
+
+  /// The link as its owner sees it at `now`.
+  public func api(at now: Int64) -> ShareLink {
+    ShareLink(
+      id: id, label: label, createdAt: createdAt, until: until, deviceIds: devices, track: track,
+      revokedAt: revokedAt, state: state(at: now))
+  }
+}
+
+/// The rules of share links, written once for every engine and route.
+public enum ShareLinkRules {
+  /// The longest a link may last: 30 days.
+  public static let longestLifetime: Int64 = 30 * 24 * 3_600_000
+  /// The longest label.
+  public static let longestLabel = 100
+  /// The most fixes a track shows (the newest).
+  public static let longestTrack = 2_000
+
+  /// Whether `sharing` hides the owner from everyone at `now` (paused, or its deadline passed).
+  public static func isPaused(_ sharing: SharingState, at now: Int64) -> Bool {
+    if sharing.paused { return true }
+    if let until = sharing.until, now >= until { return true }
+    return false
+  }
+
+  /// The active links among `links` at `now`.
+  public static func active(_ links: [ShareLinkRecord], at now: Int64) -> [ShareLinkRecord] {
+    links.filter { $0.state(at: now) == .active }
+  }
+}
+
+/// Share links: created with a token hash, found by it, listed and revoked by their owner; and the fixes a link
+/// shows.
+public protocol ShareLinkStore: Sendable {
+  /// Stores a new link.
+  func createShareLink(_ link: ShareLinkRecord) async throws
+  /// The link with this id.
+  func shareLink(id: String) async throws -> ShareLinkRecord?
+  /// The link whose token has this SHA-256, unless its owner is disabled.
+  func shareLink(tokenHash: String) async throws -> ShareLinkRecord?
+  /// Every link of `owner`, newest first.
+  func shareLinks(owner: UserID) async throws -> [ShareLinkRecord]
+  /// Revokes `owner`'s link `id` at `now` (a second revocation keeps the first time); the link, or nil when `owner`
+  /// has no such link.
+  func revokeShareLink(id: String, owner: UserID, now: Int64) async throws -> ShareLinkRecord?
+  /// `owner`'s fixes of `devices` (every device when nil) dated in `from...through`, newest first, at most `limit`.
+  func sharedFixes(owner: UserID, devices: [DeviceID]?, from: Int64, through: Int64, limit: Int) async throws
+    -> [LocationFix]
+}

@@ -1,0 +1,77 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import MeridianStore
+import PostgresNIO
+
+extension PostgresStore: ShareLinkStore {
+  static func shareLink(_ row: PostgresRow) throws -> ShareLinkRecord {
+    let (id, owner, hash, label, devices, track, createdAt, until, revokedAt) = try row.decode(
+      (String, String, String, String?, [String]?, Bool, Int64, Int64, Int64?).self)
+    return ShareLinkRecord(
+      id: id, owner: UserID(owner), tokenHash: hash, label: label, devices: devices?.map { DeviceID($0) },
+      track: track, createdAt: createdAt, until: until, revokedAt: revokedAt)
+  }
+
+  public func createShareLink(_ link: ShareLinkRecord) async throws {
+    let devices = link.devices?.map(\.rawValue)
+    try await execute(
+      """
+      INSERT INTO share_links(id, owner_id, token_hash, label, devices, track, created_at, expires_at)
+      VALUES (\(link.id), \(link.owner.rawValue), \(link.tokenHash), \(link.label), \(devices)::text[], \(link.track),
+        \(link.createdAt), \(link.until))
+      """)
+  }
+
+  public func shareLink(id: String) async throws -> ShareLinkRecord? {
+    try await rows(
+      """
+      SELECT id, owner_id, token_hash, label, devices, track, created_at, expires_at, revoked_at FROM share_links
+      WHERE id = \(id)
+      """
+    ).first.map(Self.shareLink)
+  }
+
+  public func shareLink(tokenHash: String) async throws -> ShareLinkRecord? {
+    try await rows(
+      """
+      SELECT s.id, s.owner_id, s.token_hash, s.label, s.devices, s.track, s.created_at, s.expires_at, s.revoked_at
+      FROM share_links s JOIN users u ON u.id = s.owner_id
+      WHERE s.token_hash = \(tokenHash) AND NOT u.disabled
+      """
+    ).first.map(Self.shareLink)
+  }
+
+  public func shareLinks(owner: UserID) async throws -> [ShareLinkRecord] {
+    try await rows(
+      """
+      SELECT id, owner_id, token_hash, label, devices, track, created_at, expires_at, revoked_at FROM share_links
+      WHERE owner_id = \(owner.rawValue) ORDER BY created_at DESC, id DESC
+      """
+    ).map(Self.shareLink)
+  }
+
+  public func revokeShareLink(id: String, owner: UserID, now: Int64) async throws -> ShareLinkRecord? {
+    try await rows(
+      """
+      UPDATE share_links SET revoked_at = coalesce(revoked_at, \(now))
+      WHERE id = \(id) AND owner_id = \(owner.rawValue)
+      RETURNING id, owner_id, token_hash, label, devices, track, created_at, expires_at, revoked_at
+      """
+    ).first.map(Self.shareLink)
+  }
+
+  public func sharedFixes(owner: UserID, devices: [DeviceID]?, from: Int64, through: Int64, limit: Int)
+    async throws -> [LocationFix]
+  {
+    let devices = devices?.map(\.rawValue)
+    return try await rows(
+      """
+      SELECT \(unescaped: FixColumns.select) FROM fixes
+      WHERE user_id = \(owner.rawValue) AND timestamp BETWEEN \(from) AND \(through)
+        AND (\(devices)::text[] IS NULL OR device_id = ANY(\(devices)::text[]))
+      ORDER BY timestamp DESC, id DESC LIMIT \(Int64(limit))
+      """
+    ).map { try FixColumns.fix($0).fix }
+  }
+}

@@ -1,0 +1,291 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import MeridianServer
+import MeridianStore
+import MeridianStoreTesting
+import MeridianTestSupport
+import NetworkingKit
+import RealtimeKit
+import RealtimeKitTesting
+import Testing
+
+/// Share links (issue 39 §1): made, listed and revoked by their owner; read without an account while active, and
+/// nothing at all once expired or revoked; hidden by a pause; rate-limited per link; and on the live socket a
+/// read-only subscription to the link's own channel that ends with the link, on one node or two.
+@Suite("Share links")
+struct ShareLinkTests {
+  /// Fixes of `device`, one a second from `start`.
+  static func fixes(_ count: Int, from start: Int64, latitude: Double = 50.45) throws -> [LocationFix] {
+    try makeFixes(count: count, start: start, latitude: latitude)
+  }
+
+  static func create(_ client: NetworkClient, _ body: NewShareLink) async throws -> CreatedShareLink {
+    try await client.send(API.createShareLink, body: body)
+  }
+
+  static func view(_ server: TestServer, _ token: String) async throws -> SharedView {
+    try await server.client().send(API.sharedView, parameters: ShareTokenRef(token: token))
+  }
+
+  @Test(arguments: ["sqlite", "postgres"])
+  func linksAreMadeListedAndRevokedByTheirOwnerWithinTheirLimits(_ engine: String) async throws {
+    let clock = TestClock()
+    try await PollTests.withServer(engine, clock: clock, { $0.limits.shareLinksPerAccount = 2 }) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let (_, bob) = try await server.signUp("bob")
+      _ = try await anna.send(
+        API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try Self.fixes(1, from: clock.now)))
+      let until = clock.now + 3_600_000
+      let made = try await Self.create(
+        anna, NewShareLink(until: until, label: "  Walk home ", deviceIds: ["anna-phone"], track: true))
+      #expect(made.token.count == 43 && made.url == "/s/\(made.token)")
+      #expect(made.link.label == "Walk home" && made.link.until == until && made.link.track)
+      #expect(made.link.deviceIds == ["anna-phone"] && made.link.state == .active)
+      let other = try await Self.create(anna, NewShareLink(until: until))
+      #expect(other.token != made.token && other.link.deviceIds == nil && !other.link.track)
+
+      let listed = try await anna.send(API.shareLinks).items
+      #expect(listed.map(\.id) == [other.link.id, made.link.id] || listed.map(\.id) == [made.link.id, other.link.id])
+      #expect(listed.allSatisfy { $0.state == .active })
+      #expect(!String(describing: listed).contains(made.token))
+      #expect(try await bob.send(API.shareLinks).items.isEmpty)
+
+      // A third active link is over the limit; a revoked one no longer counts.
+      await expectAPIError(.quotaExceeded, status: 409) { try await Self.create(anna, NewShareLink(until: until)) }
+      await expectAPIError(.notFound, status: 404) {
+        try await bob.send(API.revokeShareLink, parameters: ShareLinkRef(id: made.link.id))
+      }
+      _ = try await anna.send(API.revokeShareLink, parameters: ShareLinkRef(id: made.link.id))
+      let revoked = try #require(try await anna.send(API.shareLinks).items.first { $0.id == made.link.id })
+      #expect(revoked.state == .revoked && revoked.revokedAt == clock.now)
+      _ = try await Self.create(anna, NewShareLink(until: until))
+
+      clock.advance(3_600_000)
+      #expect(
+        try await anna.send(API.shareLinks).items.map(\.state).sorted { $0.rawValue < $1.rawValue } == [
+          .expired, .expired, .revoked,
+        ])
+
+      // Bad bodies are refused with what was wrong.
+      let now = clock.now
+      let refused: [NewShareLink] = [
+        NewShareLink(until: now),
+        NewShareLink(until: now + ShareLinkRules.longestLifetime + 1),
+        NewShareLink(until: now + 60_000, label: String(repeating: "x", count: 101)),
+        NewShareLink(until: now + 60_000, label: "a\u{7}b"),
+        NewShareLink(until: now + 60_000, deviceIds: ["bob-phone"]),
+        NewShareLink(until: now + 60_000, deviceIds: []),
+      ]
+      for body in refused {
+        await expectAPIError(.invalidRequest, status: 400) { try await Self.create(anna, body) }
+      }
+    }
+  }
+
+  @Test(arguments: ["sqlite", "postgres"])
+  func theViewShowsTheCoveredDevicesWithoutAnAccountUntilTheLinkEnds(_ engine: String) async throws {
+    let clock = TestClock()
+    try await PollTests.withServer(engine, clock: clock) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let start = clock.now
+      _ = try await anna.send(
+        API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try Self.fixes(2, from: start - 10_000)))
+      _ = try await anna.send(
+        API.postFixes, body: FixBatch(deviceId: "anna-watch", fixes: try Self.fixes(1, from: start - 20_000)))
+      let phoneLink = try await Self.create(
+        anna, NewShareLink(until: start + 600_000, label: "Run", deviceIds: ["anna-phone"], track: true))
+      let watchLink = try await Self.create(anna, NewShareLink(until: start + 600_000, deviceIds: ["anna-watch"]))
+
+      clock.advance(5_000)
+      let after = try Self.fixes(3, from: start + 1_000, latitude: 50.5)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: after))
+      _ = try await anna.send(
+        API.postFixes, body: FixBatch(deviceId: "anna-watch", fixes: try Self.fixes(1, from: start + 4_500)))
+
+      let view = try await Self.view(server, phoneLink.token)
+      #expect(view.label == "Run" && view.until == start + 600_000 && !view.paused)
+      #expect(view.channel == "share:\(phoneLink.link.id)")
+      let position = try #require(view.position)
+      #expect(position.timestamp == after[2].timestamp && position.latitude == after[2].latitude)
+      // The device appears by its handle, as to any viewer: never its id.
+      let handle = try #require(position.deviceID)
+      #expect(handle != "anna-phone" && handle.rawValue.hasPrefix("d"))
+      #expect(view.track?.map(\.timestamp) == after.map(\.timestamp))
+      #expect(view.track?.allSatisfy { $0.deviceID == handle } == true)
+
+      let watch = try await Self.view(server, watchLink.token)
+      #expect(watch.position?.timestamp == start + 4_500 && watch.track == nil)
+
+      // A pause hides the position; resuming shows it again.
+      _ = try await anna.send(API.pauseSharing)
+      let paused = try await Self.view(server, phoneLink.token)
+      #expect(paused.paused && paused.position == nil && paused.track == nil)
+      _ = try await anna.send(API.resumeSharing)
+      #expect(try await Self.view(server, phoneLink.token).position != nil)
+
+      // Revoked or expired: 410 with its own code, and nothing else.
+      _ = try await anna.send(API.revokeShareLink, parameters: ShareLinkRef(id: watchLink.link.id))
+      await expectAPIError(.shareLinkRevoked, status: 410) { try await Self.view(server, watchLink.token) }
+      clock.advance(600_000)
+      await expectAPIError(.shareLinkExpired, status: 410) { try await Self.view(server, phoneLink.token) }
+    }
+  }
+
+  @Test func aWrongTokenIs404AndEachLinkIsRateLimited() async throws {
+    try await TestServer.with({ $0.limits.sharedViewsPerLinkPerMinute = 3 }) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let link = try await Self.create(anna, NewShareLink(until: Timestamp.milliseconds(Date()) + 600_000))
+      for token in ["garbage", String(repeating: "A", count: 43), String(repeating: "z", count: 4_000), "ü..%2F", " "] {
+        await expectAPIError(.notFound, status: 404) { try await Self.view(server, token) }
+      }
+      for _ in 0..<3 { _ = try await Self.view(server, link.token) }
+      do {
+        _ = try await Self.view(server, link.token)
+        Issue.record("the fourth read in a minute was answered")
+      } catch let error as NetworkingError {
+        #expect(error.serverError?.code == APIErrorCode.rateLimited.rawValue)
+        #expect(error.serverError?.status.code == 429)
+        #expect((error.retryAfter ?? .zero) > .zero)
+      }
+    }
+  }
+
+  // MARK: Live
+
+  @Test func aShareSocketReadsOnlyItsLinksChannelAndIsRevokedWithTheLink() async throws {
+    try await TestServer.with { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      // Both devices are Anna's (a link names only its owner's devices); the link names the phone only.
+      for device: DeviceID in ["anna-phone", "anna-watch"] {
+        _ = try await anna.send(
+          API.postFixes, body: FixBatch(deviceId: device, fixes: try Self.fixes(1, from: 1_700_000_000_000)))
+      }
+      let link = try await Self.create(
+        anna, NewShareLink(until: Timestamp.milliseconds(Date()) + 600_000, deviceIds: ["anna-phone"]))
+      let channel = try #require(ChannelName(namespace: "share", id: link.link.id))
+      let viewer = await LiveWatcher(server: server, token: link.token)
+      defer { Task { await viewer.stop() } }
+      #expect(try await viewer.subscribe(channel))
+      #expect(try await !viewer.subscribe(try ChannelName.of(user: annaSession.userId)))
+      #expect(
+        try await !viewer.subscribe(try #require(ChannelName(namespace: "sharing", id: annaSession.userId.rawValue))))
+      do {
+        _ = try await viewer.client.publish(
+          JSONValue(encoding: FixBatch(deviceId: "anna-phone", fixes: try Self.fixes(1, from: 1_700_000_500_000))),
+          to: channel, id: "p1")
+        Issue.record("a share socket published")
+      } catch RealtimeClientError.rejected(let error) {
+        #expect(error.code == .forbidden)
+      }
+
+      // The watch isn't covered: only the phone's fix arrives, by its handle.
+      _ = try await anna.send(
+        API.postFixes, body: FixBatch(deviceId: "anna-watch", fixes: try Self.fixes(1, from: 1_700_000_100_000)))
+      let phone = try Self.fixes(1, from: 1_700_000_200_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: phone))
+      try await viewer.wait("the phone's fix") { _ in try await !viewer.locations(on: channel).isEmpty }
+      let received = try await viewer.locations(on: channel)
+      #expect(received.map { $0.fixes.map(\.timestamp) } == [phone.map(\.timestamp)])
+      #expect(received.first?.deviceId != "anna-phone")
+
+      _ = try await anna.send(API.revokeShareLink, parameters: ShareLinkRef(id: link.link.id))
+      try await viewer.wait("revocation", until: isRevoked(channel))
+      #expect(try await Self.isRefused(server, token: link.token))
+    }
+  }
+
+  @Test func expiryAndAPauseRevokeTheShareSocket() async throws {
+    let clock = TestClock()
+    try await TestServer.with(clock: clock) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let expiring = try await Self.create(anna, NewShareLink(until: clock.now + 60_000))
+      let lasting = try await Self.create(anna, NewShareLink(until: clock.now + 600_000))
+      let expiringChannel = try #require(ChannelName(namespace: "share", id: expiring.link.id))
+      let lastingChannel = try #require(ChannelName(namespace: "share", id: lasting.link.id))
+      let first = await LiveWatcher(server: server, token: expiring.token)
+      let second = await LiveWatcher(server: server, token: lasting.token)
+      defer {
+        Task {
+          await first.stop()
+          await second.stop()
+        }
+      }
+      #expect(try await first.subscribe(expiringChannel))
+      #expect(try await second.subscribe(lastingChannel))
+      _ = try await anna.send(
+        API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try Self.fixes(1, from: clock.now)))
+      try await first.wait("the fix before expiry") { _ in try await first.locations(on: expiringChannel).count == 1 }
+
+      clock.advance(60_000)
+      _ = try await anna.send(
+        API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try Self.fixes(1, from: clock.now)))
+      try await first.wait("revocation at expiry", until: isRevoked(expiringChannel))
+      try await second.wait("the fix after the first link's expiry") { _ in
+        try await second.locations(on: lastingChannel).count == 2
+      }
+      #expect(try await first.locations(on: expiringChannel).count == 1)
+      #expect(try await Self.isRefused(server, token: expiring.token))
+
+      _ = try await anna.send(API.pauseSharing)
+      try await second.wait("revocation by the pause", until: isRevoked(lastingChannel))
+      #expect(try await !second.subscribe(lastingChannel))
+    }
+  }
+
+  @Test func aDisabledOwnersLinksShowNothingAndTheirSocketsClose() async throws {
+    try await TestServer.with { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      let link = try await Self.create(anna, NewShareLink(until: Timestamp.milliseconds(Date()) + 600_000))
+      let channel = try #require(ChannelName(namespace: "share", id: link.link.id))
+      let viewer = await LiveWatcher(server: server, token: link.token)
+      defer { Task { await viewer.stop() } }
+      #expect(try await viewer.subscribe(channel))
+      let closed = Task {
+        for await state in viewer.client.states {
+          if case .stopped(let code) = state, code != nil { return code }
+        }
+        return nil
+      }
+      let admin = try server.client(token: ServerConfiguration.developmentAdminToken)
+      _ = try await admin.send(API.adminDisableUser, parameters: AdminUserRef(user: annaSession.userId.rawValue))
+      #expect(try await withTimeout(.seconds(30)) { await closed.value } == .unauthorized)
+      await expectAPIError(.notFound, status: 404) { try await Self.view(server, link.token) }
+      #expect(try await Self.isRefused(server, token: link.token))
+    }
+  }
+
+  @Test func aLinkMadeOnNodeAShowsFixesPostedThereOnNodeBUntilRevoked() async throws {
+    try await TwoNodeTests.withTwoNodes { a, b in
+      let (_, anna) = try await a.signUp("anna")
+      let link = try await Self.create(anna, NewShareLink(until: Timestamp.milliseconds(Date()) + 600_000))
+      let channel = try #require(ChannelName(namespace: "share", id: link.link.id))
+      let viewerOnB = await LiveWatcher(server: b, token: link.token)
+      defer { Task { await viewerOnB.stop() } }
+      #expect(try await viewerOnB.subscribe(channel))
+      let fixes = try Self.fixes(1, from: 1_700_000_300_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: fixes))
+      try await viewerOnB.wait("the fix posted to node A") { _ in
+        try await viewerOnB.locations(on: channel).map { $0.fixes.map(\.timestamp) } == [fixes.map(\.timestamp)]
+      }
+      #expect(try await Self.view(b, link.token).position?.timestamp == fixes[0].timestamp)
+      _ = try await anna.send(API.revokeShareLink, parameters: ShareLinkRef(id: link.link.id))
+      try await viewerOnB.wait("revocation on node B", until: isRevoked(channel))
+      await expectAPIError(.shareLinkRevoked, status: 410) { try await Self.view(b, link.token) }
+      #expect(try await Self.isRefused(b, token: link.token))
+    }
+  }
+
+  /// Whether a new socket signed in with `token` is closed with 4001.
+  static func isRefused(_ server: TestServer, token: String) async throws -> Bool {
+    let watcher = await LiveWatcher(server: server, token: token)
+    defer { Task { await watcher.stop() } }
+    let states = Task {
+      for await state in watcher.client.states {
+        if case .stopped(let code) = state, code != nil { return code }
+      }
+      return nil
+    }
+    return try await withTimeout(.seconds(30)) { await states.value } == .unauthorized
+  }
+}
