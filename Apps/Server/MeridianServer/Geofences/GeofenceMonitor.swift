@@ -212,9 +212,9 @@ final class GeofenceMonitor: Sendable {
   /// The new state and events after `fixes` (sorted by time, each with the ids of the fences whose box contains
   /// it), nil when nothing changed. `near` holds those fences; the fences of the stored states are read in one go.
   ///
-  /// Every fence near any of the fixes is evaluated on all of them, from the first: a fix outside a fence's box is
-  /// still an observation of the person outside of it (walking in from a kilometre away enters the fence even when
-  /// it is the first fence to concern them, or was made after their last fix's time by the device's clock).
+  /// A fence with no state that comes near a fix is first evaluated on the fix before it, which lay outside its box:
+  /// that is an observation of the person outside of it, so walking in from a kilometre away enters the fence even
+  /// when it is the first fence to concern them, or was made after that fix's time by the device's clock.
   private func step(
     _ user: UserID, _ fixes: [(fix: LocationFix, near: [GeofenceID])], _ tracking: GeofenceTracking,
     fences near: [GeofenceItem], at time: Int64
@@ -232,17 +232,22 @@ final class GeofenceMonitor: Sendable {
     }
     let shapes = fences.mapValues { $0.shape.geofence }
     var events: [GeofenceEventItem] = []
-    let nearAny = Set(fixes.flatMap(\.near))
-    for (fix, _) in fixes {
-      // The fences the person has a state in, and those whose box holds any of the fixes.
-      for id in Set(states.keys).union(nearAny).sorted() {
+    var previous: LocationFix?
+    for (fix, nearFix) in fixes {
+      // The fences the person has a state in, and those whose box holds the fix.
+      for id in Set(states.keys).union(nearFix).sorted() {
         guard let fence = fences[id], let shape = shapes[id] else { continue }
-        let state = states[id] ?? Self.impliedState(of: fence, lastFixAt: lastFixAt)
+        var state = states[id] ?? Self.impliedState(of: fence, lastFixAt: lastFixAt)
+        if states[id] == nil, let previous {
+          // Outside the box, it decides no event: at most that the person was outside.
+          state = rules.evaluate(previous, in: shape, state: state).state
+        }
         let (next, transitions) = rules.evaluate(fix, in: shape, state: state)
         states[id] = next
         events += transitions.map { Self.event($0, fence: fence, user: user, fix: fix, by: .server) }
       }
       lastFixAt = fix.timestamp
+      previous = fix
     }
     var update = GeofenceTrackingUpdate(
       userID: user, version: tracking.version, lastFixAt: lastFixAt, events: events)
