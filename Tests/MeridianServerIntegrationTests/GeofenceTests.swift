@@ -406,6 +406,29 @@ struct GeofenceTests {
     }
   }
 
+  /// A phone that uploads one fix at a time (the tracker, OwnTracks) walking into a fence made after its fixes' time
+  /// by its clock: the stored last fix, a kilometre away, is the observation outside that makes the next one an enter.
+  @Test func aWalkUploadedOneFixAtATimeEntersAFenceMadeAfterItsFixes() async throws {
+    try await TestServer.with { server in
+      let (session, bob) = try await server.signUp("bob")
+      let store = server.app.environment.store
+      let live = await LiveWatcher(server: server, token: session.token)
+      defer { Task { await live.stop() } }
+      #expect(try await live.subscribe(Self.channel(session.userId)))
+      _ = try await bob.send(
+        API.createGeofence, body: NewGeofence(name: "Home", shape: .circle(center: Self.home, radius: 100)))
+      let start = Self.now() - 10_000
+      _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "phone", fixes: [try Self.fix(start, 1_000)]))
+      try await live.wait("the evaluation of the fix a kilometre away") { _ in
+        try await store.geofenceTracking(of: session.userId).lastFixAt == start
+      }
+      _ = try await bob.send(
+        API.postFixes, body: FixBatch(deviceId: "phone", fixes: [try Self.fix(start + 1_000, 10)]))
+      try await live.wait("the enter") { _ in try await !Self.events(live).isEmpty }
+      #expect(try await Self.events(live).map(\.kind) == [.enter])
+    }
+  }
+
   @Test func badGeofencesAreRefusedWithAClearErrorAndOthersCantTouchThem() async throws {
     try await TestServer.with { server in
       let (_, anna) = try await server.signUp("anna")

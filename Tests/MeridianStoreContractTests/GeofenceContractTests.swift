@@ -168,8 +168,9 @@ struct GeofenceContractTests {
         try await store.webhookDeliveries(webhook: "w1", state: nil, limit: 10).map(\.idempotencyKey)
       }
       let inside = GeofenceState(presence: .inside, since: 100, lastFixAt: 100)
+      let position = GeofencePosition(latitude: 50.45, longitude: 30.52, accuracy: 12.5)
       let first = GeofenceTrackingUpdate(
-        userID: UserID("bob"), version: 0, lastFixAt: 100,
+        userID: UserID("bob"), version: 0, lastFixAt: 100, lastPosition: position,
         states: [GeofenceID("g1"): inside, GeofenceID("g2"): GeofenceState(presence: .unknown, lastFixAt: 100)],
         events: [event("g1", "bob", .enter, at: 100)], webhookEvents: [webhookEvent("e1")])
       #expect(try await store.commitGeofenceTracking(first))
@@ -183,7 +184,7 @@ struct GeofenceContractTests {
       #expect(try await !store.commitGeofenceTracking(stale))
       #expect(try await queued() == ["e1"])
       var tracking = try await store.geofenceTracking(of: UserID("bob"))
-      #expect(tracking.version == 1 && tracking.lastFixAt == 100)
+      #expect(tracking.version == 1 && tracking.lastFixAt == 100 && tracking.lastPosition == position)
       #expect(tracking.states[GeofenceID("g1")] == inside)
       #expect(tracking.states.count == 2)
       // The same event again (a retry after a lost answer) is stored once; removed states go.
@@ -196,6 +197,7 @@ struct GeofenceContractTests {
       #expect(try await queued() == ["e1"])
       tracking = try await store.geofenceTracking(of: UserID("bob"))
       #expect(tracking.version == 2 && tracking.lastFixAt == 200 && Array(tracking.states.keys) == [GeofenceID("g1")])
+      #expect(tracking.lastPosition == nil)  // an update without a position keeps none
       let events = try await store.geofenceEvents(GeofenceEventQuery(involving: UserID("bob"))).events
       #expect(events.map(\.kind) == [.dwell, .enter])
       #expect(events[1] == event("g1", "bob", .enter, at: 100))

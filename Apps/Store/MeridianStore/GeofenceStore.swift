@@ -72,14 +72,43 @@ public struct GeofenceTracking: Sendable, Hashable {
   public var version: Int64
   /// The newest fix evaluated, UTC ms.
   public var lastFixAt: Int64?
+  /// Where that fix was (nil before the first, or for a tracker stored before positions were kept).
+  public var lastPosition: GeofencePosition?
   /// The state per geofence, for the fences the person isn't known to be outside of.
   public var states: [GeofenceID: GeofenceState]
 
   /// A tracking state.
-  public init(version: Int64 = 0, lastFixAt: Int64? = nil, states: [GeofenceID: GeofenceState] = [:]) {
+  public init(
+    version: Int64 = 0, lastFixAt: Int64? = nil, lastPosition: GeofencePosition? = nil,
+    states: [GeofenceID: GeofenceState] = [:]
+  ) {
     self.version = version
     self.lastFixAt = lastFixAt
+    self.lastPosition = lastPosition
     self.states = states
+  }
+}
+
+/// Where a person's newest evaluated fix was, and how accurate it was.
+public struct GeofencePosition: Sendable, Hashable {
+  /// Degrees.
+  public var latitude: Double
+  /// Degrees.
+  public var longitude: Double
+  /// Metres (nil: not reported).
+  public var accuracy: Double?
+
+  /// A position.
+  public init(latitude: Double, longitude: Double, accuracy: Double?) {
+    self.latitude = latitude
+    self.longitude = longitude
+    self.accuracy = accuracy
+  }
+
+  /// A stored row's position: nil unless both latitude and longitude are there.
+  public init?(latitude: Double?, longitude: Double?, accuracy: Double?) {
+    guard let latitude, let longitude else { return nil }
+    self.init(latitude: latitude, longitude: longitude, accuracy: accuracy)
   }
 }
 
@@ -91,6 +120,8 @@ public struct GeofenceTrackingUpdate: Sendable, Hashable {
   public var version: Int64
   /// The newest fix evaluated.
   public var lastFixAt: Int64?
+  /// Where it was.
+  public var lastPosition: GeofencePosition?
   /// States to store.
   public var states: [GeofenceID: GeofenceState]
   /// States to drop (the person is plainly outside).
@@ -108,13 +139,14 @@ public struct GeofenceTrackingUpdate: Sendable, Hashable {
 
   /// An update.
   public init(
-    userID: UserID, version: Int64, lastFixAt: Int64?, states: [GeofenceID: GeofenceState] = [:],
-    removed: [GeofenceID] = [], events: [GeofenceEventItem] = [], webhookEvents: [WebhookEvent] = [],
-    unseenByOwner: Set<String> = [], evaluatedEntries: [UInt64] = []
+    userID: UserID, version: Int64, lastFixAt: Int64?, lastPosition: GeofencePosition? = nil,
+    states: [GeofenceID: GeofenceState] = [:], removed: [GeofenceID] = [], events: [GeofenceEventItem] = [],
+    webhookEvents: [WebhookEvent] = [], unseenByOwner: Set<String> = [], evaluatedEntries: [UInt64] = []
   ) {
     self.userID = userID
     self.version = version
     self.lastFixAt = lastFixAt
+    self.lastPosition = lastPosition
     self.states = states
     self.removed = removed
     self.events = events

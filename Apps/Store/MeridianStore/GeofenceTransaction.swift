@@ -7,8 +7,10 @@ public protocol GeofenceTransaction: Sendable {
   /// `user`'s tracking version (0 before their first commit), their tracker's row held until the transaction ends,
   /// so that commits for one person run one after another.
   func lockGeofenceTracker(of user: UserID) async throws -> Int64
-  /// Sets `user`'s tracking version and newest evaluated fix (after ``lockGeofenceTracker(of:)``).
-  func setGeofenceTracker(of user: UserID, version: Int64, lastFixAt: Int64?) async throws
+  /// Sets `user`'s tracking version and newest evaluated fix, its time and position (after
+  /// ``lockGeofenceTracker(of:)``).
+  func setGeofenceTracker(of user: UserID, version: Int64, lastFixAt: Int64?, at position: GeofencePosition?)
+    async throws
   /// Stores `user`'s state (encoded) per geofence; a fence deleted meanwhile gets none.
   func saveGeofenceStates(_ states: [(geofence: GeofenceID, state: String)], of user: UserID) async throws
   /// Removes `user`'s state for `geofences`.
@@ -28,7 +30,8 @@ extension StoreTransaction {
   public func commitGeofenceTracking(_ update: GeofenceTrackingUpdate) async throws -> Bool {
     let states = try update.states.map { (geofence: $0.key, state: try $0.value.encoded()) }
     guard try await lockGeofenceTracker(of: update.userID) == update.version else { return false }
-    try await setGeofenceTracker(of: update.userID, version: update.version + 1, lastFixAt: update.lastFixAt)
+    try await setGeofenceTracker(
+      of: update.userID, version: update.version + 1, lastFixAt: update.lastFixAt, at: update.lastPosition)
     try await saveGeofenceStates(states, of: update.userID)
     if !update.removed.isEmpty { try await removeGeofenceStates(update.removed, of: update.userID) }
     for event in update.events { try await insertGeofenceEvent(event, ownerSees: update.ownerSees(event)) }

@@ -16,6 +16,17 @@ extension PostgresSchema {
     migrator.append(.sql("2026-11-28 geofence queue", geofenceQueue))
   }
 
+  public static func appendGeofenceLastPositionMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-29 geofence trackers keep the last position", geofenceLastPosition))
+  }
+
+  /// Where the person's newest evaluated fix was (with its accuracy): a fence that first comes near a later fix is
+  /// evaluated on it first, as an observation of the person outside of it.
+  static let geofenceLastPosition = """
+    ALTER TABLE geofence_trackers ADD COLUMN last_latitude double precision,
+      ADD COLUMN last_longitude double precision, ADD COLUMN last_accuracy double precision;
+    """
+
   /// The fixes waiting for geofence evaluation (``GeofenceQueue``): one row per request that stored fixes, naming
   /// them by device and timestamps, numbered in commit order (appended under the live log's lock).
   static let geofenceQueue = """

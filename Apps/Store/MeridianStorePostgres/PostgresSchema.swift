@@ -36,6 +36,7 @@ public enum PostgresSchema {
     appendGeofenceQueueMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
     appendPlaceAttributeMigrations(to: &migrator)  // PostgresSchema+Places.swift
     appendShareLinkMigrations(to: &migrator)  // PostgresSchema+ShareLinks.swift
+    appendGeofenceLastPositionMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
     return migrator
   }
 

@@ -142,9 +142,15 @@ extension PostgresStore: GeofenceStore {
   public func geofenceTracking(of user: UserID) async throws -> GeofenceTracking {
     var tracking = GeofenceTracking()
     if let row = try await rows(
-      "SELECT version, last_fix_at FROM geofence_trackers WHERE user_id = \(user.rawValue)"
+      """
+      SELECT version, last_fix_at, last_latitude, last_longitude, last_accuracy FROM geofence_trackers
+      WHERE user_id = \(user.rawValue)
+      """
     ).first {
-      (tracking.version, tracking.lastFixAt) = try row.decode((Int64, Int64?).self)
+      let (version, lastFixAt, latitude, longitude, accuracy) = try row.decode(
+        (Int64, Int64?, Double?, Double?, Double?).self)
+      (tracking.version, tracking.lastFixAt) = (version, lastFixAt)
+      tracking.lastPosition = GeofencePosition(latitude: latitude, longitude: longitude, accuracy: accuracy)
     }
     for row in try await rows("SELECT geofence_id, state FROM geofence_states WHERE user_id = \(user.rawValue)") {
       let (id, state) = try row.decode((String, String).self)
@@ -200,10 +206,15 @@ extension PostgresTransaction {
     ).first?.decode(Int64.self) ?? 0
   }
 
-  func setGeofenceTracker(of user: UserID, version: Int64, lastFixAt: Int64?) async throws {
+  func setGeofenceTracker(of user: UserID, version: Int64, lastFixAt: Int64?, at position: GeofencePosition?)
+    async throws
+  {
     _ = try await rows(
       """
-      UPDATE geofence_trackers SET version = \(version), last_fix_at = \(lastFixAt) WHERE user_id = \(user.rawValue)
+      UPDATE geofence_trackers SET version = \(version), last_fix_at = \(lastFixAt),
+        last_latitude = \(position?.latitude), last_longitude = \(position?.longitude),
+        last_accuracy = \(position?.accuracy)
+      WHERE user_id = \(user.rawValue)
       """)
   }
 

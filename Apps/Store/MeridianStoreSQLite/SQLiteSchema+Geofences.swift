@@ -16,6 +16,18 @@ extension SQLiteSchema {
     migrator.append(.sql("2026-11-28 geofence queue", geofenceQueue))
   }
 
+  static func appendGeofenceLastPositionMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-29 geofence trackers keep the last position", geofenceLastPosition))
+  }
+
+  /// Where the person's newest evaluated fix was (with its accuracy): a fence that first comes near a later fix is
+  /// evaluated on it first, as an observation of the person outside of it.
+  static let geofenceLastPosition = """
+    ALTER TABLE geofence_trackers ADD COLUMN last_latitude REAL;
+    ALTER TABLE geofence_trackers ADD COLUMN last_longitude REAL;
+    ALTER TABLE geofence_trackers ADD COLUMN last_accuracy REAL;
+    """
+
   /// The fixes waiting for geofence evaluation (``GeofenceQueue``): one row per request that stored fixes, naming
   /// them by their row ids (a group commit's rows of one request are consecutive), in commit order.
   static let geofenceQueue = """

@@ -29,6 +29,7 @@ public enum SQLiteSchema {
     appendGeofenceQueueMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
     appendPlaceAttributeMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     appendShareLinkMigrations(to: &migrator)  // SQLiteSchema+ShareLinks.swift
+    appendGeofenceLastPositionMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
     return migrator
   }
 

@@ -171,10 +171,15 @@ extension SQLiteStore {
     try await database.read { db in
       var tracking = GeofenceTracking()
       if let row = try Row.fetchOne(
-        db, sql: "SELECT version, last_fix_at FROM geofence_trackers WHERE user_id = ?", arguments: [user.rawValue])
+        db,
+        sql: """
+          SELECT version, last_fix_at, last_latitude, last_longitude, last_accuracy FROM geofence_trackers
+          WHERE user_id = ?
+          """, arguments: [user.rawValue])
       {
         tracking.version = row[0]
         tracking.lastFixAt = row[1]
+        tracking.lastPosition = GeofencePosition(latitude: row[2], longitude: row[3], accuracy: row[4])
       }
       for row in try Row.fetchAll(
         db, sql: "SELECT geofence_id, state FROM geofence_states WHERE user_id = ?", arguments: [user.rawValue])
@@ -242,13 +247,16 @@ extension SQLiteTransaction {
       ?? 0
   }
 
-  func setGeofenceTracker(of user: UserID, version: Int64, lastFixAt: Int64?) throws {
+  func setGeofenceTracker(of user: UserID, version: Int64, lastFixAt: Int64?, at position: GeofencePosition?) throws {
     try db.execute(
       sql: """
-        INSERT INTO geofence_trackers(user_id, version, last_fix_at) VALUES (?, ?, ?)
-        ON CONFLICT(user_id) DO UPDATE SET version = excluded.version, last_fix_at = excluded.last_fix_at
+        INSERT INTO geofence_trackers(user_id, version, last_fix_at, last_latitude, last_longitude, last_accuracy)
+        VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT(user_id) DO UPDATE SET version = excluded.version, last_fix_at = excluded.last_fix_at,
+          last_latitude = excluded.last_latitude, last_longitude = excluded.last_longitude,
+          last_accuracy = excluded.last_accuracy
         """,
-      arguments: [user.rawValue, version, lastFixAt])
+      arguments: [user.rawValue, version, lastFixAt, position?.latitude, position?.longitude, position?.accuracy])
   }
 
   func saveGeofenceStates(_ states: [(geofence: GeofenceID, state: String)], of user: UserID) throws {

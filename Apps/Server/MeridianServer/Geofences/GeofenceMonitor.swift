@@ -212,9 +212,10 @@ final class GeofenceMonitor: Sendable {
   /// The new state and events after `fixes` (sorted by time, each with the ids of the fences whose box contains
   /// it), nil when nothing changed. `near` holds those fences; the fences of the stored states are read in one go.
   ///
-  /// A fence with no state that comes near a fix is first evaluated on the fix before it, which lay outside its box:
-  /// that is an observation of the person outside of it, so walking in from a kilometre away enters the fence even
-  /// when it is the first fence to concern them, or was made after that fix's time by the device's clock.
+  /// A fence with no state that comes near a fix is first evaluated on the fix before it (of this batch, or the
+  /// stored last one), which lay outside its box: that is an observation of the person outside of it, so walking in
+  /// from a kilometre away enters the fence even when it is the first fence to concern them, or was made after that
+  /// fix's time by the device's clock, and whether the fixes come in one upload or one at a time.
   private func step(
     _ user: UserID, _ fixes: [(fix: LocationFix, near: [GeofenceID])], _ tracking: GeofenceTracking,
     fences near: [GeofenceItem], at time: Int64
@@ -232,7 +233,7 @@ final class GeofenceMonitor: Sendable {
     }
     let shapes = fences.mapValues { $0.shape.geofence }
     var events: [GeofenceEventItem] = []
-    var previous: LocationFix?
+    var previous = Self.lastFix(of: tracking)
     for (fix, nearFix) in fixes {
       // The fences the person has a state in, and those whose box holds the fix.
       for id in Set(states.keys).union(nearFix).sorted() {
@@ -250,7 +251,10 @@ final class GeofenceMonitor: Sendable {
       previous = fix
     }
     var update = GeofenceTrackingUpdate(
-      userID: user, version: tracking.version, lastFixAt: lastFixAt, events: events)
+      userID: user, version: tracking.version, lastFixAt: lastFixAt,
+      lastPosition: previous.map {
+        GeofencePosition(latitude: $0.latitude, longitude: $0.longitude, accuracy: $0.horizontalAccuracy)
+      }, events: events)
     for (id, state) in states {
       if fences[id] == nil || Self.isPlainlyOutside(state) {
         if tracking.states[id] != nil { update.removed.append(id) }
@@ -262,6 +266,14 @@ final class GeofenceMonitor: Sendable {
     update.webhookEvents = addressed.compactMap { Self.webhookEvent($0, queuedAt: time) }
     update.unseenByOwner = Self.unseenByOwner(addressed)
     return (update, addressed)
+  }
+
+  /// The stored newest evaluated fix, when its position is known.
+  static func lastFix(of tracking: GeofenceTracking) -> LocationFix? {
+    guard let time = tracking.lastFixAt, let position = tracking.lastPosition else { return nil }
+    return try? LocationFix(
+      timestamp: time, latitude: position.latitude, longitude: position.longitude,
+      horizontalAccuracy: position.accuracy)
   }
 
   /// A fence with no stored state: the person was outside of it at their last fix, when it existed then; else
@@ -318,7 +330,8 @@ final class GeofenceMonitor: Sendable {
       let event = Self.event(
         GeofenceTransition(kind: kind, timestamp: timestamp), fence: fence, user: user, fix: location, by: .device)
       var update = GeofenceTrackingUpdate(
-        userID: user, version: tracking.version, lastFixAt: tracking.lastFixAt, events: [event])
+        userID: user, version: tracking.version, lastFixAt: tracking.lastFixAt, lastPosition: tracking.lastPosition,
+        events: [event])
       if Self.isPlainlyOutside(next) {
         if tracking.states[fence.id] != nil { update.removed = [fence.id] }
       } else {
