@@ -9,6 +9,7 @@ Run: Tests/browser/run -k demo_seed
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -54,6 +55,8 @@ class DemoSeedTests(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.server.stop()
+        shutil.rmtree(cls.state, ignore_errors=True)
+        shutil.rmtree(cls.server.directory, ignore_errors=True)
 
     @classmethod
     def seed(cls):
