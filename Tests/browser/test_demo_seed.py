@@ -49,8 +49,10 @@ class DemoSeedTests(unittest.TestCase):
             subprocess.run([cls.admin, *arguments, "--database", cls.database], cwd=ROOT, check=True,
                            capture_output=True)
         cls.first = cls.seed()
-        cls.tokens = {email: call(cls.base, "POST", "/v1/auth/login", body={"email": email, "password": password})["token"]
-                      for email, password in (("demo@example.com", "demo password"), ("bistro@example.com", "bistro password"))}
+        accounts = (("demo@example.com", "demo password"), ("bistro@example.com", "bistro password"))
+        cls.tokens = {email: call(cls.base, "POST", "/v1/auth/login",
+                                  body={"email": email, "password": password})["token"]
+                      for email, password in accounts}
 
     @classmethod
     def tearDownClass(cls):
