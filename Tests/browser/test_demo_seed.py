@@ -141,6 +141,19 @@ class DemoSeedTests(unittest.TestCase):
         self.assertIn({"people": 5, "offered": 5, "redeemed": "< 5"},
                       [{key: row[key] for key in ("people", "offered", "redeemed")} for row in report["rows"]])
 
+    def test_a_share_link_of_the_walk_opens_without_an_account(self):
+        lines = [line for line in self.first.stdout.splitlines() if "share link of demo's walk" in line]
+        self.assertEqual(len(lines), 1, self.first.stdout)
+        address = lines[0].rsplit(" ", 1)[1]
+        self.assertTrue(address.startswith(self.base + "/s/"), address)
+        token = address.rsplit("/", 1)[1]
+        view = call(self.base, "GET", f"/v1/shared/{token}")
+        self.assertEqual(view["label"], "Dana's walk")
+        self.assertFalse(view["paused"])
+        links = self.demo("/v1/share-links")["items"]
+        self.assertEqual([(link["label"], link["state"], link["track"]) for link in links],
+                         [("Dana's walk", "active", True)])
+
     def test_a_second_run_changes_nothing(self):
         before = self.snapshot()
         second = self.seed()
@@ -169,6 +182,7 @@ class DemoSeedTests(unittest.TestCase):
             "news": self.demo("/v1/news?limit=100"),
             "favourites": self.demo("/v1/me/favourites"),
             "fences": self.demo("/v1/geofences"),
+            "share links": self.demo("/v1/share-links"),
             "events": self.demo("/v1/geofences/events?limit=100"),
             "places": self.demo("/v1/history/places?level=locality"),
             "promotions": promotions,
