@@ -827,6 +827,41 @@ class WebAppTests(unittest.TestCase):
             == "nobody", "the page shows the stored audience")
 
     @screenshot_on_failure
+    def test_sharing_page_makes_copies_lists_and_revokes_share_links(self):
+        person = Account(self.server, "Lina Linker")
+        person.upload((50.4501, 30.5234))
+        self.open_and_sign_in(person)
+        self.show("sharing")
+        links = self.browser.find_element(By.ID, "share-links")
+        self.wait(lambda: links.text == "No share links yet.", "no links yet")
+        self.browser.find_element(By.ID, "share-link-label").send_keys("Walk home")
+        Select(self.browser.find_element(By.ID, "share-link-duration")).select_by_value("hours8")
+        self.browser.find_element(By.ID, "share-link-track").click()
+        self.browser.find_element(By.ID, "share-link-create").click()
+        address = self.browser.find_element(By.ID, "share-link-address")
+        self.wait(lambda: address.get_attribute("value").startswith(self.server.base + "/s/"), "the new link's address")
+        stored = person.call("GET", "/v1/share-links")["items"]
+        self.assertEqual([(link["label"], link["state"], link["track"]) for link in stored],
+                         [("Walk home", "active", True)])
+        hours = (stored[0]["until"] - stored[0]["createdAt"]) / 3_600_000
+        self.assertAlmostEqual(hours, 8, delta=0.1)
+        row = f'#share-links li[data-id="{stored[0]["id"]}"]'
+        self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, row).get_attribute("data-state") == "active",
+                  "the list shows the active link")
+        self.assertIn("Walk home", self.browser.find_element(By.CSS_SELECTOR, row).text)
+        self.screenshot("share-links")
+        # The address works without an account.
+        token = address.get_attribute("value").rsplit("/", 1)[1]
+        with urllib.request.urlopen(f"{self.server.base}/v1/shared/{token}", timeout=10) as response:
+            self.assertEqual(json.loads(response.read())["label"], "Walk home")
+        self.browser.find_element(By.CSS_SELECTOR, f"{row} button").click()
+        self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, row).get_attribute("data-state") == "revoked",
+                  "the list shows the link revoked")
+        self.assertEqual(person.call("GET", "/v1/share-links")["items"][0]["state"], "revoked")
+        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, f"{row} button"))  # nothing left to revoke
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
     def test_each_group_sees_the_profile_fields_chosen_for_it(self):
         person = Account(self.server, "Stas Status")
         person.call("PATCH", "/v1/me/profile", {"status": "At the gym", "birthday": "1990-04-12"})

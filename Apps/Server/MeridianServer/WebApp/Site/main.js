@@ -9,6 +9,7 @@ import { hideSignIn, setUpSignIn, showSignIn, showStartFailure } from './signin.
 import { createMap, renderMap, startMap, stopMap } from './map.js';
 import { renderHistoryTexts, resetHistory, setUpHistory, showHistory } from './history.js';
 import { renderSharing, resetSharing, setUpSharing, showSharing } from './sharing.js';
+import { renderShareLinks, resetShareLinks, setUpShareLinks, showShareLinks } from './sharelinks.js';
 import { resetPlaces, setUpPlaces, showPlaces } from './places.js';
 import { resetPolls, setUpPolls, showPolls } from './polls.js';
 import { resetRewards, setUpRewards, showRewards } from './rewards.js';
@@ -38,6 +39,7 @@ async function start() {
   }
   setUpSignIn(signedIn);
   setUpSharing(showError);
+  setUpShareLinks(showError);
   setUpPolls(showError);
   setUpDirectory(showError);
   setUpRewards(showError);
@@ -94,6 +96,7 @@ async function signOut() {
   stopMap();
   resetHistory();
   resetSharing();
+  resetShareLinks();
   session.me = null;
   session.groups = [];
   resetPolls();
@@ -118,6 +121,7 @@ function show(name) {
   showPlaces(name === 'places');
   showHistory(name === 'history');
   showSharing(name === 'sharing');
+  if (name === 'sharing') showShareLinks();
   showAlerts(name === 'alerts');
   showAdvertiser(name === 'advertiser');
   $('app').dataset.view = name; // the advertiser's charts take a wider side panel
@@ -132,6 +136,7 @@ function renderAll() {
   renderMap();
   renderHistoryTexts();
   renderSharing();
+  renderShareLinks();
   if (view === 'places') showPlaces(true); // the venues' names come in the page's language
   if (view === 'polls') showPolls();
   if (view === 'rewards') showRewards();
