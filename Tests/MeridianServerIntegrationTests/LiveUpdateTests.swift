@@ -60,10 +60,11 @@ final class LiveWatcher: Sendable {
     throw CancellationError()
   }
 
-  /// Subscribes and waits for the server's answer: true when subscribed, false when refused.
-  func subscribe(_ channel: ChannelName) async throws -> Bool {
+  /// Subscribes (resuming from `position` if given) and waits for the server's answer: true when subscribed, false
+  /// when refused.
+  func subscribe(_ channel: ChannelName, resumingFrom position: ResumePosition? = nil) async throws -> Bool {
     let before = await items.count
-    await client.subscribe(channel)
+    await client.subscribe(channel, resumingFrom: position)
     var answer: Bool?
     try await wait("an answer to subscribing \(channel)") { items in
       for item in items.dropFirst(before) {

@@ -233,6 +233,72 @@ struct ShareLinkTests {
     }
   }
 
+  /// A fix stored while the owner is paused goes into no channel's history that a viewer may resume from: not a
+  /// share link's, not a group's, and Anna's own channel forgets what it kept when her sharing changes. A viewer
+  /// resuming after she resumes from a position before the pause gets the next fix and nothing from the pause.
+  @Test func nothingStoredDuringAPauseIsReplayedToAViewerResumingAfterIt() async throws {
+    try await TestServer.with { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      let (bobSession, _) = try await server.signUp("bob")
+      let friends = try #require(try await anna.send(API.groups).groups.first { $0.kind == .friends })
+      _ = try await anna.send(API.addMember, parameters: GroupMemberRef(groupID: friends.id, userID: bobSession.userId))
+      let link = try await Self.create(anna, NewShareLink(until: Timestamp.milliseconds(Date()) + 600_000))
+      let shareChannel = try #require(ChannelName(namespace: "share", id: link.link.id))
+      let annaChannel = try ChannelName.of(user: annaSession.userId)
+      let friendsChannel = try ChannelName.of(group: friends.id)
+      let watched: [(token: String, channel: ChannelName)] = [
+        (link.token, shareChannel), (bobSession.token, annaChannel), (bobSession.token, friendsChannel),
+      ]
+      let owner = await LiveWatcher(server: server, token: annaSession.token)
+      defer { Task { await owner.stop() } }
+      #expect(try await owner.subscribe(annaChannel))
+
+      // Each viewer gets the first fix, remembers where it is, and goes away.
+      var first: [LiveWatcher] = []
+      for (token, channel) in watched {
+        first.append(await LiveWatcher(server: server, token: token))
+        #expect(try await first[first.count - 1].subscribe(channel))
+      }
+      let before = try Self.fixes(1, from: 1_700_000_000_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: before))
+      var positions: [ResumePosition] = []
+      for (viewer, (_, channel)) in zip(first, watched) {
+        try await viewer.wait("the fix before the pause on \(channel)") { _ in
+          try await viewer.locations(on: channel).count == 1
+        }
+        positions.append(try #require(await viewer.client.position(of: channel)))
+        await viewer.stop()
+      }
+
+      // Stored while paused: Anna's own socket hears it, so the fan-out is done with it.
+      _ = try await anna.send(API.pauseSharing)
+      let paused = try Self.fixes(1, from: 1_700_000_100_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: paused))
+      try await owner.wait("the paused fix on Anna's own channel") { _ in
+        try await owner.locations(on: annaChannel).count == 2
+      }
+      _ = try await anna.send(API.resumeSharing)
+
+      var resumed: [LiveWatcher] = []
+      for (token, _) in watched { resumed.append(await LiveWatcher(server: server, token: token)) }
+      let viewers = resumed
+      defer { Task { for viewer in viewers { await viewer.stop() } } }
+      for (viewer, ((_, channel), position)) in zip(viewers, zip(watched, positions)) {
+        #expect(try await viewer.subscribe(channel, resumingFrom: position))
+      }
+      let after = try Self.fixes(1, from: 1_700_000_200_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: after))
+      for (viewer, (_, channel)) in zip(viewers, watched) {
+        try await viewer.wait("the fix after the resume on \(channel)") { _ in
+          try await viewer.locations(on: channel).contains { $0.fixes.map(\.timestamp) == after.map(\.timestamp) }
+        }
+        #expect(
+          try await viewer.locations(on: channel).map { $0.fixes.map(\.timestamp) } == [after.map(\.timestamp)],
+          "\(channel)")
+      }
+    }
+  }
+
   @Test func aDisabledOwnersLinksShowNothingAndTheirSocketsClose() async throws {
     try await TestServer.with { server in
       let (annaSession, anna) = try await server.signUp("anna")

@@ -365,7 +365,11 @@ public struct LiveUpdates: Sendable {
     var channels = [ChannelName.user(owner.rawValue)].compactMap { $0 }
     channels += settings.groups.compactMap { ChannelName.group($0.id.rawValue) }
     await enforce(settings, on: channels)
-    await enforce(try await watchedShareLinks(of: owner, at: now()), sharing: settings.sharing)
+    let links = try await watchedShareLinks(of: owner, at: now())
+    await enforce(links, sharing: settings.sharing)
+    // Who may receive these channels changed: an event kept for resuming (published while the owner was paused, or
+    // before a viewer lost their grant) must not be replayed to whoever resumes from before now.
+    await hub.forgetHistory(of: channels + links.compactMap { Self.shareChannel($0.id) })
   }
 
   /// Revokes a deleted group's channel from everyone, on every node.
@@ -407,9 +411,15 @@ public struct LiveUpdates: Sendable {
     /// The share links the fan-out watches (``watchedShareLinks(of:at:)``).
     var links: [ShareLinkRecord]
 
-    /// The channels of a fix of `device` at `time`: the owner's, and those of the active links covering it.
+    /// The channels of a fix of `device` at `time`: the owner's, and those of the active links covering it. While
+    /// the owner's sharing is paused (``ShareLinkRules/isPaused(_:at:)``) only `user:<owner>`, whose audience
+    /// includes the owner: nothing goes into the history of a channel whose whole audience is paused, so a resume
+    /// after the owner resumes replays nothing from the pause.
     func channels(of device: DeviceID, at time: Int64) -> [ChannelName] {
-      channels
+      if ShareLinkRules.isPaused(settings.sharing, at: time) {
+        return channels.filter { $0 == ChannelName.user(settings.owner.rawValue) }
+      }
+      return channels
         + links.filter { $0.state(at: time) == .active && $0.covers(device) }.compactMap {
           LiveUpdates.shareChannel($0.id)
         }
