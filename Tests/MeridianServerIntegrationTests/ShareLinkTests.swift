@@ -132,6 +132,37 @@ struct ShareLinkTests {
     }
   }
 
+  /// The track starts at the later of the link's creation and the owner's last resume: where they went while
+  /// paused (and before) never appears on it.
+  @Test(arguments: ["sqlite", "postgres"])
+  func theTrackLeavesOutWhatTheOwnerDidWhilePaused(_ engine: String) async throws {
+    let clock = TestClock()
+    try await PollTests.withServer(engine, clock: clock) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let link = try await Self.create(anna, NewShareLink(until: clock.now + 3_600_000, track: true))
+      // Each batch is posted once its fixes are in the past.
+      let beforePause = try Self.fixes(2, from: clock.now + 1_000)
+      clock.advance(10_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: beforePause))
+      _ = try await anna.send(API.pauseSharing)
+      let whilePaused = try Self.fixes(3, from: clock.now + 1_000, latitude: 51)
+      clock.advance(10_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: whilePaused))
+      let resumed = try await anna.send(API.resumeSharing)
+      #expect(resumed.resumedAt == clock.now)
+      let afterResume = try Self.fixes(2, from: clock.now + 1_000, latitude: 52)
+      clock.advance(10_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: afterResume))
+
+      let view = try await Self.view(server, link.token)
+      #expect(view.track?.map(\.timestamp) == afterResume.map(\.timestamp))
+      #expect(view.position?.timestamp == afterResume.last?.timestamp)
+      // A change that ends no pause keeps the time of the last resume.
+      _ = try await anna.send(API.shareUntil, body: SharingUntil(until: clock.now + 600_000))
+      #expect(try await Self.view(server, link.token).track?.map(\.timestamp) == afterResume.map(\.timestamp))
+    }
+  }
+
   @Test func aWrongTokenIs404AndEachLinkIsRateLimited() async throws {
     try await TestServer.with({ $0.limits.sharedViewsPerLinkPerMinute = 3 }) { server in
       let (_, anna) = try await server.signUp("anna")

@@ -78,6 +78,20 @@ public enum ShareLinkRules {
     return false
   }
 
+  /// `changed`, a change of `before` made at `now`, noting in ``SharingState/resumedAt`` when it ends a pause (or a
+  /// passed deadline).
+  public static func noting(_ changed: SharingState, resumedFrom before: SharingState, at now: Int64) -> SharingState {
+    var changed = changed
+    if isPaused(before, at: now) && !isPaused(changed, at: now) { changed.resumedAt = now }
+    return changed
+  }
+
+  /// Where `link`'s track starts, its owner's sharing being `sharing`: at the later of the link's creation and the
+  /// owner's last resume, so that nothing the owner did while paused (nor before) is shown.
+  public static func trackStart(of link: ShareLinkRecord, sharing: SharingState) -> Int64 {
+    max(link.createdAt, sharing.resumedAt ?? .min)
+  }
+
   /// The active links among `links` at `now`.
   public static func active(_ links: [ShareLinkRecord], at now: Int64) -> [ShareLinkRecord] {
     links.filter { $0.state(at: now) == .active }

@@ -92,7 +92,8 @@ struct ShareLinkFeature: Sendable {
     case .active: break
     }
     let channel = LiveUpdates.shareChannel(link.id)?.description ?? ""
-    guard link.showsLocation(at: now, sharing: try await store.sharing(owner: link.owner)) else {
+    let sharing = try await store.sharing(owner: link.owner)
+    guard link.showsLocation(at: now, sharing: sharing) else {
       return SharedView(label: link.label, until: link.until, paused: true, position: nil, track: nil, channel: channel)
     }
     let handles = try await environment.deviceHandles.handles()
@@ -103,7 +104,8 @@ struct ShareLinkFeature: Sendable {
     let track =
       link.track
       ? try await store.sharedFixes(
-        owner: link.owner, devices: link.devices, from: link.createdAt, through: now,
+        owner: link.owner, devices: link.devices, from: ShareLinkRules.trackStart(of: link, sharing: sharing),
+        through: now,
         limit: ShareLinkRules.longestTrack
       ).reversed().map(shown) : nil
     return SharedView(
