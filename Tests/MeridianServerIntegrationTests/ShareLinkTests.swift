@@ -213,10 +213,10 @@ struct ShareLinkTests {
       // The watch isn't covered: only the phone's fix arrives, by its handle.
       _ = try await anna.send(
         API.postFixes, body: FixBatch(deviceId: "anna-watch", fixes: try Self.fixes(1, from: 1_700_000_100_000)))
-      let phone = try Self.fixes(1, from: 1_700_000_200_000)
+      let phone = try Self.fixes(1, from: Timestamp.milliseconds(Date()))
       _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: phone))
-      try await viewer.wait("the phone's fix") { _ in try await !viewer.locations(on: channel).isEmpty }
-      let received = try await viewer.locations(on: channel)
+      try await viewer.wait("the phone's fix") { _ in try await !viewer.sharedLocations(on: channel).isEmpty }
+      let received = try await viewer.sharedLocations(on: channel)
       #expect(received.map { $0.fixes.map(\.timestamp) } == [phone.map(\.timestamp)])
       #expect(received.first?.deviceId != "anna-phone")
 
@@ -246,16 +246,18 @@ struct ShareLinkTests {
       #expect(try await second.subscribe(lastingChannel))
       _ = try await anna.send(
         API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try Self.fixes(1, from: clock.now)))
-      try await first.wait("the fix before expiry") { _ in try await first.locations(on: expiringChannel).count == 1 }
+      try await first.wait("the fix before expiry") { _ in
+        try await first.sharedLocations(on: expiringChannel).count == 1
+      }
 
       clock.advance(60_000)
       _ = try await anna.send(
         API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try Self.fixes(1, from: clock.now)))
       try await first.wait("revocation at expiry", until: isRevoked(expiringChannel))
       try await second.wait("the fix after the first link's expiry") { _ in
-        try await second.locations(on: lastingChannel).count == 2
+        try await second.sharedLocations(on: lastingChannel).count == 2
       }
-      #expect(try await first.locations(on: expiringChannel).count == 1)
+      #expect(try await first.sharedLocations(on: expiringChannel).count == 1)
       #expect(try await Self.isRefused(server, token: expiring.token))
 
       _ = try await anna.send(API.pauseSharing)
@@ -290,12 +292,12 @@ struct ShareLinkTests {
         first.append(await LiveWatcher(server: server, token: token))
         #expect(try await first[first.count - 1].subscribe(channel))
       }
-      let before = try Self.fixes(1, from: 1_700_000_000_000)
+      let before = try Self.fixes(1, from: Timestamp.milliseconds(Date()))
       _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: before))
       var positions: [ResumePosition] = []
       for (viewer, (_, channel)) in zip(first, watched) {
         try await viewer.wait("the fix before the pause on \(channel)") { _ in
-          try await viewer.locations(on: channel).count == 1
+          try await viewer.sharedLocations(on: channel).count == 1
         }
         positions.append(try #require(await viewer.client.position(of: channel)))
         await viewer.stop()
@@ -303,10 +305,10 @@ struct ShareLinkTests {
 
       // Stored while paused: Anna's own socket hears it, so the fan-out is done with it.
       _ = try await anna.send(API.pauseSharing)
-      let paused = try Self.fixes(1, from: 1_700_000_100_000)
+      let paused = try Self.fixes(1, from: Timestamp.milliseconds(Date()))
       _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: paused))
       try await owner.wait("the paused fix on Anna's own channel") { _ in
-        try await owner.locations(on: annaChannel).count == 2
+        try await owner.sharedLocations(on: annaChannel).count == 2
       }
       _ = try await anna.send(API.resumeSharing)
 
@@ -317,15 +319,66 @@ struct ShareLinkTests {
       for (viewer, ((_, channel), position)) in zip(viewers, zip(watched, positions)) {
         #expect(try await viewer.subscribe(channel, resumingFrom: position))
       }
-      let after = try Self.fixes(1, from: 1_700_000_200_000)
+      let after = try Self.fixes(1, from: Timestamp.milliseconds(Date()))
       _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: after))
       for (viewer, (_, channel)) in zip(viewers, watched) {
         try await viewer.wait("the fix after the resume on \(channel)") { _ in
-          try await viewer.locations(on: channel).contains { $0.fixes.map(\.timestamp) == after.map(\.timestamp) }
+          try await viewer.sharedLocations(on: channel).contains { $0.fixes.map(\.timestamp) == after.map(\.timestamp) }
         }
         #expect(
-          try await viewer.locations(on: channel).map { $0.fixes.map(\.timestamp) } == [after.map(\.timestamp)],
+          try await viewer.sharedLocations(on: channel).map { $0.fixes.map(\.timestamp) } == [after.map(\.timestamp)],
           "\(channel)")
+      }
+    }
+  }
+
+  /// A link's channel gets the fixes dated from the link's creation on (a backfill of older ones shows nothing), only
+  /// the newest of a batch when the link shows no track, and never the owner's account id.
+  @Test func theLiveChannelKeepsToTheLinksWindowAndTrackAndShowsNoAccountID() async throws {
+    let clock = TestClock()
+    try await TestServer.with(clock: clock) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let until = clock.now + 600_000
+      let tracked = try await Self.create(anna, NewShareLink(until: until, track: true))
+      let untracked = try await Self.create(anna, NewShareLink(until: until))
+      let trackedChannel = try #require(ChannelName(namespace: "share", id: tracked.link.id))
+      let untrackedChannel = try #require(ChannelName(namespace: "share", id: untracked.link.id))
+      let first = await LiveWatcher(server: server, token: tracked.token)
+      let second = await LiveWatcher(server: server, token: untracked.token)
+      defer {
+        Task {
+          await first.stop()
+          await second.stop()
+        }
+      }
+      #expect(try await first.subscribe(trackedChannel))
+      #expect(try await second.subscribe(untrackedChannel))
+
+      // A backfill of last week, then a batch of three fixes made since the links.
+      let backfill = try Self.fixes(50, from: clock.now - 7 * 86_400_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: backfill))
+      let recent = try Self.fixes(3, from: clock.now + 1_000, latitude: 50.5)
+      clock.advance(10_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: recent))
+      try await first.wait("the recent batch") { _ in try await !first.sharedLocations(on: trackedChannel).isEmpty }
+      try await second.wait("the recent batch") { _ in
+        try await !second.sharedLocations(on: untrackedChannel).isEmpty
+      }
+      // Each channel's first event is the recent batch's: the backfill went nowhere.
+      #expect(
+        try await first.sharedLocations(on: trackedChannel).map { $0.fixes.map(\.timestamp) } == [
+          recent.map(\.timestamp)
+        ])
+      #expect(
+        try await second.sharedLocations(on: untrackedChannel).map { $0.fixes.map(\.timestamp) } == [
+          [recent[2].timestamp]
+        ])
+      for payload in await first.payloads(on: trackedChannel) + second.payloads(on: untrackedChannel) {
+        guard case .object(let fields) = payload else {
+          Issue.record("not an object: \(payload)")
+          continue
+        }
+        #expect(Set(fields.keys) == ["deviceId", "fixes"])
       }
     }
   }
@@ -360,10 +413,10 @@ struct ShareLinkTests {
       let viewerOnB = await LiveWatcher(server: b, token: link.token)
       defer { Task { await viewerOnB.stop() } }
       #expect(try await viewerOnB.subscribe(channel))
-      let fixes = try Self.fixes(1, from: 1_700_000_300_000)
+      let fixes = try Self.fixes(1, from: Timestamp.milliseconds(Date()))
       _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: fixes))
       try await viewerOnB.wait("the fix posted to node A") { _ in
-        try await viewerOnB.locations(on: channel).map { $0.fixes.map(\.timestamp) } == [fixes.map(\.timestamp)]
+        try await viewerOnB.sharedLocations(on: channel).map { $0.fixes.map(\.timestamp) } == [fixes.map(\.timestamp)]
       }
       #expect(try await Self.view(b, link.token).position?.timestamp == fixes[0].timestamp)
       _ = try await anna.send(API.revokeShareLink, parameters: ShareLinkRef(id: link.link.id))

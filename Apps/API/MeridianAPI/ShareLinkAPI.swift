@@ -171,3 +171,18 @@ public struct SharedView: Codable, Sendable, Hashable {
     self.channel = channel
   }
 }
+
+/// A live event on a share link's channel (`share:<link id>`): the fixes of one covered device, without the owner's
+/// account id (a share link shows no account).
+public struct SharedLiveLocation: Sendable, Hashable, Codable {
+  /// The device that reported them, as an opaque handle (as in ``LiveLocation``).
+  public var deviceId: DeviceID
+  /// The fixes the link shows, oldest first: those dated from the link's creation (or the owner's last resume) on;
+  /// only the newest of a batch for a link that shows no track.
+  public var fixes: [LocationFix]
+  /// A share link's live event.
+  public init(deviceId: DeviceID, fixes: [LocationFix]) {
+    self.deviceId = deviceId
+    self.fixes = fixes
+  }
+}

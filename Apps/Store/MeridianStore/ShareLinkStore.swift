@@ -92,6 +92,18 @@ public enum ShareLinkRules {
     max(link.createdAt, sharing.resumedAt ?? .min)
   }
 
+  /// The fixes of one stored batch that `link`'s live channel gets, its owner's sharing being `sharing`: those dated
+  /// from ``trackStart(of:sharing:)`` on (a backfill or an import of older fixes shows nothing), and, when the link
+  /// shows no track, only the newest of them.
+  public static func liveFixes(_ fixes: [LocationFix], of link: ShareLinkRecord, sharing: SharingState)
+    -> [LocationFix]
+  {
+    let start = trackStart(of: link, sharing: sharing)
+    let shown = fixes.filter { $0.timestamp >= start }.sorted { $0.timestamp < $1.timestamp }
+    guard link.track else { return shown.last.map { [$0] } ?? [] }
+    return shown
+  }
+
   /// The active links among `links` at `now`.
   public static func active(_ links: [ShareLinkRecord], at now: Int64) -> [ShareLinkRecord] {
     links.filter { $0.state(at: now) == .active }
