@@ -163,6 +163,30 @@ struct ShareLinkTests {
     }
   }
 
+  /// Making links is rate-limited per account (revoking them doesn't give the attempts back): 429 with Retry-After.
+  @Test func makingLinksIsRateLimitedPerAccount() async throws {
+    let clock = TestClock()
+    try await TestServer.with(clock: clock, { $0.limits.shareLinksCreatedPerAccountPerHour = 2 }) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let (_, bob) = try await server.signUp("bob")
+      for _ in 0..<2 {
+        let made = try await Self.create(anna, NewShareLink(until: clock.now + 60_000))
+        _ = try await anna.send(API.revokeShareLink, parameters: ShareLinkRef(id: made.link.id))
+      }
+      do {
+        _ = try await Self.create(anna, NewShareLink(until: clock.now + 60_000))
+        Issue.record("a third link in an hour was made")
+      } catch let error as NetworkingError {
+        #expect(error.serverError?.code == APIErrorCode.rateLimited.rawValue)
+        #expect(error.serverError?.status.code == 429)
+        #expect((error.retryAfter ?? .zero) > .zero)
+      }
+      _ = try await Self.create(bob, NewShareLink(until: clock.now + 60_000))
+      clock.advance(3_600_000)
+      _ = try await Self.create(anna, NewShareLink(until: clock.now + 60_000))
+    }
+  }
+
   @Test func aWrongTokenIs404AndEachLinkIsRateLimited() async throws {
     try await TestServer.with({ $0.limits.sharedViewsPerLinkPerMinute = 3 }) { server in
       let (_, anna) = try await server.signUp("anna")

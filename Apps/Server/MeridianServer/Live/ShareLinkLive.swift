@@ -62,12 +62,10 @@ extension LiveUpdates {
   /// `owner`'s links the fan-out looks at: the active ones and those that ended within ``endedLinkWatch`` (whose
   /// subscribers it revokes), cached like the privacy settings.
   func watchedShareLinks(of owner: UserID, at time: Int64) async throws -> [ShareLinkRecord] {
-    let links = try await shareLinkCache.value(for: owner, now: time) {
-      try await store.shareLinks(owner: owner)
-    }
-    return (links ?? []).filter { link in
-      link.state(at: time) == .active || max(link.until, link.revokedAt ?? 0) > time - Self.endedLinkWatch
-    }
+    // Read by the store, which skips every older link; the limit is far above what the quota leaves active.
+    try await shareLinkCache.value(for: owner, now: time) {
+      try await store.shareLinks(owner: owner, endedAfter: time - Self.endedLinkWatch, limit: 10_000)
+    } ?? []
   }
 
   /// Revokes the subscribers of `links`' channels who may not receive them now (the link ended, or the owner, whose

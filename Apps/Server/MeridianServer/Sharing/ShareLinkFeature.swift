@@ -45,13 +45,8 @@ struct ShareLinkFeature: Sendable {
           "'deviceIds' must name at least one of your devices (GET /v1/devices); omit it to share all of them.")
       }
     }
-    if let limit = ServerLimits.active(environment.limits.shareLinksPerAccount) {
-      let active = ShareLinkRules.active(try await store.shareLinks(owner: owner), at: now).count
-      guard active < limit else {
-        throw APIError(
-          status: 409, code: .quotaExceeded,
-          message: "You have \(active) active share links, the most allowed; revoke one first.")
-      }
+    if let wait = await environment.shareLinkCreationLimiter.take(owner.rawValue, cost: 1, now: now) {
+      throw APIError.rateLimited("You made too many share links lately; try again later.", retryAfterMilliseconds: wait)
     }
     let token = Secrets.token()
     let link = ShareLinkRecord(
@@ -59,7 +54,12 @@ struct ShareLinkFeature: Sendable {
       label: label.flatMap { $0.isEmpty ? nil : $0 },
       devices: body.deviceIds.map { Array(Set($0)).sorted { $0.rawValue < $1.rawValue } },
       track: body.track ?? false, createdAt: now, until: body.until)
-    try await store.createShareLink(link)
+    let limit = ServerLimits.active(environment.limits.shareLinksPerAccount)
+    guard try await store.createShareLink(link, activeLimit: limit) else {
+      throw APIError(
+        status: 409, code: .quotaExceeded,
+        message: "You have \(limit ?? 0) active share links, the most allowed; revoke one first.")
+    }
     // Every node's fan-out reads the owner's links again: the next fix reaches the new link.
     try await live.refresh(owner: owner)
     return CreatedShareLink(link: link.api(at: now), token: token, url: "/s/\(token)")
