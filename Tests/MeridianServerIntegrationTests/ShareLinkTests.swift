@@ -407,6 +407,22 @@ struct ShareLinkTests {
     }
   }
 
+  /// A link's subscribers are revoked when it expires, though the owner sends nothing (the test clock moves).
+  @Test func expiryRevokesTheShareSocketWithoutAFix() async throws {
+    let clock = TestClock()
+    try await TestServer.with(clock: clock) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let link = try await Self.create(anna, NewShareLink(until: clock.now + 60_000))
+      let channel = try #require(ChannelName(namespace: "share", id: link.link.id))
+      let viewer = await LiveWatcher(server: server, token: link.token)
+      defer { Task { await viewer.stop() } }
+      #expect(try await viewer.subscribe(channel))
+      clock.advance(60_000)
+      try await viewer.wait("revocation at expiry", until: isRevoked(channel))
+      #expect(try await !viewer.subscribe(channel))
+    }
+  }
+
   @Test func aDisabledOwnersLinksShowNothingAndTheirSocketsClose() async throws {
     try await TestServer.with { server in
       let (annaSession, anna) = try await server.signUp("anna")

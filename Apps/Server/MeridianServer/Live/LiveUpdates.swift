@@ -38,6 +38,8 @@ public struct LiveUpdates: Sendable {
   private let settingsCache = LookupCache<UserID, PrivacySettings>(lifetime: 5_000, capacity: 10_000)
   /// Owners' share links for the fan-out, dropped and read again like ``settingsCache``.
   let shareLinkCache = LookupCache<UserID, [ShareLinkRecord]>(lifetime: 5_000, capacity: 10_000)
+  /// The links subscribed to on this node, with their ends (``sweepEndedLinks(every:)``).
+  let shareLinkEnds: ShareLinkEnds
   private let logger: Logger
   /// Every namespace the hub serves, with its subscribe rule: this type's own and those of `channels`.
   let channels: LiveChannels
@@ -54,7 +56,9 @@ public struct LiveUpdates: Sendable {
     self.now = now
     self.metrics = metrics
     self.deviceHandles = deviceHandles
-    let channels = LiveChannels(Self.ownChannels(store: store, now: now) + channels)
+    let ends = ShareLinkEnds()
+    shareLinkEnds = ends
+    let channels = LiveChannels(Self.ownChannels(store: store, ends: ends, now: now) + channels)
     self.channels = channels
     var configuration = configuration
     configuration.namespaces = channels.namespaces
@@ -275,7 +279,9 @@ public struct LiveUpdates: Sendable {
 
   /// This type's own channels: `user:<id>` and `group:<id>` (whoever may see the owner's location there, by
   /// ``mayReceive(_:_:of:at:)``) and `sharing:<viewer id>` (only that viewer).
-  static func ownChannels(store: any MeridianStore, now: @escaping @Sendable () -> Int64) -> [LiveChannelRule] {
+  static func ownChannels(
+    store: any MeridianStore, ends: ShareLinkEnds = ShareLinkEnds(), now: @escaping @Sendable () -> Int64
+  ) -> [LiveChannelRule] {
     func location(_ namespace: String, owner: @escaping @Sendable (String) async throws -> UserID?) -> LiveChannelRule {
       LiveChannelRule(namespace: namespace) { viewer, id in
         guard let owner = try await owner(id), let settings = try await store.privacySettings(owner: owner),
@@ -288,7 +294,7 @@ public struct LiveUpdates: Sendable {
       location("user") { UserID($0) },
       location("group") { try await store.group(GroupID($0))?.ownerID },
       .perViewer(sharingNamespace),
-      shareChannelRule(store: store, now: now),
+      shareChannelRule(store: store, ends: ends, now: now),
     ]
   }
 
