@@ -187,6 +187,43 @@ struct ShareLinkTests {
     }
   }
 
+  /// A track of more fixes than it shows is thinned over its whole window, not cut to its newest fixes: its first and
+  /// last fix stay, its corners stay, and the answer says it was simplified.
+  @Test func aLongTrackIsThinnedOverItsWholeWindow() async throws {
+    let clock = TestClock()
+    try await TestServer.with(clock: clock) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let link = try await Self.create(anna, NewShareLink(until: clock.now + 3_600_000, track: true))
+      // 3,000 fixes a second apart: north for 1,500, then east for 1,500 (one corner).
+      let start = clock.now + 1_000
+      let fixes = try (0..<3_000).map { index in
+        let north = Double(min(index, 1_500)) * 0.0001
+        let east = Double(max(index - 1_500, 0)) * 0.0001
+        return try LocationFix(
+          timestamp: start + Int64(index) * 1_000, latitude: 50 + north, longitude: 30 + east, horizontalAccuracy: 5,
+          kind: .movement)
+      }
+      clock.advance(3_100_000)
+      for batch in stride(from: 0, to: fixes.count, by: 1_000) {
+        _ = try await anna.send(
+          API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: Array(fixes[batch..<batch + 1_000])))
+      }
+      let view = try await Self.view(server, link.token)
+      let track = try #require(view.track)
+      #expect(track.count <= ShareLinkRules.longestTrack && track.count >= 3)
+      #expect(track.first?.timestamp == fixes.first?.timestamp && track.last?.timestamp == fixes.last?.timestamp)
+      #expect(track.contains { $0.timestamp == fixes[1_500].timestamp })
+      #expect(view.simplified == true && view.truncated == nil)
+      // A short track is shown whole, not marked.
+      let short = try await Self.create(anna, NewShareLink(until: clock.now + 60_000, track: true))
+      let few = try Self.fixes(3, from: clock.now + 1_000)
+      clock.advance(5_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: few))
+      let shortView = try await Self.view(server, short.token)
+      #expect(shortView.track?.map(\.timestamp) == few.map(\.timestamp) && shortView.simplified == nil)
+    }
+  }
+
   @Test func aWrongTokenIs404AndEachLinkIsRateLimited() async throws {
     try await TestServer.with({ $0.limits.sharedViewsPerLinkPerMinute = 3 }) { server in
       let (_, anna) = try await server.signUp("anna")

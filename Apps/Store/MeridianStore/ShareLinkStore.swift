@@ -68,8 +68,10 @@ public enum ShareLinkRules {
   public static let longestLifetime: Int64 = 30 * 24 * 3_600_000
   /// The longest label.
   public static let longestLabel = 100
-  /// The most fixes a track shows (the newest).
+  /// The most points a track shows: a longer one is thinned over its whole window.
   public static let longestTrack = 2_000
+  /// The most fixes read for a track (the newest of its window).
+  public static let longestTrackRead = 100_000
   /// The most links `GET /v1/share-links` lists (the newest).
   public static let longestList = 100
 

@@ -1,5 +1,6 @@
 import DomainKit
 import Foundation
+import GeoKit
 import MeridianAPI
 import MeridianSecrets
 import MeridianStore
@@ -101,14 +102,43 @@ struct ShareLinkFeature: Sendable {
     let position = try await store.sharedFixes(
       owner: link.owner, devices: link.devices, from: 0, through: now, limit: 1
     ).first.map(shown)
-    let track =
-      link.track
-      ? try await store.sharedFixes(
-        owner: link.owner, devices: link.devices, from: ShareLinkRules.trackStart(of: link, sharing: sharing),
-        through: now,
-        limit: ShareLinkRules.longestTrack
-      ).reversed().map(shown) : nil
+    guard link.track else {
+      return SharedView(
+        label: link.label, until: link.until, paused: false, position: position, track: nil, channel: channel)
+    }
+    let read = try await store.sharedFixes(
+      owner: link.owner, devices: link.devices, from: ShareLinkRules.trackStart(of: link, sharing: sharing),
+      through: now, limit: ShareLinkRules.longestTrackRead)
+    let track = Self.thinned(read.reversed(), to: ShareLinkRules.longestTrack)
     return SharedView(
-      label: link.label, until: link.until, paused: false, position: position, track: track, channel: channel)
+      label: link.label, until: link.until, paused: false, position: position, track: track.fixes.map(shown),
+      channel: channel, simplified: track.simplified ? true : nil,
+      truncated: read.count >= ShareLinkRules.longestTrackRead ? true : nil)
+  }
+
+  /// `fixes` (oldest first) thinned to at most `limit` points over their whole span by Ramer–Douglas–Peucker
+  /// (GeoKit's ``Track/simplify(_:tolerance:)``, the first and last fix kept), its tolerance doubled from 5 m until
+  /// few enough remain; and whether any fix was dropped.
+  static func thinned(_ fixes: [LocationFix], to limit: Int) -> (fixes: [LocationFix], simplified: Bool) {
+    guard fixes.count > limit, limit >= 2 else { return (fixes, false) }
+    let coordinates = fixes.map { Coordinate(uncheckedLatitude: $0.latitude, longitude: $0.longitude) }
+    var tolerance = 5.0
+    var kept = Track.simplify(coordinates, tolerance: tolerance)
+    while kept.count > limit, tolerance < 20_000_000 {
+      tolerance *= 2
+      kept = Track.simplify(coordinates, tolerance: tolerance)
+    }
+    // The kept points are a subsequence of the track: walk both to find their fixes.
+    var thinned: [LocationFix] = []
+    var next = 0
+    for (fix, coordinate) in zip(fixes, coordinates) where next < kept.count && coordinate == kept[next] {
+      thinned.append(fix)
+      next += 1
+    }
+    if thinned.count > limit {  // not reachable on Earth; an even sample keeps the bound anyway
+      let step = Double(thinned.count - 1) / Double(limit - 1)
+      thinned = (0..<limit).map { thinned[Int((Double($0) * step).rounded())] }
+    }
+    return (thinned, true)
   }
 }
