@@ -46,6 +46,19 @@ final class LiveWatcher: Sendable {
     }
   }
 
+  /// The live events received on `channel` read as a share link's (device and fixes; any channel's events read so).
+  func sharedLocations(on channel: ChannelName) async throws -> [SharedLiveLocation] {
+    try await payloads(on: channel).map { try $0.decode(as: SharedLiveLocation.self) }
+  }
+
+  /// The payloads of the events received on `channel`, in order.
+  func payloads(on channel: ChannelName) async -> [JSONValue] {
+    await items.compactMap { item in
+      guard case .event(let event) = item, event.channel == channel else { return nil }
+      return event.payload
+    }
+  }
+
   /// Polls until `condition` holds over what was reported, for up to 30 s (the root tests share two cores).
   func wait(
     _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
@@ -60,10 +73,11 @@ final class LiveWatcher: Sendable {
     throw CancellationError()
   }
 
-  /// Subscribes and waits for the server's answer: true when subscribed, false when refused.
-  func subscribe(_ channel: ChannelName) async throws -> Bool {
+  /// Subscribes (resuming from `position` if given) and waits for the server's answer: true when subscribed, false
+  /// when refused.
+  func subscribe(_ channel: ChannelName, resumingFrom position: ResumePosition? = nil) async throws -> Bool {
     let before = await items.count
-    await client.subscribe(channel)
+    await client.subscribe(channel, resumingFrom: position)
     var answer: Bool?
     try await wait("an answer to subscribing \(channel)") { items in
       for item in items.dropFirst(before) {

@@ -132,6 +132,98 @@ struct ShareLinkTests {
     }
   }
 
+  /// The track starts at the later of the link's creation and the owner's last resume: where they went while
+  /// paused (and before) never appears on it.
+  @Test(arguments: ["sqlite", "postgres"])
+  func theTrackLeavesOutWhatTheOwnerDidWhilePaused(_ engine: String) async throws {
+    let clock = TestClock()
+    try await PollTests.withServer(engine, clock: clock) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let link = try await Self.create(anna, NewShareLink(until: clock.now + 3_600_000, track: true))
+      // Each batch is posted once its fixes are in the past.
+      let beforePause = try Self.fixes(2, from: clock.now + 1_000)
+      clock.advance(10_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: beforePause))
+      _ = try await anna.send(API.pauseSharing)
+      let whilePaused = try Self.fixes(3, from: clock.now + 1_000, latitude: 51)
+      clock.advance(10_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: whilePaused))
+      let resumed = try await anna.send(API.resumeSharing)
+      #expect(resumed.resumedAt == clock.now)
+      let afterResume = try Self.fixes(2, from: clock.now + 1_000, latitude: 52)
+      clock.advance(10_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: afterResume))
+
+      let view = try await Self.view(server, link.token)
+      #expect(view.track?.map(\.timestamp) == afterResume.map(\.timestamp))
+      #expect(view.position?.timestamp == afterResume.last?.timestamp)
+      // A change that ends no pause keeps the time of the last resume.
+      _ = try await anna.send(API.shareUntil, body: SharingUntil(until: clock.now + 600_000))
+      #expect(try await Self.view(server, link.token).track?.map(\.timestamp) == afterResume.map(\.timestamp))
+    }
+  }
+
+  /// Making links is rate-limited per account (revoking them doesn't give the attempts back): 429 with Retry-After.
+  @Test func makingLinksIsRateLimitedPerAccount() async throws {
+    let clock = TestClock()
+    try await TestServer.with(clock: clock, { $0.limits.shareLinksCreatedPerAccountPerHour = 2 }) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let (_, bob) = try await server.signUp("bob")
+      for _ in 0..<2 {
+        let made = try await Self.create(anna, NewShareLink(until: clock.now + 60_000))
+        _ = try await anna.send(API.revokeShareLink, parameters: ShareLinkRef(id: made.link.id))
+      }
+      do {
+        _ = try await Self.create(anna, NewShareLink(until: clock.now + 60_000))
+        Issue.record("a third link in an hour was made")
+      } catch let error as NetworkingError {
+        #expect(error.serverError?.code == APIErrorCode.rateLimited.rawValue)
+        #expect(error.serverError?.status.code == 429)
+        #expect((error.retryAfter ?? .zero) > .zero)
+      }
+      _ = try await Self.create(bob, NewShareLink(until: clock.now + 60_000))
+      clock.advance(3_600_000)
+      _ = try await Self.create(anna, NewShareLink(until: clock.now + 60_000))
+    }
+  }
+
+  /// A track of more fixes than it shows is thinned over its whole window, not cut to its newest fixes: its first and
+  /// last fix stay, its corners stay, and the answer says it was simplified.
+  @Test func aLongTrackIsThinnedOverItsWholeWindow() async throws {
+    let clock = TestClock()
+    try await TestServer.with(clock: clock) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let link = try await Self.create(anna, NewShareLink(until: clock.now + 3_600_000, track: true))
+      // 3,000 fixes a second apart: north for 1,500, then east for 1,500 (one corner).
+      let start = clock.now + 1_000
+      let fixes = try (0..<3_000).map { index in
+        let north = Double(min(index, 1_500)) * 0.0001
+        let east = Double(max(index - 1_500, 0)) * 0.0001
+        return try LocationFix(
+          timestamp: start + Int64(index) * 1_000, latitude: 50 + north, longitude: 30 + east, horizontalAccuracy: 5,
+          kind: .movement)
+      }
+      clock.advance(3_100_000)
+      for batch in stride(from: 0, to: fixes.count, by: 1_000) {
+        _ = try await anna.send(
+          API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: Array(fixes[batch..<batch + 1_000])))
+      }
+      let view = try await Self.view(server, link.token)
+      let track = try #require(view.track)
+      #expect(track.count <= ShareLinkRules.longestTrack && track.count >= 3)
+      #expect(track.first?.timestamp == fixes.first?.timestamp && track.last?.timestamp == fixes.last?.timestamp)
+      #expect(track.contains { $0.timestamp == fixes[1_500].timestamp })
+      #expect(view.simplified == true && view.truncated == nil)
+      // A short track is shown whole, not marked.
+      let short = try await Self.create(anna, NewShareLink(until: clock.now + 60_000, track: true))
+      let few = try Self.fixes(3, from: clock.now + 1_000)
+      clock.advance(5_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: few))
+      let shortView = try await Self.view(server, short.token)
+      #expect(shortView.track?.map(\.timestamp) == few.map(\.timestamp) && shortView.simplified == nil)
+    }
+  }
+
   @Test func aWrongTokenIs404AndEachLinkIsRateLimited() async throws {
     try await TestServer.with({ $0.limits.sharedViewsPerLinkPerMinute = 3 }) { server in
       let (_, anna) = try await server.signUp("anna")
@@ -182,10 +274,10 @@ struct ShareLinkTests {
       // The watch isn't covered: only the phone's fix arrives, by its handle.
       _ = try await anna.send(
         API.postFixes, body: FixBatch(deviceId: "anna-watch", fixes: try Self.fixes(1, from: 1_700_000_100_000)))
-      let phone = try Self.fixes(1, from: 1_700_000_200_000)
+      let phone = try Self.fixes(1, from: Timestamp.milliseconds(Date()))
       _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: phone))
-      try await viewer.wait("the phone's fix") { _ in try await !viewer.locations(on: channel).isEmpty }
-      let received = try await viewer.locations(on: channel)
+      try await viewer.wait("the phone's fix") { _ in try await !viewer.sharedLocations(on: channel).isEmpty }
+      let received = try await viewer.sharedLocations(on: channel)
       #expect(received.map { $0.fixes.map(\.timestamp) } == [phone.map(\.timestamp)])
       #expect(received.first?.deviceId != "anna-phone")
 
@@ -215,21 +307,156 @@ struct ShareLinkTests {
       #expect(try await second.subscribe(lastingChannel))
       _ = try await anna.send(
         API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try Self.fixes(1, from: clock.now)))
-      try await first.wait("the fix before expiry") { _ in try await first.locations(on: expiringChannel).count == 1 }
+      try await first.wait("the fix before expiry") { _ in
+        try await first.sharedLocations(on: expiringChannel).count == 1
+      }
 
       clock.advance(60_000)
       _ = try await anna.send(
         API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try Self.fixes(1, from: clock.now)))
       try await first.wait("revocation at expiry", until: isRevoked(expiringChannel))
       try await second.wait("the fix after the first link's expiry") { _ in
-        try await second.locations(on: lastingChannel).count == 2
+        try await second.sharedLocations(on: lastingChannel).count == 2
       }
-      #expect(try await first.locations(on: expiringChannel).count == 1)
+      #expect(try await first.sharedLocations(on: expiringChannel).count == 1)
       #expect(try await Self.isRefused(server, token: expiring.token))
 
       _ = try await anna.send(API.pauseSharing)
       try await second.wait("revocation by the pause", until: isRevoked(lastingChannel))
       #expect(try await !second.subscribe(lastingChannel))
+    }
+  }
+
+  /// A fix stored while the owner is paused goes into no channel's history that a viewer may resume from: not a
+  /// share link's, not a group's, and Anna's own channel forgets what it kept when her sharing changes. A viewer
+  /// resuming after she resumes from a position before the pause gets the next fix and nothing from the pause.
+  @Test func nothingStoredDuringAPauseIsReplayedToAViewerResumingAfterIt() async throws {
+    try await TestServer.with { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      let (bobSession, _) = try await server.signUp("bob")
+      let friends = try #require(try await anna.send(API.groups).groups.first { $0.kind == .friends })
+      _ = try await anna.send(API.addMember, parameters: GroupMemberRef(groupID: friends.id, userID: bobSession.userId))
+      let link = try await Self.create(anna, NewShareLink(until: Timestamp.milliseconds(Date()) + 600_000))
+      let shareChannel = try #require(ChannelName(namespace: "share", id: link.link.id))
+      let annaChannel = try ChannelName.of(user: annaSession.userId)
+      let friendsChannel = try ChannelName.of(group: friends.id)
+      let watched: [(token: String, channel: ChannelName)] = [
+        (link.token, shareChannel), (bobSession.token, annaChannel), (bobSession.token, friendsChannel),
+      ]
+      let owner = await LiveWatcher(server: server, token: annaSession.token)
+      defer { Task { await owner.stop() } }
+      #expect(try await owner.subscribe(annaChannel))
+
+      // Each viewer gets the first fix, remembers where it is, and goes away.
+      var first: [LiveWatcher] = []
+      for (token, channel) in watched {
+        first.append(await LiveWatcher(server: server, token: token))
+        #expect(try await first[first.count - 1].subscribe(channel))
+      }
+      let before = try Self.fixes(1, from: Timestamp.milliseconds(Date()))
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: before))
+      var positions: [ResumePosition] = []
+      for (viewer, (_, channel)) in zip(first, watched) {
+        try await viewer.wait("the fix before the pause on \(channel)") { _ in
+          try await viewer.sharedLocations(on: channel).count == 1
+        }
+        positions.append(try #require(await viewer.client.position(of: channel)))
+        await viewer.stop()
+      }
+
+      // Stored while paused: Anna's own socket hears it, so the fan-out is done with it.
+      _ = try await anna.send(API.pauseSharing)
+      let paused = try Self.fixes(1, from: Timestamp.milliseconds(Date()))
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: paused))
+      try await owner.wait("the paused fix on Anna's own channel") { _ in
+        try await owner.sharedLocations(on: annaChannel).count == 2
+      }
+      _ = try await anna.send(API.resumeSharing)
+
+      var resumed: [LiveWatcher] = []
+      for (token, _) in watched { resumed.append(await LiveWatcher(server: server, token: token)) }
+      let viewers = resumed
+      defer { Task { for viewer in viewers { await viewer.stop() } } }
+      for (viewer, ((_, channel), position)) in zip(viewers, zip(watched, positions)) {
+        #expect(try await viewer.subscribe(channel, resumingFrom: position))
+      }
+      let after = try Self.fixes(1, from: Timestamp.milliseconds(Date()))
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: after))
+      for (viewer, (_, channel)) in zip(viewers, watched) {
+        try await viewer.wait("the fix after the resume on \(channel)") { _ in
+          try await viewer.sharedLocations(on: channel).contains { $0.fixes.map(\.timestamp) == after.map(\.timestamp) }
+        }
+        #expect(
+          try await viewer.sharedLocations(on: channel).map { $0.fixes.map(\.timestamp) } == [after.map(\.timestamp)],
+          "\(channel)")
+      }
+    }
+  }
+
+  /// A link's channel gets the fixes dated from the link's creation on (a backfill of older ones shows nothing), only
+  /// the newest of a batch when the link shows no track, and never the owner's account id.
+  @Test func theLiveChannelKeepsToTheLinksWindowAndTrackAndShowsNoAccountID() async throws {
+    let clock = TestClock()
+    try await TestServer.with(clock: clock) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let until = clock.now + 600_000
+      let tracked = try await Self.create(anna, NewShareLink(until: until, track: true))
+      let untracked = try await Self.create(anna, NewShareLink(until: until))
+      let trackedChannel = try #require(ChannelName(namespace: "share", id: tracked.link.id))
+      let untrackedChannel = try #require(ChannelName(namespace: "share", id: untracked.link.id))
+      let first = await LiveWatcher(server: server, token: tracked.token)
+      let second = await LiveWatcher(server: server, token: untracked.token)
+      defer {
+        Task {
+          await first.stop()
+          await second.stop()
+        }
+      }
+      #expect(try await first.subscribe(trackedChannel))
+      #expect(try await second.subscribe(untrackedChannel))
+
+      // A backfill of last week, then a batch of three fixes made since the links.
+      let backfill = try Self.fixes(50, from: clock.now - 7 * 86_400_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: backfill))
+      let recent = try Self.fixes(3, from: clock.now + 1_000, latitude: 50.5)
+      clock.advance(10_000)
+      _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: recent))
+      try await first.wait("the recent batch") { _ in try await !first.sharedLocations(on: trackedChannel).isEmpty }
+      try await second.wait("the recent batch") { _ in
+        try await !second.sharedLocations(on: untrackedChannel).isEmpty
+      }
+      // Each channel's first event is the recent batch's: the backfill went nowhere.
+      #expect(
+        try await first.sharedLocations(on: trackedChannel).map { $0.fixes.map(\.timestamp) } == [
+          recent.map(\.timestamp)
+        ])
+      #expect(
+        try await second.sharedLocations(on: untrackedChannel).map { $0.fixes.map(\.timestamp) } == [
+          [recent[2].timestamp]
+        ])
+      for payload in await first.payloads(on: trackedChannel) + second.payloads(on: untrackedChannel) {
+        guard case .object(let fields) = payload else {
+          Issue.record("not an object: \(payload)")
+          continue
+        }
+        #expect(Set(fields.keys) == ["deviceId", "fixes"])
+      }
+    }
+  }
+
+  /// A link's subscribers are revoked when it expires, though the owner sends nothing (the test clock moves).
+  @Test func expiryRevokesTheShareSocketWithoutAFix() async throws {
+    let clock = TestClock()
+    try await TestServer.with(clock: clock) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let link = try await Self.create(anna, NewShareLink(until: clock.now + 60_000))
+      let channel = try #require(ChannelName(namespace: "share", id: link.link.id))
+      let viewer = await LiveWatcher(server: server, token: link.token)
+      defer { Task { await viewer.stop() } }
+      #expect(try await viewer.subscribe(channel))
+      clock.advance(60_000)
+      try await viewer.wait("revocation at expiry", until: isRevoked(channel))
+      #expect(try await !viewer.subscribe(channel))
     }
   }
 
@@ -263,10 +490,10 @@ struct ShareLinkTests {
       let viewerOnB = await LiveWatcher(server: b, token: link.token)
       defer { Task { await viewerOnB.stop() } }
       #expect(try await viewerOnB.subscribe(channel))
-      let fixes = try Self.fixes(1, from: 1_700_000_300_000)
+      let fixes = try Self.fixes(1, from: Timestamp.milliseconds(Date()))
       _ = try await anna.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: fixes))
       try await viewerOnB.wait("the fix posted to node A") { _ in
-        try await viewerOnB.locations(on: channel).map { $0.fixes.map(\.timestamp) } == [fixes.map(\.timestamp)]
+        try await viewerOnB.sharedLocations(on: channel).map { $0.fixes.map(\.timestamp) } == [fixes.map(\.timestamp)]
       }
       #expect(try await Self.view(b, link.token).position?.timestamp == fixes[0].timestamp)
       _ = try await anna.send(API.revokeShareLink, parameters: ShareLinkRef(id: link.link.id))

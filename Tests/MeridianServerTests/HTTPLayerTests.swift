@@ -3,11 +3,13 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import MeridianAPI
 import MeridianSecrets
 import MeridianStoreSQLite
 import NIOCore
 import NetworkingKit
+import Synchronization
 import Testing
 
 @testable import MeridianServer
@@ -116,5 +118,54 @@ import Testing
         uri: "/osmand", method: .post, headers: [.authorization: "Bearer anna-token"], body: ByteBuffer(string: "x"))
       #expect(String(buffer: ok.body) == "anna 1")
     }
+  }
+
+  /// A request that fails unexpectedly is logged with its route's template, never its path: a share link's token
+  /// must not reach the logs.
+  @Test func aFailureIsLoggedWithTheRouteTemplateNotThePath() async throws {
+    struct Boom: Error {}
+    let lines = LogLines()
+    let router = Router(context: MeridianRequestContext.self)
+    router.add(middleware: ErrorEnvelopeMiddleware())
+    let file = TemporaryDatabaseFile()
+    defer { file.remove() }
+    let store = try SQLiteStore.open(at: file.path)
+    RouteRegistrar(
+      router: router, store: store, metrics: ServerMetrics(), limits: .init(wire: 64, decompressed: 128), clock: { 2 }
+    )
+    .on(API.sharedView) { _ -> SharedView in throw Boom() }
+    let logger = Logger(label: "test") { _ in lines }
+    let token = "secret-share-token-0123456789"
+    try await Application(router: router, logger: logger).test(.router) { client in
+      let response = try await client.execute(uri: "/v1/shared/\(token)", method: .get)
+      #expect(response.status == .internalServerError)
+    }
+    let logged = lines.all.joined(separator: "\n")
+    #expect(logged.contains("Request failed") && logged.contains("/v1/shared/"), "\(logged)")
+    #expect(!logged.contains(token), "\(logged)")
+  }
+}
+
+/// A log handler keeping every line (message and metadata) it is given.
+final class LogLines: LogHandler, Sendable {
+  private let lines = Mutex([String]())
+  var all: [String] { lines.withLock { $0 } }
+  var metadata: Logger.Metadata {
+    get { [:] }
+    set {}
+  }
+  var logLevel: Logger.Level {
+    get { .trace }
+    set {}
+  }
+  subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    get { nil }
+    set {}
+  }
+  func log(
+    level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
+    function: String, line: UInt
+  ) {
+    lines.withLock { $0.append("\(message) \(metadata ?? [:])") }
   }
 }

@@ -53,6 +53,33 @@ struct ShareLinkContractTests {
     }
   }
 
+  /// The quota counts the links active at the new one's creation, in the step that inserts it (never two over the
+  /// limit, even at once); the fan-out reads only the links that end after a time; the list is bounded.
+  @Test(arguments: StoreEngine.all)
+  func theQuotaCountsActiveLinksAsItInsertsAndOnlyRecentLinksAreRead(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      try await FixContractTests.accounts(store, ["anna"])
+      #expect(try await store.createShareLink(link("old", at: 1_000), activeLimit: 2))  // ends at 61 s
+      #expect(try await store.createShareLink(link("mid", at: 50_000), activeLimit: 2))  // ends at 110 s
+      _ = try await store.revokeShareLink(id: "mid", owner: "anna", now: 55_000)
+      // At 70 s "old" has expired and "mid" is revoked: neither counts.
+      let concurrent = try await withThrowingTaskGroup(of: Bool.self) { group in
+        for index in 0..<6 {
+          group.addTask { try await store.createShareLink(self.link("new\(index)", at: 70_000), activeLimit: 2) }
+        }
+        return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+      }
+      #expect(concurrent == 2)
+      #expect(try await store.shareLinks(owner: "anna").count == 4)
+
+      // Ended after 60 s: "old" (expired at 61 s), "mid" (revoked at 55 s) is not, the new ones are active.
+      let recent = try await store.shareLinks(owner: "anna", endedAfter: 60_000, limit: 100).map(\.id)
+      #expect(!recent.contains("mid") && recent.contains("old") && recent.count == 3)
+      #expect(try await store.shareLinks(owner: "anna", endedAfter: 62_000, limit: 100).count == 2)
+      #expect(try await store.shareLinks(owner: "anna", endedAfter: nil, limit: 1).count == 1)
+    }
+  }
+
   @Test(arguments: StoreEngine.all)
   func aLinkShowsItsDevicesFixesInItsWindowNewestFirst(_ engine: StoreEngine) async throws {
     try await engine.with { store in

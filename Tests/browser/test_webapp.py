@@ -431,6 +431,29 @@ class WebAppTests(unittest.TestCase):
         self.assert_no_script_errors()
 
     @screenshot_on_failure
+    def test_a_share_links_page_says_expired_at_the_links_end_without_any_event(self):
+        # Paused, the page has no subscription and asks again only every 30 s: at the link's end it asks at once.
+        owner = Account(self.server, "Erik Expiring")
+        owner.upload((50.4501, 30.5234))
+        self.open_share_link(owner, until=int(time.time() * 1000) + 8_000)
+        self.wait_for_shared_marker_at(50.4501, 30.5234)
+        owner.call("POST", "/v1/sharing/pause")
+        self.wait(lambda: self.body_data("state") == "paused", "the page says the owner paused")
+        self.wait(lambda: self.body_data("state") == "expired", "the page says the link expired", seconds=20)
+        self.assertEqual(self.browser.find_element(By.ID, "share-state").text,
+                         "This link has expired; it shows nothing any more.")
+        self.assertIsNone(self.shared_marker())
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
+    def test_a_share_page_whose_address_is_no_token_says_there_is_no_such_link(self):
+        self.browser.get(self.server.base + "/s/%E0%A4%A")
+        self.wait(lambda: self.body_data("state") == "missing", "the page says there is no such link")
+        self.assertEqual(self.body_data("ready"), "share")
+        self.assertIsNone(self.shared_marker())
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
     def test_a_revoked_share_links_page_says_so_and_shows_nothing(self):
         owner = Account(self.server, "Rita Revoked")
         owner.upload((50.4501, 30.5234))

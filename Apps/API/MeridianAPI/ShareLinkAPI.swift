@@ -153,21 +153,45 @@ public struct SharedView: Codable, Sendable, Hashable {
   /// The newest fix of the covered devices not dated in the future, its device shown by its handle (as viewers see
   /// devices); nil when paused or when there is none.
   public var position: LocationFix?
-  /// The covered devices' fixes since the link was made, oldest first (at most 2,000, the newest), when the link
-  /// shows the track and the owner isn't paused; nil otherwise.
+  /// The covered devices' fixes since the link was made (or the owner last resumed), oldest first, thinned over the
+  /// whole window to at most 2,000 points, when the link shows the track and the owner isn't paused; nil otherwise.
   public var track: [LocationFix]?
+  /// True when ``track`` was thinned (Ramer–Douglas–Peucker: the first and last fix kept, and the points the shape
+  /// needs); nil otherwise.
+  public var simplified: Bool?
+  /// True when the window held more fixes than the server reads for a track (100,000): the track then covers the
+  /// newest of them; nil otherwise.
+  public var truncated: Bool?
   /// The live channel a socket signed in with the token may subscribe to (`share:<link id>`).
   public var channel: String
 
   /// A view.
   public init(
-    label: String?, until: Int64, paused: Bool, position: LocationFix?, track: [LocationFix]?, channel: String
+    label: String?, until: Int64, paused: Bool, position: LocationFix?, track: [LocationFix]?, channel: String,
+    simplified: Bool? = nil, truncated: Bool? = nil
   ) {
     self.label = label
     self.until = until
     self.paused = paused
     self.position = position
     self.track = track
+    self.simplified = simplified
+    self.truncated = truncated
     self.channel = channel
+  }
+}
+
+/// A live event on a share link's channel (`share:<link id>`): the fixes of one covered device, without the owner's
+/// account id (a share link shows no account).
+public struct SharedLiveLocation: Sendable, Hashable, Codable {
+  /// The device that reported them, as an opaque handle (as in ``LiveLocation``).
+  public var deviceId: DeviceID
+  /// The fixes the link shows, oldest first: those dated from the link's creation (or the owner's last resume) on;
+  /// only the newest of a batch for a link that shows no track.
+  public var fixes: [LocationFix]
+  /// A share link's live event.
+  public init(deviceId: DeviceID, fixes: [LocationFix]) {
+    self.deviceId = deviceId
+    self.fixes = fixes
   }
 }

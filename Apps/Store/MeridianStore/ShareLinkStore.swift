@@ -68,14 +68,44 @@ public enum ShareLinkRules {
   public static let longestLifetime: Int64 = 30 * 24 * 3_600_000
   /// The longest label.
   public static let longestLabel = 100
-  /// The most fixes a track shows (the newest).
+  /// The most points a track shows: a longer one is thinned over its whole window.
   public static let longestTrack = 2_000
+  /// The most fixes read for a track (the newest of its window).
+  public static let longestTrackRead = 100_000
+  /// The most links `GET /v1/share-links` lists (the newest).
+  public static let longestList = 100
 
   /// Whether `sharing` hides the owner from everyone at `now` (paused, or its deadline passed).
   public static func isPaused(_ sharing: SharingState, at now: Int64) -> Bool {
     if sharing.paused { return true }
     if let until = sharing.until, now >= until { return true }
     return false
+  }
+
+  /// `changed`, a change of `before` made at `now`, noting in ``SharingState/resumedAt`` when it ends a pause (or a
+  /// passed deadline).
+  public static func noting(_ changed: SharingState, resumedFrom before: SharingState, at now: Int64) -> SharingState {
+    var changed = changed
+    if isPaused(before, at: now) && !isPaused(changed, at: now) { changed.resumedAt = now }
+    return changed
+  }
+
+  /// Where `link`'s track starts, its owner's sharing being `sharing`: at the later of the link's creation and the
+  /// owner's last resume, so that nothing the owner did while paused (nor before) is shown.
+  public static func trackStart(of link: ShareLinkRecord, sharing: SharingState) -> Int64 {
+    max(link.createdAt, sharing.resumedAt ?? .min)
+  }
+
+  /// The fixes of one stored batch that `link`'s live channel gets, its owner's sharing being `sharing`: those dated
+  /// from ``trackStart(of:sharing:)`` on (a backfill or an import of older fixes shows nothing), and, when the link
+  /// shows no track, only the newest of them.
+  public static func liveFixes(_ fixes: [LocationFix], of link: ShareLinkRecord, sharing: SharingState)
+    -> [LocationFix]
+  {
+    let start = trackStart(of: link, sharing: sharing)
+    let shown = fixes.filter { $0.timestamp >= start }.sorted { $0.timestamp < $1.timestamp }
+    guard link.track else { return shown.last.map { [$0] } ?? [] }
+    return shown
   }
 
   /// The active links among `links` at `now`.
@@ -87,18 +117,33 @@ public enum ShareLinkRules {
 /// Share links: created with a token hash, found by it, listed and revoked by their owner; and the fixes a link
 /// shows.
 public protocol ShareLinkStore: Sendable {
-  /// Stores a new link.
-  func createShareLink(_ link: ShareLinkRecord) async throws
+  /// Stores `link` unless its owner already has `activeLimit` links active at its ``ShareLinkRecord/createdAt`` (nil:
+  /// no limit); whether it was stored. The count and the insert are one step: two concurrent creations can't both
+  /// pass the limit.
+  func createShareLink(_ link: ShareLinkRecord, activeLimit: Int?) async throws -> Bool
   /// The link with this id.
   func shareLink(id: String) async throws -> ShareLinkRecord?
   /// The link whose token has this SHA-256, unless its owner is disabled.
   func shareLink(tokenHash: String) async throws -> ShareLinkRecord?
-  /// Every link of `owner`, newest first.
-  func shareLinks(owner: UserID) async throws -> [ShareLinkRecord]
+  /// `owner`'s links, newest first, at most `limit`; with `endedAfter`, only those that end (expire or were revoked)
+  /// after that time — the active ones and those that ended since.
+  func shareLinks(owner: UserID, endedAfter: Int64?, limit: Int) async throws -> [ShareLinkRecord]
   /// Revokes `owner`'s link `id` at `now` (a second revocation keeps the first time); the link, or nil when `owner`
   /// has no such link.
   func revokeShareLink(id: String, owner: UserID, now: Int64) async throws -> ShareLinkRecord?
   /// `owner`'s fixes of `devices` (every device when nil) dated in `from...through`, newest first, at most `limit`.
   func sharedFixes(owner: UserID, devices: [DeviceID]?, from: Int64, through: Int64, limit: Int) async throws
     -> [LocationFix]
+}
+
+extension ShareLinkStore {
+  /// Stores `link`, whatever its owner's other links.
+  public func createShareLink(_ link: ShareLinkRecord) async throws {
+    _ = try await createShareLink(link, activeLimit: nil)
+  }
+
+  /// `owner`'s newest ``ShareLinkRules/longestList`` links, newest first.
+  public func shareLinks(owner: UserID) async throws -> [ShareLinkRecord] {
+    try await shareLinks(owner: owner, endedAfter: nil, limit: ShareLinkRules.longestList)
+  }
 }

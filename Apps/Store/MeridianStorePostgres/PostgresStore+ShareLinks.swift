@@ -13,14 +13,31 @@ extension PostgresStore: ShareLinkStore {
       track: track, createdAt: createdAt, until: until, revokedAt: revokedAt)
   }
 
-  public func createShareLink(_ link: ShareLinkRecord) async throws {
+  public func createShareLink(_ link: ShareLinkRecord, activeLimit: Int?) async throws -> Bool {
     let devices = link.devices?.map(\.rawValue)
-    try await execute(
-      """
-      INSERT INTO share_links(id, owner_id, token_hash, label, devices, track, created_at, expires_at)
-      VALUES (\(link.id), \(link.owner.rawValue), \(link.tokenHash), \(link.label), \(devices)::text[], \(link.track),
-        \(link.createdAt), \(link.until))
-      """)
+    return try await transaction { connection in
+      if let activeLimit {
+        // The owner's row, locked: two concurrent creations can't both pass the count.
+        _ = try await connection.query(
+          "SELECT 1 FROM users WHERE id = \(link.owner.rawValue) FOR UPDATE", logger: self.logger
+        ).collect()
+        let active =
+          try await connection.query(
+            """
+            SELECT count(*) FROM share_links
+            WHERE owner_id = \(link.owner.rawValue) AND revoked_at IS NULL AND expires_at > \(link.createdAt)
+            """, logger: self.logger
+          ).collect().first?.decode(Int.self) ?? 0
+        guard active < activeLimit else { return false }
+      }
+      try await connection.query(
+        """
+        INSERT INTO share_links(id, owner_id, token_hash, label, devices, track, created_at, expires_at)
+        VALUES (\(link.id), \(link.owner.rawValue), \(link.tokenHash), \(link.label), \(devices)::text[],
+          \(link.track), \(link.createdAt), \(link.until))
+        """, logger: self.logger)
+      return true
+    }
   }
 
   public func shareLink(id: String) async throws -> ShareLinkRecord? {
@@ -42,11 +59,13 @@ extension PostgresStore: ShareLinkStore {
     ).first.map(Self.shareLink)
   }
 
-  public func shareLinks(owner: UserID) async throws -> [ShareLinkRecord] {
+  public func shareLinks(owner: UserID, endedAfter: Int64?, limit: Int) async throws -> [ShareLinkRecord] {
     try await rows(
       """
       SELECT id, owner_id, token_hash, label, devices, track, created_at, expires_at, revoked_at FROM share_links
-      WHERE owner_id = \(owner.rawValue) ORDER BY created_at DESC, id DESC
+      WHERE owner_id = \(owner.rawValue)
+        AND (\(endedAfter)::bigint IS NULL OR least(coalesce(revoked_at, expires_at), expires_at) > \(endedAfter))
+      ORDER BY created_at DESC, id DESC LIMIT \(Int64(limit))
       """
     ).map(Self.shareLink)
   }

@@ -18,9 +18,18 @@ extension SQLiteStore {
       track: row[5], createdAt: row[6], until: row[7], revokedAt: row[8])
   }
 
-  public func createShareLink(_ link: ShareLinkRecord) async throws {
+  public func createShareLink(_ link: ShareLinkRecord, activeLimit: Int?) async throws -> Bool {
     let devices = try link.devices.map { try JSONColumn.encode($0.map(\.rawValue)) }
-    try await database.write { db in
+    // SQLite runs one write transaction at a time: the count and the insert can't interleave with another's.
+    return try await database.write { db in
+      if let activeLimit {
+        let active =
+          try Int.fetchOne(
+            db,
+            sql: "SELECT count(*) FROM share_links WHERE owner_id = ? AND revoked_at IS NULL AND expires_at > ?",
+            arguments: [link.owner.rawValue, link.createdAt]) ?? 0
+        guard active < activeLimit else { return false }
+      }
       try db.execute(
         sql: """
           INSERT INTO share_links(id, owner_id, token_hash, label, devices, track, created_at, expires_at)
@@ -29,6 +38,7 @@ extension SQLiteStore {
         arguments: [
           link.id, link.owner.rawValue, link.tokenHash, link.label, devices, link.track, link.createdAt, link.until,
         ])
+      return true
     }
   }
 
@@ -50,12 +60,14 @@ extension SQLiteStore {
     }
   }
 
-  public func shareLinks(owner: UserID) async throws -> [ShareLinkRecord] {
+  public func shareLinks(owner: UserID, endedAfter: Int64?, limit: Int) async throws -> [ShareLinkRecord] {
     try await database.read { db in
       try Row.fetchAll(
         db,
-        sql: "SELECT \(Self.shareLinkColumns) FROM share_links WHERE owner_id = ? ORDER BY created_at DESC, id DESC",
-        arguments: [owner.rawValue]
+        sql: "SELECT \(Self.shareLinkColumns) FROM share_links WHERE owner_id = ? "
+          + "AND (? IS NULL OR min(coalesce(revoked_at, expires_at), expires_at) > ?) "
+          + "ORDER BY created_at DESC, id DESC LIMIT ?",
+        arguments: [owner.rawValue, endedAfter, endedAfter, limit]
       ).map(Self.shareLink)
     }
   }

@@ -49,6 +49,8 @@ public struct ServerEnvironment: Sendable {
   public var osmAndAddressLimiter: RateLimiter
   /// Reads of one share link's view per minute (keyed by the token's hash).
   public var sharedViewLimiter: RateLimiter
+  /// Share links one account may make per hour (keyed by the account).
+  public var shareLinkCreationLimiter: RateLimiter
   /// The handles viewers see instead of device ids.
   public var deviceHandles: DeviceHandleSource
   /// Where features queue events for webhooks (``WebhookOutbox``).
@@ -100,6 +102,9 @@ public struct ServerEnvironment: Sendable {
       limit: limits.osmAndPerAddressPerMinute, window: 60_000, counters: .of(shared, purpose: "osmand.address"))
     self.sharedViewLimiter = RateLimiter(
       limit: limits.sharedViewsPerLinkPerMinute, window: 60_000, counters: .of(shared, purpose: "share.view"))
+    self.shareLinkCreationLimiter = RateLimiter(
+      limit: limits.shareLinksCreatedPerAccountPerHour, window: 3_600_000,
+      counters: .of(shared, purpose: "share.create"))
     self.deviceHandles = DeviceHandleSource(store: store)
     self.webhooks = WebhookOutbox(store: store)
   }

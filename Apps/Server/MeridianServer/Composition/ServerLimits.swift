@@ -50,6 +50,8 @@ public struct ServerLimits: Sendable, Hashable {
   public var shareLinksPerAccount = 20
   /// Reads of one share link's view (`GET /v1/shared/{token}`) per minute, every reader together.
   public var sharedViewsPerLinkPerMinute = 120
+  /// Share links one account may make per hour (`POST /v1/share-links`), revoked ones included.
+  public var shareLinksCreatedPerAccountPerHour = 60
 
   /// The defaults.
   public init() {}
@@ -85,6 +87,7 @@ public struct ServerLimits: Sendable, Hashable {
       ("MERIDIAN_LIMIT_WEBHOOK_TESTS_PER_ACCOUNT_PER_MINUTE", \.webhookTestsPerAccountPerMinute),
       ("MERIDIAN_LIMIT_SHARE_LINKS_PER_ACCOUNT", \.shareLinksPerAccount),
       ("MERIDIAN_LIMIT_SHARED_VIEWS_PER_LINK_PER_MINUTE", \.sharedViewsPerLinkPerMinute),
+      ("MERIDIAN_LIMIT_SHARE_LINKS_CREATED_PER_ACCOUNT_PER_HOUR", \.shareLinksCreatedPerAccountPerHour),
     ]
   }
 

@@ -409,11 +409,14 @@ struct GeofenceFanOut: Service {
   let commits: AsyncStream<CommittedFixes>
 
   func run() async {
+    // Share links' subscribers are revoked at expiry, fixes or not.
+    let sweep = Task { await live.sweepEndedLinks() }
     await withTaskGroup(of: Void.self) { group in
       group.addTask { await geofences.run() }
       await live.fanOut(commits, afterEach: { geofences.wake() })
       geofences.finish()
     }
+    sweep.cancel()
     try? await gracefulShutdown()
   }
 }

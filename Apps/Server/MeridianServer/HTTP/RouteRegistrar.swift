@@ -97,13 +97,21 @@ struct ErrorEnvelopeMiddleware: RouterMiddleware {
     } catch let error as HTTPError {
       return Self.apiError(for: error.status).response()
     } catch let error as StoreUnavailableError {
-      context.logger.warning("Database unavailable", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+      context.logger.warning(
+        "Database unavailable", metadata: Self.failureMetadata(error, request.method, route: context.endpointPath))
       return APIError.databaseUnavailable().response()
     } catch {
-      context.logger.error("Request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+      context.logger.error(
+        "Request failed", metadata: Self.failureMetadata(error, request.method, route: context.endpointPath))
       return APIError(status: 500, code: .internal, message: "Something went wrong on the server; try again.")
         .response()
     }
+  }
+
+  /// What a failure's log line says of the request: the error and the matched route's template
+  /// (`GET /v1/shared/{token}`), never the request's path, which may carry a secret (a share link's token).
+  static func failureMetadata(_ error: any Error, _ method: HTTPRequest.Method, route: String?) -> Logger.Metadata {
+    ["error": "\(error)", "route": "\(method.rawValue) \(route ?? "(no route)")"]
   }
 
   static func apiError(for status: HTTPResponse.Status) -> APIError {

@@ -38,6 +38,8 @@ public struct LiveUpdates: Sendable {
   private let settingsCache = LookupCache<UserID, PrivacySettings>(lifetime: 5_000, capacity: 10_000)
   /// Owners' share links for the fan-out, dropped and read again like ``settingsCache``.
   let shareLinkCache = LookupCache<UserID, [ShareLinkRecord]>(lifetime: 5_000, capacity: 10_000)
+  /// The links subscribed to on this node, with their ends (``sweepEndedLinks(every:)``).
+  let shareLinkEnds: ShareLinkEnds
   private let logger: Logger
   /// Every namespace the hub serves, with its subscribe rule: this type's own and those of `channels`.
   let channels: LiveChannels
@@ -54,7 +56,9 @@ public struct LiveUpdates: Sendable {
     self.now = now
     self.metrics = metrics
     self.deviceHandles = deviceHandles
-    let channels = LiveChannels(Self.ownChannels(store: store, now: now) + channels)
+    let ends = ShareLinkEnds()
+    shareLinkEnds = ends
+    let channels = LiveChannels(Self.ownChannels(store: store, ends: ends, now: now) + channels)
     self.channels = channels
     var configuration = configuration
     configuration.namespaces = channels.namespaces
@@ -275,7 +279,9 @@ public struct LiveUpdates: Sendable {
 
   /// This type's own channels: `user:<id>` and `group:<id>` (whoever may see the owner's location there, by
   /// ``mayReceive(_:_:of:at:)``) and `sharing:<viewer id>` (only that viewer).
-  static func ownChannels(store: any MeridianStore, now: @escaping @Sendable () -> Int64) -> [LiveChannelRule] {
+  static func ownChannels(
+    store: any MeridianStore, ends: ShareLinkEnds = ShareLinkEnds(), now: @escaping @Sendable () -> Int64
+  ) -> [LiveChannelRule] {
     func location(_ namespace: String, owner: @escaping @Sendable (String) async throws -> UserID?) -> LiveChannelRule {
       LiveChannelRule(namespace: namespace) { viewer, id in
         guard let owner = try await owner(id), let settings = try await store.privacySettings(owner: owner),
@@ -288,7 +294,7 @@ public struct LiveUpdates: Sendable {
       location("user") { UserID($0) },
       location("group") { try await store.group(GroupID($0))?.ownerID },
       .perViewer(sharingNamespace),
-      shareChannelRule(store: store, now: now),
+      shareChannelRule(store: store, ends: ends, now: now),
     ]
   }
 
@@ -365,7 +371,11 @@ public struct LiveUpdates: Sendable {
     var channels = [ChannelName.user(owner.rawValue)].compactMap { $0 }
     channels += settings.groups.compactMap { ChannelName.group($0.id.rawValue) }
     await enforce(settings, on: channels)
-    await enforce(try await watchedShareLinks(of: owner, at: now()), sharing: settings.sharing)
+    let links = try await watchedShareLinks(of: owner, at: now())
+    await enforce(links, sharing: settings.sharing)
+    // Who may receive these channels changed: an event kept for resuming (published while the owner was paused, or
+    // before a viewer lost their grant) must not be replayed to whoever resumes from before now.
+    await hub.forgetHistory(of: channels + links.compactMap { Self.shareChannel($0.id) })
   }
 
   /// Revokes a deleted group's channel from everyone, on every node.
@@ -407,12 +417,18 @@ public struct LiveUpdates: Sendable {
     /// The share links the fan-out watches (``watchedShareLinks(of:at:)``).
     var links: [ShareLinkRecord]
 
-    /// The channels of a fix of `device` at `time`: the owner's, and those of the active links covering it.
-    func channels(of device: DeviceID, at time: Int64) -> [ChannelName] {
-      channels
-        + links.filter { $0.state(at: time) == .active && $0.covers(device) }.compactMap {
-          LiveUpdates.shareChannel($0.id)
-        }
+    /// The owner's channels a fix goes to at `time`: while the owner's sharing is paused
+    /// (``ShareLinkRules/isPaused(_:at:)``) only `user:<owner>`, whose audience includes the owner, so nothing goes
+    /// into the history of a channel whose whole audience is paused (a resume after the owner resumes replays
+    /// nothing from the pause).
+    func channels(at time: Int64) -> [ChannelName] {
+      guard ShareLinkRules.isPaused(settings.sharing, at: time) else { return channels }
+      return channels.filter { $0 == ChannelName.user(settings.owner.rawValue) }
+    }
+
+    /// The links whose channels get a fix of `device` at `time`: the active ones covering it, none while paused.
+    func links(showing device: DeviceID, at time: Int64) -> [ShareLinkRecord] {
+      links.filter { $0.showsLocation(at: time, sharing: settings.sharing) && $0.covers(device) }
     }
   }
 
@@ -449,20 +465,31 @@ public struct LiveUpdates: Sendable {
     guard !audiences.isEmpty, let handles = try? await deviceHandles.handles() else { return }
     // The payloads don't depend on the settings, only the channels do: built once, addressed again after a refresh.
     // Devices appear by their handles: a device id is what its owner's apps report with.
-    let located = stored.map { item -> (owner: UserID, device: DeviceID, payload: JSONValue, sequence: UInt64?) in
+    let located = stored.map { item in
       let device = handles.handle(of: item.device, owner: item.owner)
       let fixes = item.fixes.map { handles.redacted($0, owner: item.owner, known: (item.device, device)) }
       return (
-        item.owner, item.device, Self.payload(LiveLocation(userId: item.owner, deviceId: device, fixes: fixes)),
-        item.sequence
+        owner: item.owner, device: item.device, handle: device, fixes: fixes,
+        payload: Self.payload(LiveLocation(userId: item.owner, deviceId: device, fixes: fixes)), sequence: item.sequence
       )
     }
+    // Each request is one event on the owner's channels and one per link showing it, with the fixes that link shows
+    // (``ShareLinkRules/liveFixes(_:of:sharing:)``) and no account id; all of a request's events take its offset.
     func events() -> (events: [(payload: JSONValue, channels: [ChannelName])], offsets: [UInt64]?) {
-      let addressed = located.compactMap { item in
-        audiences[item.owner].map { (item, $0.channels(of: item.device, at: time)) }
+      var events: [(payload: JSONValue, channels: [ChannelName])] = []
+      var offsets: [UInt64] = []
+      for item in located {
+        guard let audience = audiences[item.owner] else { continue }
+        var addressed = [(payload: item.payload, channels: audience.channels(at: time))]
+        for link in audience.links(showing: item.device, at: time) {
+          let fixes = ShareLinkRules.liveFixes(item.fixes, of: link, sharing: audience.settings.sharing)
+          guard !fixes.isEmpty, let channel = Self.shareChannel(link.id) else { continue }
+          addressed.append((Self.payload(SharedLiveLocation(deviceId: item.handle, fixes: fixes)), [channel]))
+        }
+        events += addressed
+        if let sequence = item.sequence { offsets += addressed.map { _ in sequence } }
       }
-      let offsets = addressed.compactMap(\.0.sequence)
-      return (addressed.map { ($0.0.payload, $0.1) }, offsets.count == addressed.count ? offsets : nil)
+      return (events, offsets.count == events.count ? offsets : nil)
     }
     var published = events()
     // One step on the hub checks every subscriber against the remembered settings and publishes.
@@ -509,6 +536,11 @@ public struct LiveUpdates: Sendable {
       "userId": .string(location.userId.rawValue), "deviceId": .string(location.deviceId.rawValue),
       "fixes": .array(location.fixes.map(json)),
     ])
+  }
+
+  /// The event payload of `location`, a share link's: ``SharedLiveLocation``'s JSON form (no account id).
+  static func payload(_ location: SharedLiveLocation) -> JSONValue {
+    .object(["deviceId": .string(location.deviceId.rawValue), "fixes": .array(location.fixes.map(json))])
   }
 
   /// A fix as `LocationFix`'s `Codable` form writes it (absent values left out).

@@ -3,6 +3,7 @@ import Foundation
 import MeridianSecrets
 import MeridianStore
 import RealtimeKit
+import Synchronization
 
 /// Share links on the live socket: a share token signs a socket in as the link (principal `share:<link id>`), which
 /// may subscribe to the link's channel `share:<link id>` and to nothing else, and may not publish. The fan-out sends
@@ -46,11 +47,34 @@ extension LiveUpdates {
     return try await channels.maySubscribe(UserID(sharePrincipalID(link)), to: channel)
   }
 
-  /// `share:<link id>`: only the link's own sockets, while it shows the owner's location.
-  static func shareChannelRule(store: any MeridianStore, now: @escaping @Sendable () -> Int64) -> LiveChannelRule {
+  /// `share:<link id>`: only the link's own sockets, while it shows the owner's location. Each link subscribed to
+  /// is noted in `ends`, so that its subscribers are revoked when it expires (``revokeEndedLinks()``).
+  static func shareChannelRule(
+    store: any MeridianStore, ends: ShareLinkEnds, now: @escaping @Sendable () -> Int64
+  ) -> LiveChannelRule {
     LiveChannelRule(namespace: shareNamespace) { viewer, id in
       guard viewer.rawValue == sharePrincipalID(id), let link = try await store.shareLink(id: id) else { return false }
-      return link.showsLocation(at: now(), sharing: try await store.sharing(owner: link.owner))
+      guard link.showsLocation(at: now(), sharing: try await store.sharing(owner: link.owner)) else { return false }
+      ends.note(link)
+      return true
+    }
+  }
+
+  /// Revokes, on this node, the subscribers of every link subscribed to here that has expired by now (the injected
+  /// clock's), without waiting for the owner's next fix. Each node sweeps its own subscribers.
+  func revokeEndedLinks() async {
+    for id in shareLinkEnds.ended(at: now()) {
+      guard let link = try? await store.shareLink(id: id) else { continue }
+      let sharing = (try? await store.sharing(owner: link.owner)) ?? SharingState()
+      await enforce([link], sharing: sharing)
+    }
+  }
+
+  /// Calls ``revokeEndedLinks()`` every `interval` until cancelled.
+  func sweepEndedLinks(every interval: Duration = .milliseconds(500)) async {
+    while !Task.isCancelled {
+      await revokeEndedLinks()
+      try? await Task.sleep(for: interval)
     }
   }
 
@@ -62,12 +86,10 @@ extension LiveUpdates {
   /// `owner`'s links the fan-out looks at: the active ones and those that ended within ``endedLinkWatch`` (whose
   /// subscribers it revokes), cached like the privacy settings.
   func watchedShareLinks(of owner: UserID, at time: Int64) async throws -> [ShareLinkRecord] {
-    let links = try await shareLinkCache.value(for: owner, now: time) {
-      try await store.shareLinks(owner: owner)
-    }
-    return (links ?? []).filter { link in
-      link.state(at: time) == .active || max(link.until, link.revokedAt ?? 0) > time - Self.endedLinkWatch
-    }
+    // Read by the store, which skips every older link; the limit is far above what the quota leaves active.
+    try await shareLinkCache.value(for: owner, now: time) {
+      try await store.shareLinks(owner: owner, endedAfter: time - Self.endedLinkWatch, limit: 10_000)
+    } ?? []
   }
 
   /// Revokes the subscribers of `links`' channels who may not receive them now (the link ended, or the owner, whose
@@ -80,6 +102,25 @@ extension LiveUpdates {
       for principal in principals where !Self.mayReceive(principal.id, link, sharing: sharing, at: time) {
         await hub.revoke(channel, from: principal.id)
       }
+    }
+  }
+}
+
+/// The links subscribed to on this node with when each ends, for the sweep that revokes their subscribers at expiry.
+final class ShareLinkEnds: Sendable {
+  private let ends = Mutex([String: Int64]())
+
+  /// Notes that `link` has (or may soon have) subscribers here.
+  func note(_ link: ShareLinkRecord) {
+    ends.withLock { $0[link.id] = link.until }
+  }
+
+  /// The links that ended by `now`, forgotten as they are returned.
+  func ended(at now: Int64) -> [String] {
+    ends.withLock { ends in
+      let ended = ends.filter { $0.value <= now }.map(\.key)
+      for id in ended { ends[id] = nil }
+      return ended
     }
   }
 }

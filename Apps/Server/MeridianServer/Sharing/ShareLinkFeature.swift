@@ -1,5 +1,6 @@
 import DomainKit
 import Foundation
+import GeoKit
 import MeridianAPI
 import MeridianSecrets
 import MeridianStore
@@ -45,13 +46,8 @@ struct ShareLinkFeature: Sendable {
           "'deviceIds' must name at least one of your devices (GET /v1/devices); omit it to share all of them.")
       }
     }
-    if let limit = ServerLimits.active(environment.limits.shareLinksPerAccount) {
-      let active = ShareLinkRules.active(try await store.shareLinks(owner: owner), at: now).count
-      guard active < limit else {
-        throw APIError(
-          status: 409, code: .quotaExceeded,
-          message: "You have \(active) active share links, the most allowed; revoke one first.")
-      }
+    if let wait = await environment.shareLinkCreationLimiter.take(owner.rawValue, cost: 1, now: now) {
+      throw APIError.rateLimited("You made too many share links lately; try again later.", retryAfterMilliseconds: wait)
     }
     let token = Secrets.token()
     let link = ShareLinkRecord(
@@ -59,7 +55,12 @@ struct ShareLinkFeature: Sendable {
       label: label.flatMap { $0.isEmpty ? nil : $0 },
       devices: body.deviceIds.map { Array(Set($0)).sorted { $0.rawValue < $1.rawValue } },
       track: body.track ?? false, createdAt: now, until: body.until)
-    try await store.createShareLink(link)
+    let limit = ServerLimits.active(environment.limits.shareLinksPerAccount)
+    guard try await store.createShareLink(link, activeLimit: limit) else {
+      throw APIError(
+        status: 409, code: .quotaExceeded,
+        message: "You have \(limit ?? 0) active share links, the most allowed; revoke one first.")
+    }
     // Every node's fan-out reads the owner's links again: the next fix reaches the new link.
     try await live.refresh(owner: owner)
     return CreatedShareLink(link: link.api(at: now), token: token, url: "/s/\(token)")
@@ -92,7 +93,8 @@ struct ShareLinkFeature: Sendable {
     case .active: break
     }
     let channel = LiveUpdates.shareChannel(link.id)?.description ?? ""
-    guard link.showsLocation(at: now, sharing: try await store.sharing(owner: link.owner)) else {
+    let sharing = try await store.sharing(owner: link.owner)
+    guard link.showsLocation(at: now, sharing: sharing) else {
       return SharedView(label: link.label, until: link.until, paused: true, position: nil, track: nil, channel: channel)
     }
     let handles = try await environment.deviceHandles.handles()
@@ -100,13 +102,43 @@ struct ShareLinkFeature: Sendable {
     let position = try await store.sharedFixes(
       owner: link.owner, devices: link.devices, from: 0, through: now, limit: 1
     ).first.map(shown)
-    let track =
-      link.track
-      ? try await store.sharedFixes(
-        owner: link.owner, devices: link.devices, from: link.createdAt, through: now,
-        limit: ShareLinkRules.longestTrack
-      ).reversed().map(shown) : nil
+    guard link.track else {
+      return SharedView(
+        label: link.label, until: link.until, paused: false, position: position, track: nil, channel: channel)
+    }
+    let read = try await store.sharedFixes(
+      owner: link.owner, devices: link.devices, from: ShareLinkRules.trackStart(of: link, sharing: sharing),
+      through: now, limit: ShareLinkRules.longestTrackRead)
+    let track = Self.thinned(read.reversed(), to: ShareLinkRules.longestTrack)
     return SharedView(
-      label: link.label, until: link.until, paused: false, position: position, track: track, channel: channel)
+      label: link.label, until: link.until, paused: false, position: position, track: track.fixes.map(shown),
+      channel: channel, simplified: track.simplified ? true : nil,
+      truncated: read.count >= ShareLinkRules.longestTrackRead ? true : nil)
+  }
+
+  /// `fixes` (oldest first) thinned to at most `limit` points over their whole span by Ramer–Douglas–Peucker
+  /// (GeoKit's ``Track/simplify(_:tolerance:)``, the first and last fix kept), its tolerance doubled from 5 m until
+  /// few enough remain; and whether any fix was dropped.
+  static func thinned(_ fixes: [LocationFix], to limit: Int) -> (fixes: [LocationFix], simplified: Bool) {
+    guard fixes.count > limit, limit >= 2 else { return (fixes, false) }
+    let coordinates = fixes.map { Coordinate(uncheckedLatitude: $0.latitude, longitude: $0.longitude) }
+    var tolerance = 5.0
+    var kept = Track.simplify(coordinates, tolerance: tolerance)
+    while kept.count > limit, tolerance < 20_000_000 {
+      tolerance *= 2
+      kept = Track.simplify(coordinates, tolerance: tolerance)
+    }
+    // The kept points are a subsequence of the track: walk both to find their fixes.
+    var thinned: [LocationFix] = []
+    var next = 0
+    for (fix, coordinate) in zip(fixes, coordinates) where next < kept.count && coordinate == kept[next] {
+      thinned.append(fix)
+      next += 1
+    }
+    if thinned.count > limit {  // not reachable on Earth; an even sample keeps the bound anyway
+      let step = Double(thinned.count - 1) / Double(limit - 1)
+      thinned = (0..<limit).map { thinned[Int((Double($0) * step).rounded())] }
+    }
+    return (thinned, true)
   }
 }

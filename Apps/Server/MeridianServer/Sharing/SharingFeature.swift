@@ -152,8 +152,10 @@ struct SharingFeature: Sendable {
   func updateSharing(
     _ owner: UserID, _ change: (inout SharingState, Int64) throws(APIError) -> Void
   ) async throws -> SharingState {
-    var state = try await store.sharing(owner: owner)
-    try change(&state, environment.now())
+    let (before, now) = (try await store.sharing(owner: owner), environment.now())
+    var state = before
+    try change(&state, now)
+    state = ShareLinkRules.noting(state, resumedFrom: before, at: now)
     try await store.saveSharing(state, owner: owner)
     try await live.enforce(owner: owner)
     return state

@@ -39,16 +39,20 @@ public struct SharingState: Sendable, Hashable, Codable {
   public var groupUntil: [GroupID: Int64]
   /// Direct shares with single viewers: expiry in UTC milliseconds, or nil for always.
   public var viewerGrants: [UserID: Int64?]
+  /// When the owner last came out of a pause or a passed global deadline, UTC milliseconds; nil if never. What they
+  /// did before stays out of the tracks shown to people without an account (share links).
+  public var resumedAt: Int64?
 
   /// A sharing state; by default sharing is on, forever, with no direct grants.
   public init(
     paused: Bool = false, until: Int64? = nil, groupUntil: [GroupID: Int64] = [:],
-    viewerGrants: [UserID: Int64?] = [:]
+    viewerGrants: [UserID: Int64?] = [:], resumedAt: Int64? = nil
   ) {
     self.paused = paused
     self.until = until
     self.groupUntil = groupUntil
     self.viewerGrants = viewerGrants
+    self.resumedAt = resumedAt
   }
 
   /// Resumes sharing for everyone for `duration` (1 hour, until the end of the day in `timeZone`, or always).

@@ -408,6 +408,16 @@ actor HubState {
   /// Raises the history floor (never lowers it): see ``RealtimeHub/setHistoryFloor(_:)``.
   func raiseHistoryFloor(_ offset: UInt64) { historyFloor = max(historyFloor, offset) }
 
+  /// Drops the kept events of `names`: see ``RealtimeHub/forgetHistory(of:)``.
+  func forgetHistory(of names: [ChannelName]) {
+    for name in names {
+      guard var channel = channels.removeValue(forKey: name) else { continue }
+      channel.history = Ring(capacity: configuration.historyCapacity)
+      channel.evicted = channel.offset
+      channels[name] = channel
+    }
+  }
+
   private func append(payloadJSON: String, to name: ChannelName, time: RealtimeTimestamp, offset given: UInt64?)
     -> UInt64
   {

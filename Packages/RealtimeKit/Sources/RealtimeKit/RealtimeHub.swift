@@ -324,6 +324,13 @@ public final class RealtimeHub: Sendable {
     await state.raiseHistoryFloor(offset)
   }
 
+  /// Drops the events `channels` keep for resuming subscribers, keeping their offsets: a resume from before now is
+  /// answered with `reload`, never with an event kept from before. Call when who may receive a channel's events
+  /// changed, so that an event published for one audience is never replayed to another.
+  public func forgetHistory(of channels: [ChannelName]) async {
+    await state.forgetHistory(of: channels)
+  }
+
   /// Withdraws a principal's live access to a channel at once: its subscriptions end with `unsubscribed`
   /// (`revoked`), and authorization answers given before this call are not used. Pass `nil` to revoke everyone.
   ///

@@ -9,12 +9,14 @@ import { age, apply, load, t } from './i18n.js';
 import { LiveSocket } from './live.js';
 
 const PAUSED_RETRY_MS = 30000;
+// The most points the track keeps: live fixes beyond it drop the oldest (a page left open for days stays light).
+const TRACK_POINTS = 5000;
 const RENDER_AGE_MS = 15000;
 // The page's state for each error code of an ended link (any other 404: no such link), and its text.
 const ENDED_STATES = { share_link_revoked: 'revoked', share_link_expired: 'expired' };
 const ENDED_TEXTS = { revoked: 'share.revoked', expired: 'share.expired', missing: 'share.missing' };
 
-const token = decodeURIComponent(location.pathname.split('/').filter(Boolean).pop() || '');
+const token = tokenOfPage();
 let map = null;
 let marker = null;
 let markerElement = null;
@@ -23,7 +25,17 @@ let fix = null; // the newest fix shown
 let live = null;
 let channel = null;
 let retry = null;
+let expiry = null;
 let ended = false;
+
+/** The token in the page's address; null when it isn't one (a malformed `%` escape): no such link. */
+function tokenOfPage() {
+  try {
+    return decodeURIComponent(location.pathname.split('/').filter(Boolean).pop() || '');
+  } catch {
+    return null;
+  }
+}
 
 async function start() {
   const [config] = await Promise.all([
@@ -33,6 +45,7 @@ async function start() {
   map = L.map('map', { zoomControl: true }).setView([50.4501, 30.5234], 13);
   if (config.tileURL) L.tileLayer(config.tileURL, { maxZoom: 19, attribution: config.tileAttribution }).addTo(map);
   setInterval(renderAge, RENDER_AGE_MS);
+  if (token === null) return end('missing');
   await refresh();
 }
 
@@ -62,6 +75,7 @@ async function refresh() {
   const view = await response.json();
   $('share-label').textContent = view.label || '';
   $('share-until').textContent = t('share.until', new Date(view.until).toLocaleString());
+  expireAt(view.until);
   if (view.paused) {
     clearPosition();
     state('paused', t('share.paused'));
@@ -71,6 +85,17 @@ async function refresh() {
   if (Array.isArray(view.track)) drawTrack(view.track);
   if (view.position) show(view.position);
   connect(view.channel);
+}
+
+/** At the link's end the position goes at once, and the server is asked (it answers that the link expired),
+ * whether or not the socket hears anything. A clock behind the server's is asked again a little later. */
+function expireAt(until) {
+  clearTimeout(expiry);
+  const wait = until - Date.now();
+  expiry = setTimeout(() => {
+    clearPosition();
+    refresh();
+  }, wait > 0 ? wait + 250 : 5000);
 }
 
 function later(milliseconds) {
@@ -87,6 +112,7 @@ function state(name, text) {
 function end(name) {
   ended = true;
   clearTimeout(retry);
+  clearTimeout(expiry);
   if (live) live.stop();
   live = null;
   clearPosition();
@@ -133,7 +159,11 @@ function connect(name) {
 function located(payload) {
   if (ended || !payload || !Array.isArray(payload.fixes) || payload.fixes.length === 0) return;
   const fixes = [...payload.fixes].sort((a, b) => a.timestamp - b.timestamp);
-  if (track) for (const each of fixes) track.addLatLng([each.latitude, each.longitude]);
+  if (track) {
+    for (const each of fixes) track.addLatLng([each.latitude, each.longitude]);
+    const points = track.getLatLngs();
+    if (points.length > TRACK_POINTS) track.setLatLngs(points.slice(points.length - TRACK_POINTS));
+  }
   show(fixes[fixes.length - 1]);
 }
 
