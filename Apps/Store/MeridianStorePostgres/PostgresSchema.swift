@@ -36,6 +36,7 @@ public enum PostgresSchema {
     appendGeofenceQueueMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
     appendPlaceAttributeMigrations(to: &migrator)  // PostgresSchema+Places.swift
     appendShareLinkMigrations(to: &migrator)  // PostgresSchema+ShareLinks.swift
+    appendAlertChannelMigrations(to: &migrator)  // PostgresSchema+Webhooks.swift
     return migrator
   }
 

@@ -29,6 +29,7 @@ public enum SQLiteSchema {
     appendGeofenceQueueMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
     appendPlaceAttributeMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     appendShareLinkMigrations(to: &migrator)  // SQLiteSchema+ShareLinks.swift
+    appendAlertChannelMigrations(to: &migrator)  // SQLiteSchema+Webhooks.swift
     return migrator
   }
 
