@@ -30,8 +30,25 @@ extension API {
   /// The webhook endpoints, for ``all``.
   static let webhookEndpoints: [EndpointDescriptor] = [
     webhooks.descriptor, createWebhook.descriptor, webhook.descriptor, updateWebhook.descriptor,
-    deleteWebhook.descriptor, testWebhook.descriptor, webhookDeliveries.descriptor,
+    deleteWebhook.descriptor, testWebhook.descriptor, webhookDeliveries.descriptor, vapidPublicKey.descriptor,
+    pushSubscriptions.descriptor, createPushSubscription.descriptor, deletePushSubscription.descriptor,
   ]
+
+  // MARK: Web Push
+
+  /// `GET /v1/push/vapid-public-key`: the server's VAPID public key, for `pushManager.subscribe`'s
+  /// `applicationServerKey`.
+  public static let vapidPublicKey = Endpoint<Void, NoBody, VAPIDPublicKey>(.get, "/v1/push/vapid-public-key")
+  /// `GET /v1/push/subscriptions`: the caller's Web Push subscriptions (registrations of channel `webpush`).
+  public static let pushSubscriptions = Endpoint<Void, NoBody, WebhookList>(.get, "/v1/push/subscriptions")
+  /// `POST /v1/push/subscriptions {endpoint, keys: {p256dh, auth}, events?}` → 201 with the registration (channel
+  /// `webpush`, `url` the endpoint); a subscription of the same endpoint replaces the caller's earlier one.
+  /// `422 invalid_request` for keys that aren't a P-256 point and 16 bytes in base64url, the endpoint as a webhook URL.
+  public static let createPushSubscription = Endpoint<Void, NewPushSubscription, Webhook>(
+    .post, "/v1/push/subscriptions")
+  /// `DELETE /v1/push/subscriptions/{id}` → 204.
+  public static let deletePushSubscription = Endpoint<WebhookRef, NoBody, NoContent>(
+    .delete, "/v1/push/subscriptions/\(\.id, "id")", body: .none, response: .empty)
 }
 
 /// A webhook's id in a path.
@@ -55,6 +72,10 @@ public enum AlertChannel: String, Codable, Sendable, Hashable, CaseIterable {
   /// the registration has one, `Authorization: Bearer <token>` — for people's phones (ntfy.sh or a self-hosted ntfy).
   /// At most `MERIDIAN_ALERTS_PER_HOUR` of an account's alerts an hour are sent; the rest are logged as skipped.
   case ntfy
+  /// A Web Push subscription (RFC 8030) a page registered: a JSON notification `{"title","body","tags","kind","id"}`
+  /// encrypted for the browser (RFC 8291 `aes128gcm`) and POSTed to its push service with a VAPID JWT (RFC 8292). A
+  /// subscription the push service answers 404 or 410 is deleted.
+  case webpush
 }
 
 /// A webhook registration as the API shows it (its secret is shown only at creation).
@@ -181,6 +202,42 @@ public struct WebhookTestReceipt: Codable, Sendable, Hashable {
   public var idempotencyKey: String
   /// A receipt.
   public init(idempotencyKey: String) { self.idempotencyKey = idempotencyKey }
+}
+
+/// `GET /v1/push/vapid-public-key`.
+public struct VAPIDPublicKey: Codable, Sendable, Hashable {
+  /// The uncompressed P-256 point (65 bytes), base64url without padding.
+  public var publicKey: String
+  /// A key.
+  public init(publicKey: String) { self.publicKey = publicKey }
+}
+
+/// `POST /v1/push/subscriptions`: a browser's `PushSubscription.toJSON()`, and optionally the event kinds.
+public struct NewPushSubscription: Codable, Sendable, Hashable {
+  /// The subscription's keys.
+  public struct Keys: Codable, Sendable, Hashable {
+    /// The browser's P-256 public key, base64url (65 bytes uncompressed).
+    public var p256dh: String
+    /// The authentication secret, base64url (16 bytes).
+    public var auth: String
+    /// Keys.
+    public init(p256dh: String, auth: String) {
+      self.p256dh = p256dh
+      self.auth = auth
+    }
+  }
+  /// The push service's URL for this browser.
+  public var endpoint: String
+  /// The keys.
+  public var keys: Keys
+  /// Event kinds; omitted or empty for every kind.
+  public var events: [String]?
+  /// A body.
+  public init(endpoint: String, keys: Keys, events: [String]? = nil) {
+    self.endpoint = endpoint
+    self.keys = keys
+    self.events = events
+  }
 }
 
 /// `GET /v1/webhooks/{id}/deliveries`: a registration's delivery log.

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import DomainKit
 import Foundation
 import HTTPTypes
@@ -24,7 +25,7 @@ import Synchronization
 /// On graceful shutdown it cancels what is in flight and releases its leases, so the next start (or another node)
 /// delivers those at once; a node that dies loses its leases when they expire.
 struct WebhookDeliveryService: Service {
-  let store: any WebhookStore
+  let store: any MeridianStore
   let outbox: WebhookOutbox
   let settings: WebhookSettings
   let logger: Logger
@@ -92,6 +93,15 @@ struct WebhookDeliveryService: Service {
       return
     } catch is CancellationError {
       return
+    } catch let gone as PushSubscriptionGone {
+      // The browser unsubscribed (or the push service forgot it): the registration goes, with its deliveries.
+      logger.info("push subscription gone", metadata: ["webhook": "\(claim.webhookID)", "status": "\(gone.status)"])
+      do {
+        _ = try await store.deleteWebhook(claim.webhookID)
+        return
+      } catch {
+        failure = "\(gone); deleting it failed: \(error)"
+      }
     } catch let error as APIError {
       failure = error.message
     } catch let error as NetworkingError {
@@ -163,7 +173,7 @@ struct WebhookDeliveryService: Service {
   private func send(_ claim: WebhookClaim, url: URLComponents, through transport: AsyncHTTPClientTransport)
     async throws -> Int
   {
-    let (body, contentType, fields, userAgent) = request(for: claim)
+    let (body, contentType, fields, userAgent) = try await request(for: claim, url: url)
     guard let request = OutboundRequest(url: url, method: .post, contentType: contentType, accept: nil) else {
       throw APIError(
         status: 422, code: .webhookURLInvalid,
@@ -179,8 +189,15 @@ struct WebhookDeliveryService: Service {
       logger.debug("webhook attempt", metadata: ["delivery": "\(claim.id)", "attempt": "\(event)"])
     }
     let client = try NetworkClient(baseURL: request.base, transport: transport, configuration: configuration)
-    _ = try await client.send(
-      request.endpoint, body: body, headerFields: fields, idempotencyKey: claim.idempotencyKey)
+    do {
+      _ = try await client.send(
+        request.endpoint, body: body, headerFields: fields, idempotencyKey: claim.idempotencyKey)
+    } catch {
+      if claim.channel == .webpush, let status = lastStatus.withLock({ $0 }), status == 404 || status == 410 {
+        throw PushSubscriptionGone(status: status)
+      }
+      throw error
+    }
     // NetworkingKit reports every answer's status; a success without one is not taken for a 200.
     guard let status = lastStatus.withLock({ $0 }) else {
       throw APIError(status: 502, code: .internal, message: "The receiver's answer carried no HTTP status.")
@@ -189,8 +206,11 @@ struct WebhookDeliveryService: Service {
   }
 
   /// What a claim's channel sends: a webhook the event's exact JSON, signed (`Meridian-Signature`); an ntfy topic the
-  /// ``AlertMessage`` text with `Title`, `Tags` and `Priority`, and `Authorization: Bearer` when it has a token.
-  func request(for claim: WebhookClaim) -> (body: Data, contentType: String, fields: HTTPFields, userAgent: String) {
+  /// ``AlertMessage`` text with `Title`, `Tags` and `Priority`, and `Authorization: Bearer` when it has a token; a
+  /// push service the message as JSON encrypted for the browser (``WebPush``), with a VAPID `Authorization`.
+  func request(for claim: WebhookClaim, url: URLComponents) async throws -> (
+    body: Data, contentType: String, fields: HTTPFields, userAgent: String
+  ) {
     var fields = HTTPFields()
     fields[HTTPField.Name("Meridian-Event")!] = claim.kind
     fields[HTTPField.Name("Meridian-Delivery")!] = claim.id
@@ -206,6 +226,17 @@ struct WebhookDeliveryService: Service {
       fields[HTTPField.Name("Priority")!] = String(message.priority)
       if !claim.secret.isEmpty { fields[.authorization] = "Bearer " + claim.secret }
       return (Data(message.text.utf8), "text/plain; charset=utf-8", fields, "Meridian-Alerts/1")
+    case .webpush:
+      // Only what RFC 8030 asks: the push service sees no event kind or id, which travel inside the ciphertext.
+      var push = HTTPFields()
+      let keys = try WebPush.Keys(stored: claim.secret)
+      let payload = WebPush.payload(of: AlertMessage(envelope: claim.body), kind: claim.kind, id: claim.idempotencyKey)
+      push[.authorization] = try WebPush.authorization(
+        endpoint: url, key: try await WebPush.key(store), subject: settings.vapidSubject, now: now())
+      push[.contentEncoding] = "aes128gcm"
+      push[HTTPField.Name("TTL")!] = "86400"
+      push[HTTPField.Name("Urgency")!] = "high"
+      return (try WebPush.encrypt(payload, for: keys), "application/octet-stream", push, "Meridian-Alerts/1")
     }
   }
 

@@ -26,6 +26,7 @@ struct WebhookFeature: Sendable {
   /// Registers the routes of the webhook endpoints.
   func register(on routes: RouteRegistrar) {
     let policy = WebhookAddressPolicy(allowPrivateAddresses: settings.allowPrivateAddresses)
+    registerPush(on: routes, policy: policy)
     routes.on(API.webhooks) { call in
       WebhookList(items: try await store.webhooks(.user(try call.authenticated())))
     }
@@ -35,6 +36,11 @@ struct WebhookFeature: Sendable {
       try await policy.check(call.body.url)
       try await checkRoom(for: user)
       let channel = call.body.channel ?? .webhook
+      guard channel != .webpush else {
+        throw APIError(
+          status: 422, code: .invalidRequest,
+          message: "A Web Push subscription is registered with POST /v1/push/subscriptions (endpoint and keys).")
+      }
       let token = try Self.token(call.body.token, for: channel)
       let now = environment.now()
       let webhook = Webhook(
