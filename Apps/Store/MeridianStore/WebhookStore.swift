@@ -78,6 +78,9 @@ public protocol WebhookStore: Sendable {
     -> [WebhookDelivery]
   /// Queues failed deliveries again (of one registration, or one delivery by id), due now; returns how many.
   func retryWebhookDeliveries(webhook: String?, delivery: String?, now: Int64) async throws -> Int
+  /// How many deliveries to `owner`'s registrations of a channel other than ``AlertChannel/webhook`` were delivered
+  /// at or after `since` (UTC milliseconds): what the per-account alert quota counts.
+  func deliveredAlertCount(owner: String, since: Int64) async throws -> Int
 }
 
 /// Whose registrations.
@@ -167,7 +170,7 @@ public struct WebhookClaim: Sendable, Hashable {
   public var webhookID: String
   /// Where to POST.
   public var url: String
-  /// The signing secret.
+  /// The signing secret (a webhook), or the bearer token, empty for none (an ntfy channel).
   public var secret: String
   /// The `Idempotency-Key`.
   public var idempotencyKey: String
@@ -179,12 +182,18 @@ public struct WebhookClaim: Sendable, Hashable {
   public var attempts: Int
   /// When it was queued (the abandon clock starts here).
   public var createdAt: Int64
+  /// How it is sent.
+  public var channel: AlertChannel
+  /// The registration's owner; nil for an operator-wide one.
+  public var ownerID: String?
 
   /// A claim.
   public init(
     id: String, webhookID: String, url: String, secret: String, idempotencyKey: String, kind: String, body: Data,
-    attempts: Int, createdAt: Int64
+    attempts: Int, createdAt: Int64, channel: AlertChannel = .webhook, ownerID: String? = nil
   ) {
+    self.channel = channel
+    self.ownerID = ownerID
     self.id = id
     self.webhookID = webhookID
     self.url = url
@@ -205,57 +214,6 @@ public enum WebhookOutcome: Sendable, Hashable {
   case retry(at: Int64, error: String)
   /// It failed for good (abandoned); the error is kept.
   case failed(error: String)
-}
-
-/// Where a delivery stands.
-public enum WebhookDeliveryState: String, Sendable, Hashable, Codable, CaseIterable {
-  /// Queued or waiting for its next attempt.
-  case pending
-  /// The receiver accepted it.
-  case delivered
-  /// Abandoned (or refused for good); `meridian-admin webhooks retry` queues it again.
-  case failed
-}
-
-/// One delivery in the outbox, for operators.
-public struct WebhookDelivery: Sendable, Hashable, Codable {
-  /// Its id.
-  public var id: String
-  /// Its registration.
-  public var webhookID: String
-  /// The event kind.
-  public var kind: String
-  /// The `Idempotency-Key`.
-  public var idempotencyKey: String
-  /// Its state.
-  public var state: WebhookDeliveryState
-  /// Attempts made.
-  public var attempts: Int
-  /// When queued, UTC milliseconds.
-  public var createdAt: Int64
-  /// When next due (pending).
-  public var nextAttemptAt: Int64
-  /// When delivered.
-  public var deliveredAt: Int64?
-  /// The last failure.
-  public var lastError: String?
-
-  /// A delivery.
-  public init(
-    id: String, webhookID: String, kind: String, idempotencyKey: String, state: WebhookDeliveryState, attempts: Int,
-    createdAt: Int64, nextAttemptAt: Int64, deliveredAt: Int64?, lastError: String?
-  ) {
-    self.id = id
-    self.webhookID = webhookID
-    self.kind = kind
-    self.idempotencyKey = idempotencyKey
-    self.state = state
-    self.attempts = attempts
-    self.createdAt = createdAt
-    self.nextAttemptAt = nextAttemptAt
-    self.deliveredAt = deliveredAt
-    self.lastError = lastError
-  }
 }
 
 /// Why a webhook operation was refused.

@@ -37,6 +37,7 @@ public enum PostgresSchema {
     appendPlaceAttributeMigrations(to: &migrator)  // PostgresSchema+Places.swift
     appendShareLinkMigrations(to: &migrator)  // PostgresSchema+ShareLinks.swift
     appendGeofenceLastPositionMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
+    appendAlertChannelMigrations(to: &migrator)  // PostgresSchema+Webhooks.swift
     return migrator
   }
 

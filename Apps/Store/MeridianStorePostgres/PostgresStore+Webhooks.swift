@@ -7,11 +7,11 @@ import PostgresNIO
 
 extension PostgresStore: WebhookStore {
   static func webhook(_ row: PostgresRow) throws -> Webhook {
-    let (id, owner, url, events, enabled, createdAt, updatedAt) = try row.decode(
-      (String, String?, String, String, Bool, Int64, Int64).self)
+    let (id, owner, url, events, enabled, createdAt, updatedAt, channel) = try row.decode(
+      (String, String?, String, String, Bool, Int64, Int64, String).self)
     return Webhook(
       id: id, ownerID: owner, url: url, events: try JSONColumn.decode([String].self, from: events), enabled: enabled,
-      createdAt: createdAt, updatedAt: updatedAt)
+      createdAt: createdAt, updatedAt: updatedAt, channel: AlertChannel(rawValue: channel) ?? .webhook)
   }
 
   static func delivery(_ row: PostgresRow) throws -> WebhookDelivery {
@@ -32,9 +32,9 @@ extension PostgresStore: WebhookStore {
     do {
       try await execute(
         """
-        INSERT INTO webhooks(id, owner_id, url, secret, events, enabled, created_at, updated_at)
+        INSERT INTO webhooks(id, owner_id, url, secret, events, enabled, created_at, updated_at, channel)
         VALUES (\(webhook.id), \(webhook.ownerID), \(webhook.url), \(secret), \(events), \(webhook.enabled),
-          \(webhook.createdAt), \(webhook.updatedAt))
+          \(webhook.createdAt), \(webhook.updatedAt), \(webhook.channel.rawValue))
         """)
     } catch  where Self.sqlState(error) == "23505" {
       throw WebhookStoreError.duplicateID(webhook.id)
@@ -44,7 +44,7 @@ extension PostgresStore: WebhookStore {
 
   public func webhook(_ id: String) async throws -> Webhook? {
     try await rows(
-      "SELECT id, owner_id, url, events, enabled, created_at, updated_at FROM webhooks WHERE id = \(id)"
+      "SELECT id, owner_id, url, events, enabled, created_at, updated_at, channel FROM webhooks WHERE id = \(id)"
     ).first.map(Self.webhook)
   }
 
@@ -53,17 +53,17 @@ extension PostgresStore: WebhookStore {
       switch scope {
       case .user(let user):
         """
-        SELECT id, owner_id, url, events, enabled, created_at, updated_at FROM webhooks
+        SELECT id, owner_id, url, events, enabled, created_at, updated_at, channel FROM webhooks
         WHERE owner_id = \(user.rawValue) ORDER BY created_at, id
         """
       case .operatorWide:
         """
-        SELECT id, owner_id, url, events, enabled, created_at, updated_at FROM webhooks
+        SELECT id, owner_id, url, events, enabled, created_at, updated_at, channel FROM webhooks
         WHERE owner_id IS NULL ORDER BY created_at, id
         """
       case .all:
         """
-        SELECT id, owner_id, url, events, enabled, created_at, updated_at FROM webhooks ORDER BY created_at, id
+        SELECT id, owner_id, url, events, enabled, created_at, updated_at, channel FROM webhooks ORDER BY created_at, id
         """
       }
     return try await rows(query).map(Self.webhook)
@@ -76,7 +76,7 @@ extension PostgresStore: WebhookStore {
       UPDATE webhooks SET url = coalesce(\(update.url), url), events = coalesce(\(events), events),
         enabled = coalesce(\(update.enabled), enabled), updated_at = \(now)
       WHERE id = \(id)
-      RETURNING id, owner_id, url, events, enabled, created_at, updated_at
+      RETURNING id, owner_id, url, events, enabled, created_at, updated_at, channel
       """
     ).first.map(Self.webhook)
   }
@@ -104,7 +104,7 @@ extension PostgresStore: WebhookStore {
       FROM due, webhooks w
       WHERE o.id = due.id AND w.id = o.webhook_id
       RETURNING o.id, o.webhook_id, w.url, w.secret, o.idempotency_key, o.kind, o.body, o.attempts::bigint,
-        o.created_at
+        o.created_at, w.channel, w.owner_id
       """)
     return try found.map { row in
       let r = row.makeRandomAccess()
@@ -112,7 +112,9 @@ extension PostgresStore: WebhookStore {
         id: try r[0].decode(String.self), webhookID: try r[1].decode(String.self), url: try r[2].decode(String.self),
         secret: try r[3].decode(String.self), idempotencyKey: try r[4].decode(String.self),
         kind: try r[5].decode(String.self), body: try r[6].decode(Data.self), attempts: try r[7].decode(Int.self),
-        createdAt: try r[8].decode(Int64.self))
+        createdAt: try r[8].decode(Int64.self),
+        channel: AlertChannel(rawValue: try r[9].decode(String.self)) ?? .webhook,
+        ownerID: try r[10].decode(String?.self))
     }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
   }
 
@@ -169,16 +171,25 @@ extension PostgresStore: WebhookStore {
       """
     ).count
   }
+
+  public func deliveredAlertCount(owner: String, since: Int64) async throws -> Int {
+    let found = try await rows(
+      """
+      SELECT count(*) FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
+      WHERE w.owner_id = \(owner) AND w.channel <> 'webhook' AND o.state = 'delivered' AND o.delivered_at >= \(since)
+      """)
+    return Int(try found.first?.decode(Int64.self) ?? 0)
+  }
 }
 
 extension PostgresTransaction {
   func webhookCandidates(for event: WebhookEvent) async throws -> [Webhook] {
     let query: PostgresQuery =
       if let target = event.target {
-        "SELECT id, owner_id, url, events, enabled, created_at, updated_at FROM webhooks WHERE id = \(target)"
+        "SELECT id, owner_id, url, events, enabled, created_at, updated_at, channel FROM webhooks WHERE id = \(target)"
       } else {
         """
-        SELECT id, owner_id, url, events, enabled, created_at, updated_at FROM webhooks
+        SELECT id, owner_id, url, events, enabled, created_at, updated_at, channel FROM webhooks
         WHERE enabled AND (owner_id IS NULL OR owner_id = \(event.userID?.rawValue))
         """
       }

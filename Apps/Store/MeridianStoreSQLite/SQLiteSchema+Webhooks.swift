@@ -6,6 +6,18 @@ extension SQLiteSchema {
     migrator.append(.sql("2026-11-26 webhooks and their outbox", webhooks))
   }
 
+  /// Appends the alert channel migrations.
+  static func appendAlertChannelMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-29 alert channels", alertChannels))
+  }
+
+  /// A registration's channel (`webhook`, `ntfy`): how the outbox sends its deliveries; the quota counts an owner's
+  /// recent deliveries by it.
+  static let alertChannels = """
+    ALTER TABLE webhooks ADD COLUMN channel TEXT NOT NULL DEFAULT 'webhook';
+    CREATE INDEX webhook_outbox_delivered ON webhook_outbox(webhook_id, delivered_at) WHERE state = 'delivered';
+    """
+
   /// Registrations (a person's, or operator-wide with no owner) and the outbox: one row per registration and event,
   /// unique by (registration, idempotency key), leased by one node at a time until `lease_until`.
   static let webhooks = """

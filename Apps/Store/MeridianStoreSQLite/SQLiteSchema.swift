@@ -30,6 +30,7 @@ public enum SQLiteSchema {
     appendPlaceAttributeMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     appendShareLinkMigrations(to: &migrator)  // SQLiteSchema+ShareLinks.swift
     appendGeofenceLastPositionMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
+    appendAlertChannelMigrations(to: &migrator)  // SQLiteSchema+Webhooks.swift
     return migrator
   }
 

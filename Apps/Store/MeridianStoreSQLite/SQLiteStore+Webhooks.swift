@@ -6,7 +6,7 @@ import MeridianStore
 import PersistenceKit
 
 extension SQLiteStore {
-  static let webhookColumns = "id, owner_id, url, events, enabled, created_at, updated_at"
+  static let webhookColumns = "id, owner_id, url, events, enabled, created_at, updated_at, channel"
   static let deliveryColumns = """
     id, webhook_id, kind, idempotency_key, state, attempts, created_at, next_attempt_at, delivered_at, last_error
     """
@@ -14,7 +14,8 @@ extension SQLiteStore {
   static func webhook(_ row: Row) throws -> Webhook {
     Webhook(
       id: row[0], ownerID: row[1], url: row[2], events: try JSONColumn.decode([String].self, from: row[3]),
-      enabled: row[4], createdAt: row[5], updatedAt: row[6])
+      enabled: row[4], createdAt: row[5], updatedAt: row[6],
+      channel: AlertChannel(rawValue: row[7]) ?? .webhook)
   }
 
   static func delivery(_ row: Row) -> WebhookDelivery {
@@ -32,12 +33,12 @@ extension SQLiteStore {
       do {
         try db.execute(
           sql: """
-            INSERT INTO webhooks(id, owner_id, url, secret, events, enabled, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO webhooks(id, owner_id, url, secret, events, enabled, created_at, updated_at, channel)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
           arguments: [
             webhook.id, webhook.ownerID, webhook.url, secret, events, webhook.enabled, webhook.createdAt,
-            webhook.updatedAt,
+            webhook.updatedAt, webhook.channel.rawValue,
           ])
       } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
         throw WebhookStoreError.duplicateID(webhook.id)
@@ -101,7 +102,8 @@ extension SQLiteStore {
       let rows = try Row.fetchAll(
         db,
         sql: """
-          SELECT o.id, o.webhook_id, w.url, w.secret, o.idempotency_key, o.kind, o.body, o.attempts, o.created_at
+          SELECT o.id, o.webhook_id, w.url, w.secret, o.idempotency_key, o.kind, o.body, o.attempts, o.created_at,
+            w.channel, w.owner_id
           FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
           WHERE o.state = 'pending' AND o.next_attempt_at <= ? AND (o.lease_until IS NULL OR o.lease_until <= ?)
             AND w.enabled = 1
@@ -111,7 +113,8 @@ extension SQLiteStore {
       let claims = rows.map { row in
         WebhookClaim(
           id: row[0], webhookID: row[1], url: row[2], secret: row[3], idempotencyKey: row[4], kind: row[5],
-          body: row[6], attempts: row[7], createdAt: row[8])
+          body: row[6], attempts: row[7], createdAt: row[8], channel: AlertChannel(rawValue: row[9]) ?? .webhook,
+          ownerID: row[10])
       }
       for claim in claims {
         try db.execute(
@@ -177,6 +180,18 @@ extension SQLiteStore {
           """,
         arguments: [now, webhook, webhook, delivery, delivery])
       return db.changesCount
+    }
+  }
+
+  public func deliveredAlertCount(owner: String, since: Int64) async throws -> Int {
+    try await database.read { db in
+      try Int.fetchOne(
+        db,
+        sql: """
+          SELECT count(*) FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
+          WHERE w.owner_id = ? AND w.channel <> 'webhook' AND o.state = 'delivered' AND o.delivered_at >= ?
+          """,
+        arguments: [owner, since]) ?? 0
     }
   }
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import DomainKit
 import Foundation
 import HTTPTypes
@@ -24,7 +25,7 @@ import Synchronization
 /// On graceful shutdown it cancels what is in flight and releases its leases, so the next start (or another node)
 /// delivers those at once; a node that dies loses its leases when they expire.
 struct WebhookDeliveryService: Service {
-  let store: any WebhookStore
+  let store: any MeridianStore
   let outbox: WebhookOutbox
   let settings: WebhookSettings
   let logger: Logger
@@ -80,12 +81,27 @@ struct WebhookDeliveryService: Service {
     var retryAfter: Duration?
     let failure: String
     do {
+      if let refusal = try await quotaRefusal(claim) {
+        // Logged (the delivery log keeps why), never sent and never dropped silently.
+        try await record(claim, .failed(error: refusal))
+        logger.info("alert skipped: quota", metadata: ["delivery": "\(claim.id)", "webhook": "\(claim.webhookID)"])
+        return
+      }
       let status = try await send(claim)
       try await record(claim, .delivered(status: status))
       logger.debug("webhook delivered", metadata: ["delivery": "\(claim.id)", "status": "\(status)"])
       return
     } catch is CancellationError {
       return
+    } catch let gone as PushSubscriptionGone {
+      // The browser unsubscribed (or the push service forgot it): the registration goes, with its deliveries.
+      logger.info("push subscription gone", metadata: ["webhook": "\(claim.webhookID)", "status": "\(gone.status)"])
+      do {
+        _ = try await store.deleteWebhook(claim.webhookID)
+        return
+      } catch {
+        failure = "\(gone); deleting it failed: \(error)"
+      }
     } catch let error as APIError {
       failure = error.message
     } catch let error as NetworkingError {
@@ -108,6 +124,16 @@ struct WebhookDeliveryService: Service {
       "webhook delivery failed",
       metadata: ["delivery": "\(claim.id)", "webhook": "\(claim.webhookID)", "error": "\(failure)"])
     try? await record(claim, outcome)
+  }
+
+  /// Why `claim` is not sent: its owner's alerts (every channel but webhooks) delivered in the last hour reached
+  /// ``WebhookSettings/alertsPerAccountPerHour``; nil when it may go.
+  func quotaRefusal(_ claim: WebhookClaim) async throws -> String? {
+    let quota = settings.alertsPerAccountPerHour
+    guard claim.channel != .webhook, quota > 0, let owner = claim.ownerID else { return nil }
+    let delivered = try await store.deliveredAlertCount(owner: owner, since: now() - 3_600_000)
+    guard delivered >= quota else { return nil }
+    return "skipped (429 quota_exceeded): the account's \(quota) alerts an hour were already delivered"
   }
 
   private func record(_ claim: WebhookClaim, _ outcome: WebhookOutcome) async throws {
@@ -142,17 +168,19 @@ struct WebhookDeliveryService: Service {
     return try result.get()
   }
 
-  /// POSTs the claim's body to `url` through `transport`; returns the status of the answer.
+  /// POSTs the claim to `url` through `transport` as its channel says (``request(for:)``); returns the status of the
+  /// answer.
   private func send(_ claim: WebhookClaim, url: URLComponents, through transport: AsyncHTTPClientTransport)
     async throws -> Int
   {
-    guard let request = OutboundRequest(url: url, method: .post, contentType: "application/json", accept: nil) else {
+    let (body, contentType, fields, userAgent) = try await request(for: claim, url: url)
+    guard let request = OutboundRequest(url: url, method: .post, contentType: contentType, accept: nil) else {
       throw APIError(
         status: 422, code: .webhookURLInvalid,
         message: "The webhook URL \(QuotedValue.quote("\(claim.url)")) is not valid.")
     }
     var configuration = OutboundRequest.configuration(
-      userAgent: "Meridian-Webhooks/1", retryPolicy: settings.attemptPolicy, attemptTimeout: settings.attemptTimeout,
+      userAgent: userAgent, retryPolicy: settings.attemptPolicy, attemptTimeout: settings.attemptTimeout,
       budgets: budgets)
     let logger = self.logger
     let lastStatus = Mutex<Int?>(nil)
@@ -161,18 +189,55 @@ struct WebhookDeliveryService: Service {
       logger.debug("webhook attempt", metadata: ["delivery": "\(claim.id)", "attempt": "\(event)"])
     }
     let client = try NetworkClient(baseURL: request.base, transport: transport, configuration: configuration)
-    var fields = HTTPFields()
-    fields[HTTPField.Name(WebhookSignature.headerName)!] = WebhookSignature.header(
-      secret: claim.secret, timestamp: now() / 1000, body: claim.body)
-    fields[HTTPField.Name("Meridian-Event")!] = claim.kind
-    fields[HTTPField.Name("Meridian-Delivery")!] = claim.id
-    _ = try await client.send(
-      request.endpoint, body: claim.body, headerFields: fields, idempotencyKey: claim.idempotencyKey)
+    do {
+      _ = try await client.send(
+        request.endpoint, body: body, headerFields: fields, idempotencyKey: claim.idempotencyKey)
+    } catch {
+      if claim.channel == .webpush, let status = lastStatus.withLock({ $0 }), status == 404 || status == 410 {
+        throw PushSubscriptionGone(status: status)
+      }
+      throw error
+    }
     // NetworkingKit reports every answer's status; a success without one is not taken for a 200.
     guard let status = lastStatus.withLock({ $0 }) else {
       throw APIError(status: 502, code: .internal, message: "The receiver's answer carried no HTTP status.")
     }
     return status
+  }
+
+  /// What a claim's channel sends: a webhook the event's exact JSON, signed (`Meridian-Signature`); an ntfy topic the
+  /// ``AlertMessage`` text with `Title`, `Tags` and `Priority`, and `Authorization: Bearer` when it has a token; a
+  /// push service the message as JSON encrypted for the browser (``WebPush``), with a VAPID `Authorization`.
+  func request(for claim: WebhookClaim, url: URLComponents) async throws -> (
+    body: Data, contentType: String, fields: HTTPFields, userAgent: String
+  ) {
+    var fields = HTTPFields()
+    fields[HTTPField.Name("Meridian-Event")!] = claim.kind
+    fields[HTTPField.Name("Meridian-Delivery")!] = claim.id
+    switch claim.channel {
+    case .webhook:
+      fields[HTTPField.Name(WebhookSignature.headerName)!] = WebhookSignature.header(
+        secret: claim.secret, timestamp: now() / 1000, body: claim.body)
+      return (claim.body, "application/json", fields, "Meridian-Webhooks/1")
+    case .ntfy:
+      let message = AlertMessage(envelope: claim.body)
+      fields[HTTPField.Name("Title")!] = AlertMessage.headerValue(message.title)
+      fields[HTTPField.Name("Tags")!] = message.tags.joined(separator: ",")
+      fields[HTTPField.Name("Priority")!] = String(message.priority)
+      if !claim.secret.isEmpty { fields[.authorization] = "Bearer " + claim.secret }
+      return (Data(message.text.utf8), "text/plain; charset=utf-8", fields, "Meridian-Alerts/1")
+    case .webpush:
+      // Only what RFC 8030 asks: the push service sees no event kind or id, which travel inside the ciphertext.
+      var push = HTTPFields()
+      let keys = try WebPush.Keys(stored: claim.secret)
+      let payload = WebPush.payload(of: AlertMessage(envelope: claim.body), kind: claim.kind, id: claim.idempotencyKey)
+      push[.authorization] = try WebPush.authorization(
+        endpoint: url, key: try await WebPush.key(store), subject: settings.vapidSubject, now: now())
+      push[.contentEncoding] = "aes128gcm"
+      push[HTTPField.Name("TTL")!] = "86400"
+      push[HTTPField.Name("Urgency")!] = "high"
+      return (try WebPush.encrypt(payload, for: keys), "application/octet-stream", push, "Meridian-Alerts/1")
+    }
   }
 
   /// A count shared with the delivery tasks.

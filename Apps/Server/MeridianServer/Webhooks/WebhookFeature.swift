@@ -26,6 +26,7 @@ struct WebhookFeature: Sendable {
   /// Registers the routes of the webhook endpoints.
   func register(on routes: RouteRegistrar) {
     let policy = WebhookAddressPolicy(allowPrivateAddresses: settings.allowPrivateAddresses)
+    registerPush(on: routes, policy: policy)
     routes.on(API.webhooks) { call in
       WebhookList(items: try await store.webhooks(.user(try call.authenticated())))
     }
@@ -34,12 +35,23 @@ struct WebhookFeature: Sendable {
       let events = try Self.events(call.body.events ?? [])
       try await policy.check(call.body.url)
       try await checkRoom(for: user)
+      let channel = call.body.channel ?? .webhook
+      guard channel != .webpush else {
+        throw APIError(
+          status: 422, code: .invalidRequest,
+          message: "A Web Push subscription is registered with POST /v1/push/subscriptions (endpoint and keys).")
+      }
+      let token = try Self.token(call.body.token, for: channel)
       let now = environment.now()
       let webhook = Webhook(
         id: "wh_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""), ownerID: user.rawValue,
-        url: call.body.url, events: events, enabled: call.body.enabled ?? true, createdAt: now, updatedAt: now)
-      let secret = WebhookSignature.makeSecret()
-      return CreatedWebhook(webhook: try await store.createWebhook(webhook, secret: secret), secret: secret)
+        url: call.body.url, events: events, enabled: call.body.enabled ?? true, createdAt: now, updatedAt: now,
+        channel: channel)
+      // A webhook's signing secret is made here and shown once; an ntfy topic's token is the caller's own, kept to
+      // send and never shown again.
+      let secret = channel == .webhook ? WebhookSignature.makeSecret() : token ?? ""
+      let created = try await store.createWebhook(webhook, secret: secret)
+      return CreatedWebhook(webhook: created, secret: channel == .webhook ? secret : "")
     }
     routes.on(API.webhook) { call in
       try await owned(call.parameters.id, by: try call.authenticated())
@@ -58,6 +70,10 @@ struct WebhookFeature: Sendable {
       let webhook = try await owned(call.parameters.id, by: try call.authenticated())
       guard try await store.deleteWebhook(webhook.id) else { throw Self.notFound }
       return NoContent()
+    }
+    routes.on(API.webhookDeliveries) { call in
+      let webhook = try await owned(call.parameters.id, by: try call.authenticated())
+      return WebhookDeliveryLog(items: try await store.webhookDeliveries(webhook: webhook.id, state: nil, limit: 100))
     }
     routes.on(API.testWebhook, status: .accepted) { call in
       let user = try call.authenticated()
@@ -96,6 +112,24 @@ struct WebhookFeature: Sendable {
   func owned(_ id: String, by user: UserID) async throws -> Webhook {
     guard let webhook = try await store.webhook(id), webhook.ownerID == user.rawValue else { throw Self.notFound }
     return webhook
+  }
+
+  /// The bearer token of an ntfy channel, checked: 1…512 printable ASCII characters; none for a webhook.
+  /// - Throws: ``APIError`` `422 invalid_request`.
+  static func token(_ token: String?, for channel: AlertChannel) throws(APIError) -> String? {
+    guard let token else { return nil }
+    guard channel == .ntfy else {
+      throw APIError(
+        status: 422, code: .invalidRequest,
+        message: "A token is only for an ntfy channel; a webhook's signing secret is made by the server.")
+    }
+    guard !token.isEmpty, token.utf8.count <= 512, token.unicodeScalars.allSatisfy({ (0x21...0x7e).contains($0.value) })
+    else {
+      throw APIError(
+        status: 422, code: .invalidRequest,
+        message: "token must be 1 to 512 printable ASCII characters without spaces.")
+    }
+    return token
   }
 
   /// Event kinds, checked: at most 50, each 1…64 characters of letters, digits, `.`, `_` and `-`.

@@ -10,6 +10,8 @@ import NetworkingKit
 /// | one attempt's timeout | 10 s | `MERIDIAN_WEBHOOK_TIMEOUT` |
 /// | how often the outbox is polled (besides wake-ups on enqueue) | 1,000 ms | `MERIDIAN_WEBHOOK_POLL_MS` |
 /// | deliveries in flight per node | 8 | `MERIDIAN_WEBHOOK_CONCURRENCY` |
+/// | alerts (ntfy, Web Push) per account per hour, 0 for no limit | 60 | `MERIDIAN_ALERTS_PER_HOUR` |
+/// | the VAPID JWT's `sub` (Web Push) | `mailto:operator@meridian.invalid` | `MERIDIAN_VAPID_SUBJECT` |
 public struct WebhookSettings: Sendable, Hashable {
   /// Whether loopback, private (RFC 1918, ULA, CGNAT) and link-local addresses may receive webhooks. The metadata
   /// addresses (169.254.169.254, fd00:ec2::254) are refused even then.
@@ -30,6 +32,11 @@ public struct WebhookSettings: Sendable, Hashable {
   public var pollInterval: Duration = .milliseconds(1000)
   /// Deliveries in flight at once on one node.
   public var concurrency = 8
+  /// Alerts (deliveries to every channel but webhooks: ntfy, Web Push) an account receives per hour; past it a delivery is
+  /// skipped, recorded as failed with the reason in its delivery log. 0 for no limit.
+  public var alertsPerAccountPerHour = 60
+  /// The `sub` of the VAPID JWT (RFC 8292): a `mailto:` or `https:` URL where push services can reach the operator.
+  public var vapidSubject = "mailto:operator@meridian.invalid"
 
   /// The defaults.
   public init() {}
@@ -68,5 +75,13 @@ public struct WebhookSettings: Sendable, Hashable {
       pollInterval = .milliseconds(milliseconds)
     }
     if let count = try number("MERIDIAN_WEBHOOK_CONCURRENCY", minimum: 1) { concurrency = Int(count) }
+    if let count = try number("MERIDIAN_ALERTS_PER_HOUR", minimum: 0) { alertsPerAccountPerHour = Int(count) }
+    if let subject = environment["MERIDIAN_VAPID_SUBJECT"], !subject.isEmpty {
+      guard subject.hasPrefix("mailto:") || subject.hasPrefix("https://") else {
+        throw ConfigurationError(
+          setting: "MERIDIAN_VAPID_SUBJECT", value: subject, reason: "must be a mailto: or https: URL")
+      }
+      vapidSubject = subject
+    }
   }
 }

@@ -1,0 +1,63 @@
+import Foundation
+
+/// The short text a person's alert channel shows for one outbox event, read from the event's envelope (the JSON a
+/// webhook receives): a title, a one-line message, ntfy tags and a priority.
+///
+/// A geofence event reads "<person> arrived at <fence>" (left, stayed at), titled with the fence's name; a test event
+/// its message; any other kind its kind.
+struct AlertMessage: Sendable, Hashable {
+  /// A few words: the fence's name, or "Meridian".
+  var title: String
+  /// One sentence.
+  var text: String
+  /// ntfy tags (an emoji short code first, then the event kind).
+  var tags: [String]
+  /// ntfy priority, 1 (min) … 5 (max): 4 for an arrival or departure, 3 otherwise.
+  var priority: Int
+
+  /// The message of the envelope `body` (`{"id","kind","userId","occurredAt","data"}`).
+  init(envelope body: Data) {
+    let envelope = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
+    let kind = envelope["kind"] as? String ?? "event"
+    let data = envelope["data"] as? [String: Any] ?? [:]
+    let occurredAt = (envelope["occurredAt"] as? NSNumber)?.int64Value
+    let when = occurredAt.map { " at " + Self.time($0) } ?? ""
+    switch kind {
+    case "geofence.enter", "geofence.exit", "geofence.dwell":
+      let fence = data["geofenceName"] as? String ?? "a place"
+      let person = data["userId"] as? String ?? "Someone"
+      let verb =
+        switch kind {
+        case "geofence.enter": "arrived at"
+        case "geofence.exit": "left"
+        default: "is staying at"
+        }
+      title = fence
+      text = "\(person) \(verb) \(fence)\(when)."
+      tags = [kind == "geofence.exit" ? "outbox_tray" : "round_pushpin", kind]
+      priority = kind == "geofence.dwell" ? 3 : 4
+    default:
+      title = "Meridian"
+      text = data["message"] as? String ?? "\(kind)\(when)."
+      tags = ["bell", kind]
+      priority = 3
+    }
+  }
+
+  /// `HH:mm UTC` of UTC milliseconds.
+  static func time(_ milliseconds: Int64) -> String {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "UTC")
+    formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
+    return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+  }
+
+  /// `text` as one header value: control characters become spaces, and non-ASCII text is an RFC 2047 encoded word
+  /// (`=?UTF-8?B?…?=`, which ntfy decodes), so that a fence named in any script reaches the header intact.
+  static func headerValue(_ text: String) -> String {
+    let flat = String(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : Character($0) })
+    if flat.unicodeScalars.allSatisfy({ $0.isASCII }) { return flat }
+    return "=?UTF-8?B?" + Data(flat.utf8).base64EncodedString() + "?="
+  }
+}
