@@ -224,6 +224,55 @@ struct ShareLinkTests {
     }
   }
 
+  /// Reads are limited per address before per link: one client reading many links is stopped.
+  @Test func readsAreRateLimitedPerAddressBeforePerLink() async throws {
+    try await TestServer.with({
+      $0.limits.sharedViewsPerAddressPerMinute = 3
+      $0.limits.sharedViewsPerLinkPerMinute = 100
+    }) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let until = Timestamp.milliseconds(Date()) + 600_000
+      let first = try await Self.create(anna, NewShareLink(until: until))
+      let second = try await Self.create(anna, NewShareLink(until: until))
+      _ = try await Self.view(server, first.token)
+      _ = try await Self.view(server, first.token)
+      await expectAPIError(.notFound, status: 404) { try await Self.view(server, "no-such-token") }
+      do {
+        _ = try await Self.view(server, second.token)
+        Issue.record("a fourth read from one address in a minute was answered")
+      } catch let error as NetworkingError {
+        #expect(error.serverError?.code == APIErrorCode.rateLimited.rawValue)
+        #expect((error.retryAfter ?? .zero) > .zero)
+      }
+    }
+  }
+
+  /// A link's viewers have their own cap of sockets per node, not an account's.
+  @Test func aLinksViewersHaveTheirOwnSocketCap() async throws {
+    try await TestServer.with({
+      $0.limits.socketsPerAccount = 1
+      $0.limits.shareViewersPerLink = 2
+    }) { server in
+      let (_, anna) = try await server.signUp("anna")
+      let link = try await Self.create(anna, NewShareLink(until: Timestamp.milliseconds(Date()) + 600_000))
+      let channel = try #require(ChannelName(namespace: "share", id: link.link.id))
+      var viewers: [LiveWatcher] = []
+      for _ in 0..<2 {
+        viewers.append(await LiveWatcher(server: server, token: link.token))
+        #expect(try await viewers[viewers.count - 1].subscribe(channel))
+      }
+      let third = await LiveWatcher(server: server, token: link.token)
+      let opened = viewers + [third]
+      defer { Task { for viewer in opened { await viewer.stop() } } }
+      try await third.wait("the third socket refused") { items in
+        items.contains { item in
+          if case .error(let error) = item { return error.code == .tooManyConnections }
+          return false
+        }
+      }
+    }
+  }
+
   @Test func aWrongTokenIs404AndEachLinkIsRateLimited() async throws {
     try await TestServer.with({ $0.limits.sharedViewsPerLinkPerMinute = 3 }) { server in
       let (_, anna) = try await server.signUp("anna")
@@ -505,6 +554,11 @@ struct ShareLinkTests {
 
   /// Whether a new socket signed in with `token` is closed with 4001.
   static func isRefused(_ server: TestServer, token: String) async throws -> Bool {
+    try await closeCode(server, token: token) == .unauthorized
+  }
+
+  /// The code a new socket signed in with `token` is closed with (waiting up to 30 s for it to close).
+  static func closeCode(_ server: TestServer, token: String) async throws -> RealtimeCloseCode? {
     let watcher = await LiveWatcher(server: server, token: token)
     defer { Task { await watcher.stop() } }
     let states = Task {
@@ -513,6 +567,6 @@ struct ShareLinkTests {
       }
       return nil
     }
-    return try await withTimeout(.seconds(30)) { await states.value } == .unauthorized
+    return try await withTimeout(.seconds(30)) { await states.value }
   }
 }

@@ -147,6 +147,7 @@ public struct ServerApp: Sendable {
     let live = LiveUpdates(
       store: store, ingest: ingest, metrics: metrics, deviceHandles: environment.deviceHandles,
       socketsPerAccount: environment.limits.socketsPerAccount,
+      shareViewersPerLink: environment.limits.shareViewersPerLink,
       channels: [PollLive.channelRule(store: store), GeofenceMonitor.channelRule], configuration: realtime,
       logger: logger,
       now: environment.now)

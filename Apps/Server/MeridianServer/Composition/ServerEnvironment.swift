@@ -49,6 +49,8 @@ public struct ServerEnvironment: Sendable {
   public var osmAndAddressLimiter: RateLimiter
   /// Reads of one share link's view per minute (keyed by the token's hash).
   public var sharedViewLimiter: RateLimiter
+  /// Reads of share links' views per minute from one address (keyed by the client address).
+  public var sharedViewAddressLimiter: RateLimiter
   /// Share links one account may make per hour (keyed by the account).
   public var shareLinkCreationLimiter: RateLimiter
   /// The handles viewers see instead of device ids.
@@ -102,6 +104,9 @@ public struct ServerEnvironment: Sendable {
       limit: limits.osmAndPerAddressPerMinute, window: 60_000, counters: .of(shared, purpose: "osmand.address"))
     self.sharedViewLimiter = RateLimiter(
       limit: limits.sharedViewsPerLinkPerMinute, window: 60_000, counters: .of(shared, purpose: "share.view"))
+    self.sharedViewAddressLimiter = RateLimiter(
+      limit: limits.sharedViewsPerAddressPerMinute, window: 60_000, counters: .of(shared, purpose: "share.view.address")
+    )
     self.shareLinkCreationLimiter = RateLimiter(
       limit: limits.shareLinksCreatedPerAccountPerHour, window: 3_600_000,
       counters: .of(shared, purpose: "share.create"))

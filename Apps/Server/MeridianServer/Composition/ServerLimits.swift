@@ -50,6 +50,10 @@ public struct ServerLimits: Sendable, Hashable {
   public var shareLinksPerAccount = 20
   /// Reads of one share link's view (`GET /v1/shared/{token}`) per minute, every reader together.
   public var sharedViewsPerLinkPerMinute = 120
+  /// Reads of share links' views (`GET /v1/shared/{token}`) per minute from one address, whatever the links.
+  public var sharedViewsPerAddressPerMinute = 300
+  /// Live sockets signed in with one share link, per node (a link's viewers are one principal).
+  public var shareViewersPerLink = 200
   /// Share links one account may make per hour (`POST /v1/share-links`), revoked ones included.
   public var shareLinksCreatedPerAccountPerHour = 60
 
@@ -88,6 +92,8 @@ public struct ServerLimits: Sendable, Hashable {
       ("MERIDIAN_LIMIT_SHARE_LINKS_PER_ACCOUNT", \.shareLinksPerAccount),
       ("MERIDIAN_LIMIT_SHARED_VIEWS_PER_LINK_PER_MINUTE", \.sharedViewsPerLinkPerMinute),
       ("MERIDIAN_LIMIT_SHARE_LINKS_CREATED_PER_ACCOUNT_PER_HOUR", \.shareLinksCreatedPerAccountPerHour),
+      ("MERIDIAN_LIMIT_SHARED_VIEWS_PER_ADDRESS_PER_MINUTE", \.sharedViewsPerAddressPerMinute),
+      ("MERIDIAN_LIMIT_SHARE_VIEWERS_PER_LINK", \.shareViewersPerLink),
     ]
   }
 

@@ -19,7 +19,7 @@ import RealtimeKit
 ///   again at once instead of at its next `GET /v1/sharing/visible`. Only that viewer may subscribe.
 ///
 /// Other features register their own namespaces with their subscribe rules (``LiveChannelRule``, given to
-/// ``init(store:ingest:metrics:deviceHandles:socketsPerAccount:channels:configuration:logger:now:)`` by the
+/// ``init(store:ingest:metrics:deviceHandles:socketsPerAccount:shareViewersPerLink:channels:configuration:logger:now:)`` by the
 /// composition); the hub accepts only registered namespaces and ``LiveChannels`` dispatches each subscribe to its rule.
 ///
 /// The hub delivers an event to every subscriber of a channel, so before each event and after every change of an
@@ -48,7 +48,8 @@ public struct LiveUpdates: Sendable {
   /// channels) and the rules of the other features' `channels`, and storing published fixes through `ingest`.
   init(
     store: any MeridianStore, ingest: FixIngest, metrics: ServerMetrics, deviceHandles: DeviceHandleSource,
-    socketsPerAccount: Int, channels: [LiveChannelRule] = [], configuration: RealtimeHubConfiguration = .init(),
+    socketsPerAccount: Int, shareViewersPerLink: Int = 200, channels: [LiveChannelRule] = [],
+    configuration: RealtimeHubConfiguration = .init(),
     logger: Logger = Logger(label: "meridian.live"), now: @escaping @Sendable () -> Int64
   ) {
     self.store = store
@@ -70,7 +71,10 @@ public struct LiveUpdates: Sendable {
       authenticate: { token in
         let hash = SecretHash.sha256(token)
         guard let user = try await store.user(forTokenHash: hash, now: now()) else {
-          return try await Self.sharePrincipal(tokenHash: hash, store: store, now: now())
+          var principal = try await Self.sharePrincipal(tokenHash: hash, store: store, now: now())
+          // A link's viewers are one principal: their own cap, larger than an account's.
+          principal?.maxConnections = ServerLimits.active(shareViewersPerLink) ?? .max
+          return principal
         }
         return RealtimePrincipal(id: user.rawValue, attributes: [Self.tokenAttribute: hash])
       },

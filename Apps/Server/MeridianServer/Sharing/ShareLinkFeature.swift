@@ -22,7 +22,7 @@ struct ShareLinkFeature: Sendable {
     routes.on(API.revokeShareLink, status: .noContent) { call in
       try await revoke(call.authenticated(), call.parameters.id)
     }
-    routes.on(API.sharedView) { call in try await view(token: call.parameters.token) }
+    routes.on(API.sharedView) { call in try await view(token: call.parameters.token, address: call.clientAddress) }
   }
 
   func list(_ owner: UserID) async throws -> ShareLinkList {
@@ -75,8 +75,13 @@ struct ShareLinkFeature: Sendable {
   }
 
   /// What the link of `token` shows now.
-  func view(token: String) async throws -> SharedView {
+  func view(token: String, address: String) async throws -> SharedView {
     let now = environment.now()
+    // Per address first: one client reading many links (or guessing tokens) is stopped before any link's count.
+    if let wait = await environment.sharedViewAddressLimiter.take(address, cost: 1, now: now) {
+      throw APIError.rateLimited(
+        "Share links were opened too often from here; try again shortly.", retryAfterMilliseconds: wait)
+    }
     let hash = SecretHash.sha256(token)
     if let wait = await environment.sharedViewLimiter.take(hash, cost: 1, now: now) {
       throw APIError.rateLimited(

@@ -226,7 +226,9 @@ actor HubState {
         error: RealtimeError(code: .unauthorized, message: "the session was ended while signing in", fatal: true))
       return false
     }
-    if let limit = configuration.maxConnectionsPerPrincipal, principals[principal.id, default: []].count >= limit {
+    if let limit = principal.maxConnections ?? configuration.maxConnectionsPerPrincipal,
+      principals[principal.id, default: []].count >= limit
+    {
       close(
         id, code: .tooManyConnections, reason: "too many connections",
         error: RealtimeError(

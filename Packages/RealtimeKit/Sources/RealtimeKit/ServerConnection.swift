@@ -24,11 +24,15 @@ public struct RealtimePrincipal: Sendable, Hashable {
   public var id: String
   /// Free-form attributes the app wants to carry to its authorization hook (roles, device id, ...).
   public var attributes: [String: String]
+  /// The connections this principal may hold at once, instead of the hub's
+  /// ``RealtimeHubConfiguration/maxConnectionsPerPrincipal``; nil keeps the hub's.
+  public var maxConnections: Int?
 
   /// Creates a principal.
-  public init(id: String, attributes: [String: String] = [:]) {
+  public init(id: String, attributes: [String: String] = [:], maxConnections: Int? = nil) {
     self.id = id
     self.attributes = attributes
+    self.maxConnections = maxConnections
   }
 }
 
