@@ -76,8 +76,10 @@ final class PushService: Sendable {
   }
 
   func stop() async throws {
-    try input.fileHandleForWriting.close()
+    // SIGTERM, not the end of its input: a process spawned meanwhile by another test may hold that pipe open.
+    process.terminate()
     process.waitUntilExit()
+    try input.fileHandleForWriting.close()
     try await transport.shutdown()
     try? FileManager.default.removeItem(at: script)
   }
