@@ -226,10 +226,14 @@ struct ShareLinkTests {
 
   /// Reads are limited per address before per link: one client reading many links is stopped.
   @Test func readsAreRateLimitedPerAddressBeforePerLink() async throws {
-    try await TestServer.with({
-      $0.limits.sharedViewsPerAddressPerMinute = 3
-      $0.limits.sharedViewsPerLinkPerMinute = 100
-    }) { server in
+    // The server's clock stands still: the minute never ends under the test, however slow the machine.
+    try await TestServer.with(
+      clock: TestClock(),
+      {
+        $0.limits.sharedViewsPerAddressPerMinute = 3
+        $0.limits.sharedViewsPerLinkPerMinute = 100
+      }
+    ) { server in
       let (_, anna) = try await server.signUp("anna")
       let until = Timestamp.milliseconds(Date()) + 600_000
       let first = try await Self.create(anna, NewShareLink(until: until))
@@ -274,7 +278,8 @@ struct ShareLinkTests {
   }
 
   @Test func aWrongTokenIs404AndEachLinkIsRateLimited() async throws {
-    try await TestServer.with({ $0.limits.sharedViewsPerLinkPerMinute = 3 }) { server in
+    // The server's clock stands still: the minute never ends under the test, however slow the machine.
+    try await TestServer.with(clock: TestClock(), { $0.limits.sharedViewsPerLinkPerMinute = 3 }) { server in
       let (_, anna) = try await server.signUp("anna")
       let link = try await Self.create(anna, NewShareLink(until: Timestamp.milliseconds(Date()) + 600_000))
       for token in ["garbage", String(repeating: "A", count: 43), String(repeating: "z", count: 4_000), "ü..%2F", " "] {
