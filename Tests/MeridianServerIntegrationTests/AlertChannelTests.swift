@@ -68,16 +68,16 @@ struct AlertChannelTests {
     configuration.webhooks.roundPolicy = RetryPolicy(baseDelay: .seconds(60), maxDelay: .seconds(60))
   }
 
-  /// Polls `client`'s delivery log of `id` (the API's) until `done` holds or 30 s pass; returns the last log.
+  /// `client`'s delivery log of `id` (the API's) once `done` holds (the suite's ``GeofenceQueueTests/waitFor``, 30 s).
   static func log(
-    _ client: NetworkClient, _ id: String, until done: ([WebhookDelivery]) -> Bool
+    _ client: NetworkClient, _ id: String, until done: @escaping ([WebhookDelivery]) -> Bool
   ) async throws -> [WebhookDelivery] {
-    let deadline = ContinuousClock.now + .seconds(30)
-    while true {
-      let items = try await client.send(API.webhookDeliveries, parameters: WebhookRef(id: id)).items
-      if done(items) || ContinuousClock.now > deadline { return items }
-      try await Task.sleep(for: .milliseconds(50))  // polling for an outcome that comes
+    var items: [WebhookDelivery] = []
+    try await GeofenceQueueTests.waitFor("the delivery log of \(id)", timeout: .seconds(30)) {
+      items = try await client.send(API.webhookDeliveries, parameters: WebhookRef(id: id)).items
+      return done(items)
     }
+    return items
   }
 
   @Test(.timeLimit(.minutes(2))) func anArrivalReachesTheTopicOnceAfterAFailureAndTheBackOff() async throws {

@@ -65,14 +65,14 @@ final class PushService: Sendable {
     try await client.send(Endpoint<Void, NoBody, [Received]>(.get, "/received", authentication: .none))
   }
 
-  /// Polls what it received until `done` holds or 30 s pass.
-  func received(until done: ([Received]) -> Bool) async throws -> [Received] {
-    let deadline = ContinuousClock.now + .seconds(30)
-    while true {
-      let all = try await received()
-      if done(all) || ContinuousClock.now > deadline { return all }
-      try await Task.sleep(for: .milliseconds(50))  // polling for a push that comes
+  /// What it received once `done` holds (the suite's ``GeofenceQueueTests/waitFor``, 30 s).
+  func received(until done: @escaping ([Received]) -> Bool) async throws -> [Received] {
+    var all: [Received] = []
+    try await GeofenceQueueTests.waitFor("the pushes", timeout: .seconds(30)) {
+      all = try await received()
+      return done(all)
     }
+    return all
   }
 
   func stop() async throws {
@@ -131,14 +131,9 @@ struct WebPushTests {
           API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: try GeofenceTests.arrival(from: clock.now)))
         // The flaky one failed once and waits out its back-off; the gone one was answered 410 and is deleted.
         _ = try await AlertChannelTests.log(anna, flaky.id) { $0.first?.attempts == 1 }
-        var subscriptions: [Webhook] = []
-        let deadline = ContinuousClock.now + .seconds(30)
-        repeat {
-          subscriptions = try await anna.send(API.pushSubscriptions).items
-          if subscriptions.count == 1 { break }
-          try await Task.sleep(for: .milliseconds(50))  // polling for the deletion
-        } while ContinuousClock.now < deadline
-        #expect(subscriptions.map(\.id) == [flaky.id])
+        try await GeofenceQueueTests.waitFor("the deletion of the subscription answered 410", timeout: .seconds(30)) {
+          try await anna.send(API.pushSubscriptions).items.map(\.id) == [flaky.id]
+        }
         clock.advance(61_000)
         let log = try await AlertChannelTests.log(anna, flaky.id) { $0.first?.state == .delivered }
         #expect(log.count == 1 && log.first?.attempts == 2, "\(log)")
