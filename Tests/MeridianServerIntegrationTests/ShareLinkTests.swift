@@ -277,6 +277,31 @@ struct ShareLinkTests {
     }
   }
 
+  @Test func theOwnersListCountsThePagesOpenOnEachActiveLink() async throws {
+    try await TestServer.with { server in
+      let (_, anna) = try await server.signUp("anna")
+      let until = Timestamp.milliseconds(Date()) + 600_000
+      let watched = try await Self.create(anna, NewShareLink(until: until, label: "watched"))
+      let quiet = try await Self.create(anna, NewShareLink(until: until, label: "quiet"))
+      let revoked = try await Self.create(anna, NewShareLink(until: until, label: "revoked"))
+      _ = try await anna.send(API.revokeShareLink, parameters: ShareLinkRef(id: revoked.link.id))
+      let channel = try #require(ChannelName(namespace: "share", id: watched.link.id))
+      let pages = [
+        await LiveWatcher(server: server, token: watched.token),
+        await LiveWatcher(server: server, token: watched.token),
+      ]
+      defer { Task { for page in pages { await page.stop() } } }
+      for page in pages { #expect(try await page.subscribe(channel)) }
+      func viewers() async throws -> [String: Int?] {
+        let list = try await anna.send(API.shareLinks)
+        return Dictionary(uniqueKeysWithValues: list.items.map { ($0.label ?? "", $0.viewers) })
+      }
+      #expect(try await viewers() == ["watched": 2, "quiet": 0, "revoked": nil])
+      await pages[0].stop()
+      try await GeofenceQueueTests.waitFor("one page closed") { try await viewers()["watched"] == 1 }
+    }
+  }
+
   @Test func aWrongTokenIs404AndEachLinkIsRateLimited() async throws {
     // The server's clock stands still: the minute never ends under the test, however slow the machine.
     try await TestServer.with(clock: TestClock(), { $0.limits.sharedViewsPerLinkPerMinute = 3 }) { server in
@@ -550,6 +575,14 @@ struct ShareLinkTests {
         try await viewerOnB.sharedLocations(on: channel).map { $0.fixes.map(\.timestamp) } == [fixes.map(\.timestamp)]
       }
       #expect(try await Self.view(b, link.token).position?.timestamp == fixes[0].timestamp)
+      // The owner, on node A, counts the page open on node B (said through the live log); and its closing.
+      func viewersOnA() async throws -> Int? { try await anna.send(API.shareLinks).items.first?.viewers }
+      try await GeofenceQueueTests.waitFor("node B's page counted on node A") { try await viewersOnA() == 1 }
+      let secondOnB = await LiveWatcher(server: b, token: link.token)
+      #expect(try await secondOnB.subscribe(channel))
+      try await GeofenceQueueTests.waitFor("node B's second page counted on node A") { try await viewersOnA() == 2 }
+      await secondOnB.stop()
+      try await GeofenceQueueTests.waitFor("its closing counted on node A") { try await viewersOnA() == 1 }
       _ = try await anna.send(API.revokeShareLink, parameters: ShareLinkRef(id: link.link.id))
       try await viewerOnB.wait("revocation on node B", until: isRevoked(channel))
       await expectAPIError(.shareLinkRevoked, status: 410) { try await Self.view(b, link.token) }

@@ -121,5 +121,12 @@ struct LiveLogContractTests {
     #expect(LiveSignal(text: published.text) == published)
     #expect(LiveSignal(text: "p:geofence:anna") == nil && LiveSignal(text: "p:\n{}") == nil)
     #expect(LiveSignal(text: "c:x") == nil && LiveSignal(text: "s:") == nil && LiveSignal(text: "nonsense") == nil)
+    for viewers in [
+      LiveSignal.shareViewers(node: "n1", counts: ["link-a": 3, "link-b": 0]), .shareViewers(node: "n2", counts: [:]),
+    ] {
+      #expect(LiveSignal(text: viewers.text) == viewers)
+    }
+    #expect(LiveSignal(text: "v:\na=1") == nil && LiveSignal(text: "v:n1\na=-1") == nil)
+    #expect(LiveSignal(text: "v:n1\na") == nil && LiveSignal(text: "v:n1") == nil)
   }
 }

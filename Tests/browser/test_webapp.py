@@ -877,6 +877,23 @@ class WebAppTests(unittest.TestCase):
         token = address.get_attribute("value").rsplit("/", 1)[1]
         with urllib.request.urlopen(f"{self.server.base}/v1/shared/{token}", timeout=10) as response:
             self.assertEqual(json.loads(response.read())["label"], "Walk home")
+        # Who is looking: the link's page open in another tab is counted on the owner's list.
+        owner_tab = self.browser.current_window_handle
+        page = address.get_attribute("value")
+        self.browser.switch_to.new_window("tab")
+        self.browser.get(page)
+        self.wait(lambda: person.call("GET", "/v1/share-links")["items"][0].get("viewers") == 1, "the page counted")
+        self.browser.switch_to.window(owner_tab)
+        self.show("map")
+        self.show("sharing")
+        self.wait(lambda: "1 viewer now" in self.browser.find_element(By.CSS_SELECTOR, row).text,
+                  "the list shows one page open")
+        for handle in self.browser.window_handles:
+            if handle != owner_tab:
+                self.browser.switch_to.window(handle)
+                self.browser.close()
+        self.browser.switch_to.window(owner_tab)
+        self.wait(lambda: person.call("GET", "/v1/share-links")["items"][0].get("viewers") == 0, "the page closed")
         self.browser.find_element(By.CSS_SELECTOR, f"{row} button").click()
         self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, row).get_attribute("data-state") == "revoked",
                   "the list shows the link revoked")

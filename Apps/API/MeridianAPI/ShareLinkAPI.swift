@@ -80,11 +80,13 @@ public struct ShareLink: Codable, Sendable, Hashable {
   public var revokedAt: Int64?
   /// Active, expired or revoked, when the list was made.
   public var state: ShareLinkState
+  /// How many pages are open on the link now, on every node (`GET /v1/share-links`, active links only).
+  public var viewers: Int?
 
   /// A link.
   public init(
     id: String, label: String?, createdAt: Int64, until: Int64, deviceIds: [DeviceID]?, track: Bool,
-    revokedAt: Int64?, state: ShareLinkState
+    revokedAt: Int64?, state: ShareLinkState, viewers: Int? = nil
   ) {
     self.id = id
     self.label = label
@@ -94,6 +96,7 @@ public struct ShareLink: Codable, Sendable, Hashable {
     self.track = track
     self.revokedAt = revokedAt
     self.state = state
+    self.viewers = viewers
   }
 }
 

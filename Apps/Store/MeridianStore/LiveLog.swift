@@ -75,6 +75,10 @@ public enum LiveSignal: Sendable, Hashable {
   /// subscribe to: an event made on one node, such as a geofence event, for watchers on any. The text stays below
   /// PostgreSQL's `NOTIFY` limit when the sender keeps `payload` and the names under 7,000 bytes.
   case published(channels: [String], payload: String)
+  /// How many pages the node `node` has open on each of these share links (a count of 0: none any more). Each node
+  /// sends its counts when they change and again every few seconds while any is open; a sender keeps each signal's
+  /// links under 7,000 bytes.
+  case shareViewers(node: String, counts: [String: Int])
 
   /// The signal as a `NOTIFY` payload (a few dozen bytes).
   public var text: String {
@@ -86,6 +90,8 @@ public enum LiveSignal: Sendable, Hashable {
     case .accountDisabled(let user): "d:\(user.rawValue)"
     case .listening: "l:"
     case .published(let channels, let payload): "p:" + channels.joined(separator: ",") + "\n" + payload
+    case .shareViewers(let node, let counts):
+      "v:\(node)\n" + counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
     }
   }
 
@@ -108,6 +114,15 @@ public enum LiveSignal: Sendable, Hashable {
       let payload = String(value[value.index(after: newline)...])
       guard !channels.isEmpty, !payload.isEmpty else { return nil }
       self = .published(channels: channels, payload: payload)
+    case "v":
+      guard let newline = value.firstIndex(of: "\n"), newline > value.startIndex else { return nil }
+      var counts: [String: Int] = [:]
+      for pair in value[value.index(after: newline)...].split(separator: ",") {
+        let parts = pair.split(separator: "=", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, let count = Int(parts[1]), count >= 0 else { return nil }
+        counts[String(parts[0])] = count
+      }
+      self = .shareViewers(node: String(value[..<newline]), counts: counts)
     default: return nil
     }
   }

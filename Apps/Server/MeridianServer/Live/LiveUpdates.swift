@@ -40,6 +40,8 @@ public struct LiveUpdates: Sendable {
   let shareLinkCache = LookupCache<UserID, [ShareLinkRecord]>(lifetime: 5_000, capacity: 10_000)
   /// The links subscribed to on this node, with their ends (``sweepEndedLinks(every:)``).
   let shareLinkEnds: ShareLinkEnds
+  /// The pages open on share links on the other nodes, and what this node told them.
+  let shareLinkViewers = ShareLinkViewers()
   private let logger: Logger
   /// Every namespace the hub serves, with its subscribe rule: this type's own and those of `channels`.
   let channels: LiveChannels
@@ -198,6 +200,7 @@ public struct LiveUpdates: Sendable {
           case .groupDeleted(let group): await groupDeletedHere(group)
           case .tokenRevoked(let hash): await disconnectHere(tokenHash: hash, reason: "token revoked")
           case .accountDisabled(let user): await disconnectHere(user: user, reason: "account disabled")
+          case .shareViewers(let node, let counts): shareLinkViewers.heard(node: node, counts: counts, at: now())
           case .published(let channels, let payload):
             guard let json = try? JSONValue.parse(Data(payload.utf8)) else { break }
             _ = await hub.publish(json, to: channels.compactMap(ChannelName.init))

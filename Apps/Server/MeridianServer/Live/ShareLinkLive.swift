@@ -70,12 +70,33 @@ extension LiveUpdates {
     }
   }
 
-  /// Calls ``revokeEndedLinks()`` every `interval` until cancelled.
+  /// Calls ``revokeEndedLinks()`` and ``announceShareViewers()`` every `interval` until cancelled.
   func sweepEndedLinks(every interval: Duration = .milliseconds(500)) async {
     while !Task.isCancelled {
       await revokeEndedLinks()
+      await announceShareViewers()
       try? await Task.sleep(for: interval)
     }
+  }
+
+  /// Tells the other nodes, through the live log, how many pages are open here on each share link, when that
+  /// changed or is due again (``ShareLinkViewers/toSay(_:at:)``). Nothing without a live log (one node).
+  func announceShareViewers() async {
+    guard let log = store.liveLog else { return }
+    let counts = await hub.subscriberCounts(namespace: Self.shareNamespace)
+    guard let changes = shareLinkViewers.toSay(counts, at: now()) else { return }
+    for batch in shareLinkViewers.batches(changes) {
+      // Said again within seconds while pages are open; a count not heard is forgotten by the others.
+      try? await log.announce(.shareViewers(node: shareLinkViewers.node, counts: batch))
+    }
+  }
+
+  /// The pages open now on each of `links` on every node (0 for none): this node's sockets and what the others said.
+  func shareViewers(of links: [String]) async -> [String: Int] {
+    var counts = shareLinkViewers.elsewhere(links, at: now())
+    let here = await hub.subscriberCounts(namespace: Self.shareNamespace)
+    for link in links { counts[link, default: 0] += here[link] ?? 0 }
+    return counts
   }
 
   /// Whether `principal` may receive the events of `link`'s channel at `time`, the owner's sharing being `sharing`.

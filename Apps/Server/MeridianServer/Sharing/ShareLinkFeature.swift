@@ -27,7 +27,14 @@ struct ShareLinkFeature: Sendable {
 
   func list(_ owner: UserID) async throws -> ShareLinkList {
     let now = environment.now()
-    return ShareLinkList(items: try await store.shareLinks(owner: owner).map { $0.api(at: now) })
+    let links = try await store.shareLinks(owner: owner).map { $0.api(at: now) }
+    let viewers = await live.shareViewers(of: links.filter { $0.state == .active }.map(\.id))
+    return ShareLinkList(
+      items: links.map { link in
+        var link = link
+        link.viewers = viewers[link.id]
+        return link
+      })
   }
 
   func create(_ owner: UserID, _ body: NewShareLink) async throws -> CreatedShareLink {

@@ -501,6 +501,14 @@ actor HubState {
     return subscribedPrincipals(of: name).filter { seen.insert($0.id).inserted }.sorted { $0.id < $1.id }
   }
 
+  func subscriberCounts(namespace: String) -> [String: Int] {
+    var counts: [String: Int] = [:]
+    for (name, channel) in channels where name.namespace == namespace && !channel.subscribers.isEmpty {
+      counts[name.id] = channel.subscribers.count
+    }
+    return counts
+  }
+
   /// The principals of the connections subscribed to `name` (one per connection, so a principal may repeat), computed
   /// as they are read.
   private func subscribedPrincipals(of name: ChannelName) -> some Sequence<RealtimePrincipal> {

@@ -371,6 +371,12 @@ public final class RealtimeHub: Sendable {
     channels.isEmpty ? [] : await state.presence(of: channels)
   }
 
+  /// How many connections are subscribed to each channel of `namespace` that has any, by channel id (a principal
+  /// with several connections counts each).
+  public func subscriberCounts(namespace: String) async -> [String: Int] {
+    await state.subscriberCounts(namespace: namespace)
+  }
+
   /// A channel's current offset and epoch.
   public func position(of channel: ChannelName) async -> ChannelPosition {
     await state.position(of: channel)

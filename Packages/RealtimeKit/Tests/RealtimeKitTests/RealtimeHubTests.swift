@@ -508,6 +508,28 @@ import Testing
     #expect(await hub.presence(of: alice).map(\.id) == ["carol"])
   }
 
+  @Test func subscriberCountsCountConnectionsPerChannelOfANamespace() async throws {
+    let hub = makeHub()
+    let transport = InMemoryRealtimeTransport(hub: hub)
+    let first = try Peer(transport)
+    let second = try Peer(transport)
+    let third = try Peer(transport)
+    // Two connections of one principal count twice: the count is of open pages, not of people.
+    await first.hello("bob")
+    await second.hello("bob")
+    await third.hello("carol")
+    for (peer, channel) in [(first, "user:alice"), (second, "user:alice"), (third, "user:dave"), (third, "group:1")] {
+      peer.send(.subscribe(SubscribeRequest(channel: .test(channel))))
+      _ = await peer.next()
+    }
+    #expect(await hub.subscriberCounts(namespace: "user") == ["alice": 2, "dave": 1])
+    #expect(await hub.subscriberCounts(namespace: "group") == ["1": 1])
+    await hub.revoke(.test("user:alice"), from: "bob")
+    _ = await first.next()
+    _ = await second.next()
+    #expect(await hub.subscriberCounts(namespace: "user") == ["dave": 1])
+  }
+
   @Test func shutdownClosesWith4004AndHelloTimeoutWith4002() async throws {
     var configuration = RealtimeHubConfiguration(epoch: "e1")
     configuration.helloTimeout = .milliseconds(200)

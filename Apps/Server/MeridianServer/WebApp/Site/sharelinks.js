@@ -1,10 +1,11 @@
 // The share links of the sharing page: a link for someone without an account (the map at /s/<token>) made with a
 // label, how long it lasts and whether it shows the track since it was made; its address shown once, to copy (the
-// server keeps only the token's hash); the links listed with their state and end, each active one revocable.
+// server keeps only the token's hash); the links listed with their state and end, each active one revocable and with
+// the count of pages open on it now (read again every 15 s while the list is on screen).
 // API: /v1/share-links (docs/api/openapi.yaml).
 import { request } from './api.js';
 import { $, button, element, mutedRow } from './dom.js';
-import { currentLanguage, t } from './i18n.js';
+import { currentLanguage, plural, t } from './i18n.js';
 
 const HOUR = 3600000;
 const DURATIONS = { hour: HOUR, hours8: 8 * HOUR, day: 24 * HOUR, week: 7 * 24 * HOUR }; // how long a link lasts
@@ -16,6 +17,8 @@ const STATES = { active: 'shareLinks.active', expired: 'shareLinks.expired', rev
 let report = () => {};
 let links = []; // GET /v1/share-links
 let created = null; // the address of the link just made: shown until the next one or sign-out
+let refresh = null; // the timer that reads the links again while they are on screen
+const REFRESH_EVERY = 15000;
 
 /** Wires the share-link form; `onError` shows a failed request. */
 export function setUpShareLinks(onError) {
@@ -29,14 +32,18 @@ export function setUpShareLinks(onError) {
 
 /** Reads the links again and shows them. */
 export async function showShareLinks() {
+  clearTimeout(refresh);
   try {
     links = (await request('GET', '/v1/share-links')).items;
     renderShareLinks();
   } catch (error) { report(error); }
+  // The count of open pages moves: read again while the list is shown (a hidden list stops the timer).
+  refresh = setTimeout(() => { if ($('share-links').offsetParent !== null) showShareLinks(); }, REFRESH_EVERY);
 }
 
 /** Forgets the links and the address shown (sign-out). */
 export function resetShareLinks() {
+  clearTimeout(refresh);
   links = [];
   created = null;
 }
@@ -93,7 +100,9 @@ export function renderShareLinks() {
       element('span', { className: 'name' }, link.label || t('shareLinks.unlabelled')), ' ',
       element('span', { className: `badge state-${link.state}` }, t(STATES[link.state])), ' ',
       element('span', { className: 'muted' }, t('shareLinks.until', format.format(new Date(end)))),
-      link.track ? element('span', { className: 'muted' }, ` · ${t('shareLinks.withTrack')}`) : null);
+      link.track ? element('span', { className: 'muted' }, ` · ${t('shareLinks.withTrack')}`) : null,
+      link.state === 'active' && link.viewers !== undefined
+        ? element('span', { className: 'muted viewers' }, ` · ${plural('shareLinks.viewers', link.viewers)}`) : null);
     if (link.state === 'active') row.append(' ', button(t('shareLinks.revoke'), () => revoke(link)));
     return row;
   }));
