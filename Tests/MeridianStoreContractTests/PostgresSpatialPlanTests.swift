@@ -37,6 +37,8 @@ struct PostgresSpatialPlanTests {
         let venues = try #require(plans.first { $0.query.hasPrefix("venues") })
         #expect(venues.usesSpatialIndex, "\(venues.plan)")
         #expect(venues.plan.contains("places_location"), "\(venues.plan)")
+        let nearby = try #require(plans.first { $0.query.hasPrefix("places") })
+        #expect(nearby.usesSpatialIndex, "\(nearby.plan)")
         // What the plan finds is what the query answers.
         let found = try await store.venues(within: 50_000, of: kyiv)
         #expect(found.allSatisfy { $0.distance <= 50_000 })

@@ -16,7 +16,8 @@ public struct SpatialQueryPlan: Sendable, Hashable {
 
 extension PostgresStore {
   /// The plans of the store's spatial queries around `center` within `radius` metres: the venues within the
-  /// radius, and the fences that may contain the point (the geofence evaluation's candidates, for `owner`).
+  /// radius, the directory's places nearby (a circle, by distance), and the fences that may contain the point (the
+  /// geofence evaluation's candidates, for `owner`).
   public func spatialPlans(near center: Coordinate, radius: Double, owner: UserID = "plan")
     async throws -> [SpatialQueryPlan]
   {
@@ -26,6 +27,10 @@ extension PostgresStore {
     var plans: [SpatialQueryPlan] = []
     for (name, query) in [
       ("venues within \(Int(radius)) m", try Self.venuesWithinQuery(radius, of: center, type: nil)),
+      (
+        "places within \(Int(radius)) m by distance",
+        try Self.placeRanking(PlaceQuery(area: .circle(center: center, radius: radius), sort: .distance)).statement
+      ),
       ("geofences around a point", Self.geofenceCandidatesQuery(near: [center], owners: [owner])),
     ] {
       let lines = try await rows(PostgresQuery(unsafeSQL: "EXPLAIN " + query.sql, binds: query.binds)).map {
