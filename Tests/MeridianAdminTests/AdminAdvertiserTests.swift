@@ -56,6 +56,39 @@ struct AdminAdvertiserTests {
     #expect(try await sandbox.admin(["promotions", "stats"]).status == 2)
   }
 
+  /// `promotions sample-history` writes a month of offers and redemptions by sample people that nobody can sign in
+  /// as: the advertiser's daily figures show it (some days above the "< 5" threshold, redemptions one per person);
+  /// bad arguments are usage errors and an unknown promotion is "not found".
+  @Test func sampleHistoryFillsAMonthOfFigures() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try await sandbox.twoCafes()
+    try await store.insertPromotion(Promotion(id: "p-1", venueID: "cafe-1", name: "Coffee", promoCode: "C"))
+    let written = try await sandbox.admin([
+      "promotions", "sample-history", "--promotion", "p-1", "--days", "30", "--people", "20", "--json",
+    ])
+    #expect(written.status == 0, "\(written)")
+    let summary = try #require(try written.json() as? [String: Any])
+    #expect(summary["people"] as? Int == 20 && summary["days"] as? Int == 30, "\(written)")
+    let redeemed = try #require(summary["redeemed"] as? Int)
+    #expect((1...20).contains(redeemed), "\(written)")
+    let sample = try #require(try await store.account(for: .email("sample-0@sample.invalid")))
+    #expect(sample.passwordHash == nil)
+    let byDay = try await sandbox.admin(["promotions", "stats", "--by", "day", "--promotion", "p-1", "--json"])
+    #expect(byDay.status == 0, "\(byDay)")
+    let report = try JSONDecoder().decode(PromotionStatsReport.self, from: Data(byDay.stdout.utf8))
+    #expect(report.rows.count == 30)
+    let shown = report.rows.filter { if case .exactly(let people) = $0.people { people >= 5 } else { false } }
+    #expect(shown.count >= 25, "\(report.rows.map(\.people))")
+    // The same arguments write the same history; the sample people are reused, not made again.
+    #expect(
+      try await sandbox.admin(["promotions", "sample-history", "--promotion", "p-1", "--people", "20"]).status == 0)
+    #expect(try await store.account(for: .email("sample-20@sample.invalid")) == nil)
+    #expect(try await sandbox.admin(["promotions", "sample-history", "--promotion", "p-1", "--days", "0"]).status == 2)
+    #expect(
+      try await sandbox.admin(["promotions", "sample-history", "--promotion", "p-1", "--people", "2"]).status == 2)
+    #expect(try await sandbox.admin(["promotions", "sample-history", "--promotion", "none"]).status == 3)
+  }
+
   /// `promotions list` and `promotions stats` count as running only what the server shows (a paused or ended
   /// promotion is not, whatever its dates); `--limit` holds with `--venue`; `--server` lists without `--venue`.
   @Test func listAndStatsCountOnlyWhatRuns() async throws {

@@ -8,7 +8,7 @@ import MeridianStore
 struct PromotionsCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "promotions", abstract: "Create and list venues' promotions and see their audience.",
-    subcommands: [Create.self, List.self, Stats.self])
+    subcommands: [Create.self, List.self, Stats.self, SampleHistory.self])
 
   /// The promotions as a table: each one's state, and whether it runs now (``AdminPromotionItem/running``).
   static func table(_ items: [AdminPromotionItem]) -> String {
@@ -237,6 +237,131 @@ struct PromotionsCommand: AsyncParsableCommand {
             + "\(AggregateCount.minimum) people show as \"< \(AggregateCount.minimum)\", a week holding such a day as "
             + "\"\(AggregateCount.withheld)\".\n" + table.text
         }
+      }
+    }
+  }
+}
+
+extension PromotionsCommand {
+  /// Writes a made-up history of a promotion — offers to sample people over past days, and some redemptions — so
+  /// that the advertiser's statistics (charts, the "< 5" cells, the CSV) can be tried on a demo or staging database
+  /// before real traffic exists. The same arguments write the same history; running it twice adds it twice.
+  struct SampleHistory: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "sample-history",
+      abstract: "Write a made-up history of offers and redemptions of a promotion (demo and staging databases only).",
+      discussion: """
+        Offers the promotion to sample people (accounts sample-N@sample.invalid, made when missing, without a \
+        password, so nobody can sign in as them) on each of the --days days before today, a varying number of \
+        people and times a day, and lets some of them redeem it, each at most once, as the app would. The history \
+        is the same for the same arguments; running the command again adds it again.
+        """)
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "The promotion's id (`meridian-admin promotions list`).")
+    var promotion: String
+
+    @Option(help: "How many days before today to fill (1…366).")
+    var days = 30
+
+    @Option(help: "How many sample people (5…1000).")
+    var people = 40
+
+    func run() async throws {
+      guard (1...366).contains(days) else { throw AdminError.usage("--days must be 1…366.") }
+      guard (5...1_000).contains(people) else { throw AdminError.usage("--people must be 5…1000.") }
+      let written = try await options.withDatabase { database in
+        let store = database.store
+        guard let stored = try await store.promotion(PromotionID(promotion)) else {
+          throw AdminError.notFound(
+            "There is no promotion '\(promotion)'; list them with `meridian-admin promotions list`.")
+        }
+        let now = Timestamp.milliseconds(Date())
+        var sample: [UserID] = []
+        for index in 0..<people {
+          let credential = Credential.email("sample-\(index)@sample.invalid")
+          if let found = try await store.account(for: credential) {
+            sample.append(found.account.id)
+          } else if let made = try await store.createAccount(
+            id: UserID("sample-\(UUID().uuidString.lowercased())"), credential: credential, passwordHash: nil,
+            now: now)
+          {
+            sample.append(made.id)
+          }
+        }
+        let plan = SampleOffers(days: days, people: sample.count, now: now)
+        var offers = 0
+        for offer in plan.offers {
+          try await store.recordOffers(
+            Array(repeating: stored.id, count: offer.times), to: sample[offer.person], at: offer.at)
+          offers += offer.times
+        }
+        var redeemed = 0
+        for redemption in plan.redemptions {
+          if case .redeemed = try await store.redeem(stored.id, by: sample[redemption.person], at: redemption.at) {
+            redeemed += 1
+          }
+        }
+        return SampleHistoryOutput(
+          promotion: stored.id.rawValue, days: days, people: sample.count, offers: offers,
+          redeemed: redeemed)
+      }
+      try options.emit(written) {
+        "\(written.offers) offers to \(written.people) sample people over \(written.days) days, \(written.redeemed) "
+          + "redeemed, written for promotion \(written.promotion)."
+      }
+    }
+  }
+
+  /// What `promotions sample-history` wrote.
+  struct SampleHistoryOutput: Encodable {
+    var promotion: String
+    var days: Int
+    var people: Int
+    var offers: Int
+    var redeemed: Int
+  }
+}
+
+/// The made-up history of ``PromotionsCommand/SampleHistory``: for each of `days` days before `now`'s day, a varying
+/// share of the people offered the promotion one to three times between 08:00 and 20:00 UTC, and one to three of the
+/// day's people not yet redeemed redeeming it half an hour after their first offer. Deterministic.
+struct SampleOffers {
+  struct Offer: Equatable {
+    var person: Int
+    var times: Int
+    var at: Int64
+  }
+  struct Redemption: Equatable {
+    var person: Int
+    var at: Int64
+  }
+
+  private(set) var offers: [Offer] = []
+  private(set) var redemptions: [Redemption] = []
+
+  init(days: Int, people: Int, now: Int64) {
+    let day: Int64 = 86_400_000
+    let today = now - now % day
+    var redeemed = Set<Int>()
+    for index in 0..<days {
+      let start = today - Int64(days - index) * day + 8 * 3_600_000
+      // A wave over the days: 30…90 % of the people.
+      let share = 0.3 + 0.6 * (0.5 + 0.5 * sin(Double(index) / 4.5))
+      let count = max(1, min(people, Int((Double(people) * share).rounded())))
+      var dayPeople: [Int] = []
+      for slot in 0..<count {
+        let person = (index * 7 + slot * 11) % people
+        guard !dayPeople.contains(person) else { continue }
+        dayPeople.append(person)
+        let at = start + Int64(slot) * (12 * 3_600_000 / Int64(max(1, count)))
+        offers.append(Offer(person: person, times: 1 + (index + slot) % 3, at: at))
+      }
+      for person in dayPeople.prefix(1 + index % 3) where !redeemed.contains(person) {
+        redeemed.insert(person)
+        let first = offers.last { $0.person == person }?.at ?? start
+        redemptions.append(Redemption(person: person, at: first + 1_800_000))
       }
     }
   }
