@@ -357,6 +357,21 @@ struct AdminCommandTests {
     #expect(!missing.contains { $0["field"] as? String == "description" }, "no venue has a description: \(i18nCheck)")
   }
 
+  /// Live only (issue 39 §4): the account keeps no history, so `history import` refuses it and says why.
+  @Test func historyImportIsRefusedForALiveOnlyAccount() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try sandbox.store()
+    let anna = try await seedUser(store, email: "anna@example.com")
+    #expect(try await store.setLiveOnly(anna, true, deletingHistory: false, now: 1) == 0)
+    let file = sandbox.path("anna.csv")
+    try "timestamp,latitude,longitude\n2026-11-01T08:00:00Z,50.45,30.52\n"
+      .write(toFile: file, atomically: true, encoding: .utf8)
+    let refused = try await sandbox.admin(["history", "import", "--user", "anna@example.com", file])
+    #expect(refused.status == 1, "\(refused)")
+    #expect(refused.stderr.contains("live only") && refused.stderr.contains("Nothing was imported"), "\(refused)")
+    #expect(try await store.history(owner: anna, filter: HistoryFilter(), limit: 10, before: nil).isEmpty)
+  }
+
   @Test func historyExportAndImportMergeWithoutDuplicates() async throws {
     let sandbox = try AdminSandbox()
     let store = try sandbox.store()

@@ -237,6 +237,78 @@ struct PhoneAppIngestTests {
     }
   }
 
+  /// Issue 39 §5: in HTTP mode the apps file a card and a location under `owntracks/http/<tid>`, so two friends
+  /// with the same initials got one contact (one card over two people); each person of a reply now has a tid of
+  /// their own. A JPEG photo is a face too (OwnTracks' card format takes JPEG or PNG); a name or photo hidden from
+  /// the viewer stays out of the card.
+  @Test func cardsTieToTheirPeopleAndHoldOnlyWhatTheViewerSees() async throws {
+    try await TestServer.with { server in
+      let (annaSession, anna) = try await server.signUp("anna")
+      let (alexeiSession, alexei) = try await server.signUp("alexei")
+      let (bobSession, _) = try await server.signUp("bob")
+      let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46, 0x00, 0x01])
+      let photo = try await anna.send(API.uploadBlob, body: jpeg)
+      _ = try await anna.send(API.updateProfile, body: ProfileUpdate(avatar: photo.url, fullName: "Anna Karenina"))
+      _ = try await alexei.send(API.updateProfile, body: ProfileUpdate(fullName: "Alexei Karenin"))
+      var friendsGroups: [GroupID] = []
+      for (client, start, device) in [
+        (anna, Int64(1_700_000_000_000), "anna-phone"), (alexei, 1_700_000_100_000, "alexei-phone"),
+      ] {
+        let friends = try #require(try await client.send(API.groups).groups.first { $0.kind == .friends })
+        friendsGroups.append(friends.id)
+        _ = try await client.send(
+          API.addMember, parameters: GroupMemberRef(groupID: friends.id, userID: bobSession.userId))
+        _ = try await client.send(
+          API.postFixes, body: FixBatch(deviceId: DeviceID(device), fixes: try makeFixes(count: 1, start: start)))
+      }
+      var tst: Int64 = 1_700_000_200
+      /// Bob's reply: each person's card (nil when none) and tid, by user id; every tid names one person.
+      func cards() async throws -> [UserID: (tid: String, card: OwnTracks.Card?)] {
+        tst += 1
+        let response = try await server.ownTracks(
+          ownTracksLocation(tst: tst), username: "bob@example.com", password: Self.password, device: "bob-phone")
+        #expect(response.head.status == .ok)
+        var people: [UserID: (tid: String, card: OwnTracks.Card?)] = [:]
+        var owners: [String: UserID] = [:]
+        for message in try response.ownTracksMessages() {
+          if case .location(let location) = message, let topic = location.topic, let tid = location.tid {
+            let owner = UserID(String(topic.split(separator: "/")[1]))
+            #expect(owners[tid] == nil, "tid \(tid) names two people")
+            owners[tid] = owner
+            people[owner] = (tid, nil)
+          } else if case .card(let card) = message {
+            let owner = try #require(owners[card.tid ?? ""], "a card of no location before it: \(card)")
+            people[owner]?.card = card
+          }
+        }
+        return people
+      }
+
+      let both = try await cards()
+      let annaTid = try #require(both[annaSession.userId]?.tid)
+      let alexeiTid = try #require(both[alexeiSession.userId]?.tid)
+      #expect(Set([annaTid, alexeiTid]) == ["AK", "A2"])
+      #expect(
+        both[annaSession.userId]?.card
+          == OwnTracks.Card(name: "Anna Karenina", face: jpeg.base64EncodedString(), tid: annaTid))
+      #expect(both[alexeiSession.userId]?.card == OwnTracks.Card(name: "Alexei Karenin", tid: alexeiTid))
+
+      // The name only: no face. The photo only: no name, and a tid that doesn't spell the name.
+      let friends = friendsGroups[0]
+      _ = try await anna.send(
+        API.updateGroup, parameters: GroupRef(id: friends),
+        body: GroupUpdate(visibility: GroupVisibility(location: true, fields: [.fullName])))
+      let named = try #require(try await cards()[annaSession.userId])
+      #expect(named.card == OwnTracks.Card(name: "Anna Karenina", tid: named.tid))
+      _ = try await anna.send(
+        API.updateGroup, parameters: GroupRef(id: friends),
+        body: GroupUpdate(visibility: GroupVisibility(location: true, fields: [.avatar])))
+      let faced = try #require(try await cards()[annaSession.userId])
+      #expect(faced.card == OwnTracks.Card(face: jpeg.base64EncodedString(), tid: faced.tid))
+      #expect(faced.tid == String(annaSession.userId.rawValue.suffix(2)).uppercased())
+    }
+  }
+
   @Test func duplicatePublishStoresOnceAndMalformedInputLosesNothing() async throws {
     try await TestServer.with { server in
       let (_, anna) = try await server.signUp("anna")

@@ -704,6 +704,29 @@ class WebAppTests(unittest.TestCase):
                   "back in English")
 
     @screenshot_on_failure
+    def test_history_page_switches_live_only_on_deleting_the_history_and_off_again(self):
+        walker = Account(self.server, "Lena Live")
+        walker.upload((50.4501, 30.5234), (50.4510, 30.5240), (50.4520, 30.5251), seconds_ago=5)
+        self.open_and_sign_in(walker)
+        self.show("history")
+        summary = self.browser.find_element(By.ID, "history-summary")
+        self.wait(lambda: summary.get_attribute("data-count") == "3", "today's history has the 3 uploaded fixes")
+        switch = self.browser.find_element(By.ID, "live-only")
+        self.assertFalse(switch.is_selected())
+        switch.click()
+        self.browser.switch_to.alert.accept()  # "Also delete the history stored so far?"
+        state = self.browser.find_element(By.ID, "live-only-state")
+        self.wait(lambda: "were deleted" in state.text, "the page says how many points were deleted")
+        self.assertTrue(walker.call("GET", "/v1/me")["settings"]["liveOnly"])
+        self.wait(lambda: summary.get_attribute("data-count") == "1", "only the last position is left")
+        self.assertEqual(len(walker.call("GET", "/v1/history?preset=allTime")["fixes"]), 1)
+        switch.click()
+        self.wait(lambda: state.text == "Your history is kept again from now on.", "turned off")
+        self.assertFalse(walker.call("GET", "/v1/me")["settings"]["liveOnly"])
+        self.assertFalse(switch.is_selected())
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
     def test_history_custom_range_shows_and_exports_only_the_days_chosen(self):
         walker = Account(self.server, "Rita Range")
         day = 86400000

@@ -130,4 +130,5 @@ public enum API {
     + webhookEndpoints  // WebhookAPI.swift
     + historyGeoEndpoints  // HistoryGeoAPI.swift
     + shareLinkEndpoints  // ShareLinkAPI.swift
+    + accountSettingsEndpoints  // AccountSettingsAPI.swift
 }

@@ -112,6 +112,8 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   case shareLinkExpired = "share_link_expired"
   /// The share link's owner revoked it: it shows nothing any more (410).
   case shareLinkRevoked = "share_link_revoked"
+  /// The account keeps only its last position (live only), so it refuses a history import (409).
+  case liveOnly = "live_only"
   /// The server is shutting down or temporarily unable to answer.
   case unavailable = "unavailable"
   /// An unexpected server failure.

@@ -78,12 +78,18 @@ public struct Me: Sendable, Hashable, Codable {
   /// The time of the caller's last fix (ms), absent while none is stored: a page asks for the caller's location only
   /// when it is present.
   public var lastFixAt: Int64?
+  /// The account settings (`PATCH /v1/me/settings`).
+  public var settings: AccountSettings
   /// The caller's data.
-  public init(account: Account, profile: Profile, sharing: SharingState, lastFixAt: Int64? = nil) {
+  public init(
+    account: Account, profile: Profile, sharing: SharingState, lastFixAt: Int64? = nil,
+    settings: AccountSettings = AccountSettings()
+  ) {
     self.account = account
     self.profile = profile
     self.sharing = sharing
     self.lastFixAt = lastFixAt
+    self.settings = settings
   }
 }
 

@@ -209,6 +209,9 @@ struct HistoryCommand: AsyncParsableCommand {
       }
       try await options.withDatabase { database in
         let id = try await database.resolveUser(user)
+        if try await database.store.isLiveOnly(id) {
+          throw AdminError.failure("User \(id): \(APIError.liveOnlyRefusesImport.message)")
+        }
         let fallback = DeviceID("import-\(id.rawValue)")
         let read: [LocationFix]
         let skipped: SkippedRecords

@@ -36,4 +36,22 @@ public protocol AccountStore: Sendable {
   func isDisabled(_ user: UserID) async throws -> Bool
   /// Revokes all but the newest `keep` unexpired tokens of `user`; returns how many it revoked.
   func revokeTokens(of user: UserID, keepingNewest keep: Int, now: Int64) async throws -> Int
+
+  // MARK: Live only
+
+  /// Whether the account keeps only its last position (live only); false for an unknown account.
+  ///
+  /// The rule, kept by every engine in the transaction that stores fixes (``FixStore/insertFixes(_:now:completion:)``)
+  /// and in the one that takes fixes off the geofence queue: of the fixes a live-only account stored since it turned
+  /// live only on, it keeps its last position — the newest fix not dated after the time it was received — any fix
+  /// dated after that one (a clock ahead, due later), and those the geofence queue still waits to evaluate. Every
+  /// other one is deleted, so no history builds up while the last position, the live updates and the geofences
+  /// work as before. The history stored before live only was turned on stays unless the switch deleted it.
+  func isLiveOnly(_ user: UserID) async throws -> Bool
+  /// Turns live only on (at `now`, server time, unless it is on already) or off for `user`. With `deletingHistory`
+  /// (turning it on) the rule above is applied to the whole history in the same transaction, so only the last
+  /// position is left (and the fixes the geofences still wait for, until evaluated); without it the history stored
+  /// so far stays. Returns how many fixes were deleted; nil when
+  /// there is no such account.
+  func setLiveOnly(_ user: UserID, _ liveOnly: Bool, deletingHistory: Bool, now: Int64) async throws -> Int?
 }

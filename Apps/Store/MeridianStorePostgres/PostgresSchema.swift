@@ -38,6 +38,7 @@ public enum PostgresSchema {
     appendShareLinkMigrations(to: &migrator)  // PostgresSchema+ShareLinks.swift
     appendGeofenceLastPositionMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
     appendAlertChannelMigrations(to: &migrator)  // PostgresSchema+Webhooks.swift
+    appendLiveOnlyMigrations(to: &migrator)  // PostgresStore+LiveOnly.swift
     return migrator
   }
 

@@ -249,8 +249,15 @@ extension PostgresTransaction {
       """)
   }
 
+  /// Removes the entries, then keeps the live-only rule for their users: the fixes the entries held back go.
   func removeGeofenceQueueEntries(_ sequences: [UInt64]) async throws {
+    let owners = try await PostgresStore.column(
+      String.self,
+      "SELECT DISTINCT user_id FROM geofence_queue WHERE sequence = ANY(\(sequences.map { Int64(clamping: $0) })::bigint[])",
+      on: connection, logger: logger)
+    let liveOnly = try await PostgresStore.lockLiveOnly(owners, on: connection, logger: logger)
     _ = try await rows(
       "DELETE FROM geofence_queue WHERE sequence = ANY(\(sequences.map { Int64(clamping: $0) })::bigint[])")
+    _ = try await PostgresStore.keepLastPosition(of: liveOnly, on: connection, logger: logger)
   }
 }

@@ -89,6 +89,8 @@ extension PostgresStore {
     _ batches: [(batch: FixInsertBatch, rows: [FixRow], now: Int64)], on connection: PostgresConnection,
     _ logger: Logger
   ) async throws -> ([FixReceipt], [(IdempotencyClaim, IdempotencyClaim.Resolution)]) {
+    // 0. The live-only accounts among the batches' owners, locked first (before any fix or the live log's lock).
+    let liveOnly = try await lockLiveOnly(batches.map(\.batch.userID.rawValue), on: connection, logger: logger)
     // 1. The keys: the first batch with a key claims it for the commit; a later batch with the same key follows it.
     var leaders: [IdempotencyKey: Int] = [:]
     for (index, entry) in batches.enumerated() {
@@ -221,6 +223,8 @@ extension PostgresStore {
     try await appendLiveEntries(live, now: batches.first?.now ?? 0, on: connection, logger: logger)
     // 6. The geofence queue's entries, under the same lock: they commit in sequence order too.
     try await queueForGeofences(evaluated, now: batches.first?.now ?? 0, on: connection, logger: logger)
+    // 7. The live-only rule, once the queue holds this commit's fixes (they stay until evaluated).
+    _ = try await keepLastPosition(of: liveOnly, on: connection, logger: logger)
     return (receipts, resolutions)
   }
 

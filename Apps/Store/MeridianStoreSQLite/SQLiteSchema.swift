@@ -31,6 +31,7 @@ public enum SQLiteSchema {
     appendShareLinkMigrations(to: &migrator)  // SQLiteSchema+ShareLinks.swift
     appendGeofenceLastPositionMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
     appendAlertChannelMigrations(to: &migrator)  // SQLiteSchema+Webhooks.swift
+    appendLiveOnlyMigrations(to: &migrator)  // SQLiteStore+LiveOnly.swift
     return migrator
   }
 

@@ -292,11 +292,20 @@ extension SQLiteTransaction {
       ])
   }
 
+  /// Removes the entries, then keeps the live-only rule for their users: the fixes the entries held back go.
   func removeGeofenceQueueEntries(_ sequences: [UInt64]) throws {
+    var users: Set<String> = []
     for chunk in stride(from: 0, to: sequences.count, by: 500).map({ sequences[$0..<min($0 + 500, sequences.count)] }) {
-      try db.execute(
-        sql: "DELETE FROM geofence_queue WHERE sequence IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
-        arguments: StatementArguments(chunk.map { Int64(clamping: $0) }))
+      let placeholders = chunk.map { _ in "?" }.joined(separator: ",")
+      let arguments = StatementArguments(chunk.map { Int64(clamping: $0) })
+      users.formUnion(
+        try String.fetchAll(
+          db, sql: "SELECT DISTINCT user_id FROM geofence_queue WHERE sequence IN (\(placeholders))",
+          arguments: arguments))
+      try db.execute(sql: "DELETE FROM geofence_queue WHERE sequence IN (\(placeholders))", arguments: arguments)
+    }
+    for user in users.sorted().map({ UserID($0) }) where try SQLiteStore.isLiveOnly(db, user) {
+      _ = try SQLiteStore.keepLastPosition(db, of: user)
     }
   }
 }

@@ -316,6 +316,7 @@ public struct SQLiteStore: MeridianStore {
       if accepted > 0, batch.isEvaluatedByGeofences {
         try queueForGeofences(db, user: batch.userID, lastFix: db.lastInsertedRowID, count: accepted, now: now)
       }
+      if accepted > 0, try isLiveOnly(db, batch.userID) { _ = try keepLastPosition(db, of: batch.userID) }
       if let claim = batch.idempotency {
         let answer = StoredResponse(requestHash: claim.requestHash, status: 200, body: receipt.commonFormJSON)
         try saveResponse(db, answer, userID: batch.userID, key: claim.key, now: now)

@@ -68,6 +68,8 @@ struct HistoryImport: Sendable {
     let limits = RouteRegistrar.BodyLimits(wire: maximumBytes, decompressed: maximumBytes)
     routes.onStream(API.importHistory, limits: limits) { call in
       let user = try call.authenticated()
+      // Before the body is read: an account that keeps no history takes none.
+      if try await feature.environment.store.isLiveOnly(user) { throw APIError.liveOnlyRefusesImport }
       let spool = try await ImportSpool.create()
       try await spool.append(call.body)
       return try RouteRegistrar.json(try await feature.importFile(spool, user: user))

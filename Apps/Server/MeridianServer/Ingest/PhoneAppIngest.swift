@@ -99,11 +99,14 @@ struct PhoneAppIngest: Sendable {
     return DeviceID(name)
   }
 
-  /// The last location and card of every user whose location `viewer` may see now (the viewer excluded).
+  /// The last location and card of every user whose location `viewer` may see now (the viewer excluded), the card
+  /// holding only the name and photo the viewer may see (none when neither). In HTTP mode the apps file every
+  /// message under `owntracks/http/<tid>` (iOS and Android alike), so the tid is what ties a card to its location:
+  /// each person of one reply gets a tid of their own (``trackerIDs(_:)``).
   func friends(of viewer: UserID) async throws -> [OwnTracks.Message] {
     let now = environment.now()
     let handles = try await environment.deviceHandles.handles()
-    var messages: [OwnTracks.Message] = []
+    var shown: [(owner: UserID, fix: LocationFix, profile: Profile?)] = []
     for owner in try await store.sharingCandidates(viewer: viewer) where owner != viewer {
       guard let settings = try await store.privacySettings(owner: owner),
         Sharing.canSee(viewer, .location, of: settings, at: now),
@@ -111,14 +114,18 @@ struct PhoneAppIngest: Sendable {
       else { continue }
       let profile = try await store.profile(owner)?.redacted(
         keeping: Sharing.visibleFields(to: viewer, of: settings, at: now))
-      let tid = Self.trackerID(name: profile?.fullName, user: owner)
-      let device = (fix.deviceID?.rawValue ?? "device").map { "/+#".contains($0) ? "-" : $0 }
-      let topic = "owntracks/\(owner.rawValue)/\(String(device))"
-      messages.append(.location(OwnTracks.Location(fix, tid: tid, topic: topic)))
+      shown.append((owner, fix, profile))
+    }
+    var messages: [OwnTracks.Message] = []
+    let tids = Self.trackerIDs(shown.map { (name: $0.profile?.fullName, user: $0.owner) })
+    for (person, tid) in zip(shown, tids) {
+      let device = (person.fix.deviceID?.rawValue ?? "device").map { "/+#".contains($0) ? "-" : $0 }
+      let topic = "owntracks/\(person.owner.rawValue)/\(String(device))"
+      messages.append(.location(OwnTracks.Location(person.fix, tid: tid, topic: topic)))
       var face: String? = nil
-      if let avatar = profile?.avatar { face = try await self.face(avatar: avatar) }
-      if profile?.fullName != nil || face != nil {
-        messages.append(.card(OwnTracks.Card(name: profile?.fullName, face: face, tid: tid)))
+      if let avatar = person.profile?.avatar { face = try await self.face(avatar: avatar) }
+      if person.profile?.fullName != nil || face != nil {
+        messages.append(.card(OwnTracks.Card(name: person.profile?.fullName, face: face, tid: tid)))
       }
     }
     return messages
@@ -134,14 +141,33 @@ struct PhoneAppIngest: Sendable {
     return String(user.rawValue.suffix(2)).uppercased()
   }
 
+  /// The tids of the people of one reply, in its order (by user id, so the same people get the same tids each
+  /// time), distinct: each person's ``trackerID(name:user:)`` unless someone before has it, then its first
+  /// character and the first of 2…9, A…Z not taken (the user id when all are).
+  static func trackerIDs(_ people: [(name: String?, user: UserID)]) -> [String] {
+    var taken: Set<String> = []
+    return people.map { person in
+      var tid = trackerID(name: person.name, user: person.user)
+      if taken.contains(tid) {
+        let first = String(tid.prefix(1))
+        tid =
+          "23456789ABCDEFGHIJKLMNOPQRSTUVWXYZ".lazy.map { first + String($0) }.first { !taken.contains($0) }
+          ?? person.user.rawValue
+      }
+      taken.insert(tid)
+      return tid
+    }
+  }
+
   /// The largest avatar sent as an OwnTracks face, in bytes (the app shows a 40-point icon).
   static let maximumFaceBytes = 16 * 1024
 
-  /// The base64 PNG of an avatar uploaded as a PNG of at most ``maximumFaceBytes`` (OwnTracks faces are base64 PNG;
-  /// URLs are not sent).
+  /// The base64 image of an avatar uploaded as a PNG or JPEG of at most ``maximumFaceBytes`` (OwnTracks' card
+  /// format: "encoded either as a JPEG or as a PNG", 192×192 recommended; the apps decode either; URLs are not
+  /// sent, nor WebP).
   func face(avatar: String) async throws -> String? {
     guard let hash = BlobReference.hash(in: avatar), let blob = try await environment.blobs.blob(hash),
-      blob.kind == .png, blob.data.count <= Self.maximumFaceBytes
+      blob.kind == .png || blob.kind == .jpeg, blob.data.count <= Self.maximumFaceBytes
     else { return nil }
     return blob.data.base64EncodedString()
   }

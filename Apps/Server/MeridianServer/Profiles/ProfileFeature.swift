@@ -15,6 +15,7 @@ struct ProfileFeature: Sendable {
   func register(on routes: RouteRegistrar) {
     routes.on(API.me) { call in try await me(call.authenticated()) }
     routes.on(API.updateProfile) { call in try await updateProfile(call.authenticated(), call.body) }
+    routes.on(API.updateSettings) { call in try await updateSettings(call.authenticated(), call.body) }
     routes.on(API.userProfile) { call in try await userProfile(viewer: call.authenticated(), of: call.parameters.id) }
     routes.on(API.searchUsers) { call in try await searchUsers(viewer: call.authenticated(), call.parameters.q) }
   }
@@ -25,7 +26,27 @@ struct ProfileFeature: Sendable {
     }
     return Me(
       account: account, profile: profile, sharing: try await store.sharing(owner: user),
-      lastFixAt: try await environment.lastFix(of: user)?.timestamp)
+      lastFixAt: try await environment.lastFix(of: user)?.timestamp,
+      settings: AccountSettings(liveOnly: try await accounts.isLiveOnly(user)))
+  }
+
+  /// `PATCH /v1/me/settings`: live only on or off, deleting the history with it when asked.
+  func updateSettings(_ user: UserID, _ update: AccountSettingsUpdate) async throws -> AccountSettingsChange {
+    var liveOnly = try await accounts.isLiveOnly(user)
+    var deleted = 0
+    if update.deleteHistory == true, update.liveOnly != true {
+      throw APIError.invalidRequest(
+        "'deleteHistory' deletes the history when live only is turned on; send it with \"liveOnly\": true.")
+    }
+    if let wanted = update.liveOnly {
+      guard
+        let count = try await accounts.setLiveOnly(
+          user, wanted, deletingHistory: update.deleteHistory == true, now: environment.now())
+      else { throw APIError.tokenInvalid }
+      liveOnly = wanted
+      deleted = count
+    }
+    return AccountSettingsChange(settings: AccountSettings(liveOnly: liveOnly), deletedFixes: deleted)
   }
 
   func updateProfile(_ user: UserID, _ update: ProfileUpdate) async throws -> Profile {

@@ -1,11 +1,14 @@
 // The history page: the signed-in person's track of a preset period or of the days chosen, drawn on the map (a line,
 // or the fixes' geohash clusters below zoom 12) with the stays, "where I've been" (where.js) and the exports.
+// Its switch "keep only my last position" is the account's live only setting (PATCH /v1/me/settings), which offers
+// to delete the history stored so far.
 // API: /v1/history, /v1/history/visits, /v1/history/clusters, /v1/history/export (docs/api/openapi.yaml).
 import * as L from '/vendor/leaflet/leaflet.esm.js';
 import { download, request } from './api.js';
 import { $, element, mutedRow, syncButtons, textElement } from './dom.js';
 import { currentLanguage, plural, t } from './i18n.js';
 import { Pager } from './pager.js';
+import { session } from './session.js';
 import { loadWhere, resetWhere, setUpWhere, showWhere } from './where.js';
 
 const PRESETS = ['today', 'yesterday', 'thisMonth', 'lastMonth', 'thisYear', 'lastYear', 'allTime'];
@@ -32,6 +35,28 @@ export function setUpHistory(theMap, onError) {
     button.addEventListener('click', () => exportHistory(button.dataset.export));
   }
   $('range-form').addEventListener('submit', (event) => { event.preventDefault(); showRange(); });
+  $('live-only').addEventListener('change', switchLiveOnly);
+}
+
+/** Turns live only on (asking whether to delete the history stored so far) or off. */
+async function switchLiveOnly() {
+  const box = $('live-only');
+  const liveOnly = box.checked;
+  const deleteHistory = liveOnly && window.confirm(t('history.liveOnlyDelete'));
+  box.disabled = true;
+  try {
+    const answer = await request('PATCH', '/v1/me/settings', { liveOnly, deleteHistory });
+    session.me.settings = answer.settings;
+    $('live-only-state').textContent = answer.deletedFixes > 0
+      ? plural('history.liveOnlyDeleted', answer.deletedFixes)
+      : t(liveOnly ? 'history.liveOnlyOn' : 'history.liveOnlyOff');
+    if (answer.deletedFixes > 0 && shown) load();
+  } catch (error) {
+    box.checked = !liveOnly;
+    report(error);
+  } finally {
+    box.disabled = false;
+  }
 }
 
 /** Shows the page (its track loaded again) or hides its layer. */
@@ -178,6 +203,7 @@ function render() {
     render();
     load();
   });
+  $('live-only').checked = Boolean(session.me && session.me.settings && session.me.settings.liveOnly);
   $('history-summary').textContent = loaded ? plural('history.fixes', loaded.fixes.length) : '';
   const visits = loaded ? loaded.visits : [];
   $('visits').replaceChildren(...(visits.length === 0 && loaded ? [mutedRow(t('history.noVisits'))] : []),
