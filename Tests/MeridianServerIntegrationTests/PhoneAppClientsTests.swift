@@ -8,7 +8,7 @@ import NetworkingKit
 import Testing
 
 /// Overland, GPSLogger's custom URL and Traccar Client 9's JSON, each driven with the payloads the apps' own
-/// documentation and sources show, through the device's OsmAnd identifier.
+/// documentation and sources show, through the device's OsmAnd identifier, on both engines.
 @Suite("Overland, GPSLogger and Traccar Client ingest")
 struct PhoneAppClientsTests {
   /// Signs Anna up with one stored fix on `device` and returns her client and the device's OsmAnd identifier.
@@ -37,8 +37,9 @@ struct PhoneAppClientsTests {
     Data(#"{"locations":[\#(features.joined(separator: ","))],"trip":{"distance":12,"mode":"car"}}"#.utf8)
   }
 
-  @Test func overlandBatchIsStoredAndAnsweredOkWithTheBearerTokenOrTheURLToken() async throws {
-    try await TestServer.with { server in
+  @Test(arguments: ["sqlite", "postgres"])
+  func overlandBatchIsStoredAndAnsweredOkWithTheBearerTokenOrTheURLToken(_ engine: String) async throws {
+    try await PollTests.withServer(engine) { server in
       let (anna, id) = try await Self.annaWithIdentifier(server)
       let batch = Self.overlandBatch([
         Self.overlandFeature(lon: -122.030581, lat: 37.3318, timestamp: "2015-10-01T08:00:00-0700"),
@@ -75,8 +76,9 @@ struct PhoneAppClientsTests {
     }
   }
 
-  @Test func overlandRefusesBadBatchesWholeAndWrongTokensAndLosesNothing() async throws {
-    try await TestServer.with({ $0.maxBodyBytes = 8 * 1024 }) { server in
+  @Test(arguments: ["sqlite", "postgres"])
+  func overlandRefusesBadBatchesWholeAndWrongTokensAndLosesNothing(_ engine: String) async throws {
+    try await PollTests.withServer(engine, { $0.maxBodyBytes = 8 * 1024 }) { server in
       let (anna, id) = try await Self.annaWithIdentifier(server)
       let good = Self.overlandFeature(lon: 30.52, lat: 50.45, timestamp: "2026-01-01T10:00:00Z")
       let headers: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(id)"]
@@ -147,8 +149,9 @@ struct PhoneAppClientsTests {
       + "&batt=85.0"
   }
 
-  @Test func gpsLoggerCustomURLOnGetAndPostForm() async throws {
-    try await TestServer.with { server in
+  @Test(arguments: ["sqlite", "postgres"])
+  func gpsLoggerCustomURLOnGetAndPostForm(_ engine: String) async throws {
+    try await PollTests.withServer(engine) { server in
       let (anna, id) = try await Self.annaWithIdentifier(server, device: "pixel")
       let get = try await server.phoneAppRequest(
         .get, "/gpslogger?" + Self.gpsLoggerParameters(id: id, lat: "50.4501", time: "2026-01-01T10:00:00.000Z"))
@@ -202,8 +205,9 @@ struct PhoneAppClientsTests {
       """.utf8)
   }
 
-  @Test func traccarClientJSONWithTheOptInIdentifier() async throws {
-    try await TestServer.with { server in
+  @Test(arguments: ["sqlite", "postgres"])
+  func traccarClientJSONWithTheOptInIdentifier(_ engine: String) async throws {
+    try await PollTests.withServer(engine) { server in
       let (anna, id) = try await Self.annaWithIdentifier(server, device: "android")
       let json: HTTPFields = [.contentType: "application/json; charset=utf-8"]
       let stored = try await server.phoneAppRequest(
