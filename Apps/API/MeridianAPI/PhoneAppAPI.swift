@@ -39,6 +39,42 @@ extension API {
     body: RequestBodyCoding(contentType: "application/x-www-form-urlencoded") { report in
       Data(OsmAnd.query(deviceID: report.deviceID, fix: report.fix).utf8)
     }, response: .empty, authentication: .none)
+
+  // MARK: Overland (iOS)
+
+  /// `POST /overland` → 200 `{"result":"ok"}`: a batch of the Overland GPS tracker (DomainKit `Overland`):
+  /// `{"locations": [GeoJSON Point Feature with properties.timestamp, …]}`.
+  ///
+  /// The credential is the device's OsmAnd identifier (``enableOsmAnd``), as the app's access token (sent as
+  /// `Authorization: Bearer …`) or as `?token=` in the receiver URL; it names the device, so the features'
+  /// `device_id` is ignored. The batch is stored whole or not at all: a malformed feature is 400 naming it
+  /// (`locations[3].properties.timestamp`) and nothing of the batch is stored, so the app, which keeps a batch until
+  /// it is answered `{"result":"ok"}`, loses none of it. Points already stored are stored once when sent again.
+  public static let overlandBatch = Endpoint<Void, Data, OverlandReply>(
+    .post, "/overland", body: RequestBodyCoding(contentType: "application/json") { $0 }, authentication: .none)
+
+  // MARK: GPSLogger (Android)
+
+  /// `GET /gpslogger?id=&lat=&lon=&timestamp=&…` → 200 with an empty body: one fix from GPSLogger's "Log to custom
+  /// URL". The parameters are those of ``osmAndReport`` (the same identifier as `id`), except `speed`, which is in
+  /// metres per second (GPSLogger's `%SPD`).
+  public static let gpsLoggerReport = Endpoint<Void, NoBody, NoContent>(
+    .get, "/gpslogger", body: .none, response: .empty, authentication: .none)
+
+  /// `POST /gpslogger` → 200 with an empty body: the parameters of ``gpsLoggerReport`` as an
+  /// `application/x-www-form-urlencoded` body (query parameters are read too).
+  public static let gpsLoggerPost = Endpoint<Void, Data, NoContent>(
+    .post, "/gpslogger", body: RequestBodyCoding(contentType: "application/x-www-form-urlencoded") { $0 },
+    response: .empty, authentication: .none)
+}
+
+/// The answer Overland requires before it deletes a batch from its queue: `{"result":"ok"}`.
+public struct OverlandReply: Sendable, Hashable, Codable {
+  /// `ok`.
+  public var result: String
+
+  /// The acknowledgement.
+  public init(result: String = "ok") { self.result = result }
 }
 
 /// The credentials and header fields of the OwnTracks HTTP mode.

@@ -24,13 +24,17 @@ struct FixIngest: Sendable {
   ///   fix dated before 2000 or more than ``ServerLimits/futureFixSeconds`` ahead of the server's clock,
   ///   `rate_limited` (429) past the account's upload rate, `device_not_owned` (403) for another account's device,
   ///   `quota_exceeded` (409) for a new device past the account's quota, `unavailable` (503) while shutting down.
-  func submit(_ user: UserID, _ batch: FixBatch, idempotency: IdempotencyClaim? = nil) async throws -> FixReceipt {
+  /// `name` names a fix in errors by its index in the batch (`fixes[3]`, or the client's own name for it).
+  func submit(
+    _ user: UserID, _ batch: FixBatch, idempotency: IdempotencyClaim? = nil,
+    name: (Int) -> String = { "fixes[\($0)]" }
+  ) async throws -> FixReceipt {
     guard (1...1000).contains(batch.fixes.count) else {
       throw APIError.invalidRequest("Send between 1 and 1000 fixes per request (got \(batch.fixes.count)).")
     }
     let device = try Self.checkedDeviceID(batch.deviceId.rawValue)
     let now = now()
-    try Self.checkTimes(batch.fixes, now: now, futureSeconds: limits.futureFixSeconds)
+    try Self.checkTimes(batch.fixes, now: now, futureSeconds: limits.futureFixSeconds, name: name)
     let claim = try await store.claimDevice(
       device, owner: user, now: now, maxDevices: ServerLimits.active(limits.devicesPerAccount))
     try Self.check(claim, device: device)

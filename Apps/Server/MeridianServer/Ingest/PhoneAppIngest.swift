@@ -42,6 +42,20 @@ struct PhoneAppIngest: Sendable {
         query: call.query, body: try await call.body.collect(), contentType: call.headers[.contentType],
         address: call.clientAddress)
     }
+    routes.onStream(API.gpsLoggerReport) { call in
+      try await osmAnd(
+        query: call.query, body: nil, contentType: nil, address: call.clientAddress, speed: .metresPerSecond)
+    }
+    routes.onStream(API.gpsLoggerPost) { call in
+      try await osmAnd(
+        query: call.query, body: try await call.body.collect(), contentType: nil, address: call.clientAddress,
+        speed: .metresPerSecond)
+    }
+    routes.onStream(API.overlandBatch) { call in
+      try await overland(
+        query: call.query, authorization: call.headers[.authorization], body: { try await call.body.collect() },
+        address: call.clientAddress)
+    }
   }
 
   // MARK: OwnTracks
@@ -176,41 +190,118 @@ struct PhoneAppIngest: Sendable {
 
   /// Stores one OsmAnd / Traccar report for the device whose OsmAnd identifier it carries as `id`. The protocol
   /// carries no credentials: the identifier, long, random and given out only to the device's owner
-  /// (`POST /v1/devices/{id}/osmand`), is the proof. Reports are limited per identifier and per client address.
-  func osmAnd(query: String, body: Data?, contentType: String?, address: String) async throws -> Response {
-    let now = environment.now()
-    if let wait = await environment.osmAndAddressLimiter.take(address, cost: 1, now: now) {
-      throw APIError.rateLimited("Too many OsmAnd reports from this address.", retryAfterMilliseconds: wait)
-    }
+  /// (`POST /v1/devices/{id}/osmand`), is the proof. GPSLogger's custom URL (`/gpslogger`) sends the same parameters
+  /// with `speed` in m/s.
+  func osmAnd(
+    query: String, body: Data?, contentType: String?, address: String, speed: OsmAnd.SpeedUnit = .knots
+  ) async throws -> Response {
+    try await limitAddress(address)
     let report: OsmAndReport
+    let json = body != nil && contentType?.lowercased().hasPrefix("application/json") == true
     do {
-      if let body, contentType?.lowercased().hasPrefix("application/json") == true {
+      if let body, json {
         report = try OsmAnd.parse(json: body)
       } else {
         var text = query
         if let body, !body.isEmpty { text += "&" + String(decoding: body, as: UTF8.self) }
-        report = try OsmAnd.parse(query: text, receivedAt: environment.now())
+        report = try OsmAnd.parse(query: text, receivedAt: environment.now(), speed: speed)
       }
     } catch let error as FormatError {
-      let code: APIErrorCode = error.field == "id" || error.field == nil ? .invalidRequest : .invalidFix
+      // Traccar Client's JSON that is no JSON at all is `invalid_json`; a missing id `invalid_request`.
+      let code: APIErrorCode =
+        error.field == nil
+        ? (json ? .invalidJSON : .invalidRequest) : error.field == "id" ? .invalidRequest : .invalidFix
       throw APIError(status: 400, code: code, message: "The OsmAnd report is invalid: \(echo("\(error)", limit: 200))")
     }
-    let identifier = report.deviceID.rawValue.trimmedOfWhitespace
+    let (device, owner) = try await reportingDevice(identifier: report.deviceID.rawValue)
+    _ = try await ingest.submit(owner, FixBatch(deviceId: device, fixes: [report.fix]))
+    return Response(status: .ok)
+  }
+
+  // MARK: Overland
+
+  /// Stores an Overland batch for the device whose OsmAnd identifier is the app's access token (`Authorization:
+  /// Bearer`, else `?token=` in the receiver URL) and answers `{"result":"ok"}`, the only answer on which the app
+  /// deletes the batch. The batch is checked whole before anything is stored: a bad feature is 400 and the app keeps
+  /// (and later resends) the batch; points already stored are stored once.
+  func overland(
+    query: String, authorization: String?, body: () async throws -> Data, address: String
+  ) async throws -> Response {
+    try await limitAddress(address)
+    let token = Self.bearerToken(authorization) ?? Self.queryValue("token", in: query)
+    guard let token, !token.isEmpty else {
+      throw APIError(
+        status: 401, code: .invalidCredentials,
+        message: "Type the device's OsmAnd identifier into Overland as its access token, or add ?token=… to the "
+          + "receiver URL.")
+    }
+    let (device, owner) = try await reportingDevice(identifier: token)
+    let fixes: [LocationFix]
+    do {
+      fixes = try Overland.parse(try await body())
+    } catch let error as FormatError {
+      throw APIError(
+        status: 400, code: error.field == nil ? .invalidJSON : .invalidFix,
+        message: "The Overland batch is invalid: \(echo("\(error)", limit: 300))")
+    }
+    if !fixes.isEmpty {
+      _ = try await ingest.submit(owner, FixBatch(deviceId: device, fixes: fixes), name: { "locations[\($0)]" })
+    }
+    return Response(
+      status: .ok, headers: [.contentType: "application/json"],
+      body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"result":"ok"}"#)))
+  }
+
+  /// The token of a `Bearer` authorization value.
+  static func bearerToken(_ authorization: String?) -> String? {
+    guard let parts = authorization?.split(separator: " ", maxSplits: 1), parts.count == 2,
+      parts[0].lowercased() == "bearer"
+    else { return nil }
+    return parts[1].trimmingCharacters(in: .whitespaces)
+  }
+
+  /// The first value of `name` in a query string, percent-decoded.
+  static func queryValue(_ name: String, in query: String) -> String? {
+    for part in query.split(separator: "&") {
+      let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      guard pieces[0] == name[...] else { continue }
+      let value = pieces.count > 1 ? pieces[1].replacingOccurrences(of: "+", with: " ") : ""
+      return value.removingPercentEncoding ?? value
+    }
+    return nil
+  }
+
+  // MARK: Per-device identifiers
+
+  /// Reports without an account's credentials (OsmAnd, GPSLogger, Overland) are limited per client address.
+  /// - Throws: 429 `rate_limited`.
+  func limitAddress(_ address: String) async throws {
+    if let wait = await environment.osmAndAddressLimiter.take(address, cost: 1, now: environment.now()) {
+      throw APIError.rateLimited("Too many reports from this address.", retryAfterMilliseconds: wait)
+    }
+  }
+
+  /// The device, and its owner, whose OsmAnd identifier is `identifier`: the one credential of the phone apps that
+  /// report without an account (long, random, given out only to the owner by `POST /v1/devices/{id}/osmand`, kept
+  /// as a hash). Reports are limited per identifier.
+  /// - Throws: 400 for control characters, 429 past the identifier's rate, 401 `invalid_credentials` for an
+  ///   identifier of no device.
+  func reportingDevice(identifier text: String) async throws -> (DeviceID, UserID) {
+    let identifier = text.trimmedOfWhitespace
     guard !Identifier.hasControlCharacters(identifier) else {
-      throw APIError.invalidRequest("'id' can't contain control characters.")
+      throw APIError.invalidRequest("The device identifier can't contain control characters.")
     }
     let hash = SecretHash.sha256(identifier)
-    if let wait = await environment.osmAndDeviceLimiter.take(hash, cost: 1, now: now) {
+    if let wait = await environment.osmAndDeviceLimiter.take(hash, cost: 1, now: environment.now()) {
       throw APIError.rateLimited("Too many reports for this device identifier.", retryAfterMilliseconds: wait)
     }
     guard let (device, owner) = try await store.osmAndDevice(identifierHash: hash) else {
       throw APIError(
         status: 401, code: .invalidCredentials,
-        message: "This is not an OsmAnd identifier of any device. Enable OsmAnd for your device in Meridian "
+        message: "This is not the OsmAnd identifier of any device. Enable OsmAnd for your device in Meridian "
           + "(POST /v1/devices/{id}/osmand) and type the identifier it gives into the app.")
     }
-    _ = try await ingest.submit(owner, FixBatch(deviceId: device, fixes: [report.fix]))
-    return Response(status: .ok)
+    return (device, owner)
   }
 }
 

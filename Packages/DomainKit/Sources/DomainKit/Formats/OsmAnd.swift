@@ -19,8 +19,17 @@ public enum OsmAnd {
   /// Metres per second in one knot.
   public static let metresPerSecondPerKnot = 1852.0 / 3600.0
 
+  /// The unit of the `speed` parameter: knots in the OsmAnd / Traccar protocol; metres per second where a client
+  /// fills the same parameters from a template of its own (GPSLogger's `%SPD`).
+  public enum SpeedUnit: Sendable, Hashable {
+    /// Knots (the protocol's unit).
+    case knots
+    /// Metres per second.
+    case metresPerSecond
+  }
+
   /// Parses a query string or form body (`id=abc&lat=1&lon=2`), percent-decoding and treating `+` as space.
-  public static func parse(query: String, receivedAt: Int64) throws -> OsmAndReport {
+  public static func parse(query: String, receivedAt: Int64, speed unit: SpeedUnit = .knots) throws -> OsmAndReport {
     var pairs: [(String, String)] = []
     for part in query.split(separator: "&", omittingEmptySubsequences: true) {
       let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -30,7 +39,7 @@ public enum OsmAnd {
       }
       pairs.append((decode(pieces[0]), pieces.count > 1 ? decode(pieces[1]) : ""))
     }
-    return try parse(parameters: pairs, receivedAt: receivedAt)
+    return try parse(parameters: pairs, receivedAt: receivedAt, speed: unit)
   }
 
   /// Parses `URLQueryItem`s (e.g. from `URLComponents`).
@@ -40,7 +49,9 @@ public enum OsmAnd {
 
   /// Parses name/value pairs; the first occurrence of a name wins.
   /// - Throws: ``FormatError`` naming the parameter that is missing or malformed.
-  public static func parse(parameters: [(String, String)], receivedAt: Int64) throws -> OsmAndReport {
+  public static func parse(
+    parameters: [(String, String)], receivedAt: Int64, speed unit: SpeedUnit = .knots
+  ) throws -> OsmAndReport {
     var values: [String: String] = [:]
     for (name, value) in parameters where values[name] == nil { values[name] = value }
     func number(_ name: String) throws -> Double? {
@@ -93,7 +104,8 @@ public enum OsmAnd {
       let fix = try LocationFix(
         deviceID: DeviceID(id), timestamp: timestamp, latitude: lat, longitude: lon,
         horizontalAccuracy: number("accuracy"), altitude: number("altitude"),
-        speed: number("speed").map { $0 * metresPerSecondPerKnot }, course: course, batteryLevel: number("batt"),
+        speed: number("speed").map { unit == .knots ? $0 * metresPerSecondPerKnot : $0 }, course: course,
+        batteryLevel: number("batt"),
         batteryState: charging, kind: .movement)
       return OsmAndReport(deviceID: DeviceID(id), fix: fix)
     } catch let error as FixValidationError {
