@@ -27,6 +27,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.36.0"),
     .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
@@ -124,6 +125,8 @@ let package = Package(
         .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
+        // STARTTLS of the email alerts' SMTP client (already built for AsyncHTTPClient).
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -1,10 +1,10 @@
 /// A Web Push service for the tests, in Python, independent of the server's Swift: it makes a browser's key pair and
-/// auth secret (printed as its first line, with its port), verifies each push's VAPID JWT (ES256 over the header's
+/// auth secret (printed as its first line, with its port, to the file its standard output goes to), verifies each push's VAPID JWT (ES256 over the header's
 /// `k` key, `aud` its own origin, `exp` ahead, a `sub`) with `cryptography`, decrypts the `aes128gcm` payload with
 /// `http_ece`, and keeps what it got for `GET /received`. `POST /push/<name>`: `gone` answers 410; `flaky` 500 to its
-/// first push, then 201; any other 201.
+/// first push, then 201; any other 201. It runs until SIGTERM.
 let pushServiceScript = #"""
-  import base64, json, sys, time, threading
+  import base64, json, time, threading
   from http.server import HTTPServer, BaseHTTPRequestHandler
   import http_ece
   from cryptography.hazmat.primitives.asymmetric import ec
@@ -80,6 +80,5 @@ let pushServiceScript = #"""
 
   server = HTTPServer(("127.0.0.1", 0), Handler)
   print(json.dumps({"port": server.server_port, "p256dh": b64e(p256dh), "auth": b64e(auth)}), flush=True)
-  threading.Thread(target=lambda: (sys.stdin.read(), server.shutdown()), daemon=True).start()
   server.serve_forever()
   """#

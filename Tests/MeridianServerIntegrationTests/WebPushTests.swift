@@ -27,31 +27,25 @@ final class PushService: Sendable {
   }
   struct Hello: Decodable { var port: Int, p256dh: String, auth: String }
 
-  let process: Process
-  let input: Pipe
+  let service: PythonService
   let hello: Hello
   let client: NetworkClient
   let transport: AsyncHTTPClientTransport
-  let script: URL
 
-  init() throws {
-    script = FileManager.default.temporaryDirectory.appendingPathComponent("push-service-\(UUID().uuidString).py")
-    try pushServiceScript.write(to: script, atomically: true, encoding: .utf8)
-    process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script.path]
-    input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    try process.run()
-    var line = Data()
-    while !line.contains(UInt8(ascii: "\n")) {
-      let chunk = output.fileHandleForReading.availableData
-      if chunk.isEmpty { break }
-      line.append(chunk)
+  /// Started as a ``PythonService``.
+  static func start() async throws -> PushService {
+    let service = try await PythonService.start(pushServiceScript, name: "push-service")
+    do {
+      return try PushService(service: service, hello: try service.hello(Hello.self))
+    } catch {
+      await service.stop()
+      throw error
     }
-    hello = try JSONDecoder().decode(Hello.self, from: line)
+  }
+
+  private init(service: PythonService, hello: Hello) throws {
+    self.service = service
+    self.hello = hello
     transport = AsyncHTTPClientTransport()
     client = try NetworkClient(
       baseURL: try #require(URL(string: "http://127.0.0.1:\(hello.port)")), transport: transport)
@@ -76,12 +70,8 @@ final class PushService: Sendable {
   }
 
   func stop() async throws {
-    // SIGTERM, not the end of its input: a process spawned meanwhile by another test may hold that pipe open.
-    process.terminate()
-    process.waitUntilExit()
-    try input.fileHandleForWriting.close()
+    await service.stop()
     try await transport.shutdown()
-    try? FileManager.default.removeItem(at: script)
   }
 }
 
@@ -91,17 +81,9 @@ final class PushService: Sendable {
 /// subscription answered 410 is deleted.
 @Suite("Alert channels: Web Push")
 struct WebPushTests {
-  @Test(
-    .timeLimit(.minutes(2)),
-    .disabled(
-      """
-      A defect of this test's harness, found in the full server run (2026-11-29): its Python push service, spawned \
-      with Foundation's Process, inherits the test process's open descriptors — other tests' listening sockets among \
-      them, so TrackerUploadTests' restart on its own port failed with EADDRINUSE — and its blocking reads on the \
-      cooperative pool hung the whole run. Passes alone; to be started off the pool with close-on-exec descriptors.
-      """))
+  @Test(.timeLimit(.minutes(2)))
   func anArrivalIsPushedEncryptedAndSignedAndA410Unsubscribes() async throws {
-    let service = try PushService()
+    let service = try await PushService.start()
     let clock = TestClock()
     do {
       try await TestServer.with(clock: clock, AlertChannelTests.oneAttemptPerRound) { server in

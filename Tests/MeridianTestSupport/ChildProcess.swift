@@ -27,7 +27,8 @@ public struct CollectedOutput: Sendable {
   }
 }
 
-/// A running child process whose standard output and error go to files, awaited without blocking a thread.
+/// A running child process whose standard output and error go to files, awaited without blocking a thread; it
+/// inherits no descriptor of this process but its standard input, output and error, and no blocked or ignored signal.
 ///
 /// Files rather than pipes: nothing has to drain them while the child runs, and many children can run at once
 /// without a reader thread or dispatch source each. Started with posix_spawn, not Foundation's `Process`, whose
@@ -69,12 +70,40 @@ public final class ChildProcess: Sendable {
     posix_spawn_file_actions_addopen(&actions, 0, inPath, O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_TRUNC, 0)
     posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_TRUNC, 0)
+    // Nothing else of this process: another test's listening socket or pipe held open by a child it never knew
+    // (a restart on the same port fails with EADDRINUSE; a pipe's reader never sees its end) — whether or not it was
+    // opened close-on-exec. On Darwin, POSIX_SPAWN_CLOEXEC_DEFAULT does the same.
+    #if canImport(Glibc)
+      guard let closeFrom = Self.addCloseFrom else {
+        throw CocoaError(
+          .featureUnsupported,
+          userInfo: [NSLocalizedDescriptionKey: "posix_spawn_file_actions_addclosefrom_np needs glibc 2.34 or later"])
+      }
+      closeFrom(&actions, 3)
+    #endif
     let variables = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
     var argv: [UnsafeMutablePointer<CChar>?] = ([executable.path] + arguments).map { strdup($0) } + [nil]
     var envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup($0) } + [nil]
     defer { for pointer in argv + envp { free(pointer) } }
+    // Signals as a fresh process has them: none blocked (the spawning thread — one of the concurrency pool's, which
+    // block nearly every signal — would hand its mask down, and the child would never see SIGTERM) and every one at
+    // its default action.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    var all = sigset_t()
+    sigfillset(&all)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    var flags = Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)
+    #if canImport(Darwin)
+      flags |= Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)
+    #endif
+    posix_spawnattr_setflags(&attributes, Int16(flags))
     var pid = pid_t()
-    let spawned = posix_spawn(&pid, executable.path, &actions, nil, &argv, &envp)
+    let spawned = posix_spawn(&pid, executable.path, &actions, &attributes, &argv, &envp)
     guard spawned == 0 else {
       throw CocoaError(
         .executableLoad,
@@ -98,6 +127,17 @@ public final class ChildProcess: Sendable {
   }
 
   deinit { try? FileManager.default.removeItem(at: directory) }
+
+  #if canImport(Glibc)
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which its Swift module does not show:
+    /// closes every descriptor from the given one up in the child, atomically with the spawn.
+    private static let addCloseFrom:
+      (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? =
+        dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+          unsafeBitCast(
+            $0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+        }
+  #endif
 
   /// Whether the process is still running.
   public var isRunning: Bool { running.value.withLock { $0 } }

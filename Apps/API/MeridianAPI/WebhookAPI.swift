@@ -76,6 +76,10 @@ public enum AlertChannel: String, Codable, Sendable, Hashable, CaseIterable {
   /// encrypted for the browser (RFC 8291 `aes128gcm`) and POSTed to its push service with a VAPID JWT (RFC 8292). A
   /// subscription the push service answers 404 or 410 is deleted.
   case webpush
+  /// An email over the operator's SMTP server (`MERIDIAN_SMTP_*`; STARTTLS when offered) to the registration's
+  /// `mailto:` address: a plain-text message saying who arrived at or left which place, and when. Counted in
+  /// `MERIDIAN_ALERTS_PER_HOUR` like the other alerts; a refusal (4xx or 5xx) is retried like a failed POST.
+  case email
 }
 
 /// A webhook registration as the API shows it (its secret is shown only at creation).
@@ -135,7 +139,8 @@ public struct Webhook: Codable, Sendable, Hashable {
 
 /// `POST /v1/webhooks` body.
 public struct NewWebhook: Codable, Sendable, Hashable {
-  /// An `http` or `https` URL.
+  /// An `http` or `https` URL; for an `email` channel, the recipient as `mailto:name@example.com` (or the bare
+  /// address), kept as its `mailto:` URL.
   public var url: String
   /// Event kinds; omitted or empty for every kind.
   public var events: [String]?

@@ -14,6 +14,8 @@ struct AlertMessage: Sendable, Hashable {
   var tags: [String]
   /// ntfy priority, 1 (min) … 5 (max): 4 for an arrival or departure, 3 otherwise.
   var priority: Int
+  /// The facts behind ``text``, one `Label: value` line each (who, where, what, when), for a longer message (email).
+  var details: [String]
 
   /// The message of the envelope `body` (`{"id","kind","userId","occurredAt","data"}`).
   init(envelope body: Data) {
@@ -22,6 +24,7 @@ struct AlertMessage: Sendable, Hashable {
     let data = envelope["data"] as? [String: Any] ?? [:]
     let occurredAt = (envelope["occurredAt"] as? NSNumber)?.int64Value
     let when = occurredAt.map { " at " + Self.time($0) } ?? ""
+    let whenLine = occurredAt.map { ["When: " + Self.time($0)] } ?? []
     switch kind {
     case "geofence.enter", "geofence.exit", "geofence.dwell":
       let fence = data["geofenceName"] as? String ?? "a place"
@@ -36,20 +39,26 @@ struct AlertMessage: Sendable, Hashable {
       text = "\(person) \(verb) \(fence)\(when)."
       tags = [kind == "geofence.exit" ? "outbox_tray" : "round_pushpin", kind]
       priority = kind == "geofence.dwell" ? 3 : 4
+      let what = ["geofence.enter": "arrival", "geofence.exit": "departure"][kind] ?? "stay"
+      details = ["Who: \(person)", "Where: \(fence)", "What: \(what) (\(kind))"] + whenLine
     default:
       title = "Meridian"
       text = data["message"] as? String ?? "\(kind)\(when)."
       tags = ["bell", kind]
       priority = 3
+      details = ["What: \(kind)"] + whenLine
     }
   }
 
-  /// `HH:mm UTC` of UTC milliseconds.
-  static func time(_ milliseconds: Int64) -> String {
+  /// `yyyy-MM-dd HH:mm UTC` of UTC milliseconds.
+  static func time(_ milliseconds: Int64) -> String { utc(milliseconds, "yyyy-MM-dd HH:mm 'UTC'") }
+
+  /// UTC milliseconds in the fixed (POSIX locale, UTC) date `format`.
+  static func utc(_ milliseconds: Int64, _ format: String) -> String {
     let formatter = DateFormatter()
     formatter.locale = Locale(identifier: "en_US_POSIX")
     formatter.timeZone = TimeZone(identifier: "UTC")
-    formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
+    formatter.dateFormat = format
     return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
   }
 

@@ -146,6 +146,7 @@ struct WebhookDeliveryService: Service {
   /// point inward today), then POSTs its body once through NetworkingKit (its attempts and waits) to the first
   /// checked address; returns the 2xx status the receiver answered.
   func send(_ claim: WebhookClaim) async throws -> Int {
+    if claim.channel == .email { return try await sendEmail(claim) }
     var policy = WebhookAddressPolicy(allowPrivateAddresses: settings.allowPrivateAddresses)
     if let resolver { policy.resolver = resolver }
     let addresses = try await policy.check(claim.url)
@@ -166,6 +167,19 @@ struct WebhookDeliveryService: Service {
     }
     try? await client.shutdown()
     return try result.get()
+  }
+
+  /// Sends the claim's ``AlertEmail`` through the operator's SMTP server within the round's deadline (the attempt
+  /// policy's); returns the server's reply to the message (250).
+  func sendEmail(_ claim: WebhookClaim) async throws -> Int {
+    guard let smtp = settings.smtp else {
+      throw SMTPError(step: "configuration", reason: "no SMTP server is configured (MERIDIAN_SMTP_HOST)")
+    }
+    let email = AlertEmail(
+      envelope: claim.body, deliveryID: claim.id, from: smtp.sender, to: AlertEmail.address(ofURL: claim.url),
+      now: now())
+    let deadline = ContinuousClock.now + (settings.attemptPolicy.deadline ?? .seconds(60))
+    return try await SMTPClient(settings: smtp, deadline: deadline).send(email)
   }
 
   /// POSTs the claim to `url` through `transport` as its channel says (``request(for:)``); returns the status of the
@@ -207,7 +221,8 @@ struct WebhookDeliveryService: Service {
 
   /// What a claim's channel sends: a webhook the event's exact JSON, signed (`Meridian-Signature`); an ntfy topic the
   /// ``AlertMessage`` text with `Title`, `Tags` and `Priority`, and `Authorization: Bearer` when it has a token; a
-  /// push service the message as JSON encrypted for the browser (``WebPush``), with a VAPID `Authorization`.
+  /// push service the message as JSON encrypted for the browser (``WebPush``), with a VAPID `Authorization`. (An
+  /// email goes over SMTP: ``sendEmail(_:)``.)
   func request(for claim: WebhookClaim, url: URLComponents) async throws -> (
     body: Data, contentType: String, fields: HTTPFields, userAgent: String
   ) {
@@ -237,6 +252,8 @@ struct WebhookDeliveryService: Service {
       push[HTTPField.Name("TTL")!] = "86400"
       push[HTTPField.Name("Urgency")!] = "high"
       return (try WebPush.encrypt(payload, for: keys), "application/octet-stream", push, "Meridian-Alerts/1")
+    case .email:
+      throw SMTPError(step: "request", reason: "an email channel is sent over SMTP (sendEmail), not HTTP")
     }
   }
 

@@ -33,19 +33,19 @@ struct WebhookFeature: Sendable {
     routes.on(API.createWebhook, status: .created) { call in
       let user = try call.authenticated()
       let events = try Self.events(call.body.events ?? [])
-      try await policy.check(call.body.url)
-      try await checkRoom(for: user)
       let channel = call.body.channel ?? .webhook
       guard channel != .webpush else {
         throw APIError(
           status: 422, code: .invalidRequest,
           message: "A Web Push subscription is registered with POST /v1/push/subscriptions (endpoint and keys).")
       }
+      let url = try await checkedURL(call.body.url, of: channel, policy: policy)
+      try await checkRoom(for: user)
       let token = try Self.token(call.body.token, for: channel)
       let now = environment.now()
       let webhook = Webhook(
         id: "wh_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""), ownerID: user.rawValue,
-        url: call.body.url, events: events, enabled: call.body.enabled ?? true, createdAt: now, updatedAt: now,
+        url: url, events: events, enabled: call.body.enabled ?? true, createdAt: now, updatedAt: now,
         channel: channel)
       // A webhook's signing secret is made here and shown once; an ntfy topic's token is the caller's own, kept to
       // send and never shown again.
@@ -60,7 +60,7 @@ struct WebhookFeature: Sendable {
       let webhook = try await owned(call.parameters.id, by: try call.authenticated())
       var update = call.body
       if let events = update.events { update.events = try Self.events(events) }
-      if let url = update.url { try await policy.check(url) }
+      if let url = update.url { update.url = try await checkedURL(url, of: webhook.channel, policy: policy) }
       guard let updated = try await store.updateWebhook(webhook.id, update, now: environment.now()) else {
         throw Self.notFound
       }
@@ -96,6 +96,23 @@ struct WebhookFeature: Sendable {
   }
 
   static let notFound = APIError.notFound("You have no webhook with this id.")
+
+  /// `url` checked as its channel's address: an email channel's recipient (``AlertEmail/recipientURL(_:)``, as its
+  /// `mailto:` URL; refused while the server has no SMTP server), else an HTTP URL the address policy allows.
+  /// - Throws: ``APIError`` `400 invalid_email`, `422 invalid_request`, `422 webhook_url_invalid` or
+  ///   `422 webhook_address_forbidden`.
+  func checkedURL(_ url: String, of channel: AlertChannel, policy: WebhookAddressPolicy) async throws -> String {
+    guard channel == .email else {
+      try await policy.check(url)
+      return url
+    }
+    guard settings.smtp != nil else {
+      throw APIError(
+        status: 422, code: .invalidRequest,
+        message: "This server sends no email alerts: its operator has configured no SMTP server.")
+    }
+    return try AlertEmail.recipientURL(url)
+  }
 
   /// Throws `409 quota_exceeded` when `owner` has as many webhooks as ``ServerLimits/webhooksPerAccount`` allows.
   func checkRoom(for owner: UserID) async throws {

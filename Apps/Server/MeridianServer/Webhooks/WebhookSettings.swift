@@ -10,8 +10,9 @@ import NetworkingKit
 /// | one attempt's timeout | 10 s | `MERIDIAN_WEBHOOK_TIMEOUT` |
 /// | how often the outbox is polled (besides wake-ups on enqueue) | 1,000 ms | `MERIDIAN_WEBHOOK_POLL_MS` |
 /// | deliveries in flight per node | 8 | `MERIDIAN_WEBHOOK_CONCURRENCY` |
-/// | alerts (ntfy, Web Push) per account per hour, 0 for no limit | 60 | `MERIDIAN_ALERTS_PER_HOUR` |
+/// | alerts (ntfy, Web Push, email) per account per hour, 0 for no limit | 60 | `MERIDIAN_ALERTS_PER_HOUR` |
 /// | the VAPID JWT's `sub` (Web Push) | `mailto:operator@meridian.invalid` | `MERIDIAN_VAPID_SUBJECT` |
+/// | the SMTP server of email alerts | none (email alerts off) | `MERIDIAN_SMTP_*` (``SMTPSettings``) |
 public struct WebhookSettings: Sendable, Hashable {
   /// Whether loopback, private (RFC 1918, ULA, CGNAT) and link-local addresses may receive webhooks. The metadata
   /// addresses (169.254.169.254, fd00:ec2::254) are refused even then.
@@ -32,11 +33,14 @@ public struct WebhookSettings: Sendable, Hashable {
   public var pollInterval: Duration = .milliseconds(1000)
   /// Deliveries in flight at once on one node.
   public var concurrency = 8
-  /// Alerts (deliveries to every channel but webhooks: ntfy, Web Push) an account receives per hour; past it a delivery is
+  /// Alerts (deliveries to every channel but webhooks: ntfy, Web Push, email) an account receives per hour; past it a delivery is
   /// skipped, recorded as failed with the reason in its delivery log. 0 for no limit.
   public var alertsPerAccountPerHour = 60
   /// The `sub` of the VAPID JWT (RFC 8292): a `mailto:` or `https:` URL where push services can reach the operator.
   public var vapidSubject = "mailto:operator@meridian.invalid"
+  /// The SMTP server through which `email` channels send; nil (the default) for none, and then no email channel can be
+  /// registered.
+  public var smtp: SMTPSettings?
 
   /// The defaults.
   public init() {}
@@ -48,7 +52,7 @@ public struct WebhookSettings: Sendable, Hashable {
     return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
   }
 
-  /// Reads the `MERIDIAN_WEBHOOK_*` variables.
+  /// Reads the `MERIDIAN_WEBHOOK_*`, `MERIDIAN_ALERTS_PER_HOUR`, `MERIDIAN_VAPID_SUBJECT` and `MERIDIAN_SMTP_*` variables.
   /// - Throws: ``ConfigurationError`` for a value out of range.
   mutating func read(_ environment: [String: String]) throws(ConfigurationError) {
     func number(_ name: String, minimum: Int64) throws(ConfigurationError) -> Int64? {
@@ -83,5 +87,6 @@ public struct WebhookSettings: Sendable, Hashable {
       }
       vapidSubject = subject
     }
+    if let smtp = try SMTPSettings.read(environment) { self.smtp = smtp }
   }
 }
