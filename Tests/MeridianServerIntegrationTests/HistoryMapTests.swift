@@ -64,6 +64,12 @@ struct HistoryMapTests {
       #expect(wide.precision == 2)
       #expect(wide.cells.map(\.count).reduce(0, +) == Self.count)
       #expect(wide.cells.count <= 2_000)
+      // The same region at zoom 16 (more fixes than are read for tracks): cells again, of the finest length.
+      let dense = try await anna.send(
+        API.historyMap,
+        parameters: HistoryMapQuery(box: BoundingBox(south: 49, west: 29, north: 51.5, east: 31), zoom: 16))
+      #expect(dense.tracks.isEmpty && dense.precision == 6)
+      #expect(dense.cells.map(\.count).reduce(0, +) == Self.count && dense.cells.count <= 2_000)
 
       // One sweep (5,000 fixes) at zoom 12: one track, simplified to far fewer vertices, every one a fix of Anna's in
       // the view, in time order, the first and last of the sweep kept.
