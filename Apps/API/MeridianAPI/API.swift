@@ -94,6 +94,9 @@ public enum API {
   /// `GET /v1/history/clusters`: count and centroid per geohash cell.
   public static let historyClusters = Endpoint<ClusterQuery, NoBody, HistoryClusters>(
     .get, "/v1/history/clusters", query: { $0.queryItems })
+  /// `GET /v1/history/map`: the caller's history in a view at a zoom, as simplified tracks or counted cells.
+  public static let historyMap = Endpoint<HistoryMapQuery, NoBody, HistoryMap>(
+    .get, "/v1/history/map", query: { $0.queryItems })
 
   /// Every endpoint, for route tables and the OpenAPI check.
   public static let all: [EndpointDescriptor] =
@@ -106,7 +109,7 @@ public enum API {
       clearGroupUntil.descriptor,
       visibleUsers.descriptor,
       postFixes.descriptor, userLocation.descriptor, history.descriptor, deleteHistory.descriptor,
-      historyClusters.descriptor, historyVisits.descriptor, historyExport.descriptor,
+      historyClusters.descriptor, historyMap.descriptor, historyVisits.descriptor, historyExport.descriptor,
       venues.descriptor, venue.descriptor, venuePromotions.descriptor, redeemPromotion.descriptor,
       promotionQR.descriptor, advertiserVenues.descriptor, advertiserPromotions.descriptor,
       createAdvertisedPromotion.descriptor, updateAdvertisedPromotion.descriptor,

@@ -286,6 +286,55 @@ public struct HistoryClusters: Sendable, Hashable, Codable {
   }
 }
 
+/// `GET /v1/history/map`: the caller's history in a view, in bounded size whatever the history's — the tracks
+/// simplified at the zoom's resolution when few enough, otherwise fixes counted per geohash cell.
+public struct HistoryMap: Sendable, Hashable, Codable {
+  /// The tracks in the view, oldest first (empty when the answer is cells).
+  public var tracks: [HistoryMapTrack]
+  /// The cells, most fixes first (empty when the answer is tracks).
+  public var cells: [HistoryCluster]
+  /// The geohash length of the cells, when the answer is cells.
+  public var precision: Int?
+  /// The tolerance in metres the tracks were simplified with (about a pixel or two at the zoom).
+  public var tolerance: Double
+  /// A map answer.
+  public init(tracks: [HistoryMapTrack], cells: [HistoryCluster], precision: Int?, tolerance: Double) {
+    self.tracks = tracks
+    self.cells = cells
+    self.precision = precision
+    self.tolerance = tolerance
+  }
+}
+
+/// One stretch of a device's track inside the view, without time gaps: stored fixes the simplification kept.
+public struct HistoryMapTrack: Sendable, Hashable, Codable {
+  /// The device that recorded it, when known.
+  public var deviceId: DeviceID?
+  /// The kept fixes, oldest first.
+  public var points: [HistoryMapPoint]
+  /// A track.
+  public init(deviceId: DeviceID?, points: [HistoryMapPoint]) {
+    self.deviceId = deviceId
+    self.points = points
+  }
+}
+
+/// A vertex of a map track: a stored fix's position and time.
+public struct HistoryMapPoint: Sendable, Hashable, Codable {
+  /// Degrees.
+  public var latitude: Double
+  /// Degrees.
+  public var longitude: Double
+  /// UTC milliseconds.
+  public var timestamp: Int64
+  /// A vertex.
+  public init(latitude: Double, longitude: Double, timestamp: Int64) {
+    self.latitude = latitude
+    self.longitude = longitude
+    self.timestamp = timestamp
+  }
+}
+
 /// The answer to `DELETE /v1/history`.
 public struct HistoryDeletion: Sendable, Hashable, Codable {
   /// Fixes deleted.

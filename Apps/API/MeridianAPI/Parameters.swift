@@ -270,6 +270,54 @@ public struct HistoryQuery: RouteParameters, Hashable {
   }
 }
 
+/// `GET /v1/history/map`: the history filters plus the view — `south`, `west`, `north`, `east` in degrees (`west >
+/// east` crosses the antimeridian) and the map's `zoom` (0…22).
+public struct HistoryMapQuery: RouteParameters, Hashable {
+  /// The history filters.
+  public var history: HistoryQuery
+  /// The view.
+  public var box: BoundingBox
+  /// The web map's zoom level, 0…22.
+  public var zoom: Int
+
+  /// The zoom levels accepted.
+  public static let zooms = 0...22
+
+  /// A query.
+  public init(history: HistoryQuery = HistoryQuery(), box: BoundingBox, zoom: Int) {
+    self.history = history
+    self.box = box
+    self.zoom = zoom
+  }
+
+  /// Reads the view, `zoom` and the history filters.
+  public init(path: [String: String], query: [String: [String]]) throws(APIError) {
+    history = try HistoryQuery(path: path, query: query)
+    var edges: [Double] = []
+    for name in ["south", "west", "north", "east"] {
+      guard let value = try query.double(name) else {
+        throw .invalidRequest("'\(name)' is required: the view is south, west, north and east in degrees.")
+      }
+      let limit = name == "south" || name == "north" ? 90.0 : 180.0
+      guard abs(value) <= limit else { throw .invalidRequest("'\(name)' must be within ±\(Int(limit)) degrees.") }
+      edges.append(value)
+    }
+    guard edges[0] <= edges[2] else { throw .invalidRequest("'south' must not be north of 'north'.") }
+    box = BoundingBox(south: edges[0], west: edges[1], north: edges[2], east: edges[3])
+    guard let zoom = try query.int64("zoom"), Self.zooms.contains(Int(zoom)) else {
+      throw .invalidRequest("'zoom' must be a whole number between 0 and 22.")
+    }
+    self.zoom = Int(zoom)
+  }
+
+  var queryItems: [QueryItem] {
+    history.queryItems + [
+      QueryItem("south", box.south), QueryItem("west", box.west), QueryItem("north", box.north),
+      QueryItem("east", box.east), QueryItem("zoom", zoom),
+    ]
+  }
+}
+
 /// `GET /v1/history/clusters`: the history filters plus a geohash precision (2…6) and an optional box.
 public struct ClusterQuery: RouteParameters, Hashable {
   /// The history filters.

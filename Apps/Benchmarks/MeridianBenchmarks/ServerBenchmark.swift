@@ -492,6 +492,8 @@ public enum ServerBenchmark {
     emit("ingest.batch100.with_geofences.share_of_without", fenced.batch / unfenced.batch * 100, "%")
     try await advertiserFigures(  // AdvertiserBenchmark.swift
       port: port, transport: transport, configuration: clientConfiguration, store: store)
+    try await historyMapFigures(  // HistoryMapBenchmark.swift
+      port: port, transport: transport, configuration: clientConfiguration, store: store)
 
     await opened.close()
 

@@ -31,6 +31,9 @@ public protocol FixStore: Sendable {
   /// Count and centroid per geohash cell of `precision` characters.
   func clusters(owner: UserID, filter: HistoryFilter, precision: Int, box: BoundingBox?) async throws
     -> [HistoryCluster]
+  /// The owner's fixes matching `filter` inside `box` (edges included; `west > east` crosses the antimeridian),
+  /// oldest first, at most `limit` of them (the map reads one more than it can draw to know it has too many).
+  func fixes(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) async throws -> [LocationFix]
   /// The owner's fixes within `radius` metres of `center` with timestamps in `from...to`, oldest first, split into
   /// runs of fixes that follow one another in the owner's whole history (so visit detection sees no false stays).
   func fixRuns(owner: UserID, near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws

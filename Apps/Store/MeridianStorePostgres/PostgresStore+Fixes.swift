@@ -171,17 +171,7 @@ extension PostgresStore: FixStore {
   {
     guard (2...6).contains(precision) else { return [] }
     var query = try FixConditions(owner: owner, filter: filter)
-    if let box {
-      // One longitude range per side of the antimeridian.
-      let (south, north) = (try query.bind(box.south), try query.bind(box.north))
-      var sides: [String] = []
-      for part in box.antimeridianSplit {
-        let (west, east) = (try query.bind(part.west), try query.bind(part.east))
-        sides.append("longitude BETWEEN \(west) AND \(east)")
-      }
-      query.conditions.append("latitude BETWEEN \(south) AND \(north)")
-      query.conditions.append("(" + sides.joined(separator: " OR ") + ")")
-    }
+    if let box { try query.within(box) }
     let column = "geohash\(precision)"
     let sql = """
       SELECT \(column), count(*) AS n, avg(latitude), avg(longitude) FROM fixes WHERE \(query.sql)
@@ -191,6 +181,16 @@ extension PostgresStore: FixStore {
       let (cell, count, latitude, longitude) = try row.decode((String, Int64, Double, Double).self)
       return HistoryCluster(geohash: cell, count: Int(count), latitude: latitude, longitude: longitude)
     }
+  }
+
+  public func fixes(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) async throws
+    -> [LocationFix]
+  {
+    var query = try FixConditions(owner: owner, filter: filter)
+    try query.within(box)
+    let limit = try query.bind(Int64(max(0, limit)))
+    let sql = "SELECT \(FixColumns.select) FROM fixes WHERE \(query.sql) ORDER BY timestamp, id LIMIT \(limit)"
+    return try await rows(PostgresQuery(unsafeSQL: sql, binds: query.bindings)).map { try FixColumns.fix($0).fix }
   }
 
   /// `ST_DWithin` on the GiST index finds the candidates (with a small margin, as the geography distance is on the
@@ -282,6 +282,18 @@ struct FixConditions {
       let kinds = try bind(filter.kinds.map(\.rawValue).sorted())
       conditions.append("kind = ANY(\(kinds)::text[])")
     }
+  }
+
+  /// Adds the conditions of fixes inside `box`: one longitude range per side of the antimeridian.
+  mutating func within(_ box: BoundingBox) throws {
+    let (south, north) = (try bind(box.south), try bind(box.north))
+    var sides: [String] = []
+    for part in box.antimeridianSplit {
+      let (west, east) = (try bind(part.west), try bind(part.east))
+      sides.append("longitude BETWEEN \(west) AND \(east)")
+    }
+    conditions.append("latitude BETWEEN \(south) AND \(north)")
+    conditions.append("(" + sides.joined(separator: " OR ") + ")")
   }
 
   /// The conditions joined by `AND`.

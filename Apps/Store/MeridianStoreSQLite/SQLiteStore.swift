@@ -370,14 +370,7 @@ public struct SQLiteStore: MeridianStore {
   {
     guard (2...6).contains(precision) else { return [] }
     var (conditions, arguments) = Self.conditions(owner: owner, filter: filter)
-    if let box {
-      // One longitude range per side of the antimeridian.
-      let parts = box.antimeridianSplit
-      conditions.append("latitude BETWEEN ? AND ?")
-      arguments += [box.south.databaseValue, box.north.databaseValue]
-      conditions.append("(" + parts.map { _ in "longitude BETWEEN ? AND ?" }.joined(separator: " OR ") + ")")
-      for part in parts { arguments += [part.west.databaseValue, part.east.databaseValue] }
-    }
+    if let box { Self.within(box, &conditions, &arguments) }
     let column = "geohash\(precision)"
     let sql = """
       SELECT \(column) AS cell, COUNT(*) AS n, AVG(latitude) AS lat, AVG(longitude) AS lon FROM fixes
@@ -389,6 +382,29 @@ public struct SQLiteStore: MeridianStore {
         HistoryCluster(geohash: row["cell"], count: row["n"], latitude: row["lat"], longitude: row["lon"])
       }
     }
+  }
+
+  public func fixes(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) async throws
+    -> [LocationFix]
+  {
+    var (conditions, arguments) = Self.conditions(owner: owner, filter: filter)
+    Self.within(box, &conditions, &arguments)
+    let sql =
+      "SELECT * FROM fixes WHERE \(conditions.joined(separator: " AND ")) ORDER BY timestamp, id LIMIT ?"
+    arguments.append(max(0, limit).databaseValue)
+    let values = arguments
+    return try await database.read { db in
+      try Row.fetchAll(db, sql: sql, arguments: StatementArguments(values)).map(FixRow.fix)
+    }
+  }
+
+  /// Adds the conditions of fixes inside `box`: one longitude range per side of the antimeridian.
+  private static func within(_ box: BoundingBox, _ conditions: inout [String], _ arguments: inout [DatabaseValue]) {
+    let parts = box.antimeridianSplit
+    conditions.append("latitude BETWEEN ? AND ?")
+    arguments += [box.south.databaseValue, box.north.databaseValue]
+    conditions.append("(" + parts.map { _ in "longitude BETWEEN ? AND ?" }.joined(separator: " OR ") + ")")
+    for part in parts { arguments += [part.west.databaseValue, part.east.databaseValue] }
   }
 
   // MARK: Idempotency

@@ -229,6 +229,7 @@ public struct ServerApp: Sendable {
     PhoneAppIngest(environment: environment, ingest: ingest, geofences: geofences, gazetteer: gazetteer)
       .register(on: registrar)
     HistoryFeature(environment: environment).register(on: registrar)
+    HistoryMapFeature(environment: environment).register(on: registrar)
     HistoryExport(environment: environment).register(on: registrar)
     HistoryGeoFeature(environment: environment, gazetteer: gazetteer).register(on: registrar)
     HistoryImport(environment: environment, maximumBytes: configuration.maxHistoryImportBytes).register(on: registrar)
