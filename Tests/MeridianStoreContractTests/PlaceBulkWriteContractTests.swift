@@ -6,7 +6,7 @@ import MeridianStoreTesting
 import Testing
 
 /// A large import is the same as writing its places one at a time, in order, on every engine: parents stored or
-/// given earlier (also a few thousand rows before, past any statement's chunk), a place given twice stored once
+/// given earlier (also thousands of rows before, past the 5,000-row statements PostgreSQL writes in), a place given twice stored once
 /// with its last values at its first position (moved if its parent changed), and every text stored as given.
 @Suite("Store contract: bulk place writes")
 struct PlaceBulkWriteContractTests {
@@ -32,12 +32,12 @@ struct PlaceBulkWriteContractTests {
     try await engine.with { store in
       // n0 the root; n(i) under n(i / 3): each level's parents a third of the way back, so parents lie thousands
       // of rows before their children as well as just before.
-      let count = 4_500
+      let count = 10_500
       try await store.upsertPlaces(
         try (0..<count).map { index in
           try record("n\(index)", parent: index == 0 ? nil : "n\(index / 3)", ["en": "Place \(index)"])
         }, now: 10)
-      for index in [1, 2, 666, 1_999, 2_000, 2_001, 4_000, 4_001, 4_499] {
+      for index in [1, 2, 1_666, 4_999, 5_000, 5_001, 9_999, 10_000, 10_499] {
         var chain: [PlaceID] = []
         var ancestor = index / 3
         while true {
@@ -48,15 +48,15 @@ struct PlaceBulkWriteContractTests {
         let details = try #require(try await store.place(PlaceID("n\(index)")), "n\(index)")
         #expect(details.ancestors.map(\.id) == chain, "ancestors of n\(index)")
       }
-      #expect(try await children(store, of: "n666") == ["n1998", "n1999", "n2000"])
-      #expect(try await children(store, of: "n1499") == ["n4497", "n4498", "n4499"])
+      #expect(try await children(store, of: "n1666") == ["n4998", "n4999", "n5000"])
+      #expect(try await children(store, of: "n3499") == ["n10497", "n10498", "n10499"])
       // The subtree counts reach the root from the last row.
       _ = try #require(
         try await store.createAccount(
           id: "ann", credential: .email("ann@example.com"), passwordHash: nil, now: 1))
       _ = try await store.saveReview(
-        try Review(id: "r1", placeID: "n4499", authorID: "ann", grade: 4, createdAt: 100), now: 100)
-      for id in ["n0", "n2", "n6", "n18", "n55", "n166", "n499", "n1499", "n4499"] {
+        try Review(id: "r1", placeID: "n10499", authorID: "ann", grade: 4, createdAt: 100), now: 100)
+      for id in ["n0", "n1", "n4", "n14", "n43", "n129", "n388", "n1166", "n3499", "n10499"] {
         #expect(
           try #require(try await store.place(PlaceID(id))).listing.rating.subtree
             == RatingAggregate(sum: 4, count: 1), "subtree of \(id)")
