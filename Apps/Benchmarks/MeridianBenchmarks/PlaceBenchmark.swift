@@ -8,6 +8,8 @@ import NetworkingKitAsyncHTTPClient
 
 /// The places phase of `meridian-server-bench`, over `BENCH_PLACES` places (100,000 by default: universities in ten
 /// cities, five faculties each, nine programmes per faculty, all with a location) stored through `store`:
+/// - `places.seed_rows_per_s`: the places written through `upsertPlaces`, a hundred universities (5,100 places)
+///   per call, as a directory import writes them;
 /// - `places.search.p99_ms` (and `p50_ms`): one client, `GET /v1/places?q=<prefix>` pages of 10 for a random
 ///   3…6-letter prefix of a subject or a university's name (every word of the query a prefix, ranked);
 /// - `places.nearby.p99_ms` (and `p50_ms`): `GET /v1/places?lat&lon&radius=1000&sort=distance`, random centres in
@@ -32,6 +34,7 @@ func placeFigures(
   let universities = max(1, count / perUniversity)
   var random = SystemRandomNumberGenerator()
   var programmes: [PlaceID] = []
+  var records: [PlaceRecord] = []
   let seedStart = ContinuousClock.now
   for university in 0..<universities {
     let city = cities[university % cities.count]
@@ -39,13 +42,12 @@ func placeFigures(
       latitude: city.latitude + Double.random(in: -0.1...0.1, using: &random),
       longitude: city.longitude + Double.random(in: -0.15...0.15, using: &random))
     let id = "u\(university)"
-    var records = [
+    records.append(
       PlaceRecord(
         place: try Place(
           id: PlaceID(id), kind: .university,
           name: LocalizedText(["en": "\(names[university % names.count]) University \(university)"]),
-          location: location, city: city.name))
-    ]
+          location: location, city: city.name)))
     for faculty in 0..<5 {
       let subject = subjects[(university + faculty) % subjects.count]
       records.append(
@@ -64,7 +66,10 @@ func placeFigures(
             attributes: ["passingScore": .number(Double(150 + (university * 7 + programme * 13) % 150))]))
       }
     }
-    try await store.upsertPlaces(records, now: 1)
+    if (university + 1) % 100 == 0 || university == universities - 1 {
+      try await store.upsertPlaces(records, now: 1)
+      records.removeAll(keepingCapacity: true)
+    }
   }
   emit(
     "places.seed_rows_per_s", Double(universities * perUniversity) / seconds(ContinuousClock.now - seedStart),

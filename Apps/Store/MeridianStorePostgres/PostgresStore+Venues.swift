@@ -13,9 +13,6 @@ extension PostgresStore: VenueStore {
   /// computations round differently. The exact haversine check afterwards keeps only what lies within the radius.
   static func spatialSearchRadius(_ radius: Double) -> Double { radius * (1 + 1e-6) + 0.01 }
 
-  /// Rows per `INSERT` of ``upsertVenues(_:)``: well under PostgreSQL's 65,535 parameters per statement.
-  static let venueRowsPerStatement = 1000
-
   // MARK: Venues
 
   public func upsertVenues(_ venues: [VenueRecord]) async throws {
@@ -38,7 +35,7 @@ extension PostgresStore: VenueStore {
       let loose = unique.filter { $0.record.place.parentID == nil }
       var start = 0
       while start < loose.count {
-        let end = min(loose.count, start + Self.venueRowsPerStatement)
+        let end = min(loose.count, start + Self.placeRowsPerStatement)
         try await Self.writeVenues(loose[start..<end].map(\.record), now: now, on: connection, logger: self.logger)
         start = end
       }
@@ -74,46 +71,8 @@ extension PostgresStore: VenueStore {
         PlaceID(id), "the id is taken by a place of kind '\(kind)', not a venue")
     }
     let languages = try await dataLanguages(connection, logger: logger)
-    let columns =
-      [
-        "id", "kind", "title", "description", "address", "city", "city_key", "site", "phone", "email", "venue_type",
-        "logo_url", "time_zone", "keywords", "latitude", "longitude", "title_key", "created_at", "updated_at",
-      ] + languages.flatMap { ["title_\($0)", "description_\($0)"] }
-    let kept: Set = ["id", "created_at"]
-    let updates = (columns.filter { !kept.contains($0) } + ["search"]).map { "\($0) = excluded.\($0)" }
-      .joined(separator: ", ")
-    var binds = PostgresBindings(capacity: records.count * (columns.count + 2))
-    var rows: [String] = []
-    for record in records {
-      let place = record.place
-      var values: [(any PostgresEncodable & Sendable)?] = [
-        place.id.rawValue, PlaceKind.venue.rawValue, place.name.resolved(for: ["en"]) ?? "",
-        place.description.resolved(for: ["en"]), place.address, place.city, place.city.map(PlaceSearch.fold),
-        place.site, place.phone, place.email, place.venueType, place.logoURL, place.timeZone,
-        try JSONColumn.encode(place.keywords), place.location?.latitude, place.location?.longitude,
-        record.titleKey, now, now,
-      ]
-      for language in languages {
-        values.append(translation(place.name, language))
-        values.append(translation(place.description, language))
-      }
-      let first = binds.count + 1
-      for value in values + [record.titleKey, record.searchText] {
-        if let value { try binds.append(value) } else { binds.appendNull() }
-      }
-      let placeholders = columns.indices.map { columns[$0] == "keywords" ? "$\(first + $0)::jsonb" : "$\(first + $0)" }
-      let search = first + columns.count
-      rows.append(
-        "(" + placeholders.joined(separator: ", ")
-          + ", setweight(to_tsvector('simple', $\(search)), 'A') || setweight(to_tsvector('simple', $\(search + 1)), 'C'))"
-      )
-    }
-    let sql = """
-      INSERT INTO places(\(columns.map(PostgresSchema.quoted).joined(separator: ", ")), search)
-      VALUES \(rows.joined(separator: ", "))
-      ON CONFLICT (id) DO UPDATE SET \(updates)
-      """
-    _ = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
+    let rows = try placeRows(records, languages: languages, venueImport: true)
+    _ = try await connection.query(rows.upsert(now: now, kept: ["id"]), logger: logger).collect()
     _ = try await connection.query(
       placeQuery(
         """
