@@ -172,7 +172,11 @@ import Testing
   }
 
   @Test func runServesQueriesUntilClosed() async throws {
-    let database = PostgresDatabase(url: try TestCluster.url(), maxConnections: 2, logger: TestCluster.logger)
+    // What is checked is run() and close(), not the wait: a full run's first seconds (a hundred suites starting on
+    // two cores) once kept the first connection past the default 30 s.
+    let database = PostgresDatabase(
+      url: try TestCluster.url(), maxConnections: 2, timeouts: PostgresTimeouts(connectionWait: .seconds(120)),
+      logger: TestCluster.logger)
     let runner = Task.immediate { await database.run() }
     #expect(try await database.integer("SELECT 1") == 1)
     await database.close()
