@@ -112,21 +112,19 @@ struct FullDiskTests {
       return answer
     }
     /// The whole history, a page at a time. A page answered 503 with `Retry-After` (a deadline passed: on a busy
-    /// machine a read may wait for a connection past it) is asked again after the wait, for up to 10 s; any other
-    /// answer ends the read with its status.
+    /// machine a read may wait for a connection past it) is asked again through the suite's one waiting helper, for
+    /// up to 10 s; any other answer ends the read with its status.
     func history() async throws -> (status: Int, timestamps: Set<Int64>) {
       var stored = Set<Int64>()
       var cursor: String?
-      let giveUp = ContinuousClock.now + .seconds(10)
       while true {
-        let page = try await Self.curl([
-          "-H", "Authorization: Bearer \(session.token)",
-          "\(server.url)/v1/history?limit=1000" + (cursor.map { "&cursor=\($0)" } ?? ""),
-        ])
-        if page.status == 503, let wait = Int(page.retryAfter), ContinuousClock.now < giveUp {
-          print("a history read was refused (\(page.body)); again in \(wait) s")
-          try await Task.sleep(for: .seconds(wait))
-          continue
+        var page = (status: 0, retryAfter: "", body: "")
+        try await GeofenceQueueTests.waitFor("a history page not refused for a while", timeout: .seconds(10)) {
+          page = try await Self.curl([
+            "-H", "Authorization: Bearer \(session.token)",
+            "\(server.url)/v1/history?limit=1000" + (cursor.map { "&cursor=\($0)" } ?? ""),
+          ])
+          return !(page.status == 503 && Int(page.retryAfter) != nil)
         }
         guard page.status == 200 else { return (page.status, stored) }
         let decoded = try JSONDecoder().decode(HistoryPage.self, from: Data(page.body.utf8))
