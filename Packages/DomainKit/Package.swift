@@ -20,7 +20,7 @@ let package = Package(
     .target(
       name: "DomainKitTesting",
       dependencies: ["DomainKit", .product(name: "GeoKit", package: "GeoKit")]),
-    .executableTarget(name: "domainkit-bench", dependencies: ["DomainKit"]),
+    .executableTarget(name: "domainkit-bench", dependencies: ["DomainKit", "DomainKitTesting"]),
     .testTarget(
       name: "DomainKitTests", dependencies: ["DomainKit", "DomainKitTesting"], resources: [.copy("Fixtures")]),
   ],

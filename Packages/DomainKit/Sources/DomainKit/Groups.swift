@@ -15,27 +15,45 @@ public enum GroupKind: String, Sendable, Hashable, Codable, CaseIterable {
   public var isStandard: Bool { self != .custom }
 }
 
-/// What a group's members may see of the group's owner. Wire names: `location`, `fields`.
+/// What a group's members may see of the group's owner. Wire names: `location`, `fields`, `precision` (absent:
+/// `exact`).
 public struct GroupVisibility: Sendable, Hashable, Codable {
   /// Whether members may see the owner's location.
   public var location: Bool
   /// Profile fields members may see (subject to each field's ``FieldAudience``).
   public var fields: Set<ProfileField>
+  /// How precisely members see the location when ``location`` is on (``LocationPrecision/hidden`` grants nothing).
+  public var precision: LocationPrecision
 
   /// A visibility.
-  public init(location: Bool, fields: Set<ProfileField>) {
+  public init(location: Bool, fields: Set<ProfileField>, precision: LocationPrecision = .exact) {
     self.location = location
     self.fields = fields
+    self.precision = precision
   }
+
+  private enum CodingKeys: String, CodingKey { case location, fields, precision }
+
+  /// Decodes a visibility; a missing `precision` (groups saved before it existed) is `exact`.
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    location = try c.decode(Bool.self, forKey: .location)
+    fields = try c.decode(Set<ProfileField>.self, forKey: .fields)
+    precision = try c.decodeIfPresent(LocationPrecision.self, forKey: .precision) ?? .exact
+  }
+
+  /// Whether the members see the location: ``location`` on and a precision other than ``LocationPrecision/hidden``.
+  public var grantsLocation: Bool { location && precision != .hidden }
 
   /// Nothing visible.
   public static let nothing = GroupVisibility(location: false, fields: [])
   /// Location and every profile field.
   public static let everything = GroupVisibility(location: true, fields: Set(ProfileField.allCases))
 
-  /// Whether `self` grants at least everything `other` grants.
+  /// Whether `self` grants at least everything `other` grants: the location at least as precisely, and every field.
   public func includes(_ other: GroupVisibility) -> Bool {
-    (location || !other.location) && fields.isSuperset(of: other.fields)
+    (!other.grantsLocation || (grantsLocation && precision.covers(other.precision)))
+      && fields.isSuperset(of: other.fields)
   }
 }
 

@@ -70,7 +70,8 @@ public struct SharingState: Sendable, Hashable, Codable {
   public mutating func stopSharing(with viewer: UserID) { viewerGrants[viewer] = nil }
 }
 
-/// What an owner controls about who sees them: their groups, profile field audiences and sharing switches.
+/// What an owner controls about who sees them: their groups, profile field audiences, sharing switches and privacy
+/// zones.
 public struct PrivacySettings: Sendable, Hashable {
   /// The owner.
   public var owner: UserID
@@ -80,16 +81,19 @@ public struct PrivacySettings: Sendable, Hashable {
   public var fieldAudience: [ProfileField: FieldAudience]
   /// Pause, expiry and direct grants.
   public var sharing: SharingState
+  /// The owner's privacy zones: where others never see them (``AudienceView``).
+  public var zones: [PrivacyZone]
 
   /// Settings for `owner`.
   public init(
     owner: UserID, groups: [Group], fieldAudience: [ProfileField: FieldAudience] = [:],
-    sharing: SharingState = SharingState()
+    sharing: SharingState = SharingState(), zones: [PrivacyZone] = []
   ) {
     self.owner = owner
     self.groups = groups
     self.fieldAudience = fieldAudience
     self.sharing = sharing
+    self.zones = zones
   }
 
   /// Whether `viewer` is in the owner's Blacklist.
@@ -125,9 +129,7 @@ public enum Sharing {
       if sharing.paused { return false }
       if let until = sharing.until, now >= until { return false }
       if let grant = sharing.viewerGrants[viewer], grant.map({ now < $0 }) ?? true { return true }
-      return memberOf.contains { group in
-        group.visibility.location && (sharing.groupUntil[group.id].map { now < $0 } ?? true)
-      }
+      return !locationGroups(of: settings, containing: viewer, at: now).isEmpty
     case .field(let field):
       switch settings.fieldAudience[field] ?? .groups {
       case .everyone: return true
@@ -135,6 +137,50 @@ public enum Sharing {
       case .groups: return memberOf.contains { $0.visibility.fields.contains(field) }
       }
     }
+  }
+
+  /// The precision `viewer` sees the owner's location at, at `now`: ``LocationPrecision/exact`` for the owner and
+  /// for an unexpired direct grant (a share with one person is a share of the position), else the most precise
+  /// precision of the viewer's groups granting location now (a person in two groups gets the better of the two);
+  /// ``LocationPrecision/hidden`` whenever ``canSee(_:_:of:at:)`` refuses the location.
+  public static func precision(for viewer: UserID, of settings: PrivacySettings, at now: Int64) -> LocationPrecision {
+    if viewer == settings.owner { return .exact }
+    guard canSee(viewer, .location, of: settings, at: now) else { return .hidden }
+    if let grant = settings.sharing.viewerGrants[viewer], grant.map({ now < $0 }) ?? true { return .exact }
+    return LocationPrecision.mostPrecise(
+      locationGroups(of: settings, containing: viewer, at: now).map(\.visibility.precision))
+  }
+
+  /// The owner's groups other than the Blacklist that hold `viewer`, grant location and have not passed their
+  /// per-group expiry at `now`.
+  static func locationGroups(of settings: PrivacySettings, containing viewer: UserID, at now: Int64) -> [Group] {
+    settings.groups.filter { group in
+      group.kind != .blacklist && group.members.contains(viewer) && group.visibility.grantsLocation
+        && (settings.sharing.groupUntil[group.id].map { now < $0 } ?? true)
+    }
+  }
+
+  /// What `viewer` sees of the owner's `fix` now: ``AudienceView/of(_:precision:zones:town:)`` at the viewer's
+  /// ``precision(for:of:at:)`` with the owner's zones; the owner sees the fix as is.
+  public static func view(
+    of fix: LocationFix, for viewer: UserID, of settings: PrivacySettings, at now: Int64, town: Town? = nil
+  ) -> AudienceView {
+    if viewer == settings.owner { return .shown(fix, town: nil) }
+    return AudienceView.of(
+      fix, precision: precision(for: viewer, of: settings, at: now), zones: settings.zones, town: town)
+  }
+
+  /// Whether `viewer` may see an event that places the owner at a point (a geofence entered or left): the owner
+  /// always; anyone else only when they see the owner's location exactly and the point lies in none of the owner's
+  /// privacy zones — such an event places the owner within the fence, finer than a cell or a town. An event without
+  /// a point (a device's own report without its fix) counts as outside the zones.
+  public static func maySeeEvent(
+    _ viewer: UserID, latitude: Double?, longitude: Double?, of settings: PrivacySettings, at now: Int64
+  ) -> Bool {
+    if viewer == settings.owner { return true }
+    guard precision(for: viewer, of: settings, at: now) == .exact else { return false }
+    guard let latitude, let longitude else { return true }
+    return !settings.zones.contains { $0.contains(latitude: latitude, longitude: longitude) }
   }
 
   /// The profile fields `viewer` may see.

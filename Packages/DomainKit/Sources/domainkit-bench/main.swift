@@ -1,10 +1,49 @@
 // domainkit-bench: reads generated files of N points (default 1,000,000) with each streaming reader and prints
-// `<name> <value> points/s` (best of a few rounds), then the points read as a check.
-// Run with `swift run -c release --package-path Packages/DomainKit domainkit-bench [points] [rounds]`.
+// `<name> <value> points/s` (best of a few rounds), then the points read as a check; then the stay detector's
+// precision and recall on the labelled corpus (`stays.precision`, `stays.recall`) and the stays it finds in the
+// repository's real GPX tracks.
+// Run with `swift run -c release --package-path Packages/DomainKit domainkit-bench [points] [rounds]`, or
+// `… domainkit-bench stays` for the stay figures alone.
 import DomainKit
+import DomainKitTesting
 import Foundation
 
+/// The stay detector's figures: precision and recall on the labelled corpus, and the stays in the real GPX tracks.
+func stayFigures() throws {
+  let tracks = StayCorpus.tracks(count: 24, days: 7)
+  let detector = VisitDetector()
+  let start = ContinuousClock.now
+  let score = StayCorpus.score(detector, on: tracks)
+  let elapsed = ContinuousClock.now - start
+  print("stays.precision \(String(format: "%.3f", score.precision)) ratio")
+  print("stays.recall \(String(format: "%.3f", score.recall)) ratio")
+  let fixes = tracks.reduce(0) { $0 + $1.fixes.count }
+  FileHandle.standardError.write(
+    Data("  stays: \(tracks.count) tracks, \(fixes) fixes, \(score); detection and scoring took \(elapsed)\n".utf8))
+  // The repository's real tracks: the demo walk and the GPX fixtures of the tests.
+  let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+  let fixtures = root.appendingPathComponent("Packages/DomainKit/Tests/DomainKitTests/Fixtures/gpx")
+  let files =
+    [root.appendingPathComponent("Tools/examples/kyiv-walk.gpx")]
+    + ((try? FileManager.default.contentsOfDirectory(at: fixtures, includingPropertiesForKeys: nil)) ?? [])
+    .filter { $0.pathExtension == "gpx" }.sorted { $0.path < $1.path }
+  for file in files where FileManager.default.fileExists(atPath: file.path) {
+    var fixes: [LocationFix] = []
+    try GPX.read(contentsOf: file) { fixes.append($0.fix) }
+    guard !fixes.isEmpty else { continue }  // a route without times
+    fixes.sort { $0.timestamp < $1.timestamp }
+    let name = file.deletingPathExtension().lastPathComponent.replacingOccurrences(of: "-", with: "_")
+    print("stays.gpx.\(name).count \(detector.visits(in: fixes).count) stays")
+    FileHandle.standardError.write(Data("  \(file.lastPathComponent): \(fixes.count) fixes\n".utf8))
+  }
+}
+
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "stays" {
+  try stayFigures()
+  exit(0)
+}
 let count = arguments.first.flatMap { Int($0) }.map { max($0, 1) } ?? 1_000_000
 let rounds = arguments.dropFirst().first.flatMap { Int($0) }.map { max($0, 1) } ?? 3
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("domainkit-bench-\(getpid())")
@@ -67,3 +106,4 @@ for benchmark in benchmarks {
     return read
   }
 }
+try stayFigures()
