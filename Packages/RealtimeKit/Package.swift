@@ -11,6 +11,8 @@ let core: [Target] = [
   .target(name: "RealtimeKit"),
   .target(name: "RealtimeKitTesting", dependencies: ["RealtimeKit"]),
   .testTarget(name: "RealtimeKitTests", dependencies: ["RealtimeKit", "RealtimeKitTesting"]),
+  .target(name: "RealtimeSocketIO", dependencies: ["RealtimeKit"]),
+  .testTarget(name: "RealtimeSocketIOTests", dependencies: ["RealtimeSocketIO", "RealtimeKit"]),
 ]
 
 let withNIO: [Target] = [
@@ -56,7 +58,7 @@ let withNIO: [Target] = [
   .testTarget(
     name: "RealtimeKitIntegrationTests",
     dependencies: [
-      "RealtimeKit", "RealtimeKitHummingbird", "RealtimeKitWebSocketClient", "RealtimeKitTesting",
+      "RealtimeKit", "RealtimeKitHummingbird", "RealtimeKitWebSocketClient", "RealtimeKitTesting", "RealtimeSocketIO",
       .product(name: "Hummingbird", package: "hummingbird"),
       .product(name: "HTTPTypes", package: "swift-http-types"),
       .product(name: "Logging", package: "swift-log"),
@@ -75,6 +77,7 @@ let package = Package(
   products: [
     .library(name: "RealtimeKit", targets: ["RealtimeKit"]),
     .library(name: "RealtimeKitTesting", targets: ["RealtimeKitTesting"]),
+    .library(name: "RealtimeSocketIO", targets: ["RealtimeSocketIO"]),
   ]
     + (coreOnly
       ? []

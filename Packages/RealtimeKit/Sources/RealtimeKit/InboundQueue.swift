@@ -23,7 +23,7 @@ extension RealtimeHub {
 /// The inbound side of a connection opened with ``RealtimeHub/open(connection:resume:)``.
 ///
 /// Thread-safe. At most one handling task runs at a time, so messages are handled one at a time, in order.
-public final class RealtimeInbound: Sendable {
+public final class RealtimeInbound: RealtimeMessageReceiver {
   enum Item {
     case message(RealtimeInboundMessage)
     case end

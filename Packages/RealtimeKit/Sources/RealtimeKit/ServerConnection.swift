@@ -43,3 +43,12 @@ public enum RealtimeAccess: Sendable, Hashable {
   /// Publish to the channel.
   case publish
 }
+
+/// Where a transport adapter hands the messages of one connection: a hub's connection (``RealtimeInbound``), or
+/// another protocol served on the same WebSocket server.
+public protocol RealtimeMessageReceiver: Sendable {
+  /// Queues a received message; `false` asks the transport to stop reading until it is told to resume.
+  func receive(_ message: RealtimeInboundMessage) -> Bool
+  /// The connection ended. Called once.
+  func finish()
+}

@@ -62,10 +62,17 @@ struct RealtimeHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
       )
       let upgradeAttempted = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
       let timeoutHandler = NIOLoopBoundBox<HTTPRequestTimeoutHandler?>(nil, eventLoop: channel.eventLoop)
+      let endpoints = self.configuration.endpoints
       let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
-        maxFrameSize: maxBytes,
+        maxFrameSize: endpoints.reduce(maxBytes) { max($0, $1.maxMessageBytes) },
         shouldUpgrade: { channel, head in
           upgradeAttempted.value = true
+          if RealtimeWebSocketEndpoint.matching(head.uri, in: endpoints) != nil {
+            if let handler = timeoutHandler.value {
+              channel.pipeline.syncOperations.removeHandler(handler, promise: nil)
+            }
+            return channel.eventLoop.makeSucceededFuture(HTTPHeaders())
+          }
           let offered = head.headers[canonicalForm: "Sec-WebSocket-Protocol"]
           guard RealtimeUpgrade.accepts(uri: head.uri, offered: offered.map(String.init), path: path) else {
             return channel.eventLoop.makeSucceededFuture(nil)
@@ -76,11 +83,19 @@ struct RealtimeHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
           return channel.eventLoop.makeSucceededFuture(
             HTTPHeaders([("Sec-WebSocket-Protocol", RealtimeProtocol.subprotocol)]))
         },
-        upgradePipelineHandler: { channel, _ in
+        upgradePipelineHandler: { channel, head in
           channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(
-              RealtimeWebSocketHandler(hub: hub, maxMessageBytes: maxBytes, closeTimeout: closeTimeout)
-            )
+            let handler =
+              if let (endpoint, query) = RealtimeWebSocketEndpoint.matching(head.uri, in: endpoints) {
+                RealtimeWebSocketHandler(maxMessageBytes: endpoint.maxMessageBytes, closeTimeout: closeTimeout) {
+                  connection, resume in endpoint.open(query, connection, resume)
+                }
+              } else {
+                RealtimeWebSocketHandler(maxMessageBytes: maxBytes, closeTimeout: closeTimeout) { connection, resume in
+                  hub.open(connection: connection, resume: resume)
+                }
+              }
+            try channel.pipeline.syncOperations.addHandler(handler)
             return .websocket
           }
         }
@@ -206,17 +221,24 @@ struct RealtimeDeflateHTTP1Channel: ServerChildChannel {
 }
 
 /// Serves one upgraded WebSocket: aggregates fragments, validates UTF-8, answers pings, runs the close handshake, and
-/// hands text and binary messages to the hub. Holds reads while the hub's backlog for the connection is full.
+/// hands text and binary messages to the hub (or another endpoint's protocol). Holds reads while the receiver's backlog
+/// for the connection is full.
 final class RealtimeWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
   typealias InboundIn = WebSocketFrame
   typealias OutboundIn = WebSocketFrame
   typealias OutboundOut = WebSocketFrame
 
-  private let hub: RealtimeHub
+  /// Attaches the socket to what serves it: the hub, or another endpoint's protocol.
+  typealias Open =
+    @Sendable (_ connection: any RealtimeServerConnection, _ resume: @escaping @Sendable () -> Void) -> (
+      any RealtimeMessageReceiver
+    )?
+
+  private let open: Open
   private let maxMessageBytes: Int
   private let closeTimeout: TimeAmount
   private var context: ChannelHandlerContext?
-  private var inbound: RealtimeInbound?
+  private var inbound: (any RealtimeMessageReceiver)?
   /// The fragments of a message whose final frame has not arrived yet.
   private var fragments: ByteBuffer?
   private var fragmentsAreText = false
@@ -227,8 +249,8 @@ final class RealtimeWebSocketHandler: ChannelDuplexHandler, RemovableChannelHand
   private var readsHeld = false
   private var readPending = false
 
-  init(hub: RealtimeHub, maxMessageBytes: Int, closeTimeout: TimeAmount) {
-    self.hub = hub
+  init(maxMessageBytes: Int, closeTimeout: TimeAmount, open: @escaping Open) {
+    self.open = open
     self.maxMessageBytes = maxMessageBytes
     self.closeTimeout = closeTimeout
   }
@@ -237,10 +259,11 @@ final class RealtimeWebSocketHandler: ChannelDuplexHandler, RemovableChannelHand
     self.context = context
     let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
     let eventLoop = context.eventLoop
-    inbound = hub.open(
-      connection: NIORealtimeConnection(handler: handler, channel: context.channel),
-      resume: { eventLoop.execute { handler.value.resumeReads() } }
+    inbound = open(
+      NIORealtimeConnection(handler: handler, channel: context.channel),
+      { eventLoop.execute { handler.value.resumeReads() } }
     )
+    if inbound == nil { startClose(.normalClosure, reason: nil, promise: nil) }
     if !context.channel.isActive { end() }
   }
 
@@ -269,6 +292,7 @@ final class RealtimeWebSocketHandler: ChannelDuplexHandler, RemovableChannelHand
     switch frame.opcode {
     case .text, .binary:
       guard fragments == nil else { return fail(.protocolError) }
+      guard frame.length <= maxMessageBytes else { return fail(.messageTooLarge) }
       if frame.fin {
         deliver(frame.unmaskedData, text: frame.opcode == .text)
       } else {

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
@@ -24,6 +25,9 @@ public struct RealtimeWebSocketConfiguration: Sendable {
   /// How long the HTTP server waits for clients before it closes their connections. Applies until a connection is
   /// upgraded to a WebSocket; the hub's hello and heartbeat timeouts apply then.
   public var timeouts: HTTPTimeouts
+  /// Other WebSocket endpoints of the same server (such as Engine.IO's `/socket.io/`), asked before the hub's path.
+  /// Served without permessage-deflate only: with ``perMessageDeflate`` on they are not offered.
+  public var endpoints: [RealtimeWebSocketEndpoint]
 
   /// Creates a configuration.
   public init(
@@ -31,13 +35,15 @@ public struct RealtimeWebSocketConfiguration: Sendable {
     perMessageDeflate: Bool = false,
     closeTimeout: Duration = .seconds(5),
     http1: HTTP1Channel.Configuration = .init(),
-    timeouts: HTTPTimeouts = .init()
+    timeouts: HTTPTimeouts = .init(),
+    endpoints: [RealtimeWebSocketEndpoint] = []
   ) {
     self.path = path
     self.perMessageDeflate = perMessageDeflate
     self.closeTimeout = closeTimeout
     self.http1 = http1
     self.timeouts = timeouts
+    self.endpoints = endpoints
   }
 
   /// How long the HTTP server waits for a client.
@@ -105,6 +111,70 @@ extension HTTPServerBuilder {
       }
       return RealtimeDeflateHTTP1Channel(base: base, timeouts: timeouts)
     }
+  }
+}
+
+/// A WebSocket endpoint served beside the hub's by ``Hummingbird/HTTPServerBuilder/realtime(hub:configuration:)``:
+/// upgrades of `GET <path>?<query>` that ``accepts`` are handed to ``open``, with no subprotocol.
+public struct RealtimeWebSocketEndpoint: Sendable {
+  /// The path (a trailing `/` is ignored on both sides).
+  public var path: String
+  /// The largest message accepted; a larger one closes the socket with 1009.
+  public var maxMessageBytes: Int
+  /// Whether to upgrade a request with this query (decoded, the last value of a repeated name). Runs on the event
+  /// loop: it must not block.
+  public var accepts: @Sendable (_ query: [String: String]) -> Bool
+  /// Attaches an upgraded socket; the socket's messages go to what it returns (nil closes the socket). When its
+  /// `receive` returns false the socket is not read until `resume` is called (from any thread), as for the hub's
+  /// connections (``RealtimeKit/RealtimeHub/open(connection:resume:)``).
+  public var open: Open
+
+  /// What ``open`` is.
+  public typealias Open =
+    @Sendable (
+      _ query: [String: String], _ connection: any RealtimeServerConnection, _ resume: @escaping @Sendable () -> Void
+    ) -> (any RealtimeMessageReceiver)?
+
+  /// Creates an endpoint.
+  public init(
+    path: String, maxMessageBytes: Int, accepts: @escaping @Sendable (_ query: [String: String]) -> Bool,
+    open: @escaping Open
+  ) {
+    self.path = path
+    self.maxMessageBytes = maxMessageBytes
+    self.accepts = accepts
+    self.open = open
+  }
+
+  /// The endpoint of `endpoints` that takes an upgrade of `uri`, with the uri's query.
+  static func matching(_ uri: String, in endpoints: [RealtimeWebSocketEndpoint]) -> (
+    RealtimeWebSocketEndpoint, [String: String]
+  )? {
+    guard !endpoints.isEmpty else { return nil }
+    let parts = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+    func trimmed(_ path: some StringProtocol) -> Substring {
+      var path = Substring(path)
+      while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
+      return path
+    }
+    let path = trimmed(parts.first ?? "")
+    guard let endpoint = endpoints.first(where: { trimmed($0.path) == path }) else { return nil }
+    let query = parts.count > 1 ? queryParameters(String(parts[1])) : [:]
+    return endpoint.accepts(query) ? (endpoint, query) : nil
+  }
+
+  /// The decoded parameters of a query string; the last value of a repeated name.
+  public static func queryParameters(_ query: String) -> [String: String] {
+    var parameters: [String: String] = [:]
+    for pair in query.split(separator: "&") {
+      let nameAndValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      func decoded(_ text: Substring) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+      }
+      parameters[decoded(nameAndValue[0])] = nameAndValue.count > 1 ? decoded(nameAndValue[1]) : ""
+    }
+    return parameters
   }
 }
 
