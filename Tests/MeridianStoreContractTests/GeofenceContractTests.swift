@@ -316,4 +316,42 @@ struct GeofenceContractTests {
       #expect(try await store.geofenceTracking(of: UserID("bob")) == GeofenceTracking())
     }
   }
+
+  /// A fence's alert rule is stored, read by every lookup, changed and removed; an event's `alerted` is kept.
+  @Test(arguments: StoreEngine.all)
+  func alertRulesAndWhetherAnEventAlertedAreStored(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      try await makeUsers(store, ["ann", "bob"])
+      let rule = GeofenceAlertRule(
+        kinds: [.enter], days: [.mon, .fri], hours: DailyHours(from: "22:00", until: "06:00"),
+        timeZone: "Europe/Berlin", people: [UserID("bob")])
+      var fence = circle("g1", owner: "ann")
+      fence.alerts = rule
+      try await store.createGeofence(fence)
+      try await store.createGeofence(circle("g2", owner: "ann"))
+      #expect(try await store.geofence(GeofenceID("g1"))?.alerts == rule)
+      #expect(try await store.geofence(GeofenceID("g2"))?.alerts == nil)
+      #expect(try await store.geofences(owners: [UserID("ann")]).map(\.alerts) == [rule, nil])
+      #expect(try await store.geofences(near: [Self.home], owners: [UserID("ann")]).map(\.alerts) == [rule, nil])
+      #expect(try await store.geofences(ids: [GeofenceID("g1")]).first?.alerts == rule)
+
+      var changed = fence
+      changed.alerts = GeofenceAlertRule(kinds: [.exit, .dwell])
+      #expect(try await store.updateGeofence(changed))
+      #expect(try await store.geofence(GeofenceID("g1"))?.alerts == changed.alerts)
+      changed.alerts = nil
+      #expect(try await store.updateGeofence(changed))
+      #expect(try await store.geofence(GeofenceID("g1"))?.alerts == nil)
+
+      var held = event("g1", "bob", .enter, at: 100)
+      held.alerted = false
+      let sent = event("g1", "bob", .exit, at: 200)
+      #expect(
+        try await store.commitGeofenceTracking(
+          GeofenceTrackingUpdate(userID: UserID("bob"), version: 0, lastFixAt: 200, events: [held, sent])))
+      let listed = try await store.geofenceEvents(GeofenceEventQuery(involving: UserID("ann"))).events
+      #expect(listed.map(\.id) == [sent.id, held.id])
+      #expect(listed.map(\.alerted) == [true, false])
+    }
+  }
 }

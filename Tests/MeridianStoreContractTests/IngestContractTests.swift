@@ -151,4 +151,30 @@ struct IngestContractTests {
       #expect(again == [FixReceipt(accepted: 2, duplicates: 1)])
     }
   }
+
+  /// A month's first fix is stored while another transaction reads `fixes`: its partition is attached, which
+  /// readers don't hold up. `CREATE TABLE … PARTITION OF fixes` waited for every reader and queued every later
+  /// insert and read behind it, past the store's 30 s deadline (the benchmark's history seeding stopped on it).
+  @Test func aNewMonthIsStoredWhileATransactionReadsTheFixesOnPostgreSQL() async throws {
+    try await StoreEngine.postgres.with { store in
+      try await Self.account(store, "anna", device: "phone")
+      // 2020-01-01T00:00:00Z: its month's partition exists before the reader starts.
+      _ = try await store.insertFixes(
+        [FixInsertBatch(userID: "anna", deviceID: "phone", fixes: try makeFixes(count: 1, start: 1_577_836_800_000))],
+        now: 1)
+      let reader = try await ConnectionHold.readingFixes(on: store)
+      do {
+        // 2031-05-01T00:00:00Z, a month without a partition, and a read beside it.
+        let receipts = try await store.insertFixes(
+          [FixInsertBatch(userID: "anna", deviceID: "phone", fixes: try makeFixes(count: 2, start: 1_935_446_400_000))],
+          now: 2)
+        #expect(receipts == [FixReceipt(accepted: 2, duplicates: 0)])
+        #expect(try await Self.history(store, "anna").count == 3)
+      } catch {
+        try await reader.release()
+        throw error
+      }
+      try await reader.release()
+    }
+  }
 }

@@ -129,4 +129,61 @@ struct LiveLogContractTests {
     #expect(LiveSignal(text: "v:\na=1") == nil && LiveSignal(text: "v:n1\na=-1") == nil)
     #expect(LiveSignal(text: "v:n1\na") == nil && LiveSignal(text: "v:n1") == nil)
   }
+
+  /// PostgreSQL runs several group commits at once: while another connection holds the live log's lock, as many
+  /// commits as ``PostgresStore/fixCommitsInFlight`` have written their fixes and wait for it together, none holding
+  /// a sequence number yet. Once it is free they commit one after another: readers running meanwhile only ever see
+  /// the numbers from 1 up without a gap (never `n` before `n - 1`), and every request's entry is there.
+  @Test func concurrentCommitsOverlapUpToTheLiveLogLockAndTheirEntriesCommitInSequenceOrder() async throws {
+    try await StoreEngine.postgres.withTwoNodes { nodeA, nodeB in
+      let (store, other) = try (#require(nodeA as? PostgresStore), #require(nodeB as? PostgresStore))
+      let log = try #require(nodeB.liveLog)
+      let inFlight = store.fixCommitsInFlight
+      #expect(inFlight >= 2)
+      // One person per request: the commits of one person in the same hour would wait for each other at the history
+      // cells they count (a row each), before the live log's lock.
+      let requests = inFlight * 4
+      for request in 0..<requests {
+        try await Self.account(nodeA, UserID("anna\(request)"), device: DeviceID("phone\(request)"))
+      }
+
+      // Node B takes the live log's lock on a connection of its own and holds it until told.
+      let hold = try await LiveLogLockHold(on: other)
+      let uploads = Task {
+        try await withThrowingTaskGroup(of: [FixReceipt].self) { group in
+          for request in 0..<requests {
+            let fixes = try makeFixes(count: 2, start: 1_700_000_000_000 + Int64(request) * 10_000)
+            group.addTask {
+              let batch = FixInsertBatch(
+                userID: UserID("anna\(request)"), deviceID: DeviceID("phone\(request)"), fixes: fixes)
+              return try await store.insertFixes([batch], now: 1)
+            }
+          }
+          return try await group.reduce(into: []) { $0 += $1 }
+        }
+      }
+      // The commits that wait for the lock (read on node B), each with its fixes written: as many as may run.
+      let waitingCommits = try await hold.waitForWaiters(inFlight)
+      #expect(waitingCommits == inFlight, "every commit slot runs a transaction up to the live log's lock")
+      #expect(try await log.newestLiveSequence() == 0, "no commit numbers its entries before it holds the lock")
+
+      // Readers while the commits go through: each read is 1, 2, … without a gap.
+      let reader = Task {
+        var reads: [[UInt64]] = []
+        for _ in 0..<100_000 {
+          reads.append(try await Self.entries(log, after: 0).map(\.sequence))
+          if reads.last?.count == requests { break }
+        }
+        return reads
+      }
+      try await hold.release()
+      let receipts = try await uploads.value
+      #expect(receipts.count == requests && receipts.allSatisfy { $0 == FixReceipt(accepted: 2, duplicates: 0) })
+      let reads = try await reader.value
+      #expect(reads.allSatisfy { $0 == Array(0..<UInt64($0.count)).map { $0 + 1 } }, "a reader saw n before n - 1")
+      let entries = try await Self.entries(log, after: 0)
+      #expect(entries.map(\.sequence) == Array(1...UInt64(requests)))
+      #expect(Set(entries.flatMap { $0.fixes.map(\.timestamp) }).count == requests * 2)
+    }
+  }
 }

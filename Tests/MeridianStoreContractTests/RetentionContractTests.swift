@@ -1,5 +1,6 @@
 import DomainKit
 import Foundation
+import MeridianAPI
 import MeridianStore
 import MeridianStoreTesting
 import Synchronization
@@ -65,6 +66,14 @@ struct RetentionContractTests {
       let kept = try await store.history(owner: "anna", filter: HistoryFilter(), limit: 100, before: nil)
       #expect(Set(kept.map(\.fix.timestamp)) == [Self.cutoff, Self.cutoff + 1000])
       #expect(try await store.history(owner: "bob", filter: HistoryFilter(), limit: 100, before: nil).isEmpty)
+      // The per-hour cell counts (HistoryCells) lose what retention removed: a dropped month's as a trimmed one's.
+      func counted(_ owner: UserID, precision: Int) async throws -> [Int] {
+        try await store.hourlyClusters(
+          owner: owner, precision: precision, hours: 0..<(Int64.max / HistoryCells.hour), prefixes: [""]
+        ).map(\.count)
+      }
+      #expect(try await counted("anna", precision: 2) == [2])
+      #expect(try await counted("bob", precision: 6).isEmpty)
 
       let again = try await store.applyRetention(olderThan: Self.cutoff, batchSize: 2) { _ in }
       #expect(again.deleted == 0 && again.batches == 0 && again.users == 0 && again.oldest == nil)
@@ -74,6 +83,7 @@ struct RetentionContractTests {
       let stored = try await store.insertFixes(
         [FixInsertBatch(userID: "bob", deviceID: "bob-phone", fixes: late)], now: Self.cutoff + 20_000)
       #expect(stored.map(\.accepted) == [1])
+      #expect(try await counted("bob", precision: 4) == [1])
       #expect(try await store.retentionPreview(olderThan: Self.cutoff).deleted == 1)
       #expect(try await store.history(owner: "bob", filter: HistoryFilter(), limit: 100, before: nil).count == 1)
     }

@@ -20,6 +20,10 @@ public protocol FixStore: Sendable {
   func insertFixes(
     _ batches: [FixInsertBatch], now: Int64,
     completion: @escaping @Sendable (Result<[FixReceipt], any Error>) -> Void)
+  /// How many calls of ``insertFixes(_:now:completion:)`` may be in flight at once, each its own transaction: 1 for
+  /// an engine with one writer (SQLite), a small pool where commits can overlap (PostgreSQL: one commit's round trips
+  /// and WAL flush overlap another's statements). ``FixWriter`` runs this many group commits at once.
+  var fixCommitsInFlight: Int { get }
   /// The newest fix of any of the user's devices dated no later than `notAfter` (a fix dated in the future is
   /// never anyone's last location).
   func lastFix(owner: UserID, notAfter: Int64) async throws -> LocationFix?
@@ -32,8 +36,16 @@ public protocol FixStore: Sendable {
   func clusters(owner: UserID, filter: HistoryFilter, precision: Int, box: BoundingBox?) async throws
     -> [HistoryCluster]
   /// The owner's fixes matching `filter` inside `box` (edges included; `west > east` crosses the antimeridian),
-  /// oldest first, at most `limit` of them (the map reads one more than it can draw to know it has too many).
-  func fixes(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) async throws -> [LocationFix]
+  /// oldest first, at most `limit` of them (the map reads one more than it can draw to know it has too many), each
+  /// with its device, time and position only (what a map draws; the other fields are nil). They are found through the
+  /// `(user_id, geohash6)` index by ``HistoryCells/prefixes(covering:maxLength:)`` and then sorted: the time grows
+  /// with the fixes of the box, so the map asks only for a box it knows holds few.
+  func fixPositions(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) async throws -> [LocationFix]
+  /// Count and mean position per geohash cell of `precision` (2…6) of the owner's fixes in the UTC hours `hours`
+  /// (``HistoryCells/hour``), of the cells starting with one of `prefixes` ("" is every cell), the fullest first:
+  /// read from the per-hour counts (`history_cells`), so the time grows with the cells and hours, not the fixes.
+  func hourlyClusters(owner: UserID, precision: Int, hours: Range<Int64>, prefixes: [String]) async throws
+    -> [HistoryCluster]
   /// The owner's fixes within `radius` metres of `center` with timestamps in `from...to`, oldest first, split into
   /// runs of fixes that follow one another in the owner's whole history (so visit detection sees no false stays).
   func fixRuns(owner: UserID, near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws
@@ -56,6 +68,9 @@ public protocol FixStore: Sendable {
 }
 
 extension FixStore {
+  /// One commit at a time.
+  public var fixCommitsInFlight: Int { 1 }
+
   /// Registers `device` for `owner` if new, without a device quota; false when it belongs to someone else.
   public func claimDevice(_ device: DeviceID, owner: UserID, now: Int64) async throws -> Bool {
     try await claimDevice(device, owner: owner, now: now, maxDevices: nil) == .claimed

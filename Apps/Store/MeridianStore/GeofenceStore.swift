@@ -202,10 +202,13 @@ public struct GeofenceEventPage: Sendable, Hashable {
   public var events: [GeofenceEventItem]
   /// Where the next page starts, nil at the end.
   public var next: HistoryCursor?
+  /// Each event's sequence in its list (the cursor's `row` after it), when the engine gives them.
+  public var positions: [Int64]
   /// A page.
-  public init(events: [GeofenceEventItem], next: HistoryCursor?) {
+  public init(events: [GeofenceEventItem], next: HistoryCursor?, positions: [Int64] = []) {
     self.events = events
     self.next = next
+    self.positions = positions
   }
 }
 
@@ -224,6 +227,15 @@ extension GeofenceState {
   /// A state from its stored form.
   public static func decoded(_ text: String) throws -> GeofenceState {
     try JSONDecoder().decode(GeofenceState.self, from: Data(text.utf8))
+  }
+}
+
+extension GeofenceAlertRule {
+  /// The stored form of a rule (JSON).
+  public func encoded() throws -> String { String(decoding: try JSONEncoder().encode(self), as: UTF8.self) }
+  /// A rule from its stored form; nil for none.
+  public static func decoded(_ text: String?) throws -> GeofenceAlertRule? {
+    try text.map { try JSONDecoder().decode(GeofenceAlertRule.self, from: Data($0.utf8)) }
   }
 }
 

@@ -22,12 +22,15 @@ public struct ShareLinkRecord: Sendable, Hashable {
   public var until: Int64
   /// When its owner revoked it, UTC ms.
   public var revokedAt: Int64?
+  /// How precisely it shows the position (DomainKit's ``AudienceView``); never ``LocationPrecision/hidden``.
+  public var precision: LocationPrecision
 
   /// A record.
   public init(
     id: String, owner: UserID, tokenHash: String, label: String?, devices: [DeviceID]?, track: Bool,
-    createdAt: Int64, until: Int64, revokedAt: Int64? = nil
+    createdAt: Int64, until: Int64, revokedAt: Int64? = nil, precision: LocationPrecision = .exact
   ) {
+    self.precision = precision
     self.id = id
     self.owner = owner
     self.tokenHash = tokenHash
@@ -58,7 +61,7 @@ public struct ShareLinkRecord: Sendable, Hashable {
   public func api(at now: Int64) -> ShareLink {
     ShareLink(
       id: id, label: label, createdAt: createdAt, until: until, deviceIds: devices, track: track,
-      revokedAt: revokedAt, state: state(at: now))
+      revokedAt: revokedAt, state: state(at: now), precision: precision)
   }
 }
 

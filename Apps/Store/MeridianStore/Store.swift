@@ -11,9 +11,10 @@ import Synchronization
 /// Secrets arrive already hashed (``SecretHash``); times are UTC milliseconds. Every method is one transaction; a
 /// feature that must store several things at once does them in one ``StoreTransactions/write(_:)``.
 public protocol MeridianStore: AccountStore, SocialStore, FixStore, VenueStore, IdempotencyStore, AdministrationStore,
-  OperationsStore, PollStore, PlaceStore, GeofenceStore, GeofenceQueue, GazetteerStore, AdvertiserStore,
+  OperationsStore, PollStore, PlaceStore, GeofenceStore, GeofenceQueue, ProximityStore, GazetteerStore, AdvertiserStore,
   PromotionStatsStore,
-  ApplicantStore, WebhookStore, ShareLinkStore, StoreTransactions
+  ApplicantStore, WebhookStore, ShareLinkStore, ImportJobStore, SingleSignOnStore, PrivacyZoneStore, StayStore,
+  StoreTransactions, WriteFencing
 {
   /// A round trip to the database; throws when it does not answer.
   func checkHealth() async throws

@@ -28,5 +28,5 @@ public protocol StoreTransactions: Sendable {
 /// that decide what to write live in ``MeridianStore`` (``PollRules``, ``PointsRules``, ``WebhookEvent/recipients(_:)``)
 /// and call them.
 public protocol StoreTransaction: OneTimeCodeTransaction, PollTransaction, PointsTransaction, CouponTransaction,
-  WebhookOutboxTransaction, GeofenceTransaction
+  WebhookOutboxTransaction, GeofenceTransaction, ProximityTransaction
 {}

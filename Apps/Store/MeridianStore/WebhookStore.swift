@@ -78,7 +78,8 @@ public protocol WebhookStore: Sendable {
     -> [WebhookDelivery]
   /// Queues failed deliveries again (of one registration, or one delivery by id), due now; returns how many.
   func retryWebhookDeliveries(webhook: String?, delivery: String?, now: Int64) async throws -> Int
-  /// How many deliveries to `owner`'s registrations of a channel other than ``AlertChannel/webhook`` were delivered
+  /// How many deliveries to `owner`'s registrations of a channel other than ``AlertChannel/webhook`` and
+  /// ``AlertChannel/homeAssistant`` (positions, not alerts) were delivered
   /// at or after `since` (UTC milliseconds): what the per-account alert quota counts.
   func deliveredAlertCount(owner: String, since: Int64) async throws -> Int
 }

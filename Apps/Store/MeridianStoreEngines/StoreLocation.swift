@@ -44,17 +44,18 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
 
   /// Opens (creating and migrating as needed) the store here; a PostgreSQL store keeps at most
   /// `maximumConnections` connections and gives every call the deadlines of `timeouts` (a SQLite store ignores
-  /// both). The store reads the time from `now` (UTC milliseconds).
+  /// both). The store reads the time from `now` (UTC milliseconds). A PostgreSQL store with `replicaURL` reads what
+  /// may lag from that streaming replica (`PostgresStore.open(url:replicaURL:…)`).
   public func open(
     maximumConnections: Int = defaultMaximumConnections, timeouts: DatabaseTimeouts = DatabaseTimeouts(),
-    logger: Logger, now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
+    replicaURL: String? = nil, logger: Logger, now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
   ) async throws -> OpenStore {
     switch self {
     case .sqlite(let path):
       return OpenStore(store: try SQLiteStore.open(at: path, now: now), close: {})
     case .postgres(let url):
       let store = try await PostgresStore.open(
-        url: url, maximumConnections: maximumConnections,
+        url: url, replicaURL: replicaURL, maximumConnections: maximumConnections,
         timeouts: PostgresStore.Timeouts(connectionWait: timeouts.connectionWait, statement: timeouts.statement),
         commitTimeout: timeouts.commit, healthTimeout: timeouts.health, logger: logger, now: now)
       return OpenStore(store: store, close: { await store.close() })

@@ -39,6 +39,13 @@ public enum PostgresSchema {
     appendGeofenceLastPositionMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
     appendAlertChannelMigrations(to: &migrator)  // PostgresSchema+Webhooks.swift
     appendLiveOnlyMigrations(to: &migrator)  // PostgresStore+LiveOnly.swift
+    appendImportJobMigrations(to: &migrator)  // PostgresStore+ImportJobs.swift
+    appendSingleSignOnMigrations(to: &migrator)  // PostgresStore+SingleSignOn.swift
+    appendPrivacyZoneMigrations(to: &migrator)  // PostgresStore+PrivacyZones.swift
+    appendGeofenceAlertRuleMigrations(to: &migrator)  // PostgresSchema+Geofences.swift
+    appendStayMigrations(to: &migrator)  // PostgresStore+Stays.swift
+    appendProximityMigrations(to: &migrator)  // PostgresSchema+Proximity.swift
+    appendHistoryCellMigrations(to: &migrator)  // PostgresStore+HistoryCells.swift
     return migrator
   }
 

@@ -1,5 +1,6 @@
 import DomainKit
 import Foundation
+import Logging
 import MeridianAPI
 import MeridianStore
 import PostgresNIO
@@ -37,13 +38,9 @@ extension PostgresStore: AccountStore {
   {
     let (kind, value) = Self.parts(credential)
     let phone: String? = kind == "phone" ? value : nil
-    let sharing = try JSONColumn.encode(SharingState())
     do {
       return try await transaction { connection in
-        _ = try await connection.query(
-          "INSERT INTO users(id, created_at) VALUES (\(id.rawValue), \(now))", logger: self.logger
-        )
-        .collect()
+        try await Self.insertAccount(id, phone: phone, on: connection, now: now, self.logger)
         // Taken already (perhaps a moment ago by another node): the whole account is rolled back.
         let claimed = try await connection.query(
           """
@@ -53,18 +50,28 @@ extension PostgresStore: AccountStore {
           """, logger: self.logger
         ).collect()
         guard !claimed.isEmpty else { throw CredentialTaken() }
-        _ = try await connection.query(
-          "INSERT INTO profiles(user_id, phone, audience) VALUES (\(id.rawValue), \(phone), '{}')", logger: self.logger
-        ).collect()
-        for group in Group.standardGroups(for: id) { try await Self.save(group, on: connection, now: now, self.logger) }
-        _ = try await connection.query(
-          "INSERT INTO sharing(user_id, state) VALUES (\(id.rawValue), \(sharing)::jsonb)", logger: self.logger
-        ).collect()
         return Account(id: id, createdAt: now, credentials: [credential])
       }
     } catch is CredentialTaken {
       return nil
     }
+  }
+
+  /// Inserts a new account's rows — the user, its empty profile, its standard groups and default sharing state —
+  /// for every way of creating one (a credential, an OpenID subject).
+  static func insertAccount(
+    _ id: UserID, phone: String?, on connection: PostgresConnection, now: Int64, _ logger: Logger
+  ) async throws {
+    _ = try await connection.query("INSERT INTO users(id, created_at) VALUES (\(id.rawValue), \(now))", logger: logger)
+      .collect()
+    _ = try await connection.query(
+      "INSERT INTO profiles(user_id, phone, audience) VALUES (\(id.rawValue), \(phone), '{}')", logger: logger
+    ).collect()
+    for group in Group.standardGroups(for: id) { try await Self.save(group, on: connection, now: now, logger) }
+    let sharing = try JSONColumn.encode(SharingState())
+    _ = try await connection.query(
+      "INSERT INTO sharing(user_id, state) VALUES (\(id.rawValue), \(sharing)::jsonb)", logger: logger
+    ).collect()
   }
 
   public func account(for credential: Credential) async throws -> (account: Account, passwordHash: String?)? {

@@ -154,7 +154,7 @@ extension PostgresStore: FixStore {
     let sql = """
       SELECT \(FixColumns.select) FROM fixes WHERE \(query.sql) ORDER BY timestamp DESC, id DESC LIMIT \(limit)
       """
-    return try await rows(PostgresQuery(unsafeSQL: sql, binds: query.bindings)).map { row in
+    return try await rowsThatMayLag(PostgresQuery(unsafeSQL: sql, binds: query.bindings)).map { row in
       let (fix, id) = try FixColumns.fix(row)
       return (fix: fix, cursor: HistoryCursor(timestamp: fix.timestamp, row: id))
     }
@@ -177,20 +177,50 @@ extension PostgresStore: FixStore {
       SELECT \(column), count(*) AS n, avg(latitude), avg(longitude) FROM fixes WHERE \(query.sql)
       GROUP BY \(column) ORDER BY n DESC, \(column) COLLATE "C"
       """
-    return try await rows(PostgresQuery(unsafeSQL: sql, binds: query.bindings)).map { row in
+    return try await rowsThatMayLag(PostgresQuery(unsafeSQL: sql, binds: query.bindings)).map { row in
       let (cell, count, latitude, longitude) = try row.decode((String, Int64, Double, Double).self)
       return HistoryCluster(geohash: cell, count: Int(count), latitude: latitude, longitude: longitude)
     }
   }
 
-  public func fixes(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) async throws
+  public func fixPositions(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) async throws
     -> [LocationFix]
+  {
+    let statement = try Self.fixPositionsQuery(owner: owner, filter: filter, box: box, limit: limit)
+    return try await rowsThatMayLag(statement).map(Self.position)
+  }
+
+  /// A row of ``fixPositionsQuery(owner:filter:box:limit:)`` (device, time, position) as a fix.
+  @inline(never)
+  static func position(_ row: PostgresRow) throws -> LocationFix {
+    let (device, timestamp, latitude, longitude) = try row.decode((String, Int64, Double, Double).self)
+    return try LocationFix(deviceID: DeviceID(device), timestamp: timestamp, latitude: latitude, longitude: longitude)
+  }
+
+  /// The statement of ``fixPositions(owner:filter:box:limit:)``: the box's fixes through the (user_id, geohash6)
+  /// index, one range per prefix; materialized, so that the order and limit can't turn the plan into a walk of the
+  /// owner's whole history by time. The statement and ``position(_:)`` are kept out of the async function: with the
+  /// row's decoding inlined there, Swift 6.3.1's release build crashes (signal 11 in LLVM's coroutine splitting).
+  @inline(never)
+  static func fixPositionsQuery(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) throws
+    -> PostgresQuery
   {
     var query = try FixConditions(owner: owner, filter: filter)
     try query.within(box)
+    let ranges = HistoryCells.prefixes(covering: box).map(HistoryCells.range)
+    let lower = try query.bind(ranges.map(\.lower))
+    let upper = try query.bind(ranges.map(\.upper))
     let limit = try query.bind(Int64(max(0, limit)))
-    let sql = "SELECT \(FixColumns.select) FROM fixes WHERE \(query.sql) ORDER BY timestamp, id LIMIT \(limit)"
-    return try await rows(PostgresQuery(unsafeSQL: sql, binds: query.bindings)).map { try FixColumns.fix($0).fix }
+    let sql = """
+      WITH inside AS MATERIALIZED (
+        SELECT device_id, timestamp, id, latitude, longitude
+        FROM unnest(\(lower)::text[], \(upper)::text[]) AS r(lower, upper)
+        JOIN fixes ON (geohash6 COLLATE "C") >= r.lower AND (geohash6 COLLATE "C") < r.upper
+        WHERE \(query.sql)
+      )
+      SELECT device_id, timestamp, latitude, longitude FROM inside ORDER BY timestamp, id LIMIT \(limit)
+      """
+    return PostgresQuery(unsafeSQL: sql, binds: query.bindings)
   }
 
   /// `ST_DWithin` on the GiST index finds the candidates (with a small margin, as the geography distance is on the

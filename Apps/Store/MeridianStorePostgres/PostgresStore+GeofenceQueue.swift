@@ -5,17 +5,6 @@ import MeridianStore
 import PostgresNIO
 
 extension PostgresStore {
-  /// Queues each request's stored fixes for geofence evaluation, in the fix transaction after the live log's
-  /// entries: in commit order as well (``appendInCommitOrder(_:to:now:on:logger:)``).
-  static func queueForGeofences(
-    _ stored: [(user: UserID, device: DeviceID, timestamps: [Int64])], now: Int64, on connection: PostgresConnection,
-    logger: Logger
-  ) async throws {
-    let entries = stored.filter { !$0.timestamps.isEmpty }
-    guard !entries.isEmpty else { return }
-    _ = try await appendInCommitOrder(entries, to: "geofence_queue", now: now, on: connection, logger: logger)
-  }
-
   public func geofenceQueue(limit: Int) async throws -> [GeofenceQueueEntry] {
     let rows = try await rows(
       """

@@ -8,17 +8,17 @@ import PostgresNIO
 
 extension PostgresStore: GeofenceStore {
   static let geofenceColumns = """
-    id, owner_id, name, shape, sharing, group_id, source, external_id, created_at, updated_at
+    id, owner_id, name, shape, sharing, group_id, source, external_id, created_at, updated_at, alert_rule
     """
 
   static func geofence(_ row: PostgresRow) throws -> GeofenceItem {
-    let (id, owner, name, shape, sharing, group, source, external, createdAt, updatedAt) = try row.decode(
-      (String, String, String, String, String, String?, String, String?, Int64, Int64).self)
+    let (id, owner, name, shape, sharing, group, source, external, createdAt, updatedAt, alerts) = try row.decode(
+      (String, String, String, String, String, String?, String, String?, Int64, Int64, String?).self)
     return GeofenceItem(
       id: GeofenceID(id), ownerId: UserID(owner), name: name, shape: try GeofenceShape.decoded(shape),
       sharing: GeofenceSharing(rawValue: sharing) ?? .nobody, groupId: group.map { GroupID($0) },
-      source: GeofenceSource(rawValue: source) ?? .server, externalId: external, createdAt: createdAt,
-      updatedAt: updatedAt)
+      source: GeofenceSource(rawValue: source) ?? .server, externalId: external,
+      alerts: try GeofenceAlertRule.decoded(alerts), createdAt: createdAt, updatedAt: updatedAt)
   }
 
   static func geofenceEvent(_ row: PostgresRow) throws -> (GeofenceEventItem, Int64) {
@@ -31,7 +31,7 @@ extension PostgresStore: GeofenceStore {
       timestamp: try r[6].decode(Int64.self),
       reportedBy: GeofenceSource(rawValue: try r[7].decode(String.self)) ?? .server,
       lat: try r[8].decode(Double?.self), lon: try r[9].decode(Double?.self),
-      accuracy: try r[10].decode(Double?.self))
+      accuracy: try r[10].decode(Double?.self), alerted: try r[12].decode(Bool.self))
     return (event, try r[11].decode(Int64.self))
   }
 
@@ -46,15 +46,17 @@ extension PostgresStore: GeofenceStore {
 
   public func createGeofence(_ geofence: GeofenceItem) async throws {
     let shape = try geofence.shape.encoded()
+    let alerts = try geofence.alerts?.encoded()
     let area = Self.areaText(geofence.shape)
     do {
       try await execute(
         """
         INSERT INTO geofences(id, owner_id, name, shape, sharing, group_id, source, external_id, area, created_at,
-          updated_at)
+          updated_at, alert_rule)
         VALUES (\(geofence.id.rawValue), \(geofence.ownerId.rawValue), \(geofence.name), \(shape),
           \(geofence.sharing.rawValue), \(geofence.groupId?.rawValue), \(geofence.source.rawValue),
-          \(geofence.externalId), ST_GeomFromText(\(area), 4326), \(geofence.createdAt), \(geofence.updatedAt))
+          \(geofence.externalId), ST_GeomFromText(\(area), 4326), \(geofence.createdAt), \(geofence.updatedAt),
+          \(alerts))
         """)
     } catch  where Self.sqlState(error) == "23505" {
       throw GeofenceStoreError.duplicateID(geofence.id)
@@ -88,13 +90,15 @@ extension PostgresStore: GeofenceStore {
 
   public func updateGeofence(_ geofence: GeofenceItem) async throws -> Bool {
     let shape = try geofence.shape.encoded()
+    let alerts = try geofence.alerts?.encoded()
     let area = Self.areaText(geofence.shape)
     return
       !(try await rows(
         """
         UPDATE geofences SET name = \(geofence.name), shape = \(shape), sharing = \(geofence.sharing.rawValue),
           group_id = \(geofence.groupId?.rawValue), source = \(geofence.source.rawValue),
-          external_id = \(geofence.externalId), area = ST_GeomFromText(\(area), 4326), updated_at = \(geofence.updatedAt)
+          external_id = \(geofence.externalId), area = ST_GeomFromText(\(area), 4326), updated_at = \(geofence.updatedAt),
+          alert_rule = \(alerts)
         WHERE id = \(geofence.id.rawValue) RETURNING 1
         """
       ).isEmpty)
@@ -159,6 +163,20 @@ extension PostgresStore: GeofenceStore {
     return tracking
   }
 
+  /// The conditions of a page of events that geofence and proximity events share: `from` and `to` on `occurred_at`,
+  /// and the cursor on (`occurred_at`, `seq`), each value bound by `bind`.
+  static func eventPageConditions(_ query: GeofenceEventQuery, bind: (Int64) throws -> String) throws -> [String] {
+    var conditions: [String] = []
+    if let from = query.from { conditions.append("occurred_at >= \(try bind(from))") }
+    if let to = query.to { conditions.append("occurred_at <= \(try bind(to))") }
+    if let cursor = query.cursor {
+      let time = try bind(cursor.timestamp)
+      let seq = try bind(cursor.row)
+      conditions.append("(occurred_at, seq) < (\(time), \(seq))")
+    }
+    return conditions
+  }
+
   public func geofenceEvents(_ query: GeofenceEventQuery) async throws -> GeofenceEventPage {
     var conditions: [String] = []
     var bindings = PostgresBindings()
@@ -173,24 +191,18 @@ extension PostgresStore: GeofenceStore {
     if let geofence = query.geofence { conditions.append("geofence_id = \(try bind(geofence.rawValue))") }
     if let user = query.user { conditions.append("user_id = \(try bind(user.rawValue))") }
     if let kind = query.kind { conditions.append("kind = \(try bind(kind.rawValue))") }
-    if let from = query.from { conditions.append("occurred_at >= \(try bind(from))") }
-    if let to = query.to { conditions.append("occurred_at <= \(try bind(to))") }
-    if let cursor = query.cursor {
-      let time = try bind(cursor.timestamp)
-      let seq = try bind(cursor.row)
-      conditions.append("(occurred_at, seq) < (\(time), \(seq))")
-    }
+    conditions += try Self.eventPageConditions(query, bind: bind)
     let limit = max(1, query.limit)
     let sql = """
       SELECT id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at, reported_by, latitude, longitude,
-        accuracy, seq
+        accuracy, seq, alerted
       FROM geofence_events WHERE \(conditions.isEmpty ? "true" : conditions.joined(separator: " AND "))
       ORDER BY occurred_at DESC, seq DESC LIMIT \(limit + 1)
       """
     let rows = try await rows(PostgresQuery(unsafeSQL: sql, binds: bindings)).map(Self.geofenceEvent)
     let page = rows.prefix(limit)
     let next = rows.count > limit ? page.last.map { HistoryCursor(timestamp: $0.0.timestamp, row: $0.1) } : nil
-    return GeofenceEventPage(events: page.map(\.0), next: next)
+    return GeofenceEventPage(events: page.map(\.0), next: next, positions: page.map(\.1))
   }
 }
 
@@ -241,9 +253,10 @@ extension PostgresTransaction {
     _ = try await rows(
       """
       INSERT INTO geofence_events(id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at,
-        reported_by, latitude, longitude, accuracy, owner_sees)
+        reported_by, latitude, longitude, accuracy, owner_sees, alerted)
       SELECT \(event.id), id, \(event.geofenceName), owner_id, \(event.userId.rawValue), \(event.kind.rawValue),
-        \(event.timestamp), \(event.reportedBy.rawValue), \(event.lat), \(event.lon), \(event.accuracy), \(ownerSees)
+        \(event.timestamp), \(event.reportedBy.rawValue), \(event.lat), \(event.lon), \(event.accuracy), \(ownerSees),
+        \(event.alerted)
       FROM geofences WHERE id = \(event.geofenceId.rawValue)
       ON CONFLICT (id) DO NOTHING
       """)

@@ -13,7 +13,8 @@ extension PostgresStore {
   /// an `Idempotency-Key` seen before (on any node) replays its answer or is a conflict, and inserts nothing.
   ///
   /// `completion` runs once the transaction committed (`synchronous_commit` as the server has it: on by default), on
-  /// a task of the store's commit loop.
+  /// a task of the store's commit loop. Up to ``fixCommitsInFlight`` commits run at once, each on its own connection;
+  /// their live log entries still commit in sequence order (``appendInCommitOrder(live:evaluated:answers:now:on:logger:)``).
   public func insertFixes(
     _ batches: [FixInsertBatch], now: Int64,
     completion: @escaping @Sendable (Result<[FixReceipt], any Error>) -> Void
@@ -25,7 +26,7 @@ extension PostgresStore {
       return completion(.failure(error))
     }
     let request = FixCommitQueue.Request(batches: batches, rows: rows, now: now, completion: completion)
-    guard let first = fixCommits.submit(request) else { return }
+    guard let first = fixCommits.submit(request, limit: fixCommitsInFlight) else { return }
     Task { await commitLoop(first) }
   }
 
@@ -85,13 +86,16 @@ extension PostgresStore {
     }
   }
 
+  /// The group commit's statements: (1) one locks the live-only owners, claims the idempotency keys and inserts the
+  /// fixes of the batches that may store theirs; (2) a read of the answers stored under keys claimed before (only
+  /// when some were); (3) one, right before `COMMIT`, takes the live log's lock, stores the answers of the keys
+  /// claimed now and appends the live log's and the geofence queue's entries; (4) the live-only rule, when an owner is
+  /// live only. Commits running at once overlap everything but (3) and the commit itself.
   private static func storeFixes(
     _ batches: [(batch: FixInsertBatch, rows: [FixRow], now: Int64)], on connection: PostgresConnection,
     _ logger: Logger
   ) async throws -> ([FixReceipt], [(IdempotencyClaim, IdempotencyClaim.Resolution)]) {
-    // 0. The live-only accounts among the batches' owners, locked first (before any fix or the live log's lock).
-    let liveOnly = try await lockLiveOnly(batches.map(\.batch.userID.rawValue), on: connection, logger: logger)
-    // 1. The keys: the first batch with a key claims it for the commit; a later batch with the same key follows it.
+    // The keys: the first batch with a key claims it for the commit; a later batch with the same key follows it.
     var leaders: [IdempotencyKey: Int] = [:]
     for (index, entry) in batches.enumerated() {
       guard let claim = entry.batch.idempotency else { continue }
@@ -100,48 +104,15 @@ extension PostgresStore {
     }
     // Sorted, so two commits claiming the same keys take their locks in the same order.
     let claimed = leaders.map { (key: $0.key, batch: $0.value) }.sorted { $0.key < $1.key }
-    var stored: [IdempotencyKey: StoredResponse] = [:]
-    var mine: Set<IdempotencyKey> = []
-    if !claimed.isEmpty {
-      // A key another transaction holds waits for it to end: then it is that one's (read below) or, if that one
-      // rolled back, this one's.
-      let inserted = try await connection.query(
-        """
-        INSERT INTO idempotency_keys(user_id, key, request_hash, status, body, created_at)
-        SELECT u, k, h, 200, ''::bytea, t
-        FROM unnest(\(claimed.map(\.key.user))::text[], \(claimed.map(\.key.key))::text[],
-          \(claimed.map { batches[$0.batch].batch.idempotency?.requestHash ?? "" })::text[],
-          \(claimed.map { batches[$0.batch].now })::bigint[]) AS c(u, k, h, t)
-        ON CONFLICT (user_id, key) DO NOTHING
-        RETURNING user_id, key
-        """, logger: logger
-      ).collect()
-      for row in inserted {
-        let (user, key) = try row.decode((String, String).self)
-        mine.insert(IdempotencyKey(user: user, key: key))
-      }
-      let existing = claimed.map(\.key).filter { !mine.contains($0) }
-      if !existing.isEmpty {
-        for row in try await connection.query(
-          """
-          SELECT user_id, key, request_hash, status, body FROM idempotency_keys
-          WHERE (user_id, key) IN (SELECT * FROM unnest(\(existing.map(\.user))::text[], \(existing.map(\.key))::text[]))
-          """, logger: logger
-        ).collect() {
-          let (user, key, requestHash, status, body) = try row.decode((String, String, String, Int32, Data).self)
-          stored[IdempotencyKey(user: user, key: key)] = StoredResponse(
-            requestHash: requestHash, status: Int(status), body: body)
-        }
-      }
-    }
 
-    // 2. The fixes of the batches without a key and of those that claimed theirs now, sorted by key so that two
-    // commits inserting the same fixes wait for each other in the same order (never a deadlock).
+    // The fixes of the batches without a key and of those leading theirs (inserted only if the key is claimed now),
+    // sorted by key so that two commits inserting the same fixes wait for each other in the same order.
     var inserting: [(row: FixRow, batch: Int)] = []
     for (index, entry) in batches.enumerated() {
-      if let claim = entry.batch.idempotency {
-        let key = IdempotencyKey(user: entry.batch.userID.rawValue, key: claim.key)
-        guard leaders[key] == index, mine.contains(key) else { continue }
+      if let claim = entry.batch.idempotency,
+        leaders[IdempotencyKey(user: entry.batch.userID.rawValue, key: claim.key)] != index
+      {
+        continue
       }
       inserting += entry.rows.map { (row: $0, batch: index) }
     }
@@ -152,17 +123,44 @@ extension PostgresStore {
       if lhs.row.fix.timestamp != rhs.row.fix.timestamp { return lhs.row.fix.timestamp < rhs.row.fix.timestamp }
       return lhs.batch < rhs.batch
     }
+
+    // 1. One statement, one round trip.
+    var liveOnly: [String] = []
+    var mine: Set<IdempotencyKey> = []
     var new = Set<FixKey>()
-    if !inserting.isEmpty {
-      let query = try FixRow.insert(
-        inserting.map { (row: $0.row, batch: batches[$0.batch].batch, now: batches[$0.batch].now) })
-      for row in try await connection.query(query, logger: logger).collect() {
-        let (user, device, timestamp) = try row.decode((String, String, Int64).self)
-        new.insert(FixKey(user: user, device: device, timestamp: timestamp))
+    let first = try FixRow.claimAndInsert(
+      owners: Set(batches.map(\.batch.userID.rawValue)).sorted(),
+      claims: claimed.map { claim in
+        let entry = batches[claim.batch]
+        return (claim.key.user, claim.key.key, entry.batch.idempotency?.requestHash ?? "", entry.now)
+      },
+      rows: inserting.map { (row: $0.row, batch: batches[$0.batch].batch, now: batches[$0.batch].now) })
+    for row in try await connection.query(first, logger: logger).collect() {
+      let (kind, user, key, timestamp) = try row.decode((String, String, String?, Int64?).self)
+      switch kind {
+      case "u": liveOnly.append(user)
+      case "k": mine.insert(IdempotencyKey(user: user, key: key ?? ""))
+      default: new.insert(FixKey(user: user, device: key ?? "", timestamp: timestamp ?? 0))
       }
     }
 
-    // 3. The receipts, in order; the first batch with a fix gets the fix (a later one counts it a duplicate).
+    // 2. The answers stored under the keys another transaction claimed (it has ended: the claim waited for it).
+    var stored: [IdempotencyKey: StoredResponse] = [:]
+    let existing = claimed.map(\.key).filter { !mine.contains($0) }
+    if !existing.isEmpty {
+      for row in try await connection.query(
+        """
+        SELECT user_id, key, request_hash, status, body FROM idempotency_keys
+        WHERE (user_id, key) IN (SELECT * FROM unnest(\(existing.map(\.user))::text[], \(existing.map(\.key))::text[]))
+        """, logger: logger
+      ).collect() {
+        let (user, key, requestHash, status, body) = try row.decode((String, String, String, Int32, Data).self)
+        stored[IdempotencyKey(user: user, key: key)] = StoredResponse(
+          requestHash: requestHash, status: Int(status), body: body)
+      }
+    }
+
+    // The receipts, in order; the first batch with a fix gets the fix (a later one counts it a duplicate).
     var receipts: [FixReceipt] = []
     var resolutions: [(IdempotencyClaim, IdempotencyClaim.Resolution)] = []
     var answers: [IdempotencyKey: (requestHash: String, receipt: FixReceipt)] = [:]
@@ -207,23 +205,14 @@ extension PostgresStore {
       }
     }
 
-    // 4. The answers of the keys claimed now, in the same transaction as their fixes.
+    // 3. The answers of the keys claimed now and the entries of the live log and the geofence queue, in one
+    // statement under the live log's lock, held from here to the commit.
     let answered = claimed.map(\.key).filter { mine.contains($0) }
-    if !answered.isEmpty {
-      let bodies = answered.map { ByteBuffer(data: answers[$0]?.receipt.commonFormJSON ?? Data()) }
-      _ = try await connection.query(
-        """
-        UPDATE idempotency_keys SET body = a.body
-        FROM unnest(\(answered.map(\.user))::text[], \(answered.map(\.key))::text[], \(bodies)::bytea[]) AS a(u, k, body)
-        WHERE user_id = a.u AND key = a.k
-        """, logger: logger
-      ).collect()
-    }
-    // 5. The live log's entries, near the end: its lock is held from here to the commit.
-    try await appendLiveEntries(live, now: batches.first?.now ?? 0, on: connection, logger: logger)
-    // 6. The geofence queue's entries, under the same lock: they commit in sequence order too.
-    try await queueForGeofences(evaluated, now: batches.first?.now ?? 0, on: connection, logger: logger)
-    // 7. The live-only rule, once the queue holds this commit's fixes (they stay until evaluated).
+    try await appendInCommitOrder(
+      live: live, evaluated: evaluated,
+      answers: answered.map { (user: $0.user, key: $0.key, body: answers[$0]?.receipt.commonFormJSON ?? Data()) },
+      now: batches.first?.now ?? 0, on: connection, logger: logger)
+    // 4. The live-only rule, once the queue holds this commit's fixes (they stay until evaluated).
     _ = try await keepLastPosition(of: liveOnly, on: connection, logger: logger)
     return (receipts, resolutions)
   }
@@ -240,14 +229,28 @@ extension PostgresStore {
   }
 
   /// Creates the monthly partitions of `fixes` that `timestamps` fall in and this process has not seen yet. Nodes
-  /// creating the same month at once take turns (an advisory lock) and `IF NOT EXISTS` makes the later ones no-ops.
+  /// creating the same month at once take turns (an advisory lock), and a later one finds the month attached.
+  ///
+  /// The partition is made apart and then attached (``FixPartitions/Month/attachSQL``): `CREATE TABLE … PARTITION
+  /// OF fixes` takes an ACCESS EXCLUSIVE lock on `fixes`, which waits for every read of it under way (a live-log
+  /// read, a long history query) while every later insert and read queues behind it — the first fix of a new month
+  /// (or an import of an old one) stalled a node's ingest past its deadlines. `ATTACH PARTITION` takes SHARE UPDATE
+  /// EXCLUSIVE, which reads and inserts don't conflict with.
   func ensurePartitions(for timestamps: [Int64]) async throws {
     let missing = fixPartitions.missing(FixPartitions.Month.of(timestamps))
     for month in missing.sorted() {
       try await transaction { connection in
         _ = try await connection.query("SELECT pg_advisory_xact_lock(\(FixPartitions.lock))", logger: self.logger)
           .collect()
-        _ = try await connection.query(PostgresQuery(unsafeSQL: month.createSQL), logger: self.logger).collect()
+        let attached =
+          try await connection.query(
+            "SELECT coalesce((SELECT relispartition FROM pg_class WHERE oid = to_regclass(\(month.name))), false)",
+            logger: self.logger
+          ).collect().first?.decode(Bool.self) ?? false
+        guard !attached else { return }
+        for statement in month.attachSQL {
+          _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger).collect()
+        }
       }
       fixPartitions.insert(month)
     }
@@ -300,9 +303,16 @@ final class FixPartitions: Sendable {
       return "fixes_y" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits + "m"
         + (month < 10 ? "0" : "") + String(month)
     }
-    /// The statement that creates the partition unless it exists.
-    var createSQL: String {
-      "CREATE TABLE IF NOT EXISTS \"\(name)\" PARTITION OF fixes FOR VALUES FROM (\(start)) TO (\(end))"
+    /// The statements that make the partition as a table of its own, with a check of its range (so that attaching
+    /// it needs no scan), and attach it to `fixes`, which creates its indexes, key and foreign key.
+    var attachSQL: [String] {
+      [
+        """
+        CREATE TABLE "\(name)" (LIKE fixes INCLUDING DEFAULTS INCLUDING GENERATED INCLUDING CONSTRAINTS,
+          CONSTRAINT "\(name)_range" CHECK (timestamp >= \(start) AND timestamp < \(end)))
+        """,
+        "ALTER TABLE fixes ATTACH PARTITION \"\(name)\" FOR VALUES FROM (\(start)) TO (\(end))",
+      ]
     }
 
     /// The months of `timestamps` (each day's month computed once).
@@ -336,7 +346,8 @@ final class FixPartitions: Sendable {
   func removeAll() { known.withLock { $0.removeAll() } }
 }
 
-/// The calls to ``PostgresStore/insertFixes(_:now:completion:)`` waiting for the next commit, and whether one runs.
+/// The calls to ``PostgresStore/insertFixes(_:now:completion:)`` waiting for a commit, and how many commit loops run
+/// (each its own transaction at a time, on its own connection).
 final class FixCommitQueue: Sendable {
   /// One call.
   struct Request: Sendable {
@@ -348,32 +359,33 @@ final class FixCommitQueue: Sendable {
 
   private struct State {
     var pending: [Request] = []
-    var committing = false
+    var loops = 0
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
   }
 
   private let state = Mutex(State())
 
-  /// Queues `request`; returns the requests to commit now when no commit was running (the caller runs it).
-  func submit(_ request: Request) -> [Request]? {
+  /// Queues `request`; returns the requests to commit now when fewer than `limit` loops run (the caller starts one).
+  func submit(_ request: Request, limit: Int) -> [Request]? {
     state.withLock { state in
-      guard !state.committing else {
+      guard state.loops < max(1, limit) else {
         state.pending.append(request)
         return nil
       }
-      state.committing = true
+      state.loops += 1
       return [request]
     }
   }
 
-  /// After a commit: the requests queued meanwhile, or nil when none (the loop ends).
+  /// After a loop's commit: the requests queued meanwhile, or nil when none (the loop ends).
   func next() -> [Request]? {
     let (next, waiters): ([Request]?, [CheckedContinuation<Void, Never>]) = state.withLock { state in
       if !state.pending.isEmpty {
         defer { state.pending.removeAll() }
         return (state.pending, [])
       }
-      state.committing = false
+      state.loops -= 1
+      guard state.loops == 0 else { return (nil, []) }
       defer { state.idleWaiters.removeAll() }
       return (nil, state.idleWaiters)
     }
@@ -385,8 +397,8 @@ final class FixCommitQueue: Sendable {
   func drain() async {
     await withCheckedContinuation { waiter in
       let idle = state.withLock { state in
-        if state.committing { state.idleWaiters.append(waiter) }
-        return !state.committing
+        if state.loops > 0 { state.idleWaiters.append(waiter) }
+        return state.loops == 0
       }
       if idle { waiter.resume() }
     }
@@ -405,10 +417,22 @@ struct FixRow: Sendable {
     cells = fix.geohashes.all
   }
 
-  /// One multi-row insert of `rows` (an array per column, `unnest`ed), skipping those stored already; returns the
-  /// keys of the rows it inserted.
-  static func insert(_ rows: [(row: FixRow, batch: FixInsertBatch, now: Int64)]) throws -> PostgresQuery {
-    var bindings = PostgresBindings(capacity: 24)
+  /// The first statement of a group commit (``PostgresStore/insertFixes(_:now:completion:)``), in this order: locks
+  /// those of `owners` that are live only (their rows, to the end of the transaction, in id order), claims the
+  /// idempotency keys `claims` (a key another transaction holds waits for it to end), then inserts `rows` — those
+  /// without a key, and those whose batch's key was claimed now — skipping the fixes stored already. Each row it
+  /// answers is `('u', owner)` for a live-only owner, `('k', user, key)` for a key claimed now or
+  /// `('f', user, device, timestamp)` for a fix inserted.
+  static func claimAndInsert(
+    owners: [String], claims: [(user: String, key: String, requestHash: String, now: Int64)],
+    rows: [(row: FixRow, batch: FixInsertBatch, now: Int64)]
+  ) throws -> PostgresQuery {
+    var bindings = PostgresBindings(capacity: 30)
+    bindings.append(owners)
+    bindings.append(claims.map(\.user))
+    bindings.append(claims.map(\.key))
+    bindings.append(claims.map(\.requestHash))
+    bindings.append(claims.map(\.now))
     bindings.append(rows.map(\.batch.userID.rawValue))
     bindings.append(rows.map(\.batch.deviceID.rawValue))
     bindings.append(rows.map(\.row.fix.timestamp))
@@ -429,20 +453,47 @@ struct FixRow: Sendable {
     try bindings.appendNullable(rows.map(\.row.fix.refinedBy?.timestamp))
     for precision in 0..<5 { bindings.append(rows.map { $0.row.cells[precision] }) }
     bindings.append(rows.map(\.now))
-    return PostgresQuery(unsafeSQL: insertSQL, binds: bindings)
+    try bindings.appendNullable(rows.map(\.batch.idempotency?.key))
+    return PostgresQuery(unsafeSQL: claimAndInsertSQL, binds: bindings)
   }
 
-  static let insertSQL = """
-    INSERT INTO fixes(
-      user_id, device_id, timestamp, latitude, longitude, horizontal_accuracy, vertical_accuracy, altitude, speed,
-      speed_accuracy, course, floor, battery_level, battery_state, kind, trigger, refined_by_device,
-      refined_by_timestamp, geohash2, geohash3, geohash4, geohash5, geohash6, received_at)
-    SELECT * FROM unnest(
-      $1::text[], $2::text[], $3::bigint[], $4::float8[], $5::float8[], $6::float8[], $7::float8[], $8::float8[],
-      $9::float8[], $10::float8[], $11::float8[], $12::integer[], $13::float8[], $14::text[], $15::text[],
-      $16::text[], $17::text[], $18::bigint[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[],
-      $24::bigint[])
-    ON CONFLICT (user_id, device_id, timestamp) DO NOTHING
-    RETURNING user_id, device_id, timestamp
+  /// ``claimAndInsert(owners:claims:rows:)``'s text. Each step's one-time filter reads the step before it, so they
+  /// run in order whatever plan PostgreSQL picks: owners locked, keys claimed, then fixes inserted.
+  static let claimAndInsertSQL = """
+    WITH live_only AS (
+      SELECT id FROM users WHERE id = ANY($1::text[]) AND live_only_since IS NOT NULL ORDER BY id FOR UPDATE
+    ), claimed AS (
+      INSERT INTO idempotency_keys(user_id, key, request_hash, status, body, created_at)
+      SELECT u, k, h, 200, ''::bytea, t
+      FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS c(u, k, h, t, n)
+      WHERE (SELECT count(*) FROM live_only) >= 0
+      ORDER BY n
+      ON CONFLICT (user_id, key) DO NOTHING
+      RETURNING user_id, key
+    ), inserted AS (
+      INSERT INTO fixes(\(columns))
+      SELECT \(columns)
+      FROM unnest(
+        $6::text[], $7::text[], $8::bigint[], $9::float8[], $10::float8[], $11::float8[], $12::float8[],
+        $13::float8[], $14::float8[], $15::float8[], $16::float8[], $17::integer[], $18::float8[], $19::text[],
+        $20::text[], $21::text[], $22::text[], $23::bigint[], $24::text[], $25::text[], $26::text[], $27::text[],
+        $28::text[], $29::bigint[], $30::text[]
+      ) WITH ORDINALITY AS r(\(columns), claim, n)
+      WHERE (SELECT count(*) FROM claimed) >= 0
+        AND (r.claim IS NULL OR EXISTS (SELECT 1 FROM claimed c WHERE c.user_id = r.user_id AND c.key = r.claim))
+      ORDER BY r.n
+      ON CONFLICT (user_id, device_id, timestamp) DO NOTHING
+      RETURNING user_id, device_id, timestamp
+    )
+    SELECT 'u', id, NULL::text, NULL::bigint FROM live_only
+    UNION ALL SELECT 'k', user_id, key, NULL FROM claimed
+    UNION ALL SELECT 'f', user_id, device_id, timestamp FROM inserted
+    """
+
+  /// The columns of `fixes` a group commit writes, in the order of ``claimAndInsert(owners:claims:rows:)``'s arrays.
+  private static let columns = """
+    user_id, device_id, timestamp, latitude, longitude, horizontal_accuracy, vertical_accuracy, altitude, speed, \
+    speed_accuracy, course, floor, battery_level, battery_state, kind, trigger, refined_by_device, \
+    refined_by_timestamp, geohash2, geohash3, geohash4, geohash5, geohash6, received_at
     """
 }

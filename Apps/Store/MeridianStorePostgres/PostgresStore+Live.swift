@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MeridianAPI
 import MeridianStore
+import NIOCore
 import PostgresNIO
 import Synchronization
 
@@ -13,7 +14,8 @@ import Synchronization
 ///
 /// Commit order: the append takes a transaction-scoped advisory lock held until commit, so a later sequence number
 /// never commits before an earlier one and a reader that saw entry `n` has seen every entry before it. The lock is
-/// taken last, after the fixes are written: only the log row and the commit itself wait for it.
+/// taken last, in the statement right before `COMMIT`, after the fixes are written: with several commits in flight
+/// (``PostgresStore/fixCommitsInFlight``) only that statement and the commit itself wait for it.
 ///
 /// Entries older than ``liveLogRetention`` are pruned; `live_log_state.pruned_through` records the newest pruned
 /// sequence, so a reader whose cursor is older learns it lost entries (and says `reload` to resuming clients)
@@ -24,8 +26,9 @@ extension PostgresStore: LiveLog {
   /// How long entries stay in the log: a node that was cut off from the database for longer catches up from the
   /// oldest entry left and raises its history floor.
   static let liveLogRetention: Int64 = 15 * 60_000
-  /// The key of the advisory lock that orders appends.
-  static let liveLogLock: Int64 = 0x4d65_7269_4c69_7665
+  /// The key of the advisory lock that orders appends (`pg_advisory_xact_lock`, held from the last statement of a
+  /// fix transaction to its commit).
+  public static let liveLogLock: Int64 = 0x4d65_7269_4c69_7665
 
   /// The migration of the log.
   static let liveLogSchema = """
@@ -125,21 +128,61 @@ extension PostgresStore: LiveLog {
     try await execute("SELECT pg_notify(\(Self.liveChannel), \(signal.text))")
   }
 
-  /// Appends one entry per request that stored fixes, in the fix transaction, after its writes; notifies the
-  /// nodes on commit. `stored` is each request's owner, device and the timestamps it stored (duplicates left out).
-  static func appendLiveEntries(
-    _ stored: [(user: UserID, device: DeviceID, timestamps: [Int64])], now: Int64, on connection: PostgresConnection,
+  /// The last statement of a fix transaction before its `COMMIT`: takes the live log's lock (held until the
+  /// transaction ends, so sequence numbers commit in order: a reader that saw `n` has seen every number before it),
+  /// stores `answers` (the idempotency keys' bodies), appends one live log entry per request in `live` that stored
+  /// fixes and one geofence queue entry per request in `evaluated` that did, in their order, and notifies the nodes
+  /// on commit. Each entry is a request's owner, device and the timestamps it stored (duplicates left out). Taken
+  /// last, the lock makes concurrent commits wait for each other only for this statement and the commit itself.
+  static func appendInCommitOrder(
+    live: [(user: UserID, device: DeviceID, timestamps: [Int64])],
+    evaluated: [(user: UserID, device: DeviceID, timestamps: [Int64])],
+    answers: [(user: String, key: String, body: Data)], now: Int64, on connection: PostgresConnection,
     logger: Logger
   ) async throws {
-    let entries = stored.filter { !$0.timestamps.isEmpty }
-    guard !entries.isEmpty else { return }
-    let newest = try await appendInCommitOrder(entries, to: "live_log", now: now, on: connection, logger: logger)
-    guard let newest else { throw PostgresStoreError.missingRow("live_log") }
-    _ = try await connection.query(
-      "SELECT pg_notify(\(liveChannel), \(LiveSignal.committed(through: UInt64(newest)).text))", logger: logger
+    let live = live.filter { !$0.timestamps.isEmpty }
+    let evaluated = evaluated.filter { !$0.timestamps.isEmpty }
+    guard !live.isEmpty || !answers.isEmpty else { return }
+    func timestamps(_ entries: [(user: UserID, device: DeviceID, timestamps: [Int64])]) -> [String] {
+      entries.map { $0.timestamps.map(String.init).joined(separator: ",") }
+    }
+    let rows = try await connection.query(
+      """
+      WITH lock AS MATERIALIZED (SELECT pg_advisory_xact_lock(\(liveLogLock))),
+      answered AS (
+        UPDATE idempotency_keys SET body = a.body
+        FROM lock, unnest(\(answers.map(\.user))::text[], \(answers.map(\.key))::text[],
+          \(answers.map { ByteBuffer(data: $0.body) })::bytea[]) AS a(u, k, body)
+        WHERE user_id = a.u AND key = a.k
+      ),
+      live AS (
+        INSERT INTO live_log(sequence, user_id, device_id, timestamps, committed_at)
+        SELECT nextval('live_log_sequence'), u, d, string_to_array(t, ',')::bigint[], \(now)
+        FROM (
+          SELECT u, d, t
+          FROM lock, unnest(\(live.map(\.user.rawValue))::text[], \(live.map(\.device.rawValue))::text[],
+            \(timestamps(live))::text[]) WITH ORDINALITY AS x(u, d, t, n)
+          ORDER BY n
+        ) AS ordered
+        RETURNING sequence
+      ),
+      queued AS (
+        INSERT INTO geofence_queue(sequence, user_id, device_id, timestamps, committed_at)
+        SELECT nextval('geofence_queue_sequence'), u, d, string_to_array(t, ',')::bigint[], \(now)
+        FROM (
+          SELECT u, d, t
+          FROM lock, unnest(\(evaluated.map(\.user.rawValue))::text[], \(evaluated.map(\.device.rawValue))::text[],
+            \(timestamps(evaluated))::text[]) WITH ORDINALITY AS x(u, d, t, n)
+          ORDER BY n
+        ) AS ordered
+      )
+      SELECT max(sequence), pg_notify(\(liveChannel), 'c:' || max(sequence)) FROM live HAVING count(*) > 0
+      """, logger: logger
     ).collect()
+    let newest = try rows.first?.makeRandomAccess()[0].decode(Int64?.self)
+    guard live.isEmpty || newest != nil else { throw PostgresStoreError.missingRow("live_log") }
     // Now and then (about one commit in 256), the entries older than the retention go, under the same lock.
-    if UInt8.random(in: 0...255) == 0 {
+    if !live.isEmpty, UInt8.random(in: 0...255) == 0 {
       _ = try await connection.query(
         """
         WITH pruned AS (DELETE FROM live_log WHERE committed_at < \(now - liveLogRetention) RETURNING sequence)
@@ -148,35 +191,6 @@ extension PostgresStore: LiveLog {
         """, logger: logger
       ).collect()
     }
-  }
-
-  /// Appends one row per entry (in their order) to `table`, a log of requests' stored fixes with the columns
-  /// `sequence` (from the sequence `<table>_sequence`), `user_id`, `device_id`, `timestamps` and `committed_at`
-  /// (`now`); returns the newest sequence number. Takes the live log's lock first, held until the transaction ends,
-  /// so that the numbers commit in order on every such log: a reader that saw `n` has seen every number before it.
-  static func appendInCommitOrder(
-    _ entries: [(user: UserID, device: DeviceID, timestamps: [Int64])], to table: String, now: Int64,
-    on connection: PostgresConnection, logger: Logger
-  ) async throws -> Int64? {
-    _ = try await connection.query("SELECT pg_advisory_xact_lock(\(liveLogLock))", logger: logger).collect()
-    let users = entries.map(\.user.rawValue)
-    let devices = entries.map(\.device.rawValue)
-    let timestamps = entries.map { $0.timestamps.map(String.init).joined(separator: ",") }
-    return try await connection.query(
-      """
-      WITH added AS (
-        INSERT INTO \(unescaped: table)(sequence, user_id, device_id, timestamps, committed_at)
-        SELECT nextval('\(unescaped: table)_sequence'), u, d, string_to_array(t, ',')::bigint[], \(now)
-        FROM (
-          SELECT u, d, t FROM unnest(\(users)::text[], \(devices)::text[], \(timestamps)::text[])
-            WITH ORDINALITY AS x(u, d, t, n)
-          ORDER BY n
-        ) AS ordered
-        RETURNING sequence
-      )
-      SELECT max(sequence) FROM added
-      """, logger: logger
-    ).collect().first?.decode(Int64?.self)
   }
 
   /// ``FixColumns/select`` with every column qualified by `f`, and how many columns that is (computed once).

@@ -174,6 +174,11 @@ extension PostgresStore: OperationsStore {
         dropped.append(DroppedRows(user: user, rows: rows, oldest: oldest, newest: newest))
       }
       try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(name)"), logger: self.logger)
+      // A dropped table fires no delete trigger: its hours' cell counts go with it (a month is whole hours).
+      let hours = (partition.lower ?? 0) / HistoryCells.hour..<(partition.upper ?? Int64.max) / HistoryCells.hour
+      try await connection.query(
+        "DELETE FROM history_cells WHERE hour >= \(hours.lowerBound) AND hour < \(hours.upperBound)",
+        logger: self.logger)
       return dropped
     }
   }
@@ -193,15 +198,22 @@ extension PostgresStore: OperationsStore {
       guard !pending.isEmpty else { return }
       let ctids = pending
       pending.removeAll(keepingCapacity: true)
+      var bindings = Self.bindings(ctids, cutoff)
+      bindings.append(name)
+      bindings.append(partition.lower ?? Int64.min)
+      let binds = bindings
       let rows = try await retryingLocks {
         try await self.client.withConnection { connection in
           var rows: [(String, Int64)] = []
+          // Through the parent table (pruned to the partition), so that its statement triggers count the fixes out
+          // of `history_cells` (a statement on a partition fires none of the parent's).
           for try await row in try await connection.query(
             PostgresQuery(
               unsafeSQL: """
-                DELETE FROM \(name) WHERE ctid = ANY($1::text[]::tid[]) AND timestamp < $2
+                DELETE FROM fixes WHERE tableoid = $3::regclass AND ctid = ANY($1::text[]::tid[])
+                  AND timestamp >= $4 AND timestamp < $2
                 RETURNING user_id, timestamp
-                """, binds: Self.bindings(ctids, cutoff)), logger: self.logger
+                """, binds: binds), logger: self.logger
           ).decode((String, Int64).self) {
             rows.append(row)
           }

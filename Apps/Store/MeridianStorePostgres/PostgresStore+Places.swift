@@ -155,10 +155,13 @@ extension PostgresStore {
 
   public func places(_ query: PlaceQuery) async throws -> PlacePage {
     let ranking = try Self.placeRanking(query)
-    return try await client.withConnection { connection in
-      let page = try await Self.ranked(ranking, on: connection, logger: self.logger)
-      return PlacePage(
-        items: try await Self.listings(page.items, on: connection, logger: self.logger), nextCursor: page.nextCursor)
+    return try await callsThatMayLag { calls in
+      try await calls.withConnection { connection in
+        let page = try await Self.ranked(ranking, on: connection, logger: self.logger)
+        return PlacePage(
+          items: try await Self.listings(page.items, on: connection, logger: self.logger),
+          nextCursor: page.nextCursor)
+      }
     }
   }
 
@@ -500,7 +503,7 @@ extension PostgresStore {
       sql += " AND (created_at, seq) < ($2, $3)"
       values += [after.time, after.seq]
     }
-    let found = try await rows(
+    let found = try await rowsThatMayLag(
       Self.placeQuery(sql + " ORDER BY created_at DESC, seq DESC LIMIT \(limit + 1)", values))
     let page = try found.prefix(limit).map(Self.review)
     return ReviewPage(
@@ -625,7 +628,7 @@ extension PostgresStore {
       values += [after.time, after.seq]
       sql += " AND (n.published_at, n.seq) < ($\(values.count - 1), $\(values.count))"
     }
-    let found = try await rows(
+    let found = try await rowsThatMayLag(
       Self.placeQuery(sql + " ORDER BY n.published_at DESC, n.seq DESC LIMIT \(query.limit + 1)", values))
     let page = try found.prefix(query.limit).map { row in
       let (seq, id, place, title, body, image, publishedAt) = try row.decode(

@@ -67,7 +67,7 @@ extension PostgresStore: PollStore {
     }
     let limit = bind(query.limit + 1)
     let sql = "\(Self.pollSelect) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order) LIMIT \(limit)"
-    let found = try await rows(PostgresQuery(unsafeSQL: sql, binds: try Self.pollBinds(values)))
+    let found = try await rowsThatMayLag(PostgresQuery(unsafeSQL: sql, binds: try Self.pollBinds(values)))
     let page = try found.prefix(query.limit).map(Self.pollValues)
     return PollPage(
       items: try page.map { try $0.summary() },

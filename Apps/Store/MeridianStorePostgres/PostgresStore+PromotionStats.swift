@@ -10,7 +10,7 @@ extension PostgresStore: PromotionStatsStore {
     var counts = Array(repeating: PromotionCounts(offers: 0, people: 0, redeemed: 0), count: splits.count)
     // Whole quarter hours from the summary, the ends of an interval that cuts one from the events; one grouped
     // join over all intervals (a lateral subquery per interval took half again as long).
-    for try await (index, offers, people, redeemed) in try await client.query(
+    let rows = try await rowsThatMayLag(
       """
       WITH b(lo, a, z, hi, i) AS (
         SELECT * FROM unnest(\(splits.map(\.start))::bigint[], \(splits.map(\.summaryStart))::bigint[],
@@ -31,8 +31,9 @@ extension PostgresStore: PromotionStatsStore {
       SELECT b.i, 0, 0, COUNT(*) FROM b JOIN promotion_redemptions r
         ON r.promotion_id = \(promotion.rawValue) AND r.redeemed_at >= b.lo AND r.redeemed_at < b.hi
       GROUP BY b.i
-      """, logger: logger
-    ).decode((Int, Int, Int, Int).self) where (1...counts.count).contains(index) {
+      """)
+    for (index, offers, people, redeemed) in try rows.map({ try $0.decode((Int, Int, Int, Int).self) })
+    where (1...counts.count).contains(index) {
       counts[index - 1].offers += offers
       counts[index - 1].people += people
       counts[index - 1].redeemed += redeemed

@@ -6,11 +6,12 @@ import PostgresNIO
 
 extension PostgresStore: ShareLinkStore {
   static func shareLink(_ row: PostgresRow) throws -> ShareLinkRecord {
-    let (id, owner, hash, label, devices, track, createdAt, until, revokedAt) = try row.decode(
-      (String, String, String, String?, [String]?, Bool, Int64, Int64, Int64?).self)
+    let (id, owner, hash, label, devices, track, createdAt, until, revokedAt, precision) = try row.decode(
+      (String, String, String, String?, [String]?, Bool, Int64, Int64, Int64?, String).self)
     return ShareLinkRecord(
       id: id, owner: UserID(owner), tokenHash: hash, label: label, devices: devices?.map { DeviceID($0) },
-      track: track, createdAt: createdAt, until: until, revokedAt: revokedAt)
+      track: track, createdAt: createdAt, until: until, revokedAt: revokedAt,
+      precision: LocationPrecision(rawValue: precision) ?? .exact)
   }
 
   public func createShareLink(_ link: ShareLinkRecord, activeLimit: Int?) async throws -> Bool {
@@ -32,9 +33,9 @@ extension PostgresStore: ShareLinkStore {
       }
       try await connection.query(
         """
-        INSERT INTO share_links(id, owner_id, token_hash, label, devices, track, created_at, expires_at)
+        INSERT INTO share_links(id, owner_id, token_hash, label, devices, track, created_at, expires_at, precision)
         VALUES (\(link.id), \(link.owner.rawValue), \(link.tokenHash), \(link.label), \(devices)::text[],
-          \(link.track), \(link.createdAt), \(link.until))
+          \(link.track), \(link.createdAt), \(link.until), \(link.precision.rawValue))
         """, logger: self.logger)
       return true
     }
@@ -43,7 +44,8 @@ extension PostgresStore: ShareLinkStore {
   public func shareLink(id: String) async throws -> ShareLinkRecord? {
     try await rows(
       """
-      SELECT id, owner_id, token_hash, label, devices, track, created_at, expires_at, revoked_at FROM share_links
+      SELECT id, owner_id, token_hash, label, devices, track, created_at, expires_at, revoked_at,
+        precision FROM share_links
       WHERE id = \(id)
       """
     ).first.map(Self.shareLink)
@@ -52,7 +54,8 @@ extension PostgresStore: ShareLinkStore {
   public func shareLink(tokenHash: String) async throws -> ShareLinkRecord? {
     try await rows(
       """
-      SELECT s.id, s.owner_id, s.token_hash, s.label, s.devices, s.track, s.created_at, s.expires_at, s.revoked_at
+      SELECT s.id, s.owner_id, s.token_hash, s.label, s.devices, s.track, s.created_at, s.expires_at, s.revoked_at,
+        s.precision
       FROM share_links s JOIN users u ON u.id = s.owner_id
       WHERE s.token_hash = \(tokenHash) AND NOT u.disabled
       """
@@ -62,7 +65,8 @@ extension PostgresStore: ShareLinkStore {
   public func shareLinks(owner: UserID, endedAfter: Int64?, limit: Int) async throws -> [ShareLinkRecord] {
     try await rows(
       """
-      SELECT id, owner_id, token_hash, label, devices, track, created_at, expires_at, revoked_at FROM share_links
+      SELECT id, owner_id, token_hash, label, devices, track, created_at, expires_at, revoked_at,
+        precision FROM share_links
       WHERE owner_id = \(owner.rawValue)
         AND (\(endedAfter)::bigint IS NULL OR least(coalesce(revoked_at, expires_at), expires_at) > \(endedAfter))
       ORDER BY created_at DESC, id DESC LIMIT \(Int64(limit))
@@ -75,7 +79,7 @@ extension PostgresStore: ShareLinkStore {
       """
       UPDATE share_links SET revoked_at = coalesce(revoked_at, \(now))
       WHERE id = \(id) AND owner_id = \(owner.rawValue)
-      RETURNING id, owner_id, token_hash, label, devices, track, created_at, expires_at, revoked_at
+      RETURNING id, owner_id, token_hash, label, devices, track, created_at, expires_at, revoked_at, precision
       """
     ).first.map(Self.shareLink)
   }

@@ -95,7 +95,8 @@ extension PostgresStore: SocialStore {
       guard let profile = try await Self.profile(owner, on: connection, self.logger) else { return nil }
       return PrivacySettings(
         owner: owner, groups: try await Self.groups(owner: owner, on: connection, self.logger),
-        fieldAudience: profile.audience, sharing: try await Self.sharing(owner, on: connection, self.logger))
+        fieldAudience: profile.audience, sharing: try await Self.sharing(owner, on: connection, self.logger),
+        zones: try await Self.privacyZones(owner, on: connection, self.logger))
     }
   }
 

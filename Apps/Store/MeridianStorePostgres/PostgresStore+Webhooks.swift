@@ -176,7 +176,7 @@ extension PostgresStore: WebhookStore {
     let found = try await rows(
       """
       SELECT count(*) FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
-      WHERE w.owner_id = \(owner) AND w.channel <> 'webhook' AND o.state = 'delivered' AND o.delivered_at >= \(since)
+      WHERE w.owner_id = \(owner) AND w.channel NOT IN ('webhook', 'homeassistant') AND o.state = 'delivered' AND o.delivered_at >= \(since)
       """)
     return Int(try found.first?.decode(Int64.self) ?? 0)
   }

@@ -28,6 +28,11 @@ public final class PostgresStore: Sendable {
   let commitTimeout: Duration
   /// How long ``checkHealth()`` waits for the database's answer.
   let healthTimeout: Duration
+  /// How many group commits of ``insertFixes(_:now:completion:)`` run at once, each on its own connection.
+  public let fixCommitsInFlight: Int
+  /// The default of ``fixCommitsInFlight``: enough to overlap each commit's round trips and WAL flush with the others'
+  /// statements, few enough to leave the pool's connections to the requests.
+  public static let defaultFixCommitsInFlight = 4
   let logger: Logger
   /// Device → owner, for a minute: a device never changes owner; deleting an account drops its entries here, and
   /// the lifetime bounds how long another node's deletion can go unseen.
@@ -38,15 +43,19 @@ public final class PostgresStore: Sendable {
   let fixCommits = FixCommitQueue()
   /// The live log's epoch (``LiveLog``).
   let liveState = Mutex(LiveLogState())
+  /// The streaming replica reads that may lag go to, if one is configured.
+  let replica: ReplicaReads?
   /// The time the store stamps rows with itself (a token's revocation, a group's change) and its caches' lifetimes
   /// run on, UTC milliseconds: the system clock unless a test gives its own.
   public let now: @Sendable () -> Int64
 
   private init(
-    database: PersistenceKitPostgres.PostgresDatabase, commitTimeout: Duration, healthTimeout: Duration,
-    logger: Logger, now: @escaping @Sendable () -> Int64
+    database: PersistenceKitPostgres.PostgresDatabase, replica: ReplicaReads?, commitTimeout: Duration,
+    healthTimeout: Duration, fixCommitsInFlight: Int, logger: Logger, now: @escaping @Sendable () -> Int64
   ) {
     self.database = database
+    self.fixCommitsInFlight = max(1, min(fixCommitsInFlight, 64))
+    self.replica = replica
     self.now = now
     self.commitTimeout = commitTimeout
     self.healthTimeout = healthTimeout
@@ -61,23 +70,38 @@ public final class PostgresStore: Sendable {
   ///
   /// Every call has a deadline: `timeouts` (a connection within its wait, a call within its statement deadline),
   /// `commitTimeout` for the group commit, `healthTimeout` for ``checkHealth()``. A call that can't reach the
-  /// database in time throws ``StoreUnavailableError``. The store reads the time from `now`.
+  /// database in time throws ``StoreUnavailableError``. The store reads the time from `now`. Up to
+  /// `fixCommitsInFlight` group commits run at once (``fixCommitsInFlight``), at most half the connections.
+  ///
+  /// With `replicaURL` (a streaming replica of that database), reads that may lag go there (``ReplicaReads``: history
+  /// pages and exports, places, polls feeds, statistics), each person's own writes kept in view; a replica that is
+  /// down costs nothing but its reads going to the primary.
   ///
   /// - Throws: `PostgresURLError` for a malformed URL, `PostgresDatabaseError.cannotConnect` saying why the server
   ///   can't be reached, `MigrationError` when the database can't be migrated (drift, a newer database).
   public static func open(
-    url: String, maximumConnections: Int = 20, timeouts: PostgresTimeouts = PostgresTimeouts(),
+    url: String, replicaURL: String? = nil, maximumConnections: Int = 20,
+    timeouts: PostgresTimeouts = PostgresTimeouts(),
     commitTimeout: Duration = .seconds(5), healthTimeout: Duration = .seconds(2),
+    fixCommitsInFlight: Int = PostgresStore.defaultFixCommitsInFlight,
     logger: Logger = Logger(label: "meridian.store.postgres"),
     now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
   ) async throws -> PostgresStore {
+    let replicaLocation = try replicaURL.map { try PostgresURL($0) }
     let database = try await PersistenceKitPostgres.PostgresDatabase.open(
       url: try PostgresURL(url), maxConnections: maximumConnections, timeouts: timeouts, logger: logger)
+    let replica = replicaLocation.map {
+      ReplicaReads(
+        url: $0, maximumConnections: maximumConnections, timeouts: timeouts,
+        primary: PostgresCalls(database: database), logger: logger)
+    }
     let store = PostgresStore(
-      database: database, commitTimeout: commitTimeout, healthTimeout: healthTimeout, logger: logger, now: now)
+      database: database, replica: replica, commitTimeout: commitTimeout, healthTimeout: healthTimeout,
+      fixCommitsInFlight: min(fixCommitsInFlight, maximumConnections / 2), logger: logger, now: now)
     do {
       try await PostgresMigrator(PostgresSchema.migrator).migrate(on: database)
       try await store.loadLiveEpoch()
+      await replica?.start()
     } catch {
       await store.close()
       throw error
@@ -88,7 +112,16 @@ public final class PostgresStore: Sendable {
   /// Waits for the pending fix commits, then closes the connections. The store must not be used afterwards.
   public func close() async {
     await fixCommits.drain()
+    await replica?.close()
     await database.close()
+  }
+
+  /// How many reads that may lag the replica and the primary served since the store opened; nil without a replica.
+  public var laggingReads: LaggingReads? { replica?.readsServed }
+
+  /// Keeps `user`'s write in view of their next reads (``ReplicaReads``); nothing without a replica.
+  public func noteWrite(by user: UserID) async {
+    await replica?.noteWrite(by: user)
   }
 }
 
@@ -110,6 +143,18 @@ extension PostgresStore {
   /// The rows of `query`, on a pooled connection.
   func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
     try await client.query(query, logger: logger).collect()
+  }
+
+  /// The rows of `query`, a read that may lag: from the replica when one is configured and has the reader's own
+  /// writes (``ReplicaReads``), else from the primary.
+  func rowsThatMayLag(_ query: PostgresQuery) async throws -> [PostgresRow] {
+    try await callsThatMayLag { calls in try await calls.query(query, logger: self.logger).collect() }
+  }
+
+  /// `body` on the calls a read that may lag goes to (``rowsThatMayLag(_:)``).
+  func callsThatMayLag<T: Sendable>(_ body: @escaping @Sendable (PostgresCalls) async throws -> T) async throws -> T {
+    guard let replica else { return try await body(client) }
+    return try await replica.read(body)
   }
 
   /// Runs `query` for its effect.

@@ -16,6 +16,18 @@ extension SQLiteSchema {
     migrator.append(.sql("2026-11-28 geofence queue", geofenceQueue))
   }
 
+  /// Appends the migration of geofence alert rules.
+  static func appendGeofenceAlertRuleMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-29 geofence alert rules", geofenceAlertRules))
+  }
+
+  /// A fence's alert rule (DomainKit's `GeofenceAlertRule` as JSON, NULL for none) and whether an event sent alerts
+  /// (events stored before did).
+  static let geofenceAlertRules = """
+    ALTER TABLE geofences ADD COLUMN alert_rule TEXT;
+    ALTER TABLE geofence_events ADD COLUMN alerted INTEGER NOT NULL DEFAULT 1;
+    """
+
   static func appendGeofenceLastPositionMigrations(to migrator: inout Migrator) {
     migrator.append(.sql("2026-11-29 geofence trackers keep the last position", geofenceLastPosition))
   }

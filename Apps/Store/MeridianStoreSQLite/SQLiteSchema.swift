@@ -32,6 +32,13 @@ public enum SQLiteSchema {
     appendGeofenceLastPositionMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
     appendAlertChannelMigrations(to: &migrator)  // SQLiteSchema+Webhooks.swift
     appendLiveOnlyMigrations(to: &migrator)  // SQLiteStore+LiveOnly.swift
+    appendImportJobMigrations(to: &migrator)  // SQLiteStore+ImportJobs.swift
+    appendSingleSignOnMigrations(to: &migrator)  // SQLiteStore+SingleSignOn.swift
+    appendPrivacyZoneMigrations(to: &migrator)  // SQLiteStore+PrivacyZones.swift
+    appendGeofenceAlertRuleMigrations(to: &migrator)  // SQLiteSchema+Geofences.swift
+    appendStayMigrations(to: &migrator)  // SQLiteStore+Stays.swift
+    appendProximityMigrations(to: &migrator)  // SQLiteSchema+Proximity.swift
+    appendHistoryCellMigrations(to: &migrator)  // SQLiteStore+HistoryCells.swift
     return migrator
   }
 

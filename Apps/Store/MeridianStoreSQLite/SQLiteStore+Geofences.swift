@@ -7,11 +7,12 @@ import MeridianStore
 
 extension SQLiteStore {
   static let geofenceColumns = """
-    g.id, g.owner_id, g.name, g.shape, g.sharing, g.group_id, g.source, g.external_id, g.created_at, g.updated_at
+    g.id, g.owner_id, g.name, g.shape, g.sharing, g.group_id, g.source, g.external_id, g.created_at, g.updated_at,
+    g.alert_rule
     """
   static let geofenceEventColumns = """
     id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at, reported_by, latitude, longitude, accuracy,
-    seq
+    seq, alerted
     """
 
   static func geofence(_ row: Row) throws -> GeofenceItem {
@@ -19,14 +20,15 @@ extension SQLiteStore {
       id: GeofenceID(row[0] as String), ownerId: UserID(row[1] as String), name: row[2],
       shape: try GeofenceShape.decoded(row[3]), sharing: GeofenceSharing(rawValue: row[4]) ?? .nobody,
       groupId: (row[5] as String?).map { GroupID($0) }, source: GeofenceSource(rawValue: row[6]) ?? .server,
-      externalId: row[7], createdAt: row[8], updatedAt: row[9])
+      externalId: row[7], alerts: try GeofenceAlertRule.decoded(row[10]), createdAt: row[8], updatedAt: row[9])
   }
 
   static func geofenceEvent(_ row: Row) -> GeofenceEventItem {
     GeofenceEventItem(
       id: row[0], geofenceId: GeofenceID(row[1] as String), geofenceName: row[2], ownerId: UserID(row[3] as String),
       userId: UserID(row[4] as String), kind: GeofenceEventKind(rawValue: row[5]) ?? .enter, timestamp: row[6],
-      reportedBy: GeofenceSource(rawValue: row[7]) ?? .server, lat: row[8], lon: row[9], accuracy: row[10])
+      reportedBy: GeofenceSource(rawValue: row[7]) ?? .server, lat: row[8], lon: row[9], accuracy: row[10],
+      alerted: row[12])
   }
 
   static func writeCells(_ geofence: GeofenceItem, _ db: Database) throws {
@@ -40,18 +42,19 @@ extension SQLiteStore {
 
   public func createGeofence(_ geofence: GeofenceItem) async throws {
     let shape = try geofence.shape.encoded()
+    let alerts = try geofence.alerts?.encoded()
     try await database.write { db in
       do {
         try db.execute(
           sql: """
             INSERT INTO geofences(id, owner_id, name, shape, sharing, group_id, source, external_id, created_at,
-              updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+              updated_at, alert_rule)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
           arguments: [
             geofence.id.rawValue, geofence.ownerId.rawValue, geofence.name, shape, geofence.sharing.rawValue,
             geofence.groupId?.rawValue, geofence.source.rawValue, geofence.externalId, geofence.createdAt,
-            geofence.updatedAt,
+            geofence.updatedAt, alerts,
           ])
       } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
         throw GeofenceStoreError.duplicateID(geofence.id)
@@ -93,16 +96,17 @@ extension SQLiteStore {
 
   public func updateGeofence(_ geofence: GeofenceItem) async throws -> Bool {
     let shape = try geofence.shape.encoded()
+    let alerts = try geofence.alerts?.encoded()
     return try await database.write { db in
       try db.execute(
         sql: """
           UPDATE geofences SET name = ?, shape = ?, sharing = ?, group_id = ?, source = ?, external_id = ?,
-            updated_at = ?
+            updated_at = ?, alert_rule = ?
           WHERE id = ?
           """,
         arguments: [
           geofence.name, shape, geofence.sharing.rawValue, geofence.groupId?.rawValue, geofence.source.rawValue,
-          geofence.externalId, geofence.updatedAt, geofence.id.rawValue,
+          geofence.externalId, geofence.updatedAt, alerts, geofence.id.rawValue,
         ])
       guard db.changesCount > 0 else { return false }
       try Self.writeCells(geofence, db)
@@ -190,6 +194,25 @@ extension SQLiteStore {
     }
   }
 
+  /// The conditions of a page of events that geofence and proximity events share: `from` and `to` on `occurred_at`,
+  /// and the cursor on (`occurred_at`, `seq`).
+  static func eventPageConditions(
+    _ query: GeofenceEventQuery, _ conditions: inout [String], _ arguments: inout StatementArguments
+  ) {
+    if let from = query.from {
+      conditions.append("occurred_at >= ?")
+      arguments += [from]
+    }
+    if let to = query.to {
+      conditions.append("occurred_at <= ?")
+      arguments += [to]
+    }
+    if let cursor = query.cursor {
+      conditions.append("(occurred_at < ? OR (occurred_at = ? AND seq < ?))")
+      arguments += [cursor.timestamp, cursor.timestamp, cursor.row]
+    }
+  }
+
   public func geofenceEvents(_ query: GeofenceEventQuery) async throws -> GeofenceEventPage {
     var conditions: [String] = []
     var arguments = StatementArguments()
@@ -209,18 +232,7 @@ extension SQLiteStore {
       conditions.append("kind = ?")
       arguments += [kind.rawValue]
     }
-    if let from = query.from {
-      conditions.append("occurred_at >= ?")
-      arguments += [from]
-    }
-    if let to = query.to {
-      conditions.append("occurred_at <= ?")
-      arguments += [to]
-    }
-    if let cursor = query.cursor {
-      conditions.append("(occurred_at < ? OR (occurred_at = ? AND seq < ?))")
-      arguments += [cursor.timestamp, cursor.timestamp, cursor.row]
-    }
+    Self.eventPageConditions(query, &conditions, &arguments)
     let condition = conditions.isEmpty ? "1 = 1" : conditions.joined(separator: " AND ")
     let limit = max(1, query.limit)
     let bound = arguments
@@ -236,7 +248,7 @@ extension SQLiteStore {
     }
     let page = rows.prefix(limit)
     let next = rows.count > limit ? page.last.map { HistoryCursor(timestamp: $0.event.timestamp, row: $0.seq) } : nil
-    return GeofenceEventPage(events: page.map(\.event), next: next)
+    return GeofenceEventPage(events: page.map(\.event), next: next, positions: page.map(\.seq))
   }
 }
 
@@ -283,12 +295,13 @@ extension SQLiteTransaction {
     try db.execute(
       sql: """
         INSERT OR IGNORE INTO geofence_events(id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at,
-          reported_by, latitude, longitude, accuracy, owner_sees)
-        SELECT ?, id, ?, owner_id, ?, ?, ?, ?, ?, ?, ?, ? FROM geofences WHERE id = ?
+          reported_by, latitude, longitude, accuracy, owner_sees, alerted)
+        SELECT ?, id, ?, owner_id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM geofences WHERE id = ?
         """,
       arguments: [
         event.id, event.geofenceName, event.userId.rawValue, event.kind.rawValue, event.timestamp,
-        event.reportedBy.rawValue, event.lat, event.lon, event.accuracy, ownerSees, event.geofenceId.rawValue,
+        event.reportedBy.rawValue, event.lat, event.lon, event.accuracy, ownerSees, event.alerted,
+        event.geofenceId.rawValue,
       ])
   }
 

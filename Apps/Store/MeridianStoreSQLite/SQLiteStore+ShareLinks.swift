@@ -6,7 +6,8 @@ import MeridianStore
 import PersistenceKit
 
 extension SQLiteStore {
-  static let shareLinkColumns = "id, owner_id, token_hash, label, devices, track, created_at, expires_at, revoked_at"
+  static let shareLinkColumns =
+    "id, owner_id, token_hash, label, devices, track, created_at, expires_at, revoked_at, precision"
   /// ``shareLinkColumns`` of `share_links s` in a join.
   static let joinedShareLinkColumns = shareLinkColumns.split(separator: ", ").map { "s.\($0)" }.joined(separator: ", ")
 
@@ -15,7 +16,8 @@ extension SQLiteStore {
     return ShareLinkRecord(
       id: row[0], owner: UserID(row[1]), tokenHash: row[2], label: row[3],
       devices: try devices.map { try JSONColumn.decode([String].self, from: $0).map { DeviceID($0) } },
-      track: row[5], createdAt: row[6], until: row[7], revokedAt: row[8])
+      track: row[5], createdAt: row[6], until: row[7], revokedAt: row[8],
+      precision: LocationPrecision(rawValue: row[9]) ?? .exact)
   }
 
   public func createShareLink(_ link: ShareLinkRecord, activeLimit: Int?) async throws -> Bool {
@@ -32,11 +34,12 @@ extension SQLiteStore {
       }
       try db.execute(
         sql: """
-          INSERT INTO share_links(id, owner_id, token_hash, label, devices, track, created_at, expires_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+          INSERT INTO share_links(id, owner_id, token_hash, label, devices, track, created_at, expires_at, precision)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
           """,
         arguments: [
           link.id, link.owner.rawValue, link.tokenHash, link.label, devices, link.track, link.createdAt, link.until,
+          link.precision.rawValue,
         ])
       return true
     }

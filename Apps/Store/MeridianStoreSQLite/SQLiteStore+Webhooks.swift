@@ -189,7 +189,7 @@ extension SQLiteStore {
         db,
         sql: """
           SELECT count(*) FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
-          WHERE w.owner_id = ? AND w.channel <> 'webhook' AND o.state = 'delivered' AND o.delivered_at >= ?
+          WHERE w.owner_id = ? AND w.channel NOT IN ('webhook', 'homeassistant') AND o.state = 'delivered' AND o.delivered_at >= ?
           """,
         arguments: [owner, since]) ?? 0
     }

@@ -66,19 +66,24 @@ public struct SQLiteStore: MeridianStore {
     try await database.write { db in
       let (kind, value) = Self.parts(credential)
       if try Self.exists(db, "SELECT 1 FROM credentials WHERE kind = ? AND value = ?", [kind, value]) { return nil }
-      try db.execute(sql: "INSERT INTO users(id, created_at) VALUES (?, ?)", arguments: [id.rawValue, now])
+      try Self.insertAccount(id, phone: kind == "phone" ? value : nil, db: db, now: now)
       try db.execute(
         sql: "INSERT INTO credentials(kind, value, user_id, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
         arguments: [kind, value, id.rawValue, passwordHash, now])
-      let phone: String? = kind == "phone" ? value : nil
-      try db.execute(
-        sql: "INSERT INTO profiles(user_id, phone, audience) VALUES (?, ?, '{}')", arguments: [id.rawValue, phone])
-      for group in Group.standardGroups(for: id) { try Self.save(group, db: db, now: now) }
-      try db.execute(
-        sql: "INSERT INTO sharing(user_id, state) VALUES (?, ?)",
-        arguments: [id.rawValue, try JSONColumn.encode(SharingState())])
       return Account(id: id, createdAt: now, credentials: [credential])
     }
+  }
+
+  /// Inserts a new account's rows — the user, its empty profile, its standard groups and default sharing state —
+  /// for every way of creating one (a credential, an OpenID subject).
+  static func insertAccount(_ id: UserID, phone: String?, db: Database, now: Int64) throws {
+    try db.execute(sql: "INSERT INTO users(id, created_at) VALUES (?, ?)", arguments: [id.rawValue, now])
+    try db.execute(
+      sql: "INSERT INTO profiles(user_id, phone, audience) VALUES (?, ?, '{}')", arguments: [id.rawValue, phone])
+    for group in Group.standardGroups(for: id) { try Self.save(group, db: db, now: now) }
+    try db.execute(
+      sql: "INSERT INTO sharing(user_id, state) VALUES (?, ?)",
+      arguments: [id.rawValue, try JSONColumn.encode(SharingState())])
   }
 
   public func account(for credential: Credential) async throws -> (account: Account, passwordHash: String?)? {
@@ -238,7 +243,7 @@ public struct SQLiteStore: MeridianStore {
       guard let profile = try Self.profile(db, owner) else { return nil }
       return PrivacySettings(
         owner: owner, groups: try Self.groups(db, owner: owner), fieldAudience: profile.audience,
-        sharing: try Self.sharing(db, owner))
+        sharing: try Self.sharing(db, owner), zones: try Self.privacyZones(db, owner))
     }
   }
 
@@ -303,14 +308,17 @@ public struct SQLiteStore: MeridianStore {
         }
         continue
       }
-      let before = db.totalChangesCount
+      var inserted: [FixRow] = []
       try db.batchInsert(FixRow.insertSQL) { insert in
         for row in batchRows {
           row.bind(to: &insert, userID: batch.userID, deviceID: batch.deviceID, receivedAt: now)
           try insert.insert()
+          if db.changesCount > 0 { inserted.append(row) }  // 0: a duplicate, ignored
         }
       }
-      let accepted = db.totalChangesCount - before
+      // Counted before anything below may delete them (live only), as the delete trigger takes them out again.
+      try countInHistoryCells(db, user: batch.userID, inserted)
+      let accepted = inserted.count
       let receipt = FixReceipt(accepted: accepted, duplicates: batchRows.count - accepted)
       receipts.append(receipt)
       if accepted > 0, batch.isEvaluatedByGeofences {
@@ -384,17 +392,27 @@ public struct SQLiteStore: MeridianStore {
     }
   }
 
-  public func fixes(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) async throws
+  public func fixPositions(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) async throws
     -> [LocationFix]
   {
-    var (conditions, arguments) = Self.conditions(owner: owner, filter: filter)
-    Self.within(box, &conditions, &arguments)
-    let sql =
-      "SELECT * FROM fixes WHERE \(conditions.joined(separator: " AND ")) ORDER BY timestamp, id LIMIT ?"
+    let ranges = HistoryCells.prefixes(covering: box).map(HistoryCells.range)
+    var arguments = ranges.flatMap { [$0.lower.databaseValue, $0.upper.databaseValue] }
+    var (conditions, filters) = Self.conditions(owner: owner, filter: filter)
+    Self.within(box, &conditions, &filters)
+    // The box's fixes through the (user_id, geohash6) index, one range search per prefix (the ranges joined first).
+    let sql = """
+      SELECT f.device_id, f.timestamp, f.latitude, f.longitude
+      FROM (VALUES \(ranges.map { _ in "(?, ?)" }.joined(separator: ", "))) r
+      CROSS JOIN fixes f INDEXED BY fixes_user_geohash6 ON f.geohash6 >= r.column1 AND f.geohash6 < r.column2
+      WHERE \(conditions.joined(separator: " AND ")) ORDER BY f.timestamp, f.id LIMIT ?
+      """
+    arguments += filters
     arguments.append(max(0, limit).databaseValue)
     let values = arguments
     return try await database.read { db in
-      try Row.fetchAll(db, sql: sql, arguments: StatementArguments(values)).map(FixRow.fix)
+      try Row.fetchAll(db, sql: sql, arguments: StatementArguments(values)).map { row in
+        try LocationFix(deviceID: DeviceID(row[0] as String), timestamp: row[1], latitude: row[2], longitude: row[3])
+      }
     }
   }
 

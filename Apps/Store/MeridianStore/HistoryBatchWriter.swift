@@ -1,0 +1,85 @@
+import DomainKit
+
+/// Stores an imported history file's fixes in batches as they are read — the second pass of every importer (the
+/// server's upload and `meridian-admin history import`), so memory holds one batch whatever the file's size. A fix
+/// already stored (same device and time) counts as a duplicate, so importing a file again, or again after an import
+/// was killed part way, stores each point once. A fix inside one of the user's privacy zones that store nothing is not
+/// stored from a file either (``PrivacyZone/stores(_:in:)``, the rule of every fix that arrives), and counts as
+/// ``withheld``.
+public struct HistoryBatchWriter: Sendable {
+  /// The store written to.
+  public let store: any MeridianStore
+  /// The person whose history the file joins.
+  public let user: UserID
+  /// The device each fix is stored under.
+  public let device: @Sendable (LocationFix) -> DeviceID
+  /// The time the rows are stored at.
+  public let now: Int64
+  /// Fixes stored per transaction.
+  public let batchSize: Int
+  /// New fixes stored so far.
+  public private(set) var stored = 0
+  /// Fixes that were stored already.
+  public private(set) var duplicates = 0
+  /// Fixes left out because they lie in one of the user's privacy zones that store nothing.
+  public private(set) var withheld = 0
+  /// The user's privacy zones that store nothing, read with the first fixes (an import's zones are those it began
+  /// with).
+  private var unstoredZones: [PrivacyZone]?
+  private var pending: [LocationFix] = []
+  private var pace: ImportPace
+
+  /// A writer of `user`'s fixes under `device`, at most `rowsPerSecond` a second when given.
+  public init(
+    store: any MeridianStore, user: UserID, now: Int64, batchSize: Int = 1000, rowsPerSecond: Int? = nil,
+    device: @escaping @Sendable (LocationFix) -> DeviceID
+  ) {
+    self.store = store
+    self.user = user
+    self.now = now
+    self.batchSize = max(1, batchSize)
+    self.device = device
+    pace = ImportPace(rowsPerSecond: rowsPerSecond)
+  }
+
+  /// Takes `fixes` but those in a privacy zone that stores nothing; stores batches of exactly ``batchSize`` while that
+  /// many are pending.
+  public mutating func add(_ fixes: [LocationFix]) async throws {
+    let zones: [PrivacyZone]
+    if let read = unstoredZones {
+      zones = read
+    } else {
+      zones = try await store.privacyZones(owner: user).filter { !$0.store }
+      unstoredZones = zones
+    }
+    let kept = zones.isEmpty ? fixes : fixes.filter { PrivacyZone.stores($0, in: zones) }
+    withheld += fixes.count - kept.count
+    pending += kept
+    while pending.count >= batchSize {
+      let batch = Array(pending.prefix(batchSize))
+      pending.removeFirst(batchSize)
+      try await store(batch)
+    }
+  }
+
+  /// Stores what is pending.
+  public mutating func flush() async throws {
+    guard !pending.isEmpty else { return }
+    let batch = pending
+    pending.removeAll(keepingCapacity: true)
+    try await store(batch)
+  }
+
+  /// Stores `fixes` in one transaction, one insert per device.
+  private mutating func store(_ fixes: [LocationFix]) async throws {
+    let count = fixes.count
+    let device = self.device
+    let batches = Dictionary(grouping: fixes, by: device).sorted { $0.key < $1.key }
+      .map { FixInsertBatch(userID: user, deviceID: $0.key, fixes: $0.value) }
+    for receipt in try await store.insertFixes(batches, now: now) {
+      stored += receipt.accepted
+      duplicates += receipt.duplicates
+    }
+    try await pace.spend(count)
+  }
+}

@@ -1,0 +1,97 @@
+import DomainKit
+import Foundation
+import MeridianAPI
+import MeridianStore
+import PersistenceKit
+import PostgresNIO
+
+extension PostgresSchema {
+  /// Appends the migrations of the history's per-hour cell counts.
+  public static func appendHistoryCellMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-29 history cells per hour", historyCells))
+  }
+
+  /// ``HistoryCells``: the fixes per owner, geohash length, cell and UTC hour (counted from the fixes stored so far,
+  /// then kept by statement triggers that add up each statement's inserted, deleted or updated fixes — one upsert per
+  /// cell and hour, not per fix; a count that falls to 0 stays as a row of 0; retention's dropped partitions take
+  /// their hours' rows along), and the `(user_id, geohash6)` index the map reads a small view's fixes through. Cells
+  /// sort as bytes (`COLLATE "C"`), so a prefix is one index range.
+  static let historyCells = """
+    CREATE TABLE history_cells(
+      user_id text NOT NULL,
+      precision smallint NOT NULL,
+      cell text COLLATE "C" NOT NULL,
+      hour bigint NOT NULL,
+      fixes bigint NOT NULL,
+      latitude_sum double precision NOT NULL,
+      longitude_sum double precision NOT NULL,
+      PRIMARY KEY (user_id, precision, cell, hour)
+    );
+    INSERT INTO history_cells \(counted(from: "fixes", sign: ""));
+    CREATE FUNCTION history_cells_count() RETURNS trigger LANGUAGE plpgsql AS $cells$
+    BEGIN
+      IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        \(counting(from: "removed", sign: "-"))
+        DELETE FROM history_cells c USING (\(counted(from: "removed", sign: ""))) AS k(u, p, cell, hour, n, la, lo)
+        WHERE c.user_id = k.u AND c.precision = k.p AND c.cell = k.cell AND c.hour = k.hour AND c.fixes <= 0;
+      END IF;
+      IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        \(counting(from: "added", sign: ""))
+      END IF;
+      RETURN NULL;
+    END
+    $cells$;
+    CREATE TRIGGER history_cells_insert AFTER INSERT ON fixes REFERENCING NEW TABLE AS added
+      FOR EACH STATEMENT EXECUTE FUNCTION history_cells_count();
+    CREATE TRIGGER history_cells_delete AFTER DELETE ON fixes REFERENCING OLD TABLE AS removed
+      FOR EACH STATEMENT EXECUTE FUNCTION history_cells_count();
+    CREATE TRIGGER history_cells_update AFTER UPDATE ON fixes REFERENCING OLD TABLE AS removed NEW TABLE AS added
+      FOR EACH STATEMENT EXECUTE FUNCTION history_cells_count();
+    CREATE INDEX fixes_user_geohash6 ON fixes(user_id, (geohash6 COLLATE "C"));
+    """
+
+  /// The statement adding the fixes of `table` to `history_cells` (`sign` "-" takes them away).
+  static func counting(from table: String, sign: String) -> String {
+    """
+    INSERT INTO history_cells AS c \(counted(from: table, sign: sign))
+    ON CONFLICT (user_id, precision, cell, hour) DO UPDATE SET fixes = c.fixes + excluded.fixes,
+      latitude_sum = c.latitude_sum + excluded.latitude_sum, longitude_sum = c.longitude_sum + excluded.longitude_sum;
+    """
+  }
+
+  /// The rows of `history_cells` counting the fixes of `table` (`sign` "-" takes them away): per owner, length, cell
+  /// and hour, in key order — so that two commits counting the same cells lock their rows in the same order and one
+  /// waits for the other instead of deadlocking.
+  static func counted(from table: String, sign: String) -> String {
+    let cell = HistoryCells.precisions.map { "WHEN \($0) THEN geohash\($0)" }.joined(separator: " ")
+    let lengths = HistoryCells.precisions.map { "(\($0))" }.joined(separator: ", ")
+    return """
+      SELECT user_id, p.precision, CASE p.precision \(cell) END, timestamp / 3600000, \(sign)count(*),
+        \(sign)sum(latitude), \(sign)sum(longitude)
+      FROM \(table) CROSS JOIN (VALUES \(lengths)) AS p(precision) GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+      """
+  }
+}
+
+extension PostgresStore {
+  public func hourlyClusters(owner: UserID, precision: Int, hours: Range<Int64>, prefixes: [String]) async throws
+    -> [HistoryCluster]
+  {
+    guard HistoryCells.precisions.contains(precision), !prefixes.isEmpty, !hours.isEmpty else { return [] }
+    let ranges = prefixes.map(HistoryCells.range)
+    return try await rowsThatMayLag(
+      """
+      SELECT c.cell, sum(c.fixes)::bigint AS n, sum(c.latitude_sum), sum(c.longitude_sum)
+      FROM unnest(\(ranges.map(\.lower))::text[], \(ranges.map(\.upper))::text[]) AS r(lower, upper)
+      JOIN history_cells c ON c.user_id = \(owner.rawValue) AND c.precision = \(precision)
+        AND c.cell >= r.lower AND c.cell < r.upper
+      WHERE c.hour >= \(hours.lowerBound) AND c.hour < \(hours.upperBound)
+      GROUP BY c.cell HAVING sum(c.fixes) > 0 ORDER BY n DESC, c.cell
+      """
+    ).map { row in
+      let (cell, count, latitudes, longitudes) = try row.decode((String, Int64, Double, Double).self)
+      return HistoryCluster(
+        geohash: cell, count: Int(count), latitude: latitudes / Double(count), longitude: longitudes / Double(count))
+    }
+  }
+}
