@@ -40,6 +40,12 @@ DYNAMIC = {
                "swift": "PollFeedQuery.Order"},
     "rewards.reason.": {"spec": (["components:", "schemas:", "PointsStatement:"], r"\breason: \{.*enum: \[([^\]]*)\]"),
                         "swift": "PointsReason"},
+    "precision.": {"spec": (["components:", "schemas:", "LocationPrecision:"], r"enum: \[([^\]]*)\]"),
+                   "swift": "LocationPrecision"},
+    "zones.display.": {"spec": (["components:", "schemas:", "PrivacyZone:"], r"\bdisplay: \{[^}]*enum: \[([^\]]*)\]"),
+                       "swift": "ZoneDisplay"},
+    "zones.shown.": {"spec": (["components:", "schemas:", "PrivacyZone:"], r"\bdisplay: \{[^}]*enum: \[([^\]]*)\]"),
+                     "swift": "ZoneDisplay"},
 }
 
 # Arguments of t() that are not keys of the page's code: `apply()` reads the pages' data-i18n attributes.

@@ -17,6 +17,7 @@ import re
 import select
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -40,14 +41,79 @@ os.makedirs(ARTIFACTS, exist_ok=True)
 _ids = itertools.count(1)
 
 
+INTEGRATION_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "MeridianServerIntegrationTests")
+
+
+class IntegrationTestService:
+    """A Python service of the integration tests, run as it is there: the program in the raw string (`#\"""…\"""#`)
+    of `SCRIPT` (a Swift file of Tests/MeridianServerIntegrationTests), with the `python3` on the PATH (where .ci/run
+    installs its packages). Its first line of output, JSON, is kept as `started`."""
+
+    SCRIPT = None
+
+    def __init__(self):
+        with open(os.path.join(INTEGRATION_TESTS, self.SCRIPT), encoding="utf-8") as file:
+            swift = file.read()
+        source = swift[swift.index('#"""\n') + 5:swift.rindex('"""#')]
+        self.path = os.path.join(tempfile.mkdtemp(prefix="meridian-service-"), "service.py")
+        with open(self.path, "w", encoding="utf-8") as file:
+            file.write("\n".join(line[2:] for line in source.split("\n")))
+        self.process = subprocess.Popen(["python3", self.path], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        if not line:
+            self.process.wait(timeout=10)
+            raise RuntimeError(f"{self.SCRIPT} did not start: " + self.process.stderr.read())
+        self.started = json.loads(line)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        self.process.stdout.close()
+        self.process.stderr.close()
+
+
+class OpenIDProvider(IntegrationTestService):
+    """The integration tests' OpenID provider (pyop) on 127.0.0.1."""
+
+    SCRIPT = "OpenIDProviderScript.swift"
+
+    def __init__(self):
+        super().__init__()
+        self.issuer = self.started["issuer"]
+
+    def control(self, path, body):
+        request = urllib.request.Request(self.issuer + path, data=json.dumps(body).encode(), method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            answer.read()
+
+
+class PushService(IntegrationTestService):
+    """The integration tests' Web Push service on 127.0.0.1: a browser's key pair and auth secret (`p256dh`, `auth`),
+    and what it received — each push's VAPID check and its payload decrypted with `http_ece`, independent of the
+    server's Swift."""
+
+    SCRIPT = "PushServiceScript.swift"
+
+    def __init__(self):
+        super().__init__()
+        self.origin = f"http://127.0.0.1:{self.started['port']}"
+        self.keys = {"p256dh": self.started["p256dh"], "auth": self.started["auth"]}
+
+    def received(self):
+        with urllib.request.urlopen(self.origin + "/received", timeout=10) as answer:
+            return json.loads(answer.read())
+
+
 class Server:
     """meridian-server on 127.0.0.1, a port of the system's choosing, a fresh database; its log is kept."""
 
-    def __init__(self, binary, directory=None, port=0, tile_url=TILE_URL):
+    def __init__(self, binary, directory=None, port=0, tile_url=TILE_URL, settings=None):
         self.directory = directory or tempfile.mkdtemp(prefix="meridian-webapp-")
         # Webhooks to loopback are allowed here: the alerts page's test registers one on 127.0.0.1.
         environment = dict(os.environ, MERIDIAN_TILE_URL=tile_url, MERIDIAN_LOG_LEVEL="info",
-                           MERIDIAN_WEBHOOK_ALLOW_PRIVATE="true")
+                           MERIDIAN_WEBHOOK_ALLOW_PRIVATE="true", **(settings or {}))
         self.process = subprocess.Popen(
             [binary, "--host", "127.0.0.1", "--port", str(port), "--database", os.path.join(self.directory, "db.sqlite"),
              "--bcrypt-cost", "4"],
@@ -446,6 +512,28 @@ class WebAppTests(unittest.TestCase):
         self.assert_no_script_errors()
 
     @screenshot_on_failure
+    def test_a_share_link_at_about_a_kilometre_shows_the_cells_centre_and_says_when_the_owner_is_in_a_private_zone(
+            self):
+        owner = Account(self.server, "Ada Approximate")
+        owner.upload((50.4501, 30.5234), seconds_ago=5)
+        link = self.open_share_link(owner, label="Walk", precision="approximate")
+        self.assertEqual(link["link"]["precision"], "approximate")
+        with urllib.request.urlopen(f"{self.server.base}/v1/shared/{link['token']}", timeout=10) as response:
+            shown = json.load(response)["position"]
+        self.assertNotEqual((shown["latitude"], shown["longitude"]), (50.4501, 30.5234))
+        self.wait_for_shared_marker_at(shown["latitude"], shown["longitude"])
+        owner.call("POST", "/v1/me/privacy-zones", {"name": "Home", "latitude": 50.47, "longitude": 30.55, "radius": 500})
+        owner.upload((50.4701, 30.5501))
+        self.wait(lambda: self.body_data("state") == "private", "the page says the owner is in a private zone")
+        self.assertEqual(self.browser.find_element(By.ID, "share-state").text,
+                         "In a private zone: where isn't shown.")
+        self.assertIsNone(self.shared_marker())
+        owner.upload((50.4501, 30.5234))
+        self.wait_for_shared_marker_at(shown["latitude"], shown["longitude"])
+        self.assertEqual(self.body_data("state"), "active")
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
     def test_a_share_page_whose_address_is_no_token_says_there_is_no_such_link(self):
         self.browser.get(self.server.base + "/s/%E0%A4%A")
         self.wait(lambda: self.body_data("state") == "missing", "the page says there is no such link")
@@ -512,6 +600,28 @@ class WebAppTests(unittest.TestCase):
         self.assertEqual(
             self.browser.find_element(By.TAG_NAME, "body").get_attribute("data-same-document"), "yes",
             "the page was not reloaded")
+
+    @screenshot_on_failure
+    def test_a_friend_seen_at_about_a_kilometre_moves_live_and_vanishes_into_a_private_zone(self):
+        viewer = Account(self.server, "Vera Viewer")
+        friend = Account(self.server, "Pia Precise")
+        group = friend.call("POST", "/v1/groups", {
+            "name": "Approximately", "visibility": {"location": True, "fields": ["fullName"], "precision": "approximate"}})
+        friend.call("PUT", f"/v1/groups/{group['id']}/members/{viewer.id}")
+        friend.upload((50.4501, 30.5234), seconds_ago=5)
+        shown = viewer.call("GET", f"/v1/users/{friend.id}/location")["fix"]
+        cell = (shown["latitude"], shown["longitude"])
+        self.assertNotEqual(cell, (50.4501, 30.5234), "the viewer gets the cell's centre, not the fix")
+        self.open_and_sign_in(viewer)
+        self.wait_for_marker_at(friend, *cell)
+        # Into a private zone: the marker goes, live (the page watches the channel the visible list names).
+        friend.call("POST", "/v1/me/privacy-zones", {"name": "Home", "latitude": 50.47, "longitude": 30.55, "radius": 500})
+        friend.upload((50.4701, 30.5501), seconds_ago=3)
+        self.wait(lambda: self.marker(friend) is None, "the friend in a private zone has no marker")
+        # Out again: back at a cell's centre, never at the fix.
+        friend.upload((50.4501, 30.5234))
+        self.wait_for_marker_at(friend, *cell)
+        self.assert_no_script_errors()
 
     @screenshot_on_failure
     def test_a_friend_without_a_position_is_not_asked_for_and_only_markers_are_counted(self):
@@ -768,7 +878,7 @@ class WebAppTests(unittest.TestCase):
         self.wait(lambda: summary.get_attribute("data-count") == "4", "all time again: every fix")
 
     @screenshot_on_failure
-    def test_history_shows_clusters_at_low_zoom_and_lists_stays(self):
+    def test_history_draws_a_short_history_as_its_track_and_lists_stays(self):
         traveller = Account(self.server, "Taras Traveller")
         now = int(time.time() * 1000)
         stay = [(now - minutes * 60000, 50.4501 + minutes * 0.00001, 30.5234) for minutes in range(8, 0, -1)]
@@ -778,12 +888,199 @@ class WebAppTests(unittest.TestCase):
         self.browser.find_element(By.CSS_SELECTOR, '#presets [data-preset="allTime"]').click()
         summary = self.browser.find_element(By.ID, "history-summary")
         self.wait(lambda: summary.get_attribute("data-preset") == "allTime" and summary.get_attribute("data-count") == "9",
-                  "all time has the 9 fixes")
-        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "path.history-cluster")) == 2,
-                  "Kyiv and Lviv as two clusters at the zoom that shows both")
-        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, "path.history-track"))
+                  "all time has the 9 fixes, the map framed to show them all")
+        # Few fixes: the map endpoint answers the track (Kyiv to Lviv), not cells.
+        self.assertEqual(summary.get_attribute("data-shown"), "tracks")
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, "path.history-track"), "the track is drawn")
+        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, "path.history-cluster"))
         self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#visits li.visit")) == 1, "one stay listed")
-        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, "path.history-visit")), 1)
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "path.history-visit")) == 1, "the stay drawn")
+
+    @screenshot_on_failure
+    def test_history_stays_are_named_merged_split_and_set_as_home_and_each_correction_undone(self):
+        walker = Account(self.server, "Stas Stays")
+        now = int(time.time() * 1000)
+        # Two stays 1 km apart (20 and 10 minutes, a fix a minute), then a fix in Lviv that ends the second.
+        first = [(now - minutes * 60000, 50.4501, 30.5234) for minutes in range(70, 49, -1)]
+        second = [(now - minutes * 60000, 50.4601, 30.5234) for minutes in range(30, 19, -1)]
+        walker.upload_at(first + second + [(now - 20000, 49.8397, 24.0297)])
+        self.open_and_sign_in(walker)
+        self.show("history")
+        self.browser.find_element(By.CSS_SELECTOR, '#presets [data-preset="allTime"]').click()
+
+        def stays():
+            return self.browser.find_elements(By.CSS_SELECTOR, "#visits li.visit")
+
+        def corrections():
+            return self.browser.find_elements(By.CSS_SELECTOR, "#stay-corrections li.stay-correction")
+
+        def edit(stay):
+            details = stay.find_element(By.CSS_SELECTOR, "details.stay-edit")
+            if not details.get_attribute("open"):
+                details.find_element(By.TAG_NAME, "summary").click()
+            return details
+
+        summary = self.browser.find_element(By.ID, "history-summary")
+        self.wait(lambda: summary.get_attribute("data-preset") == "allTime" and summary.get_attribute("data-count") == "33",
+                  "all time drawn")
+        self.wait(lambda: len(stays()) == 2, "two stays listed")
+        # One day of history proposes no home.
+        self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, "#home-work .home-work-home")
+                         .get_attribute("data-source"), "none")
+
+        # Name the first stay's place.
+        details = edit(stays()[0])
+        name = details.find_element(By.CSS_SELECTOR, "input.stay-name-input")
+        name.send_keys("Blue Cup")
+        details.find_element(By.CSS_SELECTOR, "button.stay-rename-button").click()
+        self.wait(lambda: [row.get_attribute("data-kind") for row in corrections()] == ["rename"], "the rename listed")
+        self.wait(lambda: stays()[0].find_elements(By.CSS_SELECTOR, ".stay-name")
+                  and stays()[0].find_element(By.CSS_SELECTOR, ".stay-name").text == "Blue Cup", "the stay named")
+
+        # The second stay is home: set, marked on the stay, and kept in the account.
+        edit(stays()[1]).find_element(By.CSS_SELECTOR, "button.stay-set-home").click()
+        self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, "#home-work .home-work-home")
+                  .get_attribute("data-source") == "set", "home set")
+        self.wait(lambda: stays()[1].find_elements(By.CSS_SELECTOR, '.stay-mark[data-mark="home"]'), "the stay marked")
+        stored = walker.call("GET", "/v1/me/home-work")["home"]
+        self.assertAlmostEqual(stored["lat"], 50.4601, places=6)
+        self.assertAlmostEqual(stored["lon"], 30.5234, places=6)
+
+        # Merge the two: one stay; undo the merge: two again.
+        edit(stays()[0]).find_element(By.CSS_SELECTOR, "button.stay-merge-next").click()
+        self.wait(lambda: len(stays()) == 1 and len(corrections()) == 2, "the stays merged, the merge listed")
+        merge = [row for row in corrections() if row.get_attribute("data-kind") == "merge"][0]
+        merge.find_element(By.CSS_SELECTOR, "button.undo-correction").click()
+        self.wait(lambda: len(stays()) == 2 and len(corrections()) == 1, "the merge undone")
+
+        # Split the first stay at its middle (the time field's default): three stays.
+        details = edit(stays()[0])
+        details.find_element(By.CSS_SELECTOR, "button.stay-split-button").click()
+        self.wait(lambda: len(stays()) == 3 and [row.get_attribute("data-kind") for row in corrections()]
+                  == ["rename", "split"], "the stay split, the split listed")
+        self.assertEqual(len(walker.call("GET", "/v1/history/visits?preset=allTime")["visits"]), 3)
+
+        # Clear home: proposed from nothing again.
+        self.browser.find_element(By.CSS_SELECTOR, "#home-work button.clear-home").click()
+        self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, "#home-work .home-work-home")
+                  .get_attribute("data-source") == "none", "home cleared")
+        self.assertNotIn("home", walker.call("GET", "/v1/me/home-work"))
+
+    def import_job(self, account, body, seconds=120):
+        """Starts an import of `body` (bytes) over the API; answers the job once it ended (within `seconds`)."""
+        request = urllib.request.Request(self.server.base + "/v1/history/imports", data=body, method="POST", headers={
+            "Content-Type": "application/octet-stream", "Authorization": f"Bearer {account.token}"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            job = json.loads(response.read())
+        if job["state"] not in ("checking", "storing"):
+            return job
+        # The suite's one wait (WebDriverWait's polling): the job's state is asked until it ends.
+        return self.wait(lambda: (lambda answer: answer if answer["state"] not in ("checking", "storing") else None)(
+            account.call("GET", f"/v1/history/imports/{job['id']}")), "the import ended", seconds=seconds)
+
+    @staticmethod
+    def gpx(points):
+        """A GPX 1.1 track of `points` (UTC milliseconds, lat, lon)."""
+        def when(milliseconds):
+            return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(milliseconds // 1000)) + f".{milliseconds % 1000:03d}Z"
+        rows = "".join(f'<trkpt lat="{lat}" lon="{lon}"><time>{when(at)}</time></trkpt>\n' for at, lat, lon in points)
+        return ('<?xml version="1.0" encoding="UTF-8"?>\n<gpx version="1.1" creator="browser test" '
+                'xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>\n' + rows + "</trkseg></trk></gpx>\n")
+
+    @screenshot_on_failure
+    def test_history_imports_a_chosen_file_with_its_progress_draws_it_and_says_why_a_broken_file_failed(self):
+        importer = Account(self.server, "Ivan Importer")
+        now = int(time.time() * 1000)
+        walk = [(now - 3600000 + index * 5000, round(50.40 + index * 0.0001, 6), round(30.50 + index * 0.0001, 6))
+                for index in range(300)]
+        folder = tempfile.mkdtemp(prefix="meridian-import-")
+        good = os.path.join(folder, "walk.gpx")
+        with open(good, "w", encoding="utf-8") as file:
+            file.write(self.gpx(walk))
+        self.open_and_sign_in(importer)
+        self.show("history")
+        self.browser.find_element(By.CSS_SELECTOR, '#presets [data-preset="allTime"]').click()
+        jobs = self.browser.find_element(By.ID, "import-jobs")
+        self.wait(lambda: jobs.text == "No imports yet.", "no imports listed yet")
+        self.browser.find_element(By.ID, "import-file").send_keys(good)
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, '#import-jobs li.import-job[data-state="done"]'),
+                  "the import is listed and followed until done")
+        row = self.browser.find_element(By.CSS_SELECTOR, "#import-jobs li.import-job")
+        self.assertIn("Imported", row.text)
+        self.assertIn("300 points read · 300 new points stored", row.text)
+        job = importer.call("GET", "/v1/history/imports")["items"][0]
+        self.assertEqual((job["state"], job["stored"], job["format"]), ("done", 300, "gpx"))
+        self.assertEqual(row.get_attribute("data-id"), job["id"])
+        # The history is shown again when the import ends: the walk appears as its track.
+        summary = self.browser.find_element(By.ID, "history-summary")
+        self.wait(lambda: summary.get_attribute("data-count") == "300", "all time now holds the 300 imported fixes")
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, "path.history-track"), "the walk is drawn")
+
+        # A file with a broken point: the job fails, the row says why (the server's message), nothing more stored.
+        broken_walk = self.gpx([(now - 7200000 + index * 5000, 50.30, 30.40) for index in range(5)])
+        broken_walk = broken_walk.replace('lat="50.3"', 'lat="north"', 1)
+        broken = os.path.join(folder, "broken.gpx")
+        with open(broken, "w", encoding="utf-8") as file:
+            file.write(broken_walk)
+        self.browser.find_element(By.ID, "import-file").send_keys(broken)
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, '#import-jobs li.import-job[data-state="failed"]'),
+                  "the broken file's import fails")
+        failed = importer.call("GET", "/v1/history/imports")["items"][0]
+        self.assertEqual(failed["state"], "failed")
+        error = self.browser.find_element(By.CSS_SELECTOR, '#import-jobs li.import-job[data-state="failed"] .import-error')
+        self.assertEqual(error.text, failed["error"]["message"])
+        self.assertIn("not valid", error.text)
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, "#import-jobs li.import-job")), 2)
+        self.assertEqual(len(importer.call("GET", "/v1/history?preset=allTime&limit=1000")["fixes"]), 300)
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
+    def test_history_all_time_of_5000000_points_shows_cells_within_2_seconds(self):
+        # Issue 38's size: 5,000,000 points (MERIDIAN_BROWSER_HISTORY_POINTS for a quicker run by hand).
+        points = int(os.environ.get("MERIDIAN_BROWSER_HISTORY_POINTS", "5000000"))
+        heavy = Account(self.server, "Hanna Heavy")
+        start = int(time.time() * 1000) - points * 10000
+        # Sweeps north and back from Kyiv eastwards, a fix every 10 s: more fixes than a screen shows at any zoom.
+        lines = ["timestamp,latitude,longitude,horizontalAccuracy"]
+        for index in range(points):
+            step = index % 2000
+            lines.append(f"{start + index * 10000},{50 + step * 0.0002:.5f},{30 + (index // 2000) * 0.01:.5f},5")
+        begun = time.monotonic()
+        job = self.import_job(heavy, ("\n".join(lines) + "\n").encode(), seconds=900)
+        imported = time.monotonic() - begun
+        self.assertEqual((job["state"], job["stored"]), ("done", points), job)
+        self.open_and_sign_in(heavy)
+        self.show("history")
+        summary = self.browser.find_element(By.ID, "history-summary")
+        self.wait(lambda: summary.get_attribute("data-preset") == "today", "today's history first")
+        # Timed in the page (from the click to the cells on the map), not through the driver's round trips.
+        elapsed = self.browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const summary = document.getElementById('history-summary');
+            const start = performance.now();
+            document.querySelector('#presets [data-preset="allTime"]').click();
+            (function check() {
+              if (summary.dataset.preset === 'allTime' && summary.dataset.shown === 'cells'
+                  && document.querySelector('path.history-cluster')) done((performance.now() - start) / 1000);
+              else setTimeout(check, 10);
+            })();
+            """)
+        print(f"\n  {points:,} points imported in {imported:.1f} s; all time drawn {elapsed:.2f} s after choosing it",
+              file=sys.stderr)
+        self.assertLess(elapsed, 2.0, f"all time drawn {elapsed:.2f} s after choosing it")
+        self.assertGreater(int(summary.get_attribute("data-count")), points // 2)
+        # Zoomed in: the map endpoint answers each view again, and up close the few sweeps in it are tracks.
+        zoom_in = self.browser.find_element(By.CSS_SELECTOR, ".leaflet-control-zoom-in")
+        for _ in range(12):
+            if summary.get_attribute("data-shown") == "tracks":
+                break
+            zoom = int(summary.get_attribute("data-zoom"))
+            zoom_in.click()
+            self.wait(lambda: summary.get_attribute("data-zoom") == str(zoom + 1), "the zoomed view is drawn again")
+        self.wait(lambda: summary.get_attribute("data-shown") == "tracks"
+                  and self.browser.find_elements(By.CSS_SELECTOR, "path.history-track"), "the sweeps' tracks up close")
+        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, "path.history-cluster"))
+        self.assert_no_script_errors()
 
     @screenshot_on_failure
     def test_where_ive_been_groups_two_towns_by_country_and_region_in_the_pages_language_with_statistics(self):
@@ -1077,6 +1374,49 @@ class WebAppTests(unittest.TestCase):
         self.browser.find_element(By.CSS_SELECTOR, f"{row(friends)} button.group-until-clear").click()
         self.wait(lambda: deadline(friends).get_attribute("data-until") == "", "Friends' deadline is lifted")
         self.assertFalse(person.call("GET", "/v1/me")["sharing"].get("groupUntil"))
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
+    def test_sharing_page_sets_a_groups_precision_and_draws_lists_and_deletes_a_privacy_zone(self):
+        person = Account(self.server, "Zoya Zones")
+        person.upload((50.4501, 30.5234))
+        self.open_and_sign_in(person)
+        self.wait_for_marker_at(person, 50.4501, 30.5234)
+        self.show("sharing")
+        friends = person.group("friends")["id"]
+        select = f'#group-list li[data-group="{friends}"] select.group-precision'
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, select), "the precision of Friends")
+        Select(self.browser.find_element(By.CSS_SELECTOR, select)).select_by_value("town")
+        self.wait(lambda: person.group("friends")["visibility"].get("precision") == "town", "Friends see the town")
+        self.wait(lambda: Select(self.browser.find_element(By.CSS_SELECTOR, select))
+                  .first_selected_option.get_attribute("value") == "town", "the choice is shown")
+        # A zone: no centre yet is said so; a click on the map chooses it, and the zone is stored and listed.
+        zones = self.browser.find_element(By.ID, "zone-list")
+        self.wait(lambda: zones.text == "No privacy zones yet.", "the empty list")
+        self.browser.find_element(By.ID, "zone-name").send_keys("Home")
+        self.browser.find_element(By.ID, "zone-create").click()
+        error = self.browser.find_element(By.ID, "zone-error")
+        self.wait(lambda: error.is_displayed() and error.text == "Click the map where the zone's centre is.",
+                  "a zone needs a centre")
+        self.assertEqual(person.call("GET", "/v1/me/privacy-zones")["items"], [])
+        self.click_map(0, 0)
+        radius = self.browser.find_element(By.ID, "zone-radius")
+        radius.clear()
+        radius.send_keys("300")
+        Select(self.browser.find_element(By.ID, "zone-display")).select_by_value("hidden")
+        self.browser.find_element(By.ID, "zone-no-store").click()
+        self.browser.find_element(By.ID, "zone-create").click()
+        self.wait(lambda: len(person.call("GET", "/v1/me/privacy-zones")["items"]) == 1, "the zone is stored")
+        zone = person.call("GET", "/v1/me/privacy-zones")["items"][0]
+        self.assertEqual((zone["name"], zone["radius"], zone["display"], zone["store"]), ("Home", 300, "hidden", False))
+        self.assertLess(abs(zone["latitude"] - 50.4501) + abs(zone["longitude"] - 30.5234), 0.001, "where clicked")
+        row = f'#zone-list li[data-zone-id="{zone["id"]}"]'
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, row), "the zone is listed")
+        self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, f"{row} .muted").text,
+                         "300 m · others see nothing · not stored")
+        self.browser.find_element(By.CSS_SELECTOR, f"{row} button.delete").click()
+        self.wait(lambda: zones.text == "No privacy zones yet.", "the zone is gone from the list")
+        self.assertEqual(person.call("GET", "/v1/me/privacy-zones")["items"], [])
         self.assert_no_script_errors()
 
     @screenshot_on_failure
@@ -1467,6 +1807,177 @@ class WebAppTests(unittest.TestCase):
         self.assert_no_script_errors()
 
     @screenshot_on_failure
+    def test_alerts_notify_this_browser_through_web_push(self):
+        push = PushService()
+        try:
+            person = Account(self.server, "Nina Notified")
+            person.upload((50.4501, 30.5234))
+            self.open_and_sign_in(person)
+            self.wait_for_marker_at(person, 50.4501, 30.5234)
+            self.browser.execute_cdp_cmd("Browser.grantPermissions", {
+                "origin": self.server.base, "permissions": ["notifications"]})
+            # Chromium's own push service (Google's) is out of reach here, so the browser's subscription is the test
+            # push service's address and keys; the permission, the page's service worker, the server's VAPID key,
+            # its encryption and its delivery are all real, and the push service decrypts on its own.
+            self.browser.execute_script("""
+                const [endpoint, keys] = arguments;
+                let current = null;
+                PushManager.prototype.subscribe = async function (options) {
+                  window.subscribedWithKey = btoa(String.fromCharCode(...new Uint8Array(options.applicationServerKey)))
+                    .replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+                  current = { endpoint, expirationTime: null, toJSON: () => ({ endpoint, expirationTime: null, keys }),
+                              unsubscribe: async () => { current = null; return true; } };
+                  return current;
+                };
+                PushManager.prototype.getSubscription = async function () { return current; };
+            """, push.origin + "/push/browser", push.keys)
+            self.show("alerts")
+            state = self.browser.find_element(By.ID, "push-state")
+            toggle = self.browser.find_element(By.ID, "push-toggle")
+            self.wait(lambda: state.get_attribute("data-state") == "off", "not notified yet")
+            self.assertEqual(toggle.text, "Notify me on this browser")
+            toggle.click()
+            self.wait(lambda: state.get_attribute("data-state") == "on", "this browser is notified")
+            self.assertEqual(toggle.text, "Stop notifying this browser")
+            self.assertEqual(self.browser.execute_script("return window.subscribedWithKey"),
+                             person.call("GET", "/v1/push/vapid-public-key")["publicKey"])
+            self.assertEqual([item["url"] for item in person.call("GET", "/v1/push/subscriptions")["items"]],
+                             [push.origin + "/push/browser"])
+            self.assertEqual(self.browser.find_element(By.ID, "webhooks").text, "No webhooks.",
+                             "the browser's registration is not listed as a webhook")
+            worker = self.browser.execute_async_script("""
+                const done = arguments[arguments.length - 1];
+                navigator.serviceWorker.getRegistration('/app/push-worker.js')
+                  .then((registration) => done(registration && registration.active ? registration.active.scriptURL : null));
+            """)
+            self.assertEqual(worker, self.server.base + "/app/push-worker.js")
+
+            # An arrival at a fence of the person's own reaches the push service, encrypted for this browser.
+            person.call("POST", "/v1/geofences", {"name": "Library", "shape": {
+                "type": "circle", "center": {"lat": 50.4501, "lon": 30.5234}, "radius": 100}})
+            person.upload((50.4601, 30.5234), (50.4501, 30.5234))
+            self.wait(lambda: any("payload" in entry for entry in push.received()), "the arrival is pushed",
+                      seconds=30)
+            entry = next(entry for entry in push.received() if "payload" in entry)
+            self.assertNotIn("error", entry)
+            self.assertEqual(entry["payload"]["title"], "Library")
+            self.assertIn("Nina Notified arrived at Library", entry["payload"]["body"])
+
+            # The worker shows what the push service would hand it, as a notification of its own.
+            shown = self.browser.execute_async_script("""
+                const [payload, done] = arguments;
+                (async () => {
+                  const registration = await navigator.serviceWorker.getRegistration('/app/push-worker.js');
+                  await registration.showNotification(payload.title, { body: payload.body, tag: payload.id });
+                  const notifications = await registration.getNotifications({ tag: payload.id });
+                  done(notifications.map((notification) => [notification.title, notification.body]));
+                })().catch((error) => done(String(error)));
+            """, entry["payload"])
+            self.assertEqual(shown, [["Library", entry["payload"]["body"]]])
+
+            # Stopping removes the registration from the server.
+            toggle.click()
+            self.wait(lambda: state.get_attribute("data-state") == "off", "no longer notified")
+            self.assertEqual(person.call("GET", "/v1/push/subscriptions")["items"], [])
+            self.assert_no_script_errors()
+        finally:
+            push.stop()
+
+    @screenshot_on_failure
+    def test_alerts_people_near_me_refuse_one_way_sharing_and_hear_a_friend_come_near_live(self):
+        person = Account(self.server, "Nina Near")
+        friend = Account(self.server, "Paul Pal")
+        stranger = Account(self.server, "Olga Oneway")
+        friend.share_with(person)
+        person.share_with(friend)
+        stranger.share_with(person)  # one way only
+        person.upload((50.4501, 30.5234))
+        friend.upload((50.4700, 30.5234), seconds_ago=30)
+        self.open_and_sign_in(person)
+        self.wait_for_marker_at(person, 50.4501, 30.5234)
+        self.show("alerts")
+        rules = self.browser.find_element(By.ID, "proximity-rules")
+        self.wait(lambda: rules.text.startswith("No one yet"), "the empty list")
+        who = Select(self.browser.find_element(By.ID, "proximity-person"))
+        self.wait(lambda: {option.get_attribute("value") for option in who.options} == {friend.id, stranger.id},
+                  "the people who share are offered")
+        # Olga shares with Nina, Nina not with her: refused, with its code.
+        who.select_by_value(stranger.id)
+        self.browser.find_element(By.ID, "proximity-create").click()
+        error = self.browser.find_element(By.ID, "proximity-error")
+        self.wait(lambda: error.is_displayed(), "the refusal is said")
+        self.assertEqual(error.get_attribute("data-code"), "invalid_proximity_rule")
+        # Paul, within 300 m.
+        who.select_by_value(friend.id)
+        radius = self.browser.find_element(By.ID, "proximity-radius")
+        radius.clear()
+        radius.send_keys("300")
+        self.browser.find_element(By.ID, "proximity-create").click()
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#proximity-rules li.proximity-rule")) == 1,
+                  "Paul listed")
+        self.assertIn("Paul Pal within 300 m", self.browser.find_element(By.CSS_SELECTOR, "#proximity-rules li").text)
+        self.assertEqual([(rule["userId"], rule["radius"]) for rule in person.call("GET", "/v1/proximity-rules")["items"]],
+                         [(friend.id, 300)])
+        # Paul walks up to Nina: "near" appears live among her events.
+        friend.upload((50.4503, 30.5234))
+        near = '#fence-events li.fence-event[data-kind="near"]'
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, near), "near is listed live")
+        text = self.browser.find_element(By.CSS_SELECTOR, near).text
+        self.assertTrue(text.startswith("Paul Pal is near you (300 m)"), text)
+        # Deleting the rule.
+        self.browser.find_element(By.CSS_SELECTOR, "#proximity-rules li.proximity-rule button.delete").click()
+        self.wait(lambda: rules.text.startswith("No one yet"), "the rule deleted")
+        self.assertEqual(person.call("GET", "/v1/proximity-rules")["items"], [])
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
+    def test_alerts_limit_a_fence_to_directions_days_hours_and_people(self):
+        person = Account(self.server, "Rita Rules")
+        friend = Account(self.server, "Felix Friend")
+        friend.share_with(person)
+        person.upload((50.4501, 30.5234))
+        self.open_and_sign_in(person)
+        self.wait_for_marker_at(person, 50.4501, 30.5234)
+        self.show("alerts")
+        people = self.browser.find_element(By.ID, "fence-people")
+        self.wait(lambda: people.find_elements(By.CSS_SELECTOR, f'input[value="{friend.id}"]'),
+                  "the friend who shares is offered")
+        self.browser.find_element(By.CSS_SELECTOR, "#fence-rule summary").click()
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, 'input[name="fence-day"]:checked')), 7)
+        # Departures only, on Saturdays and Sundays, 22:00–06:00, for Felix alone.
+        for kind in ("enter", "dwell"):
+            self.browser.find_element(By.CSS_SELECTOR, f'input[name="fence-kind"][value="{kind}"]').click()
+        for day in ("mon", "tue", "wed", "thu", "fri"):
+            self.browser.find_element(By.CSS_SELECTOR, f'input[name="fence-day"][value="{day}"]').click()
+        for field, value in (("fence-from", "22:00"), ("fence-until", "06:00")):
+            self.browser.execute_script("arguments[0].value = arguments[1];",
+                                        self.browser.find_element(By.ID, field), value)
+        people.find_element(By.CSS_SELECTOR, f'input[value="{friend.id}"]').click()
+        self.assertIn("Felix Friend", people.text)
+        zone = self.browser.execute_script("return Intl.DateTimeFormat().resolvedOptions().timeZone")
+        self.assertIn(zone, self.browser.find_element(By.ID, "fence-zone").text)
+        self.click_map(60, 0)
+        self.browser.find_element(By.ID, "fence-name").send_keys("Club")
+        self.browser.find_element(By.ID, "fence-create").click()
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#fences li.fence")) == 1, "Club listed")
+        club = person.call("GET", "/v1/geofences")["items"][0]
+        self.assertEqual(club["alerts"], {"kinds": ["exit"], "days": ["sat", "sun"],
+                                          "hours": {"from": "22:00", "until": "06:00"}, "timeZone": zone,
+                                          "people": [friend.id]})
+        self.assertIn("alerts limited", self.browser.find_element(By.CSS_SELECTOR, "#fences li.fence").text)
+
+        # No direction ticked: the server's refusal is said, with its code.
+        self.browser.find_element(By.CSS_SELECTOR, 'input[name="fence-kind"][value="exit"]').click()
+        self.click_map(-60, 0)
+        self.browser.find_element(By.ID, "fence-name").send_keys("Nothing")
+        self.browser.find_element(By.ID, "fence-create").click()
+        error = self.browser.find_element(By.ID, "fence-error")
+        self.wait(lambda: error.is_displayed(), "the refusal is said")
+        self.assertEqual(error.get_attribute("data-code"), "invalid_alert_rule")
+        self.assertEqual(len(person.call("GET", "/v1/geofences")["items"]), 1)
+        self.assert_no_script_errors()
+
+    @screenshot_on_failure
     def test_advertiser_claims_a_venue_runs_promotions_and_charts_their_statistics_with_hidden_counts(self):
         # On a server of its own: the venues it imports would join the directory's top level that another test lists.
         own = Server(self.binary)
@@ -1689,6 +2200,72 @@ class WebAppTests(unittest.TestCase):
         self.browser.find_element(By.ID, "signout").click()
         self.wait(lambda: body.get_attribute("data-ready") == "signin", "signed out")
         self.assertFalse(self.browser.find_element(By.ID, "app").is_displayed())
+
+    def sign_in_at_provider(self, server, provider, user):
+        """Opens `server`'s page, clicks the provider's button and signs in at the provider's form as `user`."""
+        self.browser.get(server.base + "/")
+        body = self.browser.find_element(By.TAG_NAME, "body")
+        self.wait(lambda: body.get_attribute("data-ready") == "signin", "the sign-in form is ready")
+        button = self.browser.find_element(By.ID, "sso-start")
+        self.wait(lambda: button.is_displayed() and button.text == "Sign in with Example ID", "the provider's button")
+        button.click()
+        # The provider's own sign-in form.
+        self.wait(lambda: self.browser.current_url.startswith(provider.issuer + "/authorize"), "at the provider")
+        self.browser.find_element(By.NAME, "user").send_keys(user)
+        self.browser.find_element(By.TAG_NAME, "button").click()
+        # Back at the server's page: an element looked up before the redirect lands is the provider's, stale for good.
+        self.wait(lambda: self.browser.current_url.split("#")[0] == server.base + "/"
+                  and self.browser.execute_script("return document.readyState") == "complete", "back at the server")
+
+    @screenshot_on_failure
+    def test_sign_in_with_the_operators_openid_provider_when_password_sign_in_is_off(self):
+        provider = OpenIDProvider()
+        servers = []
+        try:
+            ports = []
+            for _ in range(2):  # the redirect URL names the server's port, so it is chosen first
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", 0))
+                    ports.append(probe.getsockname()[1])
+            callbacks = [f"http://127.0.0.1:{port}/v1/auth/oidc/callback" for port in ports]
+            provider.control("/test/client", {
+                "client_id": "meridian", "client_secret": "s3cret", "redirect_uris": callbacks,
+                "response_types": ["code"], "token_endpoint_auth_method": "client_secret_basic"})
+            provider.control("/test/user", {"user": "olena", "sub": "sub-olena",
+                                            "claims": {"email": "olena@example.com", "email_verified": True}})
+            for port, callback, registration in zip(ports, callbacks, ["open", "closed"]):
+                servers.append(Server(self.binary, port=port, settings={
+                    "MERIDIAN_OIDC_ISSUER": provider.issuer, "MERIDIAN_OIDC_CLIENT_ID": "meridian",
+                    "MERIDIAN_OIDC_CLIENT_SECRET": "s3cret", "MERIDIAN_OIDC_REDIRECT_URL": callback,
+                    "MERIDIAN_OIDC_NAME": "Example ID", "MERIDIAN_PASSWORD_SIGN_IN": "off",
+                    "MERIDIAN_REGISTRATION": registration}))
+            own, closed = servers
+
+            self.sign_in_at_provider(own, provider, "olena")
+            body = self.browser.find_element(By.TAG_NAME, "body")
+            self.wait(lambda: body.get_attribute("data-ready") == "app", "signed in through the provider")
+            self.assertEqual(self.browser.current_url, own.base + "/")  # the one-time code left the address
+            self.browser.find_element(By.ID, "signout").click()
+            self.wait(lambda: body.get_attribute("data-ready") == "signin", "signed out")
+            self.assertFalse(self.browser.find_element(By.ID, "email-form").is_displayed())
+            self.assertTrue(self.browser.find_element(By.ID, "phone-form").is_displayed())
+            # The Ukrainian button.
+            Select(self.browser.find_element(By.ID, "language")).select_by_value("uk")
+            self.wait(lambda: self.browser.find_element(By.ID, "sso-start").text == "Увійти через Example ID",
+                      "the button in Ukrainian")
+            self.browser.execute_script("localStorage.removeItem('meridian.language')")
+
+            # Where registration is closed, the person the server does not know is told so on the page.
+            self.sign_in_at_provider(closed, provider, "olena")
+            error = self.browser.find_element(By.ID, "signin-error")
+            self.wait(lambda: error.is_displayed() and "makes no new accounts" in error.text, "the refusal is shown")
+            self.assertEqual(self.browser.current_url, closed.base + "/")
+            self.assertEqual(self.browser.find_element(By.TAG_NAME, "body").get_attribute("data-ready"), "signin")
+        finally:
+            self.browser.execute_script("localStorage.removeItem('meridian.language')")
+            for server in servers:
+                server.stop()
+            provider.stop()
 
     @screenshot_on_failure
     def test_live_map_resumes_after_the_server_restarts(self):

@@ -1,25 +1,40 @@
 // The alerts page: the geofences the viewer has and those shared with them, drawn on the map; a new one drawn on the
 // map (a circle around the point clicked, or a polygon of the points clicked) and shared with nobody, one group or
-// everyone who sees the viewer; deleting one's own; the arrivals, departures and stays (live on `geofence:<me>`);
-// and the webhooks that hear of them. API: /v1/geofences…, /v1/webhooks… (docs/api/openapi.yaml).
+// everyone who sees the viewer, with its alert rule (which directions, days and hours in the browser's time zone, and
+// which of the people sharing with the viewer alert); deleting one's own; the arrivals, departures and stays (live on
+// `geofence:<me>`); the people the viewer wants to hear of when they are near (proximity rules: someone who shares
+// with the viewer both ways, within a distance) with their `near`, `apart` and `dwell` events among the others; the
+// webhooks that hear of them; and this browser's notifications (Web Push, push.js). API: /v1/geofences…,
+// /v1/proximity-rules…, /v1/webhooks…, /v1/push/… (docs/api/openapi.yaml).
 import * as L from '/vendor/leaflet/leaflet.esm.js';
 import { ApiError, request } from './api.js';
 import { $, button, element, mutedRow, textElement } from './dom.js';
 import { currentLanguage, plural, t } from './i18n.js';
 import { personName, watchChannel } from './map.js';
 import { Pager } from './pager.js';
+import { PushUnavailable, pushSupported, subscribeThisBrowser, thisBrowsersRegistration, unsubscribeThisBrowser }
+  from './push.js';
 import { groupName, session } from './session.js';
 
 const EVENT_TEXTS = { enter: 'alerts.event.enter', exit: 'alerts.event.exit', dwell: 'alerts.event.dwell' };
+const PROXIMITY_TEXTS = { near: 'alerts.event.near', apart: 'alerts.event.apart', dwell: 'alerts.event.together' };
 const OWN_STYLE = { color: '#2f6fde', weight: 2, fillOpacity: 0.12 };
 const SHARED_STYLE = { color: '#7a5cc2', weight: 2, fillOpacity: 0.08, dashArray: '4 4' };
 const DRAFT_STYLE = { color: '#e0572b', weight: 2, fillOpacity: 0.1, dashArray: '6 4' };
+const KINDS = ['enter', 'exit', 'dwell'];
+const PUSH_TEXTS = {
+  on: 'alerts.push.on', off: 'alerts.push.off', denied: 'alerts.push.denied', unsupported: 'alerts.push.unsupported',
+};
+const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
 let map = null;
 let report = () => {};
 let shown = false;
 let fences = []; // GET /v1/geofences's items
-let webhooks = [];
+let webhooks = []; // GET /v1/webhooks's items but this browser's kind (`webpush`), which have their own part
+let pushRegistration = null; // this browser's `webpush` registration, if it is subscribed
+let proximityRules = []; // GET /v1/proximity-rules's items
+let sharers = []; // GET /v1/sharing/visible's users: the people an alert rule may name
 let layer = null; // the fences on the map
 let draft = { shape: 'circle', centre: null, vertices: [], layer: null }; // what the viewer is drawing
 let events = null; // the Pager of the events
@@ -44,6 +59,11 @@ export function setUpAlerts(theMap, onError) {
     event.preventDefault();
     createWebhook();
   });
+  $('push-toggle').addEventListener('click', togglePush);
+  $('proximity-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    createProximityRule();
+  });
 }
 
 /** Shows the page (its fences drawn, everything loaded again) or hides its drawings. */
@@ -60,6 +80,7 @@ export function showAlerts(visible) {
     watchChannel(`geofence:${session.me.account.id}`, () => { if (shown) loadEvents(); });
   }
   fillSharing();
+  fillRule();
   load();
 }
 
@@ -69,33 +90,53 @@ export function resetAlerts() {
   shown = false;
   fences = [];
   webhooks = [];
+  pushRegistration = null;
+  proximityRules = [];
+  sharers = [];
   if (layer) layer.clearLayers();
   startDraft('circle');
   events?.open(null);
-  for (const id of ['fences', 'fence-events', 'webhooks']) $(id).replaceChildren();
+  for (const id of ['fences', 'fence-events', 'webhooks', 'proximity-rules', 'proximity-person']) {
+    $(id).replaceChildren();
+  }
   $('webhook-secret').hidden = true;
   $('fence-error').hidden = true;
+  $('proximity-error').hidden = true;
 }
 
 /** Writes the page's texts again (the language changed). */
 export function renderAlerts() {
   if (!shown) return;
   fillSharing();
+  fillRule();
   renderFences();
   renderEvents();
   renderWebhooks();
+  renderPush();
+  renderProximityRules();
   renderDraft();
 }
 
 async function load() {
   const current = ++generation;
   try {
-    const [fenceList, webhookList] = await Promise.all([request('GET', '/v1/geofences'), request('GET', '/v1/webhooks')]);
+    const [fenceList, webhookList, visible, ruleList] = await Promise.all([
+      request('GET', '/v1/geofences'), request('GET', '/v1/webhooks'), request('GET', '/v1/sharing/visible'),
+      request('GET', '/v1/proximity-rules')]);
+    if (current !== generation) return;
+    const registrations = webhookList.items || [];
+    const browser = await thisBrowsersRegistration(registrations.filter((item) => item.channel === 'webpush'));
     if (current !== generation) return;
     fences = fenceList.items || [];
-    webhooks = webhookList.items || [];
+    webhooks = registrations.filter((item) => item.channel !== 'webpush');
+    pushRegistration = browser;
+    proximityRules = ruleList.items || [];
+    sharers = (visible.users || []).filter((user) => !session.me || user.userId !== session.me.account.id);
+    fillRule();
     renderFences();
     renderWebhooks();
+    renderPush();
+    renderProximityRules();
     await loadEvents();
   } catch (error) { report(error); }
 }
@@ -134,7 +175,7 @@ function describe(fence) {
     ? t('alerts.circle', new Intl.NumberFormat(currentLanguage()).format(Math.round(fence.shape.radius)))
     : plural('alerts.polygon', fence.shape.vertices.length);
   const owner = isMine(fence) ? sharingText(fence) : (personName(fence.ownerId) || t('alerts.someone'));
-  return `${shape} · ${owner}`;
+  return `${shape} · ${owner}${fence.alerts ? ` · ${t('alerts.rule.limited')}` : ''}`;
 }
 
 function sharingText(fence) {
@@ -231,6 +272,8 @@ async function createFence() {
   const sharing = $('fence-sharing').value;
   const body = { name: $('fence-name').value.trim(), shape, sharing: sharing.startsWith('group:') ? 'group' : sharing };
   if (sharing.startsWith('group:')) body.groupId = sharing.slice('group:'.length);
+  const alerts = ruleFromForm();
+  if (alerts) body.alerts = alerts;
   try {
     await request('POST', '/v1/geofences', body);
   } catch (error) {
@@ -240,6 +283,49 @@ async function createFence() {
   $('fence-name').value = '';
   startDraft(draft.shape);
   await load();
+}
+
+// MARK: Alert rule
+
+function timeZone() { return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'; }
+
+/** The day boxes (named in the page's language, Monday first), the time zone, and the people who share. */
+function fillRule() {
+  const names = new Intl.DateTimeFormat(currentLanguage(), { weekday: 'short', timeZone: 'UTC' });
+  const days = $('fence-days');
+  const ticked = new Set([...days.querySelectorAll('input:checked')].map((input) => input.value));
+  const firstFill = !days.children.length;
+  days.replaceChildren(...DAYS.map((day, index) => {
+    // 2024-01-01 was a Monday.
+    const box = element('input', { type: 'checkbox', name: 'fence-day', value: day });
+    box.checked = firstFill || ticked.has(day);
+    return element('label', {}, box, ' ', names.format(new Date(Date.UTC(2024, 0, 1 + index))));
+  }));
+  $('fence-zone').textContent = t('alerts.rule.zone', timeZone());
+  const people = $('fence-people');
+  const chosen = new Set([...people.querySelectorAll('input:checked')].map((input) => input.value));
+  people.replaceChildren(...sharers.map((user) => {
+    const box = element('input', { type: 'checkbox', name: 'fence-person', value: user.userId });
+    box.checked = chosen.has(user.userId);
+    return element('label', {}, box, ' ', user.fullName || personName(user.userId) || t('alerts.someone'));
+  }));
+}
+
+/** The rule the form describes, or null when it allows everything (every kind and day, no hours, nobody chosen). */
+function ruleFromForm() {
+  const checked = (name) => [...document.querySelectorAll(`input[name="${name}"]:checked`)].map((box) => box.value);
+  const rule = {};
+  const kinds = checked('fence-kind');
+  if (kinds.length !== KINDS.length) rule.kinds = kinds;
+  const days = checked('fence-day');
+  if (days.length !== DAYS.length) rule.days = days;
+  const from = $('fence-from').value;
+  const until = $('fence-until').value;
+  if (from || until) rule.hours = { from, until };
+  if (rule.days || rule.hours) rule.timeZone = timeZone();
+  const people = checked('fence-person');
+  if (people.length) rule.people = people;
+  return Object.keys(rule).length ? rule : null;
 }
 
 function say(node, text, code) {
@@ -254,16 +340,66 @@ function renderEvents() {
   const date = new Intl.DateTimeFormat(currentLanguage(), { dateStyle: 'medium', timeStyle: 'short' });
   const items = events.items;
   $('fence-events').replaceChildren(...(items.length ? items.map((event) => element('li', {
-    className: 'fence-event', data: { kind: event.kind, userId: event.userId, geofenceId: event.geofenceId },
-  }, element('strong', {}, eventPerson(event.userId)), ' ', t(EVENT_TEXTS[event.kind], event.geofenceName),
+    className: 'fence-event',
+    data: { kind: event.proximity?.kind || event.kind, userId: event.userId, geofenceId: event.geofenceId },
+  }, element('strong', {}, eventPerson(event.userId)), ' ', eventText(event),
   element('div', { className: 'muted' }, date.format(new Date(event.timestamp))
     + (event.reportedBy === 'device' ? ` · ${t('alerts.byDevice')}` : ''))))
     : [mutedRow(t('alerts.noEvents'))]));
 }
 
+/** "arrived at Home", or for a proximity event "is near you (500 m)". */
+function eventText(event) {
+  if (!event.proximity) return t(EVENT_TEXTS[event.kind], event.geofenceName);
+  return t(PROXIMITY_TEXTS[event.proximity.kind], metres(event.proximity.radius));
+}
+
+function metres(value) { return new Intl.NumberFormat(currentLanguage()).format(Math.round(value)); }
+
 function eventPerson(userId) {
   if (session.me && userId === session.me.account.id) return t('me');
   return personName(userId) || t('alerts.someone');
+}
+
+// MARK: People near me
+
+/** The viewer's proximity rules, and the people who share with them to choose from. */
+function renderProximityRules() {
+  $('proximity-rules').replaceChildren(...(proximityRules.length ? proximityRules.map((rule) => element('li', {
+    className: 'proximity-rule', data: { ruleId: rule.id, userId: rule.userId },
+  }, element('strong', {}, sharerName(rule.userId)), ' ',
+  element('span', { className: 'muted' }, t('alerts.nearby.within', metres(rule.radius))), ' ',
+  button(t('alerts.delete'), () => deleteProximityRule(rule), { className: 'link delete' })))
+    : [mutedRow(t('alerts.nearby.none'))]));
+  const select = $('proximity-person');
+  const chosen = select.value;
+  select.replaceChildren(...sharers.map((user) => element('option', { value: user.userId }, sharerName(user.userId))));
+  if (sharers.some((user) => user.userId === chosen)) select.value = chosen;
+}
+
+function sharerName(userId) {
+  const user = sharers.find((candidate) => candidate.userId === userId);
+  return user?.fullName || personName(userId) || t('alerts.someone');
+}
+
+async function createProximityRule() {
+  const message = $('proximity-error');
+  message.hidden = true;
+  const body = { userId: $('proximity-person').value, radius: Number($('proximity-radius').value) };
+  try {
+    await request('POST', '/v1/proximity-rules', body);
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status >= 500 || error.code === 'network') return report(error);
+    return say(message, error.message, error.code);
+  }
+  await load();
+}
+
+async function deleteProximityRule(rule) {
+  try {
+    await request('DELETE', `/v1/proximity-rules/${encodeURIComponent(rule.id)}`);
+  } catch (error) { report(error); }
+  await load();
 }
 
 // MARK: Webhooks
@@ -299,5 +435,37 @@ async function deleteWebhook(webhook) {
   try {
     await request('DELETE', `/v1/webhooks/${encodeURIComponent(webhook.id)}`);
   } catch (error) { report(error); }
+  await load();
+}
+
+// MARK: This browser
+
+/** Whether this browser shows the alerts (subscribed), could (off), is blocked, or can't; and the button. */
+function renderPush() {
+  const state = $('push-state');
+  const toggle = $('push-toggle');
+  const kind = !pushSupported() ? 'unsupported' : pushRegistration ? 'on'
+    : Notification.permission === 'denied' ? 'denied' : 'off';
+  state.dataset.state = kind;
+  state.textContent = t(PUSH_TEXTS[kind]);
+  toggle.hidden = kind === 'unsupported' || kind === 'denied';
+  toggle.textContent = t(kind === 'on' ? 'alerts.push.stop' : 'alerts.push.start');
+}
+
+async function togglePush() {
+  const toggle = $('push-toggle');
+  const message = $('fence-error');
+  message.hidden = true;
+  toggle.disabled = true;
+  try {
+    if (pushRegistration) await unsubscribeThisBrowser(pushRegistration);
+    else pushRegistration = await subscribeThisBrowser();
+  } catch (error) {
+    if (error instanceof PushUnavailable) return renderPush();
+    if (!(error instanceof ApiError) || error.status >= 500 || error.code === 'network') return report(error);
+    return say(message, error.message, error.code);
+  } finally {
+    toggle.disabled = false;
+  }
   await load();
 }

@@ -1,36 +1,45 @@
-// The history page: the signed-in person's track of a preset period or of the days chosen, drawn on the map (a line,
-// or the fixes' geohash clusters below zoom 12) with the stays, "where I've been" (where.js) and the exports.
-// Its switch "keep only my last position" is the account's live only setting (PATCH /v1/me/settings), which offers
-// to delete the history stored so far.
-// API: /v1/history, /v1/history/visits, /v1/history/clusters, /v1/history/export (docs/api/openapi.yaml).
+// The history page: the signed-in person's history of a preset period or of the days chosen, drawn on the map from
+// GET /v1/history/map for the map's view and zoom (simplified tracks, or counted cells where the view holds more
+// fixes than a screen shows: bounded in size whatever the history's), with the stays and their corrections (stays.js),
+// "where I've been" (where.js), the imports (imports.js) and the exports. Its switch "keep only my last position" is the account's live only
+// setting (PATCH /v1/me/settings), which offers to delete the history stored so far.
+// API: /v1/history/map, /v1/history/visits, /v1/history/export (docs/api/openapi.yaml).
 import * as L from '/vendor/leaflet/leaflet.esm.js';
 import { download, request } from './api.js';
-import { $, element, mutedRow, syncButtons, textElement } from './dom.js';
-import { currentLanguage, plural, t } from './i18n.js';
-import { Pager } from './pager.js';
+import { $, element, syncButtons, textElement } from './dom.js';
+import { plural, t } from './i18n.js';
+import { renderImports, resetImports, setUpImports, showImports } from './imports.js';
 import { session } from './session.js';
+import { currentStays, loadStays, renderStays, resetStays, setUpStays, stayPosition, stayText } from './stays.js';
 import { loadWhere, resetWhere, setUpWhere, showWhere } from './where.js';
 
 const PRESETS = ['today', 'yesterday', 'thisMonth', 'lastMonth', 'thisYear', 'lastYear', 'allTime'];
-const CLUSTER_BELOW_ZOOM = 12;
-const MAX_FIXES = 100000;
+// The whole world at a low zoom: the view asked for first, to frame the period's history.
+const WORLD = 'south=-90&west=-180&north=90&east=180&zoom=2';
 
 let map = null;
 let report = () => {};
 let shown = false;
 let selection = 'today'; // a preset's name, or `custom:<from day>:<to day>` (both days included)
-let loaded = null; // {selection, fixes, visits} of the last load
+let loaded = null; // {selection, answer} of the last load; `answer` is the map of the view drawn last
 let loads = 0; // loads started; an older one's answer is dropped
-const track = new Pager({ field: 'fixes' }); // the selection's fixes, a page at a time
 let layer = null;
-let drawings = 0; // drawings started; an older one's clusters are dropped
+let drawn = null; // the map request of the view drawn or being drawn
+let drawings = 0; // drawings started; an older one's answer is dropped
+let drawing = Promise.resolve(); // the drawing under way
 
 /** Wires the page to `theMap`; `onError` shows a failed request. */
 export function setUpHistory(theMap, onError) {
   map = theMap;
   report = onError;
   setUpWhere(map);
-  map.on('zoomend', () => { if (shown) draw(); });
+  setUpImports(onError, () => { if (shown) load(); });
+  // A correction changes the stays and what is counted from them ("where I've been").
+  setUpStays(onError, (corrected) => {
+    drawVisits();
+    if (corrected && shown && loaded) loadWhere(historyQuery(loaded.selection), report);
+  }, (position) => map.setView(position, 17));
+  map.on('moveend', () => { if (shown) draw(); });
   for (const button of document.querySelectorAll('[data-export]')) {
     button.addEventListener('click', () => exportHistory(button.dataset.export));
   }
@@ -66,24 +75,29 @@ export function showHistory(visible) {
     if (visible) layer.addTo(map); else layer.remove();
   }
   showWhere(visible);
+  showImports(visible);
   if (visible) load();
 }
 
 /** Writes the page's texts again (the language changed); "where I've been" is asked again in the new language. */
 export function renderHistoryTexts() {
   render();
+  renderStays();
+  renderImports();
   if (shown) loadWhere(historyQuery(selection), report);
 }
 
 /** Forgets everything (sign-out). */
 export function resetHistory() {
   loads += 1;
-  track.reset();
   drawings += 1;
+  drawn = null;
   if (layer) layer.remove();
   layer = null;
   loaded = null;
   resetWhere();
+  resetStays();
+  resetImports();
 }
 
 function historyQuery(chosen) {
@@ -118,82 +132,130 @@ function showRange() {
   load();
 }
 
-/** The track (every page, up to MAX_FIXES fixes) and the stays of the selection, then the map and the lists. */
+/**
+ * The selection's history framed (the map fitted to it, asked for the whole world) and drawn for the view, then its
+ * stays and "where I've been", which read the whole period and come later: they never hold the map back.
+ */
 async function load() {
   const mine = ++loads;
   const chosen = selection;
   const query = historyQuery(chosen);
-  let visits = [];
-  loadWhere(query, report);
+  let overview;
   try {
-    const stays = request('GET', `/v1/history/visits?${query}`);
-    let current = await track.open(`/v1/history?${query}&limit=1000`);
-    while (current && track.hasMore && track.items.length < MAX_FIXES) current = await track.more();
-    visits = (await stays).visits;
+    overview = await request('GET', `/v1/history/map?${query}&${WORLD}`);
   } catch (error) { report(error); return; }
   if (mine !== loads) return;
-  const fixes = [...track.items].sort((a, b) => a.timestamp - b.timestamp);
-  loaded = { selection: chosen, fixes, visits };
+  loaded = { selection: chosen, answer: null };
+  resetStays();
   const summary = $('history-summary');
   const range = customRange(chosen);
-  summary.dataset.count = String(fixes.length);
   summary.dataset.preset = range ? 'custom' : chosen;
   summary.dataset.range = range ? range.days.join('/') : '';
-  if (shown && fixes.length > 0) {
-    map.fitBounds(L.latLngBounds(fixes.map((fix) => [fix.latitude, fix.longitude])), { padding: [30, 30], maxZoom: 17 });
+  const positions = [
+    ...overview.tracks.flatMap((line) => line.points.map((point) => [point.latitude, point.longitude])),
+    ...overview.cells.flatMap(cellFrame),
+  ];
+  drawn = null;
+  if (shown && positions.length > 0) {
+    map.fitBounds(L.latLngBounds(positions), { padding: [30, 30], maxZoom: 17, animate: false });
   }
-  draw();
+  render();
+  await draw();
+  if (mine !== loads) return;
+  loadWhere(query, report);
+  await loadStays(query);
+}
+
+/**
+ * The corners of the part of a cell that frames it: around its fixes' mean position, a quarter of the cell's size
+ * each way (a cell's own corners would frame mostly the land around a history, its centre only a point).
+ */
+function cellFrame(cell) {
+  const bits = 5 * cell.geohash.length;
+  const width = 360 / 2 ** Math.ceil(bits / 2);
+  const height = 180 / 2 ** Math.floor(bits / 2);
+  return [[cell.latitude - height / 4, cell.longitude - width / 4], [cell.latitude + height / 4, cell.longitude + width / 4]];
+}
+
+/** The map's view as the map endpoint takes it: longitudes within ±180 (`west > east` across the antimeridian). */
+function viewQuery() {
+  const bounds = map.getBounds();
+  const south = Math.max(-90, bounds.getSouth()).toFixed(5);
+  const north = Math.min(90, bounds.getNorth()).toFixed(5);
+  const wrap = (longitude) => ((((longitude + 180) % 360) + 360) % 360) - 180;
+  const [west, east] = bounds.getEast() - bounds.getWest() >= 360
+    ? [-180, 180] : [wrap(bounds.getWest()), wrap(bounds.getEast())];
+  return `south=${south}&west=${west.toFixed(5)}&north=${north}&east=${east.toFixed(5)}&zoom=${viewZoom()}`;
+}
+
+/** The map's zoom as the map endpoint takes it: a whole number, 0…22. */
+function viewZoom() { return Math.max(0, Math.min(22, Math.round(map.getZoom()))); }
+
+/**
+ * The selection's history in the map's view (a promise of the drawing, the one under way when the view is the same):
+ * tracks as lines, or cells as circles sized by their fixes; an answer for a view the map has left meanwhile is
+ * dropped.
+ */
+function draw() {
+  if (!loaded || !shown) return drawing;
+  const path = `/v1/history/map?${historyQuery(loaded.selection)}&${viewQuery()}`;
+  if (path === drawn) return drawing;
+  drawn = path;
+  drawing = drawView(path, viewZoom());
+  return drawing;
+}
+
+async function drawView(path, zoom) {
+  const mine = ++drawings;
+  let answer;
+  try {
+    answer = await request('GET', path);
+  } catch (error) {
+    if (mine === drawings) drawn = null;
+    report(error);
+    return;
+  }
+  if (mine !== drawings || !loaded) return;
+  loaded.answer = answer;
+  const group = L.layerGroup();
+  const largest = Math.max(1, ...answer.cells.map((cell) => cell.count));
+  for (const cell of answer.cells) {
+    L.circleMarker([cell.latitude, cell.longitude], {
+      className: 'history-cluster', radius: 4 + 14 * Math.sqrt(cell.count / largest), color: '#e0572b',
+    }).bindTooltip(textElement(plural('history.clusterFixes', cell.count))).addTo(group);
+  }
+  for (const line of answer.tracks) {
+    const points = line.points.map((point) => [point.latitude, point.longitude]);
+    L.polyline(points, { className: 'history-track', color: '#e0572b', weight: 4 }).addTo(group);
+  }
+  const ends = answer.tracks.length > 0
+    ? [answer.tracks[0].points[0], answer.tracks[answer.tracks.length - 1].points.at(-1)] : [];
+  for (const end of ends) {
+    L.circleMarker([end.latitude, end.longitude], { className: 'history-end', radius: 6, color: '#e0572b' })
+      .addTo(group);
+  }
+  if (layer) layer.remove();
+  layer = group;
+  if (shown) layer.addTo(map);
+  drawVisits();
+  const summary = $('history-summary');
+  summary.dataset.count = String(answer.fixes);
+  summary.dataset.shown = answer.cells.length > 0 ? 'cells' : 'tracks';
+  summary.dataset.zoom = String(zoom);
   render();
 }
 
-/** The geohash precision of the clusters shown at `zoom` (2 for the world … 6 for a town). */
-function clusterPrecision(zoom) { return Math.max(2, Math.min(6, Math.floor(zoom / 2))); }
-
-/** The history on the map: the track as a line, or, below CLUSTER_BELOW_ZOOM, the fixes' geohash clusters; stays. */
-async function draw() {
-  if (!loaded) return;
-  const { fixes, visits } = loaded;
-  const mine = ++drawings;
-  const drawing = L.layerGroup();
-  if (fixes.length > 0 && map.getZoom() < CLUSTER_BELOW_ZOOM) {
-    const precision = clusterPrecision(map.getZoom());
-    let answer;
-    try {
-      answer = await request('GET', `/v1/history/clusters?precision=${precision}&${historyQuery(loaded.selection)}`);
-    } catch (error) { report(error); return; }
-    if (mine !== drawings) return;
-    const largest = Math.max(1, ...answer.clusters.map((cluster) => cluster.count));
-    for (const cluster of answer.clusters) {
-      L.circleMarker([cluster.latitude, cluster.longitude], {
-        className: 'history-cluster', radius: 6 + 14 * Math.sqrt(cluster.count / largest), color: '#e0572b',
-      }).bindTooltip(textElement(plural('history.clusterFixes', cluster.count))).addTo(drawing);
-    }
-  } else if (fixes.length > 0) {
-    const line = fixes.map((fix) => [fix.latitude, fix.longitude]);
-    L.polyline(line, { className: 'history-track', color: '#e0572b', weight: 4 }).addTo(drawing);
-    for (const end of [line[0], line[line.length - 1]]) {
-      L.circleMarker(end, { className: 'history-end', radius: 6, color: '#e0572b' }).addTo(drawing);
-    }
-  }
-  for (const visit of visits) {
-    L.circleMarker(visitPosition(visit), {
+/** The stays on the map, over the history drawn. */
+function drawVisits() {
+  if (!layer || !loaded) return;
+  if (layer.visits) layer.removeLayer(layer.visits);
+  layer.visits = L.layerGroup();
+  for (const visit of currentStays()) {
+    L.circleMarker(stayPosition(visit), {
       className: 'history-visit', radius: 9, color: '#2f6fde', fillOpacity: 0.4,
-    }).bindTooltip(textElement(visitText(visit))).addTo(drawing);
+    }).bindTooltip(textElement(visit.name ? `${visit.name}: ${stayText(visit)}` : stayText(visit))).addTo(layer.visits);
   }
-  if (layer) layer.remove();
-  layer = drawing;
-  if (shown) layer.addTo(map);
-}
-
-/** A stay's centre (GeoKit's coordinate: `lat`, `lon`). */
-function visitPosition(visit) {
-  const location = visit.location;
-  return [location.lat ?? location.latitude, location.lon ?? location.longitude];
-}
-
-function visitText(visit) {
-  const format = new Intl.DateTimeFormat(currentLanguage(), { dateStyle: 'short', timeStyle: 'short' });
-  return `${format.format(new Date(visit.arrival))} – ${format.format(new Date(visit.departure))}`;
+  layer.visits.addTo(layer);
 }
 
 function render() {
@@ -204,14 +266,7 @@ function render() {
     load();
   });
   $('live-only').checked = Boolean(session.me && session.me.settings && session.me.settings.liveOnly);
-  $('history-summary').textContent = loaded ? plural('history.fixes', loaded.fixes.length) : '';
-  const visits = loaded ? loaded.visits : [];
-  $('visits').replaceChildren(...(visits.length === 0 && loaded ? [mutedRow(t('history.noVisits'))] : []),
-    ...visits.map((visit) => {
-      const row = element('li', { className: 'visit' }, visitText(visit));
-      row.addEventListener('click', () => map.setView(visitPosition(visit), 17));
-      return row;
-    }));
+  $('history-summary').textContent = loaded && loaded.answer ? plural('history.fixes', loaded.answer.fixes) : '';
 }
 
 async function exportHistory(format) {

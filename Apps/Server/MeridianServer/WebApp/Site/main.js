@@ -5,7 +5,7 @@ import { ApiError, request, setToken } from './api.js';
 import { $ } from './dom.js';
 import { apply, currentLanguage, load, offeredLanguages, t } from './i18n.js';
 import { session } from './session.js';
-import { hideSignIn, setUpSignIn, showSignIn, showStartFailure } from './signin.js';
+import { finishSingleSignOn, hideSignIn, renderSignIn, setUpSignIn, showSignIn, showStartFailure } from './signin.js';
 import { createMap, renderMap, startMap, stopMap } from './map.js';
 import { renderHistoryTexts, resetHistory, setUpHistory, showHistory } from './history.js';
 import { renderSharing, resetSharing, setUpSharing, showSharing } from './sharing.js';
@@ -15,6 +15,7 @@ import { resetPolls, setUpPolls, showPolls } from './polls.js';
 import { resetRewards, setUpRewards, showRewards } from './rewards.js';
 import { openPlace, resetDirectory, setUpDirectory, showDirectory } from './directory.js';
 import { renderAlerts, resetAlerts, setUpAlerts, showAlerts } from './alerts.js';
+import { renderZones, resetZones, setUpZones, showZones } from './zones.js';
 import { renderAdvertiser, resetAdvertiser, setUpAdvertiser, showAdvertiser } from './advertiser.js';
 
 const LANGUAGE_NAMES = { en: 'English', ru: 'Русский', uk: 'Українська' };
@@ -37,12 +38,13 @@ async function start() {
   for (const button of document.querySelectorAll('#nav [data-view]')) {
     button.addEventListener('click', () => show(button.dataset.view));
   }
-  setUpSignIn(signedIn);
+  await setUpSignIn(signedIn);
   setUpSharing(showError);
   setUpShareLinks(showError);
   setUpPolls(showError);
   setUpDirectory(showError);
   setUpRewards(showError);
+  if (await finishSingleSignOn()) return;
   document.body.dataset.ready = 'signin';
 }
 
@@ -62,6 +64,7 @@ async function switchLanguage(language) {
   localStorage.setItem('meridian.language', language);
   fillLanguages();
   apply();
+  renderSignIn();
   if (session.me) renderAll();
 }
 
@@ -82,6 +85,7 @@ async function signedIn(token) {
     });
     setUpHistory(map, showError);
     setUpAlerts(map, showError);
+    setUpZones(map, showError);
     setUpAdvertiser(map, showError);
   }
   await startMap(me);
@@ -104,6 +108,7 @@ async function signOut() {
   resetPlaces();
   resetRewards();
   resetAlerts();
+  resetZones();
   resetAdvertiser();
   $('app').hidden = true;
   $('nav').hidden = true;
@@ -123,6 +128,7 @@ function show(name) {
   showSharing(name === 'sharing');
   if (name === 'sharing') showShareLinks();
   showAlerts(name === 'alerts');
+  showZones(name === 'sharing');
   showAdvertiser(name === 'advertiser');
   $('app').dataset.view = name; // the advertiser's charts take a wider side panel
   if (name === 'polls') showPolls();
@@ -142,6 +148,7 @@ function renderAll() {
   if (view === 'rewards') showRewards();
   if (view === 'directory') showDirectory();
   renderAlerts();
+  renderZones();
   renderAdvertiser();
 }
 

@@ -50,10 +50,13 @@ export async function startMap(me) {
       if (channelHandlers.has(channel)) return channelHandlers.get(channel)(payload);
       return channel === sharingChannel ? refreshVisible() : located(payload);
     },
-    onRevoked: (channel) => { if (channel.startsWith('user:')) forget(channel.slice('user:'.length)); },
+    onRevoked: (channel) => {
+      const userId = personOf(channel);
+      if (userId) forget(userId);
+    },
     onReload: (channel) => {
       if (channelHandlers.has(channel)) return channelHandlers.get(channel)(null);
-      return channel === sharingChannel ? refreshVisible() : refreshLocation(channel.slice('user:'.length));
+      return channel === sharingChannel ? refreshVisible() : refreshLocation(personOf(channel));
     },
     onState: (connected) => {
       const badge = $('live-state');
@@ -110,17 +113,33 @@ export function groupsChanged() {
   renderPeople();
 }
 
+/** The person whose fixes `channel` carries (`user:<id>`, `seen_<precision>:<id>`), or null. */
+function personOf(channel) {
+  const colon = channel.indexOf(':');
+  const namespace = channel.slice(0, colon);
+  return namespace === 'user' || namespace.startsWith('seen_') ? channel.slice(colon + 1) : null;
+}
+
 /**
- * Starts showing `userId`: subscribes to its channel and fetches its last fix when one is known (`located`; the
- * visible list says so), else the first fix arrives on the channel.
+ * Starts showing `userId`: subscribes to `channel` — the one the visible list names for the precision the viewer
+ * sees them at, privacy zones applied (`seen_<precision>:<id>`), else `user:<id>` — and fetches the last fix when one
+ * is known (`located`; the visible list says so), else the first fix arrives on the channel. A person whose channel
+ * changed (another precision, a first privacy zone) is watched on the new one.
  */
-function watch(userId, name, isMe = false, located = true) {
-  if (people.has(userId)) {
-    if (name) people.get(userId).name = name;
+function watch(userId, name, isMe = false, located = true, channel = null) {
+  const wanted = channel || `user:${userId}`;
+  const known = people.get(userId);
+  if (known) {
+    if (name) known.name = name;
+    if (known.channel === wanted) return;
+    live.unsubscribe(known.channel);
+    known.channel = wanted;
+    live.subscribe(wanted);
+    if (located) refreshLocation(userId);
     return;
   }
-  people.set(userId, { userId, name: name || '', isMe, fix: null, marker: null });
-  live.subscribe(`user:${userId}`);
+  people.set(userId, { userId, name: name || '', isMe, fix: null, marker: null, channel: wanted });
+  live.subscribe(wanted);
   if (located) refreshLocation(userId);
 }
 
@@ -131,7 +150,7 @@ function forget(userId) {
   if (person.marker) person.marker.remove();
   if (followed === userId) followed = null;
   people.delete(userId);
-  live.unsubscribe(`user:${userId}`);
+  live.unsubscribe(person.channel);
   renderPeople();
 }
 
@@ -142,7 +161,9 @@ export async function refreshVisible() {
     const visible = await request('GET', '/v1/sharing/visible');
     if (!live) return;
     const ids = new Set(visible.users.map((user) => user.userId));
-    for (const user of visible.users) watch(user.userId, user.fullName, false, user.lastFixAt != null);
+    for (const user of visible.users) {
+      watch(user.userId, user.fullName, false, user.lastFixAt != null, user.channel);
+    }
     for (const person of [...people.values()]) if (!person.isMe && !ids.has(person.userId)) forget(person.userId);
     renderPeople();
   } catch (error) { report(error); }
@@ -151,17 +172,35 @@ export async function refreshVisible() {
 async function refreshLocation(userId) {
   try {
     const answer = await request('GET', `/v1/users/${encodeURIComponent(userId)}/location`);
-    place(userId, answer.fix);
+    if (answer.fix) place(userId, answer.fix);
+    else if (answer.privateZoneAt != null) inPrivateZone(userId, answer.privateZoneAt);
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 404)) report(error);
   }
 }
 
-/** A `user:<id>` event: the fixes just stored for that user; the newest one moves the marker. */
+/**
+ * A person's event: the fixes just stored for that user, as the viewer may see them; the newest one moves the
+ * marker. One whose newest fix lies in a privacy zone (`privateZoneAt`, later than every fix shown) hides the marker.
+ */
 function located(payload) {
-  if (!payload || !Array.isArray(payload.fixes) || payload.fixes.length === 0) return;
-  const newest = payload.fixes.reduce((a, b) => (b.timestamp > a.timestamp ? b : a));
-  place(payload.userId, newest);
+  if (!payload || !Array.isArray(payload.fixes)) return;
+  const newest = payload.fixes.length === 0 ? null
+    : payload.fixes.reduce((a, b) => (b.timestamp > a.timestamp ? b : a));
+  if (payload.privateZoneAt != null && (!newest || payload.privateZoneAt > newest.timestamp)) {
+    inPrivateZone(payload.userId, payload.privateZoneAt);
+  } else if (newest) {
+    place(payload.userId, newest);
+  }
+}
+
+/** `userId` is in one of their privacy zones since `timestamp`: no position, so no marker. */
+function inPrivateZone(userId, timestamp) {
+  const person = people.get(userId);
+  if (!person || (person.fix && person.fix.timestamp > timestamp)) return;
+  person.fix = null;
+  if (person.marker) person.marker.remove();
+  renderPeople();
 }
 
 function place(userId, fix) {

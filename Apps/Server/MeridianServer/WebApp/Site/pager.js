@@ -5,7 +5,7 @@ import { request } from './api.js';
 export class Pager {
   /**
    * @param {object} [options]
-   * @param {string} [options.field] where a page holds its items (`items`; the history's track: `fixes`)
+   * @param {string} [options.field] where a page holds its items (`items` unless told)
    * @param {HTMLElement} [options.button] the list's "More": shown while there is a next page, a click loads it
    * @param {() => void} [options.onMore] called when the button's page was added (to show it)
    * @param {(error: Error) => void} [options.onError] a page the button asked for failed

@@ -84,6 +84,7 @@ async function refresh() {
   state('active', t('share.active'));
   if (Array.isArray(view.track)) drawTrack(view.track);
   if (view.position) show(view.position);
+  else if (view.privateZoneAt != null) inPrivateZone(view.privateZoneAt);
   connect(view.channel);
 }
 
@@ -155,20 +156,40 @@ function connect(name) {
   live.subscribe(name);
 }
 
-/** A live event: the newest of its fixes moves the marker (and extends the track). */
+/**
+ * A live event: the newest of its fixes moves the marker (and extends the track); one whose newest fix lies in the
+ * owner's privacy zone (`privateZoneAt`, later than every fix shown) takes the marker away and says so.
+ */
 function located(payload) {
-  if (ended || !payload || !Array.isArray(payload.fixes) || payload.fixes.length === 0) return;
+  if (ended || !payload || !Array.isArray(payload.fixes)) return;
   const fixes = [...payload.fixes].sort((a, b) => a.timestamp - b.timestamp);
   if (track) {
     for (const each of fixes) track.addLatLng([each.latitude, each.longitude]);
     const points = track.getLatLngs();
     if (points.length > TRACK_POINTS) track.setLatLngs(points.slice(points.length - TRACK_POINTS));
   }
-  show(fixes[fixes.length - 1]);
+  const newest = fixes[fixes.length - 1];
+  if (payload.privateZoneAt != null && (!newest || payload.privateZoneAt > newest.timestamp)) {
+    inPrivateZone(payload.privateZoneAt);
+  } else if (newest) {
+    show(newest);
+  }
+}
+
+/** The owner is in one of their privacy zones since `timestamp`: no position is shown, and the page says why. */
+function inPrivateZone(timestamp) {
+  if (fix && fix.timestamp > timestamp) return;
+  if (marker) marker.remove();
+  marker = null;
+  markerElement = null;
+  fix = { timestamp };
+  $('share-seen').textContent = '';
+  state('private', t('share.privateZone'));
 }
 
 function show(newest) {
   if (fix && fix.timestamp > newest.timestamp) return;
+  if (document.body.dataset.state === 'private') state('active', t('share.active'));
   fix = newest;
   const position = [newest.latitude, newest.longitude];
   if (!marker) {

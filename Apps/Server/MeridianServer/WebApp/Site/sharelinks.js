@@ -19,6 +19,8 @@ let links = []; // GET /v1/share-links
 let created = null; // the address of the link just made: shown until the next one or sign-out
 let refresh = null; // the timer that reads the links again while they are on screen
 const REFRESH_EVERY = 15000;
+// How precisely a link may show the position (a link that shows nothing is no link).
+const LINK_PRECISIONS = ['exact', 'approximate', 'town'];
 
 /** Wires the share-link form; `onError` shows a failed request. */
 export function setUpShareLinks(onError) {
@@ -51,7 +53,7 @@ export function resetShareLinks() {
 async function createLink() {
   const label = $('share-link-label').value.trim();
   const until = Date.now() + DURATIONS[$('share-link-duration').value];
-  const body = { until, track: $('share-link-track').checked };
+  const body = { until, track: $('share-link-track').checked, precision: $('share-link-precision').value || 'exact' };
   if (label) body.label = label;
   try {
     const answer = await request('POST', '/v1/share-links', body);
@@ -85,6 +87,10 @@ export function renderShareLinks() {
   duration.replaceChildren(...Object.keys(DURATIONS).map((key) => element('option', { value: key },
     t(DURATION_TEXTS[key]))));
   duration.value = chosen;
+  const precision = $('share-link-precision');
+  const precise = precision.value || 'exact';
+  precision.replaceChildren(...LINK_PRECISIONS.map((value) => element('option', { value }, t(`precision.${value}`))));
+  precision.value = precise;
   $('share-link-created').hidden = !created;
   $('share-link-address').value = created ?? '';
   $('share-link-copied').hidden = true;
@@ -101,6 +107,8 @@ export function renderShareLinks() {
       element('span', { className: `badge state-${link.state}` }, t(STATES[link.state])), ' ',
       element('span', { className: 'muted' }, t('shareLinks.until', format.format(new Date(end)))),
       link.track ? element('span', { className: 'muted' }, ` · ${t('shareLinks.withTrack')}`) : null,
+      link.precision && link.precision !== 'exact'
+        ? element('span', { className: 'muted precision' }, ` · ${t(`precision.${link.precision}`)}`) : null,
       link.state === 'active' && link.viewers !== undefined
         ? element('span', { className: 'muted viewers' }, ` · ${plural('shareLinks.viewers', link.viewers)}`) : null);
     if (link.state === 'active') row.append(' ', button(t('shareLinks.revoke'), () => revoke(link)));

@@ -9,6 +9,7 @@ import { groupName, session } from './session.js';
 
 const PROFILE_FIELDS = ['fullName', 'avatar', 'phone', 'birthday', 'gender', 'status'];
 const AUDIENCES = ['everyone', 'groups', 'nobody'];
+const PRECISIONS = ['exact', 'approximate', 'town', 'hidden'];
 
 let report = () => {};
 let shown = false;
@@ -184,6 +185,15 @@ function groupHead(group) {
       changeGroup(group.id, { visibility: { ...visibility, location: box.checked } });
     });
     head.append(' ', element('label', { className: 'muted' }, box, ` ${t('groups.seesLocation')}`));
+    // How precisely: exactly, about 1 km, the town, or not at all (the most precise of a person's groups wins).
+    const precision = element('select', { className: 'group-precision', disabled: !visibility.location },
+      ...PRECISIONS.map((value) => element('option', {
+        value, selected: (visibility.precision || 'exact') === value,
+      }, t(`precision.${value}`))));
+    precision.addEventListener('change', () => {
+      changeGroup(group.id, { visibility: { ...visibility, precision: precision.value } });
+    });
+    head.append(' ', element('label', { className: 'muted' }, `${t('groups.precision')} `, precision));
   }
   if (group.kind === 'custom') {
     head.append(' ', button(t('groups.rename'), () => {
