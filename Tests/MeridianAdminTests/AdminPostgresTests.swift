@@ -356,12 +356,9 @@ struct AdminPostgresTests {
 
       // The archive restores into an empty database, which then answers like the original.
       try await PostgresTestDatabase.with { restored in
-        let restore = Process()
-        restore.executableURL = URL(fileURLWithPath: try pgRestore())
-        restore.arguments = ["--no-owner", "--exit-on-error", "--dbname=\(restored.url)", file]
-        try ProcessLauncher.run(restore)
-        restore.waitUntilExit()
-        #expect(restore.terminationStatus == 0, "pg_restore failed")
+        let restore = try await ChildProcess.run(
+          URL(fileURLWithPath: try pgRestore()), ["--no-owner", "--exit-on-error", "--dbname=\(restored.url)", file])
+        #expect(restore.status == 0, "pg_restore failed: \(restore.output)")
         let original = try await sandbox.admin(["users", "list", "--json"], database: database.url)
         let copy = try await sandbox.admin(["users", "list", "--json"], database: restored.url)
         #expect(copy.status == 0, "\(copy)")

@@ -125,7 +125,7 @@ actor TestCluster {
   /// `postgres://user@host:port`, without a database.
   func url() async throws -> String {
     if let server { return try await server.value }
-    let task = Task.detached { try Self.start() }
+    let task = Task.detached { try await Self.start() }
     server = task
     return try await task.value
   }
@@ -207,21 +207,15 @@ actor TestCluster {
   }
 
   /// Runs `Tools/postgres start` (found from this file's path) and returns the URL it prints, without its database.
-  private static func start() throws -> String {
+  private static func start() async throws -> String {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent()
-    let process = Process()
-    process.executableURL = root.appendingPathComponent("Tools/postgres")
-    process.arguments = ["start"]
-    let output = Pipe()
-    process.standardOutput = output
-    try ProcessLauncher.run(process)
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0,
-      let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last, line.hasPrefix("postgres://"),
+    let child = try ChildProcess(root.appendingPathComponent("Tools/postgres"), ["start"])
+    let status = await child.wait()
+    guard status == 0,
+      let line = child.standardOutput.value.split(separator: "\n").last, line.hasPrefix("postgres://"),
       let slash = line.range(of: "/", options: .backwards)
-    else { throw TestClusterError(message: "Tools/postgres start failed (status \(process.terminationStatus))") }
+    else { throw TestClusterError(message: "Tools/postgres start failed (status \(status)): \(child.output.value)") }
     return String(line[..<slash.lowerBound])
   }
 }

@@ -169,16 +169,3 @@ public final class ChildProcess: Sendable {
 private final class RunningFlag: Sendable {
   let value = Mutex(true)
 }
-
-/// Starts Foundation `Process`es one at a time (the few tests that still use one): its `run()` crashed (SIGSEGV in
-/// `memcpy`) in this test process while many tests ran at once.
-public enum ProcessLauncher {
-  private static let lock = NSLock()
-
-  /// Runs `process`, after any other launch in this test process has returned.
-  public static func run(_ process: Process) throws {
-    lock.lock()
-    defer { lock.unlock() }
-    try process.run()
-  }
-}
