@@ -109,11 +109,24 @@ let package = Package(
       name: "CQRZlib", path: "Apps/Server/CQRZlib", providers: [.apt(["zlib1g-dev"]), .yum(["zlib-devel"])]),
     // Apps: texts as QR codes, drawn as SVG and PNG (promotion codes)
     .target(name: "MeridianQRCode", dependencies: ["CQRencode", "CQRZlib"], path: "Apps/Server/MeridianQRCode"),
+    // Apps: an MQTT 3.1.1 codec and client on SwiftNIO (OwnTracks' MQTT mode)
+    .target(
+      name: "MeridianMQTT",
+      dependencies: [
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Apps/MQTT/MeridianMQTT"),
+    .testTarget(
+      name: "MeridianMQTTTests",
+      dependencies: ["MeridianMQTT", .product(name: "NIOCore", package: "swift-nio")],
+      path: "Tests/MeridianMQTTTests"),
     // Apps: the server
     .target(
       name: "MeridianServer",
       dependencies: [
-        "MeridianAPI", "MeridianStore", "MeridianSecrets", "MeridianStoreEngines", "MeridianQRCode",
+        "MeridianAPI", "MeridianStore", "MeridianSecrets", "MeridianStoreEngines", "MeridianQRCode", "MeridianMQTT",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
@@ -121,6 +134,7 @@ let package = Package(
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "RealtimeKit", package: "RealtimeKit"),
         .product(name: "RealtimeKitHummingbird", package: "RealtimeKit"),
+        .product(name: "RealtimeSocketIO", package: "RealtimeKit"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -134,6 +148,8 @@ let package = Package(
         .product(name: "Metrics", package: "swift-metrics"),
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "Crypto", package: "swift-crypto"),
+        // RSA signatures of OpenID providers' ID tokens (RS256).
+        .product(name: "_CryptoExtras", package: "swift-crypto"),
         .product(name: "PersistenceKitStrings", package: "PersistenceKit"),
       ],
       path: "Apps/Server/MeridianServer",
@@ -185,7 +201,7 @@ let package = Package(
       name: "MeridianBenchmarks",
       dependencies: [
         "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI", "MeridianTracker",
-        "MeridianTrackerStore",
+        "MeridianTrackerStore", "MeridianMQTT",
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
         .product(name: "NetworkingKit", package: "NetworkingKit"),
@@ -280,7 +296,7 @@ let package = Package(
       dependencies: [
         "MeridianServer", "MeridianStore", "MeridianStoreSQLite", "MeridianAPI", "MeridianTracker",
         "MeridianTrackerStore", "MeridianSecrets", "MeridianTestSupport", "MeridianStoreTesting",
-        "MeridianStoreEngines",
+        "MeridianStoreEngines", "MeridianMQTT",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "DomainKit", package: "DomainKit"),
@@ -296,7 +312,9 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ],
       path: "Tests/MeridianServerIntegrationTests"),
     // Apps: the operators' CLI
@@ -359,6 +377,7 @@ let package = Package(
         .product(name: "RealtimeKitHummingbird", package: "RealtimeKit"),
         .product(name: "RealtimeKitWebSocketClient", package: "RealtimeKit"),
         .product(name: "RealtimeKitTesting", package: "RealtimeKit"),
+        .product(name: "RealtimeSocketIO", package: "RealtimeKit"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Logging", package: "swift-log"),

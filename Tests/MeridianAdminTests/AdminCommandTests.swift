@@ -372,6 +372,35 @@ struct AdminCommandTests {
     #expect(try await store.history(owner: anna, filter: HistoryFilter(), limit: 10, before: nil).isEmpty)
   }
 
+  /// A zone that stores nothing holds for a file the admin imports as for every fix that arrives: the points inside it
+  /// are not stored, those outside it and inside a zone that only hides are.
+  @Test func historyImportLeavesOutPointsInAZoneThatStoresNothing() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try sandbox.store()
+    let anna = try await seedUser(store, email: "anna@example.com")
+    let kims = PrivacyZone(id: "kims", name: "Kim's", latitude: 50.40, longitude: 30.40, radius: 200, store: false)
+    let home = PrivacyZone(id: "home", name: "Home", latitude: 50.45, longitude: 30.52, radius: 200)
+    for zone in [kims, home] { #expect(try await store.savePrivacyZone(zone, owner: anna, now: 1, maximumCount: 10)) }
+    let file = sandbox.path("anna.csv")
+    try """
+    timestamp,latitude,longitude
+    2026-11-01T08:00:00Z,50.45,30.52
+    2026-11-01T08:01:00Z,50.4001,30.4001
+    2026-11-01T08:02:00Z,50.30,30.30
+    2026-11-01T08:03:00Z,50.3999,30.3999
+
+    """.write(toFile: file, atomically: true, encoding: .utf8)
+    let imported = try await sandbox.admin(["history", "import", "--user", "anna@example.com", file, "--json"])
+    #expect(imported.status == 0, "\(imported)")
+    let summary = try imported.object()
+    #expect(summary["read"] as? Int == 4 && summary["accepted"] as? Int == 2, "\(imported)")
+    #expect(summary["withheld"] as? Int == 2, "\(imported)")
+    let stored = try await store.history(owner: anna, filter: HistoryFilter(), limit: 10, before: nil)
+    #expect(stored.map(\.fix.latitude).sorted() == [50.30, 50.45])
+    let text = try await sandbox.admin(["history", "import", "--user", "anna@example.com", file])
+    #expect(text.stdout.contains("2 in privacy zones that store nothing were not stored"), "\(text)")
+  }
+
   @Test func historyExportAndImportMergeWithoutDuplicates() async throws {
     let sandbox = try AdminSandbox()
     let store = try sandbox.store()

@@ -18,48 +18,80 @@ import Testing
 /// `anEditedReleasedMigrationIsRefusedOnSQLite` here, `AdminPostgresTests.migrateStatusPlanApplyAndCheck` on
 /// PostgreSQL, `MigrationTests.checksumDriftIsATypedErrorAndVisibleInStatus` in PersistenceKit.
 @Suite(.serialized) struct UpgradeFromEverySchemaTests {
+  /// Four stopping points at a time (each its own sandbox; a step mostly waits on its commits' fsyncs), the log in
+  /// migration order.
   @Test func everySQLiteSchemaUpgradesWithItsData() async throws {
     let started = ContinuousClock.now
     let migrations = SQLiteSchema.migrator.migrations.map(\.identifier)
-    var tablesSeen = Set<String>()
-    for (index, stop) in migrations.enumerated() {
-      let sandbox = try AdminSandbox()
-      do {
-        let database = try SQLiteDatabase.open(at: sandbox.database)
-        try database.migrate(SQLiteSchema.migrator, upTo: stop)
-        let schema = try await database.read { db in try SQLiteIntrospection.schema(db) }
-        let seeded = try await SchemaSeeder.seed(schema, dialect: .sqlite) { sql in
-          try await database.write { db in try db.execute(sql: sql) }
-        } count: { table in
-          try await database.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM \(SchemaSeeder.quoted(table))") ?? 0
-          }
-        }
-        try database.close()
-        tablesSeen.formUnion(seeded.counts.keys)
-        #expect(seeded.failures.isEmpty, "before '\(stop)': tables that took no row: \(seeded.failures)")
+    let results = try await Self.inOrder(migrations.count, atATime: 4) { index in
+      try await Self.upgradeSQLite(from: migrations[index])
+    }
+    for (index, result) in results.enumerated() {
+      print("upgrade (sqlite) \(index + 1)/\(migrations.count) \(result.report)")
+    }
+    let tables = results.reduce(into: Set<String>()) { $0.formUnion($1.tables) }
+    print(
+      "upgrade (sqlite): \(migrations.count) stopping points, \(tables.count) tables seeded, "
+        + "\(ContinuousClock.now - started)")
+  }
 
-        _ = try SQLiteStore.open(at: sandbox.database)  // migrates to the end, as the server does when it starts
-
-        let after = try SQLiteDatabase.open(at: sandbox.database)
-        let lost = try await after.read { db in
-          try SchemaSeeder.missing(seeded, tables: Set(try SQLiteIntrospection.tables(db))) { table in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM \(SchemaSeeder.quoted(table))") ?? 0
-          }
-        }
-        try after.close()
-        #expect(lost.isEmpty, "upgrading from '\(stop)' lost rows: \(lost)")
-        let check = try await sandbox.admin(["db", "check"])
-        #expect(check.status == 0 && check.stdout.hasSuffix("OK\n"), "upgraded from '\(stop)': \(check)")
-        let rows = seeded.counts.values.reduce(0, +)
-        print(
-          "upgrade (sqlite) \(index + 1)/\(migrations.count) from '\(stop)': \(seeded.counts.count) tables, \(rows) "
-            + "rows seeded and kept, db check \(check.status == 0 ? "OK" : "FAILED")")
+  /// Builds a SQLite database as it was after `stop`, seeds it, upgrades it with today's store, checks the rows and
+  /// `meridian-admin db check`; returns what it did and the tables it seeded.
+  static func upgradeSQLite(from stop: String) async throws -> (report: String, tables: Set<String>) {
+    let sandbox = try AdminSandbox()
+    let database = try SQLiteDatabase.open(at: sandbox.database)
+    try database.migrate(SQLiteSchema.migrator, upTo: stop)
+    let schema = try await database.read { db in try SQLiteIntrospection.schema(db) }
+    let seeded = try await SchemaSeeder.seed(schema, dialect: .sqlite) { sql in
+      try await database.write { db in try db.execute(sql: sql) }
+    } count: { table in
+      try await database.read { db in
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(SchemaSeeder.quoted(table))") ?? 0
       }
     }
-    print(
-      "upgrade (sqlite): \(migrations.count) stopping points, \(tablesSeen.count) tables seeded, "
-        + "\(ContinuousClock.now - started)")
+    try database.close()
+    #expect(seeded.failures.isEmpty, "before '\(stop)': tables that took no row: \(seeded.failures)")
+
+    _ = try SQLiteStore.open(at: sandbox.database)  // migrates to the end, as the server does when it starts
+
+    let after = try SQLiteDatabase.open(at: sandbox.database)
+    let lost = try await after.read { db in
+      try SchemaSeeder.missing(seeded, tables: Set(try SQLiteIntrospection.tables(db))) { table in
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(SchemaSeeder.quoted(table))") ?? 0
+      }
+    }
+    try after.close()
+    #expect(lost.isEmpty, "upgrading from '\(stop)' lost rows: \(lost)")
+    let check = try await sandbox.admin(["db", "check"])
+    #expect(check.status == 0 && check.stdout.hasSuffix("OK\n"), "upgraded from '\(stop)': \(check)")
+    let rows = seeded.counts.values.reduce(0, +)
+    return (
+      "from '\(stop)': \(seeded.counts.count) tables, \(rows) rows seeded and kept, "
+        + "db check \(check.status == 0 ? "OK" : "FAILED")",
+      Set(seeded.counts.keys)
+    )
+  }
+
+  /// `work(0..<count)`, at most `width` at a time; the results in index order.
+  static func inOrder<Result: Sendable>(
+    _ count: Int, atATime width: Int, _ work: @escaping @Sendable (Int) async throws -> Result
+  ) async throws -> [Result] {
+    var results: [Int: Result] = [:]
+    try await withThrowingTaskGroup(of: (Int, Result).self) { group in
+      var next = 0
+      func start() {
+        guard next < count else { return }
+        let index = next
+        next += 1
+        group.addTask { (index, try await work(index)) }
+      }
+      for _ in 0..<width { start() }
+      while let (index, result) = try await group.next() {
+        results[index] = result
+        start()
+      }
+    }
+    return (0..<count).map { results[$0]! }
   }
 
   /// A released migration edited afterwards (its recorded checksum no longer matches) stops today's store and fails
@@ -92,28 +124,13 @@ import Testing
     let started = ContinuousClock.now
     let migrations = PostgresSchema.migrator.migrations.map(\.identifier)
     let sandbox = try AdminSandbox()
-    var results: [Int: (report: String, tables: Set<String>)] = [:]
-    try await withThrowingTaskGroup(of: (Int, String, Set<String>).self) { group in
-      var next = 0
-      func start() {
-        guard next < migrations.count else { return }
-        let index = next
-        next += 1
-        group.addTask {
-          let (report, tables) = try await Self.upgradePostgres(from: migrations[index], sandbox: sandbox)
-          return (index, report, tables)
-        }
-      }
-      for _ in 0..<3 { start() }
-      while let (index, report, tables) = try await group.next() {
-        results[index] = (report, tables)
-        start()
-      }
+    let results = try await Self.inOrder(migrations.count, atATime: 3) { index in
+      try await Self.upgradePostgres(from: migrations[index], sandbox: sandbox)
     }
-    for (index, result) in results.sorted(by: { $0.key < $1.key }) {
-      print("upgrade (postgres) \(index + 1)/\(migrations.count) \(result.report)")
+    for (index, result) in results.enumerated() {
+      print("upgrade (postgres) \(index + 1)/\(migrations.count) \(result.0)")
     }
-    let tables = results.values.reduce(into: Set<String>()) { $0.formUnion($1.tables) }
+    let tables = results.reduce(into: Set<String>()) { $0.formUnion($1.1) }
     print(
       "upgrade (postgres): \(migrations.count) stopping points, \(tables.count) tables seeded, "
         + "\(ContinuousClock.now - started)")

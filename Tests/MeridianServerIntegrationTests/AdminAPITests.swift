@@ -11,7 +11,7 @@ import RealtimeKit
 import RealtimeKitTesting
 import Testing
 
-@Suite("Admin API")
+@Suite("Admin API", .inProcess)
 struct AdminAPITests {
   static let adminToken = "admin-api-tests-secret"
 

@@ -8,7 +8,7 @@ import MeridianStoreTesting
 import NetworkingKit
 import Testing
 
-@Suite("Advertisers manage their venues' promotions over HTTP")
+@Suite("Advertisers manage their venues' promotions over HTTP", .inProcess)
 struct AdvertiserTests {
   static let kyiv = Coordinate(uncheckedLatitude: 50.45, longitude: 30.52)
 

@@ -9,7 +9,7 @@ import Testing
 
 /// The applicant's side of the directory over HTTP, on every engine: achievements, the questionnaire with one
 /// error per bad field (and nothing stored), and the programmes it can enter.
-@Suite("Applicant achievements and questionnaire over HTTP")
+@Suite("Applicant achievements and questionnaire over HTTP", .inProcess)
 struct ApplicantTests {
   /// The error envelope with its per-field errors, from a raw answer.
   static func fieldErrors(_ response: TransportResponse) throws -> FieldErrorEnvelope {

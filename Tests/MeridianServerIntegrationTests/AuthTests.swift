@@ -6,7 +6,7 @@ import MeridianTestSupport
 import NetworkingKit
 import Testing
 
-@Suite("Authentication over HTTP")
+@Suite("Authentication over HTTP", .inProcess)
 struct AuthTests {
   @Test func healthReportsTheDatabase() async throws {
     try await TestServer.with { server in

@@ -24,7 +24,7 @@ enum RawAPI {
     .get, "/v1/no-such-route", body: .none, response: .empty)
 }
 
-@Suite("Bad input over HTTP")
+@Suite("Bad input over HTTP", .inProcess)
 struct BadInputTests {
   @Test func badFixBatchesAreRefusedAndLoseNothing() async throws {
     try await TestServer.with { server in

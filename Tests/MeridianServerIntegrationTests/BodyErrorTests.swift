@@ -8,7 +8,7 @@ import Testing
 /// What a bad body is answered with: a number of the wrong kind or out of range names its field with
 /// `invalid_request` (`invalid_json` stays for a body that isn't JSON), and no message repeats more than 64
 /// characters of a value or runs past 1,000 characters.
-@Suite("Errors for bad bodies")
+@Suite("Errors for bad bodies", .inProcess)
 struct BodyErrorTests {
   @Test func numbersOfTheWrongKindNameTheirField() async throws {
     try await PollTests.withServer("sqlite") { server in

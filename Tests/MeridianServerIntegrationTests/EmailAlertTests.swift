@@ -100,6 +100,7 @@ struct EmailAlertTests {
         try await anna.send(
           API.createWebhook, body: NewWebhook(url: "anna@example.com", channel: .email, token: "secret"))
       }
+      _ = try await anna.send(API.updateProfile, body: ProfileUpdate(fullName: "Anna Kovalenko"))
       _ = try await anna.send(
         API.createGeofence, body: NewGeofence(name: "Café", shape: .circle(center: GeofenceTests.home, radius: 100)))
       let created = try await anna.send(
@@ -132,8 +133,10 @@ struct EmailAlertTests {
       #expect(headers["Date"]?.hasSuffix("+0000") == true, "\(headers)")
       // Who, which fence, arrival or departure, when.
       let body = message.body
-      #expect(body.contains("\(session.userId.rawValue) arrived at Café"), "\(body)")
-      #expect(body.contains("Who: \(session.userId.rawValue)"), "\(body)")
+      // The person by name, never by id.
+      #expect(body.contains("Anna Kovalenko arrived at Café"), "\(body)")
+      #expect(body.contains("Who: Anna Kovalenko"), "\(body)")
+      #expect(!body.contains(session.userId.rawValue), "\(body)")
       #expect(body.contains("Where: Café"), "\(body)")
       #expect(body.contains("What: arrival (geofence.enter)"), "\(body)")
       #expect(body.contains("When: 20"), "\(body)")

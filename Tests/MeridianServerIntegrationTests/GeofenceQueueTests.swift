@@ -7,6 +7,7 @@ import MeridianServer
 import MeridianStore
 import MeridianStoreEngines
 import MeridianStoreTesting
+import MeridianTestSupport
 import Synchronization
 import Testing
 
@@ -83,17 +84,16 @@ struct GeofenceQueueTests {
     try await store.geofenceEvents(GeofenceEventQuery(involving: user, limit: 100_000)).events.reversed().map(\.id)
   }
 
-  /// Waits (polling the store) until `condition` holds, at most `timeout`.
+  /// Waits (polling the store, ``waitUntil(_:timeout:_:)``) until `condition` holds, at most `timeout`; a wait that
+  /// times out is recorded as the test's issue.
   static func waitFor(
     _ what: String, timeout: Duration = .seconds(120), _ condition: () async throws -> Bool
   ) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while try await !condition() {
-      guard ContinuousClock.now < deadline else {
-        Issue.record("timed out waiting for \(what)")
-        throw CancellationError()
-      }
-      try await Task.sleep(for: .milliseconds(20))
+    do {
+      try await waitUntil(what, timeout: timeout, condition)
+    } catch let timedOut as WaitTimedOut {
+      Issue.record("\(timedOut)")
+      throw CancellationError()
     }
   }
 

@@ -549,13 +549,9 @@ struct GeofenceTests {
       _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: track))
       _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: track))
       // The event is stored (Bob sees his own) before the outbox is looked at.
-      let stored = ContinuousClock.now + .seconds(20)
-      while ContinuousClock.now < stored,
-        try await bob.send(API.geofenceEvents, parameters: GeofenceEventParameters()).items.isEmpty
-      {
-        try await Task.sleep(for: .milliseconds(100))  // polling the store for the evaluation after the commit
+      try await GeofenceQueueTests.waitFor("Bob's own event", timeout: .seconds(20)) {
+        try await !bob.send(API.geofenceEvents, parameters: GeofenceEventParameters()).items.isEmpty
       }
-      try #require(try await !bob.send(API.geofenceEvents, parameters: GeofenceEventParameters()).items.isEmpty)
       // The outbox is written in the transaction of the events: once the event is stored, what it queued is there
       // to see (nothing, when paused), with no waiting for a delivery that should not come.
       if !paused { await receiver.waitForProcessed(1, timeout: .seconds(20)) }

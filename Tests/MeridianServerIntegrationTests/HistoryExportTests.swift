@@ -5,7 +5,7 @@ import MeridianAPI
 import NetworkingKit
 import Testing
 
-@Suite("History visits and export over HTTP")
+@Suite("History visits and export over HTTP", .inProcess)
 struct HistoryExportTests {
   /// Ten minutes at a café (a fix every 30 s, jittering by a few metres), a 15-minute walk, ten minutes at a park.
   static func day() throws -> [LocationFix] {

@@ -8,7 +8,7 @@ import Testing
 
 /// "Where I've been" over HTTP on every engine: stays grouped by country, region, district and town from a
 /// gazetteer loaded into the store, in the caller's language (`lang`, `Accept-Language`, then English).
-@Suite("History places over HTTP")
+@Suite("History places over HTTP", .inProcess)
 struct HistoryGeoTests {
   /// Russia (Tomsk Oblast: Tomsk in Tomskiy Rayon, Seversk with no district) and Ukraine (Kyiv), with Russian names
   /// for some of them only.

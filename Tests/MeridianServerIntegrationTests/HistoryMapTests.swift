@@ -3,6 +3,7 @@ import Foundation
 import GeoKit
 import MeridianAPI
 import MeridianServer
+import MeridianStore
 import MeridianTestSupport
 import NetworkingKit
 import Testing
@@ -13,7 +14,7 @@ private let rawMap = Endpoint<[QueryItem], NoBody, HistoryMap>(
 
 /// `GET /v1/history/map` (issue 38 §2): a long history answered in bounded size — counted cells for a wide view at a
 /// low zoom, simplified tracks of stored fixes for a small view at a high zoom — only ever the caller's fixes.
-@Suite("The history map")
+@Suite("The history map", .inProcess)
 struct HistoryMapTests {
   /// Fixes in the generated history.
   static let count = 50_000
@@ -64,6 +65,7 @@ struct HistoryMapTests {
       #expect(wide.precision == 2)
       #expect(wide.cells.map(\.count).reduce(0, +) == Self.count)
       #expect(wide.cells.count <= 2_000)
+      #expect(wide.fixes == Self.count)
       // The same region at zoom 16 (more fixes than are read for tracks): cells again, of the finest length.
       let dense = try await anna.send(
         API.historyMap,
@@ -77,6 +79,7 @@ struct HistoryMapTests {
       let near = try await anna.send(API.historyMap, parameters: HistoryMapQuery(box: sweepBox, zoom: 12))
       #expect(near.cells.isEmpty && near.precision == nil)
       #expect(near.tracks.count == 1)
+      #expect(near.fixes == Self.sweep)
       let points = Self.vertices(near)
       #expect(points.count > 10 && points.count < Self.sweep / 10, "\(points.count) vertices")
       #expect(points.first?.timestamp == annas[0].timestamp)
@@ -102,7 +105,52 @@ struct HistoryMapTests {
       let empty = try await anna.send(
         API.historyMap,
         parameters: HistoryMapQuery(box: BoundingBox(south: -10, west: -10, north: 10, east: 10), zoom: 6))
-      #expect(empty.tracks.isEmpty && empty.cells.isEmpty)
+      #expect(empty.tracks.isEmpty && empty.cells.isEmpty && empty.fixes == 0)
+    }
+  }
+
+  /// Cells counted from the store's per-hour counts and, for the parts of an hour at a period's ends, from the fixes:
+  /// a period that starts and ends inside an hour counts exactly its fixes, and deleted fixes leave the counts.
+  @Test(arguments: ["sqlite", "postgres"])
+  func cellsOfAPeriodBetweenHoursCountExactlyItsFixesAndForgetDeletedOnes(_ engine: String) async throws {
+    try await PollTests.withServer(engine, clock: nil, { $0.limits.fixesPerAccountPerMinute = 1_000_000 }) { server in
+      let (_, anna) = try await server.signUp("anna")
+      // 3,000 fixes 10 s apart (8 h 20 min from 22:13:20 UTC), zigzagging 2° north and south: too many vertices for
+      // tracks at zoom 3 (over 2,000), so the answer is cells.
+      let fixes = try (0..<3_000).map { index in
+        try LocationFix(
+          deviceID: "anna-phone", timestamp: Self.start + Int64(index) * 10_000,
+          latitude: index.isMultiple(of: 2) ? 40 : 42, longitude: 10 + Double(index) * 0.001, horizontalAccuracy: 5)
+      }
+      try await Self.post(fixes, device: "anna-phone", as: anna)
+      let box = BoundingBox(south: 30, west: 0, north: 50, east: 20)
+      func counted(from: Int64?, to: Int64?) async throws -> HistoryMap {
+        try await anna.send(
+          API.historyMap, parameters: HistoryMapQuery(history: HistoryQuery(from: from, to: to), box: box, zoom: 3))
+      }
+      func expected(from: Int64, to: Int64) -> Int { fixes.filter { (from..<to).contains($0.timestamp) }.count }
+
+      let all = try await counted(from: nil, to: nil)
+      #expect(all.tracks.isEmpty && all.precision == 2)
+      #expect(all.fixes == 3_000 && all.cells.map(\.count).reduce(0, +) == 3_000)
+      // From 25 min 5 s in to 8 h 3 min 23 s in: parts of two hours at the ends, whole hours between.
+      let (from, to) = (Self.start + 1_505_000, Self.start + 29_003_000)
+      let period = try await counted(from: from, to: to)
+      #expect(period.fixes == expected(from: from, to: to))
+      #expect(period.cells.map(\.count).reduce(0, +) == expected(from: from, to: to))
+      // Within one hour: counted from the fixes alone.
+      let short = try await counted(from: Self.start + 60_000, to: Self.start + 70_000)
+      #expect(short.fixes == 1)
+
+      // Deleting the second hour's fixes (as the history's DELETE does) takes them out of the counts.
+      let hour = HistoryCells.hour
+      let second = (Self.start / hour + 1) * hour
+      let deleted = try await anna.send(API.deleteHistory, parameters: HistoryQuery(from: second, to: second + hour))
+      #expect(deleted.deleted == 360)
+      let left = try await counted(from: nil, to: nil)
+      #expect(left.fixes == 2_640 && left.cells.map(\.count).reduce(0, +) == 2_640)
+      let emptied = try await counted(from: second, to: second + hour)
+      #expect(emptied.fixes == 0 && emptied.cells.isEmpty && emptied.tracks.isEmpty)
     }
   }
 

@@ -10,7 +10,7 @@ import MeridianStoreTesting
 import NetworkingKit
 import Testing
 
-@Suite("Fix ingest and history over HTTP")
+@Suite("Fix ingest and history over HTTP", .inProcess)
 struct IngestTests {
   @Test func sameFixesTwiceAreStoredOnce() async throws {
     try await TestServer.with { server in

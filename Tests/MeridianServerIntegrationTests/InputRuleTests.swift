@@ -9,7 +9,7 @@ import Testing
 
 /// The rules every route holds for what a person sends, on every engine: one rule for text a person writes
 /// (DomainKit's `UserText`) and one for the image URLs a person gives (`/v1/blobs/<hash>` of a stored blob).
-@Suite("Input rules on every route")
+@Suite("Input rules on every route", .inProcess)
 struct InputRuleTests {
   /// The server's answer to `body`, which must fail with an envelope.
   static func refusal(_ body: () async throws -> some Any) async -> ServerError? {

@@ -28,8 +28,8 @@ struct LiveOnlyTests {
       func history() async throws -> [Int64] {
         try await anna.send(API.history, parameters: HistoryQuery(limit: 1000)).fixes.map(\.timestamp)
       }
-      func seenByBob() async throws -> Int64 {
-        try await bob.send(API.userLocation, parameters: UserRef(id: annaSession.userId)).fix.timestamp
+      func seenByBob() async throws -> Int64? {
+        try await bob.send(API.userLocation, parameters: UserRef(id: annaSession.userId)).fix?.timestamp
       }
 
       let start = GeofenceTests.now() - 3_600_000

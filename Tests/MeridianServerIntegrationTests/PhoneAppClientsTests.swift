@@ -9,7 +9,7 @@ import Testing
 
 /// Overland, GPSLogger's custom URL and Traccar Client 9's JSON, each driven with the payloads the apps' own
 /// documentation and sources show, through the device's OsmAnd identifier, on both engines.
-@Suite("Overland, GPSLogger and Traccar Client ingest")
+@Suite("Overland, GPSLogger and Traccar Client ingest", .inProcess)
 struct PhoneAppClientsTests {
   /// Signs Anna up with one stored fix on `device` and returns her client and the device's OsmAnd identifier.
   static func annaWithIdentifier(_ server: TestServer, device: String = "iphone") async throws

@@ -10,7 +10,7 @@ import Testing
 
 /// The places directory through the HTTP API, on every engine: finding a programme by keyword, on the map and by
 /// passing score, reading and writing reviews (every level's rating follows), favourites and news.
-@Suite("Places directory over HTTP")
+@Suite("Places directory over HTTP", .inProcess)
 struct PlaceTests {
   static func record(
     _ id: String, parent: String? = nil, kind: PlaceKind, _ titles: [String: String], city: String = "Tomsk",

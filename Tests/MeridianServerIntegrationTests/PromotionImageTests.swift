@@ -7,7 +7,7 @@ import Testing
 
 /// A promotion's image is an upload to the blob store (`POST /v1/blobs`), as a poll option's; the one it replaces
 /// goes once nothing refers to it. On SQLite and on PostgreSQL (the database's blob table).
-@Suite("Promotion images through the blob store")
+@Suite("Promotion images through the blob store", .inProcess)
 struct PromotionImageTests {
   @Test(arguments: ["sqlite", "postgres"])
   func anAdvertiserAttachesUploadedImagesOnly(_ engine: String) async throws {

@@ -7,7 +7,7 @@ import Testing
 
 /// The quotas of `ServerLimits` on images, webhooks and webhook tests: each has a default, a setting, and a clear
 /// 429 (with `Retry-After`) or 409 past it.
-@Suite("Quotas on images and webhooks")
+@Suite("Quotas on images and webhooks", .inProcess)
 struct QuotaTests {
   @Test func everyQuotaHasADefaultAndASetting() throws {
     let defaults = ServerLimits()

@@ -13,7 +13,7 @@ import Testing
 /// Share links (issue 39 §1): made, listed and revoked by their owner; read without an account while active, and
 /// nothing at all once expired or revoked; hidden by a pause; rate-limited per link; and on the live socket a
 /// read-only subscription to the link's own channel that ends with the link, on one node or two.
-@Suite("Share links")
+@Suite("Share links", .inProcess)
 struct ShareLinkTests {
   /// Fixes of `device`, one a second from `start`.
   static func fixes(_ count: Int, from start: Int64, latitude: Double = 50.45) throws -> [LocationFix] {

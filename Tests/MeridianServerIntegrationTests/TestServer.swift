@@ -28,6 +28,9 @@ struct TestServer: Sendable {
   let sms: CapturingSMSSender
   let directory: URL
   let transport: AsyncHTTPClientTransport
+  /// How ``client(token:compressionThreshold:transport:)`` reaches the server: ``ServerAccess/effective`` when it
+  /// started.
+  var access = ServerAccess.effective
 
   var app: ServerApp { running.app }
   var port: Int { running.port }
@@ -79,7 +82,7 @@ struct TestServer: Sendable {
           running: try await RunningServer.start(
             configuration: configuration, smsSender: sms, logger: logger,
             now: now),
-          sms: sms, directory: directory, transport: AsyncHTTPClientTransport())
+          sms: sms, directory: directory, transport: AsyncHTTPClientTransport(), access: ServerAccess.effective)
       } catch  where choosesPort && attempt < 50 && isAddressInUse(error) {
         attempt += 1
       }
@@ -92,7 +95,8 @@ struct TestServer: Sendable {
   }
 
   /// A client of this server, with `token` as bearer credentials, on this server's transport unless given another
-  /// (one that outlives the server across a restart).
+  /// (one that outlives the server across a restart): its routes in process when ``access`` is `.router`, else
+  /// AsyncHTTPClient to its port.
   func client(
     token: String? = nil, compressionThreshold: Int? = 4096, transport: AsyncHTTPClientTransport? = nil
   ) throws -> NetworkClient {
@@ -100,8 +104,12 @@ struct TestServer: Sendable {
     configuration.retryBudgets = nil
     configuration.compressionThreshold = compressionThreshold
     let url = try #require(URL(string: "http://127.0.0.1:\(port)"))
+    let chosen: any HTTPTransport =
+      if let transport { transport } else if access == .router { RouterTransport(responder: app.responder) } else {
+        self.transport
+      }
     return try NetworkClient(
-      baseURL: url, transport: transport ?? self.transport,
+      baseURL: url, transport: chosen,
       credentials: BearerTokenCredentials(token: token) { _ in nil },
       configuration: configuration)
   }

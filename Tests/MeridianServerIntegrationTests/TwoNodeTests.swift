@@ -1,5 +1,6 @@
 import DomainKit
 import Foundation
+import GeoKit
 import MeridianAPI
 import MeridianServer
 import MeridianStoreTesting
@@ -97,6 +98,70 @@ struct TwoNodeTests {
       let carolEvents = await carol.items.filter { if case .event = $0 { return true } else { return false } }
       #expect(carolEvents.isEmpty, "\(carolEvents)")
       #expect(try await !carol.subscribe(annaChannel))
+    }
+  }
+
+  /// Precision and privacy zones (issue 39 §2, §3) across nodes: a zone drawn on node B closes the raw channel to Bob
+  /// on node B at once; fixes posted to node A reach him on node B coarsened and, inside the zone, as "in a private
+  /// zone" only.
+  @Test func aZoneDrawnOnNodeBAndAGroupsPrecisionHoldForFixesPostedToNodeA() async throws {
+    try await Self.withTwoNodes { a, b in
+      let (anna, bobSession, _) = try await Self.people(on: a)
+      let annaID = anna.session.userId
+      let bob = await LiveWatcher(server: b, token: bobSession.token)
+      defer { Task { await bob.stop() } }
+      #expect(try await bob.subscribe(try ChannelName.of(user: annaID)))
+      // Friends see Anna at about 1 km; she draws a zone through node B.
+      let friends = try #require(try await anna.client.send(API.groups).groups.first { $0.kind == .friends })
+      var visibility = friends.visibility
+      visibility.precision = .approximate
+      _ = try await anna.client.send(
+        API.updateGroup, parameters: GroupRef(id: friends.id), body: GroupUpdate(visibility: visibility))
+      let home = Coordinate(uncheckedLatitude: 50.40, longitude: 30.40)
+      _ = try await b.client(token: anna.session.token).send(
+        API.createPrivacyZone,
+        body: PrivacyZoneBody(name: "Home", latitude: home.latitude, longitude: home.longitude, radius: 200))
+      try await bob.wait("the raw channel revoked", until: isRevoked(try ChannelName.of(user: annaID)))
+      let channel = try #require(ChannelName("seen_approximate:\(annaID.rawValue)"))
+      #expect(try await bob.subscribe(channel))
+
+      let time = GeofenceTests.now() - 60_000
+      let outside = try makeFixes(count: 1, start: time)
+      let inside = try LocationFix(timestamp: time + 1_000, latitude: 50.4001, longitude: 30.4001)
+      _ = try await anna.client.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: outside))
+      _ = try await anna.client.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: [inside]))
+      try await bob.wait("both batches on node B") { _ in try await bob.locations(on: channel).count == 2 }
+      let seen = try await bob.locations(on: channel)
+      let cell = try GeohashCell(outside[0].coordinate, bits: 30).center
+      #expect(seen[0].fixes.map(\.latitude) == [cell.latitude] && seen[0].fixes.map(\.longitude) == [cell.longitude])
+      #expect(seen[1].fixes.isEmpty && seen[1].privateZoneAt == inside.timestamp)
+      #expect(try await bob.locations(on: try ChannelName.of(user: annaID)).isEmpty)
+
+      // A zone that stores nothing, drawn on node B, holds for a fix posted to node A as soon as node A heard of it
+      // (its zones were read there a moment ago: the change reached its ingest path through the live signal, within
+      // the 5 s its cache of her zones would otherwise keep them).
+      let annaOnA = await LiveWatcher(server: a, token: anna.session.token)
+      defer { Task { await annaOnA.stop() } }
+      #expect(try await annaOnA.subscribe(try ChannelName.of(user: annaID)))
+      let away = Coordinate(uncheckedLatitude: 50.30, longitude: 30.30)
+      let annaOnB = try b.client(token: anna.session.token)
+      _ = try await annaOnB.send(
+        API.createPrivacyZone,
+        body: PrivacyZoneBody(
+          name: "Kim's", latitude: away.latitude, longitude: away.longitude, radius: 200, store: false))
+      // The acknowledgement: a fix posted to node B after the zone reaches Anna's socket on node A. Node A hears the
+      // nodes' signals in the order they were committed and acts on each before the next: the zone's signal, then the
+      // commit of this fix, which it fans out.
+      let marker = try LocationFix(timestamp: time + 1_500, latitude: 50.45, longitude: 30.52)
+      _ = try await annaOnB.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: [marker]))
+      try await annaOnA.wait("the fix posted to node B after the zone, on node A") { _ in
+        try await annaOnA.locations(on: try ChannelName.of(user: annaID)).contains {
+          $0.fixes.map(\.timestamp) == [marker.timestamp]
+        }
+      }
+      let atKims = try LocationFix(timestamp: time + 2_000, latitude: away.latitude, longitude: away.longitude)
+      let receipt = try await anna.client.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: [atKims]))
+      #expect(receipt.withheld == 1 && receipt.accepted == 0)
     }
   }
 

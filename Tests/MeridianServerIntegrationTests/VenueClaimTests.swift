@@ -7,7 +7,7 @@ import MeridianStoreTesting
 import NetworkingKit
 import Testing
 
-@Suite("Claiming a venue over HTTP")
+@Suite("Claiming a venue over HTTP", .inProcess)
 struct VenueClaimTests {
   /// A café owner claims the café, waits, is approved by an operator and then manages its promotions; bad claims
   /// are refused with stable codes and store nothing.

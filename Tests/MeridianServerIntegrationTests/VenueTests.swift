@@ -15,7 +15,7 @@ import Testing
 private let rawVenues = Endpoint<[QueryItem], NoBody, VenueList>(
   .get, PathTemplate(stringLiteral: API.venues.pathTemplate), query: { $0 })
 
-@Suite("Venues and promotions over HTTP")
+@Suite("Venues and promotions over HTTP", .inProcess)
 struct VenueTests {
   static let kyiv = Coordinate(uncheckedLatitude: 50.45, longitude: 30.52)
 

@@ -31,20 +31,48 @@ struct AlertEmailTests {
       #"{"id":"e1","kind":"geofence.exit","userId":"u1","occurredAt":1796000000000,"data":{"userId":"u1","geofenceName":"Home"}}"#
         .utf8)
     let email = AlertEmail(
-      envelope: envelope, deliveryID: "d1", from: "alerts@meridian.test", to: "anna@example.com", now: 1796000000000)
+      envelope: envelope, personName: "Anna", deliveryID: "d1", from: "alerts@meridian.test",
+      to: "anna@example.com", now: 1796000000000)
     let (head, body) = try #require(
       email.message.range(of: "\r\n\r\n").map { (email.message[..<$0.lowerBound], email.message[$0.upperBound...]) })
     #expect(
       head.components(separatedBy: "\r\n") == [
         "Date: Mon, 30 Nov 2026 00:53:20 +0000", "Message-ID: <d1@meridian.test>",
         "From: Meridian <alerts@meridian.test>",
-        "To: <anna@example.com>", "Subject: u1 left Home at 2026-11-30 00:53 UTC.", "MIME-Version: 1.0",
+        "To: <anna@example.com>", "Subject: Anna left Home at 2026-11-30 00:53 UTC.", "MIME-Version: 1.0",
         "Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding: 7bit",
       ])
     #expect(
       body
-        == "u1 left Home at 2026-11-30 00:53 UTC.\r\n\r\nWho: u1\r\nWhere: Home\r\nWhat: departure (geofence.exit)\r\n"
+        == "Anna left Home at 2026-11-30 00:53 UTC.\r\n\r\nWho: Anna\r\nWhere: Home\r\nWhat: departure (geofence.exit)\r\n"
         + "When: 2026-11-30 00:53 UTC\r\n\r\n-- \r\nMeridian alert d1\r\n")
+  }
+
+  @Test func aPersonWhoseNameTheRecipientMayNotSeeIsSomeoneNeverTheirID() {
+    let envelope = Data(
+      #"{"id":"e1","kind":"geofence.enter","userId":"u1","occurredAt":1796000000000,"data":{"userId":"u1","geofenceName":"Home"}}"#
+        .utf8)
+    #expect(AlertMessage.personID(envelope: envelope) == "u1")
+    for name in [nil, ""] {
+      let message = AlertMessage(envelope: envelope, personName: name)
+      #expect(message.text == "Someone arrived at Home at 2026-11-30 00:53 UTC.")
+      #expect(message.details.first == "Who: Someone")
+    }
+  }
+
+  @Test func aProximityEventReadsWhoAndWhatNearTheOwner() throws {
+    func message(_ kind: String) -> AlertMessage {
+      AlertMessage(
+        envelope: Data(
+          #"{"id":"e1","kind":"\#(kind)","userId":"u1","occurredAt":1796000000000,"data":{"userId":"u2","geofenceName":"","proximity":{"ruleId":"r1","kind":"near","radius":200}}}"#
+            .utf8), personName: "Bob")
+    }
+    let near = message("proximity.near")
+    #expect(
+      near.title == "Nearby" && near.text == "Bob is near you (200 m) at 2026-11-30 00:53 UTC." && near.priority == 4)
+    #expect(near.details == ["Who: Bob", "What: near (proximity.near)", "When: 2026-11-30 00:53 UTC"])
+    #expect(message("proximity.apart").text == "Bob moved apart from you at 2026-11-30 00:53 UTC.")
+    #expect(message("proximity.dwell").priority == 3)
   }
 
   @Test func theRecipientIsAnASCIIAddressKeptAsItsMailtoURL() throws {

@@ -22,6 +22,7 @@ import Testing
     let environment = [
       "MERIDIAN_HOST": "0.0.0.0", "MERIDIAN_PORT": "9000", "MERIDIAN_DATABASE": "/tmp/x.sqlite",
       "MERIDIAN_LOG_LEVEL": "debug", "MERIDIAN_BCRYPT_COST": "10", "MERIDIAN_DATABASE_CONNECTIONS": "6",
+      "MERIDIAN_FIX_COMMITS_IN_FLIGHT": "1",
     ]
     let fromEnvironment = try ServerConfiguration.resolve(
       environment: environment, settings: ServerSettings())
@@ -31,6 +32,8 @@ import Testing
     #expect(fromEnvironment.logLevel == .debug)
     #expect(fromEnvironment.bcryptCost == 10)
     #expect(fromEnvironment.databaseConnections == 6)
+    #expect(fromEnvironment.fixCommitsInFlight == 1)
+    #expect(try ServerConfiguration.resolve(environment: [:], settings: ServerSettings()).fixCommitsInFlight == nil)
 
     let options = try ServerOptions.parse(["--port", "9100", "--database", "/tmp/y.sqlite"])
     let flagged = try ServerConfiguration.resolve(environment: environment, settings: options.settings)
@@ -39,13 +42,40 @@ import Testing
     #expect(flagged.host == "0.0.0.0")
   }
 
-  @Test func badValuesNameTheSetting() {
+  @Test func badValuesNameTheSetting() throws {
     #expect(throws: ConfigurationError(setting: "MERIDIAN_PORT", value: "eighty")) {
       try ServerConfiguration.resolve(environment: ["MERIDIAN_PORT": "eighty"], settings: ServerSettings())
+    }
+    #expect(throws: ConfigurationError(setting: "MERIDIAN_FIX_COMMITS_IN_FLIGHT", value: "0")) {
+      try ServerConfiguration.resolve(environment: ["MERIDIAN_FIX_COMMITS_IN_FLIGHT": "0"], settings: ServerSettings())
     }
     #expect(throws: ConfigurationError(setting: "MERIDIAN_DATABASE_CONNECTIONS", value: "0")) {
       try ServerConfiguration.resolve(environment: ["MERIDIAN_DATABASE_CONNECTIONS": "0"], settings: ServerSettings())
     }
+    // A replica only of a PostgreSQL primary, and only a PostgreSQL one.
+    let reason = "must be the postgres:// URL of a replica of the PostgreSQL database MERIDIAN_DATABASE_URL names"
+    #expect(
+      throws: ConfigurationError(setting: "MERIDIAN_DATABASE_REPLICA_URL", value: "/tmp/r.sqlite", reason: reason)
+    ) {
+      try ServerConfiguration.resolve(
+        environment: [
+          "MERIDIAN_DATABASE_URL": "postgres://m@db1/meridian", "MERIDIAN_DATABASE_REPLICA_URL": "/tmp/r.sqlite",
+        ],
+        settings: ServerSettings())
+    }
+    #expect(
+      throws: ConfigurationError(
+        setting: "MERIDIAN_DATABASE_REPLICA_URL", value: "postgres://m@db2:5432/meridian", reason: reason)
+    ) {
+      try ServerConfiguration.resolve(
+        environment: ["MERIDIAN_DATABASE_REPLICA_URL": "postgres://m@db2/meridian"], settings: ServerSettings())
+    }
+    let replicated = try ServerConfiguration.resolve(
+      environment: [
+        "MERIDIAN_DATABASE_URL": "postgres://m@db1/meridian",
+        "MERIDIAN_DATABASE_REPLICA_URL": "postgres://m@db2/meridian",
+      ], settings: ServerSettings())
+    #expect(replicated.databaseReplicaURL == "postgres://m@db2/meridian")
     #expect(throws: ConfigurationError(setting: "MERIDIAN_MODE", value: "staging")) {
       try ServerConfiguration.resolve(
         environment: [:], settings: try ServerOptions.parse(["--mode", "staging"]).settings)

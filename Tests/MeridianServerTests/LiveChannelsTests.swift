@@ -29,7 +29,10 @@ import Testing
         PollLive.channelRule(store: store), GeofenceMonitor.channelRule,
       ]
     let channels = LiveChannels(rules)
-    #expect(channels.namespaces == ["user", "group", "sharing", "share", "poll", "geofence"])
+    #expect(
+      channels.namespaces == [
+        "user", "group", "seen_exact", "seen_approximate", "seen_town", "sharing", "share", "poll", "geofence",
+      ])
     let anna = UserID("anna")
     // A share link's channel is its own sockets' (principal `share:<link id>`), never a user's.
     #expect(try await !channels.maySubscribe(anna, to: try #require(ChannelName("share:anna"))))

@@ -401,7 +401,11 @@ struct TrackerHistoryTests {
       #expect(first.status == 0, "\(first.error)")
       #expect(
         try JSONDecoder().decode(MergeResult.self, from: Data(first.output.utf8)) == MergeResult(new: expected.count))
-      #expect(first.error.contains("imported \(expected.count.formatted()) fixes (100 %)"))
+      // The progress bar: the whole file's bytes and the points (a rate and the time left once a tenth of a second
+      // has passed).
+      let bar = first.error.split(separator: "\n").last.map(String.init) ?? ""
+      #expect(bar.hasPrefix("imported [####################] 100 % · "), "\(first.error)")
+      #expect(bar.contains("\(expected.count.formatted()) points"), "\(bar)")
       let again = try await Self.tracker(["history", "import", track, "--state", state])
       #expect(again.output.contains("0 new fixes, \(expected.count) duplicates skipped"))
 

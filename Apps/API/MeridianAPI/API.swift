@@ -117,7 +117,8 @@ public enum API {
       advertisedPromotionStats.descriptor, claimVenue.descriptor, venueClaims.descriptor,
       ownTracksPublish.descriptor, osmAndReport.descriptor, osmAndPost.descriptor, overlandBatch.descriptor,
       gpsLoggerReport.descriptor, gpsLoggerPost.descriptor, devices.descriptor,
-      enableOsmAnd.descriptor, disableOsmAnd.descriptor,
+      enableOsmAnd.descriptor, disableOsmAnd.descriptor, issueMQTTCredentials.descriptor,
+      revokeMQTTCredentials.descriptor,
       adminStats.descriptor, adminUsers.descriptor, adminUser.descriptor, adminDisableUser.descriptor,
       adminEnableUser.descriptor, adminDeleteUser.descriptor, adminRevokeUserTokens.descriptor, adminTokens.descriptor,
       adminRevokeToken.descriptor, adminUserGroups.descriptor, adminVenuePromotions.descriptor,
@@ -131,8 +132,13 @@ public enum API {
       news.descriptor,
     ] + applicantEndpoints  // ApplicantAPI.swift
     + geofenceEndpoints  // GeofenceAPI.swift
+    + proximityEndpoints  // ProximityAPI.swift
     + webhookEndpoints  // WebhookAPI.swift
     + historyGeoEndpoints  // HistoryGeoAPI.swift
+    + historyImportJobEndpoints  // HistoryImportJobAPI.swift
     + shareLinkEndpoints  // ShareLinkAPI.swift
     + accountSettingsEndpoints  // AccountSettingsAPI.swift
+    + singleSignOnEndpoints  // SingleSignOnAPI.swift
+    + privacyEndpoints  // PrivacyAPI.swift
+    + stayEndpoints  // StayAPI.swift
 }

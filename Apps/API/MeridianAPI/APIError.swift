@@ -81,6 +81,17 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   /// A geofence breaks its rules: a bad name, a radius outside 25 m – 50 km, a polygon that isn't simple or has
   /// over 1,000 vertices, or sharing with a group the owner doesn't have (422).
   case invalidGeofence = "invalid_geofence"
+  /// A privacy zone breaks its rules: a bad name, a centre off the globe, a radius outside 50 m – 50 km (422).
+  case invalidPrivacyZone = "invalid_privacy_zone"
+  /// A stay correction breaks its rules: a merge whose `to` is before its `from`, a name empty or over 100
+  /// characters (422).
+  case invalidStayCorrection = "invalid_stay_correction"
+  /// A geofence's `alerts` rule is not valid: an unknown time zone, days or hours without one, hours that aren't
+  /// `HH:mm`, an empty list, or a person who doesn't share their location with the fence's owner (400).
+  case invalidAlertRule = "invalid_alert_rule"
+  /// A proximity rule is not valid: a radius outside 25 m – 50 km, an unknown person, oneself, or a person who
+  /// doesn't share their location with the caller (400).
+  case invalidProximityRule = "invalid_proximity_rule"
   /// The person has as many geofences as the server allows (`MERIDIAN_GEOFENCE_MAX_PER_PERSON`, 100 by default);
   /// nothing was stored (409).
   case geofenceLimitReached = "geofence_limit_reached"
@@ -114,6 +125,20 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
   case shareLinkRevoked = "share_link_revoked"
   /// The account keeps only its last position (live only), so it refuses a history import (409).
   case liveOnly = "live_only"
+  /// No new accounts are made on this server (`MERIDIAN_REGISTRATION=closed`), by any way of signing in (403).
+  case registrationClosed = "registration_closed"
+  /// Email and password sign-in and registration are turned off (`MERIDIAN_PASSWORD_SIGN_IN=off`) (403).
+  case passwordSignInDisabled = "password_sign_in_disabled"
+  /// No OpenID provider is configured (404).
+  case ssoNotConfigured = "sso_not_configured"
+  /// The single sign-on's `state` or one-time code is unknown, used, expired or another browser's (400).
+  case ssoStateInvalid = "sso_state_invalid"
+  /// The provider's ID token failed a check: signature, issuer, audience, times or nonce (401).
+  case ssoTokenInvalid = "sso_token_invalid"
+  /// The provider refused the sign-in or answered something unusable (502).
+  case ssoProviderError = "sso_provider_error"
+  /// The provider did not answer within the deadline (503).
+  case ssoProviderUnavailable = "sso_provider_unavailable"
   /// The server is shutting down or temporarily unable to answer.
   case unavailable = "unavailable"
   /// An unexpected server failure.

@@ -20,7 +20,8 @@ extension FixBatch: CommonFormDecodable {
 }
 
 extension FixReceipt: CommonFormDecodable {
-  /// Reads `{"accepted": n, "duplicates": m}` (keys in any order, any JSON whitespace), or returns `nil`.
+  /// Reads `{"accepted": n, "duplicates": m}` and an optional `"withheld": w` (keys in any order, any JSON
+  /// whitespace), or returns `nil`.
   public static func decodeCommonForm(_ data: Data) -> FixReceipt? {
     data.withUnsafeBytes { raw in
       var scanner = CommonFormScanner(bytes: raw.bindMemory(to: UInt8.self))
@@ -30,8 +31,12 @@ extension FixReceipt: CommonFormDecodable {
 }
 
 extension FixReceipt: CommonFormEncodable {
-  /// The receipt as `JSONEncoder` writes it with sorted keys: `{"accepted":n,"duplicates":m}`.
-  public var commonFormJSON: Data { Data(#"{"accepted":\#(accepted),"duplicates":\#(duplicates)}"#.utf8) }
+  /// The receipt as `JSONEncoder` writes it with sorted keys: `{"accepted":n,"duplicates":m}`, then `"withheld":w`
+  /// when there is one.
+  public var commonFormJSON: Data {
+    guard let withheld else { return Data(#"{"accepted":\#(accepted),"duplicates":\#(duplicates)}"#.utf8) }
+    return Data(#"{"accepted":\#(accepted),"duplicates":\#(duplicates),"withheld":\#(withheld)}"#.utf8)
+  }
 }
 
 /// A forward-only reader of the common form; every method returns `nil` (give up) on anything outside it.
@@ -66,17 +71,19 @@ private struct CommonFormScanner {
     document { scanner in
       var accepted: Int?
       var duplicates: Int?
+      var withheld: Int?
       let read = scanner.object { scanner, key in
         guard let value = scanner.integer().flatMap(Int.init(exactly:)) else { return false }
         switch key {
         case "accepted" where accepted == nil: accepted = value
         case "duplicates" where duplicates == nil: duplicates = value
+        case "withheld" where withheld == nil: withheld = value
         default: return false
         }
         return true
       }
       guard read, let accepted, let duplicates else { return nil }
-      return FixReceipt(accepted: accepted, duplicates: duplicates)
+      return FixReceipt(accepted: accepted, duplicates: duplicates, withheld: withheld)
     }
   }
 

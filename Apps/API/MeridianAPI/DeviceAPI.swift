@@ -15,6 +15,36 @@ extension API {
   /// `DELETE /v1/devices/{id}/osmand` → 204: the device's OsmAnd identifier stops working.
   public static let disableOsmAnd = Endpoint<DeviceRef, NoBody, NoContent>(
     .delete, "/v1/devices/\(\.id, "id")/osmand", body: .none, response: .empty)
+  /// `POST /v1/devices/{id}/mqtt-credentials` → 201 with a new MQTT user name and password for the device
+  /// (registered if new) on the server's broker (OwnTracks in MQTT mode); a password given out before stops working.
+  public static let issueMQTTCredentials = Endpoint<DeviceRef, NoBody, MQTTCredentials>(
+    .post, "/v1/devices/\(\.id, "id")/mqtt-credentials")
+  /// `DELETE /v1/devices/{id}/mqtt-credentials` → 204: the device's MQTT password stops working.
+  public static let revokeMQTTCredentials = Endpoint<DeviceRef, NoBody, NoContent>(
+    .delete, "/v1/devices/\(\.id, "id")/mqtt-credentials", body: .none, response: .empty)
+}
+
+/// The answer to `POST /v1/devices/{id}/mqtt-credentials`: what to type into OwnTracks in MQTT mode.
+public struct MQTTCredentials: Sendable, Hashable, Codable {
+  /// The device whose messages these credentials publish.
+  public var deviceId: DeviceID
+  /// The broker user name (the app's "UserID"); it is the device id.
+  public var username: String
+  /// The broker password (shown once; the broker keeps a salted hash).
+  public var password: String
+  /// The topic the app publishes its locations to (OwnTracks' default `owntracks/%u/%d` with the device id as the
+  /// app's "DeviceID").
+  public var topic: String
+  /// The topic filter under which the server publishes the friends' locations and cards (`…/info`) for this device.
+  public var friendsTopic: String
+  /// Credentials.
+  public init(deviceId: DeviceID, username: String, password: String, topic: String, friendsTopic: String) {
+    self.deviceId = deviceId
+    self.username = username
+    self.password = password
+    self.topic = topic
+    self.friendsTopic = friendsTopic
+  }
 }
 
 /// The path parameter of the device routes.

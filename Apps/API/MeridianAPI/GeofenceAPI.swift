@@ -8,11 +8,12 @@ extension API {
 
   /// `GET /v1/geofences`: the caller's own geofences and those others share with them.
   public static let geofences = Endpoint<Void, NoBody, GeofenceList>(.get, "/v1/geofences")
-  /// `POST /v1/geofences {name, shape, sharing?, groupId?}` → 201 with the geofence. `422 invalid_geofence` for a
-  /// bad name, shape (radius outside 25 m – 50 km, a polygon that isn't simple or has over 1,000 vertices) or
-  /// sharing (a group the caller doesn't own).
+  /// `POST /v1/geofences {name, shape, sharing?, groupId?, alerts?}` → 201 with the geofence. `422 invalid_geofence`
+  /// for a bad name, shape (radius outside 25 m – 50 km, a polygon that isn't simple or has over 1,000 vertices) or
+  /// sharing (a group the caller doesn't own); `400 invalid_alert_rule` for a bad `alerts` (an unknown time zone,
+  /// hours that aren't `HH:mm`, a person who doesn't share their location with the caller).
   public static let createGeofence = Endpoint<Void, NewGeofence, GeofenceItem>(.post, "/v1/geofences")
-  /// `PATCH /v1/geofences/{id} {name?, shape?, sharing?, groupId?}` → the geofence (the owner's only).
+  /// `PATCH /v1/geofences/{id} {name?, shape?, sharing?, groupId?, alerts?}` → the geofence (the owner's only).
   public static let updateGeofence = Endpoint<GeofenceRef, GeofenceUpdate, GeofenceItem>(
     .patch, "/v1/geofences/\(\.id, "id")")
   /// `DELETE /v1/geofences/{id}` → 204, with its state and events (the owner's only).
@@ -110,7 +111,8 @@ public enum GeofenceSource: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// A geofence. Wire names: `id`, `ownerId`, `name`, `shape`, `sharing`, `groupId`, `source`, `externalId` (the
-/// device's own key of a device-made fence), `createdAt`, `updatedAt` (UTC ms).
+/// device's own key of a device-made fence), `alerts` (when its events send alerts, absent for always), `createdAt`,
+/// `updatedAt` (UTC ms).
 public struct GeofenceItem: Sendable, Hashable, Codable {
   /// The id.
   public var id: GeofenceID
@@ -128,6 +130,8 @@ public struct GeofenceItem: Sendable, Hashable, Codable {
   public var source: GeofenceSource
   /// A device-made fence's key on the device (OwnTracks: the waypoint's `rid`, else its `tst`).
   public var externalId: String?
+  /// Which of its events send alerts (webhooks, Web Push, email, ntfy, live); nil for all. Every event is recorded.
+  public var alerts: GeofenceAlertRule?
   /// Creation time, UTC ms.
   public var createdAt: Int64
   /// Last change, UTC ms.
@@ -136,8 +140,8 @@ public struct GeofenceItem: Sendable, Hashable, Codable {
   /// A geofence.
   public init(
     id: GeofenceID, ownerId: UserID, name: String, shape: GeofenceShape, sharing: GeofenceSharing = .nobody,
-    groupId: GroupID? = nil, source: GeofenceSource = .server, externalId: String? = nil, createdAt: Int64,
-    updatedAt: Int64
+    groupId: GroupID? = nil, source: GeofenceSource = .server, externalId: String? = nil,
+    alerts: GeofenceAlertRule? = nil, createdAt: Int64, updatedAt: Int64
   ) {
     self.id = id
     self.ownerId = ownerId
@@ -147,6 +151,7 @@ public struct GeofenceItem: Sendable, Hashable, Codable {
     self.groupId = groupId
     self.source = source
     self.externalId = externalId
+    self.alerts = alerts
     self.createdAt = createdAt
     self.updatedAt = updatedAt
   }
@@ -178,12 +183,18 @@ public struct NewGeofence: Sendable, Hashable, Codable {
   public var sharing: GeofenceSharing?
   /// The group, for `sharing: group`.
   public var groupId: GroupID?
+  /// Which of its events send alerts (absent for all): see ``GeofenceAlertRule``.
+  public var alerts: GeofenceAlertRule?
   /// A fence of `shape`.
-  public init(name: String, shape: GeofenceShape, sharing: GeofenceSharing? = nil, groupId: GroupID? = nil) {
+  public init(
+    name: String, shape: GeofenceShape, sharing: GeofenceSharing? = nil, groupId: GroupID? = nil,
+    alerts: GeofenceAlertRule? = nil
+  ) {
     self.name = name
     self.shape = shape
     self.sharing = sharing
     self.groupId = groupId
+    self.alerts = alerts
   }
 
   /// A circle around a place of the directory.
@@ -209,14 +220,18 @@ public struct GeofenceUpdate: Sendable, Hashable, Codable {
   public var sharing: GeofenceSharing?
   /// The group, for `sharing: group`.
   public var groupId: GroupID?
+  /// A new alert rule; `{}` (a rule that allows everything) removes the rule.
+  public var alerts: GeofenceAlertRule?
   /// A body.
   public init(
-    name: String? = nil, shape: GeofenceShape? = nil, sharing: GeofenceSharing? = nil, groupId: GroupID? = nil
+    name: String? = nil, shape: GeofenceShape? = nil, sharing: GeofenceSharing? = nil, groupId: GroupID? = nil,
+    alerts: GeofenceAlertRule? = nil
   ) {
     self.name = name
     self.shape = shape
     self.sharing = sharing
     self.groupId = groupId
+    self.alerts = alerts
   }
 }
 
@@ -230,7 +245,9 @@ public struct GeofenceList: Sendable, Hashable, Codable {
 
 /// One event: a person entered, left or dwelt in a geofence. Wire names: `id` (also the webhook idempotency key),
 /// `geofenceId`, `geofenceName`, `ownerId` (the geofence's), `userId` (the person), `kind`, `timestamp` (UTC ms of
-/// the deciding fix or report), `reportedBy` (`server` or `device`), `lat`/`lon`/`accuracy` of the deciding fix.
+/// the deciding fix or report), `reportedBy` (`server` or `device`), `lat`/`lon`/`accuracy` of the deciding fix,
+/// `alerted` (false when the fence's alert rule held its alerts back; absent in older payloads, read as true),
+/// `proximity` (only in the event of a proximity rule: ``ProximityEventDetail``).
 public struct GeofenceEventItem: Sendable, Hashable, Codable {
   /// The id: the same for the same person, fence, kind and time, whichever node decided it.
   public var id: String
@@ -254,12 +271,18 @@ public struct GeofenceEventItem: Sendable, Hashable, Codable {
   public var lon: Double?
   /// The deciding fix's accuracy, metres.
   public var accuracy: Double?
+  /// Whether the event sent alerts: false when the fence's ``GeofenceItem/alerts`` rule held them back (the event is
+  /// recorded and listed all the same).
+  public var alerted: Bool
+  /// For the event of a proximity rule (two people near each other), the rule and what happened; nil for a
+  /// geofence's event.
+  public var proximity: ProximityEventDetail?
 
   /// An event.
   public init(
     id: String, geofenceId: GeofenceID, geofenceName: String, ownerId: UserID, userId: UserID,
     kind: GeofenceEventKind, timestamp: Int64, reportedBy: GeofenceSource, lat: Double? = nil, lon: Double? = nil,
-    accuracy: Double? = nil
+    accuracy: Double? = nil, alerted: Bool = true, proximity: ProximityEventDetail? = nil
   ) {
     self.id = id
     self.geofenceId = geofenceId
@@ -272,8 +295,28 @@ public struct GeofenceEventItem: Sendable, Hashable, Codable {
     self.lat = lat
     self.lon = lon
     self.accuracy = accuracy
+    self.alerted = alerted
+    self.proximity = proximity
   }
 
+  /// Reads an event; one without `alerted` (stored or sent before alert rules) alerted.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    self.init(
+      id: try container.decode(String.self, forKey: .id),
+      geofenceId: try container.decode(GeofenceID.self, forKey: .geofenceId),
+      geofenceName: try container.decode(String.self, forKey: .geofenceName),
+      ownerId: try container.decode(UserID.self, forKey: .ownerId),
+      userId: try container.decode(UserID.self, forKey: .userId),
+      kind: try container.decode(GeofenceEventKind.self, forKey: .kind),
+      timestamp: try container.decode(Int64.self, forKey: .timestamp),
+      reportedBy: try container.decode(GeofenceSource.self, forKey: .reportedBy),
+      lat: try container.decodeIfPresent(Double.self, forKey: .lat),
+      lon: try container.decodeIfPresent(Double.self, forKey: .lon),
+      accuracy: try container.decodeIfPresent(Double.self, forKey: .accuracy),
+      alerted: try container.decodeIfPresent(Bool.self, forKey: .alerted) ?? true,
+      proximity: try container.decodeIfPresent(ProximityEventDetail.self, forKey: .proximity))
+  }
 }
 
 /// `GET /v1/geofences/events` answer.

@@ -3,8 +3,9 @@ import Foundation
 import NetworkingKit
 
 extension API {
-  /// `GET /v1/history/visits`: the stays (at least 5 minutes within 100 m) detected in the caller's filtered
-  /// history, oldest first.
+  /// `GET /v1/history/visits`: the stays (at least 5 minutes within 100 m, DomainKit's `VisitDetector`) detected in
+  /// the caller's filtered history, oldest first, with the caller's corrections applied, and their home and work (set,
+  /// else proposed from these stays, each in its town's local time, else in the query's time zone).
   public static let historyVisits = Endpoint<HistoryQuery, NoBody, VisitList>(
     .get, "/v1/history/visits", query: { $0.queryItems })
   /// `GET /v1/history/export?format=gpx|csv|geojson`: the caller's filtered history as a file (GPX 1.1 tracks split
@@ -15,10 +16,18 @@ extension API {
 
 /// `GET /v1/history/visits`.
 public struct VisitList: Sendable, Hashable, Codable {
-  /// The visits, oldest first.
+  /// The visits, oldest first, with the caller's corrections applied.
   public var visits: [Visit]
+  /// The caller's home: the one they set, else the one their nights suggest; absent when neither.
+  public var home: HomeWorkPlace?
+  /// The caller's work: the one they set, else the one their weekdays suggest; absent when neither.
+  public var work: HomeWorkPlace?
   /// A list.
-  public init(visits: [Visit]) { self.visits = visits }
+  public init(visits: [Visit], home: HomeWorkPlace? = nil, work: HomeWorkPlace? = nil) {
+    self.visits = visits
+    self.home = home
+    self.work = work
+  }
 }
 
 /// The file formats of `GET /v1/history/export`.

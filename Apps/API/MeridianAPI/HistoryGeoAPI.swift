@@ -12,7 +12,8 @@ extension API {
 
   /// `GET /v1/history/stats`: travel statistics of the caller's filtered history — distance travelled (WGS84
   /// geodesic, moves within the fixes' accuracy left out as jitter), countries and towns stayed in, days tracked and
-  /// days away from home — in all and per year and month of `timeZone`.
+  /// days away from home — in all and per year and month, each fix and stay in the local time of where it was (its
+  /// nearest town's time zone in the gazetteer), else of `timeZone`.
   public static let historyStats = Endpoint<HistoryStatsQuery, NoBody, HistoryStats>(
     .get, "/v1/history/stats", query: { $0.queryItems })
 
@@ -35,6 +36,8 @@ public struct HistoryImportSummary: Sendable, Hashable, Codable {
   public var stored: Int
   /// Fixes the history held already.
   public var duplicates: Int
+  /// Fixes inside one of the account's privacy zones that store nothing: read and left out; absent when none.
+  public var withheld: Int?
   /// Points skipped for lack of a time.
   public var skipped: Int
   /// The lines of the first skipped points.
@@ -47,7 +50,7 @@ public struct HistoryImportSummary: Sendable, Hashable, Codable {
   /// A summary.
   public init(
     format: String, read: Int, stored: Int, duplicates: Int, skipped: Int, skippedLines: [Int], devices: [String],
-    google: GoogleTimelineSummary?
+    google: GoogleTimelineSummary?, withheld: Int? = nil
   ) {
     self.format = format
     self.read = read
@@ -57,6 +60,7 @@ public struct HistoryImportSummary: Sendable, Hashable, Codable {
     self.skippedLines = skippedLines
     self.devices = devices
     self.google = google
+    self.withheld = withheld
   }
 }
 
@@ -206,7 +210,7 @@ public struct HistoryPlace: Sendable, Hashable, Codable {
 
 /// Travel statistics of a filtered history (`GET /v1/history/stats`).
 public struct HistoryStats: Sendable, Hashable, Codable {
-  /// The time zone the days, months and years are counted in.
+  /// The time zone the days, months and years are counted in where the gazetteer gives no local one.
   public var timeZone: String
   /// The languages the names were resolved in, in order of preference.
   public var languages: [String]

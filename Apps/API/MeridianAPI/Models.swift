@@ -3,14 +3,18 @@ import Foundation
 
 /// `GET /health`: liveness and a database round trip.
 public struct HealthStatus: Sendable, Hashable, Codable {
-  /// `ok` when the server and its database answer.
+  /// `ok` when the server and its database answer; `degraded` when they do but a link to another service (the MQTT
+  /// broker) is down.
   public var status: String
   /// `ok`, or what the database check reported.
   public var database: String
+  /// The link to the MQTT broker when one is configured: `ok`, or `down: ` and why (absent without a broker).
+  public var mqtt: String?
   /// A status.
-  public init(status: String, database: String) {
+  public init(status: String, database: String, mqtt: String? = nil) {
     self.status = status
     self.database = database
+    self.mqtt = mqtt
   }
 }
 
@@ -185,14 +189,25 @@ public struct VisibleUsers: Sendable, Hashable, Codable {
     public var userId: UserID
     /// The full name, when the caller may see it.
     public var fullName: String?
-    /// The time of the person's last fix (ms), absent while no position is known: a page asks
-    /// `GET /v1/users/{id}/location` only when it is present, and hears the first fix live.
+    /// The time of the person's last fix (ms), absent while no position is known (or the last one lies in a
+    /// privacy zone they hide): a page asks `GET /v1/users/{id}/location` only when it is present, and hears the
+    /// first fix live.
     public var lastFixAt: Int64?
+    /// How precisely the caller sees the person (`exact`, `approximate`, `town`); absent means `exact`.
+    public var precision: LocationPrecision?
+    /// The live channel that carries the person's fixes as the caller may see them: `seen_<precision>:<userId>`
+    /// (absent from servers before precision per audience, whose viewers subscribe to `user:<userId>`).
+    public var channel: String?
     /// A person.
-    public init(userId: UserID, fullName: String?, lastFixAt: Int64? = nil) {
+    public init(
+      userId: UserID, fullName: String?, lastFixAt: Int64? = nil, precision: LocationPrecision? = nil,
+      channel: String? = nil
+    ) {
       self.userId = userId
       self.fullName = fullName
       self.lastFixAt = lastFixAt
+      self.precision = precision
+      self.channel = channel
     }
   }
   /// The people, by id.
@@ -220,10 +235,14 @@ public struct FixReceipt: Sendable, Hashable, Codable {
   public var accepted: Int
   /// Fixes already stored (same device and timestamp), not stored again.
   public var duplicates: Int
+  /// Fixes inside one of the account's privacy zones that store nothing: received and dropped, never to be sent
+  /// again; absent when none.
+  public var withheld: Int?
   /// A receipt.
-  public init(accepted: Int, duplicates: Int) {
+  public init(accepted: Int, duplicates: Int, withheld: Int? = nil) {
     self.accepted = accepted
     self.duplicates = duplicates
+    self.withheld = withheld
   }
 }
 
@@ -231,13 +250,27 @@ public struct FixReceipt: Sendable, Hashable, Codable {
 public struct UserLocation: Sendable, Hashable, Codable {
   /// The user.
   public var userId: UserID
-  /// The newest stored fix not dated in the future. For anyone but its owner, its `deviceId` is an opaque handle of
-  /// the device (the one live events carry), never the device's id.
-  public var fix: LocationFix
+  /// The newest stored fix not dated in the future, as the caller may see it (DomainKit's `AudienceView`: exact,
+  /// at the centre of its ~1 km cell, or at its town). For anyone but its owner, its `deviceId` is an opaque handle
+  /// of the device (the one live events carry), never the device's id. Absent while the person is in one of their
+  /// privacy zones (``privateZoneAt``).
+  public var fix: LocationFix?
+  /// How precisely the caller sees the fix; absent means `exact`.
+  public var precision: LocationPrecision?
+  /// The town the fix was placed at, for `precision: town` (absent where the gazetteer knows none).
+  public var town: String?
+  /// When the person was last seen, in one of their privacy zones (UTC ms): no position is shown.
+  public var privateZoneAt: Int64?
   /// A location.
-  public init(userId: UserID, fix: LocationFix) {
+  public init(
+    userId: UserID, fix: LocationFix?, precision: LocationPrecision? = nil, town: String? = nil,
+    privateZoneAt: Int64? = nil
+  ) {
     self.userId = userId
     self.fix = fix
+    self.precision = precision
+    self.town = town
+    self.privateZoneAt = privateZoneAt
   }
 }
 
@@ -297,12 +330,16 @@ public struct HistoryMap: Sendable, Hashable, Codable {
   public var precision: Int?
   /// The tolerance in metres the tracks were simplified with (about a pixel or two at the zoom).
   public var tolerance: Double
+  /// The fixes the answer stands for: the view's (tracks), or those of every cell that meets the view (cells) — not
+  /// only the vertices or cells answered.
+  public var fixes: Int
   /// A map answer.
-  public init(tracks: [HistoryMapTrack], cells: [HistoryCluster], precision: Int?, tolerance: Double) {
+  public init(tracks: [HistoryMapTrack], cells: [HistoryCluster], precision: Int?, tolerance: Double, fixes: Int) {
     self.tracks = tracks
     self.cells = cells
     self.precision = precision
     self.tolerance = tolerance
+    self.fixes = fixes
   }
 }
 
@@ -351,12 +388,26 @@ public struct LiveLocation: Sendable, Hashable, Codable {
   /// The device that reported them, as an opaque handle (the same in every event of that device, for every
   /// viewer): never the device's id, which is what its owner's apps report with.
   public var deviceId: DeviceID
-  /// The stored fixes, oldest first (their `deviceId`s are handles too).
+  /// The stored fixes, oldest first (their `deviceId`s are handles too), as the channel's audience may see them:
+  /// coarsened on `seen_approximate`/`seen_town` and groups of that precision; none inside a privacy zone.
   public var fixes: [LocationFix]
+  /// The channel's precision, when not `exact`.
+  public var precision: LocationPrecision?
+  /// The town of the newest fix, on a `town` channel.
+  public var town: String?
+  /// The time of the newest fix taken in one of the person's privacy zones shown as "private zone", when the batch
+  /// had one: the person is in a private zone (no position).
+  public var privateZoneAt: Int64?
   /// A live location event.
-  public init(userId: UserID, deviceId: DeviceID, fixes: [LocationFix]) {
+  public init(
+    userId: UserID, deviceId: DeviceID, fixes: [LocationFix], precision: LocationPrecision? = nil,
+    town: String? = nil, privateZoneAt: Int64? = nil
+  ) {
     self.userId = userId
     self.deviceId = deviceId
     self.fixes = fixes
+    self.precision = precision
+    self.town = town
+    self.privateZoneAt = privateZoneAt
   }
 }

@@ -249,9 +249,13 @@ public struct HistoryQuery: RouteParameters, Hashable {
     cursor = query.string("cursor")
   }
 
+  /// The time zone the query's days are counted in: `timeZone`, else UTC.
+  public var zone: TimeZone {
+    timeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .current
+  }
+
   /// The DomainKit filter at `now`.
   public func filter(now: Date) -> HistoryFilter {
-    let zone = timeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .current
     let range = preset.map { $0.range(now: now, timeZone: zone) } ?? TimeRange(start: from, end: to)
     return HistoryFilter(range: range, minimumAccuracy: minAccuracy, kinds: Set(kinds))
   }

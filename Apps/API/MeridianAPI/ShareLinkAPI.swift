@@ -82,12 +82,15 @@ public struct ShareLink: Codable, Sendable, Hashable {
   public var state: ShareLinkState
   /// How many pages are open on the link now, on every node (`GET /v1/share-links`, active links only).
   public var viewers: Int?
+  /// How precisely the link shows the position (`exact`, `approximate`, `town`).
+  public var precision: LocationPrecision?
 
   /// A link.
   public init(
     id: String, label: String?, createdAt: Int64, until: Int64, deviceIds: [DeviceID]?, track: Bool,
-    revokedAt: Int64?, state: ShareLinkState, viewers: Int? = nil
+    revokedAt: Int64?, state: ShareLinkState, viewers: Int? = nil, precision: LocationPrecision? = nil
   ) {
+    self.precision = precision
     self.id = id
     self.label = label
     self.createdAt = createdAt
@@ -110,9 +113,16 @@ public struct NewShareLink: Codable, Sendable, Hashable {
   public var deviceIds: [DeviceID]?
   /// Also show the track since the link was made (false unless given).
   public var track: Bool?
+  /// How precisely the link shows the position: `exact` (unless given), `approximate` (the ~1 km cell's centre) or
+  /// `town`; `hidden` is refused (a link that shows nothing is no link).
+  public var precision: LocationPrecision?
 
   /// A body.
-  public init(until: Int64, label: String? = nil, deviceIds: [DeviceID]? = nil, track: Bool? = nil) {
+  public init(
+    until: Int64, label: String? = nil, deviceIds: [DeviceID]? = nil, track: Bool? = nil,
+    precision: LocationPrecision? = nil
+  ) {
+    self.precision = precision
     self.until = until
     self.label = label
     self.deviceIds = deviceIds
@@ -167,12 +177,23 @@ public struct SharedView: Codable, Sendable, Hashable {
   public var truncated: Bool?
   /// The live channel a socket signed in with the token may subscribe to (`share:<link id>`).
   public var channel: String
+  /// The link's precision, when not `exact`: ``position`` and ``track`` are coarsened to it.
+  public var precision: LocationPrecision?
+  /// The town of ``position``, for a link of precision `town`.
+  public var town: String?
+  /// When the owner was last seen in one of their privacy zones (UTC ms), when that is their newest fix: no
+  /// ``position`` is shown then. The ``track`` leaves out every fix taken in a zone.
+  public var privateZoneAt: Int64?
 
   /// A view.
   public init(
     label: String?, until: Int64, paused: Bool, position: LocationFix?, track: [LocationFix]?, channel: String,
-    simplified: Bool? = nil, truncated: Bool? = nil
+    simplified: Bool? = nil, truncated: Bool? = nil, precision: LocationPrecision? = nil, town: String? = nil,
+    privateZoneAt: Int64? = nil
   ) {
+    self.precision = precision
+    self.town = town
+    self.privateZoneAt = privateZoneAt
     self.label = label
     self.until = until
     self.paused = paused
@@ -190,11 +211,18 @@ public struct SharedLiveLocation: Sendable, Hashable, Codable {
   /// The device that reported them, as an opaque handle (as in ``LiveLocation``).
   public var deviceId: DeviceID
   /// The fixes the link shows, oldest first: those dated from the link's creation (or the owner's last resume) on;
-  /// only the newest of a batch for a link that shows no track.
+  /// only the newest of a batch for a link that shows no track; coarsened to the link's precision, none in a
+  /// privacy zone.
   public var fixes: [LocationFix]
+  /// The town of the newest fix, for a link of precision `town`.
+  public var town: String?
+  /// When the batch's newest fix in a privacy zone shown as "private zone" was taken (UTC ms), if any.
+  public var privateZoneAt: Int64?
   /// A share link's live event.
-  public init(deviceId: DeviceID, fixes: [LocationFix]) {
+  public init(deviceId: DeviceID, fixes: [LocationFix], town: String? = nil, privateZoneAt: Int64? = nil) {
     self.deviceId = deviceId
     self.fixes = fixes
+    self.town = town
+    self.privateZoneAt = privateZoneAt
   }
 }

@@ -80,6 +80,13 @@ public enum AlertChannel: String, Codable, Sendable, Hashable, CaseIterable {
   /// `mailto:` address: a plain-text message saying who arrived at or left which place, and when. Counted in
   /// `MERIDIAN_ALERTS_PER_HOUR` like the other alerts; a refusal (4xx or 5xx) is retried like a failed POST.
   case email
+  /// A Home Assistant instance (`url` its base, e.g. `http://homeassistant.local:8123`, `token` a long-lived access
+  /// token): each new position of a person the registration's owner may see (and the owner's own) is sent as a call
+  /// of the `device_tracker.see` service — `POST <url>/api/services/device_tracker/see` with `Authorization: Bearer
+  /// <token>` and `{"dev_id":"meridian_<id>","gps":[lat,lon],"gps_accuracy":m,"battery":%,"host_name":name}` — so
+  /// each person is a `device_tracker.meridian_<id>` entity. Receives only `location` events; not counted in
+  /// `MERIDIAN_ALERTS_PER_HOUR`.
+  case homeAssistant = "homeassistant"
 }
 
 /// A webhook registration as the API shows it (its secret is shown only at creation).
@@ -149,7 +156,8 @@ public struct NewWebhook: Codable, Sendable, Hashable {
   /// How events are sent; `webhook` unless given.
   public var channel: AlertChannel?
   /// For an `ntfy` channel, the access token sent as `Authorization: Bearer <token>` (printable ASCII, at most 512
-  /// bytes); refused for a webhook, whose secret the server makes.
+  /// bytes); for a `homeassistant` channel, required: a long-lived access token of that instance (at most 512 bytes);
+  /// refused for a webhook, whose secret the server makes.
   public var token: String?
   /// A body.
   public init(

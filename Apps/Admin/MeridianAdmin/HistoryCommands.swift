@@ -20,23 +20,18 @@ extension HistoryExportFormat: ExpressibleByArgument {
 }
 
 /// What `history import` reads: the export formats, plus Google's location history exports (import only).
-public enum HistoryImportFormat: String, Sendable, CaseIterable, ExpressibleByArgument {
-  case gpx, csv, geojson, google
+public typealias HistoryImportFormat = HistoryFileKind
 
-  /// The format of a file by its content (its first 64 KiB: a Google export's shape, GPX's XML, a JSON document),
-  /// else by its extension; nil when neither tells.
-  public static func detect(_ url: URL) -> HistoryImportFormat? {
+extension HistoryFileKind: ExpressibleByArgument {
+  /// The format of a file by its content (its first 64 KiB, ``HistoryFileKind/init(head:)``), else by its extension;
+  /// nil when neither tells.
+  public static func detect(_ url: URL) -> HistoryFileKind? {
     let head = (try? FileHandle(forReadingFrom: url)).flatMap { handle in
       defer { try? handle.close() }
       return try? handle.read(upToCount: 65_536)
     }
-    if let head {
-      if GoogleExportShape.detect(head) != nil { return .google }
-      let text = String(decoding: head.prefix(1024), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-      if text.hasPrefix("<") { return .gpx }
-      if text.hasPrefix("{") { return .geojson }
-    }
-    return HistoryFileFormat(fileExtension: url.pathExtension).flatMap { HistoryImportFormat(rawValue: $0.rawValue) }
+    if let head, let kind = HistoryFileKind(head: head) { return kind }
+    return HistoryFileFormat(fileExtension: url.pathExtension).flatMap { HistoryFileKind(rawValue: $0.rawValue) }
   }
 }
 
@@ -74,21 +69,6 @@ public enum HistoryTransfer {
     case .geojson: skipped = try GeoJSONReader.read(contentsOf: url) { fixes.append($0) }
     }
     return (fixes, skipped)
-  }
-
-  /// Reads a whole file to import, in any ``HistoryImportFormat``; a Google export also gives its summary (what
-  /// was read, and the path points left out where raw positions cover the period).
-  public static func readForImport(
-    _ url: URL, format: HistoryImportFormat
-  ) throws -> (fixes: [LocationFix], skipped: SkippedRecords, google: GoogleTimelineSummary?) {
-    guard let exportFormat = HistoryFileFormat(rawValue: format.rawValue) else {
-      var fixes: [LocationFix] = []
-      var reader = GoogleTimelineReader()
-      try reader.readAll(contentsOf: url) { fixes.append($0) }
-      return (fixes, reader.skipped, reader.summary)
-    }
-    let (fixes, skipped) = try readReportingSkipped(url, format: exportFormat)
-    return (fixes, skipped, nil)
   }
 }
 
@@ -156,6 +136,8 @@ struct HistoryCommand: AsyncParsableCommand {
     var read: Int
     var accepted: Int
     var duplicates: Int
+    /// Fixes left out because they lie in one of the user's privacy zones that store nothing.
+    var withheld: Int
     var devices: [String]
     /// Points skipped because they have no time, and the lines of the first few.
     var skipped: Int
@@ -168,10 +150,13 @@ struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Merge a GPX, CSV, GeoJSON or Google export into a user's history; fixes already stored are skipped.",
       discussion: """
-        The whole file is read and checked first: a bad record names its line and nothing is stored. Points without
-        a time (valid in GPX, where <time> is optional) can't be history: they are skipped, counted and their first
-        lines named; a file with no timed point stores nothing. Fixes are identified by device and timestamp, so
-        importing the same file twice stores nothing the second time.
+        The file is streamed twice in 64 KiB chunks, so memory stays small whatever its size: first every record is
+        checked (a bad record names its line and nothing is stored), then the fixes are stored in batches with a
+        progress bar (bytes, points, rate, time left) on a terminal. Points without a time (valid in GPX, where
+        <time> is optional) can't be history: they are skipped, counted and their first lines named; a file with no
+        timed point stores nothing. Fixes are identified by device and timestamp, so importing the same file twice
+        — or again after an import was killed part way — stores each point once. As for every fix that arrives,
+        those inside one of the user's privacy zones that store nothing are not stored (counted as withheld).
         """)
 
     @OptionGroup var options: GlobalOptions
@@ -213,25 +198,25 @@ struct HistoryCommand: AsyncParsableCommand {
           throw AdminError.failure("User \(id): \(APIError.liveOnlyRefusesImport.message)")
         }
         let fallback = DeviceID("import-\(id.rawValue)")
-        let read: [LocationFix]
-        let skipped: SkippedRecords
-        let google: GoogleTimelineSummary?
+        let chosen = device.map { DeviceID($0) }
+        let deviceOf: @Sendable (LocationFix) -> DeviceID = { chosen ?? $0.deviceID ?? fallback }
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
+        // First reading: every record checked, the devices named; nothing stored.
+        var read = 0
+        var devices = Set<DeviceID>()
+        let reading: HistoryFileReading
         do {
-          (read, skipped, google) = try HistoryTransfer.readForImport(url, format: format)
+          reading = try await format.read(contentsOf: url) { fixes, _ in
+            read += fixes.count
+            for fix in fixes { devices.insert(deviceOf(fix)) }
+          }
         } catch let error as FormatError {
           throw AdminError.failure("\(file): \(error.description). Nothing was imported.")
         }
-        if read.isEmpty && !skipped.isEmpty {
-          throw AdminError.failure("\(file) has no point with a time: \(skipped). Nothing was imported.")
+        if read == 0 && !reading.skipped.isEmpty {
+          throw AdminError.failure("\(file) has no point with a time: \(reading.skipped). Nothing was imported.")
         }
-        var byDevice: [DeviceID: [LocationFix]] = [:]
-        for var fix in read {
-          let deviceID = device.map { DeviceID($0) } ?? fix.deviceID ?? fallback
-          fix.deviceID = deviceID
-          byDevice[deviceID, default: []].append(fix)
-        }
-        let devices = byDevice.keys.sorted()
-        for deviceID in devices {
+        for deviceID in devices.sorted() {
           // The rule of the REST routes' device ids: 1…128 characters, no control characters.
           do throws(APIError) {
             try Identifier.check(deviceID.rawValue, name: "deviceId")
@@ -246,31 +231,42 @@ struct HistoryCommand: AsyncParsableCommand {
           }
         }
         let now = Timestamp.milliseconds(Date())
-        var accepted = 0
-        var duplicates = 0
-        var pace = ImportPace(rowsPerSecond: rowsPerSecond)
-        for deviceID in devices {
+        for deviceID in devices.sorted() {
           guard try await database.store.claimDevice(deviceID, owner: id, now: now) else {
             throw AdminError.failure("Device '\(deviceID)' was just claimed by another user.")
           }
-          let fixes = byDevice[deviceID] ?? []
-          for start in stride(from: 0, to: fixes.count, by: HistoryTransfer.importBatch) {
-            let batch = Array(fixes[start..<min(start + HistoryTransfer.importBatch, fixes.count)])
-            let receipts = try await database.store.insertFixes(
-              [FixInsertBatch(userID: id, deviceID: deviceID, fixes: batch)], now: now)
-            accepted += receipts.reduce(0) { $0 + $1.accepted }
-            duplicates += receipts.reduce(0) { $0 + $1.duplicates }
-            try await pace.spend(batch.count)
-            Console.progress("imported \(accepted + duplicates) of \(read.count) fixes…")
-          }
         }
+        // Second reading: stored in batches as read, with a progress bar.
+        var writer = HistoryBatchWriter(
+          store: database.store, user: id, now: now, batchSize: HistoryTransfer.importBatch,
+          rowsPerSecond: rowsPerSecond, device: deviceOf)
+        let started = ContinuousClock.now
+        var shown = started
+        var handled = 0
+        _ = try await format.read(contentsOf: url) { fixes, bytesRead in
+          try await writer.add(fixes)
+          handled += fixes.count
+          let now = ContinuousClock.now
+          guard now - shown >= .milliseconds(200) else { return }
+          shown = now
+          let rate = TransferRate(bytesRead: bytesRead, bytesTotal: size, points: handled, elapsed: now - started)
+          Console.progress("imported \(rate)")
+        }
+        try await writer.flush()
         Console.endProgress()
+        let accepted = writer.stored
+        let duplicates = writer.duplicates
+        let withheld = writer.withheld
+        let skipped = reading.skipped
+        let google = reading.google
         let output = ImportOutput(
-          user: id.rawValue, file: file, read: read.count, accepted: accepted, duplicates: duplicates,
-          devices: devices.map(\.rawValue), skipped: skipped.count, skippedLines: skipped.lines, google: google)
+          user: id.rawValue, file: file, read: read, accepted: accepted, duplicates: duplicates, withheld: withheld,
+          devices: devices.sorted().map(\.rawValue), skipped: skipped.count, skippedLines: skipped.lines, google: google
+        )
         try options.emit(output) {
           var summary =
-            "Imported \(accepted) new fixes of \(read.count) into \(id)'s history (\(duplicates) already stored)."
+            "Imported \(accepted) new fixes of \(read) into \(id)'s history (\(duplicates) already stored)."
+          if withheld > 0 { summary += " \(withheld) in privacy zones that store nothing were not stored." }
           if let google { summary += " Google \(google)." }
           return skipped.isEmpty ? summary : summary + " \(skipped)."
         }

@@ -54,3 +54,18 @@ struct BenchmarkFailure: Error, CustomStringConvertible {
   /// What went wrong.
   let description: String
 }
+
+/// Resident memory of this process now, from `/proc/self/status`.
+func currentResidentBytes() -> Int {
+  guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+    let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+    let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+  else { return 0 }
+  return kilobytes * 1024
+}
+
+/// Sets this process's peak resident memory (``peakResidentBytes()``) back to what it holds now (Linux's
+/// `/proc/self/clear_refs`, value 5), so that a phase's own peak can be read after it.
+func resetPeakResident() {
+  try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/self/clear_refs"))
+}

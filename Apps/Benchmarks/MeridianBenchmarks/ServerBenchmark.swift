@@ -108,20 +108,27 @@ func compare(
   for phase: Duration, rounds: Int = 5, settle: Duration = .milliseconds(200), single: @escaping LoadOperation,
   ceiling: @escaping LoadOperation, ping: @escaping LoadOperation
 ) async throws -> Comparison {
-  let loads: [(figures: WritableKeyPath<Comparison, LoadFigures>, operation: LoadOperation)] = [
-    (\.single, single), (\.ceiling, ceiling), (\.ping, ping),
-  ]
-  var comparison = Comparison()
-  var slice = 0
+  let figures = try await takingTurns(for: phase, rounds: rounds, settle: settle, [single, ceiling, ping])
+  return Comparison(single: figures[0], ceiling: figures[1], ping: figures[2])
+}
+
+/// Runs `operations` for `phase` each, in `rounds` slices taking turns (as ``compare(for:rounds:settle:single:ceiling:ping:)``
+/// does), starting the slices' iterations at `firstSlice` millions; answers each operation's figures.
+func takingTurns(
+  for phase: Duration, rounds: Int = 5, settle: Duration = .milliseconds(200), firstSlice: Int = 0,
+  _ operations: [LoadOperation]
+) async throws -> [LoadFigures] {
+  var figures = [LoadFigures](repeating: LoadFigures(), count: operations.count)
+  var slice = firstSlice
   for _ in 0..<rounds {
-    for (figures, operation) in loads {
+    for (index, operation) in operations.enumerated() {
       try await Task.sleep(for: settle)
-      let measured = try await load(for: phase / rounds, firstIteration: slice * 1_000_000, operation)
-      comparison[keyPath: figures] = comparison[keyPath: figures] + measured
+      figures[index] =
+        figures[index] + (try await load(for: phase / rounds, firstIteration: slice * 1_000_000, operation))
       slice += 1
     }
   }
-  return comparison
+  return figures
 }
 
 func makeClient(
@@ -211,6 +218,24 @@ actor SendTimes {
   func time(of timestamp: Int64) -> ContinuousClock.Instant? { sent[timestamp] }
 }
 
+/// Gives the uploading account what a person using precision per audience and privacy zones has (issue 39 §2, §3),
+/// so that every ingest phase pays for them: three privacy zones away from the fixes (one storing nothing, so each fix
+/// is tested against the zones on arrival; none holds a fix, so every upload is still stored) and `viewer` in a group
+/// seeing the account at about 1 km (a second view of each batch in the live fan-out).
+func usePrivacySettings(_ api: NetworkClient, viewer: UserID) async throws {
+  for (index, store) in [true, true, false].enumerated() {
+    _ = try await api.send(
+      API.createPrivacyZone,
+      body: PrivacyZoneBody(
+        name: "Zone \(index)", latitude: 50.40 - Double(index) * 0.01, longitude: 30.40, radius: 300, store: store))
+  }
+  let group = try await api.send(
+    API.createGroup,
+    body: NewGroup(
+      name: "Approximately", visibility: GroupVisibility(location: true, fields: [], precision: .approximate)))
+  _ = try await api.send(API.addMember, parameters: GroupMemberRef(groupID: group.id, userID: viewer))
+}
+
 /// The whole run, phase by phase.
 /// `meridian-server-bench`: ingest (single fixes and batches of 100), the framework's ceiling, live latency and the
 /// 1 km venue query, printed as `<name> <value> <unit>` lines.
@@ -257,6 +282,10 @@ public enum ServerBenchmark {
     // more than any account may. It reads the commit counts from /metrics without the admin token.
     configuration.limits = .unlimited
     configuration.metricsAccess = .public
+    configuration.maxHistoryImportBytes = 64 << 30  // the import phase sends 1 GiB
+    // The operators' setting, to compare: MERIDIAN_FIX_COMMITS_IN_FLIGHT=1 … 64.
+    configuration.fixCommitsInFlight = ProcessInfo.processInfo.environment["MERIDIAN_FIX_COMMITS_IN_FLIGHT"]
+      .flatMap(Int.init).map { min(max($0, 1), 64) }
     let server = try await RunningServer.start(configuration: configuration, logger: logger)
     let port = server.port
 
@@ -272,6 +301,10 @@ public enum ServerBenchmark {
       .send(
         API.register, body: EmailCredentials(email: "bench@example.com", password: "benchmark password"))
     let api = try makeClient(port: port, token: session.token, transport: transport, configuration: clientConfiguration)
+    try await usePrivacySettings(
+      api,
+      viewer: try await makeClient(port: port, token: nil, transport: transport, configuration: clientConfiguration)
+        .send(API.register, body: EmailCredentials(email: "viewer@example.com", password: "benchmark password")).userId)
 
     // MARK: The framework's ceiling: a trivial route taking the same requests, same clients, same run
 
@@ -307,13 +340,13 @@ public enum ServerBenchmark {
     guard check == FixBatch(deviceId: "check", fixes: [try fix(base), try fix(base + 1)]) else {
       fatalError("formattedBatch(device:timestamps:) no longer writes the fixes of fix(_:)")
     }
-    /// One single-fix upload per call, through `client`; the answer must say the fix was stored (not a duplicate or a
-    /// replay, which would cost the server less).
-    @Sendable func sharedClientUpload(through client: NetworkClient) -> LoadOperation {
+    /// One single-fix upload per call, through `client`, of device `<devices>-<task>`; the answer must say the fix was
+    /// stored (not a duplicate or a replay, which would cost the server less).
+    @Sendable func sharedClientUpload(through client: NetworkClient, devices: String = "single") -> LoadOperation {
       { task, iteration in
         let timestamp = base + Int64(iteration) * 1000
         let receipt = try await client.send(
-          postFormattedFixes, body: formattedBatch(device: "single-\(task)", timestamps: [timestamp]))
+          postFormattedFixes, body: formattedBatch(device: "\(devices)-\(task)", timestamps: [timestamp]))
         guard receipt == FixReceipt(accepted: 1, duplicates: 0) else {
           throw BenchmarkFailure(description: "a single-fix upload answered \(receipt)")
         }
@@ -333,6 +366,20 @@ public enum ServerBenchmark {
     let commitsAfterSingle = try await commitCounts(api)
     emit(
       "ingest.single.requests_per_commit", commitsAfterSingle.requests / max(commitsAfterSingle.commits, 1), "requests")
+
+    // What precision per audience and privacy zones cost (issue 39): the account with them (usePrivacySettings) and
+    // one without any take turns with the same single-fix load; slices 20… so that no fix repeats one sent above.
+    let plainSession = try await makeClient(
+      port: port, token: nil, transport: transport, configuration: clientConfiguration
+    ).send(API.register, body: EmailCredentials(email: "plain@example.com", password: "benchmark password"))
+    let plainAPI = try makeClient(
+      port: port, token: plainSession.token, transport: transport, configuration: clientConfiguration)
+    let privacy = try await takingTurns(
+      for: phase, firstSlice: 20,
+      [sharedClientUpload(through: api), sharedClientUpload(through: plainAPI, devices: "plain")])
+    emit("ingest.single.with_privacy.requests_per_s", privacy[0].requestsPerSecond, "requests/s")
+    emit("ingest.single.without_privacy.requests_per_s", privacy[1].requestsPerSecond, "requests/s")
+    emit("ingest.single.privacy_cost", (1 - privacy[0].requestsPerSecond / privacy[1].requestsPerSecond) * 100, "%")
 
     let batch = try await load(for: phase) { task, iteration in
       let first = base + Int64(iteration) * 100_000
@@ -412,6 +459,12 @@ public enum ServerBenchmark {
     for connection in leanIngest + leanTrivial { try await connection.close() }
     trivialTask.cancel()
 
+    // MARK: OwnTracks over MQTT, beside ingest.single (MQTTBenchmark.swift: only with BENCH_MQTT=1 and mosquitto)
+
+    try await mqttFigures(  // MQTTBenchmark.swift: only with BENCH_MQTT=1 and mosquitto installed
+      configuration: configuration, directory: directory, transport: transport,
+      clientConfiguration: clientConfiguration, logger: logger, phase: phase)
+
     // MARK: Live: from sending a fix to a subscriber receiving it
 
     // Apart from the ingest phases' times, and in the past: the server refuses fixes dated ahead of its clock.
@@ -490,6 +543,7 @@ public enum ServerBenchmark {
       api: api, store: store, user: session.userId, phase: phase, start: 1_720_000_000_000, label: "with")
     emit("ingest.single.with_geofences.share_of_without", fenced.single / unfenced.single * 100, "%")
     emit("ingest.batch100.with_geofences.share_of_without", fenced.batch / unfenced.batch * 100, "%")
+    try proximityFigures()  // ProximityBenchmark.swift: people near people, 10,000 in one city
     try await advertiserFigures(  // AdvertiserBenchmark.swift
       port: port, transport: transport, configuration: clientConfiguration, store: store)
     try await historyMapFigures(  // HistoryMapBenchmark.swift
@@ -498,6 +552,9 @@ public enum ServerBenchmark {
     await opened.close()
 
     emit("memory.peak_rss_mb", Double(peakResidentBytes()) / 1_048_576, "MiB")
+    // Last: it adds millions of fixes that the other phases should not see, and resets the peak memory.
+    try await historyImportFigures(  // HistoryImportBenchmark.swift
+      port: port, httpClient: httpClient, token: session.token, directory: directory)
 
     try await transport.shutdown()
     try await server.stop()

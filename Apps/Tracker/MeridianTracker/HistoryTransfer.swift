@@ -63,11 +63,23 @@ public struct TransferProgress: Sendable, Hashable {
   public var fixes: Int
   /// The share done, 0…1, when it is known (bytes of the file read, or fixes of the total written).
   public var fraction: Double?
+  /// Bytes of the file read so far (import), and the file's size, when known.
+  public var bytesRead: Int?
+  public var bytesTotal: Int?
 
   /// A progress report.
-  public init(fixes: Int, fraction: Double?) {
+  public init(fixes: Int, fraction: Double?, bytesRead: Int? = nil, bytesTotal: Int? = nil) {
     self.fixes = fixes
     self.fraction = fraction
+    self.bytesRead = bytesRead
+    self.bytesTotal = bytesTotal
+  }
+
+  /// The report as a progress bar `elapsed` after the transfer began: bytes, points, rate and time left for an
+  /// import (``TransferRate``), else ``description``.
+  public func bar(elapsed: Duration) -> String {
+    guard let bytesRead else { return description }
+    return TransferRate(bytesRead: bytesRead, bytesTotal: bytesTotal, points: fixes, elapsed: elapsed).description
   }
 
   /// `12,345 fixes (42 %)`.
@@ -153,13 +165,13 @@ public struct HistoryImporter: Sendable {
     } catch let error as FormatError {
       throw TrackerError.badSource("\(url.lastPathComponent): \(error); nothing was imported")
     }
-    batch.report(TransferProgress(fixes: batch.read, fraction: 1), progress)
+    batch.report(
+      TransferProgress(fixes: batch.read, fraction: 1, bytesRead: size ?? batch.bytesRead, bytesTotal: size), progress)
     return HistoryImportResult(merged: batch.result, skipped: skipped, google: google)
   }
 
   /// Streams the file through the reader of `format`, calling `body` with the fixes of each chunk and the bytes
-  /// read so far (nil for GPX, read point by point); returns the points skipped for lack of a time and, for a
-  /// Google export, its summary.
+  /// read so far; returns the points skipped for lack of a time and, for a Google export, its summary.
   private static func read(
     _ url: URL, format: HistoryFormat, _ body: ([LocationFix], Int?) throws -> Void
   ) throws -> (SkippedRecords, GoogleTimelineSummary?) {
@@ -174,9 +186,8 @@ public struct HistoryImporter: Sendable {
     }
     switch format {
     case .gpx:
-      var skipped = SkippedRecords()
-      try GPX.read(contentsOf: url, skipped: { skipped.append($0.record) }) { point in try body([point.fix], nil) }
-      return (skipped, nil)
+      var reader = GPXReader()
+      return (try stream(&reader), nil)
     case .csv:
       var reader = CSVReader()
       return (try stream(&reader), nil)
@@ -223,7 +234,7 @@ public struct HistoryImporter: Sendable {
       pending.removeAll(keepingCapacity: true)
       if read / importer.progressInterval > before / importer.progressInterval {
         let fraction = bytesRead.flatMap { bytes in size.map { Double(bytes) / Double(max($0, 1)) } }
-        report(TransferProgress(fixes: read, fraction: fraction), progress)
+        report(TransferProgress(fixes: read, fraction: fraction, bytesRead: bytesRead, bytesTotal: size), progress)
       }
     }
   }

@@ -71,6 +71,7 @@ struct AuthFeature: Sendable {
       guard try await !store.isDisabled(existing.account.id) else { throw APIError.accountDisabled }
       return try await issueToken(for: existing.account.id, isNew: false)
     }
+    try environment.checkRegistrationOpen()
     if let account = try await store.createAccount(
       id: UserID(Secrets.userID()), credential: .phone(phone), passwordHash: nil, now: now)
     {
@@ -87,6 +88,8 @@ struct AuthFeature: Sendable {
   /// email and per address, ``ServerEnvironment/checkSignInAllowed(account:address:)``): registering is no way
   /// around them to learn which emails have accounts.
   func register(_ body: EmailCredentials, address: String) async throws -> AuthSession {
+    try checkPasswordSignIn()
+    try environment.checkRegistrationOpen()
     let email: String
     do {
       // Addresses are unique regardless of case: mail providers treat the local part case-insensitively.
@@ -117,6 +120,7 @@ struct AuthFeature: Sendable {
   }
 
   func login(_ body: EmailCredentials, address: String) async throws -> AuthSession {
+    try checkPasswordSignIn()
     let user = try await environment.signIn(email: body.email, password: body.password, address: address)
     return try await issueToken(for: user, isNew: nil)
   }
@@ -130,14 +134,16 @@ struct AuthFeature: Sendable {
   }
 
   private func issueToken(for user: UserID, isNew: Bool?) async throws -> AuthSession {
-    let token = Secrets.token()
-    let now = environment.now()
-    let expiresAt = now + environment.tokenLifetime
-    try await store.insertToken(hash: SecretHash.sha256(token), userID: user, createdAt: now, expiresAt: expiresAt)
-    if let keep = ServerLimits.active(environment.limits.tokensPerAccount) {
-      _ = try await store.revokeTokens(of: user, keepingNewest: keep, now: now)
+    try await environment.issueSession(for: user, isNew: isNew)
+  }
+
+  /// Throws 403 `password_sign_in_disabled` when the operator turned password sign-in off.
+  private func checkPasswordSignIn() throws(APIError) {
+    guard environment.signIn.passwordSignIn else {
+      throw APIError(
+        status: 403, code: .passwordSignInDisabled,
+        message: "Signing in with an email and password is turned off on this server; use single sign-on.")
     }
-    return AuthSession(token: token, userId: user, expiresAt: expiresAt, isNew: isNew)
   }
 
   private func normalizedPhone(_ text: String) throws(APIError) -> String {

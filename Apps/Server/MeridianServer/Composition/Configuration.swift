@@ -44,6 +44,10 @@ public struct ServerConfiguration: Sendable, Hashable {
   /// The most connections the server keeps to a PostgreSQL store (`MERIDIAN_DATABASE_CONNECTIONS`, 1…1000); every
   /// node counts against the database's `max_connections`.
   public var databaseConnections = StoreLocation.defaultMaximumConnections
+  /// A streaming replica of the PostgreSQL store (`MERIDIAN_DATABASE_REPLICA_URL`) that reads which may lag go to —
+  /// history pages and exports, places, polls feeds, statistics — each person's own writes kept in view
+  /// (`docs/operations.md`, "Read replicas"); nil: every read goes to the primary.
+  public var databaseReplicaURL: String?
   /// The deadlines of every call to a PostgreSQL store (`docs/operations.md`, "When the database fails"):
   /// `MERIDIAN_DATABASE_CONNECTION_WAIT_MS` (3000), `MERIDIAN_DATABASE_STATEMENT_TIMEOUT_MS` (30000),
   /// `MERIDIAN_DATABASE_COMMIT_TIMEOUT_MS` (5000) and `MERIDIAN_HEALTH_DATABASE_TIMEOUT_MS` (2000).
@@ -73,6 +77,9 @@ public struct ServerConfiguration: Sendable, Hashable {
   /// The largest history file `POST /v1/history/import` takes, on the wire and inflated, in bytes
   /// (`MERIDIAN_MAX_HISTORY_IMPORT_BYTES`).
   public var maxHistoryImportBytes = 512 * 1024 * 1024
+  /// How many group commits of fixes run at once (`MERIDIAN_FIX_COMMITS_IN_FLIGHT`, 1…64); nil: the store's
+  /// default (``FixStore/fixCommitsInFlight``: 1 on SQLite, which has one writer; 4 on PostgreSQL).
+  public var fixCommitsInFlight: Int?
   /// One-time codes per phone number per hour.
   public var otpPerPhonePerHour = 5
   /// One-time code requests per client address per hour.
@@ -96,6 +103,10 @@ public struct ServerConfiguration: Sendable, Hashable {
   public var geofences = GeofenceSettings()
   /// The web app's files and map tiles (``WebAppSettings``).
   public var web = WebAppSettings()
+  /// Password sign-in, registration and the OpenID provider (``SignInSettings``).
+  public var signIn = SignInSettings()
+  /// The MQTT broker OwnTracks phones publish to (``MQTTSettings``, `MERIDIAN_MQTT_*`); nil: no MQTT.
+  public var mqtt: MQTTSettings? = nil
 
   /// Who may read `GET /metrics`.
   public enum MetricsAccess: String, Sendable, Hashable, CaseIterable {
@@ -133,6 +144,14 @@ public struct ServerConfiguration: Sendable, Hashable {
     }
     if let location = value(options.database, "MERIDIAN_DATABASE_URL") ?? value(nil, "MERIDIAN_DATABASE") {
       configuration.database = StoreLocation(location)
+    }
+    if let replica = value(nil, "MERIDIAN_DATABASE_REPLICA_URL") {
+      guard case .postgres = configuration.database, case .postgres = StoreLocation(replica) else {
+        throw ConfigurationError(
+          setting: "MERIDIAN_DATABASE_REPLICA_URL", value: StoreLocation(replica).description,
+          reason: "must be the postgres:// URL of a replica of the PostgreSQL database MERIDIAN_DATABASE_URL names")
+      }
+      configuration.databaseReplicaURL = replica
     }
     if let connections = try parse(
       nil, "MERIDIAN_DATABASE_CONNECTIONS", { Int($0).flatMap { (1...1000).contains($0) ? $0 : nil } })
@@ -178,6 +197,11 @@ public struct ServerConfiguration: Sendable, Hashable {
     if let bytes = try parse(nil, "MERIDIAN_MAX_HISTORY_IMPORT_BYTES", { Int($0).flatMap { $0 > 0 ? $0 : nil } }) {
       configuration.maxHistoryImportBytes = bytes
     }
+    if let commits = try parse(
+      nil, "MERIDIAN_FIX_COMMITS_IN_FLIGHT", { Int($0).flatMap { (1...64).contains($0) ? $0 : nil } })
+    {
+      configuration.fixCommitsInFlight = commits
+    }
     if let level = try parse(options.logLevel, "MERIDIAN_LOG_LEVEL", Logger.Level.init(rawValue:)) {
       configuration.logLevel = level
     }
@@ -189,6 +213,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     try configuration.webhooks.read(environment)
     try configuration.geofences.read(environment)
     try configuration.web.read(environment)
+    try configuration.signIn.read(environment)
+    configuration.mqtt = try MQTTSettings.read(environment)
     func seconds(_ name: String) throws(ConfigurationError) -> Int? {
       try parse(nil, name) { Int($0).flatMap { $0 > 0 ? $0 : nil } }
     }

@@ -1,16 +1,20 @@
 import Logging
 import MeridianAPI
+import MeridianMQTT
 import MeridianStore
 
 /// `GET /health`: 200 when the database answers within its health deadline and the fix writer moves (no upload has
 /// waited for its commit longer than ``writerStallLimit``); else 503 `unavailable` with `Retry-After`, saying which
-/// in words (the operator's log gets the cause).
+/// in words (the operator's log gets the cause). With an MQTT broker configured, its link is reported as `mqtt`: a
+/// link that is down makes the status `degraded`, still 200 (the node serves HTTP; the client reconnects by itself).
 struct HealthCheck: Sendable {
   let store: any MeridianStore
   let writer: FixWriter
   /// The longest an upload may wait for its commit before the node reports itself unhealthy.
   let writerStallLimit: Duration
   let logger: Logger
+  /// The MQTT client, when the server has a broker.
+  var mqtt: MQTTClient? = nil
 
   /// The status, or the 503 that says what does not answer.
   func check() async throws(APIError) -> HealthStatus {
@@ -26,7 +30,15 @@ struct HealthCheck: Sendable {
       throw .databaseUnavailable(
         "Uploads have waited \(Int(seconds.rounded(.up))) s for the database to store them; retry shortly.")
     }
-    return HealthStatus(status: "ok", database: "ok")
+    guard let mqtt else { return HealthStatus(status: "ok", database: "ok") }
+    switch mqtt.state {
+    case .connected:
+      return HealthStatus(status: "ok", database: "ok", mqtt: "ok")
+    case .connecting(let lastError):
+      return HealthStatus(status: "degraded", database: "ok", mqtt: "down: " + (lastError ?? "connecting"))
+    case .stopped:
+      return HealthStatus(status: "degraded", database: "ok", mqtt: "down: stopped")
+    }
   }
 }
 

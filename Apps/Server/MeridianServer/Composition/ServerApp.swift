@@ -3,11 +3,13 @@ import Foundation
 import Hummingbird
 import Logging
 import MeridianAPI
+import MeridianMQTT
 import MeridianStore
 import MeridianStoreEngines
 import NIOCore
 import RealtimeKit
 import RealtimeKitHummingbird
+import RealtimeSocketIO
 import ServiceLifecycle
 import UnixSignals
 
@@ -21,6 +23,9 @@ public struct ServerApp: Sendable {
   public let environment: ServerEnvironment
   /// The live-updates hub behind `GET /ws`.
   public let live: LiveUpdates
+  /// Every route of this server, answering a request without a socket (tests call it in process, HummingbirdTesting's
+  /// `.router` way, on the very store, writer and hub the running services use).
+  public let responder: RouterResponder<MeridianRequestContext>
   /// Closes the store ``open(configuration:smsSender:metrics:realtime:logger:signals:onRunning:)`` opened, once the
   /// services stopped.
   private var closeStore: @Sendable () async -> Void = {}
@@ -35,8 +40,8 @@ public struct ServerApp: Sendable {
   ) async throws -> ServerApp {
     logger.info("opening the store", metadata: ["database": "\(configuration.database)"])
     let opened = try await configuration.database.open(
-      maximumConnections: configuration.databaseConnections, timeouts: configuration.databaseTimeouts, logger: logger,
-      now: now)
+      maximumConnections: configuration.databaseConnections, timeouts: configuration.databaseTimeouts,
+      replicaURL: configuration.databaseReplicaURL, logger: logger, now: now)
     do {
       var app = try ServerApp(
         configuration: configuration, store: opened.store, smsSender: smsSender, metrics: metrics,
@@ -70,13 +75,15 @@ public struct ServerApp: Sendable {
     onRunning: @escaping @Sendable (Int) async -> Void = { _ in },
     now: @escaping @Sendable () -> Int64 = SteadyClock.system()
   ) throws {
-    let (environment, writer, live, geofences, router) = try Self.compose(
+    let (environment, writer, live, geofences, socketIO, router, mqtt) = try Self.compose(
       configuration: configuration, store: store, smsSender: smsSender, metrics: metrics, realtime: realtime,
       logger: logger, now: now)
     let application = Application(
       router: router,
       server: .realtime(
-        hub: live.hub, configuration: RealtimeWebSocketConfiguration(timeouts: configuration.httpTimeouts)),
+        hub: live.hub,
+        configuration: RealtimeWebSocketConfiguration(
+          timeouts: configuration.httpTimeouts, endpoints: [SocketIOLive.webSocketEndpoint(socketIO)])),
       configuration: ApplicationConfiguration(
         address: .hostname(configuration.host, port: configuration.port), serverName: "meridian-server"),
       onServerRunning: { channel in
@@ -87,6 +94,7 @@ public struct ServerApp: Sendable {
       logger: logger)
     self.environment = environment
     self.live = live
+    self.responder = router.buildResponder()
     // Services stop in reverse order: live sockets first (closed with 4004, shutting down), then the HTTP server
     // (stops accepting, drains in-flight requests), then the writer (commits what they handed over and ends its
     // commit stream), then the fan-out (done once it has read that stream to its end).
@@ -102,10 +110,17 @@ public struct ServerApp: Sendable {
             blobs: environment.blobs,
             store: environment.store, interval: configuration.polls.blobSweepInterval,
             gracePeriod: configuration.polls.blobGracePeriod, now: environment.now, logger: logger)),
-        .init(service: GeofenceFanOut(live: live, geofences: geofences, commits: writer.commits)),
+        .init(
+          service: GeofenceFanOut(
+            live: live, geofences: geofences, commits: writer.commits,
+            homeAssistant: HomeAssistantFeed(
+              store: environment.store, outbox: environment.webhooks, now: environment.now))),
         .init(service: writer),
         .init(service: application), .init(service: RealtimeHubService(hub: live.hub)),
-      ],
+        .init(service: EngineIOService(engine: socketIO)),
+      ]
+        // The MQTT link stops before the writer, which commits what it handed over.
+        + (mqtt.map { [.init(service: OwnTracksMQTTService(bridge: $0))] } ?? []),
       gracefulShutdownSignals: signals,
       logger: logger)
     // Past this, what still runs is cancelled: every database call ends by its deadline, so the process exits.
@@ -134,14 +149,16 @@ public struct ServerApp: Sendable {
     now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
   ) throws -> (
     environment: ServerEnvironment, writer: FixWriter, live: LiveUpdates, geofences: GeofenceMonitor,
-    router: Router<MeridianRequestContext>
+    socketIO: EngineIOServer, router: Router<MeridianRequestContext>, mqtt: OwnTracksMQTT?
   ) {
     guard let store = try store ?? configuration.database.openEmbedded(now: now) else {
       throw CompositionError(message: "\(configuration.database) needs ServerApp.open, which opens every engine")
     }
     let sender = try smsSender ?? configuration.makeSMSSender(metrics: metrics, logger: logger)
     let environment = ServerEnvironment(store: store, smsSender: sender, configuration: configuration, now: now)
-    let writer = FixWriter(store: store, metrics: metrics, logger: logger, now: environment.now)
+    let writer = FixWriter(
+      store: store, metrics: metrics, logger: logger, commitsInFlight: configuration.fixCommitsInFlight,
+      now: environment.now)
     let ingest = FixIngest(
       store: store, writer: writer, now: environment.now, limits: environment.limits, rate: environment.fixLimiter)
     let live = LiveUpdates(
@@ -149,16 +166,35 @@ public struct ServerApp: Sendable {
       socketsPerAccount: environment.limits.socketsPerAccount,
       shareViewersPerLink: environment.limits.shareViewersPerLink,
       channels: [PollLive.channelRule(store: store), GeofenceMonitor.channelRule], configuration: realtime,
-      logger: logger,
+      audience: environment.audience, logger: logger,
       now: environment.now)
     let geofences = GeofenceMonitor(
       store: store, live: live, settings: configuration.geofences,
       wake: { [webhooks = environment.webhooks] in webhooks.wake() }, now: environment.now,
       logger: logger)
-    let router = try makeRouter(
+    // Socket.IO clients' sessions ping as often as the hub expects its own clients to, carry a request body's worth
+    // at most, and sign in within the hub's hello timeout.
+    let sharing = SharingFeature(environment: environment, live: live)
+    let socketIO = EngineIOServer(
+      configuration: EngineIOConfiguration(
+        pingInterval: realtime.heartbeatInterval, pingTimeout: realtime.heartbeatTimeout,
+        maxPayload: configuration.maxBodyBytes, establishTimeout: realtime.helloTimeout),
+      application: SocketIOServer(namespaces: [
+        "/": SocketIOLive(
+          hub: live.hub, account: { try await live.account(forToken: $0) },
+          visibleUsers: { try await sharing.visibleUsers(viewer: $0).users.map(\.userId) })
+      ]))
+    let mqttLogger = logger
+    let mqttClient = configuration.mqtt.map { OwnTracksMQTT.client($0, logger: mqttLogger) }
+    let mqttAccounts = configuration.mqtt.flatMap { MQTTBrokerAccounts(settings: $0, logger: mqttLogger) }
+    let (router, phoneApps) = try makeRouter(
       configuration: configuration, environment: environment, ingest: ingest, live: live, geofences: geofences,
-      metrics: metrics)
-    return (environment, writer, live, geofences, router)
+      metrics: metrics, mqttClient: mqttClient, mqttAccounts: mqttAccounts)
+    SocketIOLive.register(socketIO, on: router)
+    let mqtt = mqttClient.map {
+      OwnTracksMQTT(client: $0, phoneApps: phoneApps, accounts: mqttAccounts, logger: mqttLogger)
+    }
+    return (environment, writer, live, geofences, socketIO, router, mqtt)
   }
 
   /// A sentence for an error the server stopped with: the address and what to do for a port another program holds,
@@ -189,11 +225,11 @@ public struct ServerApp: Sendable {
   /// Starts the graceful shutdown.
   public func shutdown() async { await serviceGroup.triggerGracefulShutdown() }
 
-  /// The router with every endpoint of ``API`` registered.
+  /// The router with every endpoint of ``API`` registered, and the phone apps' ingest (which MQTT shares).
   static func makeRouter(
     configuration: ServerConfiguration, environment: ServerEnvironment, ingest: FixIngest, live: LiveUpdates,
-    geofences: GeofenceMonitor, metrics: ServerMetrics
-  ) throws -> Router<MeridianRequestContext> {
+    geofences: GeofenceMonitor, metrics: ServerMetrics, mqttClient: MQTTClient?, mqttAccounts: MQTTBrokerAccounts?
+  ) throws -> (Router<MeridianRequestContext>, PhoneAppIngest) {
     let router = Router(context: MeridianRequestContext.self)
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: MetricsMiddleware(metrics: metrics))
@@ -206,6 +242,7 @@ public struct ServerApp: Sendable {
     metricsRoutes.on(RouterPath(API.metrics.pathTemplate), method: API.metrics.method) { _, _ in
       metrics.liveConnections.set(Double(await live.hub.connectionCount))
       await metrics.sampleGeofenceQueue(environment.store, now: environment.now())
+      metrics.sampleReplicaReads(environment.store)
       return Response(
         status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
         body: ResponseBody(byteBuffer: metrics.exposition()))
@@ -217,20 +254,23 @@ public struct ServerApp: Sendable {
       clock: environment.now)
     let health = HealthCheck(
       store: environment.store, writer: ingest.writer, writerStallLimit: configuration.writerStallLimit,
-      logger: Logger(label: "meridian-server.health"))
+      logger: Logger(label: "meridian-server.health"), mqtt: mqttClient)
     registrar.on(API.health) { _ in try await health.check() }
     AuthFeature(environment: environment, live: live).register(on: registrar)
+    SingleSignOnFeature(environment: environment).register(on: registrar)
     let blobs = environment.blobs
     ProfileFeature(environment: environment, blobs: blobs).register(on: registrar)
     SharingFeature(environment: environment, live: live).register(on: registrar)
     ShareLinkFeature(environment: environment, live: live).register(on: registrar)
-    DeviceFeature(environment: environment, ingest: ingest).register(on: registrar)
-    let gazetteer = GazetteerCache(store: environment.store, now: environment.now)
-    PhoneAppIngest(environment: environment, ingest: ingest, geofences: geofences, gazetteer: gazetteer)
-      .register(on: registrar)
+    PrivacyZoneFeature(environment: environment, live: live).register(on: registrar)
+    DeviceFeature(environment: environment, ingest: ingest, mqttAccounts: mqttAccounts).register(on: registrar)
+    let gazetteer = environment.audience.gazetteer
+    let phoneApps = PhoneAppIngest(environment: environment, ingest: ingest, geofences: geofences, gazetteer: gazetteer)
+    phoneApps.register(on: registrar)
     HistoryFeature(environment: environment).register(on: registrar)
     HistoryMapFeature(environment: environment).register(on: registrar)
     HistoryExport(environment: environment).register(on: registrar)
+    StayFeature(environment: environment).register(on: registrar)
     HistoryGeoFeature(environment: environment, gazetteer: gazetteer).register(on: registrar)
     HistoryImport(environment: environment, maximumBytes: configuration.maxHistoryImportBytes).register(on: registrar)
     VenueFeature(environment: environment).register(on: registrar)
@@ -238,9 +278,10 @@ public struct ServerApp: Sendable {
     PlaceFeature(environment: environment).register(on: registrar)
     WebhookFeature(environment: environment, settings: configuration.webhooks).register(on: registrar)
     GeofenceFeature(environment: environment, monitor: geofences).register(on: registrar)
+    ProximityFeature(environment: environment, monitor: geofences.proximity).register(on: registrar)
     try WebAppFeature(settings: configuration.web).register(on: router)
     AdminFeatures(environment: environment, live: live, ingest: ingest, blobs: blobs).register(on: registrar)
-    return router
+    return (router, phoneApps)
   }
 }
 

@@ -61,6 +61,10 @@ public struct ServerEnvironment: Sendable {
   public var blobGracePeriod: Int64
   /// Where uploaded images are (`POST /v1/blobs`): the one the polls' routes use.
   public var blobs: any BlobStore
+  /// Password sign-in, registration and the OpenID provider (``SignInSettings``).
+  public var signIn: SignInSettings
+  /// What others see of a person's fixes (precision per audience, privacy zones), with the gazetteer's towns.
+  var audience: FixAudience
 
   /// An environment from a configuration.
   public init(
@@ -73,9 +77,11 @@ public struct ServerEnvironment: Sendable {
     self.now = now
     self.tokenLifetime = configuration.tokenLifetime * 1000
     self.blobGracePeriod = configuration.polls.blobGracePeriod
+    self.signIn = configuration.signIn
     // MERIDIAN_BLOB_DIR when set; else the database's blob table (PostgreSQL: every node sees it); else `blobs`
     // next to the SQLite file. Built once: every feature uses this one.
     self.blobs = configuration.database.blobStore(for: store, directory: configuration.polls.blobDirectory)
+    self.audience = FixAudience(gazetteer: GazetteerCache(store: store, now: now))
     // Every node on a shared database counts in it (the store's sharedLimits); one SQLite node, in memory.
     let shared = store.sharedLimits
     self.otpPhoneLimiter = RateLimiter(
@@ -166,5 +172,27 @@ public struct ServerEnvironment: Sendable {
     guard matches, let found else { throw failure }
     guard try await !store.isDisabled(found.account.id) else { throw APIError.accountDisabled }
     return found.account.id
+  }
+
+  /// A new session for `user`: a bearer token stored by its hash, valid ``tokenLifetime``; the account's oldest
+  /// tokens beyond ``ServerLimits/tokensPerAccount`` are revoked. Every way of signing in ends here.
+  func issueSession(for user: UserID, isNew: Bool?) async throws -> AuthSession {
+    let token = Secrets.token()
+    let now = now()
+    let expiresAt = now + tokenLifetime
+    try await store.insertToken(hash: SecretHash.sha256(token), userID: user, createdAt: now, expiresAt: expiresAt)
+    if let keep = ServerLimits.active(limits.tokensPerAccount) {
+      _ = try await store.revokeTokens(of: user, keepingNewest: keep, now: now)
+    }
+    return AuthSession(token: token, userId: user, expiresAt: expiresAt, isNew: isNew)
+  }
+
+  /// Throws 403 `registration_closed` unless new accounts are made (``SignInSettings/registrationOpen``).
+  func checkRegistrationOpen() throws(APIError) {
+    guard signIn.registrationOpen else {
+      throw APIError(
+        status: 403, code: .registrationClosed,
+        message: "This server makes no new accounts; ask its operator to create yours or to open registration.")
+    }
   }
 }

@@ -29,6 +29,10 @@ public struct ServerMetrics: Sendable {
   /// How long the oldest waiting entry of the geofence queue has waited (0 when none waits), sampled when `/metrics`
   /// is read.
   let geofenceLag: Gauge
+  /// Reads that may lag served by the streaming replica, and by the primary instead (the reader's own write not yet
+  /// replayed, or the replica down), since the server started; sampled when `/metrics` is read, absent without one.
+  let replicaReads: Gauge
+  let replicaReadsOnPrimary: Gauge
   /// Each route's request counter and duration histogram, made on its first request (making them looks the name and
   /// labels up in the registry, which costs more than counting).
   private let requestMetrics = RequestMetricsCache()
@@ -72,6 +76,22 @@ public struct ServerMetrics: Sendable {
       descriptor: MetricNameDescriptor(
         namespace: "meridian", metricName: "geofence_lag", unitName: "seconds",
         helpText: "How long the oldest upload waiting for geofence evaluation has waited (0 when none waits)."))
+    replicaReads = registry.makeGauge(
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "replica_reads", unitName: "total",
+        helpText: "Reads that may lag served by the streaming replica (MERIDIAN_DATABASE_REPLICA_URL)."))
+    replicaReadsOnPrimary = registry.makeGauge(
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "replica_reads_on_primary", unitName: "total",
+        helpText: "Reads that may lag served by the primary: the reader's write not yet replayed, or the replica down.")
+    )
+  }
+
+  /// Samples where the reads that may lag went (``replicaReads``); nothing without a replica.
+  func sampleReplicaReads(_ store: any WriteFencing) {
+    guard let reads = store.laggingReads else { return }
+    replicaReads.set(Double(reads.replica))
+    replicaReadsOnPrimary.set(Double(reads.primary))
   }
 
   /// Samples the geofence queue's size and age into ``geofenceBacklog`` and ``geofenceLag``; a store that does not

@@ -46,8 +46,8 @@ struct GeofenceFeature: Sendable {
     let time = environment.now()
     let fence = GeofenceItem(
       id: GeofenceID(Secrets.userID()), ownerId: owner, name: name, shape: shape,
-      sharing: body.sharing ?? (body.groupId == nil ? .nobody : .group), groupId: body.groupId, createdAt: time,
-      updatedAt: time)
+      sharing: body.sharing ?? (body.groupId == nil ? .nobody : .group), groupId: body.groupId,
+      alerts: try await validatedAlerts(body.alerts, owner: owner), createdAt: time, updatedAt: time)
     let checked = try await validated(fence)
     try await checkRoom(for: owner)
     try await store.createGeofence(checked)
@@ -100,6 +100,9 @@ struct GeofenceFeature: Sendable {
       if sharing != .group { fence.groupId = nil }
     }
     if let group = body.groupId { fence.groupId = group }
+    // Only a rule in the body is checked: a person of the stored rule who stopped sharing since doesn't block a
+    // rename (their events don't reach the owner anyway).
+    if let alerts = body.alerts { fence.alerts = try await validatedAlerts(alerts, owner: owner) }
     fence.updatedAt = environment.now()
     let checked = try await validated(fence)
     guard try await store.updateGeofence(checked) else { throw APIError.notFound("There is no such geofence.") }
@@ -136,12 +139,42 @@ struct GeofenceFeature: Sendable {
     return fence
   }
 
+  /// `rule` as stored (nil when it allows everything), once valid: DomainKit's checks, and each of its `people` the
+  /// owner or someone who shares their location with the owner (``SocialStore/sharingCandidates(viewer:)``: a group
+  /// of theirs with the owner in it, or a direct grant).
+  /// - Throws: `400 invalid_alert_rule`.
+  func validatedAlerts(_ rule: GeofenceAlertRule?, owner: UserID) async throws -> GeofenceAlertRule? {
+    guard let rule else { return nil }
+    let checked: GeofenceAlertRule
+    do {
+      checked = try rule.validated()
+    } catch {
+      throw Self.invalidAlerts("The alert rule is not valid: \(error.description).")
+    }
+    if checked.allowsEverything { return nil }
+    if let people = checked.people {
+      for person in people { try Identifier.check(person.rawValue, name: "alerts.people") }
+      let sharing = Set(try await store.sharingCandidates(viewer: owner))
+      if let stranger = people.first(where: { $0 != owner && !sharing.contains($0) }) {
+        throw Self.invalidAlerts(
+          "'\(echo(stranger.rawValue))' in 'alerts.people' does not share their location with you; name yourself or "
+            + "people who do.")
+      }
+    }
+    return checked
+  }
+
+  static func invalidAlerts(_ message: String) -> APIError {
+    APIError(status: 400, code: .invalidAlertRule, message: message)
+  }
+
   static func invalid(_ message: String) -> APIError {
     APIError(status: 422, code: .invalidGeofence, message: message)
   }
 
-  /// A page of events: the caller's own, and those on the caller's fences of people whose location they may see
-  /// now (others are left out of the page, so a page may hold fewer than `limit`).
+  /// A page of events: the caller's own, those on the caller's fences and those of the caller's proximity rules
+  /// (``ProximityFeature``), of people whose location they may see now exactly, outside their privacy zones (``Sharing/maySeeEvent(_:latitude:longitude:of:at:)``; others are left
+  /// out of the page, so a page may hold fewer than `limit`).
   func events(_ viewer: UserID, _ parameters: GeofenceEventParameters) async throws -> GeofenceEventList {
     var cursor: HistoryCursor?
     if let text = parameters.cursor {
@@ -150,19 +183,23 @@ struct GeofenceFeature: Sendable {
       }
       cursor = parsed
     }
-    let page = try await store.geofenceEvents(
+    let page = try await store.geofenceAndProximityEvents(
       GeofenceEventQuery(
         involving: viewer, geofence: parameters.geofence, user: parameters.user, kind: parameters.kind,
         from: parameters.from, to: parameters.to, cursor: cursor, limit: parameters.limit))
     let time = environment.now()
-    var visible: [UserID: Bool] = [viewer: true]
+    var settings: [UserID: PrivacySettings?] = [:]
     var items: [GeofenceEventItem] = []
     for event in page.events {
-      if visible[event.userId] == nil {
-        let settings = try await store.privacySettings(owner: event.userId)
-        visible[event.userId] = settings.map { Sharing.canSee(viewer, .location, of: $0, at: time) } ?? false
+      if event.userId == viewer {
+        items.append(event)
+        continue
       }
-      if visible[event.userId] == true { items.append(event) }
+      if settings[event.userId] == nil { settings[event.userId] = try await store.privacySettings(owner: event.userId) }
+      guard let person = settings[event.userId] ?? nil else { continue }
+      if Sharing.maySeeEvent(viewer, latitude: event.lat, longitude: event.lon, of: person, at: time) {
+        items.append(event)
+      }
     }
     return GeofenceEventList(items: items, nextCursor: page.next?.text)
   }

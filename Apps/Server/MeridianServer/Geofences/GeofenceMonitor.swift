@@ -57,6 +57,8 @@ final class GeofenceMonitor: Sendable {
   /// The concerned owners' fences, decoded once, under geohash cells (this node's; read again after 5 s or a change
   /// made here).
   let index: GeofenceIndex
+  /// The proximity rules, evaluated on the same queue entries before they leave the queue.
+  let proximity: ProximityMonitor
 
   /// A monitor with the operator's rules, publishing through `live` and waking the webhook delivery with `wake`.
   init(
@@ -71,6 +73,7 @@ final class GeofenceMonitor: Sendable {
     self.now = now
     self.logger = logger
     index = GeofenceIndex(store: store, lifetime: 5_000)
+    proximity = ProximityMonitor(store: store, live: live, rules: settings.rules, wake: wake, now: now)
   }
 
   /// The channel of `viewer`'s geofence events.
@@ -152,6 +155,8 @@ final class GeofenceMonitor: Sendable {
   func evaluate(_ user: UserID, _ entries: [GeofenceQueueEntry]) async throws {
     let fixes = entries.flatMap(\.fixes).filter { $0.kind != .imported }
     guard !fixes.isEmpty else { return }
+    // Proximity rules first: their commits are in before this evaluation lets the entries go.
+    try await proximity.evaluate(user, fixes.sorted { $0.timestamp < $1.timestamp })
     let time = now()
     let owners = try await concernedOwners(user, at: time)
     guard !owners.isEmpty else { return }
@@ -192,7 +197,7 @@ final class GeofenceMonitor: Sendable {
       logger.warning("geofence state kept changing", metadata: ["user": "\(user)"])
       return nil
     }
-    if committed.contains(where: { $0.audience.contains($0.event.ownerId) }) { webhookWake() }
+    if committed.contains(where: { $0.event.alerted && $0.audience.contains($0.event.ownerId) }) { webhookWake() }
     return committed
   }
 
@@ -288,6 +293,9 @@ final class GeofenceMonitor: Sendable {
     state.presence == .outside && state.outsideStreak == 0
   }
 
+  /// The event of `transition`, marked ``GeofenceEventItem/alerted`` when the fence's alert rule
+  /// (``GeofenceItem/alerts``) lets it send alerts: one that doesn't is recorded (the state and listings stay right)
+  /// but goes to no webhook, alert channel or live channel.
   static func event(
     _ transition: GeofenceTransition, fence: GeofenceItem, user: UserID, fix: LocationFix?, by source: GeofenceSource
   ) -> GeofenceEventItem {
@@ -296,7 +304,8 @@ final class GeofenceMonitor: Sendable {
         geofence: fence.id, user: user, kind: transition.kind, timestamp: transition.timestamp),
       geofenceId: fence.id, geofenceName: fence.name, ownerId: fence.ownerId, userId: user, kind: transition.kind,
       timestamp: transition.timestamp, reportedBy: source, lat: fix?.latitude, lon: fix?.longitude,
-      accuracy: fix?.horizontalAccuracy)
+      accuracy: fix?.horizontalAccuracy,
+      alerted: fence.alerts?.allows(transition.kind, of: user, at: transition.timestamp) ?? true)
   }
 
   /// Whether `viewer` may see `fence`, by the live channels' rule (``LiveUpdates/mayReceive(_:_:of:at:)``): its owner
@@ -310,8 +319,9 @@ final class GeofenceMonitor: Sendable {
       switch fence.sharing {
       case .nobody: nil
       case .group: fence.groupId.flatMap { ChannelName.group($0.rawValue) }
-      case .everyone: ChannelName.user(fence.ownerId.rawValue)
+      case .everyone: nil
       }
+    if fence.sharing == .everyone { return Sharing.canSee(viewer, .location, of: settings, at: now) }
     return channel.map { LiveUpdates.mayReceive(viewer, $0, of: settings, at: now) } ?? false
   }
 
@@ -347,25 +357,27 @@ final class GeofenceMonitor: Sendable {
 
   // MARK: Delivery
 
-  /// `events` with their audiences: the person, and everyone allowed to see both the person's location and the
-  /// fence (``LiveUpdates/mayReceive(_:_:of:at:)`` on the person's `user:` channel, and ``maySee(_:_:ownerSettings:at:)``).
+  /// `events` with their audiences: the person, and everyone allowed to see both the event and the fence
+  /// (``Sharing/maySeeEvent(_:latitude:longitude:of:at:)``: the person's location exactly, the event's fix in none
+  /// of the person's privacy zones; and ``maySee(_:_:ownerSettings:at:)``). The same rule filters the event list
+  /// (``GeofenceFeature``), the webhooks and the alerts, which follow the audience.
   func address(_ events: [GeofenceEventItem], fences: [GeofenceID: GeofenceItem], at time: Int64) async throws
     -> [Addressed]
   {
     guard let first = events.first else { return [] }
-    guard let person = try await privacy(first.userId), let channel = ChannelName.user(first.userId.rawValue) else {
+    guard let person = try await privacy(first.userId) else {
       return events.map { Addressed(event: $0, audience: [$0.userId]) }
     }
     var candidates = Set(person.groups.filter { $0.kind != .blacklist }.flatMap(\.members))
     candidates.formUnion(person.sharing.viewerGrants.keys)
-    let watchers = candidates.filter { LiveUpdates.mayReceive($0, channel, of: person, at: time) }
+    let watchers = candidates.filter { Sharing.canSee($0, .location, of: person, at: time) }
     var addressed: [Addressed] = []
     for event in events {
       guard let fence = fences[event.geofenceId] else { continue }
       let owner = fence.ownerId == event.userId ? person : try await privacy(fence.ownerId)
       var audience: Set<UserID> = [event.userId]
       for viewer in watchers.union([fence.ownerId])
-      where LiveUpdates.mayReceive(viewer, channel, of: person, at: time)
+      where Sharing.maySeeEvent(viewer, latitude: event.lat, longitude: event.lon, of: person, at: time)
         && Self.maySee(viewer, fence, ownerSettings: owner, at: time)
       {
         audience.insert(viewer)
@@ -380,10 +392,11 @@ final class GeofenceMonitor: Sendable {
     Set(events.filter { !$0.audience.contains($0.event.ownerId) }.map(\.event.id))
   }
 
-  /// Publishes each event on the channels of its audience, on every node (the live log's signal with PostgreSQL):
-  /// a watcher connected to another node than the one that evaluated the fix hears it too.
+  /// Publishes each event its fence's alert rule allows on the channels of its audience, on every node (the live
+  /// log's signal with PostgreSQL): a watcher connected to another node than the one that evaluated the fix hears it
+  /// too.
   func deliver(_ events: [Addressed]) async {
-    for item in events {
+    for item in events where item.event.alerted {
       guard let payload = try? JSONValue(encoding: GeofenceLiveEvent(event: item.event)) else { continue }
       await live.publishEverywhere(payload, to: item.audience.compactMap(Self.channel))
     }
@@ -407,13 +420,15 @@ struct GeofenceFanOut: Service {
   let live: LiveUpdates
   let geofences: GeofenceMonitor
   let commits: AsyncStream<CommittedFixes>
+  /// Queues each commit's positions for Home Assistant, after its live events.
+  let homeAssistant: HomeAssistantFeed
 
   func run() async {
     // Share links' subscribers are revoked at expiry, fixes or not.
     let sweep = Task { await live.sweepEndedLinks() }
     await withTaskGroup(of: Void.self) { group in
       group.addTask { await geofences.run() }
-      await live.fanOut(commits, afterEach: { geofences.wake() })
+      await live.fanOut(commits, afterEach: { geofences.wake() }, then: { await homeAssistant.enqueue($0) })
       geofences.finish()
     }
     sweep.cancel()

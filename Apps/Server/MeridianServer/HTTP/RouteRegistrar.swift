@@ -249,7 +249,8 @@ struct RouteRegistrar {
     let store = self.store
     let prepare = preparation(for: endpoint)
     let usesKey = endpoint.idempotency == .key
-    let handler = Self.checkingAccount(handler, store: store)
+    let handler = Self.keepingWritesInView(
+      Self.checkingAccount(handler, store: store), method: endpoint.method, store: store)
     routes(for: endpoint).on(RouterPath(endpoint.pathTemplate), method: endpoint.method) { request, context in
       var call = try await prepare(request, context)
       let key = usesKey ? request.headers[.idempotencyKey] : nil
@@ -286,7 +287,8 @@ struct RouteRegistrar {
     _ handler: @escaping @Sendable (RouteCall<Parameters, Body>) async throws -> RawBody
   ) {
     let prepare = preparation(for: endpoint)
-    let handler = Self.checkingAccount(handler, store: store)
+    let handler = Self.keepingWritesInView(
+      Self.checkingAccount(handler, store: store), method: endpoint.method, store: store)
     routes(for: endpoint).on(RouterPath(endpoint.pathTemplate), method: endpoint.method) { request, context in
       let raw = try await handler(try await prepare(request, context))
       var headers: HTTPFields = [.contentType: raw.contentType]
@@ -294,6 +296,52 @@ struct RouteRegistrar {
       return Hummingbird.Response(
         status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: raw.data)))
     }
+  }
+
+  /// Where a browser is sent next (a route a person's browser navigates to, not an API client), and the cookie set
+  /// on the way.
+  struct Redirect: Sendable {
+    /// The `Location`.
+    var location: String
+    /// 302 (to another site) or 303 (after a callback, to this site's page).
+    var status: HTTPResponse.Status = .found
+    /// `Set-Cookie`, if any.
+    var setCookie: String? = nil
+  }
+
+  /// Registers `handler` for an endpoint a browser navigates to, whose success answer is a redirect; failures are
+  /// the error envelope as everywhere.
+  func onRedirect<Parameters, Body>(
+    _ endpoint: Endpoint<Parameters, Body, NoContent>,
+    _ handler: @escaping @Sendable (RouteCall<Parameters, Body>) async throws -> Redirect
+  ) {
+    let prepare = preparation(for: endpoint)
+    routes(for: endpoint).on(RouterPath(endpoint.pathTemplate), method: endpoint.method) { request, context in
+      let redirect = try await handler(try await prepare(request, context))
+      var headers: HTTPFields = [.location: redirect.location]
+      if let cookie = redirect.setCookie { headers[.setCookie] = cookie }
+      return Hummingbird.Response(status: redirect.status, headers: headers)
+    }
+  }
+
+  /// `handler` reading for the signed-in caller, their write noted after it (``keepingWritesInView(of:method:store:_:)``).
+  static func keepingWritesInView<Parameters, Body, Response>(
+    _ handler: @escaping @Sendable (RouteCall<Parameters, Body>) async throws -> Response,
+    method: HTTPRequest.Method, store: any MeridianStore
+  ) -> @Sendable (RouteCall<Parameters, Body>) async throws -> Response {
+    { call in try await keepingWritesInView(of: call.user, method: method, store: store) { try await handler(call) } }
+  }
+
+  /// What `work` answers, reading for the signed-in `user` (``StoreReader/user``); after a request of theirs that
+  /// changes something (not GET or HEAD) succeeded, their write is noted so that their next reads see it wherever the
+  /// store reads them from (a replica that may lag: ``WriteFencing``).
+  static func keepingWritesInView<Response>(
+    of user: UserID?, method: HTTPRequest.Method, store: any MeridianStore, _ work: () async throws -> Response
+  ) async throws -> Response {
+    guard let user else { return try await work() }
+    let response = try await StoreReader.$user.withValue(user) { try await work() }
+    if method != .get && method != .head { await store.noteWrite(by: user) }
+    return response
   }
 
   /// `handler`, except that when it fails unexpectedly (not with an ``APIError``) for a signed-in caller whose

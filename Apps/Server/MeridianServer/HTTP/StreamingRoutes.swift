@@ -179,7 +179,9 @@ extension RouteRegistrar {
         body: try StreamedBody(request, limits: limits), caller: context.identity, headers: request.headers,
         query: request.uri.query ?? "", clientAddress: context.clientAddress, logger: context.logger,
         readParameters: { try Self.parameters(of: request, template: template) })
-      return try await Self.checkingAccount(of: call.user, store: store) { try await handler(call) }
+      return try await Self.keepingWritesInView(of: call.user, method: endpoint.method, store: store) {
+        try await Self.checkingAccount(of: call.user, store: store) { try await handler(call) }
+      }
     }
   }
 

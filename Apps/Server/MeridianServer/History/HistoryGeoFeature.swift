@@ -22,19 +22,23 @@ struct HistoryGeoFeature: Sendable {
     routes.on(API.historyPlaces) { call in
       let user = try call.authenticated()
       let languages = Self.languages(requested: call.parameters.language, acceptLanguage: call.headers[.acceptLanguage])
-      let fixes = try await HistoryExport(environment: environment).allFixes(user, call.parameters.history)
+      let history = HistoryExport(environment: environment)
+      let visits = try await history.visits(of: user, in: history.allFixes(user, call.parameters.history))
       let level = GazetteerLevel(name: call.parameters.level) ?? .country
-      return try await places(VisitDetector().visits(in: fixes), level: level, languages: languages)
+      return try await places(visits, level: level, languages: languages)
     }
     routes.on(API.historyStats) { call in
       let user = try call.authenticated()
       let languages = Self.languages(requested: call.parameters.language, acceptLanguage: call.headers[.acceptLanguage])
       let history = call.parameters.history
-      let fixes = try await HistoryExport(environment: environment).allFixes(user, history)
-      let visits = VisitDetector().visits(in: fixes)
+      let export = HistoryExport(environment: environment)
+      let fixes = try await export.allFixes(user, history)
+      let visits = try await export.visits(of: user, in: fixes)
       let labels = try await gazetteer.labels(for: visits.map(\.location), languages: languages)
       return HistoryStatistics(timeZone: history.timeZone).stats(
-        fixes: fixes, visits: Array(zip(visits, labels)), languages: languages)
+        fixes: fixes, zones: try await gazetteer.timeZones(for: fixes.map(\.coordinate)),
+        visits: Array(zip(visits, labels)), visitZones: try await gazetteer.timeZones(for: visits.map(\.location)),
+        languages: languages)
     }
   }
 
@@ -151,6 +155,7 @@ actor GazetteerCache {
   private var version: [GazetteerFileState] = []
   private var checked: Int64?
   private var cells: [UInt64: GazetteerIndex.Match?] = [:]
+  private var zones: [String: TimeZone?] = [:]
 
   /// Cells remembered before the cache starts over.
   static let maximumCells = 200_000
@@ -178,6 +183,18 @@ actor GazetteerCache {
       let found = index.nearest(latitude: centre.latitude, longitude: centre.longitude).first
       cells[cell.value] = found
       return found
+    }
+  }
+
+  /// The local time zone of each coordinate: its nearest town's (GeoNames gives each place its zone), however far;
+  /// nil when the gazetteer is empty or the town has no zone.
+  func timeZones(for coordinates: [Coordinate]) async throws -> [TimeZone?] {
+    try await matches(for: coordinates).map { match in
+      guard let identifier = match?.locality.timeZone else { return nil }
+      if let known = zones[identifier] { return known }
+      let zone = TimeZone(identifier: identifier)
+      zones[identifier] = zone
+      return zone
     }
   }
 

@@ -39,47 +39,53 @@ struct HistoryImport: Sendable {
       counters: .of(environment.store.sharedLimits, purpose: "imports.account"))
   }
 
-  /// The formats the route reads.
-  enum Format: String {
-    case gpx, csv, geojson, google
-
-    /// The format of a file from its first bytes: a Google export's shape, XML (GPX), another JSON object
-    /// (GeoJSON), a first line with commas (CSV); nil when none.
-    init?(head: Data) {
-      if GoogleExportShape.detect(head) != nil {
-        self = .google
-        return
-      }
-      let text = String(decoding: head.prefix(1024), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-      if text.hasPrefix("<") {
-        self = .gpx
-      } else if text.hasPrefix("{") {
-        self = .geojson
-      } else if text.prefix(while: { $0 != "\n" && $0 != "\r" }).contains(",") {
-        self = .csv
-      } else {
-        return nil
-      }
-    }
-  }
-
   func register(on routes: RouteRegistrar) {
     let feature = self
+    let jobs = HistoryImportJobs(importer: self)
     let limits = RouteRegistrar.BodyLimits(wire: maximumBytes, decompressed: maximumBytes)
     routes.onStream(API.importHistory, limits: limits) { call in
-      let user = try call.authenticated()
-      // Before the body is read: an account that keeps no history takes none.
-      if try await feature.environment.store.isLiveOnly(user) { throw APIError.liveOnlyRefusesImport }
-      let spool = try await ImportSpool.create()
-      try await spool.append(call.body)
+      let (user, spool, _) = try await feature.receive(call)
       return try RouteRegistrar.json(try await feature.importFile(spool, user: user))
     }
+    routes.onStream(API.startHistoryImport, limits: limits) { call in
+      let (user, spool, bytes) = try await feature.receive(call)
+      let job = try await jobs.start(spool, bytes: bytes, user: user, logger: call.logger)
+      return try RouteRegistrar.json(job, status: .accepted, headers: [.location: "/v1/history/imports/\(job.id)"])
+    }
+    routes.on(API.historyImportJob) { call in try await jobs.job(call.parameters.id, owner: call.authenticated()) }
+    routes.on(API.historyImportJobs) { call in try await jobs.list(call.authenticated()) }
   }
 
-  /// Checks the whole file, then stores it in batches; returns the summary.
-  func importFile(_ file: ImportSpool, user: UserID) async throws -> HistoryImportSummary {
+  /// The caller and the upload's body, spooled to a temporary file; the body is not read for an account that keeps
+  /// no history.
+  func receive<Parameters>(_ call: StreamingRouteCall<Parameters>) async throws -> (UserID, ImportSpool, Int) {
+    let user = try call.authenticated()
+    if try await environment.store.isLiveOnly(user) { throw APIError.liveOnlyRefusesImport }
+    let spool = try await ImportSpool.create()
+    return (user, spool, try await spool.append(call.body))
+  }
+
+  /// How far an import has got, reported after every 64 KiB of the file read.
+  struct Progress: Sendable {
+    /// Whether the fixes are being stored (the second reading), else checked.
+    var storing: Bool
+    /// The file's format.
+    var format: HistoryFileKind
+    /// Bytes read by this reading.
+    var bytesRead: Int
+    /// Fixes read by this reading.
+    var read: Int
+    /// Fixes stored and found stored already, so far.
+    var stored: Int
+    var duplicates: Int
+  }
+
+  /// Checks the whole file, then stores it in batches; returns the summary. `progress` is told after every chunk.
+  func importFile(
+    _ file: ImportSpool, user: UserID, progress: @Sendable (Progress) async -> Void = { _ in }
+  ) async throws -> HistoryImportSummary {
     let head = try await file.read(at: 0, upTo: 65_536)
-    guard let format = Format(head: head) else {
+    guard let format = HistoryFileKind(head: head) else {
       throw APIError(
         status: 415, code: .unsupportedMediaType,
         message: "The body is no GPX, CSV, GeoJSON or Google location history file (told by its content).")
@@ -91,11 +97,13 @@ struct HistoryImport: Sendable {
     // the REST routes check a device id (keyed by the name in the file, valued by the id stored); nothing is stored.
     var read = 0
     var devices: [DeviceID: DeviceID] = [:]
-    let checked: (skipped: SkippedRecords, google: GoogleTimelineSummary?)
+    let checked: HistoryFileReading
     do {
-      checked = try await Self.read(file, format) { fixes in
+      checked = try await Self.read(file, format) { fixes, bytesRead in
         let first = read
         read += fixes.count
+        await progress(
+          Progress(storing: false, format: format, bytesRead: bytesRead, read: read, stored: 0, duplicates: 0))
         try FixIngest.checkTimes(fixes, now: now, futureSeconds: limits.futureFixSeconds) { "fixes[\(first + $0)]" }
         for fix in fixes where devices.count <= 100 {
           let named = fix.deviceID ?? fallback
@@ -158,61 +166,33 @@ struct HistoryImport: Sendable {
         try await store.claimDevice(device, owner: user, now: now, maxDevices: maxDevices), device: device)
     }
     // Second reading: stored in batches; a fix already stored is a duplicate.
-    var stored = 0
-    var duplicates = 0
-    var pending: [LocationFix] = []
-    var pace = ImportPace(rowsPerSecond: ServerLimits.active(limits.importedFixesPerSecond))
-    func flush() async throws {
-      guard !pending.isEmpty else { return }
-      let count = pending.count
-      let batches = Dictionary(grouping: pending) { devices[$0.deviceID ?? fallback] ?? fallback }
-        .sorted { $0.key < $1.key }.map { FixInsertBatch(userID: user, deviceID: $0.key, fixes: $0.value) }
-      pending.removeAll(keepingCapacity: true)
-      for receipt in try await store.insertFixes(batches, now: now) {
-        stored += receipt.accepted
-        duplicates += receipt.duplicates
-      }
-      try await pace.spend(count)
+    var writer = HistoryBatchWriter(
+      store: store, user: user, now: now, batchSize: Self.batch,
+      rowsPerSecond: ServerLimits.active(limits.importedFixesPerSecond)
+    ) { [devices] in devices[$0.deviceID ?? fallback] ?? fallback }
+    // The writer leaves out fixes inside a privacy zone that stores nothing.
+    var handed = 0
+    _ = try await Self.read(file, format) { fixes, bytesRead in
+      try await writer.add(fixes)
+      handed += fixes.count
+      await progress(
+        Progress(
+          storing: true, format: format, bytesRead: bytesRead, read: handed, stored: writer.stored,
+          duplicates: writer.duplicates))
     }
-    _ = try await Self.read(file, format) { fixes in
-      pending += fixes
-      if pending.count >= Self.batch { try await flush() }
-    }
-    try await flush()
+    try await writer.flush()
     return HistoryImportSummary(
-      format: format.rawValue, read: read, stored: stored, duplicates: duplicates, skipped: checked.skipped.count,
-      skippedLines: checked.skipped.lines, devices: fileDevices.sorted().map(\.rawValue), google: checked.google)
+      format: format.rawValue, read: read, stored: writer.stored, duplicates: writer.duplicates,
+      skipped: checked.skipped.count,
+      skippedLines: checked.skipped.lines, devices: fileDevices.sorted().map(\.rawValue), google: checked.google,
+      withheld: writer.withheld > 0 ? writer.withheld : nil)
   }
 
-  /// Reads `handle` from its start in `format`, calling `body` with the fixes of each 64 KiB chunk; returns the points
-  /// skipped for lack of a time and a Google export's summary.
+  /// Reads the spooled file from its start as `format`, calling `body` with the fixes of each 64 KiB chunk and the
+  /// bytes read so far.
   static func read(
-    _ file: ImportSpool, _ format: Format, _ body: ([LocationFix]) async throws -> Void
-  ) async throws -> (skipped: SkippedRecords, google: GoogleTimelineSummary?) {
-    func stream(_ reader: inout some StreamingFixReader) async throws -> SkippedRecords {
-      var offset = 0
-      while true {
-        let chunk = try await file.read(at: offset, upTo: 65_536)
-        if chunk.isEmpty { break }
-        offset += chunk.count
-        try await body(try reader.feed(chunk))
-      }
-      try await body(try reader.finish())
-      return reader.skipped
-    }
-    switch format {
-    case .gpx:
-      var reader = GPXReader()
-      return (try await stream(&reader), nil)
-    case .csv:
-      var reader = CSVReader()
-      return (try await stream(&reader), nil)
-    case .geojson:
-      var reader = GeoJSONReader()
-      return (try await stream(&reader), nil)
-    case .google:
-      var reader = GoogleTimelineReader()
-      return (try await stream(&reader), reader.summary)
-    }
+    _ file: ImportSpool, _ format: HistoryFileKind, _ body: ([LocationFix], Int) async throws -> Void
+  ) async throws -> HistoryFileReading {
+    try await format.read(chunk: { try await file.read(at: $0, upTo: 65_536) }, body)
   }
 }

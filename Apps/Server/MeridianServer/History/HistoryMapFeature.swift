@@ -4,12 +4,13 @@ import GeoKit
 import MeridianAPI
 import MeridianStore
 
-/// `GET /v1/history/map`: the caller's history in a view at a zoom, in bounded size whatever the history's. It reads
-/// at most ``readLimit`` + 1 fixes of the view (oldest first); when there are no more than that, it splits them into
-/// tracks (per device, at time gaps) and simplifies each with GeoKit's RDP at the zoom's resolution, and answers the
-/// tracks when they keep at most ``vertexLimit`` vertices. Otherwise — too many fixes or vertices for the screen — it
-/// answers the fixes counted per geohash cell of a precision chosen from the zoom (at most ``cellLimit`` cells, the
-/// fullest).
+/// `GET /v1/history/map`: the caller's history in a view at a zoom, in bounded size whatever the history's. It first
+/// counts the view's fixes per geohash cell of a length chosen from the zoom (``cells(_:_:precision:box:)``: from the
+/// per-hour counts the store keeps, so the time grows with the cells and hours, not the fixes). When the cells that
+/// meet the view hold at most ``readLimit`` fixes, it reads those of the view (through the store's geohash index),
+/// splits them into tracks (per device, at time gaps) and simplifies each with GeoKit's RDP at the zoom's resolution,
+/// and answers the tracks when they keep at most ``vertexLimit`` vertices. Otherwise — too many fixes or vertices
+/// for the screen — it answers the cells (at most ``cellLimit``, the fullest).
 struct HistoryMapFeature: Sendable {
   let environment: ServerEnvironment
 
@@ -35,19 +36,69 @@ struct HistoryMapFeature: Sendable {
     let tolerance =
       Self.metresPerPixel(zoom: query.zoom, latitude: (query.box.south + query.box.north) / 2)
       * Self.tolerancePixels
-    let fixes = try await environment.store.fixes(
-      owner: user, filter: filter, box: query.box, limit: Self.readLimit + 1)
-    if fixes.count <= Self.readLimit {
+    let precision = Self.precision(zoom: query.zoom)
+    let cells = try await self.cells(user, filter, precision: precision, box: query.box)
+    let counted = cells.reduce(0) { $0 + $1.count }
+    if counted <= Self.readLimit {
+      let fixes = try await environment.store.fixPositions(
+        owner: user, filter: filter, box: query.box, limit: Self.readLimit + 1)
       let tracks = Self.tracks(fixes).map { Self.simplified($0, tolerance: tolerance) }
-      if tracks.reduce(0, { $0 + $1.points.count }) <= Self.vertexLimit {
-        return HistoryMap(tracks: tracks, cells: [], precision: nil, tolerance: tolerance)
+      if fixes.count <= Self.readLimit, tracks.reduce(0, { $0 + $1.points.count }) <= Self.vertexLimit {
+        return HistoryMap(tracks: tracks, cells: [], precision: nil, tolerance: tolerance, fixes: fixes.count)
       }
     }
-    let precision = Self.precision(zoom: query.zoom)
-    let cells = try await environment.store.clusters(
-      owner: user, filter: filter, precision: precision, box: query.box)
     return HistoryMap(
-      tracks: [], cells: Array(cells.prefix(Self.cellLimit)), precision: precision, tolerance: tolerance)
+      tracks: [], cells: Array(cells.prefix(Self.cellLimit)), precision: precision, tolerance: tolerance,
+      fixes: counted)
+  }
+
+  /// The fixes of `filter` counted per geohash cell of `precision`, of the cells that meet `box`, the fullest first:
+  /// the whole UTC hours of the period from the store's per-hour counts, the parts of an hour at the period's ends
+  /// from the fixes themselves (those inside `box`). A filter the counts don't keep (accuracy, kinds) is counted from
+  /// the fixes.
+  func cells(_ user: UserID, _ filter: HistoryFilter, precision: Int, box: BoundingBox) async throws
+    -> [HistoryCluster]
+  {
+    let store = environment.store
+    let hour = HistoryCells.hour
+    let (start, end) = (filter.range.start, filter.range.end)
+    // The whole hours: from the first that starts at or after `start` to the last that ends at or before `end`.
+    // (No fix is dated before 2000: an hour before 1970 starts none.)
+    let first = start.map { max(0, $0) / hour + (max(0, $0) % hour == 0 ? 0 : 1) } ?? 0
+    let last = end.map { max(0, $0) / hour } ?? Int64.max / hour
+    guard filter.minimumAccuracy == nil, filter.kinds.isEmpty, first < last else {
+      return try await store.clusters(owner: user, filter: filter, precision: precision, box: box)
+    }
+    var parts = [
+      try await store.hourlyClusters(
+        owner: user, precision: precision, hours: first..<last,
+        prefixes: HistoryCells.prefixes(covering: box, maxLength: precision)
+      ).filter { HistoryCells.cell($0.geohash, meets: box) }
+    ]
+    for edge in [start.map { ($0, first * hour) }, end.map { (last * hour, $0) }] {
+      guard let (from, to) = edge, from < to else { continue }
+      var part = filter
+      part.range = TimeRange(start: from, end: to)
+      parts.append(try await store.clusters(owner: user, filter: part, precision: precision, box: box))
+    }
+    return parts.count == 1 ? parts[0] : Self.merged(parts.flatMap { $0 })
+  }
+
+  /// Cells of the same geohash added up (their mean positions weighted by their counts), the fullest first.
+  static func merged(_ cells: [HistoryCluster]) -> [HistoryCluster] {
+    var sums: [String: (count: Int, latitude: Double, longitude: Double)] = [:]
+    for cell in cells {
+      let sum = sums[cell.geohash] ?? (0, 0, 0)
+      sums[cell.geohash] = (
+        sum.count + cell.count, sum.latitude + cell.latitude * Double(cell.count),
+        sum.longitude + cell.longitude * Double(cell.count)
+      )
+    }
+    return sums.map { cell, sum in
+      HistoryCluster(
+        geohash: cell, count: sum.count, latitude: sum.latitude / Double(sum.count),
+        longitude: sum.longitude / Double(sum.count))
+    }.sorted { ($0.count, $1.geohash) > ($1.count, $0.geohash) }
   }
 
   /// Metres per pixel of a 256-pixel Web Mercator tile at `zoom` and `latitude`.

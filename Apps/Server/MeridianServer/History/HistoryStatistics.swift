@@ -6,7 +6,8 @@ import MeridianStore
 
 /// The figures of `GET /v1/history/stats` from a history read oldest first, its stays and their gazetteer labels:
 /// distance travelled, countries and towns stayed in, days tracked and days away from home, in all and per calendar
-/// year and month of one time zone.
+/// year and month — each fix and stay in the local time of where it was (its zone from the gazetteer), else in the
+/// time zone asked for.
 struct HistoryStatistics {
   /// The calendar the days, months and years are counted in.
   var calendar: Calendar
@@ -22,8 +23,12 @@ struct HistoryStatistics {
     zoneName = zone == nil ? "UTC" : timeZone ?? "UTC"
   }
 
-  /// The statistics of `fixes` (oldest first) and their stays `visits`, each with its label (nil: not placed).
-  func stats(fixes: [LocationFix], visits: [(Visit, GazetteerLabel?)], languages: [String]) -> HistoryStats {
+  /// The statistics of `fixes` (oldest first) and their stays `visits`, each with its label (nil: not placed), each
+  /// fix and stay in its local time zone (`zones`, `visitZones`: parallel to them; nil or missing: ``calendar``'s).
+  func stats(
+    fixes: [LocationFix], zones: [TimeZone?] = [], visits: [(Visit, GazetteerLabel?)], visitZones: [TimeZone?] = [],
+    languages: [String]
+  ) -> HistoryStats {
     var days = DayKeys(calendar: calendar)
     var tallies: [String: Tally] = [:]
     func tally(_ keys: DayKeys.Keys, _ update: (inout Tally) -> Void) {
@@ -32,10 +37,10 @@ struct HistoryStatistics {
     // Distance: a move counts when it is longer than the larger accuracy of its ends; otherwise it is jitter and
     // the next move is measured from the same fix.
     var anchor: LocationFix?
-    var tracked: [Int64: DayKeys.Keys] = [:]
-    for fix in fixes {
-      let keys = days.keys(fix.timestamp)
-      tracked[keys.day] = keys
+    var tracked: [String: DayKeys.Keys] = [:]
+    for (position, fix) in fixes.enumerated() {
+      let keys = days.keys(fix.timestamp, in: position < zones.count ? zones[position] : nil)
+      tracked[keys.date] = keys
       var moved = 0.0
       if let from = anchor {
         let threshold = max(from.horizontalAccuracy ?? 0, fix.horizontalAccuracy ?? 0)
@@ -71,9 +76,10 @@ struct HistoryStatistics {
     }
     let cities = ranked(cityTime)
     let home = cities.first
-    var homeDays = Set<Int64>()
-    for (visit, label) in visits {
-      let keys = days.keys(visit.arrival)
+    var homeDays = Set<String>()
+    for (position, (visit, label)) in visits.enumerated() {
+      let zone = position < visitZones.count ? visitZones[position] : nil
+      let keys = days.keys(visit.arrival, in: zone)
       tally(keys) {
         $0.visits += 1
         if let label {
@@ -85,13 +91,13 @@ struct HistoryStatistics {
       // Every day the stay at home touches, up to a year of them.
       var day = keys
       for _ in 0..<366 {
-        homeDays.insert(day.day)
+        homeDays.insert(day.date)
         guard day.end <= visit.departure else { break }
-        day = days.keys(day.end)
+        day = days.keys(day.end, in: zone)
       }
     }
     for keys in tracked.values {
-      let away = !homeDays.contains(keys.day)
+      let away = !homeDays.contains(keys.date)
       tally(keys) {
         $0.daysTracked += 1
         if away { $0.daysAway += 1 }
@@ -123,12 +129,13 @@ struct HistoryStatistics {
     }
   }
 
-  /// The calendar day, month and year of a time, remembering the last day so that a history read in order asks the
-  /// calendar once per day, not once per fix.
+  /// The calendar day, month and year of a time in a time zone (the statistics' own when none is given),
+  /// remembering the last day so that a history read in order asks the calendar once per day, not once per fix.
   struct DayKeys {
     struct Keys {
-      /// The day's start and end, UTC ms.
-      var day: Int64
+      /// The local date, `2024-01-31`: a day tracked in two zones is one day.
+      var date: String
+      /// The day's end, UTC ms.
       var end: Int64
       /// `2024-01`, `2024`.
       var month: String
@@ -136,20 +143,26 @@ struct HistoryStatistics {
     }
 
     let calendar: Calendar
-    private var last: Keys?
+    private var calendars: [String: Calendar] = [:]
+    private var last: (zone: String, start: Int64, keys: Keys)?
 
     init(calendar: Calendar) { self.calendar = calendar }
 
-    mutating func keys(_ time: Int64) -> Keys {
-      if let last, (last.day..<last.end).contains(time) { return last }
+    mutating func keys(_ time: Int64, in zone: TimeZone? = nil) -> Keys {
+      let zone = zone ?? calendar.timeZone
+      if let last, last.zone == zone.identifier, (last.start..<last.keys.end).contains(time) { return last.keys }
+      var local = calendars[zone.identifier] ?? calendar
+      local.timeZone = zone
+      calendars[zone.identifier] = local
       let date = Timestamp.date(time)
-      let interval = calendar.dateInterval(of: .day, for: date) ?? DateInterval(start: date, duration: 86_400)
-      let parts = calendar.dateComponents([.year, .month], from: date)
+      let interval = local.dateInterval(of: .day, for: date) ?? DateInterval(start: date, duration: 86_400)
+      let parts = local.dateComponents([.year, .month, .day], from: date)
       let year = String(format: "%04d", parts.year ?? 0)
+      let month = year + String(format: "-%02d", parts.month ?? 0)
       let keys = Keys(
-        day: Timestamp.milliseconds(interval.start), end: Timestamp.milliseconds(interval.end),
-        month: year + String(format: "-%02d", parts.month ?? 0), year: year)
-      last = keys
+        date: month + String(format: "-%02d", parts.day ?? 0), end: Timestamp.milliseconds(interval.end),
+        month: month, year: year)
+      last = (zone.identifier, Timestamp.milliseconds(interval.start), keys)
       return keys
     }
   }

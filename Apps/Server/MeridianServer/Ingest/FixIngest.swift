@@ -5,7 +5,8 @@ import MeridianStore
 
 /// Where fixes enter the server, however they arrive (`POST /v1/fixes`, a `publish` on the live socket, OwnTracks,
 /// OsmAnd): checks the batch (device id, times, the account's upload rate), claims the device for the user and
-/// hands the batch to the group-commit writer, whose commits the live fan-out reads.
+/// hands the batch to the group-commit writer, whose commits the live fan-out reads. Fixes inside one of the
+/// account's privacy zones that store nothing are dropped here, on arrival (``PrivacyZone/stores(_:in:)``).
 struct FixIngest: Sendable {
   let store: any MeridianStore
   let writer: FixWriter
@@ -13,6 +14,9 @@ struct FixIngest: Sendable {
   let limits: ServerLimits
   /// Fixes per account per minute.
   let rate: RateLimiter
+  /// Each account's privacy zones, dropped on every change of the owner's settings on any node (``zonesChanged(_:)``,
+  /// from the live updates' signal) and after a few seconds anyway (a change made by the admin CLI).
+  let zones = LookupCache<UserID, [PrivacyZone]>(lifetime: 5_000, capacity: 10_000)
 
   /// The earliest time a fix may carry: 2000-01-01T00:00:00Z. Anything earlier is a device without a clock, or
   /// seconds sent as milliseconds (`1795656894` is January 1970).
@@ -44,9 +48,27 @@ struct FixIngest: Sendable {
         "This account uploaded more than \(limits.fixesPerAccountPerMinute) fixes in the last minute; send the rest "
           + "later.", retryAfterMilliseconds: wait)
     }
-    return try await writer.submit(
-      FixInsertBatch(userID: user, deviceID: device, fixes: batch.fixes, idempotency: idempotency))
+    let (kept, withheld) = try await keptFixes(batch.fixes, of: user, now: now)
+    // Nothing to store: the answer is the same whenever it is asked again, so no idempotency record is needed.
+    guard !kept.isEmpty else { return FixReceipt(accepted: 0, duplicates: 0, withheld: withheld) }
+    var receipt = try await writer.submit(
+      FixInsertBatch(userID: user, deviceID: device, fixes: kept, idempotency: idempotency))
+    if withheld > 0 { receipt.withheld = withheld }
+    return receipt
   }
+
+  /// `fixes` without those inside a privacy zone of `user` that stores nothing, and how many those were.
+  func keptFixes(_ fixes: [LocationFix], of user: UserID, now: Int64) async throws -> (
+    kept: [LocationFix], withheld: Int
+  ) {
+    let zones = try await zones.value(for: user, now: now) { try await store.privacyZones(owner: user) } ?? []
+    guard zones.contains(where: { !$0.store }) else { return (fixes, 0) }
+    let kept = fixes.filter { PrivacyZone.stores($0, in: zones) }
+    return (kept, fixes.count - kept.count)
+  }
+
+  /// Forgets what this node remembers of `user`'s zones: call after any change to them.
+  func zonesChanged(_ user: UserID) { zones.remove(user) }
 
   /// The device id without surrounding spaces, checked: 1…128 characters, no control characters.
   /// - Throws: ``APIError`` `invalid_request`.

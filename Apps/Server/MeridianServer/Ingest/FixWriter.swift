@@ -9,9 +9,12 @@ import Synchronization
 /// The group-commit writer: requests hand their fixes over and wait; the writer stores everything that queued up
 /// since its last commit in one durable transaction and then answers every waiting request.
 ///
-/// Commits are chained on the store's writer thread: the first request to find the writer idle starts a commit, and
-/// each commit's completion answers its requests and starts the next one with whatever queued meanwhile. No task of
-/// Swift concurrency's shared pool sits in that loop, so a commit never waits behind the requests it serves.
+/// Up to the store's ``FixStore/fixCommitsInFlight`` commits run at once (1 on SQLite, a small pool on PostgreSQL),
+/// each its own transaction. Commits are chained on the store's writer thread: a request that finds a commit slot
+/// free starts a commit, and each commit's completion answers its requests and starts the next one in its slot with
+/// whatever queued meanwhile. No task of Swift concurrency's shared pool sits in that loop, so a commit never waits
+/// behind the requests it serves. Requests of one commit are stored together; two requests running at once may be
+/// committed in either order (a store with a shared live log numbers its entries in commit order).
 ///
 /// Run it as a service in the same `ServiceGroup` as the HTTP server, after it in the list, so that on SIGTERM the
 /// server drains its in-flight requests first and the writer commits what they handed over before it stops.
@@ -28,55 +31,62 @@ public final class FixWriter: Service, Sendable {
   private final class Queue: Sendable {
     private struct State {
       var jobs: [Job] = []
-      var committing = false
-      /// When the oldest job of the running commit was handed over.
-      var committingSince: ContinuousClock.Instant?
+      /// The running commits, by number, each with when its oldest job was handed over.
+      var running: [Int: ContinuousClock.Instant] = [:]
+      var nextNumber = 0
       var closed = false
       var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
-      /// The next commit's jobs: the oldest `limit` of those queued.
-      mutating func takeNext(_ limit: Int) -> [Job] {
-        committingSince = jobs.first?.since
+      /// Starts a commit of the oldest `limit` jobs queued.
+      mutating func start(_ limit: Int) -> Commit {
+        defer { nextNumber += 1 }
+        running[nextNumber] = jobs.first?.since
         guard jobs.count > limit else {
           defer { jobs.removeAll(keepingCapacity: true) }
-          return jobs
+          return Commit(number: nextNumber, jobs: jobs)
         }
         defer { jobs.removeFirst(limit) }
-        return Array(jobs.prefix(limit))
+        return Commit(number: nextNumber, jobs: Array(jobs.prefix(limit)))
       }
     }
 
     private let state = Mutex(State())
     private let maxJobsPerCommit: Int
+    private let maxCommitsInFlight: Int
 
-    init(maxJobsPerCommit: Int) { self.maxJobsPerCommit = max(1, maxJobsPerCommit) }
+    init(maxJobsPerCommit: Int, maxCommitsInFlight: Int) {
+      self.maxJobsPerCommit = max(1, maxJobsPerCommit)
+      self.maxCommitsInFlight = max(1, maxCommitsInFlight)
+    }
+
+    /// How many commits run now.
+    var commitsInFlight: Int { state.withLock { $0.running.count } }
 
     /// What a request's hand-over led to.
     enum Admission {
       /// Refused: the writer has stopped.
       case refused
-      /// Queued behind the running commit, which starts the next one.
+      /// Queued behind the running commits, one of which starts the next one.
       case queued
-      /// The writer was idle: the caller starts the commit of these jobs.
-      case commit([Job])
+      /// A commit slot was free: the caller starts this commit.
+      case commit(Commit)
     }
 
     func append(_ job: Job) -> Admission {
       state.withLock { state in
         guard !state.closed else { return .refused }
         state.jobs.append(job)
-        guard !state.committing else { return .queued }
-        state.committing = true
-        return .commit(state.takeNext(maxJobsPerCommit))
+        guard state.running.count < maxCommitsInFlight else { return .queued }
+        return .commit(state.start(maxJobsPerCommit))
       }
     }
 
-    /// After a commit: the next commit's jobs, or nil when none queued (the writer is idle again).
-    func next() -> [Job]? {
-      let (next, waiters): ([Job]?, [CheckedContinuation<Void, Never>]) = state.withLock { state in
-        if !state.jobs.isEmpty { return (state.takeNext(maxJobsPerCommit), []) }
-        state.committing = false
-        state.committingSince = nil
+    /// After the commit `number`: the next commit in its slot, or nil when none queued (the slot is free again).
+    func next(after number: Int) -> Commit? {
+      let (next, waiters): (Commit?, [CheckedContinuation<Void, Never>]) = state.withLock { state in
+        state.running[number] = nil
+        if !state.jobs.isEmpty { return (state.start(maxJobsPerCommit), []) }
+        guard state.running.isEmpty else { return (nil, []) }
         defer { state.idleWaiters.removeAll() }
         return (nil, state.idleWaiters)
       }
@@ -84,9 +94,11 @@ public final class FixWriter: Service, Sendable {
       return next
     }
 
-    /// When the oldest request not answered yet handed its job over (queued, or in the running commit).
+    /// When the oldest request not answered yet handed its job over (queued, or in a running commit).
     var oldestWaitingSince: ContinuousClock.Instant? {
-      state.withLock { $0.committingSince ?? $0.jobs.first?.since }
+      state.withLock { state in
+        (state.running.values + state.jobs.prefix(1).map(\.since)).min()
+      }
     }
 
     /// Refuses new jobs; returns once the queued ones are committed.
@@ -94,12 +106,18 @@ public final class FixWriter: Service, Sendable {
       await withCheckedContinuation { waiter in
         let idle = state.withLock { state in
           state.closed = true
-          if state.committing { state.idleWaiters.append(waiter) }
-          return !state.committing
+          if !state.running.isEmpty { state.idleWaiters.append(waiter) }
+          return state.running.isEmpty
         }
         if idle { waiter.resume() }
       }
     }
+  }
+
+  /// One commit's jobs and its number among the running ones.
+  private struct Commit: Sendable {
+    let number: Int
+    let jobs: [Job]
   }
 
   private let store: any MeridianStore
@@ -121,17 +139,19 @@ public final class FixWriter: Service, Sendable {
   /// Commits waiting for the reader of ``commits`` before the writer waits for it.
   public static let commitBacklog = 4096
 
-  /// A writer storing into `store`, at most `maxJobsPerCommit` requests per transaction and `commitBacklog` commits
-  /// unread in ``commits``, stamping each commit with the time `now` reads.
+  /// A writer storing into `store`, at most `maxJobsPerCommit` requests per transaction, `commitsInFlight`
+  /// transactions at once (the store's ``FixStore/fixCommitsInFlight`` when nil) and `commitBacklog` commits unread in
+  /// ``commits``, stamping each commit with the time `now` reads.
   public init(
     store: any MeridianStore, metrics: ServerMetrics, logger: Logger, maxJobsPerCommit: Int = 512,
-    commitBacklog: Int = FixWriter.commitBacklog, now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
+    commitsInFlight: Int? = nil, commitBacklog: Int = FixWriter.commitBacklog,
+    now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
   ) {
     self.store = store
     self.now = now
     self.metrics = metrics
     self.logger = logger
-    queue = Queue(maxJobsPerCommit: maxJobsPerCommit)
+    queue = Queue(maxJobsPerCommit: maxJobsPerCommit, maxCommitsInFlight: commitsInFlight ?? store.fixCommitsInFlight)
     let channel = CommitChannel(capacity: commitBacklog)
     self.channel = channel
     commits = AsyncStream(unfolding: { await channel.next() })
@@ -144,13 +164,16 @@ public final class FixWriter: Service, Sendable {
     try await withCheckedThrowingContinuation { continuation in
       switch queue.append(Job(batch: batch, continuation: continuation, since: .now)) {
       case .queued: break
-      case .commit(let jobs): commit(jobs)
+      case .commit(let next): commit(next)
       case .refused:
         continuation.resume(
           throwing: APIError(status: 503, code: .unavailable, message: "The server is shutting down; retry shortly."))
       }
     }
   }
+
+  /// How many commits run now (at most the store's ``FixStore/fixCommitsInFlight``).
+  public var commitsInFlight: Int { queue.commitsInFlight }
 
   /// How long the oldest request handed over and not answered yet has waited (nil when none waits): a writer that
   /// moves answers within a commit or two, so `GET /health` reports a node whose writer waits longer as unhealthy.
@@ -166,12 +189,15 @@ public final class FixWriter: Service, Sendable {
     channel.finish()
   }
 
-  /// Stores `jobs` in one transaction; its completion answers them, hands the new fixes to the reader of
-  /// ``commits`` and — once there is room for them — commits the jobs queued meanwhile.
-  private func commit(_ jobs: [Job]) {
+  /// Stores the commit's jobs in one transaction; its completion answers them, hands the new fixes to the reader of
+  /// ``commits`` and — once there is room for them — commits the jobs queued meanwhile in the same slot.
+  private func commit(_ commit: Commit) {
     let now = self.now()
+    let jobs = commit.jobs
     store.insertFixes(jobs.map(\.batch), now: now) { result in
-      let proceed: @Sendable () -> Void = { if let next = self.queue.next() { self.commit(next) } }
+      let proceed: @Sendable () -> Void = {
+        if let next = self.queue.next(after: commit.number) { self.commit(next) }
+      }
       guard let stored = self.finish(jobs, result, now: now), !stored.batches.isEmpty else { return proceed() }
       if !self.channel.send(stored, then: proceed) { self.metrics.liveCommitsDropped.increment() }
     }
@@ -213,14 +239,14 @@ public final class FixWriter: Service, Sendable {
 }
 
 /// The writer's commits on their way to their one reader, at most `capacity` unread: a commit beyond that waits, and
-/// the writer with it, until the reader takes one. A reader whose task is cancelled stops holding the writer: later
+/// the writer's slot with it, until the reader takes one (with several commits in flight, each slot waits its turn). A reader whose task is cancelled stops holding the writer: later
 /// commits are dropped (``send(_:then:)`` answers false).
 final class CommitChannel: Sendable {
   private struct State {
     var unread: [CommittedFixes] = []
     var reader: CheckedContinuation<CommittedFixes?, Never>?
-    /// The writer's continuation, waiting for room.
-    var held: (@Sendable () -> Void)?
+    /// The writer slots' continuations waiting for room, oldest first: one per commit beyond the capacity.
+    var held: [@Sendable () -> Void] = []
     var finished = false
     var readerGone = false
   }
@@ -247,7 +273,7 @@ final class CommitChannel: Sendable {
       }
       state.unread.append(commit)
       guard state.unread.count > capacity else { return .proceed }
-      state.held = proceed
+      state.held.append(proceed)
       return .hold
     }
     switch action {
@@ -280,9 +306,8 @@ final class CommitChannel: Sendable {
       await withCheckedContinuation { (continuation: CheckedContinuation<CommittedFixes?, Never>) in
         let (taken, released): (CommittedFixes??, (@Sendable () -> Void)?) = state.withLock { state in
           if !state.unread.isEmpty {
-            let first = state.unread.removeFirst()
-            defer { if state.unread.count <= capacity { state.held = nil } }
-            return (first, state.unread.count <= capacity ? state.held : nil)
+            // Each held slot's commit is one beyond the capacity: a read makes room for the oldest.
+            return (state.unread.removeFirst(), state.held.isEmpty ? nil : state.held.removeFirst())
           }
           if state.finished || state.readerGone || Task.isCancelled { return (.some(nil), nil) }
           state.reader = continuation
@@ -296,12 +321,12 @@ final class CommitChannel: Sendable {
         state.readerGone = true
         defer {
           state.reader = nil
-          state.held = nil
+          state.held = []
         }
         return (state.reader, state.held)
       }
       reader?.resume(returning: nil)
-      released?()
+      for proceed in released { proceed() }
     }
   }
 }

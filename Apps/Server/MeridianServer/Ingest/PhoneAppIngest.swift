@@ -62,20 +62,36 @@ struct PhoneAppIngest: Sendable {
 
   /// Stores the `location` messages of `body` (other types are ignored) and answers the caller's friends.
   func publish(user: UserID, headers: HTTPFields, body: Data) async throws -> Data {
-    // The apps post an empty body when a friend is deleted; it carries nothing to store.
-    let blank = body.allSatisfy { $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }
-    let messages: [OwnTracks.Message]
+    try await take(try Self.messages(in: body), from: user, device: headers[Self.deviceField])
+    return try OwnTracks.encode(try await reply(to: user, acceptLanguage: headers[.acceptLanguage]))
+  }
+
+  /// The OwnTracks messages of a body, from HTTP (`/pub`) or MQTT; none in a blank one (the apps post an empty
+  /// body when a friend is deleted).
+  /// - Throws: 400 `invalid_json`.
+  static func messages(in body: Data) throws(APIError) -> [OwnTracks.Message] {
+    guard !body.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }) else { return [] }
     do {
-      messages = blank ? [] : try OwnTracks.decode(body)
+      return try OwnTracks.decode(body)
     } catch let error as FormatError {
       throw APIError(status: 400, code: .invalidJSON, message: "The OwnTracks message is malformed: \(error).")
+    } catch {
+      throw APIError(status: 400, code: .invalidJSON, message: "The OwnTracks message is malformed.")
     }
+  }
+
+  /// Takes OwnTracks messages, whether they came over HTTP (`/pub`) or MQTT: stores the `location` messages as
+  /// fixes of the device `device` names (the `X-Limit-D` header, or the MQTT topic's device), else of the topic's
+  /// device, through ``FixIngest``; gives `transition` and `waypoint(s)` messages to the geofences; ignores the
+  /// rest. Returns whether any location was stored.
+  @discardableResult
+  func take(_ messages: [OwnTracks.Message], from user: UserID, device: String?) async throws -> Bool {
     let locations = messages.compactMap { message -> OwnTracks.Location? in
       if case .location(let location) = message { return location }
       return nil
     }
     if let first = locations.first {
-      let device = try Self.deviceName(headers[Self.deviceField], first)
+      let device = try Self.deviceName(device, first)
       var fixes: [LocationFix] = []
       for location in locations {
         do {
@@ -87,12 +103,18 @@ struct PhoneAppIngest: Sendable {
       _ = try await ingest.submit(user, FixBatch(deviceId: device, fixes: fixes))
     }
     if let geofences { try await OwnTracksGeofences(monitor: geofences).take(messages, from: user) }
+    return !locations.isEmpty
+  }
+
+  /// What a `/pub` answer carries: the friends' last locations and cards (``friends(of:)``), their places named
+  /// in the languages of `acceptLanguage` when the gazetteer is loaded.
+  func reply(to user: UserID, acceptLanguage: String?) async throws -> [OwnTracks.Message] {
     var reply = try await friends(of: user)
     if let gazetteer {
-      let languages = HistoryGeoFeature.languages(requested: nil, acceptLanguage: headers[.acceptLanguage])
+      let languages = HistoryGeoFeature.languages(requested: nil, acceptLanguage: acceptLanguage)
       reply = try await gazetteer.ownTracksPlaces(reply, languages: languages)
     }
-    return try OwnTracks.encode(reply)
+    return reply
   }
 
   /// `X-Limit-D`, else the device of the topic `owntracks/<user>/<device>`. Never the two-character tracker id
@@ -114,7 +136,9 @@ struct PhoneAppIngest: Sendable {
   }
 
   /// The last location and card of every user whose location `viewer` may see now (the viewer excluded), the card
-  /// holding only the name and photo the viewer may see (none when neither). In HTTP mode the apps file every
+  /// holding only the name and photo the viewer may see (none when neither). The location is the one the viewer may
+  /// see (``FixAudience``: exact, coarsened or at the town); a person whose last fix lies in a privacy zone is left
+  /// out (OwnTracks has no way to say "in a private zone"). In HTTP mode the apps file every
   /// message under `owntracks/http/<tid>` (iOS and Android alike), so the tid is what ties a card to its location:
   /// each person of one reply gets a tid of their own (``trackerIDs(_:)``).
   func friends(of viewer: UserID) async throws -> [OwnTracks.Message] {
@@ -124,8 +148,10 @@ struct PhoneAppIngest: Sendable {
     for owner in try await store.sharingCandidates(viewer: viewer) where owner != viewer {
       guard let settings = try await store.privacySettings(owner: owner),
         Sharing.canSee(viewer, .location, of: settings, at: now),
-        let fix = try await environment.lastFix(of: owner).map({ handles.redacted($0, owner: owner) })
+        let last = try await environment.lastFix(of: owner),
+        let seen = await environment.audience.view(of: last, for: viewer, of: settings, at: now).fix
       else { continue }
+      let fix = handles.redacted(seen, owner: owner)
       let profile = try await store.profile(owner)?.redacted(
         keeping: Sharing.visibleFields(to: viewer, of: settings, at: now))
       shown.append((owner, fix, profile))

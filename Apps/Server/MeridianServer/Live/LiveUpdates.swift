@@ -9,11 +9,15 @@ import RealtimeKit
 /// Live locations over the RealtimeKit hub (`GET /ws`, subprotocol `meridian.v1`).
 ///
 /// Channels:
-/// - `user:<id>`: every fix stored for that user. Only viewers who may see the user's location may subscribe. The
-///   user's own devices may also `publish` their fixes there (a ``FixBatch`` as the payload): the server validates
-///   and stores them like `POST /v1/fixes`, acknowledges once they are durable, and fans the stored fixes out.
-/// - `group:<id>`: the fixes the group's owner shares with that group; its members (and its owner) may subscribe
-///   while the group grants location.
+/// - `user:<id>`: every fix stored for that user, as recorded. The user may subscribe, and viewers who see the
+///   user's location exactly while the user has no privacy zone. The user's own devices may also `publish` their
+///   fixes there (a ``FixBatch`` as the payload): the server validates and stores them like `POST /v1/fixes`,
+///   acknowledges once they are durable, and fans the stored fixes out.
+/// - `seen_exact:<id>`, `seen_approximate:<id>`, `seen_town:<id>`: the user's fixes as an audience of that precision
+///   sees them (DomainKit's `AudienceView`: coarsened, privacy zones applied); a viewer may subscribe to the channel of
+///   their own precision (`GET /v1/sharing/visible` names it) or a coarser one.
+/// - `group:<id>`: the fixes the group's owner shares with that group, at the group's precision with the owner's
+///   zones applied; its members (and its owner) may subscribe while the group grants location.
 /// - `sharing:<viewer id>`: `{"type": "sharing.visible", "userId"}` each time a person's sharing changes and the
 ///   viewer may see their location afterwards (a resume, a deadline lifted, added to a group): a page watches them
 ///   again at once instead of at its next `GET /v1/sharing/visible`. Only that viewer may subscribe.
@@ -51,10 +55,12 @@ public struct LiveUpdates: Sendable {
   init(
     store: any MeridianStore, ingest: FixIngest, metrics: ServerMetrics, deviceHandles: DeviceHandleSource,
     socketsPerAccount: Int, shareViewersPerLink: Int = 200, channels: [LiveChannelRule] = [],
-    configuration: RealtimeHubConfiguration = .init(),
+    configuration: RealtimeHubConfiguration = .init(), audience: FixAudience? = nil,
     logger: Logger = Logger(label: "meridian.live"), now: @escaping @Sendable () -> Int64
   ) {
     self.store = store
+    self.fixAudience = audience ?? FixAudience(gazetteer: GazetteerCache(store: store, now: now))
+    self.ingest = ingest
     self.logger = logger
     self.now = now
     self.metrics = metrics
@@ -72,7 +78,7 @@ public struct LiveUpdates: Sendable {
       configuration: configuration,
       authenticate: { token in
         let hash = SecretHash.sha256(token)
-        guard let user = try await store.user(forTokenHash: hash, now: now()) else {
+        guard let user = try await Self.account(forTokenHash: hash, store: store, now: now) else {
           var principal = try await Self.sharePrincipal(tokenHash: hash, store: store, now: now())
           // A link's viewers are one principal: their own cap, larger than an account's.
           principal?.maxConnections = ServerLimits.active(shareViewersPerLink) ?? .max
@@ -93,6 +99,23 @@ public struct LiveUpdates: Sendable {
         try await Self.store(request.payload, from: UserID(principal.id), through: ingest)
       })
   }
+
+  /// The account a bearer token (by its hash) signs in now: the hub's sign-in and the Socket.IO adapter's.
+  static func account(forTokenHash hash: String, store: any MeridianStore, now: @Sendable () -> Int64) async throws
+    -> UserID?
+  {
+    try await store.user(forTokenHash: hash, now: now())
+  }
+
+  /// The account `token` signs in now, as the hub checks it.
+  func account(forToken token: String) async throws -> UserID? {
+    try await Self.account(forTokenHash: SecretHash.sha256(token), store: store, now: now)
+  }
+  /// What others see of the fixes fanned out (precision per audience, privacy zones).
+  let fixAudience: FixAudience
+  /// Where fixes enter: told of every change to an owner's settings, on every node, so that a privacy zone that
+  /// stores nothing holds for the next fix whichever node it reaches.
+  let ingest: FixIngest
 
   /// The principal attribute holding the hash of the token a socket signed in with.
   static let tokenAttribute = "token"
@@ -154,18 +177,27 @@ public struct LiveUpdates: Sendable {
   /// Fans out every commit until `commits` (the writer's ``FixWriter/commits``) ends: this process's own commits, or,
   /// when the store has a live log that several nodes share, the log's entries, whichever node committed them.
   /// `afterEach` runs as each of this process's commits is read (the geofence monitor's wake-up).
-  func fanOut(_ commits: AsyncStream<CommittedFixes>, afterEach: @escaping @Sendable () -> Void = {}) async {
+  /// `then` runs with each of this process's commits after its live events (Home Assistant's positions).
+  func fanOut(
+    _ commits: AsyncStream<CommittedFixes>, afterEach: @escaping @Sendable () -> Void = {},
+    then: @escaping @Sendable ([StoredFixes]) async -> Void = { _ in }
+  ) async {
     guard let log = store.liveLog else {
       for await commit in commits {
         afterEach()
-        await publish(Self.stored(commit.batches, receipts: commit.receipts))
+        let stored = Self.stored(commit.batches, receipts: commit.receipts)
+        await publish(stored)
+        await then(stored)
       }
       return
     }
     await withTaskGroup(of: Void.self) { group in
       group.addTask { await follow(log) }
       // Their entries arrive through the log; this ends when the writer stops.
-      for await _ in commits { afterEach() }
+      for await commit in commits {
+        afterEach()
+        await then(Self.stored(commit.batches, receipts: commit.receipts))
+      }
       group.cancelAll()
     }
   }
@@ -300,38 +332,92 @@ public struct LiveUpdates: Sendable {
     return [
       location("user") { UserID($0) },
       location("group") { try await store.group(GroupID($0))?.ownerID },
-      .perViewer(sharingNamespace),
-      shareChannelRule(store: store, ends: ends, now: now),
     ]
+      + seenPrecisions.map { precision in location(seenNamespace(precision)) { UserID($0) } }
+      + [
+        .perViewer(sharingNamespace),
+        shareChannelRule(store: store, ends: ends, now: now),
+      ]
   }
 
   /// Whether `viewer` may receive the events of `channel`, one of the channels of the owner of `settings`:
-  /// `user:<owner>` when they may see the location; `group:<id>` when they own the group, or are a member of it,
-  /// it grants location and they may see the location.
+  /// `user:<owner>` (the fixes as recorded) when they are the owner, or see the location exactly and the owner has no
+  /// privacy zone; `seen_<precision>:<owner>` when they see the location at that precision or a finer one;
+  /// `group:<id>` when they own the group, or are a member of it, it grants location and they may see the location.
   static func mayReceive(_ viewer: UserID, _ channel: ChannelName, of settings: PrivacySettings, at now: Int64)
     -> Bool
   {
     switch channel.namespace {
     case "user":
-      return channel.id == settings.owner.rawValue && Sharing.canSee(viewer, .location, of: settings, at: now)
+      guard channel.id == settings.owner.rawValue else { return false }
+      if viewer == settings.owner { return true }
+      return settings.zones.isEmpty && Sharing.precision(for: viewer, of: settings, at: now) == .exact
     case "group":
       guard let group = settings.groups.first(where: { $0.id.rawValue == channel.id }), group.kind != .blacklist
       else { return false }
       if viewer == settings.owner { return true }
-      return group.members.contains(viewer) && group.visibility.location
+      return group.members.contains(viewer) && group.visibility.grantsLocation
         && Sharing.canSee(viewer, .location, of: settings, at: now)
     default:
-      return false
+      guard let precision = seenPrecision(channel.namespace), channel.id == settings.owner.rawValue else {
+        return false
+      }
+      return Sharing.precision(for: viewer, of: settings, at: now).covers(precision)
     }
   }
 
-  /// The channels an owner's fixes go to: `user:<owner>` and `group:<id>` of each group granting location.
-  static func channels(of settings: PrivacySettings) -> [ChannelName] {
-    var channels = [ChannelName.user(settings.owner.rawValue)]
-    for group in settings.groups where group.kind != .blacklist && group.visibility.location {
-      channels.append(ChannelName.group(group.id.rawValue))
+  /// The precisions with a `seen_<precision>:<owner>` channel.
+  static let seenPrecisions: [LocationPrecision] = [.exact, .approximate, .town]
+
+  /// The namespace of the channels of `precision`: `seen_exact`, `seen_approximate`, `seen_town`.
+  static func seenNamespace(_ precision: LocationPrecision) -> String { "seen_" + precision.rawValue }
+
+  /// The precision of a `seen_…` namespace; nil for any other.
+  static func seenPrecision(_ namespace: String) -> LocationPrecision? {
+    guard namespace.hasPrefix("seen_") else { return nil }
+    return LocationPrecision(rawValue: String(namespace.dropFirst(5))).flatMap { $0 == .hidden ? nil : $0 }
+  }
+
+  /// The channel that carries `owner`'s fixes at `precision`, `seen_<precision>:<owner>`; nil for `hidden`.
+  static func seenChannel(_ owner: UserID, _ precision: LocationPrecision) -> ChannelName? {
+    guard precision != .hidden else { return nil }
+    return ChannelName(namespace: seenNamespace(precision), id: owner.rawValue)
+  }
+
+  /// Where an owner's fixes go: `precision` nil for the fixes as recorded, else the view at that precision with the
+  /// owner's zones applied (``FixAudience``), each to its channels.
+  struct Route: Sendable {
+    var precision: LocationPrecision?
+    var channels: [ChannelName]
+  }
+
+  /// The routes of an owner's fixes: as recorded to `user:<owner>`; each precision's view to `seen_<precision>:<owner>`
+  /// and the groups granting location at that precision. While the owner has no zone, the exact view is the
+  /// recorded fixes: its channels take the recorded payload (one payload, no second pass over the fixes).
+  static func routes(of settings: PrivacySettings) -> [Route] {
+    let owner = settings.owner
+    var byPrecision: [LocationPrecision: [ChannelName]] = [:]
+    byPrecision[.exact] = [seenChannel(owner, .exact)].compactMap { $0 }
+    for group in settings.groups where group.kind != .blacklist && group.visibility.grantsLocation {
+      let precision = group.visibility.precision
+      if byPrecision[precision] == nil { byPrecision[precision] = [seenChannel(owner, precision)].compactMap { $0 } }
+      if let channel = ChannelName.group(group.id.rawValue) { byPrecision[precision, default: []].append(channel) }
     }
-    return channels.compactMap { $0 }
+    var recorded = [ChannelName.user(owner.rawValue)].compactMap { $0 }
+    if settings.zones.isEmpty { recorded += byPrecision.removeValue(forKey: .exact) ?? [] }
+    return [Route(precision: nil, channels: recorded)]
+      + seenPrecisions.compactMap { precision in
+        byPrecision[precision].map { Route(precision: precision, channels: $0) }
+      }
+  }
+
+  /// Every channel an owner's fixes may go to (``routes(of:)``), and every `seen_…` one.
+  static func channels(of settings: PrivacySettings) -> [ChannelName] {
+    var channels = routes(of: settings).flatMap(\.channels)
+    for precision in seenPrecisions {
+      if let channel = seenChannel(settings.owner, precision), !channels.contains(channel) { channels.append(channel) }
+    }
+    return channels
   }
 
   /// Revokes, on every channel of `owner` (including groups that no longer grant location) and on every node, the
@@ -374,9 +460,11 @@ public struct LiveUpdates: Sendable {
   private func enforceHere(owner: UserID) async throws {
     settingsCache.remove(owner)
     shareLinkCache.remove(owner)
+    ingest.zonesChanged(owner)
     guard let settings = try await store.privacySettings(owner: owner) else { return }
     var channels = [ChannelName.user(owner.rawValue)].compactMap { $0 }
     channels += settings.groups.compactMap { ChannelName.group($0.id.rawValue) }
+    channels += Self.seenPrecisions.compactMap { Self.seenChannel(owner, $0) }
     await enforce(settings, on: channels)
     let links = try await watchedShareLinks(of: owner, at: now())
     await enforce(links, sharing: settings.sharing)
@@ -419,18 +507,22 @@ public struct LiveUpdates: Sendable {
   /// Who an owner's fixes go to: the owner's channels by their privacy settings, and their share links' channels.
   struct Audience: Sendable {
     var settings: PrivacySettings
-    /// `user:<owner>` and the groups granting location.
-    var channels: [ChannelName]
+    /// ``routes(of:)``.
+    var routes: [Route]
     /// The share links the fan-out watches (``watchedShareLinks(of:at:)``).
     var links: [ShareLinkRecord]
 
-    /// The owner's channels a fix goes to at `time`: while the owner's sharing is paused
+    /// Every channel of ``routes``.
+    var channels: [ChannelName] { routes.flatMap(\.channels) }
+
+    /// The owner's routes a fix goes to at `time`: while the owner's sharing is paused
     /// (``ShareLinkRules/isPaused(_:at:)``) only `user:<owner>`, whose audience includes the owner, so nothing goes
     /// into the history of a channel whose whole audience is paused (a resume after the owner resumes replays
     /// nothing from the pause).
-    func channels(at time: Int64) -> [ChannelName] {
-      guard ShareLinkRules.isPaused(settings.sharing, at: time) else { return channels }
-      return channels.filter { $0 == ChannelName.user(settings.owner.rawValue) }
+    func routes(at time: Int64) -> [Route] {
+      guard ShareLinkRules.isPaused(settings.sharing, at: time) else { return routes }
+      let own = ChannelName.user(settings.owner.rawValue)
+      return [Route(precision: nil, channels: [own].compactMap { $0 })]
     }
 
     /// The links whose channels get a fix of `device` at `time`: the active ones covering it, none while paused.
@@ -463,7 +555,7 @@ public struct LiveUpdates: Sendable {
           for: owner, now: time, load: { try await store.privacySettings(owner: owner) })
       else { return nil }
       let links = (try? await watchedShareLinks(of: owner, at: time)) ?? []
-      return Audience(settings: settings, channels: Self.channels(of: settings), links: links)
+      return Audience(settings: settings, routes: Self.routes(of: settings), links: links)
     }
     var audiences: [UserID: Audience] = [:]
     for item in stored where audiences[item.owner] == nil {
@@ -480,25 +572,43 @@ public struct LiveUpdates: Sendable {
         payload: Self.payload(LiveLocation(userId: item.owner, deviceId: device, fixes: fixes)), sequence: item.sequence
       )
     }
-    // Each request is one event on the owner's channels and one per link showing it, with the fixes that link shows
-    // (``ShareLinkRules/liveFixes(_:of:sharing:)``) and no account id; all of a request's events take its offset.
-    func events() -> (events: [(payload: JSONValue, channels: [ChannelName])], offsets: [UInt64]?) {
+    // Each request is one event per route of the owner (the fixes as recorded, and each precision's view of them,
+    // ``FixAudience``) and one per link showing it, with the fixes that link shows
+    // (``ShareLinkRules/liveFixes(_:of:sharing:)``) at its precision and no account id; all of a request's events
+    // take its offset. A view that shows nothing of the request (every fix in a hidden zone) is no event.
+    func events() async -> (events: [(payload: JSONValue, channels: [ChannelName])], offsets: [UInt64]?) {
       var events: [(payload: JSONValue, channels: [ChannelName])] = []
       var offsets: [UInt64] = []
       for item in located {
         guard let audience = audiences[item.owner] else { continue }
-        var addressed = [(payload: item.payload, channels: audience.channels(at: time))]
+        let zones = audience.settings.zones
+        var addressed: [(payload: JSONValue, channels: [ChannelName])] = []
+        for route in audience.routes(at: time) {
+          guard let precision = route.precision else {
+            addressed.append((item.payload, route.channels))
+            continue
+          }
+          guard let batch = await fixAudience.batch(item.fixes, precision: precision, zones: zones) else { continue }
+          let view = LiveLocation(
+            userId: item.owner, deviceId: item.handle, fixes: batch.fixes,
+            precision: precision == .exact ? nil : precision, town: batch.town, privateZoneAt: batch.privateZoneAt)
+          addressed.append((Self.payload(view), route.channels))
+        }
         for link in audience.links(showing: item.device, at: time) {
           let fixes = ShareLinkRules.liveFixes(item.fixes, of: link, sharing: audience.settings.sharing)
-          guard !fixes.isEmpty, let channel = Self.shareChannel(link.id) else { continue }
-          addressed.append((Self.payload(SharedLiveLocation(deviceId: item.handle, fixes: fixes)), [channel]))
+          guard !fixes.isEmpty, let channel = Self.shareChannel(link.id),
+            let batch = await fixAudience.batch(fixes, precision: link.precision, zones: zones)
+          else { continue }
+          let shared = SharedLiveLocation(
+            deviceId: item.handle, fixes: batch.fixes, town: batch.town, privateZoneAt: batch.privateZoneAt)
+          addressed.append((Self.payload(shared), [channel]))
         }
         events += addressed
         if let sequence = item.sequence { offsets += addressed.map { _ in sequence } }
       }
       return (events, offsets.count == events.count ? offsets : nil)
     }
-    var published = events()
+    var published = await events()
     // One step on the hub checks every subscriber against the remembered settings and publishes.
     var settingsOfChannel: [ChannelName: PrivacySettings] = [:]
     var linkOfChannel: [ChannelName: (link: ShareLinkRecord, sharing: SharingState)] = [:]
@@ -530,7 +640,7 @@ public struct LiveUpdates: Sendable {
           await enforce(current.links, sharing: current.settings.sharing)
         }
       }
-      published = events()
+      published = await events()
       await hub.publish(published.events, offsets: published.offsets)
     }
     metrics.liveEvents.increment(by: Int64(published.events.reduce(0) { $0 + $1.channels.count }))
@@ -539,15 +649,24 @@ public struct LiveUpdates: Sendable {
   /// The event payload of `location`: its JSON form (`LiveLocation`'s and `LocationFix`'s wire names) built directly,
   /// without a JSON encoder and decoder round trip for every batch.
   static func payload(_ location: LiveLocation) -> JSONValue {
-    .object([
+    var object: [String: JSONValue] = [
       "userId": .string(location.userId.rawValue), "deviceId": .string(location.deviceId.rawValue),
       "fixes": .array(location.fixes.map(json)),
-    ])
+    ]
+    if let precision = location.precision { object["precision"] = .string(precision.rawValue) }
+    if let town = location.town { object["town"] = .string(town) }
+    if let time = location.privateZoneAt { object["privateZoneAt"] = .int(time) }
+    return .object(object)
   }
 
   /// The event payload of `location`, a share link's: ``SharedLiveLocation``'s JSON form (no account id).
   static func payload(_ location: SharedLiveLocation) -> JSONValue {
-    .object(["deviceId": .string(location.deviceId.rawValue), "fixes": .array(location.fixes.map(json))])
+    var object: [String: JSONValue] = [
+      "deviceId": .string(location.deviceId.rawValue), "fixes": .array(location.fixes.map(json)),
+    ]
+    if let town = location.town { object["town"] = .string(town) }
+    if let time = location.privateZoneAt { object["privateZoneAt"] = .int(time) }
+    return .object(object)
   }
 
   /// A fix as `LocationFix`'s `Codable` form writes it (absent values left out).

@@ -46,6 +46,10 @@ struct ShareLinkFeature: Sendable {
     let label = try body.label.map {
       try UserText.singleLine(maximumLength: ShareLinkRules.longestLabel, allowsEmpty: true).checked($0, field: "label")
     }
+    guard body.precision != .hidden else {
+      throw APIError.invalidRequest(
+        "'precision' must be exact, approximate or town: a link that shows nothing is no link.")
+    }
     if let devices = body.deviceIds {
       let owned = Set(try await store.devices(owner: owner).map(\.id))
       guard !devices.isEmpty, devices.allSatisfy(owned.contains) else {
@@ -61,7 +65,7 @@ struct ShareLinkFeature: Sendable {
       id: Secrets.userID(), owner: owner, tokenHash: SecretHash.sha256(token),
       label: label.flatMap { $0.isEmpty ? nil : $0 },
       devices: body.deviceIds.map { Array(Set($0)).sorted { $0.rawValue < $1.rawValue } },
-      track: body.track ?? false, createdAt: now, until: body.until)
+      track: body.track ?? false, createdAt: now, until: body.until, precision: body.precision ?? .exact)
     let limit = ServerLimits.active(environment.limits.shareLinksPerAccount)
     guard try await store.createShareLink(link, activeLimit: limit) else {
       throw APIError(
@@ -105,27 +109,34 @@ struct ShareLinkFeature: Sendable {
     case .active: break
     }
     let channel = LiveUpdates.shareChannel(link.id)?.description ?? ""
-    let sharing = try await store.sharing(owner: link.owner)
-    guard link.showsLocation(at: now, sharing: sharing) else {
+    guard let settings = try await store.privacySettings(owner: link.owner),
+      link.showsLocation(at: now, sharing: settings.sharing)
+    else {
       return SharedView(label: link.label, until: link.until, paused: true, position: nil, track: nil, channel: channel)
     }
     let handles = try await environment.deviceHandles.handles()
-    func shown(_ fix: LocationFix) -> LocationFix { handles.redacted(fix, owner: link.owner) }
-    let position = try await store.sharedFixes(
-      owner: link.owner, devices: link.devices, from: 0, through: now, limit: 1
-    ).first.map(shown)
+    // The link's audience sees the fixes at its precision with the owner's zones applied (``FixAudience``).
+    let precision = link.precision == .exact ? nil : link.precision
+    let last = try await store.sharedFixes(owner: link.owner, devices: link.devices, from: 0, through: now, limit: 1)
+    let newest = await environment.audience.batch(last, precision: link.precision, zones: settings.zones)
+    let position = newest?.fixes.first.map { handles.redacted($0, owner: link.owner) }
     guard link.track else {
       return SharedView(
-        label: link.label, until: link.until, paused: false, position: position, track: nil, channel: channel)
+        label: link.label, until: link.until, paused: false, position: position, track: nil, channel: channel,
+        precision: precision, town: newest?.town, privateZoneAt: newest?.privateZoneAt)
     }
     let read = try await store.sharedFixes(
-      owner: link.owner, devices: link.devices, from: ShareLinkRules.trackStart(of: link, sharing: sharing),
+      owner: link.owner, devices: link.devices, from: ShareLinkRules.trackStart(of: link, sharing: settings.sharing),
       through: now, limit: ShareLinkRules.longestTrackRead)
-    let track = Self.thinned(read.reversed(), to: ShareLinkRules.longestTrack)
+    // Thinned after the rule: a coarsened track is thinned as drawn, and no fix in a zone shapes it.
+    let shown = await environment.audience.batch(read.reversed(), precision: link.precision, zones: settings.zones)
+    let track = Self.thinned(shown?.fixes ?? [], to: ShareLinkRules.longestTrack)
     return SharedView(
-      label: link.label, until: link.until, paused: false, position: position, track: track.fixes.map(shown),
+      label: link.label, until: link.until, paused: false, position: position,
+      track: track.fixes.map { handles.redacted($0, owner: link.owner) },
       channel: channel, simplified: track.simplified ? true : nil,
-      truncated: read.count >= ShareLinkRules.longestTrackRead ? true : nil)
+      truncated: read.count >= ShareLinkRules.longestTrackRead ? true : nil, precision: precision,
+      town: newest?.town, privateZoneAt: newest?.privateZoneAt)
   }
 
   /// `fixes` (oldest first) thinned to at most `limit` points over their whole span by Ramer–Douglas–Peucker

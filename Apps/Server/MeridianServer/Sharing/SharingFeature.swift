@@ -161,7 +161,9 @@ struct SharingFeature: Sendable {
     return state
   }
 
-  /// The people whose location `viewer` may see now, with their names where visible and the time of their last fix.
+  /// The people whose location `viewer` may see now, with their names where visible, the time of their last fix
+  /// (none while it lies in a zone they hide), the precision the viewer sees them at and the live channel that
+  /// carries their fixes at that precision (``LiveUpdates/seenChannel(_:_:)``).
   func visibleUsers(viewer: UserID) async throws -> VisibleUsers {
     let now = environment.now()
     var people: [VisibleUsers.Person] = []
@@ -172,20 +174,42 @@ struct SharingFeature: Sendable {
       let name =
         Sharing.canSee(viewer, .field(.fullName), of: settings, at: now)
         ? try await store.profile(owner)?.fullName : nil
-      let lastFix = try await environment.lastFix(of: owner)
-      people.append(VisibleUsers.Person(userId: owner, fullName: name, lastFixAt: lastFix?.timestamp))
+      let precision = Sharing.precision(for: viewer, of: settings, at: now)
+      var lastFixAt: Int64?
+      if let fix = try await environment.lastFix(of: owner) {
+        // Only whether it shows and when: no town looked up for a time.
+        let view = AudienceView.of(fix, precision: precision == .town ? .approximate : precision, zones: settings.zones)
+        lastFixAt = view == .hidden ? nil : fix.timestamp
+      }
+      people.append(
+        VisibleUsers.Person(
+          userId: owner, fullName: name, lastFixAt: lastFixAt, precision: precision,
+          channel: LiveUpdates.seenChannel(owner, precision)?.description))
     }
     return VisibleUsers(users: people.sorted { $0.userId.rawValue < $1.userId.rawValue })
   }
 
+  /// The last fix of `user` as `viewer` may see it (``FixAudience``): exact, coarsened, at the town, or only the time
+  /// of a fix in a private zone; `404 location_unavailable` when there is none to show.
   func userLocation(viewer: UserID, of user: UserID) async throws -> UserLocation {
     let unavailable = APIError(
       status: 404, code: .locationUnavailable, message: "This user's location is unknown or not shared with you.")
+    let now = environment.now()
     guard let settings = try await store.privacySettings(owner: user),
-      Sharing.canSee(viewer, .location, of: settings, at: environment.now()),
+      Sharing.canSee(viewer, .location, of: settings, at: now),
       let fix = try await environment.lastFix(of: user)
     else { throw unavailable }
     if viewer == user { return UserLocation(userId: user, fix: fix) }
-    return UserLocation(userId: user, fix: try await environment.deviceHandles.handles().redacted(fix, owner: user))
+    let precision = Sharing.precision(for: viewer, of: settings, at: now)
+    let shownPrecision = precision == .exact ? nil : precision
+    switch await environment.audience.view(of: fix, for: viewer, of: settings, at: now) {
+    case .hidden: throw unavailable
+    case .inPrivateZone(let timestamp):
+      return UserLocation(userId: user, fix: nil, precision: shownPrecision, privateZoneAt: timestamp)
+    case .shown(let shown, let town):
+      return UserLocation(
+        userId: user, fix: try await environment.deviceHandles.handles().redacted(shown, owner: user),
+        precision: shownPrecision, town: town)
+    }
   }
 }

@@ -15,11 +15,11 @@ struct AlertEmail: Sendable, Hashable {
   var message: String
 
   /// The email of the outbox event `envelope` (the JSON a webhook receives) for delivery `deliveryID`, sent at
-  /// `now` (UTC milliseconds).
-  init(envelope: Data, deliveryID: String, from: String, to: String, now: Int64) {
+  /// `now` (UTC milliseconds), naming the person it is about `personName` (``AlertMessage``).
+  init(envelope: Data, personName: String? = nil, deliveryID: String, from: String, to: String, now: Int64) {
     self.from = from
     self.to = to
-    let alert = AlertMessage(envelope: envelope)
+    let alert = AlertMessage(envelope: envelope, personName: personName)
     let domain = from.split(separator: "@").last.map(String.init) ?? "meridian.invalid"
     let body =
       ([alert.text, ""] + alert.details + ["", "-- ", "Meridian alert \(deliveryID)"])

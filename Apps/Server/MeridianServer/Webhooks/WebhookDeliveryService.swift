@@ -130,7 +130,9 @@ struct WebhookDeliveryService: Service {
   /// ``WebhookSettings/alertsPerAccountPerHour``; nil when it may go.
   func quotaRefusal(_ claim: WebhookClaim) async throws -> String? {
     let quota = settings.alertsPerAccountPerHour
-    guard claim.channel != .webhook, quota > 0, let owner = claim.ownerID else { return nil }
+    guard claim.channel != .webhook, claim.channel != .homeAssistant, quota > 0, let owner = claim.ownerID else {
+      return nil
+    }
     let delivered = try await store.deliveredAlertCount(owner: owner, since: now() - 3_600_000)
     guard delivered >= quota else { return nil }
     return "skipped (429 quota_exceeded): the account's \(quota) alerts an hour were already delivered"
@@ -176,8 +178,8 @@ struct WebhookDeliveryService: Service {
       throw SMTPError(step: "configuration", reason: "no SMTP server is configured (MERIDIAN_SMTP_HOST)")
     }
     let email = AlertEmail(
-      envelope: claim.body, deliveryID: claim.id, from: smtp.sender, to: AlertEmail.address(ofURL: claim.url),
-      now: now())
+      envelope: claim.body, personName: await personName(in: claim), deliveryID: claim.id, from: smtp.sender,
+      to: AlertEmail.address(ofURL: claim.url), now: now())
     let deadline = ContinuousClock.now + (settings.attemptPolicy.deadline ?? .seconds(60))
     return try await SMTPClient(settings: smtp, deadline: deadline).send(email)
   }
@@ -221,8 +223,9 @@ struct WebhookDeliveryService: Service {
 
   /// What a claim's channel sends: a webhook the event's exact JSON, signed (`Meridian-Signature`); an ntfy topic the
   /// ``AlertMessage`` text with `Title`, `Tags` and `Priority`, and `Authorization: Bearer` when it has a token; a
-  /// push service the message as JSON encrypted for the browser (``WebPush``), with a VAPID `Authorization`. (An
-  /// email goes over SMTP: ``sendEmail(_:)``.)
+  /// push service the message as JSON encrypted for the browser (``WebPush``), with a VAPID `Authorization`; Home
+  /// Assistant the `device_tracker.see` call's data with `Authorization: Bearer`. (An email goes over SMTP:
+  /// ``sendEmail(_:)``.)
   func request(for claim: WebhookClaim, url: URLComponents) async throws -> (
     body: Data, contentType: String, fields: HTTPFields, userAgent: String
   ) {
@@ -235,7 +238,7 @@ struct WebhookDeliveryService: Service {
         secret: claim.secret, timestamp: now() / 1000, body: claim.body)
       return (claim.body, "application/json", fields, "Meridian-Webhooks/1")
     case .ntfy:
-      let message = AlertMessage(envelope: claim.body)
+      let message = AlertMessage(envelope: claim.body, personName: await personName(in: claim))
       fields[HTTPField.Name("Title")!] = AlertMessage.headerValue(message.title)
       fields[HTTPField.Name("Tags")!] = message.tags.joined(separator: ",")
       fields[HTTPField.Name("Priority")!] = String(message.priority)
@@ -245,15 +248,39 @@ struct WebhookDeliveryService: Service {
       // Only what RFC 8030 asks: the push service sees no event kind or id, which travel inside the ciphertext.
       var push = HTTPFields()
       let keys = try WebPush.Keys(stored: claim.secret)
-      let payload = WebPush.payload(of: AlertMessage(envelope: claim.body), kind: claim.kind, id: claim.idempotencyKey)
+      let message = AlertMessage(envelope: claim.body, personName: await personName(in: claim))
+      let payload = WebPush.payload(of: message, kind: claim.kind, id: claim.idempotencyKey)
       push[.authorization] = try WebPush.authorization(
         endpoint: url, key: try await WebPush.key(store), subject: settings.vapidSubject, now: now())
       push[.contentEncoding] = "aes128gcm"
       push[HTTPField.Name("TTL")!] = "86400"
       push[HTTPField.Name("Urgency")!] = "high"
       return (try WebPush.encrypt(payload, for: keys), "application/octet-stream", push, "Meridian-Alerts/1")
+    case .homeAssistant:
+      // The service call's data is the event's own (``HomeAssistantFeed``), with the instance's access token.
+      fields[.authorization] = "Bearer " + claim.secret
+      return (try HomeAssistantFeed.serviceData(envelope: claim.body), "application/json", fields, "Meridian-HA/1")
     case .email:
       throw SMTPError(step: "request", reason: "an email channel is sent over SMTP (sendEmail), not HTTP")
+    }
+  }
+
+  /// The name a person's alert (ntfy, Web Push, email) gives the person the claim's event is about: their full name
+  /// when the registration's owner may see it now (their own, or a sharer's who shows it to them; an operator-wide
+  /// registration sees every name), else nil — the alert then says "Someone", never the person's id. A name is a
+  /// nicety: a store that fails here leaves it out rather than holding the alert back.
+  func personName(in claim: WebhookClaim) async -> String? {
+    guard let id = AlertMessage.personID(envelope: claim.body) else { return nil }
+    let person = UserID(id)
+    do {
+      if let owner = claim.ownerID, owner != id {
+        guard let settings = try await store.privacySettings(owner: person),
+          Sharing.canSee(UserID(owner), .field(.fullName), of: settings, at: now())
+        else { return nil }
+      }
+      return try await store.profile(person)?.fullName
+    } catch {
+      return nil
     }
   }
 

@@ -32,8 +32,10 @@ struct WebhookFeature: Sendable {
     }
     routes.on(API.createWebhook, status: .created) { call in
       let user = try call.authenticated()
-      let events = try Self.events(call.body.events ?? [])
       let channel = call.body.channel ?? .webhook
+      // A Home Assistant instance takes positions only.
+      let events =
+        channel == .homeAssistant ? [HomeAssistantFeed.kind] : try Self.events(call.body.events ?? [])
       guard channel != .webpush else {
         throw APIError(
           status: 422, code: .invalidRequest,
@@ -42,6 +44,11 @@ struct WebhookFeature: Sendable {
       let url = try await checkedURL(call.body.url, of: channel, policy: policy)
       try await checkRoom(for: user)
       let token = try Self.token(call.body.token, for: channel)
+      if channel == .homeAssistant && token == nil {
+        throw APIError(
+          status: 422, code: .invalidRequest,
+          message: "A homeassistant channel needs token: a long-lived access token of the Home Assistant instance.")
+      }
       let now = environment.now()
       let webhook = Webhook(
         id: "wh_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""), ownerID: user.rawValue,
@@ -51,6 +58,7 @@ struct WebhookFeature: Sendable {
       // send and never shown again.
       let secret = channel == .webhook ? WebhookSignature.makeSecret() : token ?? ""
       let created = try await store.createWebhook(webhook, secret: secret)
+      if channel == .homeAssistant { environment.webhooks.homeAssistantTargets.removeAll { _ in true } }
       return CreatedWebhook(webhook: created, secret: channel == .webhook ? secret : "")
     }
     routes.on(API.webhook) { call in
@@ -59,16 +67,20 @@ struct WebhookFeature: Sendable {
     routes.on(API.updateWebhook) { call in
       let webhook = try await owned(call.parameters.id, by: try call.authenticated())
       var update = call.body
-      if let events = update.events { update.events = try Self.events(events) }
+      if let events = update.events {
+        update.events = webhook.channel == .homeAssistant ? [HomeAssistantFeed.kind] : try Self.events(events)
+      }
       if let url = update.url { update.url = try await checkedURL(url, of: webhook.channel, policy: policy) }
       guard let updated = try await store.updateWebhook(webhook.id, update, now: environment.now()) else {
         throw Self.notFound
       }
+      environment.webhooks.homeAssistantTargets.removeAll { _ in true }
       return updated
     }
     routes.on(API.deleteWebhook, status: .noContent) { call in
       let webhook = try await owned(call.parameters.id, by: try call.authenticated())
       guard try await store.deleteWebhook(webhook.id) else { throw Self.notFound }
+      environment.webhooks.homeAssistantTargets.removeAll { _ in true }
       return NoContent()
     }
     routes.on(API.webhookDeliveries) { call in
@@ -102,6 +114,11 @@ struct WebhookFeature: Sendable {
   /// - Throws: ``APIError`` `400 invalid_email`, `422 invalid_request`, `422 webhook_url_invalid` or
   ///   `422 webhook_address_forbidden`.
   func checkedURL(_ url: String, of channel: AlertChannel, policy: WebhookAddressPolicy) async throws -> String {
+    if channel == .homeAssistant {
+      let service = HomeAssistantFeed.serviceURL(url)
+      try await policy.check(service)
+      return service
+    }
     guard channel == .email else {
       try await policy.check(url)
       return url
@@ -131,14 +148,16 @@ struct WebhookFeature: Sendable {
     return webhook
   }
 
-  /// The bearer token of an ntfy channel, checked: 1…512 printable ASCII characters; none for a webhook.
+  /// The bearer token of an ntfy or Home Assistant channel, checked: 1…512 printable ASCII characters; none for a
+  /// webhook.
   /// - Throws: ``APIError`` `422 invalid_request`.
   static func token(_ token: String?, for channel: AlertChannel) throws(APIError) -> String? {
     guard let token else { return nil }
-    guard channel == .ntfy else {
+    guard channel == .ntfy || channel == .homeAssistant else {
       throw APIError(
         status: 422, code: .invalidRequest,
-        message: "A token is only for an ntfy channel; a webhook's signing secret is made by the server.")
+        message:
+          "A token is only for an ntfy or homeassistant channel; a webhook's signing secret is made by the server.")
     }
     guard !token.isEmpty, token.utf8.count <= 512, token.unicodeScalars.allSatisfy({ (0x21...0x7e).contains($0.value) })
     else {

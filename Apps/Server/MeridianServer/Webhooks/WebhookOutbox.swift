@@ -1,5 +1,6 @@
 import DomainKit
 import Foundation
+import MeridianAPI
 import MeridianStore
 import Synchronization
 
@@ -18,6 +19,9 @@ import Synchronization
 public struct WebhookOutbox: Sendable {
   let store: any WebhookStore
   let signal: WakeSignal
+  /// The enabled Home Assistant registrations (one entry), for ``HomeAssistantFeed``; dropped by every change of a
+  /// registration made through the API, and read again after a few seconds anyway (another node's changes).
+  let homeAssistantTargets = LookupCache<Int, [Webhook]>(lifetime: 5_000, capacity: 1)
 
   /// An outbox on `store`.
   public init(store: any WebhookStore) {

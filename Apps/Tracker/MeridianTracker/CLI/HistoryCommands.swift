@@ -79,6 +79,7 @@ struct ProgressLine {
   let verb: String
   let enabled: Bool
   let terminal = isatty(STDERR_FILENO) != 0
+  let started = ContinuousClock.now
 
   init(verb: String, forced: Bool) {
     self.verb = verb
@@ -87,7 +88,7 @@ struct ProgressLine {
 
   func report(_ progress: TransferProgress) {
     guard enabled else { return }
-    let text = "\(verb) \(progress.description)"
+    let text = "\(verb) \(progress.bar(elapsed: ContinuousClock.now - started))"
     Console.write(terminal ? "\r\u{1B}[K" + text : text + "\n", to: .standardError)
   }
 
