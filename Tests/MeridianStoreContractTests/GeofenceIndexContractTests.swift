@@ -58,6 +58,12 @@ struct GeofenceIndexContractTests {
           let expected = try await store.geofences(near: point, owners: owners)
           #expect(try await index.fences(near: [point], owners: owners, now: 100) == expected, "\(point) \(owners)")
         }
+        // Each point's own answer, in a batch, is the store's (in another order).
+        let nearEach = try await index.fences(nearEach: points, owners: owners, now: 100)
+        for (point, fences) in zip(points, nearEach) {
+          #expect(
+            fences.sorted { $0.id < $1.id } == (try await store.geofences(near: point, owners: owners)), "\(point)")
+        }
         let batch = Array(points.prefix(12))
         #expect(
           try await index.fences(near: batch, owners: owners, now: 100)

@@ -16,52 +16,120 @@ import Synchronization
 /// let near = try await index.fences(near: fixes.map(\.coordinate), owners: owners, now: now)
 /// ```
 public final class GeofenceIndex: Sendable {
-  /// A fence with its decoded shape, its box and its cell keys.
-  struct Indexed: Sendable {
-    let item: GeofenceItem
-    let box: BoundingBox
-    let keys: [Int64]
-  }
-
+  /// The loaded fences, each in a slot of its own (an `Int32`), so that a lookup compares integers and boxes and
+  /// touches no string, and copies only the fences it returns.
   private struct State {
-    /// Each loaded owner's fences, and when they were read (nil: to be read again before the next lookup).
-    var owners: [UserID: (ids: [GeofenceID], loadedAt: Int64?)] = [:]
-    var fences: [GeofenceID: Indexed] = [:]
-    /// Cell key (``GeofenceShape/coveringKeys``) → the fences whose box it covers.
-    var cells: [Int64: [GeofenceID]] = [:]
+    /// Each loaded owner's slots, and when they were read (nil: to be read again before the next lookup).
+    var owners: [UserID: (slots: [Int32], loadedAt: Int64?)] = [:]
+    /// Each owner ever loaded → a small number of its own (kept when its fences are forgotten).
+    var ownerNumbers: [UserID: Int32] = [:]
+    /// By slot: the fence (nil: a free slot), its box, its owner's number and its cell keys.
+    var items: [GeofenceItem?] = []
+    var boxes: [BoundingBox] = []
+    var ownerOf: [Int32] = []
+    var keys: [[Int64]] = []
+    var freeSlots: [Int32] = []
+    /// The slot of each loaded fence.
+    var slots: [GeofenceID: Int32] = [:]
+    /// Cell key (``GeofenceShape/coveringKeys``) → the slots of the fences whose box it covers.
+    var cells: [Int64: [Int32]] = [:]
     /// How many cells of each precision (bits) are indexed: a point is probed at those precisions only.
     var precisions: [Int: Int] = [:]
+    /// The keys of ``precisions``, for the probes.
+    var probedPrecisions: [Int] = []
+    /// Per slot, the last lookup that found it (``lookups``): a fence in several of a point's cells counts once.
+    var seen: [UInt32] = []
+    var lookups: UInt32 = 0
     /// Counts invalidations: a load that overlapped one may hold what it was about, so it is not kept.
     var invalidations: UInt64 = 0
 
     mutating func remove(_ owner: UserID) {
       guard let loaded = owners.removeValue(forKey: owner) else { return }
-      for id in loaded.ids {
-        guard let fence = fences.removeValue(forKey: id) else { continue }
-        for key in fence.keys {
-          cells[key]?.removeAll { $0 == id }
+      for slot in loaded.slots {
+        let index = Int(slot)
+        guard let item = items[index] else { continue }
+        for key in keys[index] {
+          cells[key]?.removeAll { $0 == slot }
           if cells[key]?.isEmpty == true { cells[key] = nil }
           let bits = GeofenceIndex.precision(of: key)
           precisions[bits, default: 0] -= 1
           if precisions[bits] == 0 { precisions[bits] = nil }
         }
+        slots[item.id] = nil
+        items[index] = nil
+        keys[index] = []
+        freeSlots.append(slot)
       }
+      probedPrecisions = precisions.keys.sorted()
     }
 
-    mutating func insert(_ owner: UserID, _ items: [GeofenceItem], at now: Int64?) {
+    mutating func insert(_ owner: UserID, _ fences: [GeofenceItem], at now: Int64?) {
       remove(owner)
-      var ids: [GeofenceID] = []
-      for item in items where fences[item.id] == nil {
-        let fence = Indexed(item: item, box: item.shape.geofence.boundingBox, keys: item.shape.coveringKeys)
-        fences[item.id] = fence
-        ids.append(item.id)
-        for key in fence.keys {
-          cells[key, default: []].append(item.id)
+      let number = ownerNumbers[owner] ?? Int32(ownerNumbers.count)
+      ownerNumbers[owner] = number
+      var owned: [Int32] = []
+      for item in fences where slots[item.id] == nil {
+        let box = item.shape.geofence.boundingBox
+        let fenceKeys = item.shape.coveringKeys
+        let slot: Int32
+        if let free = freeSlots.popLast() {
+          slot = free
+          let index = Int(slot)
+          (items[index], boxes[index], ownerOf[index], keys[index]) = (item, box, number, fenceKeys)
+        } else {
+          slot = Int32(items.count)
+          items.append(item)
+          boxes.append(box)
+          ownerOf.append(number)
+          keys.append(fenceKeys)
+          seen.append(0)
+        }
+        slots[item.id] = slot
+        owned.append(slot)
+        for key in fenceKeys {
+          cells[key, default: []].append(slot)
           precisions[GeofenceIndex.precision(of: key), default: 0] += 1
         }
       }
-      owners[owner] = (ids, now)
+      owners[owner] = (owned, now)
+      probedPrecisions = precisions.keys.sorted()
     }
+
+    /// The slots of the fences of the owners numbered `wanted` whose box contains `point`, in slot order.
+    mutating func slots(near point: Coordinate, wanted: OwnerNumbers) -> [Int32] {
+      guard let key = try? GeohashCell(point, bits: 64).value else { return [] }
+      lookups &+= 1
+      if lookups == 0 {  // wrapped: no slot may look seen by this lookup
+        for index in seen.indices { seen[index] = 0 }
+        lookups = 1
+      }
+      var found: [Int32] = []
+      for bits in probedPrecisions {
+        let cell = Int64(bitPattern: (1 << UInt64(bits)) | key >> UInt64(64 - bits))
+        guard let inCell = cells[cell] else { continue }
+        for slot in inCell {
+          let index = Int(slot)
+          guard seen[index] != lookups else { continue }
+          seen[index] = lookups
+          guard wanted.contains(ownerOf[index]), boxes[index].contains(point) else { continue }
+          found.append(slot)
+        }
+      }
+      return found
+    }
+  }
+
+  /// The numbers of the owners a lookup is about: a few compared one by one, more through a set.
+  private struct OwnerNumbers {
+    let few: [Int32]
+    let many: Set<Int32>?
+
+    init(_ numbers: [Int32]) {
+      few = numbers
+      many = numbers.count > 16 ? Set(numbers) : nil
+    }
+
+    func contains(_ number: Int32) -> Bool { many?.contains(number) ?? few.contains(number) }
   }
 
   private let state = Mutex(State())
@@ -84,25 +152,14 @@ public final class GeofenceIndex: Sendable {
     return found.values.sorted { $0.id < $1.id }
   }
 
-  /// For each of `points`, the fences of `owners` whose bounding box contains it, by id.
+  /// For each of `points`, the fences of `owners` whose bounding box contains it, in no particular order.
   public func fences(nearEach points: [Coordinate], owners: [UserID], now: Int64) async throws -> [[GeofenceItem]] {
     guard !points.isEmpty, !owners.isEmpty else { return points.map { _ in [] } }
     try await load(owners, now: now)
-    let wanted = Set(owners)
     return state.withLock { state in
-      let precisions = Array(state.precisions.keys)
+      let wanted = OwnerNumbers(owners.compactMap { state.ownerNumbers[$0] })
       return points.map { point in
-        guard let key = try? GeohashCell(point, bits: 64).value else { return [] }
-        var found: [GeofenceID: GeofenceItem] = [:]
-        for bits in precisions {
-          let cell = Int64(bitPattern: (1 << UInt64(bits)) | key >> UInt64(64 - bits))
-          for id in state.cells[cell] ?? [] where found[id] == nil {
-            guard let fence = state.fences[id], wanted.contains(fence.item.ownerId), fence.box.contains(point)
-            else { continue }
-            found[id] = fence.item
-          }
-        }
-        return found.values.sorted { $0.id < $1.id }
+        state.slots(near: point, wanted: wanted).compactMap { state.items[Int($0)] }
       }
     }
   }
@@ -111,7 +168,7 @@ public final class GeofenceIndex: Sendable {
   public func fences(owners: [UserID], now: Int64) async throws -> [GeofenceItem] {
     try await load(owners, now: now)
     return state.withLock { state in
-      Set(owners).flatMap { owner in (state.owners[owner]?.ids ?? []).compactMap { state.fences[$0]?.item } }
+      Set(owners).flatMap { owner in (state.owners[owner]?.slots ?? []).compactMap { state.items[Int($0)] } }
     }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
   }
 
@@ -122,7 +179,11 @@ public final class GeofenceIndex: Sendable {
       var known: [GeofenceItem] = []
       var missing: [GeofenceID] = []
       for id in ids {
-        if let fence = state.fences[id] { known.append(fence.item) } else { missing.append(id) }
+        if let slot = state.slots[id], let fence = state.items[Int(slot)] {
+          known.append(fence)
+        } else {
+          missing.append(id)
+        }
       }
       return (known, missing)
     }
@@ -148,16 +209,14 @@ public final class GeofenceIndex: Sendable {
 
   /// Reads the fences of those of `owners` not loaded or loaded longer than the lifetime ago, in one query.
   private func load(_ owners: [UserID], now: Int64) async throws {
-    let (stale, generation) = state.withLock { state in
-      (
-        Array(
-          Set(
-            owners.filter { owner in
-              guard let loadedAt = state.owners[owner]?.loadedAt else { return true }
-              return now - loadedAt >= lifetime
-            })),
-        state.invalidations
-      )
+    let lifetime = lifetime
+    let (stale, generation) = state.withLock { state -> ([UserID], UInt64) in
+      func isStale(_ owner: UserID) -> Bool {
+        guard let loadedAt = state.owners[owner]?.loadedAt else { return true }
+        return now - loadedAt >= lifetime
+      }
+      guard owners.contains(where: isStale) else { return ([], state.invalidations) }
+      return (Array(Set(owners.filter(isStale))), state.invalidations)
     }
     guard !stale.isEmpty else { return }
     let items = try await store.geofences(owners: stale)
