@@ -143,9 +143,9 @@ extension PostgresStore: LiveLog {
     let live = live.filter { !$0.timestamps.isEmpty }
     let evaluated = evaluated.filter { !$0.timestamps.isEmpty }
     guard !live.isEmpty || !answers.isEmpty else { return }
-    func timestamps(_ entries: [(user: UserID, device: DeviceID, timestamps: [Int64])]) -> [String] {
-      entries.map { $0.timestamps.map(String.init).joined(separator: ",") }
-    }
+    // One list of entries, each marked for the live log or the geofence queue, appended by two INSERTs of the
+    // same shape in their order.
+    let entries = live.map { (entry: $0, queued: false) } + evaluated.map { (entry: $0, queued: true) }
     let rows = try await connection.query(
       """
       WITH lock AS MATERIALIZED (SELECT pg_advisory_xact_lock(\(liveLogLock))),
@@ -155,26 +155,23 @@ extension PostgresStore: LiveLog {
           \(answers.map { ByteBuffer(data: $0.body) })::bytea[]) AS a(u, k, body)
         WHERE user_id = a.u AND key = a.k
       ),
+      entries AS MATERIALIZED (
+        SELECT u, d, string_to_array(t, ',')::bigint[] AS ts, q, n
+        FROM lock, unnest(
+          \(entries.map(\.entry.user.rawValue))::text[], \(entries.map(\.entry.device.rawValue))::text[],
+          \(entries.map { $0.entry.timestamps.map(String.init).joined(separator: ",") })::text[],
+          \(entries.map(\.queued))::boolean[]) WITH ORDINALITY AS x(u, d, t, q, n)
+      ),
       live AS (
         INSERT INTO live_log(sequence, user_id, device_id, timestamps, committed_at)
-        SELECT nextval('live_log_sequence'), u, d, string_to_array(t, ',')::bigint[], \(now)
-        FROM (
-          SELECT u, d, t
-          FROM lock, unnest(\(live.map(\.user.rawValue))::text[], \(live.map(\.device.rawValue))::text[],
-            \(timestamps(live))::text[]) WITH ORDINALITY AS x(u, d, t, n)
-          ORDER BY n
-        ) AS ordered
+        SELECT nextval('live_log_sequence'), u, d, ts, \(now)
+        FROM (SELECT * FROM entries WHERE NOT q ORDER BY n) AS o
         RETURNING sequence
       ),
       queued AS (
         INSERT INTO geofence_queue(sequence, user_id, device_id, timestamps, committed_at)
-        SELECT nextval('geofence_queue_sequence'), u, d, string_to_array(t, ',')::bigint[], \(now)
-        FROM (
-          SELECT u, d, t
-          FROM lock, unnest(\(evaluated.map(\.user.rawValue))::text[], \(evaluated.map(\.device.rawValue))::text[],
-            \(timestamps(evaluated))::text[]) WITH ORDINALITY AS x(u, d, t, n)
-          ORDER BY n
-        ) AS ordered
+        SELECT nextval('geofence_queue_sequence'), u, d, ts, \(now)
+        FROM (SELECT * FROM entries WHERE q ORDER BY n) AS o
       )
       SELECT max(sequence), pg_notify(\(liveChannel), 'c:' || max(sequence)) FROM live HAVING count(*) > 0
       """, logger: logger
