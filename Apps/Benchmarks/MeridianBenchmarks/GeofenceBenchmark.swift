@@ -58,7 +58,8 @@ func geofenceFigures(store: any MeridianStore, viewer: UserID) async throws {
     let fix = try LocationFix(
       timestamp: 1_800_000_000_000 + Int64(index) * 1_000, latitude: point.latitude, longitude: point.longitude,
       horizontalAccuracy: 10)
-    let near = try await fenceIndex.fences(near: [point], owners: owners, now: 1)
+    // As the monitor asks (``GeofenceMonitor/evaluate(_:_:)``): each fix's fences, in no particular order.
+    let near = try await fenceIndex.fences(nearEach: [point], owners: owners, now: 1)[0]
     candidates += near.count
     for fence in near {
       let result = rules.evaluate(fix, in: fence.shape.geofence, state: states[fence.id] ?? GeofenceState())

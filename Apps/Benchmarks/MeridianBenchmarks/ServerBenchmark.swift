@@ -5,6 +5,7 @@
 // Prints `<name> <value> <unit>` lines.
 //
 //   swift run -c release meridian-server-bench [--engine sqlite|postgres] [seconds-per-phase]
+//   BENCH_PHASES=geofences swift run -c release meridian-server-bench   # one phase (names: BenchmarkPhase)
 import AsyncHTTPClient
 import DomainKit
 import Foundation
@@ -236,6 +237,43 @@ func usePrivacySettings(_ api: NetworkClient, viewer: UserID) async throws {
   _ = try await api.send(API.addMember, parameters: GroupMemberRef(groupID: group.id, userID: viewer))
 }
 
+/// A phase of the run, as `BENCH_PHASES` names it (`BENCH_PHASES=geofences,places`: only those; all when unset).
+/// The server, its accounts and the trivial route start whatever the phases chosen.
+enum BenchmarkPhase: String, CaseIterable {
+  case gazetteer, ingest, mqtt, live
+  case crossNode = "cross_node"
+  case venues, polls, places, geofences, proximity, advertiser
+  case historyMap = "history_map"
+  case historyImport = "import"
+}
+
+/// The phases a run does.
+struct BenchmarkPhases {
+  let chosen: Set<BenchmarkPhase>
+
+  /// Reads `BENCH_PHASES`: comma-separated names of ``BenchmarkPhase``, every phase when unset or empty.
+  /// - Throws: ``BenchmarkUsageError`` naming the phases there are, for a name that is not one.
+  static func fromEnvironment() throws -> BenchmarkPhases {
+    let names = (ProcessInfo.processInfo.environment["BENCH_PHASES"] ?? "").split(separator: ",").map {
+      $0.trimmingCharacters(in: .whitespaces)
+    }.filter { !$0.isEmpty }
+    guard !names.isEmpty else { return BenchmarkPhases(chosen: Set(BenchmarkPhase.allCases)) }
+    return BenchmarkPhases(
+      chosen: Set(
+        try names.map { name in
+          guard let phase = BenchmarkPhase(rawValue: name) else {
+            throw BenchmarkUsageError(
+              description: "BENCH_PHASES: no phase \(name); there are "
+                + BenchmarkPhase.allCases.map(\.rawValue).joined(separator: ", "))
+          }
+          return phase
+        }))
+  }
+
+  /// Whether `phase` is one of the run's.
+  func runs(_ phase: BenchmarkPhase) -> Bool { chosen.contains(phase) }
+}
+
 /// The whole run, phase by phase.
 /// `meridian-server-bench`: ingest (single fixes and batches of 100), the framework's ceiling, live latency and the
 /// 1 km venue query, printed as `<name> <value> <unit>` lines.
@@ -260,7 +298,10 @@ public enum ServerBenchmark {
       throw BenchmarkUsageError(description: usage)
     }
     let phase = Duration.milliseconds(Int(phaseSeconds * 1000))
-    gazetteerFigures()  // GazetteerBenchmark.swift: in memory, before the server starts
+    let phases = try BenchmarkPhases.fromEnvironment()
+    if phases.runs(.gazetteer) {
+      gazetteerFigures()  // GazetteerBenchmark.swift: in memory, before the server starts
+    }
 
     // MARK: The server and the clients
 
@@ -334,150 +375,160 @@ public enum ServerBenchmark {
 
     // MARK: Ingest
 
-    let base: Int64 = 1_700_000_000_000
-    let check = try JSONDecoder().decode(
-      FixBatch.self, from: formattedBatch(device: "check", timestamps: [base, base + 1]))
-    guard check == FixBatch(deviceId: "check", fixes: [try fix(base), try fix(base + 1)]) else {
-      fatalError("formattedBatch(device:timestamps:) no longer writes the fixes of fix(_:)")
-    }
-    /// One single-fix upload per call, through `client`, of device `<devices>-<task>`; the answer must say the fix was
-    /// stored (not a duplicate or a replay, which would cost the server less).
-    @Sendable func sharedClientUpload(through client: NetworkClient, devices: String = "single") -> LoadOperation {
-      { task, iteration in
-        let timestamp = base + Int64(iteration) * 1000
-        let receipt = try await client.send(
-          postFormattedFixes, body: formattedBatch(device: "\(devices)-\(task)", timestamps: [timestamp]))
-        guard receipt == FixReceipt(accepted: 1, duplicates: 0) else {
-          throw BenchmarkFailure(description: "a single-fix upload answered \(receipt)")
+    if phases.runs(.ingest) {
+      let base: Int64 = 1_700_000_000_000
+      let check = try JSONDecoder().decode(
+        FixBatch.self, from: formattedBatch(device: "check", timestamps: [base, base + 1]))
+      guard check == FixBatch(deviceId: "check", fixes: [try fix(base), try fix(base + 1)]) else {
+        fatalError("formattedBatch(device:timestamps:) no longer writes the fixes of fix(_:)")
+      }
+      /// One single-fix upload per call, through `client`, of device `<devices>-<task>`; the answer must say the fix was
+      /// stored (not a duplicate or a replay, which would cost the server less).
+      @Sendable func sharedClientUpload(through client: NetworkClient, devices: String = "single") -> LoadOperation {
+        { task, iteration in
+          let timestamp = base + Int64(iteration) * 1000
+          let receipt = try await client.send(
+            postFormattedFixes, body: formattedBatch(device: "\(devices)-\(task)", timestamps: [timestamp]))
+          guard receipt == FixReceipt(accepted: 1, duplicates: 0) else {
+            throw BenchmarkFailure(description: "a single-fix upload answered \(receipt)")
+          }
         }
       }
-    }
-    // Single fixes, the trivial route taking the same requests, and `GET /ping` take turns, five slices each.
-    let comparison = try await compare(
-      for: phase, single: sharedClientUpload(through: api),
-      ceiling: sharedClientUpload(through: trivialClient), ping: { _, _ in _ = try await trivialClient.send(ping) })
-    let (single, ceiling, pinged) = (comparison.single, comparison.ceiling, comparison.ping)
-    let singleLatencies = single.sortedLatencies
-    emit("ingest.single.requests_per_s", single.requestsPerSecond, "requests/s")
-    emit("ingest.single.p50_ms", quantile(singleLatencies, 0.5), "ms")
-    emit("ingest.single.p99_ms", quantile(singleLatencies, 0.99), "ms")
-    emit("ingest.single.cpu_per_request_us", single.cpuMicrosecondsPerRequest, "µs")
-    emit("ingest.single.busy_cores", single.busyCores, "cores")
-    let commitsAfterSingle = try await commitCounts(api)
-    emit(
-      "ingest.single.requests_per_commit", commitsAfterSingle.requests / max(commitsAfterSingle.commits, 1), "requests")
+      // Single fixes, the trivial route taking the same requests, and `GET /ping` take turns, five slices each.
+      let comparison = try await compare(
+        for: phase, single: sharedClientUpload(through: api),
+        ceiling: sharedClientUpload(through: trivialClient), ping: { _, _ in _ = try await trivialClient.send(ping) })
+      let (single, ceiling, pinged) = (comparison.single, comparison.ceiling, comparison.ping)
+      let singleLatencies = single.sortedLatencies
+      emit("ingest.single.requests_per_s", single.requestsPerSecond, "requests/s")
+      emit("ingest.single.p50_ms", quantile(singleLatencies, 0.5), "ms")
+      emit("ingest.single.p99_ms", quantile(singleLatencies, 0.99), "ms")
+      emit("ingest.single.cpu_per_request_us", single.cpuMicrosecondsPerRequest, "µs")
+      emit("ingest.single.busy_cores", single.busyCores, "cores")
+      let commitsAfterSingle = try await commitCounts(api)
+      emit(
+        "ingest.single.requests_per_commit", commitsAfterSingle.requests / max(commitsAfterSingle.commits, 1),
+        "requests")
 
-    // What precision per audience and privacy zones cost (issue 39): the account with them (usePrivacySettings) and
-    // one without any take turns with the same single-fix load; slices 20… so that no fix repeats one sent above.
-    let plainSession = try await makeClient(
-      port: port, token: nil, transport: transport, configuration: clientConfiguration
-    ).send(API.register, body: EmailCredentials(email: "plain@example.com", password: "benchmark password"))
-    let plainAPI = try makeClient(
-      port: port, token: plainSession.token, transport: transport, configuration: clientConfiguration)
-    let privacy = try await takingTurns(
-      for: phase, firstSlice: 20,
-      [sharedClientUpload(through: api), sharedClientUpload(through: plainAPI, devices: "plain")])
-    emit("ingest.single.with_privacy.requests_per_s", privacy[0].requestsPerSecond, "requests/s")
-    emit("ingest.single.without_privacy.requests_per_s", privacy[1].requestsPerSecond, "requests/s")
-    emit("ingest.single.privacy_cost", (1 - privacy[0].requestsPerSecond / privacy[1].requestsPerSecond) * 100, "%")
+      // What precision per audience and privacy zones cost (issue 39): the account with them (usePrivacySettings) and
+      // one without any take turns with the same single-fix load; slices 20… so that no fix repeats one sent above.
+      let plainSession = try await makeClient(
+        port: port, token: nil, transport: transport, configuration: clientConfiguration
+      ).send(API.register, body: EmailCredentials(email: "plain@example.com", password: "benchmark password"))
+      let plainAPI = try makeClient(
+        port: port, token: plainSession.token, transport: transport, configuration: clientConfiguration)
+      let privacy = try await takingTurns(
+        for: phase, firstSlice: 20,
+        [sharedClientUpload(through: api), sharedClientUpload(through: plainAPI, devices: "plain")])
+      emit("ingest.single.with_privacy.requests_per_s", privacy[0].requestsPerSecond, "requests/s")
+      emit("ingest.single.without_privacy.requests_per_s", privacy[1].requestsPerSecond, "requests/s")
+      emit("ingest.single.privacy_cost", (1 - privacy[0].requestsPerSecond / privacy[1].requestsPerSecond) * 100, "%")
 
-    let batch = try await load(for: phase) { task, iteration in
-      let first = base + Int64(iteration) * 100_000
-      let timestamps = (0..<100).lazy.map { first + Int64($0) * 1000 }
-      _ = try await api.send(postFormattedFixes, body: formattedBatch(device: "batch-\(task)", timestamps: timestamps))
-    }
-    let batchLatencies = batch.sortedLatencies
-    emit("ingest.batch100.fixes_per_s", batch.requestsPerSecond * 100, "fixes/s")
-    emit("ingest.batch100.p50_ms", quantile(batchLatencies, 0.5), "ms")
-    emit("ingest.batch100.p99_ms", quantile(batchLatencies, 0.99), "ms")
-    emit("ingest.batch100.cpu_per_request_us", batch.cpuMicrosecondsPerRequest, "µs")
-    let commitsAfterBatch = try await commitCounts(api)
-    emit(
-      "ingest.batch100.requests_per_commit",
-      (commitsAfterBatch.requests - commitsAfterSingle.requests)
-        / max(commitsAfterBatch.commits - commitsAfterSingle.commits, 1), "requests")
-
-    // MARK: The ceiling's figures
-
-    emit("ceiling.requests_per_s", ceiling.requestsPerSecond, "requests/s")
-    emit("ceiling.p99_ms", quantile(ceiling.sortedLatencies, 0.99), "ms")
-    emit("ceiling.cpu_per_request_us", ceiling.cpuMicrosecondsPerRequest, "µs")
-    emit("ceiling.busy_cores", ceiling.busyCores, "cores")
-    emit("ingest.single.share_of_ceiling", single.requestsPerSecond / ceiling.requestsPerSecond * 100, "%")
-    emit("ping.requests_per_s", pinged.requestsPerSecond, "requests/s")
-    emit("ping.p99_ms", quantile(pinged.sortedLatencies, 0.99), "ms")
-    emit("ping.cpu_per_request_us", pinged.cpuMicrosecondsPerRequest, "µs")
-    emit("ping.busy_cores", pinged.busyCores, "cores")
-    emit("ingest.single.share_of_ping", single.requestsPerSecond / pinged.requestsPerSecond * 100, "%")
-
-    // MARK: The same comparison with a load generator that costs almost nothing: the server's own share
-
-    var leanIngest: [LeanHTTPConnection] = []
-    var leanTrivial: [LeanHTTPConnection] = []
-    for _ in 0..<clients {
-      leanIngest.append(try await LeanHTTPConnection.connect(port: port))
-      leanTrivial.append(try await LeanHTTPConnection.connect(port: trivialPort))
-    }
-    let (ingestConnections, trivialConnections) = (leanIngest, leanTrivial)
-    let pingRequest = LeanHTTPConnection.request("GET", "/ping")
-    let authorization = "Bearer \(session.token)"
-    @Sendable func expectOK(_ status: Int, from route: String) throws {
-      guard status == 200 else { throw BenchmarkFailure(description: "\(route) answered \(status)") }
-    }
-    /// One single-fix upload per call, on `connections[task]`; `name` says where in a failure.
-    @Sendable func leanUpload(on connections: [LeanHTTPConnection], name: String) -> LoadOperation {
-      { task, iteration in
-        let body = formattedBatch(device: "lean-\(task)", timestamps: [base + Int64(iteration) * 1000])
-        let request = LeanHTTPConnection.request(
-          "POST", API.postFixes.pathTemplate,
-          fields: [
-            ("Authorization", authorization), ("Idempotency-Key", "lean-\(task)-\(iteration)"),
-            ("Content-Type", "application/json"),
-          ], body: Array(body))
-        try expectOK(try await connections[task].send(request), from: name)
+      let batch = try await load(for: phase) { task, iteration in
+        let first = base + Int64(iteration) * 100_000
+        let timestamps = (0..<100).lazy.map { first + Int64($0) * 1000 }
+        _ = try await api.send(
+          postFormattedFixes, body: formattedBatch(device: "batch-\(task)", timestamps: timestamps))
       }
+      let batchLatencies = batch.sortedLatencies
+      emit("ingest.batch100.fixes_per_s", batch.requestsPerSecond * 100, "fixes/s")
+      emit("ingest.batch100.p50_ms", quantile(batchLatencies, 0.5), "ms")
+      emit("ingest.batch100.p99_ms", quantile(batchLatencies, 0.99), "ms")
+      emit("ingest.batch100.cpu_per_request_us", batch.cpuMicrosecondsPerRequest, "µs")
+      let commitsAfterBatch = try await commitCounts(api)
+      emit(
+        "ingest.batch100.requests_per_commit",
+        (commitsAfterBatch.requests - commitsAfterSingle.requests)
+          / max(commitsAfterBatch.commits - commitsAfterSingle.commits, 1), "requests")
+
+      // MARK: The ceiling's figures
+
+      emit("ceiling.requests_per_s", ceiling.requestsPerSecond, "requests/s")
+      emit("ceiling.p99_ms", quantile(ceiling.sortedLatencies, 0.99), "ms")
+      emit("ceiling.cpu_per_request_us", ceiling.cpuMicrosecondsPerRequest, "µs")
+      emit("ceiling.busy_cores", ceiling.busyCores, "cores")
+      emit("ingest.single.share_of_ceiling", single.requestsPerSecond / ceiling.requestsPerSecond * 100, "%")
+      emit("ping.requests_per_s", pinged.requestsPerSecond, "requests/s")
+      emit("ping.p99_ms", quantile(pinged.sortedLatencies, 0.99), "ms")
+      emit("ping.cpu_per_request_us", pinged.cpuMicrosecondsPerRequest, "µs")
+      emit("ping.busy_cores", pinged.busyCores, "cores")
+      emit("ingest.single.share_of_ping", single.requestsPerSecond / pinged.requestsPerSecond * 100, "%")
+
+      // MARK: The same comparison with a load generator that costs almost nothing: the server's own share
+
+      var leanIngest: [LeanHTTPConnection] = []
+      var leanTrivial: [LeanHTTPConnection] = []
+      for _ in 0..<clients {
+        leanIngest.append(try await LeanHTTPConnection.connect(port: port))
+        leanTrivial.append(try await LeanHTTPConnection.connect(port: trivialPort))
+      }
+      let (ingestConnections, trivialConnections) = (leanIngest, leanTrivial)
+      let pingRequest = LeanHTTPConnection.request("GET", "/ping")
+      let authorization = "Bearer \(session.token)"
+      @Sendable func expectOK(_ status: Int, from route: String) throws {
+        guard status == 200 else { throw BenchmarkFailure(description: "\(route) answered \(status)") }
+      }
+      /// One single-fix upload per call, on `connections[task]`; `name` says where in a failure.
+      @Sendable func leanUpload(on connections: [LeanHTTPConnection], name: String) -> LoadOperation {
+        { task, iteration in
+          let body = formattedBatch(device: "lean-\(task)", timestamps: [base + Int64(iteration) * 1000])
+          let request = LeanHTTPConnection.request(
+            "POST", API.postFixes.pathTemplate,
+            fields: [
+              ("Authorization", authorization), ("Idempotency-Key", "lean-\(task)-\(iteration)"),
+              ("Content-Type", "application/json"),
+            ], body: Array(body))
+          try expectOK(try await connections[task].send(request), from: name)
+        }
+      }
+      let leanComparison = try await compare(
+        for: phase, single: leanUpload(on: ingestConnections, name: "POST /v1/fixes"),
+        ceiling: leanUpload(on: trivialConnections, name: "the trivial POST /v1/fixes"),
+        ping: { task, _ in try expectOK(try await trivialConnections[task].send(pingRequest), from: "GET /ping") })
+      let (leanSingle, leanCeiling, leanPinged) = (leanComparison.single, leanComparison.ceiling, leanComparison.ping)
+      emit("lean_client.ingest.single.requests_per_s", leanSingle.requestsPerSecond, "requests/s")
+      emit("lean_client.ingest.single.cpu_per_request_us", leanSingle.cpuMicrosecondsPerRequest, "µs")
+      emit("lean_client.ingest.single.busy_cores", leanSingle.busyCores, "cores")
+      emit("lean_client.ceiling.requests_per_s", leanCeiling.requestsPerSecond, "requests/s")
+      emit("lean_client.ceiling.cpu_per_request_us", leanCeiling.cpuMicrosecondsPerRequest, "µs")
+      emit("lean_client.ceiling.busy_cores", leanCeiling.busyCores, "cores")
+      emit(
+        "lean_client.ingest.single.share_of_ceiling",
+        leanSingle.requestsPerSecond / leanCeiling.requestsPerSecond * 100,
+        "%")
+      emit("lean_client.ping.requests_per_s", leanPinged.requestsPerSecond, "requests/s")
+      emit("lean_client.ping.cpu_per_request_us", leanPinged.cpuMicrosecondsPerRequest, "µs")
+      emit("lean_client.ping.busy_cores", leanPinged.busyCores, "cores")
+      emit(
+        "lean_client.ingest.single.share_of_ping", leanSingle.requestsPerSecond / leanPinged.requestsPerSecond * 100,
+        "%")
+      for connection in leanIngest + leanTrivial { try await connection.close() }
     }
-    let leanComparison = try await compare(
-      for: phase, single: leanUpload(on: ingestConnections, name: "POST /v1/fixes"),
-      ceiling: leanUpload(on: trivialConnections, name: "the trivial POST /v1/fixes"),
-      ping: { task, _ in try expectOK(try await trivialConnections[task].send(pingRequest), from: "GET /ping") })
-    let (leanSingle, leanCeiling, leanPinged) = (leanComparison.single, leanComparison.ceiling, leanComparison.ping)
-    emit("lean_client.ingest.single.requests_per_s", leanSingle.requestsPerSecond, "requests/s")
-    emit("lean_client.ingest.single.cpu_per_request_us", leanSingle.cpuMicrosecondsPerRequest, "µs")
-    emit("lean_client.ingest.single.busy_cores", leanSingle.busyCores, "cores")
-    emit("lean_client.ceiling.requests_per_s", leanCeiling.requestsPerSecond, "requests/s")
-    emit("lean_client.ceiling.cpu_per_request_us", leanCeiling.cpuMicrosecondsPerRequest, "µs")
-    emit("lean_client.ceiling.busy_cores", leanCeiling.busyCores, "cores")
-    emit(
-      "lean_client.ingest.single.share_of_ceiling", leanSingle.requestsPerSecond / leanCeiling.requestsPerSecond * 100,
-      "%")
-    emit("lean_client.ping.requests_per_s", leanPinged.requestsPerSecond, "requests/s")
-    emit("lean_client.ping.cpu_per_request_us", leanPinged.cpuMicrosecondsPerRequest, "µs")
-    emit("lean_client.ping.busy_cores", leanPinged.busyCores, "cores")
-    emit(
-      "lean_client.ingest.single.share_of_ping", leanSingle.requestsPerSecond / leanPinged.requestsPerSecond * 100, "%")
-    for connection in leanIngest + leanTrivial { try await connection.close() }
     trivialTask.cancel()
 
     // MARK: OwnTracks over MQTT, beside ingest.single (MQTTBenchmark.swift: only with BENCH_MQTT=1 and mosquitto)
 
-    try await mqttFigures(  // MQTTBenchmark.swift: only with BENCH_MQTT=1 and mosquitto installed
-      configuration: configuration, directory: directory, transport: transport,
-      clientConfiguration: clientConfiguration, logger: logger, phase: phase)
+    if phases.runs(.mqtt) {
+      try await mqttFigures(  // MQTTBenchmark.swift: only with BENCH_MQTT=1 and mosquitto installed
+        configuration: configuration, directory: directory, transport: transport,
+        clientConfiguration: clientConfiguration, logger: logger, phase: phase)
+    }
 
     // MARK: Live: from sending a fix to a subscriber receiving it
 
-    // Apart from the ingest phases' times, and in the past: the server refuses fixes dated ahead of its clock.
-    let live = try await liveLatencies(
-      watching: port, token: session.token, user: session.userId, posting: api, device: "live",
-      base: 1_750_000_000_000)
-    if live.lost > 0 { emit("live.lost_events", Double(live.lost), "events") }
-    emit("live.p50_ms", quantile(live.latencies, 0.5), "ms")
-    emit("live.p99_ms", quantile(live.latencies, 0.99), "ms")
+    if phases.runs(.live) {
+      // Apart from the ingest phases' times, and in the past: the server refuses fixes dated ahead of its clock.
+      let live = try await liveLatencies(
+        watching: port, token: session.token, user: session.userId, posting: api, device: "live",
+        base: 1_750_000_000_000)
+      if live.lost > 0 { emit("live.lost_events", Double(live.lost), "events") }
+      emit("live.p50_ms", quantile(live.latencies, 0.5), "ms")
+      emit("live.p99_ms", quantile(live.latencies, 0.99), "ms")
+    }
 
     // MARK: Across nodes: a second server on the same database, fixes posted to the first, the watcher on the second
 
-    if engine == .postgres {
+    if engine == .postgres, phases.runs(.crossNode) {
       let nodeB = try await RunningServer.start(configuration: configuration, logger: logger)
       let crossNode = try await liveLatencies(
         watching: nodeB.port, token: session.token, user: session.userId, posting: api, device: "cross-node",
@@ -490,71 +541,87 @@ public enum ServerBenchmark {
 
     // MARK: Radius query: 1 km around random points over 1,000,000 venues
 
-    let venueCount = Int(ProcessInfo.processInfo.environment["BENCH_VENUES"] ?? "") ?? 1_000_000
     let opened = try await configuration.database.open(logger: logger)
     let store = opened.store
-    let seedStart = ContinuousClock.now
-    var random = SystemRandomNumberGenerator()
-    let types = ["cafe", "restaurant", "museum", "park", "shop"]
-    for chunk in stride(from: 0, to: venueCount, by: 10_000) {
-      let records = try (chunk..<min(chunk + 10_000, venueCount)).map { index in
-        // Kyiv and around: 1° of latitude × 1.5° of longitude, about 270 venues within 1 km of any point.
-        let location = try Coordinate(
-          latitude: Double.random(in: 50.0...51.0, using: &random),
-          longitude: Double.random(in: 30.0...31.5, using: &random))
-        let place = try Place(
-          id: PlaceID("venue-\(index)"), kind: .venue, name: LocalizedText(["en": "Venue \(index)"]),
-          location: location, venueType: types[index % types.count])
-        return try VenueRecord(place: place, rating: RatingAggregate(sum: index % 50, count: index % 11))
+    if phases.runs(.venues) {
+      let venueCount = Int(ProcessInfo.processInfo.environment["BENCH_VENUES"] ?? "") ?? 1_000_000
+      let seedStart = ContinuousClock.now
+      var random = SystemRandomNumberGenerator()
+      let types = ["cafe", "restaurant", "museum", "park", "shop"]
+      for chunk in stride(from: 0, to: venueCount, by: 10_000) {
+        let records = try (chunk..<min(chunk + 10_000, venueCount)).map { index in
+          // Kyiv and around: 1° of latitude × 1.5° of longitude, about 270 venues within 1 km of any point.
+          let location = try Coordinate(
+            latitude: Double.random(in: 50.0...51.0, using: &random),
+            longitude: Double.random(in: 30.0...31.5, using: &random))
+          let place = try Place(
+            id: PlaceID("venue-\(index)"), kind: .venue, name: LocalizedText(["en": "Venue \(index)"]),
+            location: location, venueType: types[index % types.count])
+          return try VenueRecord(place: place, rating: RatingAggregate(sum: index % 50, count: index % 11))
+        }
+        try await store.upsertVenues(records)
       }
-      try await store.upsertVenues(records)
+      let seeded = ContinuousClock.now - seedStart
+      emit(
+        "venues.seed_rows_per_s",
+        Double(venueCount) / (seconds(seeded)), "rows/s")
+      var queryLatencies: [Duration] = []
+      var found = 0
+      for _ in 0..<2000 {
+        let center = try Coordinate(
+          latitude: Double.random(in: 50.1...50.9, using: &random),
+          longitude: Double.random(in: 30.1...31.4, using: &random))
+        let begin = ContinuousClock.now
+        found += try await store.venues(within: 1000, of: center, type: nil).count
+        queryLatencies.append(ContinuousClock.now - begin)
+      }
+      queryLatencies.sort()
+      emit("venues.radius_1km.p50_ms", quantile(queryLatencies, 0.5), "ms")
+      emit("venues.radius_1km.p99_ms", quantile(queryLatencies, 0.99), "ms")
+      emit("venues.radius_1km.matches", Double(found) / 2000, "venues")
     }
-    let seeded = ContinuousClock.now - seedStart
-    emit(
-      "venues.seed_rows_per_s",
-      Double(venueCount) / (seconds(seeded)), "rows/s")
-    var queryLatencies: [Duration] = []
-    var found = 0
-    for _ in 0..<2000 {
-      let center = try Coordinate(
-        latitude: Double.random(in: 50.1...50.9, using: &random),
-        longitude: Double.random(in: 30.1...31.4, using: &random))
-      let begin = ContinuousClock.now
-      found += try await store.venues(within: 1000, of: center, type: nil).count
-      queryLatencies.append(ContinuousClock.now - begin)
-    }
-    queryLatencies.sort()
-    emit("venues.radius_1km.p50_ms", quantile(queryLatencies, 0.5), "ms")
-    emit("venues.radius_1km.p99_ms", quantile(queryLatencies, 0.99), "ms")
-    emit("venues.radius_1km.matches", Double(found) / 2000, "venues")
 
     // MARK: Polls: votes on one hot poll, feed pages over 100,000 polls
 
-    try await pollFigures(
-      port: port, transport: transport, configuration: clientConfiguration, store: store, phase: phase)
-    try await placeFigures(  // PlaceBenchmark.swift
-      port: port, transport: transport, configuration: clientConfiguration, store: store, phase: phase)
-    // Geofences (GeofenceBenchmark.swift): ingest without any, 10,000 seeded around the fixes and shared with the
-    // uploader, their evaluation, and ingest again with them concerning every fix.
-    let unfenced = try await geofenceIngestFigures(
-      api: api, store: store, user: session.userId, phase: phase, start: 1_710_000_000_000, label: "without")
-    try await geofenceFigures(store: store, viewer: session.userId)
-    let fenced = try await geofenceIngestFigures(
-      api: api, store: store, user: session.userId, phase: phase, start: 1_720_000_000_000, label: "with")
-    emit("ingest.single.with_geofences.share_of_without", fenced.single / unfenced.single * 100, "%")
-    emit("ingest.batch100.with_geofences.share_of_without", fenced.batch / unfenced.batch * 100, "%")
-    try proximityFigures()  // ProximityBenchmark.swift: people near people, 10,000 in one city
-    try await advertiserFigures(  // AdvertiserBenchmark.swift
-      port: port, transport: transport, configuration: clientConfiguration, store: store)
-    try await historyMapFigures(  // HistoryMapBenchmark.swift
-      port: port, transport: transport, configuration: clientConfiguration, store: store)
+    if phases.runs(.polls) {
+      try await pollFigures(
+        port: port, transport: transport, configuration: clientConfiguration, store: store, phase: phase)
+    }
+    if phases.runs(.places) {
+      try await placeFigures(  // PlaceBenchmark.swift
+        port: port, transport: transport, configuration: clientConfiguration, store: store, phase: phase)
+    }
+    if phases.runs(.geofences) {
+      // Geofences (GeofenceBenchmark.swift): ingest without any, 10,000 seeded around the fixes and shared with the
+      // uploader, their evaluation, and ingest again with them concerning every fix.
+      let unfenced = try await geofenceIngestFigures(
+        api: api, store: store, user: session.userId, phase: phase, start: 1_710_000_000_000, label: "without")
+      try await geofenceFigures(store: store, viewer: session.userId)
+      let fenced = try await geofenceIngestFigures(
+        api: api, store: store, user: session.userId, phase: phase, start: 1_720_000_000_000, label: "with")
+      emit("ingest.single.with_geofences.share_of_without", fenced.single / unfenced.single * 100, "%")
+      emit("ingest.batch100.with_geofences.share_of_without", fenced.batch / unfenced.batch * 100, "%")
+    }
+    if phases.runs(.proximity) {
+      try proximityFigures()  // ProximityBenchmark.swift: people near people, 10,000 in one city
+    }
+    if phases.runs(.advertiser) {
+      try await advertiserFigures(  // AdvertiserBenchmark.swift
+        port: port, transport: transport, configuration: clientConfiguration, store: store)
+    }
+    if phases.runs(.historyMap) {
+      try await historyMapFigures(  // HistoryMapBenchmark.swift
+        port: port, transport: transport, configuration: clientConfiguration, store: store)
+    }
 
     await opened.close()
 
     emit("memory.peak_rss_mb", Double(peakResidentBytes()) / 1_048_576, "MiB")
     // Last: it adds millions of fixes that the other phases should not see, and resets the peak memory.
-    try await historyImportFigures(  // HistoryImportBenchmark.swift
-      port: port, httpClient: httpClient, token: session.token, directory: directory)
+    if phases.runs(.historyImport) {
+      try await historyImportFigures(  // HistoryImportBenchmark.swift
+        port: port, httpClient: httpClient, token: session.token, directory: directory)
+    }
 
     try await transport.shutdown()
     try await server.stop()
