@@ -61,10 +61,14 @@ final class NtfyReceiver: Sendable {
 /// (the rest logged as skipped), and across a restart with a delivery pending.
 @Suite("Alert channels: ntfy")
 struct AlertChannelTests {
-  /// One attempt per round (the round's back-off, not NetworkingKit's in-call retries, brings the second), fast polls.
+  /// One attempt per round (the round's back-off, not NetworkingKit's in-call retries, brings the second), fast polls;
+  /// an attempt may take 10 s (a loopback request once took more than `fastDelivery`'s 1 s in the busy server stage,
+  /// and failed as a timeout instead of the receiver's answer). The lease (deadline + timeout + 30 s: 55 s) stays
+  /// shorter than a round on the test clock (61 s): advance it only once no attempt is in flight.
   static func oneAttemptPerRound(_ configuration: inout ServerConfiguration) {
     WebhookTests.fastDelivery(&configuration)
-    configuration.webhooks.attemptPolicy = RetryPolicy(maxAttempts: 1, deadline: .seconds(5))
+    configuration.webhooks.attemptTimeout = .seconds(10)
+    configuration.webhooks.attemptPolicy = RetryPolicy(maxAttempts: 1, deadline: .seconds(15))
     configuration.webhooks.roundPolicy = RetryPolicy(baseDelay: .seconds(60), maxDelay: .seconds(60))
   }
 
