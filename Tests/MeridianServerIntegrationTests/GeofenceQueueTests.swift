@@ -129,15 +129,17 @@ struct GeofenceQueueTests {
       let (session, bob) = try await server.signUp("bob")
       let shape = GeofenceShape.circle(center: GeofenceTests.home, radius: 100)
       let fence = try await bob.send(API.createGeofence, body: NewGeofence(name: "Home", shape: shape))
-      // 1,200 uploads committed at once (one transaction, as a group commit stores them), read one at a time.
-      let track = try Self.track(count: 1_200, from: GeofenceTests.now() + 1_000)
+      // 600 uploads committed at once (one transaction, as a group commit stores them), read one at a time: the
+      // monitor evaluates a few before the stop, and the rest after the restart (an evaluation a transaction, which
+      // in a busy suite on PostgreSQL took up to 100 ms: 1,200 outlasted the wait's 120 s).
+      let track = try Self.track(count: 600, from: GeofenceTests.now() + 1_000)
       let store = server.app.environment.store
       _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "phone", fixes: [track[0]]))
       _ = try await store.insertFixes(
         track.dropFirst().map { FixInsertBatch(userID: session.userId, deviceID: "phone", fixes: [$0]) },
         now: GeofenceTests.now())
       let expected = Self.expectedEvents(track, fence: shape.geofence, user: session.userId, id: fence.id)
-      #expect(expected.count == 399)
+      #expect(expected.count == 199)
       try await Self.waitFor("the first events") { try await Self.storedEvents(store, session.userId).count >= 2 }
       try await server.stop(keepingFiles: true)
       // Stopped in the middle: part of the burst still waits in the queue, none of it lost.
@@ -145,12 +147,12 @@ struct GeofenceQueueTests {
       let left = try await probe.store.geofenceQueueBacklog().entries
       let storedBefore = try await Self.storedEvents(probe.store, session.userId)
       await probe.close()
-      #expect(left > 0 && left < 1_200, "\(left) uploads left")
+      #expect(left > 0 && left < 600, "\(left) uploads left")
       #expect(storedBefore == Array(expected.prefix(storedBefore.count)))
 
       let again = try await restart(server)
       let storeAgain = again.app.environment.store
-      try await Self.waitFor("the rest of the burst") {
+      try await Self.waitFor("the rest of the burst", timeout: .seconds(180)) {
         try await storeAgain.geofenceQueueBacklog().entries == 0
       }
       #expect(try await storeAgain.geofenceTracking(of: session.userId).lastFixAt == track.last?.timestamp)
