@@ -95,7 +95,7 @@ public final class GeofenceIndex: Sendable {
       probedPrecisions = precisions.keys.sorted()
     }
 
-    /// The slots of the fences of the owners numbered `wanted` whose box contains `point`, in slot order.
+    /// The slots of the fences of the owners numbered `wanted` whose box contains `point`, each once.
     mutating func slots(near point: Coordinate, wanted: OwnerNumbers) -> [Int32] {
       guard let key = try? GeohashCell(point, bits: 64).value else { return [] }
       lookups &+= 1
