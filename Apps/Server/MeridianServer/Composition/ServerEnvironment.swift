@@ -128,14 +128,15 @@ public struct ServerEnvironment: Sendable {
   }
 
   /// Checks a password sign-in's throttles before the password is checked (no bcrypt work for a throttled guess).
-  /// - Throws: ``APIError`` `rate_limited` (429, `Retry-After`) while the account or the address must wait.
-  func checkSignInAllowed(account: String, address: String) async throws(APIError) {
+  /// - Throws: ``APIError`` `rate_limited` (429, `Retry-After`) while the account or the address must wait;
+  ///   `StoreUnavailableError` (503) when the shared counters' database can't be reached.
+  func checkSignInAllowed(account: String, address: String) async throws {
     let now = now()
     let wait = max(
-      await signInFailuresByAccount.wait(account, now: now) ?? 0,
-      await signInFailuresByAddress.wait(address, now: now) ?? 0)
+      try await signInFailuresByAccount.wait(account, now: now) ?? 0,
+      try await signInFailuresByAddress.wait(address, now: now) ?? 0)
     guard wait == 0 else {
-      throw .rateLimited(
+      throw APIError.rateLimited(
         "Too many wrong passwords; wait \((wait + 999) / 1000) s before trying again.", retryAfterMilliseconds: wait)
     }
   }

@@ -126,10 +126,14 @@ public final class FailureBackoff: Sendable {
   }
 
   /// Milliseconds `key` must still wait before its next attempt at `now`, or nil when it may try now. When the
-  /// shared counters can't be reached, it must wait (``LimitCounters/unavailableWait``).
-  public func wait(_ key: String, now: Int64) async -> Int64? {
+  /// shared counters' database can't be reached, it throws `StoreUnavailableError` (the server answers 503
+  /// `unavailable` with `Retry-After`: a sign-in needs that database anyway, and nobody guessed wrong); when they
+  /// fail otherwise, it must wait (``LimitCounters/unavailableWait``).
+  public func wait(_ key: String, now: Int64) async throws(StoreUnavailableError) -> Int64? {
     guard !policy.isOff else { return nil }
-    return await counters.run(key, "failureWait", unavailable: LimitCounters.unavailableWait) { store, key in
+    return try await counters.run(
+      key, "failureWait", unavailable: LimitCounters.unavailableWait, rethrowingUnavailable: true
+    ) { store, key in
       try await store.failureWait(key, policy: policy, now: now)
     }
   }
