@@ -59,12 +59,13 @@ final class LiveWatcher: Sendable {
     }
   }
 
-  /// Polls until `condition` holds over what was reported, for up to 30 s (the root tests share two cores).
+  /// Polls until `condition` holds over what was reported, for up to 60 s (the server stage's 250 tests share two
+  /// cores: an event that crosses nodes through PostgreSQL once took more than 30 s there).
   func wait(
     _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
     until condition: ([RealtimeClientEvent]) async throws -> Bool
   ) async throws {
-    let deadline = ContinuousClock.now + .seconds(30)
+    let deadline = ContinuousClock.now + .seconds(60)
     while ContinuousClock.now < deadline {
       if try await condition(await items) { return }
       try await Task.sleep(for: .milliseconds(10))
