@@ -132,9 +132,9 @@ public struct ServerEnvironment: Sendable {
   ///   `StoreUnavailableError` (503) when the shared counters' database can't be reached.
   func checkSignInAllowed(account: String, address: String) async throws {
     let now = now()
-    let wait = max(
-      try await signInFailuresByAccount.wait(account, now: now) ?? 0,
-      try await signInFailuresByAddress.wait(address, now: now) ?? 0)
+    let accountWait = try await signInFailuresByAccount.wait(account, now: now) ?? 0
+    let addressWait = try await signInFailuresByAddress.wait(address, now: now) ?? 0
+    let wait = max(accountWait, addressWait)
     guard wait == 0 else {
       throw APIError.rateLimited(
         "Too many wrong passwords; wait \((wait + 999) / 1000) s before trying again.", retryAfterMilliseconds: wait)
