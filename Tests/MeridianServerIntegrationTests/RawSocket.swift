@@ -58,6 +58,14 @@ final class RawSocket: Sendable {
     return (received, false)
   }
 
+  /// ``readUntilClosed(timeout:)`` on a thread started for it: its blocking `poll` never holds one of the shared
+  /// executor's threads (two on a 2-core machine), which every other test of the process needs.
+  func readUntilClosedOnAThreadOfItsOwn(timeout: Duration) async -> (bytes: [UInt8], closed: Bool) {
+    await withCheckedContinuation { continuation in
+      Thread { continuation.resume(returning: self.readUntilClosed(timeout: timeout)) }.start()
+    }
+  }
+
   /// Closes the connection.
   func close() { Glibc.close(descriptor) }
 }

@@ -455,7 +455,7 @@ struct MalformedHTTPTests {
       try await Task.sleep(for: pause)
       try? socket.send(Array(second.utf8))
     }
-    let (bytes, closed) = socket.readUntilClosed(timeout: .seconds(5))
+    let (bytes, closed) = await socket.readUntilClosedOnAThreadOfItsOwn(timeout: .seconds(5))
     return (String(decoding: bytes, as: UTF8.self), closed)
   }
 
@@ -485,8 +485,10 @@ struct MalformedHTTPTests {
       let started = ContinuousClock.now
       let (answer, closed) = try await Self.exchange(
         port: server.port, "GET /health HTTP/1.1\r\nHost: x\r\n", then: "X-Slow: 1\r\n", pause: .milliseconds(100))
+      // Closed within the read's 5 s, though the client never ends its head: the 300 ms timeout cut it off. (A
+      // 3 s bound on the whole exchange failed at 3.06 s in a CI run's busy server stage.)
       #expect(closed && answer.hasPrefix("HTTP/1.1 408"), "\(answer.prefix(80))")
-      #expect(ContinuousClock.now - started < .seconds(3))
+      #expect(ContinuousClock.now - started < .seconds(10))
     }
   }
 }
