@@ -39,8 +39,16 @@ final class RawSocket: Sendable {
     }
   }
 
-  /// Reads until the server closes the connection (true) or `timeout` passes (false), with what arrived.
-  func readUntilClosed(timeout: Duration) -> (bytes: [UInt8], closed: Bool) {
+  /// Reads until the server closes the connection (true) or `timeout` passes (false), with what arrived. The
+  /// blocking `poll` runs on a thread started for it, never on one of the shared executor's threads (two on a 2-core
+  /// machine), which every other test of the process needs.
+  func readUntilClosed(timeout: Duration) async -> (bytes: [UInt8], closed: Bool) {
+    await withCheckedContinuation { continuation in
+      Thread.detachNewThread { continuation.resume(returning: self.pollUntilClosed(timeout: timeout)) }
+    }
+  }
+
+  private func pollUntilClosed(timeout: Duration) -> (bytes: [UInt8], closed: Bool) {
     let deadline = ContinuousClock.now + timeout
     var received: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -56,14 +64,6 @@ final class RawSocket: Sendable {
       received += buffer[0..<count]
     }
     return (received, false)
-  }
-
-  /// ``readUntilClosed(timeout:)`` on a thread started for it: its blocking `poll` never holds one of the shared
-  /// executor's threads (two on a 2-core machine), which every other test of the process needs.
-  func readUntilClosedOnAThreadOfItsOwn(timeout: Duration) async -> (bytes: [UInt8], closed: Bool) {
-    await withCheckedContinuation { continuation in
-      Thread { continuation.resume(returning: self.readUntilClosed(timeout: timeout)) }.start()
-    }
   }
 
   /// Closes the connection.

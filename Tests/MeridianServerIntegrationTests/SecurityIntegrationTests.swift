@@ -455,7 +455,7 @@ struct MalformedHTTPTests {
       try await Task.sleep(for: pause)
       try? socket.send(Array(second.utf8))
     }
-    let (bytes, closed) = await socket.readUntilClosedOnAThreadOfItsOwn(timeout: .seconds(5))
+    let (bytes, closed) = await socket.readUntilClosed(timeout: .seconds(5))
     return (String(decoding: bytes, as: UTF8.self), closed)
   }
 
@@ -482,13 +482,12 @@ struct MalformedHTTPTests {
 
   @Test func aSlowHeadIsCutOffAfterTheHeaderTimeout() async throws {
     try await TestServer.with({ $0.httpTimeouts.header = .milliseconds(300) }) { server in
-      let started = ContinuousClock.now
       let (answer, closed) = try await Self.exchange(
         port: server.port, "GET /health HTTP/1.1\r\nHost: x\r\n", then: "X-Slow: 1\r\n", pause: .milliseconds(100))
-      // Closed within the read's 5 s, though the client never ends its head: the 300 ms timeout cut it off. (A
-      // 3 s bound on the whole exchange failed at 3.06 s in a CI run's busy server stage.)
+      // The client never ends its head. A 408 and the close within the read's 5 s can only come from the configured
+      // 300 ms: the default header timeout is 10 s. (A 3 s bound on the whole exchange, once here, failed at 3.06 s
+      // in a CI run's busy server stage without telling more.)
       #expect(closed && answer.hasPrefix("HTTP/1.1 408"), "\(answer.prefix(80))")
-      #expect(ContinuousClock.now - started < .seconds(10))
     }
   }
 }
