@@ -60,7 +60,7 @@ final class LiveWatcher: Sendable {
   }
 
   /// Polls until `condition` holds over what was reported, for up to 60 s (the server stage's 250 tests share two
-  /// cores: an event that crosses nodes through PostgreSQL once took more than 30 s there).
+  /// cores).
   func wait(
     _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
     until condition: ([RealtimeClientEvent]) async throws -> Bool

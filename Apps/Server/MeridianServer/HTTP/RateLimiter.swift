@@ -129,10 +129,10 @@ public final class FailureBackoff: Sendable {
   /// shared counters' database can't be reached, it throws `StoreUnavailableError` (the server answers 503
   /// `unavailable` with `Retry-After`: a sign-in needs that database anyway, and nobody guessed wrong); when they
   /// fail otherwise, it must wait (``LimitCounters/unavailableWait``).
-  // Inlined into `ServerEnvironment.checkSignInAllowed`, this crashed Swift 6.3.1's release build (LLVM's coroutine
-  // splitting of that function, at its swifterror value).
   @inline(never)
   public func wait(_ key: String, now: Int64) async throws(StoreUnavailableError) -> Int64? {
+    // Never inlined: inlined into `ServerEnvironment.checkSignInAllowed`, it crashed Swift 6.3.1's release build
+    // (LLVM's coroutine splitting of that function, at its swifterror value).
     guard !policy.isOff else { return nil }
     return try await counters.run(
       key, "failureWait", unavailable: LimitCounters.unavailableWait, rethrowingUnavailable: true
