@@ -10,7 +10,7 @@ import PersistenceKit
 ///   identifier hash, a secret's name): they map it to its user and stay keyed by it.
 public enum PostgresSchema {
   /// Every migration, in order. Append new ones; never edit an applied one (its checksum is recorded).
-  public static var migrator: Migrator {
+  public static let migrator: Migrator = {
     var migrator = Migrator()
     migrator.append(.sql("2026-11-26 accounts", accounts))
     migrator.append(.sql("2026-11-26 groups and sharing", groupsAndSharing))
@@ -47,7 +47,7 @@ public enum PostgresSchema {
     appendProximityMigrations(to: &migrator)  // PostgresSchema+Proximity.swift
     appendHistoryCellMigrations(to: &migrator)  // PostgresStore+HistoryCells.swift
     return migrator
-  }
+  }()
 
   /// Users, their credentials (lookup by credential), bearer tokens (lookup by hash), one-time codes (lookup by
   /// phone, shared by every node: the attempt count is one per phone, whichever node a guess reaches) and profiles.

@@ -3,7 +3,7 @@ import PersistenceKit
 /// The server's SQLite schema as append-only, named SQL migrations (they never reference model types).
 public enum SQLiteSchema {
   /// Every migration, in order. Append new ones; never edit an applied one (its checksum is recorded).
-  public static var migrator: Migrator {
+  public static let migrator: Migrator = {
     var migrator = Migrator()
     migrator.append(.sql("2026-11-22 accounts", accounts))
     migrator.append(.sql("2026-11-22 groups and sharing", groupsAndSharing))
@@ -40,7 +40,7 @@ public enum SQLiteSchema {
     appendProximityMigrations(to: &migrator)  // SQLiteSchema+Proximity.swift
     appendHistoryCellMigrations(to: &migrator)  // SQLiteStore+HistoryCells.swift
     return migrator
-  }
+  }()
 
   /// The product's imported String Catalog (`meridian-admin i18n import-catalog`): the document as imported (one row)
   /// and each key's localization per language as Xcode's JSON, with the plain text when it has no variations.

@@ -24,7 +24,7 @@ public struct TrackerStore: Sendable {
   }
 
   /// The schema, as append-only named migrations.
-  public static var migrator: Migrator {
+  public static let migrator: Migrator = {
     var migrator = Migrator()
     migrator.append(
       .sql(
@@ -56,7 +56,7 @@ public struct TrackerStore: Sendable {
         """))
     migrator.append(historyIndexesMigration)
     return migrator
-  }
+  }()
 
   /// What ``record(_:send:now:)`` did with a fix.
   public enum Recorded: Sendable, Hashable {

@@ -33,21 +33,21 @@ public struct Migration: Sendable {
     Migration(identifier: identifier, body: .code(revision: revision, run))
   }
 
+  /// The checksum recorded in the ledger: SHA-256 of the SQL with `\r\n` and `\r` turned into `\n`, or of the
+  /// revision string, prefixed so the two kinds never collide. Computed once, when the migration is made: the
+  /// migrator compares it with the ledger before every step.
+  public let checksum: String
+
   /// Creates a migration.
   public init(identifier: String, body: Body) {
     self.identifier = identifier
     self.body = body
-  }
-
-  /// The checksum recorded in the ledger: SHA-256 of the SQL with `\r\n` and `\r` turned into `\n`, or of the
-  /// revision string, prefixed so the two kinds never collide.
-  public var checksum: String {
     switch body {
     case .sql(let sql):
       let normalized = sql.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
-      return "sha256:" + SHA256.hex(Array(("sql\n" + normalized).utf8))
+      checksum = "sha256:" + SHA256.hex(Array(("sql\n" + normalized).utf8))
     case .code(let revision, _):
-      return "sha256:" + SHA256.hex(Array(("revision\n" + revision).utf8))
+      checksum = "sha256:" + SHA256.hex(Array(("revision\n" + revision).utf8))
     }
   }
 
