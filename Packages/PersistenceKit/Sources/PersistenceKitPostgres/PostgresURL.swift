@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import Synchronization
 
 /// A PostgreSQL connection URL, as libpq spells it.
 ///
@@ -206,8 +207,8 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
       let tls: PostgresConnection.Configuration.TLS =
         switch tls {
         case .disable: .disable
-        case .allow, .prefer: .prefer(try NIOSSLContext(configuration: tlsConfiguration))
-        case .require, .verifyCA, .verifyFull: .require(try NIOSSLContext(configuration: tlsConfiguration))
+        case .allow, .prefer: .prefer(try Self.sslContexts.context(for: tls, tlsConfiguration))
+        case .require, .verifyCA, .verifyFull: .require(try Self.sslContexts.context(for: tls, tlsConfiguration))
         }
       configuration = PostgresConnection.Configuration(
         host: host, port: port, username: user, password: password, database: database, tls: tls)
@@ -232,6 +233,11 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     case .require, .verifyCA, .verifyFull: .require(tlsConfiguration)
     }
   }
+
+  /// The TLS contexts of single connections, one per mode for the whole process: making one reads and parses the
+  /// system's trust store (a blocking file read and hundreds of certificates), which a connection, a failover attempt
+  /// or a session-target probe should not repeat.
+  private static let sslContexts = SSLContextCache()
 
   private var tlsConfiguration: TLSConfiguration {
     var configuration = TLSConfiguration.makeClientConfiguration()
@@ -500,5 +506,21 @@ enum PostgresURLParser {
     let name = NSUserName()
     guard !name.isEmpty else { throw PostgresURLError(reason: "it names no user and the system user is unknown") }
     return name
+  }
+}
+
+/// NIO SSL contexts made once per ``PostgresURL/TLSMode`` (a context is immutable and safe to share).
+private final class SSLContextCache: Sendable {
+  private let contexts = Mutex<[PostgresURL.TLSMode: NIOSSLContext]>([:])
+
+  /// The context for `mode`, made from `configuration` the first time.
+  func context(for mode: PostgresURL.TLSMode, _ configuration: TLSConfiguration) throws -> NIOSSLContext {
+    if let made = contexts.withLock({ $0[mode] }) { return made }
+    let made = try NIOSSLContext(configuration: configuration)
+    return contexts.withLock { contexts in
+      if let first = contexts[mode] { return first }
+      contexts[mode] = made
+      return made
+    }
   }
 }
