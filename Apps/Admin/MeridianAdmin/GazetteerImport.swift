@@ -117,6 +117,10 @@ public struct GazetteerImporter: Sendable {
     let reader = try GazetteerLineReader(url: url)
     while let (number, line, offset) = try reader.next() {
       report.lines = number
+      // Parsing is CPU work between the store's awaits (a batch is thousands of rows, names compared by edit distance):
+      // give the concurrency pool's thread back now and then, so that an importer sharing a process doesn't stall
+      // everything else in it.
+      if number.isMultiple(of: 256) { await Task.yield() }
       guard number > resumeAfter else { continue }
       lastLine = number
       do {
