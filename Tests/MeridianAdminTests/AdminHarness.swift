@@ -40,6 +40,7 @@ final class AdminSandbox: Sendable {
   let database: String
 
   init() throws {
+    StallWatchdog.start()
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-admin-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     database = directory.appendingPathComponent("meridian.sqlite").path

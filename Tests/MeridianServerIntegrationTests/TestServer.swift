@@ -43,6 +43,7 @@ struct TestServer: Sendable {
     directory: URL? = nil, port: Int = 0, clock: TestClock? = nil, wall: TestClock? = nil,
     _ configure: (inout ServerConfiguration) -> Void = { _ in }
   ) async throws -> TestServer {
+    StallWatchdog.start()
     let isNewDirectory = directory == nil
     let directory =
       directory
