@@ -1,4 +1,5 @@
 import Foundation
+import MeridianTestSupport
 
 /// A fresh, empty PostgreSQL database made from `meridian_template` (PostGIS, no Meridian tables) on the cluster of
 /// `Tools/postgres` (``TestCluster``, as for ``StoreEngine/postgres``), for tests that hand its URL to a program under
@@ -6,7 +7,7 @@ import Foundation
 public struct PostgresTestDatabase: Sendable {
   /// The database's name.
   public let name: String
-  /// `postgres://user@host:port/name`.
+  /// `postgres://user@host:port/name?sslmode=disable`.
   public let url: String
   /// The tablespace made for it, dropped with it (``create(migrated:tablespaceAt:)``).
   var tablespace: String? = nil
@@ -21,9 +22,9 @@ public struct PostgresTestDatabase: Sendable {
   public static func create(migrated: Bool = false, tablespaceAt location: URL? = nil) async throws
     -> PostgresTestDatabase
   {
+    StallWatchdog.start()
     await DatabaseAllowance.shared.acquire()
     do {
-      let server = try await TestCluster.shared.url()
       let template = migrated ? try await TestCluster.shared.migratedTemplate() : TestCluster.emptyTemplate
       let name = "meridian_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
       var tablespace: String?
@@ -41,7 +42,7 @@ public struct PostgresTestDatabase: Sendable {
         if let tablespace { try? await TestCluster.shared.execute("DROP TABLESPACE IF EXISTS \(tablespace)") }
         throw error
       }
-      return PostgresTestDatabase(name: name, url: "\(server)/\(name)", tablespace: tablespace)
+      return PostgresTestDatabase(name: name, url: try await TestCluster.shared.url(of: name), tablespace: tablespace)
     } catch {
       await DatabaseAllowance.shared.release()
       throw error

@@ -33,6 +33,7 @@ public struct StoreEngine: Sendable, CustomStringConvertible {
   /// SQLite on a file in a new temporary directory, a copy of ``MigratedSQLiteFile`` (opening it checks the
   /// migrations and runs none).
   public static let sqlite = StoreEngine(name: "sqlite") { now in
+    StallWatchdog.start()
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-store-\(UUID().uuidString)")
     let path = directory.appendingPathComponent("meridian.sqlite").path
     try MigratedSQLiteFile.copy(to: path)
@@ -130,6 +131,12 @@ actor TestCluster {
     return try await task.value
   }
 
+  /// The URL of `database` on the cluster. Without TLS: the cluster serves none, and `sslmode=prefer` would make
+  /// every pool parse the system's trust store first, on the concurrency pool.
+  func url(of database: String) async throws -> String {
+    "\(try await url())/\(database)?sslmode=disable"
+  }
+
   /// Runs `sql` on the cluster's `postgres` database.
   func execute(_ sql: String) async throws {
     _ = try await maintenanceConnection().query(PostgresQuery(unsafeSQL: sql), logger: logger).collect()
@@ -161,7 +168,7 @@ actor TestCluster {
     try await execute("CREATE DATABASE \(building) TEMPLATE \(Self.emptyTemplate)")
     do {
       let store = try await PostgresStore.open(
-        url: "\(try await url())/\(building)", maximumConnections: 1, timeouts: .tests)
+        url: try await url(of: building), maximumConnections: 1, timeouts: .tests)
       await store.close()
       try await renameWhenClosed(building, to: name)
     } catch {
@@ -191,6 +198,9 @@ actor TestCluster {
   private func maintenanceConnection() async throws -> PostgresConnection {
     if let connection { return try await connection.value }
     let url = try await url()
+    // Again after the await: another caller may have started the connection meanwhile, and a second one would be
+    // dropped unclosed (PostgresNIO traps in the deinit of a connection that was never closed).
+    if let connection { return try await connection.value }
     let logger = logger
     let task = Task<PostgresConnection, any Error> {
       guard let components = URLComponents(string: url), let host = components.host else {
