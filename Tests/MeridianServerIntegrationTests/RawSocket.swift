@@ -1,4 +1,5 @@
 import Foundation
+import MeridianTestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -40,12 +41,9 @@ final class RawSocket: Sendable {
   }
 
   /// Reads until the server closes the connection (true) or `timeout` passes (false), with what arrived. The
-  /// blocking `poll` runs on a thread started for it, never on one of the shared executor's threads (two on a 2-core
-  /// machine), which every other test of the process needs.
+  /// blocking `poll` runs on a thread of its own (``onOwnThread(_:)``).
   func readUntilClosed(timeout: Duration) async -> (bytes: [UInt8], closed: Bool) {
-    await withCheckedContinuation { continuation in
-      Thread.detachNewThread { continuation.resume(returning: self.pollUntilClosed(timeout: timeout)) }
-    }
+    await onOwnThread { self.pollUntilClosed(timeout: timeout) }
   }
 
   private func pollUntilClosed(timeout: Duration) -> (bytes: [UInt8], closed: Bool) {
