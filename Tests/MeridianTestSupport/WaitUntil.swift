@@ -17,3 +17,25 @@ public func waitUntil(
     try await Task.sleep(for: .milliseconds(20))
   }
 }
+
+/// Waits until `remaining()` is 0 for as long as it keeps going down: throws ``WaitTimedOut`` once it has not gone
+/// down for `stall`. For a backlog that drains slowly on a busy machine (hundreds of transactions on two shared
+/// cores) but must never stop draining.
+public func waitUntilDrained(
+  _ what: String, stall: Duration = .seconds(60), _ remaining: () async throws -> Int
+) async throws {
+  var least = Int.max
+  var deadline = ContinuousClock.now + stall
+  while true {
+    let left = try await remaining()
+    if left == 0 { return }
+    if left < least {
+      least = left
+      deadline = ContinuousClock.now + stall
+    }
+    guard ContinuousClock.now < deadline else {
+      throw WaitTimedOut(what: "\(what) (\(left) left, none done for \(stall))")
+    }
+    try await Task.sleep(for: .milliseconds(20))
+  }
+}
