@@ -135,17 +135,17 @@ struct MQTTClientTests {
   /// A listener that accepts and says nothing: the client gives up at its deadline, says so, and tries again.
   @Test(.timeLimit(.minutes(1)))
   func aBrokerThatNeverAnswersEndsAtTheConnectDeadline() async throws {
-    let (listener, port) = try await listenOnLoopback()
-    var configuration = Self.configuration(port, "silent")
-    configuration.acknowledgementTimeout = .milliseconds(300)
-    let client = MQTTClient(configuration)
-    let run = Task { await client.run { _ in } }
-    try await GeofenceQueueTests.waitFor("the CONNACK deadline", timeout: .seconds(30)) {
-      client.state == .connecting(lastError: "no CONNACK in time")
+    try await withSilentListener { port in
+      var configuration = Self.configuration(port, "silent")
+      configuration.acknowledgementTimeout = .milliseconds(300)
+      let client = MQTTClient(configuration)
+      let run = Task { await client.run { _ in } }
+      try await GeofenceQueueTests.waitFor("the CONNACK deadline", timeout: .seconds(30)) {
+        client.state == .connecting(lastError: "no CONNACK in time")
+      }
+      run.cancel()
+      await run.value
+      #expect(client.state == .stopped)
     }
-    run.cancel()
-    await run.value
-    #expect(client.state == .stopped)
-    try await listener.channel.close()
   }
 }
