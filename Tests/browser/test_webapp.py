@@ -109,14 +109,15 @@ class PushService(IntegrationTestService):
 class Server:
     """meridian-server on 127.0.0.1, a port of the system's choosing, a fresh database; its log is kept."""
 
-    def __init__(self, binary, directory=None, port=0, tile_url=TILE_URL, settings=None):
+    def __init__(self, binary, directory=None, port=0, tile_url=TILE_URL, settings=None, database=None):
+        """`database` is a PostgreSQL URL; by default a new SQLite file in `directory`."""
         self.directory = directory or tempfile.mkdtemp(prefix="meridian-webapp-")
         # Webhooks to loopback are allowed here: the alerts page's test registers one on 127.0.0.1.
         environment = dict(os.environ, MERIDIAN_TILE_URL=tile_url, MERIDIAN_LOG_LEVEL="info",
                            MERIDIAN_WEBHOOK_ALLOW_PRIVATE="true", **(settings or {}))
         self.process = subprocess.Popen(
-            [binary, "--host", "127.0.0.1", "--port", str(port), "--database", os.path.join(self.directory, "db.sqlite"),
-             "--bcrypt-cost", "4"],
+            [binary, "--host", "127.0.0.1", "--port", str(port),
+             "--database", database or os.path.join(self.directory, "db.sqlite"), "--bcrypt-cost", "4"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=environment)
         self.lines = queue.Queue()
         self.log = []
@@ -317,6 +318,25 @@ class Account:
         assert receipt["accepted"] == len(fixes), receipt
 
 
+def headless_chromium(downloads):
+    """Debian's chromium, headless, through chromedriver (MERIDIAN_CHROMIUM, MERIDIAN_CHROMEDRIVER), in English, saving
+    downloads to `downloads` and keeping the console's messages."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = os.environ.get("MERIDIAN_CHROMIUM", "/usr/bin/chromium")
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1280,800", "--lang=en-US", "--no-first-run"]:
+        options.add_argument(argument)
+    options.add_experimental_option("prefs", {
+        "intl.accept_languages": "en-US,en", "download.default_directory": downloads,
+        "download.prompt_for_download": False})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(os.environ.get("MERIDIAN_CHROMEDRIVER", "/usr/bin/chromedriver"))
+    browser = webdriver.Chrome(service=service, options=options)
+    browser.set_page_load_timeout(30)
+    browser.set_script_timeout(10)
+    return browser
+
+
 def png(rgb):
     """A 4×4 PNG image of one colour."""
     def chunk(kind, data):
@@ -367,24 +387,12 @@ class WebAppTests(unittest.TestCase):
             binary = os.path.join(bin_path.stdout.strip(), "meridian-server")
         cls.binary = binary
         cls.server = Server(binary)
-        options = webdriver.ChromeOptions()
-        options.binary_location = os.environ.get("MERIDIAN_CHROMIUM", "/usr/bin/chromium")
-        for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                         "--window-size=1280,800", "--lang=en-US", "--no-first-run"]:
-            options.add_argument(argument)
         cls.downloads = tempfile.mkdtemp(prefix="meridian-downloads-")
-        options.add_experimental_option("prefs", {
-            "intl.accept_languages": "en-US,en", "download.default_directory": cls.downloads,
-            "download.prompt_for_download": False})
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        service = Service(os.environ.get("MERIDIAN_CHROMEDRIVER", "/usr/bin/chromedriver"))
         try:
-            cls.browser = webdriver.Chrome(service=service, options=options)
+            cls.browser = headless_chromium(cls.downloads)
         except BaseException:
             cls.server.stop()
             raise
-        cls.browser.set_page_load_timeout(30)
-        cls.browser.set_script_timeout(10)
 
     @classmethod
     def tearDownClass(cls):
@@ -534,6 +542,16 @@ class WebAppTests(unittest.TestCase):
         self.assert_no_script_errors()
 
     @screenshot_on_failure
+    def test_the_share_page_benchmark_times_opening_a_link_until_its_first_position_is_drawn(self):
+        from share_link_bench import share_link_open_times  # the benchmark's own measure, kept working here
+        owner = Account(self.server, "Bench Owner")
+        owner.upload((50.4501, 30.5234))
+        link = owner.call("POST", "/v1/share-links", {"until": int(time.time() * 1000) + 3_600_000})
+        times = share_link_open_times(self.browser, self.server.base + link["url"], 3)
+        self.assertEqual(len(times), 3)
+        self.assertTrue(all(0 < each < WAIT_SECONDS * 1000 for each in times), times)
+        self.wait_for_shared_marker_at(50.4501, 30.5234)
+
     def test_a_share_page_whose_address_is_no_token_says_there_is_no_such_link(self):
         self.browser.get(self.server.base + "/s/%E0%A4%A")
         self.wait(lambda: self.body_data("state") == "missing", "the page says there is no such link")
