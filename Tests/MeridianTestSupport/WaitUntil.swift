@@ -20,22 +20,21 @@ public func waitUntil(
 
 /// Waits until `remaining()` is 0 for as long as it keeps going down: throws ``WaitTimedOut`` once it has not gone
 /// down for `stall`. For a backlog that drains slowly on a busy machine (hundreds of transactions on two shared
-/// cores) but must never stop draining.
+/// cores) but must never stop draining. Each stretch is one ``waitUntil(_:timeout:_:)``: the tests' one poll.
 public func waitUntilDrained(
   _ what: String, stall: Duration = .seconds(60), _ remaining: () async throws -> Int
 ) async throws {
-  var least = Int.max
-  var deadline = ContinuousClock.now + stall
-  while true {
-    let left = try await remaining()
-    if left == 0 { return }
-    if left < least {
-      least = left
-      deadline = ContinuousClock.now + stall
-    }
-    guard ContinuousClock.now < deadline else {
+  var least = try await remaining()
+  while least > 0 {
+    var left = least
+    do {
+      try await waitUntil(what, timeout: stall) {
+        left = try await remaining()
+        return left < least
+      }
+    } catch is WaitTimedOut {
       throw WaitTimedOut(what: "\(what) (\(left) left, none done for \(stall))")
     }
-    try await Task.sleep(for: .milliseconds(20))
+    least = left
   }
 }
