@@ -33,30 +33,26 @@ public enum StallWatchdog {
 
   private static func watch(directory: String?, threshold: Double) {
     var dumps = 0
+    let probes: [(String, (@escaping @Sendable () -> Void) -> Void)] = [
+      ("concurrency pool", { done in Task.detached { done() } }),
+      ("event loops", { done in MultiThreadedEventLoopGroup.singleton.next().execute { done() } }),
+      ("blocking pool", { done in NIOThreadPool.singleton.submit { _ in done() } }),
+    ]
     while true {
+      // The sampling period: a probe every quarter second. The watchdog measures real time; it makes no test wait.
       Thread.sleep(forTimeInterval: 0.25)
-      let probes: [(String, (@escaping @Sendable () -> Void) -> Void)] = [
-        ("concurrency pool", { done in Task.detached { done() } }),
-        ("event loops", { done in MultiThreadedEventLoopGroup.singleton.next().execute { done() } }),
-        ("blocking pool", { done in NIOThreadPool.singleton.submit { _ in done() } }),
-      ]
       for (name, probe) in probes {
-        let ran = Mutex(false)
+        // The job itself says it ran: the watchdog waits for that acknowledgement, up to the threshold, then for
+        // as long as it takes.
+        let ran = DispatchSemaphore(value: 0)
         let start = ContinuousClock.now
-        probe { ran.withLock { $0 = true } }
-        var reported = false
-        while !ran.withLock({ $0 }) {
-          Thread.sleep(forTimeInterval: 0.05)
-          if !reported && ContinuousClock.now - start > .seconds(threshold) {
-            reported = true
-            dumps += 1
-            report(name, threshold: threshold, dumpingTo: dumps <= 20 ? directory : nil, number: dumps)
-          }
-        }
-        if reported {
-          let waited = ContinuousClock.now - start
-          FileHandle.standardError.write(Data("stall watchdog: the \(name) started a job after \(waited)\n".utf8))
-        }
+        probe { ran.signal() }
+        guard ran.wait(timeout: .now() + threshold) == .timedOut else { continue }
+        dumps += 1
+        report(name, threshold: threshold, dumpingTo: dumps <= 20 ? directory : nil, number: dumps)
+        ran.wait()
+        let waited = ContinuousClock.now - start
+        FileHandle.standardError.write(Data("stall watchdog: the \(name) started a job after \(waited)\n".utf8))
       }
     }
   }
