@@ -30,12 +30,20 @@ new MutationObserver((changes, observer) => {
   if (document.querySelector('.leaflet-marker-pane .shared-position')) {
     window.meridianFirstPositionAt = performance.now();
     observer.disconnect();
+    if (window.meridianOnFirstPosition) window.meridianOnFirstPosition(window.meridianFirstPositionAt);
   }
 }).observe(document, {childList: true, subtree: true});
 """
 
+# Answers the time recorded above as soon as there is one: at once, or when the observer calls it back.
+AWAIT_FIRST_POSITION = """
+const done = arguments[arguments.length - 1];
+if (window.meridianFirstPositionAt !== undefined) done(window.meridianFirstPositionAt);
+else window.meridianOnFirstPosition = done;
+"""
 
-def share_link_open_times(browser, page_url, opens, timeout=30):
+
+def share_link_open_times(browser, page_url, opens):
     """Opens `page_url` (a share page) `opens` times, each a new navigation without the cache; answers the
     milliseconds from each navigation's start to its first position drawn."""
     browser.execute_cdp_cmd("Network.enable", {})
@@ -45,15 +53,8 @@ def share_link_open_times(browser, page_url, opens, timeout=30):
     try:
         for _ in range(opens):
             browser.get(page_url)
-            deadline = time.monotonic() + timeout
-            drawn = None
-            while drawn is None:
-                drawn = browser.execute_script("return window.meridianFirstPositionAt ?? null")
-                if drawn is None:
-                    if time.monotonic() > deadline:
-                        raise TimeoutError(f"no position drawn on {page_url} within {timeout} s")
-                    time.sleep(0.01)
-            times.append(float(drawn))
+            # The page says when it drew the position (the browser's script timeout if it never does).
+            times.append(float(browser.execute_async_script(AWAIT_FIRST_POSITION)))
     finally:
         browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": script["identifier"]})
         browser.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": False})
