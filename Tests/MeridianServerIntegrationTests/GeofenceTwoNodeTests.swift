@@ -10,8 +10,8 @@ import Testing
 /// watchers connected to node B hear the events as well as those on node A — once each.
 @Suite("Geofence events across two nodes", .serialized)
 struct GeofenceTwoNodeTests {
-  // The server stage runs 250 tests at once on two cores for about 5 minutes; a test that starts with it may take
-  // most of that (this one outlasted 3 minutes in two CI runs, while the rest of the stage ran).
+  // The server stage's 253 tests share two cores for about 5 minutes; a test that starts with it may take most of
+  // that (this one outlasted 3 minutes in two CI runs, while the rest of the stage ran).
   @Test(.timeLimit(.minutes(8)))
   func anArrivalEvaluatedOnNodeAReachesWatchersOnNodeBOnce() async throws {
     try await TwoNodeTests.withTwoNodes { a, b in
