@@ -123,7 +123,7 @@ extension JSONValue {
 
   /// The JSON form of an `Encodable` value, as `JSONEncoder` writes it (for example a payload to publish).
   public init(encoding value: some Encodable) throws {
-    self = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+    self = try JSONValueEncoder.encode(value)
   }
 
   /// This value read as `type`, as `JSONDecoder` reads it (for example an event's payload).
