@@ -70,7 +70,20 @@ struct GeofenceIndexContractTests {
             == (try await store.geofences(near: batch, owners: owners)))
         #expect(
           try await index.fences(owners: owners, now: 100) == (try await store.geofences(owners: owners)))
+        // A snapshot's slots name the same fences and their decoded shapes, and only the owners' fences.
+        let snapshot = try await index.snapshot(owners: owners, now: 100)
+        #expect(!snapshot.isEmpty)
+        for point in points {
+          snapshot.forEachFence(near: point) { slot, shape in
+            let fence = snapshot.fence(at: slot)
+            #expect(
+              owners.contains(fence.ownerId) && shape == fence.shape.geofence && snapshot.slot(of: fence.id) == slot)
+          }
+        }
+        let others = Set([UserID("ann"), UserID("bob")]).subtracting(owners)
+        for fence in try await store.geofences(owners: Array(others)) { #expect(snapshot.slot(of: fence.id) == nil) }
       }
+      #expect(try await index.snapshot(owners: [UserID("nobody")], now: 100).isEmpty)
     }
   }
 

@@ -9,8 +9,9 @@ import Synchronization
 /// The geofences phase of `meridian-server-bench`: `BENCH_GEOFENCES` circles (10,000 by default, radius 50–500 m)
 /// of ten owners spread over a 20 km × 20 km city around the ingest phases' fixes, shared with everyone who may see
 /// their owners' location — `viewer` among them — stored through `store`, then random fixes in the city evaluated
-/// the way the server does for a person who may see all of them — the fences whose box holds the fix (the monitor's
-/// in-memory ``GeofenceIndex``: geohash cells over the fences decoded once) and DomainKit's rules for each:
+/// the way the server does for a person who may see all of them — per batch of 100 fixes a snapshot of the monitor's
+/// in-memory ``GeofenceIndex`` (geohash cells over the fences decoded once), then for each fix the fences whose box
+/// holds it, by slot, and DomainKit's rules for each (`BENCH_GEOFENCE_FIXES` fixes, 2,000 by default):
 /// - `geofences.index.load_ms`: reading and indexing the owners' fences (once per node, then per change);
 /// - `geofences.eval.ns_per_fix`: the mean time per fix, lookup included;
 /// - `geofences.eval.candidates_per_fix`: how many fences the lookup returned per fix.
@@ -48,28 +49,36 @@ func geofenceFigures(store: any MeridianStore, viewer: UserID) async throws {
   let loadStart = ContinuousClock.now
   _ = try await fenceIndex.fences(owners: owners, now: 1)
   emit("geofences.index.load_ms", seconds(ContinuousClock.now - loadStart) * 1000, "ms")
-  let fixes = 2_000
-  var candidates = 0
-  var events = 0
-  var states: [GeofenceID: GeofenceState] = [:]
-  let start = ContinuousClock.now
-  for index in 0..<fixes {
+  let fixes = try (0..<(Int(ProcessInfo.processInfo.environment["BENCH_GEOFENCE_FIXES"] ?? "") ?? 2_000)).map {
+    index in
     let point = try randomPoint()
-    let fix = try LocationFix(
+    return try LocationFix(
       timestamp: 1_800_000_000_000 + Int64(index) * 1_000, latitude: point.latitude, longitude: point.longitude,
       horizontalAccuracy: 10)
-    // As the monitor asks (``GeofenceMonitor/evaluate(_:_:)``): each fix's fences, in no particular order.
-    let near = try await fenceIndex.fences(nearEach: [point], owners: owners, now: 1)[0]
-    candidates += near.count
-    for fence in near {
-      let result = rules.evaluate(fix, in: fence.shape.geofence, state: states[fence.id] ?? GeofenceState())
-      states[fence.id] = result.state
-      events += result.events.count
+  }
+  var candidates = 0
+  var events = 0
+  let start = ContinuousClock.now
+  // As the monitor asks (``GeofenceMonitor/evaluate(_:_:)``), per batch of 100 fixes (an upload): one snapshot of the
+  // owners' fences, then each fix's fences by slot, with the person's state per fence in an array by slot.
+  var states: [GeofenceState] = []
+  for batch in stride(from: 0, to: fixes.count, by: 100) {
+    let fences = try await fenceIndex.snapshot(owners: owners, now: 1)
+    if states.count < fences.slotCount {
+      states += repeatElement(GeofenceState(), count: fences.slotCount - states.count)
+    }
+    for fix in fixes[batch..<min(batch + 100, fixes.count)] {
+      fences.forEachFence(near: fix.coordinate) { slot, shape in
+        candidates += 1
+        let result = rules.evaluate(fix, in: shape, state: states[Int(slot)])
+        states[Int(slot)] = result.state
+        events += result.events.count
+      }
     }
   }
   let elapsed = seconds(ContinuousClock.now - start)
-  emit("geofences.eval.ns_per_fix", elapsed / Double(fixes) * 1e9, "ns")
-  emit("geofences.eval.candidates_per_fix", Double(candidates) / Double(fixes), "geofences")
+  emit("geofences.eval.ns_per_fix", elapsed / Double(fixes.count) * 1e9, "ns")
+  emit("geofences.eval.candidates_per_fix", Double(candidates) / Double(fixes.count), "geofences")
   _ = events
 }
 

@@ -11,35 +11,40 @@ import Synchronization
 /// and again once they are older than `lifetime` milliseconds or after ``invalidate(owner:)`` /
 /// ``invalidateAll()`` (this node changed them); the lifetime bounds how long another node's change goes unseen.
 ///
+/// A batch of fixes takes one ``Snapshot`` of its owners' fences, then asks it for each fix's fences by slot: no
+/// lock, no string, no copy of a fence per fix.
+///
 /// ```swift
 /// let index = GeofenceIndex(store: store, lifetime: 5_000)
-/// let near = try await index.fences(near: fixes.map(\.coordinate), owners: owners, now: now)
+/// let fences = try await index.snapshot(owners: owners, now: now)
+/// for fix in fixes {
+///   fences.forEachFence(near: fix.coordinate) { slot, shape in if shape.contains(fix.coordinate) { … } }
+/// }
 /// ```
 public final class GeofenceIndex: Sendable {
   /// The loaded fences, each in a slot of its own (an `Int32`), so that a lookup compares integers and boxes and
   /// touches no string, and copies only the fences it returns.
-  private struct State {
+  fileprivate struct State: Sendable {
     /// Each loaded owner's slots, and when they were read (nil: to be read again before the next lookup).
     var owners: [UserID: (slots: [Int32], loadedAt: Int64?)] = [:]
     /// Each owner ever loaded → a small number of its own (kept when its fences are forgotten).
     var ownerNumbers: [UserID: Int32] = [:]
-    /// By slot: the fence (nil: a free slot), its box, its owner's number and its cell keys.
+    /// By slot: the fence (nil: a free slot), its shape decoded, its box, its owner's number and its cell keys.
     var items: [GeofenceItem?] = []
+    var shapes: [Geofence] = []
     var boxes: [BoundingBox] = []
     var ownerOf: [Int32] = []
     var keys: [[Int64]] = []
     var freeSlots: [Int32] = []
     /// The slot of each loaded fence.
     var slots: [GeofenceID: Int32] = [:]
-    /// Cell key (``GeofenceShape/coveringKeys``) → the slots of the fences whose box it covers.
-    var cells: [Int64: [Int32]] = [:]
+    /// Cell key (``GeofenceIndex/cellKeys(covering:)``) → the fences whose box it covers, with what a lookup checks of
+    /// them side by side (one pass over contiguous memory).
+    var cells: [Int64: [CellEntry]] = [:]
     /// How many cells of each precision (bits) are indexed: a point is probed at those precisions only.
     var precisions: [Int: Int] = [:]
     /// The keys of ``precisions``, for the probes.
     var probedPrecisions: [Int] = []
-    /// Per slot, the last lookup that found it (``lookups``): a fence in several of a point's cells counts once.
-    var seen: [UInt32] = []
-    var lookups: UInt32 = 0
     /// Counts invalidations: a load that overlapped one may hold what it was about, so it is not kept.
     var invalidations: UInt64 = 0
 
@@ -49,7 +54,7 @@ public final class GeofenceIndex: Sendable {
         let index = Int(slot)
         guard let item = items[index] else { continue }
         for key in keys[index] {
-          cells[key]?.removeAll { $0 == slot }
+          cells[key]?.removeAll { $0.slot == slot }
           if cells[key]?.isEmpty == true { cells[key] = nil }
           let bits = GeofenceIndex.precision(of: key)
           precisions[bits, default: 0] -= 1
@@ -69,25 +74,28 @@ public final class GeofenceIndex: Sendable {
       ownerNumbers[owner] = number
       var owned: [Int32] = []
       for item in fences where slots[item.id] == nil {
-        let box = item.shape.geofence.boundingBox
-        let fenceKeys = item.shape.coveringKeys
+        let shape = item.shape.geofence
+        // A covering's cells are distinct and of one precision, so a point lies in at most one of a fence's cells:
+        // a lookup finds each fence once.
+        let fenceKeys = GeofenceIndex.cellKeys(covering: shape.boundingBox)
         let slot: Int32
         if let free = freeSlots.popLast() {
           slot = free
           let index = Int(slot)
-          (items[index], boxes[index], ownerOf[index], keys[index]) = (item, box, number, fenceKeys)
+          (items[index], shapes[index], boxes[index], ownerOf[index], keys[index]) =
+            (item, shape, shape.boundingBox, number, fenceKeys)
         } else {
           slot = Int32(items.count)
           items.append(item)
-          boxes.append(box)
+          shapes.append(shape)
+          boxes.append(shape.boundingBox)
           ownerOf.append(number)
           keys.append(fenceKeys)
-          seen.append(0)
         }
         slots[item.id] = slot
         owned.append(slot)
         for key in fenceKeys {
-          cells[key, default: []].append(slot)
+          cells[key, default: []].append(CellEntry(slot: slot, owner: number, box: boxes[Int(slot)]))
           precisions[GeofenceIndex.precision(of: key), default: 0] += 1
         }
       }
@@ -95,41 +103,44 @@ public final class GeofenceIndex: Sendable {
       probedPrecisions = precisions.keys.sorted()
     }
 
-    /// The slots of the fences of the owners numbered `wanted` whose box contains `point`, each once.
-    mutating func slots(near point: Coordinate, wanted: OwnerNumbers) -> [Int32] {
-      guard let key = try? GeohashCell(point, bits: 64).value else { return [] }
-      lookups &+= 1
-      if lookups == 0 {  // wrapped: no slot may look seen by this lookup
-        for index in seen.indices { seen[index] = 0 }
-        lookups = 1
-      }
-      var found: [Int32] = []
+    /// Calls `body` with the slot of each fence of the owners numbered `wanted` whose box contains `point`, once.
+    func forEachFence(
+      near point: Coordinate, wanted: OwnerNumbers, _ body: (Int32, Geofence) throws -> Void
+    ) rethrows {
+      guard let key = try? GeohashCell(point, bits: 64).value else { return }
       for bits in probedPrecisions {
         let cell = Int64(bitPattern: (1 << UInt64(bits)) | key >> UInt64(64 - bits))
         guard let inCell = cells[cell] else { continue }
-        for slot in inCell {
-          let index = Int(slot)
-          guard seen[index] != lookups else { continue }
-          seen[index] = lookups
-          guard wanted.contains(ownerOf[index]), boxes[index].contains(point) else { continue }
-          found.append(slot)
+        for entry in inCell where wanted.contains(entry.owner) && entry.box.contains(point) {
+          try body(entry.slot, shapes[Int(entry.slot)])
         }
       }
-      return found
     }
   }
 
-  /// The numbers of the owners a lookup is about: a few compared one by one, more through a set.
-  private struct OwnerNumbers {
-    let few: [Int32]
-    let many: Set<Int32>?
+  /// A fence under a cell: its slot, its owner's number and its box.
+  fileprivate struct CellEntry: Sendable {
+    var slot: Int32
+    var owner: Int32
+    var box: BoundingBox
+  }
+
+  /// The numbers of the owners a lookup is about, as a bit set (owner numbers are small and dense).
+  fileprivate struct OwnerNumbers: Sendable {
+    private var words: [UInt64] = []
 
     init(_ numbers: [Int32]) {
-      few = numbers
-      many = numbers.count > 16 ? Set(numbers) : nil
+      for number in numbers where number >= 0 {
+        let word = Int(number) >> 6
+        if word >= words.count { words += repeatElement(0, count: word + 1 - words.count) }
+        words[word] |= 1 << UInt64(number & 63)
+      }
     }
 
-    func contains(_ number: Int32) -> Bool { many?.contains(number) ?? few.contains(number) }
+    func contains(_ number: Int32) -> Bool {
+      let word = Int(number) >> 6
+      return word < words.count && words[word] & (1 << UInt64(number & 63)) != 0
+    }
   }
 
   private let state = Mutex(State())
@@ -140,6 +151,56 @@ public final class GeofenceIndex: Sendable {
   public init(store: any GeofenceStore, lifetime: Int64 = 5_000) {
     self.store = store
     self.lifetime = lifetime
+  }
+
+  /// The fences of `owners` as the index holds them now (each owner's read first when not loaded or loaded longer
+  /// than the lifetime ago): what a batch of fixes asks, point by point, without taking the index's lock again.
+  public func snapshot(owners: [UserID], now: Int64) async throws -> Snapshot {
+    try await load(owners, now: now)
+    return state.withLock { state in
+      Snapshot(state: state, owners: owners, wanted: OwnerNumbers(owners.compactMap { state.ownerNumbers[$0] }))
+    }
+  }
+
+  /// The fences of some owners at one moment, each under a slot (an `Int32` below ``slotCount``) that means the same
+  /// fence for as long as this snapshot lives: per-fence data of a batch can be kept in an array by slot.
+  public struct Snapshot: Sendable {
+    fileprivate let state: State
+    fileprivate let owners: [UserID]
+    fileprivate let wanted: OwnerNumbers
+
+    /// One more than the largest slot.
+    public var slotCount: Int { state.items.count }
+
+    /// Whether the owners have no fence.
+    public var isEmpty: Bool {
+      !owners.contains { !(state.owners[$0]?.slots.isEmpty ?? true) }
+    }
+
+    /// Calls `body` with the slot and the decoded shape of each of the owners' fences whose bounding box contains
+    /// `point`, once each, in no particular order.
+    public func forEachFence(near point: Coordinate, _ body: (Int32, Geofence) throws -> Void) rethrows {
+      try state.forEachFence(near: point, wanted: wanted, body)
+    }
+
+    /// The slots of the owners' fences whose bounding box contains `point`, in no particular order.
+    public func slots(near point: Coordinate) -> [Int32] {
+      var found: [Int32] = []
+      forEachFence(near: point) { slot, _ in found.append(slot) }
+      return found
+    }
+
+    /// The fence in `slot` (one ``slots(near:)`` or ``slot(of:)`` answered).
+    public func fence(at slot: Int32) -> GeofenceItem { state.items[Int(slot)]! }
+
+    /// The decoded shape of the fence in `slot`.
+    public func shape(at slot: Int32) -> Geofence { state.shapes[Int(slot)] }
+
+    /// The slot of the fence `id`, when it is one of the owners'.
+    public func slot(of id: GeofenceID) -> Int32? {
+      guard let slot = state.slots[id], wanted.contains(state.ownerOf[Int(slot)]) else { return nil }
+      return slot
+    }
   }
 
   /// The fences of `owners` whose bounding box contains at least one of `points`, by id (the same answer as
@@ -155,13 +216,8 @@ public final class GeofenceIndex: Sendable {
   /// For each of `points`, the fences of `owners` whose bounding box contains it, in no particular order.
   public func fences(nearEach points: [Coordinate], owners: [UserID], now: Int64) async throws -> [[GeofenceItem]] {
     guard !points.isEmpty, !owners.isEmpty else { return points.map { _ in [] } }
-    try await load(owners, now: now)
-    return state.withLock { state in
-      let wanted = OwnerNumbers(owners.compactMap { state.ownerNumbers[$0] })
-      return points.map { point in
-        state.slots(near: point, wanted: wanted).compactMap { state.items[Int($0)] }
-      }
-    }
+    let snapshot = try await snapshot(owners: owners, now: now)
+    return points.map { point in snapshot.slots(near: point).map(snapshot.fence(at:)) }
   }
 
   /// The fences of `owners`, oldest first (by creation time, then id; from memory once loaded).
@@ -226,6 +282,21 @@ public final class GeofenceIndex: Sendable {
       let loadedAt = state.invalidations == generation ? now : nil
       for owner in stale { state.insert(owner, byOwner[owner] ?? [], at: loadedAt) }
     }
+  }
+
+  /// The keys (`1 << bits | value`) of the geohash cells covering `box`: at most 16 cells (the store's
+  /// ``GeofenceShape/coveringKeys`` takes 8) of a precision that is a multiple of 4 bits, so that a lookup probes few
+  /// precisions (each probe is a cache miss or two; a coarser cell's extra fences are a sequential scan).
+  static func cellKeys(covering box: BoundingBox) -> [Int64] {
+    guard let covering = try? GeohashCovering(box: box, maxCells: 16, maxBits: 60) else { return [] }
+    let bits = max(4, covering.bits & ~3)
+    let shift = UInt64(covering.bits - bits)
+    var keys: [Int64] = []
+    for cell in covering.cells {
+      let key = Int64(bitPattern: (1 << UInt64(bits)) | cell.value >> shift)
+      if keys.last != key { keys.append(key) }  // the cells are sorted by value: a parent's children are adjacent
+    }
+    return keys
   }
 
   /// The precision (bits) of a cell key `1 << bits | value`.
