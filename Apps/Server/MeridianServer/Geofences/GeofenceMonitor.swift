@@ -161,14 +161,12 @@ final class GeofenceMonitor: Sendable {
     let owners = try await concernedOwners(user, at: time)
     guard !owners.isEmpty else { return }
     let sorted = fixes.sorted { $0.timestamp < $1.timestamp }
-    let nearEach = try await index.fences(nearEach: sorted.map(\.coordinate), owners: owners, now: time)
-    let near = zip(sorted, nearEach.map { $0.map(\.id) }).map { (fix: $0, near: $1) }
-    var fences: [GeofenceID: GeofenceItem] = [:]
-    for fence in nearEach.joined() { fences[fence.id] = fence }
-    let nearFences = Array(fences.values)
+    // One snapshot of the concerned owners' fences for the whole batch; each fix's fences by slot.
+    let fences = try await index.snapshot(owners: owners, now: time)
+    let near = sorted.map { fix in (fix: fix, near: fences.slots(near: fix.coordinate)) }
     let evaluated = entries.map(\.sequence)
     let events = try await commit(for: user) { tracking in
-      guard var (update, events) = try await self.step(user, near, tracking, fences: nearFences, at: time) else {
+      guard var (update, events) = try await self.step(user, near, tracking, fences: fences, at: time) else {
         return nil
       }
       update.evaluatedEntries = evaluated
@@ -205,7 +203,7 @@ final class GeofenceMonitor: Sendable {
   private func concernedOwners(_ user: UserID, at time: Int64) async throws -> [UserID] {
     try await concerned.value(for: user, now: time) {
       let owners = [user] + (try await store.sharingCandidates(viewer: user)).filter { $0 != user }
-      return try await index.fences(owners: owners, now: time).isEmpty ? [] : owners
+      return try await index.snapshot(owners: owners, now: time).isEmpty ? [] : owners
     } ?? []
   }
 
@@ -214,42 +212,80 @@ final class GeofenceMonitor: Sendable {
     try await live.privacySettings(of: owner)
   }
 
-  /// The new state and events after `fixes` (sorted by time, each with the ids of the fences whose box contains
-  /// it), nil when nothing changed. `near` holds those fences; the fences of the stored states are read in one go.
+  /// The new state and events after `fixes` (sorted by time, each with the slots of `snapshot`'s fences whose box
+  /// contains it), nil when nothing changed. The fences of the stored states not in the snapshot are read in one go.
+  ///
+  /// The batch's fences — near a fix or with a state, and visible to the person — are numbered once, in the order of
+  /// their ids, so that the walk over the fixes keeps their states in an array and compares integers only.
   ///
   /// A fence with no state that comes near a fix is first evaluated on the fix before it (of this batch, or the
   /// stored last one), which lay outside its box: that is an observation of the person outside of it, so walking in
   /// from a kilometre away enters the fence even when it is the first fence to concern them, or was made after that
   /// fix's time by the device's clock, and whether the fixes come in one upload or one at a time.
   private func step(
-    _ user: UserID, _ fixes: [(fix: LocationFix, near: [GeofenceID])], _ tracking: GeofenceTracking,
-    fences near: [GeofenceItem], at time: Int64
+    _ user: UserID, _ fixes: [(fix: LocationFix, near: [Int32])], _ tracking: GeofenceTracking,
+    fences snapshot: GeofenceIndex.Snapshot, at time: Int64
   ) async throws -> (GeofenceTrackingUpdate, [Addressed])? {
-    var states = tracking.states
     var lastFixAt = tracking.lastFixAt
     let fixes = fixes.filter { item in lastFixAt.map { item.fix.timestamp > $0 } ?? true }
     guard !fixes.isEmpty else { return nil }
-    let nearIDs = Set(near.map(\.id))
-    let stateFences = try await index.fences(ids: states.keys.filter { !nearIDs.contains($0) })
-    var fences: [GeofenceID: GeofenceItem] = [:]
-    for fence in near + stateFences
-    where Self.maySee(user, fence, ownerSettings: try await privacy(fence.ownerId), at: time) {
-      fences[fence.id] = fence
+    // The batch's fences: those near a fix (from the snapshot) and those of the stored states.
+    var candidates: [GeofenceID: GeofenceItem] = [:]
+    for slot in Set(fixes.flatMap(\.near)) {
+      let fence = snapshot.fence(at: slot)
+      candidates[fence.id] = fence
     }
-    let shapes = fences.mapValues { $0.shape.geofence }
+    var elsewhere: [GeofenceID] = []
+    for id in tracking.states.keys where candidates[id] == nil {
+      if let slot = snapshot.slot(of: id) { candidates[id] = snapshot.fence(at: slot) } else { elsewhere.append(id) }
+    }
+    for fence in try await index.fences(ids: elsewhere) { candidates[fence.id] = fence }
+    var ownerSettings: [UserID: PrivacySettings?] = [:]
+    var fences: [GeofenceItem] = []
+    for fence in candidates.values.sorted(by: { $0.id < $1.id }) {
+      if ownerSettings[fence.ownerId] == nil { ownerSettings[fence.ownerId] = .some(try await privacy(fence.ownerId)) }
+      if Self.maySee(user, fence, ownerSettings: ownerSettings[fence.ownerId] ?? nil, at: time) { fences.append(fence) }
+    }
+    let shapes = fences.map(\.shape.geofence)
+    var number: [GeofenceID: Int] = [:]
+    for (index, fence) in fences.enumerated() { number[fence.id] = index }
+    let numberOfSlot = Dictionary(
+      candidates.keys.compactMap { id in snapshot.slot(of: id).flatMap { slot in number[id].map { (slot, $0) } } },
+      uniquingKeysWith: { first, _ in first })
+
+    var states = [GeofenceState?](repeating: nil, count: fences.count)
+    var withState: [Int] = []
+    for (id, state) in tracking.states {
+      guard let index = number[id] else { continue }
+      states[index] = state
+      withState.append(index)
+    }
     var events: [GeofenceEventItem] = []
     var previous = Self.lastFix(of: tracking)
+    var isNear = [Bool](repeating: false, count: fences.count)
     for (fix, nearFix) in fixes {
-      // The fences the person has a state in, and those whose box holds the fix.
-      for id in Set(states.keys).union(nearFix).sorted() {
-        guard let fence = fences[id], let shape = shapes[id] else { continue }
-        var state = states[id] ?? Self.impliedState(of: fence, lastFixAt: lastFixAt)
-        if states[id] == nil, let previous {
-          // Outside the box, it decides no event: at most that the person was outside.
-          state = rules.evaluate(previous, in: shape, state: state).state
+      // The fences the person has a state in, and those whose box holds the fix, in the order of their ids.
+      var order = withState
+      for slot in nearFix {
+        guard let index = numberOfSlot[slot], states[index] == nil, !isNear[index] else { continue }
+        isNear[index] = true
+        order.append(index)
+      }
+      order.sort()
+      for index in order {
+        isNear[index] = false
+        let fence = fences[index]
+        let shape = shapes[index]
+        var state = states[index] ?? Self.impliedState(of: fence, lastFixAt: lastFixAt)
+        if states[index] == nil {
+          withState.append(index)
+          if let previous {
+            // Outside the box, it decides no event: at most that the person was outside.
+            state = rules.evaluate(previous, in: shape, state: state).state
+          }
         }
         let (next, transitions) = rules.evaluate(fix, in: shape, state: state)
-        states[id] = next
+        states[index] = next
         events += transitions.map { Self.event($0, fence: fence, user: user, fix: fix, by: .server) }
       }
       lastFixAt = fix.timestamp
@@ -260,14 +296,20 @@ final class GeofenceMonitor: Sendable {
       lastPosition: previous.map {
         GeofencePosition(latitude: $0.latitude, longitude: $0.longitude, accuracy: $0.horizontalAccuracy)
       }, events: events)
-    for (id, state) in states {
-      if fences[id] == nil || Self.isPlainlyOutside(state) {
+    // A stored state of a fence that is gone or no longer visible goes.
+    update.removed = tracking.states.keys.filter { number[$0] == nil }
+    for (index, state) in states.enumerated() {
+      guard let state else { continue }
+      let id = fences[index].id
+      if Self.isPlainlyOutside(state) {
         if tracking.states[id] != nil { update.removed.append(id) }
       } else if tracking.states[id] != state {
         update.states[id] = state
       }
     }
-    let addressed = try await address(events, fences: fences, at: time)
+    let addressed =
+      events.isEmpty
+      ? [] : try await address(events, fences: Dictionary(uniqueKeysWithValues: fences.map { ($0.id, $0) }), at: time)
     update.webhookEvents = addressed.compactMap { Self.webhookEvent($0, queuedAt: time) }
     update.unseenByOwner = Self.unseenByOwner(addressed)
     return (update, addressed)
@@ -357,9 +399,9 @@ final class GeofenceMonitor: Sendable {
 
   // MARK: Delivery
 
-  /// `events` with their audiences: the person, and everyone allowed to see both the event and the fence
-  /// (``Sharing/maySeeEvent(_:latitude:longitude:of:at:)``: the person's location exactly, the event's fix in none
-  /// of the person's privacy zones; and ``maySee(_:_:ownerSettings:at:)``). The same rule filters the event list
+  /// `events` (all of one person) with their audiences: the person, and everyone allowed to see both the event and
+  /// the fence (``Sharing/maySeeEvent(_:latitude:longitude:of:at:)``: the person's location exactly, the event's fix in
+  /// none of the person's privacy zones; and ``maySee(_:_:ownerSettings:at:)``). The same rule filters the event list
   /// (``GeofenceFeature``), the webhooks and the alerts, which follow the audience.
   func address(_ events: [GeofenceEventItem], fences: [GeofenceID: GeofenceItem], at time: Int64) async throws
     -> [Addressed]
@@ -371,18 +413,28 @@ final class GeofenceMonitor: Sendable {
     var candidates = Set(person.groups.filter { $0.kind != .blacklist }.flatMap(\.members))
     candidates.formUnion(person.sharing.viewerGrants.keys)
     let watchers = candidates.filter { Sharing.canSee($0, .location, of: person, at: time) }
+    // The rule's parts that do not depend on the event, once per viewer and per fence: an event's audience is its
+    // fence's, with only the person themself when the event lies in one of their privacy zones.
+    var exact: [UserID: Bool] = [:]
+    var audiences: [GeofenceID: (outsideZones: [UserID], inZone: [UserID])] = [:]
     var addressed: [Addressed] = []
+    addressed.reserveCapacity(events.count)
     for event in events {
       guard let fence = fences[event.geofenceId] else { continue }
-      let owner = fence.ownerId == event.userId ? person : try await privacy(fence.ownerId)
-      var audience: Set<UserID> = [event.userId]
-      for viewer in watchers.union([fence.ownerId])
-      where Sharing.maySeeEvent(viewer, latitude: event.lat, longitude: event.lon, of: person, at: time)
-        && Self.maySee(viewer, fence, ownerSettings: owner, at: time)
-      {
-        audience.insert(viewer)
+      if audiences[fence.id] == nil {
+        let owner = fence.ownerId == event.userId ? person : try await privacy(fence.ownerId)
+        var outsideZones: Set<UserID> = [event.userId]
+        for viewer in watchers.union([fence.ownerId]) where Self.maySee(viewer, fence, ownerSettings: owner, at: time) {
+          if exact[viewer] == nil {
+            exact[viewer] = Sharing.maySeeEvent(viewer, latitude: nil, longitude: nil, of: person, at: time)
+          }
+          if exact[viewer] == true { outsideZones.insert(viewer) }
+        }
+        audiences[fence.id] = (outsideZones.sorted(), [event.userId])
       }
-      addressed.append(Addressed(event: event, audience: audience.sorted()))
+      let inZone = Sharing.isInZone(latitude: event.lat, longitude: event.lon, of: person)
+      guard let audience = audiences[fence.id] else { continue }
+      addressed.append(Addressed(event: event, audience: inZone ? audience.inZone : audience.outsideZones))
     }
     return addressed
   }

@@ -179,8 +179,13 @@ public enum Sharing {
   ) -> Bool {
     if viewer == settings.owner { return true }
     guard precision(for: viewer, of: settings, at: now) == .exact else { return false }
-    guard let latitude, let longitude else { return true }
-    return !settings.zones.contains { $0.contains(latitude: latitude, longitude: longitude) }
+    return !isInZone(latitude: latitude, longitude: longitude, of: settings)
+  }
+
+  /// Whether a point lies in one of the owner's privacy zones (no point: in none).
+  public static func isInZone(latitude: Double?, longitude: Double?, of settings: PrivacySettings) -> Bool {
+    guard let latitude, let longitude else { return false }
+    return settings.zones.contains { $0.contains(latitude: latitude, longitude: longitude) }
   }
 
   /// The profile fields `viewer` may see.
