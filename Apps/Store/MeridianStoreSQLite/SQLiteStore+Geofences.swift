@@ -255,49 +255,54 @@ extension SQLiteStore {
 extension SQLiteTransaction {
   /// No lock is needed: SQLite runs one write transaction at a time.
   func lockGeofenceTracker(of user: UserID) throws -> Int64 {
-    try Int64.fetchOne(db, sql: "SELECT version FROM geofence_trackers WHERE user_id = ?", arguments: [user.rawValue])
+    try Int64.fetchOne(
+      db.cachedStatement(sql: "SELECT version FROM geofence_trackers WHERE user_id = ?"), arguments: [user.rawValue])
       ?? 0
   }
 
   func setGeofenceTracker(of user: UserID, version: Int64, lastFixAt: Int64?, at position: GeofencePosition?) throws {
-    try db.execute(
+    try db.cachedStatement(
       sql: """
         INSERT INTO geofence_trackers(user_id, version, last_fix_at, last_latitude, last_longitude, last_accuracy)
         VALUES (?, ?, ?, ?, ?, ?)
         ON CONFLICT(user_id) DO UPDATE SET version = excluded.version, last_fix_at = excluded.last_fix_at,
           last_latitude = excluded.last_latitude, last_longitude = excluded.last_longitude,
           last_accuracy = excluded.last_accuracy
-        """,
+        """
+    ).execute(
       arguments: [user.rawValue, version, lastFixAt, position?.latitude, position?.longitude, position?.accuracy])
   }
 
   func saveGeofenceStates(_ states: [(geofence: GeofenceID, state: String)], of user: UserID) throws {
     for (geofence, state) in states {
-      try db.execute(
+      try db.cachedStatement(
         sql: """
           INSERT INTO geofence_states(user_id, geofence_id, state)
           SELECT ?, id, ? FROM geofences WHERE id = ?
           ON CONFLICT(user_id, geofence_id) DO UPDATE SET state = excluded.state
-          """,
+          """
+      ).execute(
         arguments: [user.rawValue, state, geofence.rawValue])
     }
   }
 
   func removeGeofenceStates(_ geofences: [GeofenceID], of user: UserID) throws {
     for geofence in geofences {
-      try db.execute(
-        sql: "DELETE FROM geofence_states WHERE user_id = ? AND geofence_id = ?",
+      try db.cachedStatement(
+        sql: "DELETE FROM geofence_states WHERE user_id = ? AND geofence_id = ?"
+      ).execute(
         arguments: [user.rawValue, geofence.rawValue])
     }
   }
 
   func insertGeofenceEvent(_ event: GeofenceEventItem, ownerSees: Bool) throws {
-    try db.execute(
+    try db.cachedStatement(
       sql: """
         INSERT OR IGNORE INTO geofence_events(id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at,
           reported_by, latitude, longitude, accuracy, owner_sees, alerted)
         SELECT ?, id, ?, owner_id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM geofences WHERE id = ?
-        """,
+        """
+    ).execute(
       arguments: [
         event.id, event.geofenceName, event.userId.rawValue, event.kind.rawValue, event.timestamp,
         event.reportedBy.rawValue, event.lat, event.lon, event.accuracy, ownerSees, event.alerted,
