@@ -293,7 +293,7 @@ public final class GeofenceIndex: Sendable {
     let shift = UInt64(covering.bits - bits)
     var keys: [Int64] = []
     for cell in covering.cells {
-      let key = Int64(bitPattern: (1 << UInt64(bits)) | cell.value >> shift)
+      guard let key = try? GeohashCell(value: cell.value >> shift, bits: bits).geofenceKey else { continue }
       if keys.last != key { keys.append(key) }  // the cells are sorted by value: a parent's children are adjacent
     }
     return keys

@@ -253,8 +253,13 @@ extension GeofenceShape {
   public var coveringKeys: [Int64] {
     let box = geofence.boundingBox
     guard let covering = try? GeohashCovering(box: box, maxCells: 8, maxBits: 60) else { return [] }
-    return covering.cells.map { Int64(bitPattern: (1 << UInt64($0.bits)) | $0.value) }
+    return covering.cells.map(\.geofenceKey)
   }
+}
+
+extension GeohashCell {
+  /// The cell as one integer key, `1 << bits | value`: cells of every precision in one column or dictionary.
+  public var geofenceKey: Int64 { Int64(bitPattern: (1 << UInt64(bits)) | value) }
 }
 
 extension Coordinate {

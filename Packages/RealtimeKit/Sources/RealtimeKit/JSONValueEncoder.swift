@@ -47,7 +47,7 @@ struct JSONValueEncoder {
       switch value {
       case let data as Data: return .string(data.base64EncodedString())
       case let url as URL: return .string(url.absoluteString)
-      case let decimal as Decimal: return number(NSDecimalNumber(decimal: decimal).doubleValue, at: codingPath)
+      case let decimal as Decimal: return number(NSDecimalNumber(decimal: decimal).doubleValue)
       case let double as Double: return try finite(double, at: codingPath)
       case let float as Float: return try finite(asWritten(float), at: codingPath)
       default: return nil
@@ -55,7 +55,7 @@ struct JSONValueEncoder {
     }
 
     /// A floating-point number as the round trip through text gives it back.
-    static func number(_ value: Double, at codingPath: [any CodingKey]) -> JSONValue {
+    static func number(_ value: Double) -> JSONValue {
       if value.rounded() == value, abs(value) < 9.007_199_254_740_992e15 { return .int(Int64(value)) }
       return .double(value)
     }
@@ -76,7 +76,7 @@ struct JSONValueEncoder {
         throw EncodingError.invalidValue(
           value, EncodingError.Context(codingPath: codingPath, debugDescription: "\(value) is not a JSON number"))
       }
-      return number(value, at: codingPath)
+      return number(value)
     }
   }
 
@@ -118,6 +118,7 @@ struct JSONValueEncoder {
       guard case .object(var members) = node.content else { preconditionFailure("not an object") }
       if let existing = members[key.stringValue] { return existing }
       let child = Node()
+      node.content = .empty  // the dictionary's only reference: inserting does not copy it
       members[key.stringValue] = child
       node.content = .object(members)
       return child
