@@ -170,7 +170,7 @@ public struct ServerApp: Sendable {
       now: environment.now)
     let geofences = GeofenceMonitor(
       store: store, live: live, settings: configuration.geofences,
-      wake: { [webhooks = environment.webhooks] in webhooks.wake() }, now: environment.now,
+      wake: { [webhooks = environment.webhooks] in webhooks.wake() }, now: environment.now, metrics: metrics,
       logger: logger)
     // Socket.IO clients' sessions ping as often as the hub expects its own clients to, carry a request body's worth
     // at most, and sign in within the hub's hello timeout.

@@ -29,6 +29,11 @@ public struct ServerMetrics: Sendable {
   /// How long the oldest waiting entry of the geofence queue has waited (0 when none waits), sampled when `/metrics`
   /// is read.
   let geofenceLag: Gauge
+  /// Fixes the geofence monitor took from its queue and evaluated (one older than its person's newest evaluated fix
+  /// is skipped, and counted).
+  let geofenceFixesEvaluated: Counter
+  /// Geofence events the monitor stored (arrivals, departures, dwells).
+  let geofenceEvents: Counter
   /// Reads that may lag served by the streaming replica, and by the primary instead (the reader's own write not yet
   /// replayed, or the replica down), since the server started; sampled when `/metrics` is read, absent without one.
   let replicaReads: Gauge
@@ -76,6 +81,14 @@ public struct ServerMetrics: Sendable {
       descriptor: MetricNameDescriptor(
         namespace: "meridian", metricName: "geofence_lag", unitName: "seconds",
         helpText: "How long the oldest upload waiting for geofence evaluation has waited (0 when none waits)."))
+    geofenceFixesEvaluated = registry.makeCounter(
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "geofence_fixes_evaluated", unitName: "total",
+        helpText: "Fixes taken from the geofence queue and evaluated against the fences that concern their person."))
+    geofenceEvents = registry.makeCounter(
+      descriptor: MetricNameDescriptor(
+        namespace: "meridian", metricName: "geofence_events", unitName: "total",
+        helpText: "Geofence events (arrivals, departures, dwells) the server's evaluation stored."))
     replicaReads = registry.makeGauge(
       descriptor: MetricNameDescriptor(
         namespace: "meridian", metricName: "replica_reads", unitName: "total",

@@ -44,6 +44,8 @@ final class GeofenceMonitor: Sendable {
   let webhookWake: GeofenceWebhookWake
   let now: @Sendable () -> Int64
   let logger: Logger
+  /// Counts the fixes evaluated and the events stored.
+  let metrics: ServerMetrics
   private let locks = KeyedLock()
   /// Wakes ``run()`` when this node committed fixes (or ``finish()`` was called).
   private let queued = WakeSignal()
@@ -63,9 +65,10 @@ final class GeofenceMonitor: Sendable {
   /// A monitor with the operator's rules, publishing through `live` and waking the webhook delivery with `wake`.
   init(
     store: any MeridianStore, live: LiveUpdates, settings: GeofenceSettings = GeofenceSettings(),
-    wake: @escaping GeofenceWebhookWake = {}, now: @escaping @Sendable () -> Int64,
+    wake: @escaping GeofenceWebhookWake = {}, now: @escaping @Sendable () -> Int64, metrics: ServerMetrics,
     logger: Logger = Logger(label: "meridian.geofences")
   ) {
+    self.metrics = metrics
     self.store = store
     self.live = live
     self.settings = settings
@@ -126,13 +129,38 @@ final class GeofenceMonitor: Sendable {
       for (index, person) in people.enumerated() {
         if index >= Self.parallelPeople { try await group.next() }
         let queued = byPerson[person] ?? []
-        group.addTask { try await self.evaluate(person, queued) }
+        group.addTask {
+          for slice in Self.slices(of: queued, fixes: Self.fixesPerCommit) { try await self.evaluate(person, slice) }
+        }
       }
       try await group.waitForAll()
     }
     // The entries whose evaluation stored nothing (no fence concerned them, nothing changed).
     try await store.removeGeofenceQueueEntries(entries.map(\.sequence))
     return entries.count >= settings.queueBatch
+  }
+
+  /// The most fixes one evaluation commits (unless one upload holds more): what bounds a transaction, and the events
+  /// held in memory, when a person's uploads pile up in the queue.
+  static let fixesPerCommit = 100
+
+  /// `entries` (one person's, in commit order) cut into runs of consecutive entries of at most `limit` fixes, an
+  /// entry holding more on its own.
+  static func slices(of entries: [GeofenceQueueEntry], fixes limit: Int) -> [[GeofenceQueueEntry]] {
+    var slices: [[GeofenceQueueEntry]] = []
+    var slice: [GeofenceQueueEntry] = []
+    var count = 0
+    for entry in entries {
+      if !slice.isEmpty, count + entry.fixes.count > limit {
+        slices.append(slice)
+        slice = []
+        count = 0
+      }
+      slice.append(entry)
+      count += entry.fixes.count
+    }
+    if !slice.isEmpty { slices.append(slice) }
+    return slices
   }
 
   /// Forgets which people are concerned by which owners' fences (after a fence is created, changed or deleted).
@@ -159,20 +187,26 @@ final class GeofenceMonitor: Sendable {
     try await proximity.evaluate(user, fixes.sorted { $0.timestamp < $1.timestamp })
     let time = now()
     let owners = try await concernedOwners(user, at: time)
-    guard !owners.isEmpty else { return }
+    guard !owners.isEmpty else {
+      metrics.geofenceFixesEvaluated.increment(by: Int64(fixes.count))
+      return
+    }
     let sorted = fixes.sorted { $0.timestamp < $1.timestamp }
     // One snapshot of the concerned owners' fences for the whole batch; each fix's fences by slot.
     let fences = try await index.snapshot(owners: owners, now: time)
     let near = sorted.map { fix in (fix: fix, near: fences.slots(near: fix.coordinate)) }
     let evaluated = entries.map(\.sequence)
     let events = try await commit(for: user) { tracking in
-      guard var (update, events) = try await self.step(user, near, tracking, fences: fences, at: time) else {
+      guard let (update, events) = try await self.step(user, near, tracking, fences: fences, at: time) else {
         return nil
       }
-      update.evaluatedEntries = evaluated
-      return (update, events)
+      var entriesUpdate = update
+      entriesUpdate.evaluatedEntries = evaluated
+      return (entriesUpdate, events)
     }
     guard let events else { throw GeofenceContention(user: user) }
+    metrics.geofenceFixesEvaluated.increment(by: Int64(fixes.count))
+    metrics.geofenceEvents.increment(by: Int64(events.count))
     await deliver(events)
   }
 
@@ -448,9 +482,11 @@ final class GeofenceMonitor: Sendable {
   /// log's signal with PostgreSQL): a watcher connected to another node than the one that evaluated the fix hears it
   /// too.
   func deliver(_ events: [Addressed]) async {
-    for item in events where item.event.alerted {
-      guard let payload = try? JSONValue(encoding: GeofenceLiveEvent(event: item.event)) else { continue }
-      await live.publishEverywhere(payload, to: item.audience.compactMap(Self.channel))
+    await live.publishEverywhere(events) { item in
+      guard item.event.alerted, let payload = try? JSONValue(encoding: GeofenceLiveEvent(event: item.event)) else {
+        return nil
+      }
+      return (payload, item.audience.compactMap(Self.channel))
     }
   }
 }
