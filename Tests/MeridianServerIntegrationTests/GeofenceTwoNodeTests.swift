@@ -23,9 +23,15 @@ struct GeofenceTwoNodeTests {
       _ = try await bob.send(
         API.addMember,
         parameters: GroupMemberRef(groupID: GroupID("\(bobSession.userId).family"), userID: annaSession.userId))
-      let fence = try await bob.send(
-        API.createGeofence,
-        body: NewGeofence(name: "Home", shape: .circle(center: GeofenceTests.home, radius: 100), sharing: .everyone))
+      // Two fences alike: each fix's events for both reach node B in one announcement of several signals.
+      var fences: Set<GeofenceID> = []
+      for name in ["Home", "Street"] {
+        fences.insert(
+          try await bob.send(
+            API.createGeofence,
+            body: NewGeofence(name: name, shape: .circle(center: GeofenceTests.home, radius: 100), sharing: .everyone)
+          ).id)
+      }
       let annaOnB = await LiveWatcher(server: b, token: annaSession.token)
       let carolOnB = await LiveWatcher(server: b, token: carolSession.token)
       let bobOnA = await LiveWatcher(server: a, token: bobSession.token)
@@ -48,11 +54,13 @@ struct GeofenceTwoNodeTests {
       _ = try await bob.send(
         API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: [try GeofenceTests.fix(leave, 900)]))
       for watcher in [annaOnB, bobOnA] {
-        try await watcher.wait("the exit") { _ in try await GeofenceTests.events(watcher).count >= 2 }
+        try await watcher.wait("the exits") { _ in try await GeofenceTests.events(watcher).count >= 4 }
         let events = try await GeofenceTests.events(watcher)
-        #expect(events.map(\.kind) == [.enter, .exit], "\(events)")
-        #expect(events.allSatisfy { $0.geofenceId == fence.id && $0.userId == bobSession.userId })
-        #expect(events.first?.timestamp == track[8].timestamp && events.last?.timestamp == leave)
+        #expect(events.map(\.kind) == [.enter, .enter, .exit, .exit], "\(events)")
+        #expect(Set(events.prefix(2).map(\.geofenceId)) == fences && Set(events.suffix(2).map(\.geofenceId)) == fences)
+        #expect(events.allSatisfy { $0.userId == bobSession.userId })
+        #expect(events.prefix(2).allSatisfy { $0.timestamp == track[8].timestamp })
+        #expect(events.suffix(2).allSatisfy { $0.timestamp == leave })
       }
       // Carol may not see Bob's location: nothing reached her.
       #expect(try await GeofenceTests.events(carolOnB).isEmpty)

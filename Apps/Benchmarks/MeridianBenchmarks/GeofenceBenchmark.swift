@@ -91,6 +91,9 @@ func geofenceIngestFigures(
   api: NetworkClient, store: any MeridianStore, user: UserID, phase: Duration, start: Int64, label: String
 ) async throws -> (single: Double, batch: Double) {
   let newest = LargestValue<Int64>(0)
+  let counters = ["meridian_geofence_fixes_evaluated_total", "meridian_geofence_events_total"]
+  let before = try await serverMetrics(api, counters)
+  let loadStart = ContinuousClock.now
   let single = try await load(for: phase) { task, iteration in
     let timestamp = start + Int64(iteration * clients + task) * 1_000
     newest.max(timestamp)
@@ -120,6 +123,12 @@ func geofenceIngestFigures(
       try await Task.sleep(for: .milliseconds(20))  // polling the store: the monitor has no completion signal
     }
     emit("geofences.monitor.catch_up_ms", seconds(ContinuousClock.now - loaded) * 1000, "ms")
+    // What the monitor got through from the first upload of the loads to the end of the wait.
+    let after = try await serverMetrics(api, counters)
+    let (evaluated, events) = (after[0] - before[0], after[1] - before[1])
+    emit("geofences.monitor.fixes_per_s", evaluated / seconds(ContinuousClock.now - loadStart), "fixes/s")
+    emit("geofences.monitor.events_per_fix", events / max(evaluated, 1), "events")
+    emit("geofences.monitor.backlog_after_wait", Double(try await store.geofenceQueueBacklog().entries), "uploads")
   }
   return (single.requestsPerSecond, batch.requestsPerSecond * 100)
 }

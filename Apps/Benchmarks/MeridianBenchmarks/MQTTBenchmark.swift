@@ -96,11 +96,7 @@ func mqttFigures(
     return
   }
 
-  func accepted() async throws -> Double {
-    let text = String(decoding: try await api.send(API.metrics), as: UTF8.self)
-    return text.split(separator: "\n").first { $0.hasPrefix("meridian_fixes_accepted_total ") }
-      .flatMap { Double($0.split(separator: " ")[1]) } ?? 0
-  }
+  func accepted() async throws -> Double { try await serverMetrics(api, ["meridian_fixes_accepted_total"])[0] }
   let before = try await accepted()
   let next = PublishCounter()
   let start = ContinuousClock.now

@@ -25,13 +25,20 @@ import RealtimeKitWebSocketClient
   import Glibc
 #endif
 
+/// The values of the unlabelled samples `names` in the server's `/metrics` (0 for one not there yet).
+func serverMetrics(_ client: NetworkClient, _ names: [String]) async throws -> [Double] {
+  let text = String(decoding: try await client.send(API.metrics), as: UTF8.self)
+  let lines = text.split(separator: "\n")
+  return names.map { name in
+    lines.first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) } ?? 0
+  }
+}
+
 /// Group commits so far and the requests they held, from the server's `/metrics`.
 func commitCounts(_ client: NetworkClient) async throws -> (commits: Double, requests: Double) {
-  let text = String(decoding: try await client.send(API.metrics), as: UTF8.self)
-  func value(_ name: String) -> Double {
-    text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) } ?? 0
-  }
-  return (value("meridian_commit_requests_count_count"), value("meridian_commit_requests_count_sum"))
+  let values = try await serverMetrics(
+    client, ["meridian_commit_requests_count_count", "meridian_commit_requests_count_sum"])
+  return (values[0], values[1])
 }
 
 /// Concurrent clients in every HTTP phase.

@@ -21,8 +21,13 @@ public protocol LiveLog: Sendable {
   /// at first and after a lost connection, when signals may have been missed and the log must be read again.
   /// Reconnects by itself; returns only when cancelled.
   func listen(_ receive: @escaping @Sendable (LiveSignal) async -> Void) async
+  /// Sends `signals` to every node, this one included, in their order (one round trip to the database).
+  func announce(_ signals: [LiveSignal]) async throws
+}
+
+extension LiveLog {
   /// Sends `signal` to every node, this one included.
-  func announce(_ signal: LiveSignal) async throws
+  public func announce(_ signal: LiveSignal) async throws { try await announce([signal]) }
 }
 
 extension MeridianStore {

@@ -133,11 +133,11 @@ final class ProximityMonitor: Sendable {
 
   /// Publishes each event on its owner's `geofence:<owner>` channel, on every node.
   func deliver(_ events: [GeofenceEventItem]) async {
-    for event in events {
+    await live.publishEverywhere(events) { event in
       guard let payload = try? JSONValue(encoding: GeofenceLiveEvent(event: event)),
         let channel = GeofenceMonitor.channel(event.ownerId)
-      else { continue }
-      await live.publishEverywhere(payload, to: [channel])
+      else { return nil }
+      return (payload, [channel])
     }
   }
 }

@@ -284,29 +284,63 @@ public struct LiveUpdates: Sendable {
   /// hears it back like the others), or on this node's hub when there is no log. Best effort, like every live event:
   /// a node that doesn't hear the signal misses the event; a payload too large for a signal goes to this node only.
   func publishEverywhere(_ payload: JSONValue, to channels: [ChannelName]) async {
-    let text = payload.jsonText
-    guard let log = store.liveLog, text.utf8.count < 6_000 else {
-      _ = await hub.publish(payload, to: channels)
+    await publishEverywhere([(payload: payload, channels: channels)])
+  }
+
+  /// Publishes the payload of each of `items` that has one (`payload` makes it, and names its channels) as
+  /// ``publishEverywhere(_:to:)`` does, in their order, with one announcement (a round trip to the database) per run
+  /// of 256: what is held in memory at once.
+  func publishEverywhere<Items: Collection>(
+    _ items: Items, payload: (Items.Element) -> (payload: JSONValue, channels: [ChannelName])?
+  ) async {
+    var run: [(payload: JSONValue, channels: [ChannelName])] = []
+    run.reserveCapacity(min(items.count, 256))
+    for item in items {
+      guard let event = payload(item) else { continue }
+      run.append(event)
+      if run.count == 256 {
+        await publishEverywhere(run)
+        run.removeAll(keepingCapacity: true)
+      }
+    }
+    await publishEverywhere(run)
+  }
+
+  /// Publishes each of `events` as ``publishEverywhere(_:to:)`` does, in their order, with one announcement for all
+  /// of them.
+  private func publishEverywhere(_ events: [(payload: JSONValue, channels: [ChannelName])]) async {
+    guard let log = store.liveLog else {
+      for (payload, channels) in events { _ = await hub.publish(payload, to: channels) }
       return
     }
-    // Each signal's names and payload stay below PostgreSQL's 8,000-byte NOTIFY limit.
-    var batches: [[String]] = [[]]
-    var size = text.utf8.count
-    for channel in channels.map(\.description) {
-      if size + channel.utf8.count + 1 > 7_000, !(batches.last ?? []).isEmpty {
-        batches.append([])
-        size = text.utf8.count
+    var signals: [(signal: LiveSignal, payload: JSONValue, channels: [String])] = []
+    for (payload, channels) in events {
+      let text = payload.jsonText
+      guard text.utf8.count < 6_000 else {
+        _ = await hub.publish(payload, to: channels)
+        continue
       }
-      batches[batches.count - 1].append(channel)
-      size += channel.utf8.count + 1
+      // Each signal's names and payload stay below PostgreSQL's 8,000-byte NOTIFY limit.
+      var batches: [[String]] = [[]]
+      var size = text.utf8.count
+      for channel in channels.map(\.description) {
+        if size + channel.utf8.count + 1 > 7_000, !(batches.last ?? []).isEmpty {
+          batches.append([])
+          size = text.utf8.count
+        }
+        batches[batches.count - 1].append(channel)
+        size += channel.utf8.count + 1
+      }
+      for batch in batches where !batch.isEmpty {
+        signals.append((.published(channels: batch, payload: text), payload, batch))
+      }
     }
-    for batch in batches where !batch.isEmpty {
-      do {
-        try await log.announce(.published(channels: batch, payload: text))
-      } catch {
-        logger.warning("could not send an event to the other nodes", metadata: ["error": "\(error)"])
-        _ = await hub.publish(payload, to: batch.compactMap(ChannelName.init))
-      }
+    guard !signals.isEmpty else { return }
+    do {
+      try await log.announce(signals.map(\.signal))
+    } catch {
+      logger.warning("could not send events to the other nodes", metadata: ["error": "\(error)"])
+      for item in signals { _ = await hub.publish(item.payload, to: item.channels.compactMap(ChannelName.init)) }
     }
   }
 
