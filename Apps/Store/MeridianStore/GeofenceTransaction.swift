@@ -15,9 +15,9 @@ public protocol GeofenceTransaction: Sendable {
   func saveGeofenceStates(_ states: [(geofence: GeofenceID, state: String)], of user: UserID) async throws
   /// Removes `user`'s state for `geofences`.
   func removeGeofenceStates(_ geofences: [GeofenceID], of user: UserID) async throws
-  /// Stores `event` with whether its fence's owner sees it, unless an event with its id is stored or its fence is
-  /// gone.
-  func insertGeofenceEvent(_ event: GeofenceEventItem, ownerSees: Bool) async throws
+  /// Stores each of `events` with whether its fence's owner sees it, unless an event with its id is stored or its
+  /// fence is gone.
+  func insertGeofenceEvents(_ events: [(event: GeofenceEventItem, ownerSees: Bool)]) async throws
   /// Removes the geofence queue's entries `sequences`.
   func removeGeofenceQueueEntries(_ sequences: [UInt64]) async throws
 }
@@ -34,7 +34,9 @@ extension StoreTransaction {
       of: update.userID, version: update.version + 1, lastFixAt: update.lastFixAt, at: update.lastPosition)
     try await saveGeofenceStates(states, of: update.userID)
     if !update.removed.isEmpty { try await removeGeofenceStates(update.removed, of: update.userID) }
-    for event in update.events { try await insertGeofenceEvent(event, ownerSees: update.ownerSees(event)) }
+    if !update.events.isEmpty {
+      try await insertGeofenceEvents(update.events.map { (event: $0, ownerSees: update.ownerSees($0)) })
+    }
     for event in update.webhookEvents { try await enqueueWebhookEvent(event) }
     if !update.evaluatedEntries.isEmpty { try await removeGeofenceQueueEntries(update.evaluatedEntries) }
     return true

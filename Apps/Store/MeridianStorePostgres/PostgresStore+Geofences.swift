@@ -249,17 +249,32 @@ extension PostgresTransaction {
       """)
   }
 
-  func insertGeofenceEvent(_ event: GeofenceEventItem, ownerSees: Bool) async throws {
-    _ = try await rows(
-      """
-      INSERT INTO geofence_events(id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at,
-        reported_by, latitude, longitude, accuracy, owner_sees, alerted)
-      SELECT \(event.id), id, \(event.geofenceName), owner_id, \(event.userId.rawValue), \(event.kind.rawValue),
-        \(event.timestamp), \(event.reportedBy.rawValue), \(event.lat), \(event.lon), \(event.accuracy), \(ownerSees),
-        \(event.alerted)
-      FROM geofences WHERE id = \(event.geofenceId.rawValue)
-      ON CONFLICT (id) DO NOTHING
-      """)
+  /// One statement per 1,000 events: their columns as arrays, joined to the fences still there, inserted in their
+  /// order (the order of `seq`).
+  func insertGeofenceEvents(_ events: [(event: GeofenceEventItem, ownerSees: Bool)]) async throws {
+    for start in stride(from: 0, to: events.count, by: 1_000) {
+      let chunk = events[start..<min(start + 1_000, events.count)]
+      let items = chunk.map(\.event)
+      _ = try await rows(
+        """
+        INSERT INTO geofence_events(id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at,
+          reported_by, latitude, longitude, accuracy, owner_sees, alerted)
+        SELECT e.id, g.id, e.name, g.owner_id, e.user_id, e.kind, e.occurred_at, e.reported_by, e.latitude,
+          e.longitude, e.accuracy, e.owner_sees, e.alerted
+        FROM unnest(
+          \(items.map(\.id))::text[], \(items.map(\.geofenceId.rawValue))::text[], \(items.map(\.geofenceName))::text[],
+          \(items.map(\.userId.rawValue))::text[], \(items.map(\.kind.rawValue))::text[],
+          \(items.map(\.timestamp))::bigint[], \(items.map(\.reportedBy.rawValue))::text[],
+          \(NullableArray(items.map(\.lat)))::double precision[], \(NullableArray(items.map(\.lon)))::double precision[],
+          \(NullableArray(items.map(\.accuracy)))::double precision[], \(chunk.map(\.ownerSees))::boolean[],
+          \(items.map(\.alerted))::boolean[]
+        ) WITH ORDINALITY AS e(id, geofence_id, name, user_id, kind, occurred_at, reported_by, latitude, longitude,
+          accuracy, owner_sees, alerted, n)
+        JOIN geofences g ON g.id = e.geofence_id
+        ORDER BY e.n
+        ON CONFLICT (id) DO NOTHING
+        """)
+    }
   }
 
   /// Removes the entries, then keeps the live-only rule for their users: the fixes the entries held back go.

@@ -295,7 +295,11 @@ extension SQLiteTransaction {
     }
   }
 
-  func insertGeofenceEvent(_ event: GeofenceEventItem, ownerSees: Bool) throws {
+  func insertGeofenceEvents(_ events: [(event: GeofenceEventItem, ownerSees: Bool)]) throws {
+    for (event, ownerSees) in events { try insertGeofenceEvent(event, ownerSees: ownerSees) }
+  }
+
+  private func insertGeofenceEvent(_ event: GeofenceEventItem, ownerSees: Bool) throws {
     try db.cachedStatement(
       sql: """
         INSERT OR IGNORE INTO geofence_events(id, geofence_id, geofence_name, owner_id, user_id, kind, occurred_at,
