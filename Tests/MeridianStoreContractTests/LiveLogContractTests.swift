@@ -18,8 +18,8 @@ struct LiveLogContractTests {
     #expect(try await store.claimDevice(device, owner: id, now: 0))
   }
 
-  static func entries(_ log: any LiveLog, after sequence: UInt64) async throws -> [LiveLogEntry] {
-    guard case .entries(let entries) = try await log.liveEntries(after: sequence, limit: 100) else {
+  static func entries(_ log: any LiveLog, after sequence: UInt64, fixes: Int = 10_000) async throws -> [LiveLogEntry] {
+    guard case .entries(let entries) = try await log.liveEntries(after: sequence, limit: 100, fixes: fixes) else {
       Issue.record("the log was pruned")
       return []
     }
@@ -105,6 +105,36 @@ struct LiveLogContractTests {
   final class Heard: Sendable {
     private let signals = Mutex<[LiveSignal]>([])
     func withLock<T>(_ body: (inout [LiveSignal]) -> T) -> T { signals.withLock { body(&$0) } }
+  }
+
+  @Test(arguments: StoreEngine.all)
+  func aReadHoldsABoundedNumberOfFixesAndImportedFixesAreNotLive(_ engine: StoreEngine) async throws {
+    try await engine.withTwoNodes { nodeA, nodeB in
+      guard let log = nodeB.liveLog else { return }
+      try await Self.account(nodeA, "anna", device: "phone")
+      let fixes = try makeFixes(count: 9)
+      for start in stride(from: 0, to: 9, by: 3) {
+        _ = try await nodeA.insertFixes(
+          [FixInsertBatch(userID: "anna", deviceID: "phone", fixes: Array(fixes[start..<start + 3]))], now: 1)
+      }
+      // An imported file's fixes are history: stored, and no entry.
+      let imported = try makeFixes(count: 4, start: 1_600_000_000_000).map { fix in
+        var fix = fix
+        fix.kind = .imported
+        return fix
+      }
+      let receipts = try await nodeA.insertFixes(
+        [FixInsertBatch(userID: "anna", deviceID: "phone", fixes: imported)], now: 2)
+      #expect(receipts.map(\.accepted) == [4])
+      let all = try await Self.entries(log, after: 0)
+      #expect(all.map(\.fixes.count) == [3, 3, 3], "\(all)")
+      // A read ends with the entry that reaches the bound: 4 fixes asked, two entries (6 fixes) read; 1 asked, one.
+      #expect(try await Self.entries(log, after: 0, fixes: 4).map(\.sequence) == Array(all.prefix(2).map(\.sequence)))
+      #expect(try await Self.entries(log, after: 0, fixes: 3).map(\.sequence) == [all[0].sequence])
+      #expect(try await Self.entries(log, after: 0, fixes: 1).map(\.sequence) == [all[0].sequence])
+      #expect(
+        try await Self.entries(log, after: all[0].sequence, fixes: 6).map(\.sequence) == all.suffix(2).map(\.sequence))
+    }
   }
 
   @Test func signalsAreSmallAndReadBack() {

@@ -13,9 +13,10 @@ public protocol LiveLog: Sendable {
   var liveEpoch: String { get }
   /// The newest entry's sequence number; 0 before the first.
   func newestLiveSequence() async throws -> UInt64
-  /// The entries after `sequence`, oldest first, at most `limit`; ``LiveLogRead/truncated(oldest:)`` when entries
-  /// after `sequence` were pruned.
-  func liveEntries(after sequence: UInt64, limit: Int) async throws -> LiveLogRead
+  /// The entries after `sequence`, oldest first, at most `limit` and ending with the one that brings their fixes to
+  /// `fixes` or past it (so a read holds a bounded number of fixes, and at least one entry);
+  /// ``LiveLogRead/truncated(oldest:)`` when entries after `sequence` were pruned.
+  func liveEntries(after sequence: UInt64, limit: Int, fixes: Int) async throws -> LiveLogRead
   /// Calls `receive` with every signal any node sends (``LiveSignal/committed(through:)`` after each commit of
   /// fixes) until the calling task is cancelled, and with ``LiveSignal/listening`` each time it starts listening —
   /// at first and after a lost connection, when signals may have been missed and the log must be read again.
@@ -34,7 +35,7 @@ extension MeridianStore {
   public var liveLog: (any LiveLog)? { nil }
 }
 
-/// What ``LiveLog/liveEntries(after:limit:)`` found.
+/// What ``LiveLog/liveEntries(after:limit:fixes:)`` found.
 public enum LiveLogRead: Sendable {
   /// The entries after the cursor (none when it is the newest).
   case entries([LiveLogEntry])

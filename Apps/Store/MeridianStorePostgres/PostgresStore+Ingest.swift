@@ -188,14 +188,18 @@ extension PostgresStore {
         }
       }
       var accepted: [Int64] = []
+      var acceptedLive: [Int64] = []
       for row in entry.rows
       where new.remove(
         FixKey(user: batch.userID.rawValue, device: batch.deviceID.rawValue, timestamp: row.fix.timestamp))
         != nil
       {
         accepted.append(row.fix.timestamp)
+        if row.fix.kind != .imported { acceptedLive.append(row.fix.timestamp) }
       }
-      live.append((batch.userID, batch.deviceID, accepted))
+      // Imported fixes are history: not live, not evaluated (as the SQLite engine, which publishes only what the
+      // server's writer commits).
+      live.append((batch.userID, batch.deviceID, acceptedLive))
       if batch.isEvaluatedByGeofences { evaluated.append((batch.userID, batch.deviceID, accepted)) }
       let receipt = FixReceipt(accepted: accepted.count, duplicates: entry.rows.count - accepted.count)
       receipts.append(receipt)

@@ -68,12 +68,15 @@ extension PostgresStore: LiveLog {
     return called ? UInt64(value) : 0
   }
 
-  public func liveEntries(after sequence: UInt64, limit: Int) async throws -> LiveLogRead {
+  public func liveEntries(after sequence: UInt64, limit: Int, fixes: Int) async throws -> LiveLogRead {
     let rows = try await rows(
       """
       WITH e AS (
-        SELECT sequence, user_id, device_id, timestamps FROM live_log
-        WHERE sequence > \(Int64(clamping: sequence)) ORDER BY sequence LIMIT \(Int64(limit))
+        SELECT sequence, user_id, device_id, timestamps FROM (
+          SELECT sequence, user_id, device_id, timestamps,
+            sum(cardinality(timestamps)) OVER (ORDER BY sequence) - cardinality(timestamps) AS fixes_before
+          FROM live_log WHERE sequence > \(Int64(clamping: sequence)) ORDER BY sequence LIMIT \(Int64(limit))
+        ) AS read WHERE fixes_before < \(Int64(max(1, fixes)))
       )
       SELECT \(unescaped: Self.qualifiedFixColumns), e.sequence, e.user_id, e.device_id
       FROM e LEFT JOIN fixes f

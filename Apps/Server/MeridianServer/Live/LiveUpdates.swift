@@ -243,7 +243,9 @@ public struct LiveUpdates: Sendable {
       wake.yield()
       for await _ in wakes {
         while !Task.isCancelled {
-          guard let read = await retrying({ try await log.liveEntries(after: cursor, limit: 512) }) else { break }
+          guard let read = await retrying({ try await log.liveEntries(after: cursor, limit: 512, fixes: 5_000) }) else {
+            break
+          }
           switch read {
           case .truncated(let oldest):
             logger.warning("the live log was pruned past this node's cursor", metadata: ["cursor": "\(cursor)"])
