@@ -29,8 +29,8 @@ public struct ServerMetrics: Sendable {
   /// How long the oldest waiting entry of the geofence queue has waited (0 when none waits), sampled when `/metrics`
   /// is read.
   let geofenceLag: Gauge
-  /// Fixes the geofence monitor took from its queue and evaluated (one older than its person's newest evaluated fix
-  /// is skipped, and counted).
+  /// Fixes the geofence monitor took from its queue and evaluated; counted by the node that read them (one older
+  /// than its person's newest evaluated fix, or evaluated first by another node, is skipped and counted too).
   let geofenceFixesEvaluated: Counter
   /// Geofence events the monitor stored (arrivals, departures, dwells).
   let geofenceEvents: Counter

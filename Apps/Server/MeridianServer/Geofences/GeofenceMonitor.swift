@@ -130,7 +130,9 @@ final class GeofenceMonitor: Sendable {
         if index >= Self.parallelPeople { try await group.next() }
         let queued = byPerson[person] ?? []
         group.addTask {
-          for slice in Self.slices(of: queued, fixes: Self.fixesPerCommit) { try await self.evaluate(person, slice) }
+          for run in Self.runs(of: queued, fixes: Self.fixesPerCommit) {
+            try await self.evaluate(person, run.fixes, completing: run.completing)
+          }
         }
       }
       try await group.waitForAll()
@@ -140,27 +142,33 @@ final class GeofenceMonitor: Sendable {
     return entries.count >= settings.queueBatch
   }
 
-  /// The most fixes one evaluation commits (unless one upload holds more): what bounds a transaction, and the events
-  /// held in memory, when a person's uploads pile up in the queue.
+  /// The most fixes one evaluation commits: what bounds a transaction, and the events held in memory, when a
+  /// person's uploads pile up in the queue.
   static let fixesPerCommit = 100
 
-  /// `entries` (one person's, in commit order) cut into runs of consecutive entries of at most `limit` fixes, an
-  /// entry holding more on its own.
-  static func slices(of entries: [GeofenceQueueEntry], fixes limit: Int) -> [[GeofenceQueueEntry]] {
-    var slices: [[GeofenceQueueEntry]] = []
-    var slice: [GeofenceQueueEntry] = []
-    var count = 0
-    for entry in entries {
-      if !slice.isEmpty, count + entry.fixes.count > limit {
-        slices.append(slice)
-        slice = []
-        count = 0
+  /// The fixes of `entries` (one person's; imported ones left out) in the order of their times, cut into runs of at
+  /// most `limit`, each with the entries whose last fix in that order it holds: those its commit may remove, every
+  /// fix of theirs evaluated by then. An entry without such a fix goes with the first run; no run at all when none
+  /// has one.
+  static func runs(of entries: [GeofenceQueueEntry], fixes limit: Int) -> [(
+    fixes: [LocationFix], completing: [UInt64]
+  )] {
+    var ordered: [(fix: LocationFix, entry: Int, offset: Int)] = []
+    for (index, entry) in entries.enumerated() {
+      for (offset, fix) in entry.fixes.enumerated() where fix.kind != .imported {
+        ordered.append((fix, index, offset))
       }
-      slice.append(entry)
-      count += entry.fixes.count
     }
-    if !slice.isEmpty { slices.append(slice) }
-    return slices
+    guard !ordered.isEmpty else { return [] }
+    ordered.sort { ($0.fix.timestamp, $0.entry, $0.offset) < ($1.fix.timestamp, $1.entry, $1.offset) }
+    let limit = max(1, limit)
+    var runs = stride(from: 0, to: ordered.count, by: limit).map { start in
+      (fixes: ordered[start..<min(start + limit, ordered.count)].map(\.fix), completing: [UInt64]())
+    }
+    var lastRun = [Int](repeating: 0, count: entries.count)
+    for (position, item) in ordered.enumerated() { lastRun[item.entry] = position / limit }
+    for (index, entry) in entries.enumerated() { runs[lastRun[index]].completing.append(entry.sequence) }
+    return runs
   }
 
   /// Forgets which people are concerned by which owners' fences (after a fence is created, changed or deleted).
@@ -177,31 +185,28 @@ final class GeofenceMonitor: Sendable {
     var audience: [UserID]
   }
 
-  /// Evaluates the fixes of `user`'s queue `entries`, stores the new state and events and removes the entries in
-  /// one transaction, and delivers the events.
+  /// Evaluates `fixes` (`user`'s, sorted by time), stores the new state and events and removes the queue's entries
+  /// `entries` in one transaction, and delivers the events.
   /// - Throws: the store's errors, or ``GeofenceContention`` when the person's state kept changing.
-  func evaluate(_ user: UserID, _ entries: [GeofenceQueueEntry]) async throws {
-    let fixes = entries.flatMap(\.fixes).filter { $0.kind != .imported }
+  func evaluate(_ user: UserID, _ fixes: [LocationFix], completing entries: [UInt64]) async throws {
     guard !fixes.isEmpty else { return }
     // Proximity rules first: their commits are in before this evaluation lets the entries go.
-    try await proximity.evaluate(user, fixes.sorted { $0.timestamp < $1.timestamp })
+    try await proximity.evaluate(user, fixes)
     let time = now()
     let owners = try await concernedOwners(user, at: time)
     guard !owners.isEmpty else {
       metrics.geofenceFixesEvaluated.increment(by: Int64(fixes.count))
       return
     }
-    let sorted = fixes.sorted { $0.timestamp < $1.timestamp }
-    // One snapshot of the concerned owners' fences for the whole batch; each fix's fences by slot.
+    // One snapshot of the concerned owners' fences for the whole run; each fix's fences by slot.
     let fences = try await index.snapshot(owners: owners, now: time)
-    let near = sorted.map { fix in (fix: fix, near: fences.slots(near: fix.coordinate)) }
-    let evaluated = entries.map(\.sequence)
+    let near = fixes.map { fix in (fix: fix, near: fences.slots(near: fix.coordinate)) }
     let events = try await commit(for: user) { tracking in
       guard let (update, events) = try await self.step(user, near, tracking, fences: fences, at: time) else {
         return nil
       }
       var entriesUpdate = update
-      entriesUpdate.evaluatedEntries = evaluated
+      entriesUpdate.evaluatedEntries = entries
       return (entriesUpdate, events)
     }
     guard let events else { throw GeofenceContention(user: user) }
