@@ -108,24 +108,24 @@ struct LiveLogContractTests {
   }
 
   @Test(arguments: StoreEngine.all)
-  func aReadHoldsABoundedNumberOfFixesAndImportedFixesAreNotLive(_ engine: StoreEngine) async throws {
+  func aReadHoldsABoundedNumberOfFixesAndAnImportedFileIsNotLive(_ engine: StoreEngine) async throws {
     try await engine.withTwoNodes { nodeA, nodeB in
-      guard let log = nodeB.liveLog else { return }
       try await Self.account(nodeA, "anna", device: "phone")
       let fixes = try makeFixes(count: 9)
       for start in stride(from: 0, to: 9, by: 3) {
         _ = try await nodeA.insertFixes(
           [FixInsertBatch(userID: "anna", deviceID: "phone", fixes: Array(fixes[start..<start + 3]))], now: 1)
       }
-      // An imported file's fixes are history: stored, and no entry.
-      let imported = try makeFixes(count: 4, start: 1_600_000_000_000).map { fix in
-        var fix = fix
-        fix.kind = .imported
-        return fix
-      }
+      // An imported history file's fixes are history: stored, and no entry, whatever their kind.
       let receipts = try await nodeA.insertFixes(
-        [FixInsertBatch(userID: "anna", deviceID: "phone", fixes: imported)], now: 2)
+        [
+          FixInsertBatch(
+            userID: "anna", deviceID: "phone", fixes: try makeFixes(count: 4, start: 1_600_000_000_000), isLive: false)
+        ], now: 2)
       #expect(receipts.map(\.accepted) == [4])
+      // Its fixes still wait for the geofences, as every stored fix that is not of kind `imported` does.
+      #expect(try await nodeB.geofenceQueue(limit: 10).map(\.fixes.count) == [3, 3, 3, 4])
+      guard let log = nodeB.liveLog else { return }
       let all = try await Self.entries(log, after: 0)
       #expect(all.map(\.fixes.count) == [3, 3, 3], "\(all)")
       // A read ends with the entry that reaches the bound: 4 fixes asked, two entries (6 fixes) read; 1 asked, one.

@@ -75,7 +75,7 @@ public struct HistoryBatchWriter: Sendable {
     let count = fixes.count
     let device = self.device
     let batches = Dictionary(grouping: fixes, by: device).sorted { $0.key < $1.key }
-      .map { FixInsertBatch(userID: user, deviceID: $0.key, fixes: $0.value) }
+      .map { FixInsertBatch(userID: user, deviceID: $0.key, fixes: $0.value, isLive: false) }
     for receipt in try await store.insertFixes(batches, now: now) {
       stored += receipt.accepted
       duplicates += receipt.duplicates

@@ -136,12 +136,18 @@ public struct FixInsertBatch: Sendable {
   /// The request's `Idempotency-Key` and fingerprint: the answer (the receipt as JSON, status 200) is stored with
   /// the fixes in the same transaction, so it is never stored without them and costs no transaction of its own.
   public var idempotency: IdempotencyClaim?
+  /// Whether the fixes go live (the live log, the fan-out): those that arrive do; an imported history file's do
+  /// not (``HistoryBatchWriter``), whatever their kind.
+  public var isLive: Bool
   /// A batch.
-  public init(userID: UserID, deviceID: DeviceID, fixes: [LocationFix], idempotency: IdempotencyClaim? = nil) {
+  public init(
+    userID: UserID, deviceID: DeviceID, fixes: [LocationFix], idempotency: IdempotencyClaim? = nil, isLive: Bool = true
+  ) {
     self.userID = userID
     self.deviceID = deviceID
     self.fixes = fixes
     self.idempotency = idempotency
+    self.isLive = isLive
   }
 }
 

@@ -188,18 +188,15 @@ extension PostgresStore {
         }
       }
       var accepted: [Int64] = []
-      var acceptedLive: [Int64] = []
       for row in entry.rows
       where new.remove(
         FixKey(user: batch.userID.rawValue, device: batch.deviceID.rawValue, timestamp: row.fix.timestamp))
         != nil
       {
         accepted.append(row.fix.timestamp)
-        if row.fix.kind != .imported { acceptedLive.append(row.fix.timestamp) }
       }
-      // Imported fixes are history: not live, not evaluated (as the SQLite engine, which publishes only what the
-      // server's writer commits).
-      live.append((batch.userID, batch.deviceID, acceptedLive))
+      // An imported history file is not live (``FixInsertBatch/isLive``).
+      if batch.isLive { live.append((batch.userID, batch.deviceID, accepted)) }
       if batch.isEvaluatedByGeofences { evaluated.append((batch.userID, batch.deviceID, accepted)) }
       let receipt = FixReceipt(accepted: accepted.count, duplicates: entry.rows.count - accepted.count)
       receipts.append(receipt)

@@ -8,7 +8,8 @@ import PostgresNIO
 import Synchronization
 
 /// The live log every node reads (`docs/realtime-protocol.md` §2.1): the transaction that stores fixes appends one
-/// entry per request that stored any, numbered in commit order, and sends `NOTIFY meridian_live, 'c:<sequence>'`,
+/// entry per request that stored any (an imported history file's batches excepted: ``FixInsertBatch/isLive``),
+/// numbered in commit order, and sends `NOTIFY meridian_live, 'c:<sequence>'`,
 /// which PostgreSQL delivers when (and only if) it commits. Nodes read the entries after their cursor, joined with
 /// the fixes they name: the notification carries a number, never fixes, far from its 8,000-byte limit.
 ///
@@ -142,7 +143,8 @@ extension PostgresStore: LiveLog {
   /// transaction ends, so sequence numbers commit in order: a reader that saw `n` has seen every number before it),
   /// stores `answers` (the idempotency keys' bodies), appends one live log entry per request in `live` that stored
   /// fixes and one geofence queue entry per request in `evaluated` that did, in their order, and notifies the nodes
-  /// on commit. Each entry is a request's owner, device and the timestamps it stored (duplicates left out). Taken
+  /// on commit. Each entry is a request's owner, device and the timestamps it stored (duplicates left out; `live`
+  /// holds only the live batches, ``FixInsertBatch/isLive``). Taken
   /// last, the lock makes concurrent commits wait for each other only for this statement and the commit itself.
   static func appendInCommitOrder(
     live: [(user: UserID, device: DeviceID, timestamps: [Int64])],
@@ -152,7 +154,7 @@ extension PostgresStore: LiveLog {
   ) async throws {
     let live = live.filter { !$0.timestamps.isEmpty }
     let evaluated = evaluated.filter { !$0.timestamps.isEmpty }
-    guard !live.isEmpty || !answers.isEmpty else { return }
+    guard !live.isEmpty || !evaluated.isEmpty || !answers.isEmpty else { return }
     // One list of entries, each marked for the live log or the geofence queue, appended by two INSERTs of the
     // same shape in their order.
     let entries = live.map { (entry: $0, queued: false) } + evaluated.map { (entry: $0, queued: true) }

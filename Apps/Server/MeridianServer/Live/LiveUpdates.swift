@@ -205,7 +205,7 @@ public struct LiveUpdates: Sendable {
   /// The batches that stored something, as events.
   static func stored(_ batches: [FixInsertBatch], receipts: [FixReceipt]) -> [StoredFixes] {
     zip(batches, receipts).compactMap { batch, receipt in
-      guard receipt.accepted > 0 else { return nil }
+      guard receipt.accepted > 0, batch.isLive else { return nil }
       let fixes = batch.fixes.sorted { $0.timestamp < $1.timestamp }.map { fix in
         var stored = fix
         stored.deviceID = batch.deviceID  // what the store keeps
@@ -316,9 +316,22 @@ public struct LiveUpdates: Sendable {
       return
     }
     var signals: [(signal: LiveSignal, payload: JSONValue, channels: [String])] = []
+    // Announces what is collected, or publishes it here when the log can't be reached.
+    func announce() async {
+      guard !signals.isEmpty else { return }
+      do {
+        try await log.announce(signals.map(\.signal))
+      } catch {
+        logger.warning("could not send events to the other nodes", metadata: ["error": "\(error)"])
+        for item in signals { _ = await hub.publish(item.payload, to: item.channels.compactMap(ChannelName.init)) }
+      }
+      signals.removeAll()
+    }
     for (payload, channels) in events {
       let text = payload.jsonText
       guard text.utf8.count < 6_000 else {
+        // Too large for a signal: this node only (what was collected is announced first).
+        await announce()
         _ = await hub.publish(payload, to: channels)
         continue
       }
@@ -337,13 +350,7 @@ public struct LiveUpdates: Sendable {
         signals.append((.published(channels: batch, payload: text), payload, batch))
       }
     }
-    guard !signals.isEmpty else { return }
-    do {
-      try await log.announce(signals.map(\.signal))
-    } catch {
-      logger.warning("could not send events to the other nodes", metadata: ["error": "\(error)"])
-      for item in signals { _ = await hub.publish(item.payload, to: item.channels.compactMap(ChannelName.init)) }
-    }
+    await announce()
   }
 
   /// `owner`'s privacy settings as the fan-out knows them: cached for a few seconds, dropped on every change made
