@@ -130,13 +130,9 @@ extension PostgresStore: LiveLog {
 
   public func announce(_ signals: [LiveSignal]) async throws {
     guard !signals.isEmpty else { return }
-    if signals.count == 1 {
-      try await execute("SELECT pg_notify(\(Self.liveChannel), \(signals[0].text))")
-    } else {
-      // One statement: its notifications are sent on commit, in the array's order.
-      try await execute(
-        "SELECT pg_notify(\(Self.liveChannel), signal) FROM unnest(\(signals.map(\.text))::text[]) AS signal")
-    }
+    // One statement: its notifications are sent on commit, in the array's order.
+    try await execute(
+      "SELECT pg_notify(\(Self.liveChannel), signal) FROM unnest(\(signals.map(\.text))::text[]) AS signal")
   }
 
   /// The last statement of a fix transaction before its `COMMIT`: takes the live log's lock (held until the

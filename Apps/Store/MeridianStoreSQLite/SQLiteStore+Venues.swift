@@ -67,20 +67,25 @@ extension SQLiteStore {
     try await database.read { db in try Self.venues(db, within: radius, of: center, type: type) }
   }
 
+  /// The venues of one `geokey` range (two arguments) between two latitudes (two more), of one type (one more) when
+  /// `ofType`: read in the `places_geokey` index, each venue's imported rating by its key.
+  static func venuesInRangeSQL(ofType: Bool) -> String {
+    """
+    SELECT p.seq, p.id, p.latitude, p.longitude, p.venue_type, v.rating_sum + p.own_sum,
+      v.rating_count + p.own_count
+    FROM places p INDEXED BY places_geokey CROSS JOIN venues v ON v.id = p.id
+    WHERE p.geokey BETWEEN ? AND ? AND p.latitude BETWEEN ? AND ? AND p.kind = 'venue'\(
+      ofType ? " AND p.venue_type = ?" : "")
+    """
+  }
+
   static func venues(_ db: Database, within radius: Double, of center: Coordinate, type: String?) throws
     -> [VenueMatch]
   {
     let ranges = try GeohashCovering(center: center, radius: radius, maxCells: coveringCells).ranges(
       keyBits: geokeyBits)
     let (south, north) = latitudeBounds(center, radius)
-    let statement = try db.cachedStatement(
-      sql: """
-        SELECT p.seq, p.id, p.latitude, p.longitude, p.venue_type, v.rating_sum + p.own_sum,
-          v.rating_count + p.own_count
-        FROM places p INDEXED BY places_geokey CROSS JOIN venues v ON v.id = p.id
-        WHERE p.geokey BETWEEN ? AND ? AND p.latitude BETWEEN ? AND ? AND p.kind = 'venue'\(
-          type == nil ? "" : " AND p.venue_type = ?")
-        """)
+    let statement = try db.cachedStatement(sql: venuesInRangeSQL(ofType: type != nil))
     var matches: [VenueMatch] = []
     for range in ranges {
       var arguments: StatementArguments = [
