@@ -45,3 +45,12 @@ extension PostgresStore {
     return plans
   }
 }
+
+extension PostgresStore {
+  /// The value of the run-time parameter `name` in a pooled session (`current_setting`): what the store's own
+  /// settings (``withStoreSettings(_:)``) and the URL's `options` made of it.
+  public func sessionSetting(_ name: String) async throws -> String {
+    let values = try await rows("SELECT current_setting(\(name))").map { try $0.decode(String.self) }
+    return values.first ?? ""
+  }
+}

@@ -15,7 +15,9 @@ import Synchronization
 ///
 /// Query parameters: `sslmode` (`disable`, `allow`, `prefer` — the default —, `require`, `verify-ca`,
 /// `verify-full`), `host` and `port` (comma-separated lists as in libpq: one port for every host, or one per host),
-/// `user`, `password`, `dbname`, `application_name`, `connect_timeout` (seconds), `target_session_attrs`.
+/// `user`, `password`, `dbname`, `application_name`, `connect_timeout` (seconds), `target_session_attrs`, `options`
+/// (run-time parameters for each session, as libpq spells them: `-c name=value` or `--name=value`, separated by
+/// spaces, a space inside a value escaped with `\`; e.g. `options=-c%20jit%3Doff`).
 /// A missing user is the operating-system user's name, a missing database the user's name, as with libpq.
 ///
 /// ``description`` never shows the password.
@@ -84,6 +86,9 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
   public var applicationName: String?
   /// How long to wait for a connection, in seconds (`connect_timeout`); `nil` for the driver's default (10 s).
   public var connectTimeout: Int?
+  /// Run-time parameters every session starts with (libpq's `options`), e.g. `["jit": "off"]`: sent in the startup
+  /// message, so they hold from a connection's first statement, on every connection a pool opens.
+  public var settings: [String: String] = [:]
 
   /// Creates a URL with one server from its parts.
   public init(
@@ -163,6 +168,14 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     if let applicationName { query.append("application_name=" + Self.encode(applicationName)) }
     if let connectTimeout { query.append("connect_timeout=\(connectTimeout)") }
     if targetSessionAttributes != .any { query.append("target_session_attrs=" + targetSessionAttributes.rawValue) }
+    if !settings.isEmpty {
+      let options = settings.sorted { $0.key < $1.key }.map { setting in
+        "-c "
+          + "\(setting.key)=\(setting.value)".replacingOccurrences(of: "\\", with: "\\\\")
+          .replacingOccurrences(of: " ", with: "\\ ")
+      }
+      query.append("options=" + Self.encode(options.joined(separator: " ")))
+    }
     if !query.isEmpty { result += "?" + query.joined(separator: "&") }
     return result
   }
@@ -183,9 +196,7 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         unixSocketPath: endpoint.socketPath ?? "", username: user, password: password, database: database)
     }
     if let connectTimeout { configuration.options.connectTimeout = .seconds(connectTimeout) }
-    if let applicationName {
-      configuration.options.additionalStartupParameters = [("application_name", applicationName)]
-    }
+    configuration.options.additionalStartupParameters = startupParameters
     return configuration
   }
 
@@ -217,10 +228,15 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         unixSocketPath: endpoint.socketPath ?? "", username: user, password: password, database: database)
     }
     if let connectTimeout { configuration.options.connectTimeout = .seconds(Int64(connectTimeout)) }
-    if let applicationName {
-      configuration.options.additionalStartupParameters = [("application_name", applicationName)]
-    }
+    configuration.options.additionalStartupParameters = startupParameters
     return configuration
+  }
+
+  /// What the startup message carries besides the user and database: `application_name` and ``settings``, in a
+  /// stable order.
+  private var startupParameters: [(String, String)] {
+    (applicationName.map { [("application_name", $0)] } ?? [])
+      + settings.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
   }
 
   /// The path of the Unix socket, when the first of ``endpoints`` is a ``Endpoint/unixSocket(directory:port:)``.
@@ -371,6 +387,7 @@ enum PostgresURLParser {
     var applicationName: String?
     var connectTimeout: Int?
     var targetSessionAttributes = PostgresURL.TargetSessionAttributes.any
+    var settings: [String: String] = [:]
     for pair in queryText.split(separator: "&", omittingEmptySubsequences: true) {
       guard let equals = pair.firstIndex(of: "=") else {
         throw PostgresURLError(
@@ -398,6 +415,7 @@ enum PostgresURLParser {
       case "password": password = value
       case "dbname": database = value
       case "application_name": applicationName = value
+      case "options": settings.merge(try parseOptions(value)) { _, later in later }
       case "connect_timeout":
         guard let seconds = Int(value), seconds > 0 else {
           throw PostgresURLError(reason: "connect_timeout '\(value)' is not a positive number of seconds")
@@ -406,7 +424,7 @@ enum PostgresURLParser {
       default:
         throw PostgresURLError(
           reason: "unknown query parameter '\(key)' (supported: sslmode, host, port, user, password, dbname, "
-            + "application_name, connect_timeout, target_session_attrs)")
+            + "application_name, connect_timeout, target_session_attrs, options)")
       }
     }
 
@@ -415,10 +433,63 @@ enum PostgresURLParser {
     if let user { resolvedUser = user } else { resolvedUser = try currentUserName() }
     guard !resolvedUser.isEmpty else { throw PostgresURLError(reason: "the user name is empty") }
     let resolvedDatabase = database.flatMap { $0.isEmpty ? nil : $0 } ?? resolvedUser
-    return PostgresURL(
+    var url = PostgresURL(
       user: resolvedUser, password: password, endpoints: endpoints, database: resolvedDatabase, tls: tls,
       applicationName: applicationName, connectTimeout: connectTimeout,
       targetSessionAttributes: targetSessionAttributes)
+    url.settings = settings
+    return url
+  }
+
+  /// libpq's `options`: command-line switches `-c name=value` (or `-cname=value`, `--name=value`) separated by
+  /// spaces, `\` escaping the next character; only run-time parameters, as a connection string can set nothing else.
+  static func parseOptions(_ text: String) throws(PostgresURLError) -> [String: String] {
+    var words: [String] = []
+    var word = ""
+    var escaped = false
+    var inWord = false
+    for character in text {
+      if escaped {
+        word.append(character)
+        escaped = false
+      } else if character == "\\" {
+        escaped = true
+        inWord = true
+      } else if character.isWhitespace {
+        if inWord { words.append(word) }
+        word = ""
+        inWord = false
+      } else {
+        word.append(character)
+        inWord = true
+      }
+    }
+    if inWord { words.append(word) }
+    var settings: [String: String] = [:]
+    var index = 0
+    while index < words.count {
+      var assignment: Substring
+      if words[index] == "-c" {
+        index += 1
+        guard index < words.count else { throw PostgresURLError(reason: "options ends with '-c' and no name=value") }
+        assignment = words[index][...]
+      } else if words[index].hasPrefix("--") {
+        assignment = words[index].dropFirst(2)
+      } else if words[index].hasPrefix("-c") {
+        assignment = words[index].dropFirst(2)
+      } else {
+        throw PostgresURLError(
+          reason: "options holds '\(words[index])'; only run-time parameters ('-c name=value') are supported")
+      }
+      guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
+        throw PostgresURLError(reason: "options holds '\(assignment)', which is not name=value")
+      }
+      // PostgreSQL treats '-' in a switch's name as '_' (`--work-mem=64MB`).
+      let name = assignment[..<equals].replacingOccurrences(of: "-", with: "_")
+      settings[name] = String(assignment[assignment.index(after: equals)...])
+      index += 1
+    }
+    return settings
   }
 
   /// The authority's hosts: split at the commas that are not inside an IPv6 address's brackets.

@@ -171,6 +171,29 @@ import Testing
     await database.close()
   }
 
+  /// A URL's settings hold on every connection of the pool from its first statement.
+  @Test func everySessionStartsWithTheURLsSettings() async throws {
+    var url = try TestCluster.url()
+    url.settings = ["jit": "off", "work_mem": "7MB"]
+    let database = try await PostgresDatabase.open(url: url, maxConnections: 2, logger: TestCluster.logger)
+    let shown = try await withThrowingTaskGroup(of: String.self) { group in
+      for _ in 0..<4 {
+        group.addTask {
+          try await database.withConnection { connection in
+            var text = ""
+            for try await (jit, memory) in try await connection.query(
+              "SELECT current_setting('jit'), current_setting('work_mem')", logger: database.logger
+            ).decode((String, String).self) { text = "\(jit) \(memory)" }
+            return text
+          }
+        }
+      }
+      return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+    }
+    #expect(shown == ["off 7MB"])
+    await database.close()
+  }
+
   @Test func runServesQueriesUntilClosed() async throws {
     // What is checked is run() and close(), not the wait: a full run's first seconds (a hundred suites starting on
     // two cores) once kept the first connection past the default 30 s.

@@ -1,3 +1,4 @@
+import Foundation
 import PersistenceKitPostgres
 import Testing
 
@@ -45,6 +46,20 @@ import Testing
     #expect(url.applicationName == "meridian node")
     #expect(url.connectTimeout == 3)
     #expect(url.database == "other")
+  }
+
+  /// libpq's `options` ("-c geqo=off" in its documentation; `--name=value` and escaped spaces as the server reads
+  /// them): every form gives the same settings, and the URL's string form parses back to them.
+  @Test func readsSessionSettingsFromOptions() throws {
+    let url = try PostgresURL(
+      "postgres://a@h/d?options=-c%20jit%3Doff%20-cgeqo%3Doff%20--work-mem%3D64MB%20-c%20search_path%3Da%5C%20b")
+    #expect(url.settings == ["jit": "off", "geqo": "off", "work_mem": "64MB", "search_path": "a b"])
+    #expect(try PostgresURL(url.string(revealingPassword: false)) == url)
+    #expect(url.description.contains("options=-c%20geqo%3Doff%20-c%20jit%3Doff"))
+    for wrong in ["-c", "-c jit", "jit=off", "-f x", "-c =off"] {
+      let encoded = wrong.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? wrong
+      #expect(throws: PostgresURLError.self, "\(wrong)") { try PostgresURL("postgres://a@h/d?options=\(encoded)") }
+    }
   }
 
   @Test func descriptionHidesThePasswordAndStringRoundTrips() throws {
