@@ -294,6 +294,52 @@ struct PlaceContractTests {
     }
   }
 
+  /// An exact title leads the search after the place is renamed (its old title no longer does), in any of its
+  /// languages or its short title, and a deleted place leaves no match behind.
+  @Test(arguments: StoreEngine.all)
+  func exactTitlesFollowRenamesAndDeletions(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      func place(_ id: String, _ names: [String: String], short: [String: String] = [:]) throws -> PlaceRecord {
+        PlaceRecord(
+          place: try Place(id: PlaceID(id), kind: .university, name: LocalizedText(names)),
+          shortTitle: LocalizedText(short))
+      }
+      try await store.upsertPlaces(
+        [
+          try place("beta-two", ["en": "Beta Two"]), try place("renamed", ["en": "Alpha"]),
+          try place("gamma", ["en": "Gamma Beta"]),
+        ], now: 1)
+      #expect(try await search(store, "alpha") == ["renamed"])
+      #expect(try await search(store, "beta") == ["beta-two", "gamma"])
+      try await store.upsertPlaces([try place("renamed", ["en": "Beta", "ru": "Альфа"], short: ["en": "AB"])], now: 2)
+      #expect(try await search(store, "beta") == ["renamed", "beta-two", "gamma"])
+      #expect(try await search(store, "альфа") == ["renamed"])
+      #expect(try await search(store, "ab") == ["renamed"])
+      #expect(try await search(store, "alpha") == [])
+      #expect(try await store.deletePlace("renamed"))
+      #expect(try await search(store, "beta") == ["beta-two", "gamma"])
+      // Later pages of an order by relevance go on from the tier and place where the last one stopped.
+      let keyword = PlaceRecord(
+        place: try Place(id: "keyword", kind: .university, name: LocalizedText(["en": "Delta"]), keywords: ["betamax"]))
+      try await store.upsertPlaces(
+        try (0..<5).flatMap { index in
+          [try place("exact-\(index)", ["en": "Beta"]), try place("word-\(index)", ["en": "Beta \(index)"])]
+        } + [keyword], now: 3)
+      var pages: [[String]] = []
+      var cursor: String?
+      repeat {
+        let page = try await store.places(PlaceQuery(text: "beta", cursor: cursor, limit: 4))
+        pages.append(page.items.map(\.record.place.id.rawValue))
+        cursor = page.nextCursor
+      } while cursor != nil
+      #expect(
+        pages == [
+          ["exact-0", "exact-1", "exact-2", "exact-3"], ["exact-4", "beta-two", "gamma", "word-0"],
+          ["word-1", "word-2", "word-3", "word-4"], ["keyword"],
+        ])
+    }
+  }
+
   /// Every word of a query must match, the ninth and later too (they were ignored).
   @Test(arguments: StoreEngine.all)
   func everyWordOfAQueryCountsPastTheEighth(_ engine: StoreEngine) async throws {

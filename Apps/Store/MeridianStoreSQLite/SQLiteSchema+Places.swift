@@ -255,6 +255,41 @@ extension SQLiteSchema {
     CREATE INDEX places_passing_score ON places(city_key, json_extract(attributes, '$."passingScore"'));
     """
 
+  /// Appends the migration that indexes each place's title lines, for search's exact matches.
+  static func appendPlaceTitleLineMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-30 place title lines", placeTitleLines))
+  }
+
+  /// Each line of `places.title_key` (folded titles and short titles: letters, digits and single spaces) with the
+  /// place's sequence, kept by triggers: search finds the places whose title equals its words (relevance tier 0) by
+  /// this index instead of testing every place whose title holds them. The lines are split with `json_each`, which
+  /// the key's characters can't break out of.
+  static let placeTitleLines = """
+    CREATE TABLE place_title_lines(
+      line TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      PRIMARY KEY (line, seq)
+    ) WITHOUT ROWID;
+    CREATE INDEX place_title_lines_seq ON place_title_lines(seq);
+    INSERT OR IGNORE INTO place_title_lines(line, seq)
+      SELECT j.value, p.seq FROM places p, json_each('["' || replace(p.title_key, char(10), '","') || '"]') j
+      WHERE p.title_key <> '';
+    CREATE TRIGGER place_title_lines_insert AFTER INSERT ON places WHEN NEW.title_key <> '' BEGIN
+      INSERT OR IGNORE INTO place_title_lines(line, seq)
+        SELECT value, NEW.seq FROM json_each('["' || replace(NEW.title_key, char(10), '","') || '"]');
+    END;
+    CREATE TRIGGER place_title_lines_update AFTER UPDATE OF title_key ON places
+      WHEN NEW.title_key IS NOT OLD.title_key BEGIN
+      DELETE FROM place_title_lines WHERE seq = OLD.seq;
+      INSERT OR IGNORE INTO place_title_lines(line, seq)
+        SELECT value, NEW.seq FROM json_each('["' || replace(NEW.title_key, char(10), '","') || '"]')
+        WHERE NEW.title_key <> '';
+    END;
+    CREATE TRIGGER place_title_lines_delete AFTER DELETE ON places BEGIN
+      DELETE FROM place_title_lines WHERE seq = OLD.seq;
+    END;
+    """
+
   /// Appends the migration that gives news items an image (an uploaded blob's URL).
   static func appendPlaceNewsImageMigrations(to migrator: inout Migrator) {
     migrator.append(.sql("2026-11-26 place news images", "ALTER TABLE place_news ADD COLUMN image_url TEXT;"))

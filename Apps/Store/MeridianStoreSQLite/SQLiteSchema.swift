@@ -39,6 +39,7 @@ public enum SQLiteSchema {
     appendStayMigrations(to: &migrator)  // SQLiteStore+Stays.swift
     appendProximityMigrations(to: &migrator)  // SQLiteSchema+Proximity.swift
     appendHistoryCellMigrations(to: &migrator)  // SQLiteStore+HistoryCells.swift
+    appendPlaceTitleLineMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     return migrator
   }()
 

@@ -197,16 +197,21 @@ extension SQLiteStore {
 
   /// A page of a places query in SQL: filtered, ordered by ``PlacePaging``'s keys and cut after its cursor.
   struct PlaceRanking {
-    var sql: String
-    var arguments: StatementArguments
+    /// Statements ending in `LIMIT ?` (the argument left out) whose rows, in turn, are the ranking: one, or one per
+    /// relevance tier, each reading only as many rows as the page still lacks.
+    var steps: [(sql: String, arguments: StatementArguments)]
     var paging: PlacePaging
     var limit: Int
+
+    /// The first statement: the whole ranking unless the order is by relevance.
+    var sql: String { steps.first?.sql ?? "" }
   }
 
   /// The ranking of `query`: its conditions, its order's keys as SQL (columns `k0…`), one row more than a page.
   /// - Throws: ``PlaceStoreError`` `.invalidCursor`, `.invalidQuery`.
   static func placeRanking(_ query: PlaceQuery) throws -> PlaceRanking {
     let paging = try PlacePaging(query)
+    if paging.keys == [.relevanceTier, .sequence] { return relevanceRanking(query, paging: paging) }
     var (conditions, arguments) = placeConditions(query)
     var distance = "NULL"
     if let center = paging.center {
@@ -216,14 +221,7 @@ extension SQLiteStore {
     var index = ""
     if case .circle(let center, let radius) = query.area {
       // The geokey ranges of the circle's covering (the `places_geokey` index), then the exact distance.
-      if let ranges = try? GeohashCovering(center: center, radius: radius, maxCells: coveringCells).ranges(
-        keyBits: geokeyBits)
-      {
-        conditions.append(
-          "(" + (ranges.isEmpty ? "0" : ranges.map { _ in "p.geokey BETWEEN ? AND ?" }.joined(separator: " OR ")) + ")")
-        for range in ranges {
-          arguments += [Int64(bitPattern: range.lowerBound), Int64(bitPattern: range.upperBound)]
-        }
+      if appendCovering(center: center, radius: radius, to: &conditions, &arguments) {
         // Without keywords or attributes the covering is the narrowest way in (SQLite would pick the latitude
         // band otherwise).
         if PlaceSearch.words(query.text ?? "").isEmpty && query.attributes.isEmpty {
@@ -262,8 +260,74 @@ extension SQLiteStore {
       ) WHERE \(outer.joined(separator: " AND ")) ORDER BY \(names.joined(separator: ", ")) LIMIT ?
       """
     return PlaceRanking(
-      sql: sql, arguments: StatementArguments(arguments + outerArguments + [query.limit + 1]), paging: paging,
-      limit: query.limit)
+      steps: [(sql, StatementArguments(arguments + outerArguments))], paging: paging, limit: query.limit)
+  }
+
+  /// The relevance order as one statement per tier, from the cursor's: tier 0 reads the places whose title line
+  /// equals the words (`place_title_lines`), tier 1 those whose titles hold them as a phrase, its last word a
+  /// prefix (`places_fts`, titles only), tier 2 every match; each walks its candidates in sequence order and stops
+  /// at the rows the page still lacks. One statement over every match ranked them all first: about 60,000 for a
+  /// 3-letter prefix among a million places.
+  static func relevanceRanking(_ query: PlaceQuery, paging: PlacePaging) -> PlaceRanking {
+    var (conditions, arguments) = placeConditions(query, matchingText: false)
+    if case .circle(let center, let radius) = query.area {
+      appendCovering(center: center, radius: radius, to: &conditions, &arguments)
+      conditions.append("meridian_haversine(\(center.latitude), \(center.longitude), p.latitude, p.longitude) <= ?")
+      arguments.append(radius)
+    }
+    let tier = relevanceTier(paging.words)
+    var steps: [(sql: String, arguments: StatementArguments)] = []
+    // A forged cursor's tier below 0 starts at 0, above 2 finds nothing, as the single statement's comparison would.
+    for level in stride(from: max(0, paging.after?.first ?? 0), through: 2, by: 1) {
+      var stepConditions = conditions
+      var stepArguments = arguments
+      if let after = paging.after, after.count == 2, after[0] == level {
+        stepConditions.append("p.seq > ?")
+        stepArguments.append(after[1])
+      }
+      let fts = "places_fts CROSS JOIN places p"
+      let ftsDriver = "places_fts MATCH ? AND p.seq = places_fts.rowid"
+      let (from, driver, order, match) =
+        switch level {
+        case 0: ("place_title_lines t CROSS JOIN places p", "t.line = ? AND p.seq = t.seq", "t.seq", paging.words)
+        case 1: (fts, ftsDriver, "places_fts.rowid", "search_title : \"" + paging.words + "\"*")
+        default: (fts, ftsDriver, "places_fts.rowid", textMatch(PlaceSearch.words(query.text ?? "")))
+        }
+      if level > 0 { stepConditions.append("\(tier) = \(level)") }
+      let sql = """
+        SELECT p.seq, p.latitude, p.longitude, \(level) AS k0, p.seq AS k1 FROM \(from)
+        WHERE \(driver) AND \(stepConditions.joined(separator: " AND ")) ORDER BY \(order) LIMIT ?
+        """
+      steps.append((sql, StatementArguments([match] + stepArguments)))
+    }
+    return PlaceRanking(steps: steps, paging: paging, limit: query.limit)
+  }
+
+  /// Appends the condition that `p.geokey` lies in one of the ranges of the circle's covering (the
+  /// `places_geokey` index) and its arguments; false, and nothing appended, when the circle has no covering.
+  @discardableResult
+  static func appendCovering(
+    center: Coordinate, radius: Double, to conditions: inout [String],
+    _ arguments: inout [(any DatabaseValueConvertible)?]
+  ) -> Bool {
+    guard
+      let ranges = try? GeohashCovering(center: center, radius: radius, maxCells: coveringCells).ranges(
+        keyBits: geokeyBits)
+    else { return false }
+    conditions.append(
+      "(" + (ranges.isEmpty ? "0" : ranges.map { _ in "p.geokey BETWEEN ? AND ?" }.joined(separator: " OR ")) + ")")
+    for range in ranges {
+      arguments += [Int64(bitPattern: range.lowerBound), Int64(bitPattern: range.upperBound)]
+    }
+    return true
+  }
+
+  /// The FTS5 query that every one of `words` matches: a word's prefix in the title or the other text, a short word
+  /// (``PlaceSearch/matchesTitlesOnly(_:)``) in the title only. The words are folded letters and digits, so quoting
+  /// them is safe.
+  static func textMatch(_ words: [String]) -> String {
+    words.map { PlaceSearch.matchesTitlesOnly($0) ? "search_title : \"\($0)\"*" : "\"\($0)\"*" }
+      .joined(separator: " ")
   }
 
   /// The page of `ranking`: sequences with distances, and the next page's cursor.
@@ -271,13 +335,18 @@ extension SQLiteStore {
     items: [(seq: Int64, distance: Double?)], nextCursor: String?
   ) {
     db.add(function: haversineFunction())
-    let rows = try Row.fetchAll(db, sql: ranking.sql, arguments: ranking.arguments).map { row in
-      let latitude: Double? = row[1]
-      let longitude: Double? = row[2]
-      return PlacePaging.Row(
-        sequence: row[0],
-        location: latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } },
-        keys: ranking.paging.keys.indices.map { row[3 + $0] })
+    var rows: [PlacePaging.Row] = []
+    for step in ranking.steps where rows.count <= ranking.limit {
+      // What the page still lacks, and one row more for the next cursor.
+      let arguments = step.arguments + [ranking.limit + 1 - rows.count]
+      rows += try Row.fetchAll(db, sql: step.sql, arguments: arguments).map { row in
+        let latitude: Double? = row[1]
+        let longitude: Double? = row[2]
+        return PlacePaging.Row(
+          sequence: row[0],
+          location: latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } },
+          keys: ranking.paging.keys.indices.map { row[3 + $0] })
+      }
     }
     return ranking.paging.page(rows, limit: ranking.limit)
   }
@@ -305,9 +374,10 @@ extension SQLiteStore {
     }
   }
 
-  /// The conditions of `query` on the place aliased `p`: scope, kinds, venue type, city, keywords (FTS5),
+  /// The conditions of `query` on the place aliased `p`: scope, kinds, venue type, city, keywords (FTS5; not with
+  /// `matchingText` false, for a statement that reads the index itself),
   /// attributes (JSON1) and the area's latitude and longitude bounds.
-  static func placeConditions(_ query: PlaceQuery) -> (
+  static func placeConditions(_ query: PlaceQuery, matchingText: Bool = true) -> (
     conditions: [String], arguments: [(any DatabaseValueConvertible)?]
   ) {
     var conditions = ["1"]
@@ -334,11 +404,9 @@ extension SQLiteStore {
     // Folded as the indexed columns were (letters and digits only, so quoting them is safe); short words match
     // titles only.
     let words = PlaceSearch.words(query.text ?? "")
-    if !words.isEmpty {
+    if matchingText, !words.isEmpty {
       conditions.append("p.seq IN (SELECT rowid FROM places_fts WHERE places_fts MATCH ?)")
-      arguments.append(
-        words.map { PlaceSearch.matchesTitlesOnly($0) ? "search_title : \"\($0)\"*" : "\"\($0)\"*" }
-          .joined(separator: " "))
+      arguments.append(textMatch(words))
     }
     for filter in query.attributes {
       let (condition, values) = attributeCondition(filter)
