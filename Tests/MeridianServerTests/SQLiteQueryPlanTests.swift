@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MeridianStore
 import Testing
 
 @testable import MeridianStoreSQLite
@@ -32,5 +33,19 @@ import Testing
     let plan = try await plan(SQLiteStore.geofenceQueueSQL, [512])
     #expect(plan.contains { $0.contains("SEARCH f USING INTEGER PRIMARY KEY") }, "\(plan)")
     #expect(!plan.contains { $0.contains("fixes_user_timestamp") }, "\(plan)")
+  }
+
+  /// Search by relevance reads each tier's candidates in sequence order and stops at the page: no step sorts (a
+  /// sort would read every match of a 3-letter prefix, tens of thousands among a million places), the exact titles
+  /// come from their index, the other tiers from the full-text index.
+  @Test func relevanceStepsWalkTheirIndexesInOrder() async throws {
+    let ranking = try SQLiteStore.placeRanking(PlaceQuery(kinds: [.programme], text: "phy", limit: 10))
+    #expect(ranking.steps.count == 3)
+    for (level, step) in ranking.steps.enumerated() {
+      let plan = try await plan(step.sql, step.arguments + [11])
+      #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "tier \(level): \(plan)")
+      let index = level == 0 ? "SEARCH t USING PRIMARY KEY (line=?)" : "SCAN places_fts VIRTUAL TABLE"
+      #expect(plan.first?.contains(index) == true, "tier \(level): \(plan)")
+    }
   }
 }
