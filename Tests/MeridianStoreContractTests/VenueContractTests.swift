@@ -164,6 +164,9 @@ struct VenueContractTests {
       let updated = try #require(try await store.venue("lviv-croissants", language: "en"))
       #expect(updated.name == "Croissants of Lviv")
       #expect(updated.rating == RatingAggregate(sum: 14, count: 3))
+      // The radius query reads the new imported rating too (SQLite keeps a copy in its radius index).
+      let near = try await store.venues(within: 100, of: try #require(place.location), type: nil)
+      #expect(near.first { $0.id == "lviv-croissants" }?.rating == RatingAggregate(sum: 14, count: 3))
       #expect(try await store.promotions(venue: "lviv-croissants") == [promotion])
 
       await #expect(throws: VenueRecordError.unknownVenue("nowhere")) {

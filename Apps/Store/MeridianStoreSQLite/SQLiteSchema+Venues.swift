@@ -232,3 +232,32 @@ public enum VenueMigrationError: Error, Sendable, Hashable, CustomStringConverti
     }
   }
 }
+
+extension SQLiteSchema {
+  /// Appends the migration that copies each venue's imported rating into its place row, for the radius index.
+  static func appendVenueRatingInPlaceMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-30 venue ratings in the radius index", venueRatingsInPlaces))
+  }
+
+  /// `places.venue_rating_sum` and `venue_rating_count`: the venue's imported rating (`venues`), kept by triggers on
+  /// `venues`, and the radius index again with them, so that a radius query reads that index alone. Looking each
+  /// candidate's rating up in `venues` by its text key cost about 2.5 µs a candidate, 1 ms of a 1 km query's 1.1 over
+  /// a million venues.
+  static let venueRatingsInPlaces = """
+    ALTER TABLE places ADD COLUMN venue_rating_sum INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE places ADD COLUMN venue_rating_count INTEGER NOT NULL DEFAULT 0;
+    UPDATE places SET (venue_rating_sum, venue_rating_count) = (
+      SELECT v.rating_sum, v.rating_count FROM venues v WHERE v.id = places.id
+    ) WHERE kind = 'venue' AND id IN (SELECT id FROM venues);
+    DROP INDEX places_geokey;
+    CREATE INDEX places_geokey ON places(
+      geokey, latitude, longitude, kind, venue_type, own_sum, own_count, venue_rating_sum, venue_rating_count, id
+    );
+    CREATE TRIGGER venues_rating_insert AFTER INSERT ON venues BEGIN
+      UPDATE places SET venue_rating_sum = NEW.rating_sum, venue_rating_count = NEW.rating_count WHERE id = NEW.id;
+    END;
+    CREATE TRIGGER venues_rating_update AFTER UPDATE OF rating_sum, rating_count ON venues BEGIN
+      UPDATE places SET venue_rating_sum = NEW.rating_sum, venue_rating_count = NEW.rating_count WHERE id = NEW.id;
+    END;
+    """
+}

@@ -40,6 +40,8 @@ public enum SQLiteSchema {
     appendProximityMigrations(to: &migrator)  // SQLiteSchema+Proximity.swift
     appendHistoryCellMigrations(to: &migrator)  // SQLiteStore+HistoryCells.swift
     appendPlaceTitleLineMigrations(to: &migrator)  // SQLiteSchema+Places.swift
+    appendPlaceSearchPrefixMigrations(to: &migrator)  // SQLiteSchema+Places.swift
+    appendVenueRatingInPlaceMigrations(to: &migrator)  // SQLiteSchema+Venues.swift
     return migrator
   }()
 

@@ -68,12 +68,12 @@ extension SQLiteStore {
   }
 
   /// The venues of one `geokey` range (two arguments) between two latitudes (two more), of one type (one more) when
-  /// `ofType`: read in the `places_geokey` index, each venue's imported rating by its key.
+  /// `ofType`: read in the `places_geokey` index alone, which holds each venue's imported rating too.
   static func venuesInRangeSQL(ofType: Bool) -> String {
     """
-    SELECT p.seq, p.id, p.latitude, p.longitude, p.venue_type, v.rating_sum + p.own_sum,
-      v.rating_count + p.own_count
-    FROM places p INDEXED BY places_geokey CROSS JOIN venues v ON v.id = p.id
+    SELECT p.seq, p.id, p.latitude, p.longitude, p.venue_type, p.venue_rating_sum + p.own_sum,
+      p.venue_rating_count + p.own_count
+    FROM places p INDEXED BY places_geokey
     WHERE p.geokey BETWEEN ? AND ? AND p.latitude BETWEEN ? AND ? AND p.kind = 'venue'\(
       ofType ? " AND p.venue_type = ?" : "")
     """
@@ -302,7 +302,7 @@ extension SQLiteStore {
       field: "description", languages: chain, table: "p", as: "resolved_description")
     return (
       """
-      SELECT p.*, v.rating_sum + p.own_sum AS venue_rating_sum, v.rating_count + p.own_count AS venue_rating_count,
+      SELECT p.*, v.rating_sum + p.own_sum AS total_rating_sum, v.rating_count + p.own_count AS total_rating_count,
         \(name), \(description)
       FROM places p JOIN venues v ON v.id = p.id WHERE p.kind = 'venue' AND p.latitude IS NOT NULL
       """, languages
@@ -316,7 +316,7 @@ extension SQLiteStore {
       location: Coordinate(uncheckedLatitude: row["latitude"], longitude: row["longitude"]), address: row["address"],
       city: row["city"], site: row["site"], phone: row["phone"], email: row["email"], logoURL: row["logo_url"],
       timeZone: row["time_zone"],
-      rating: RatingAggregate(sum: row["venue_rating_sum"], count: row["venue_rating_count"]), distance: distance)
+      rating: RatingAggregate(sum: row["total_rating_sum"], count: row["total_rating_count"]), distance: distance)
   }
 
   static func promotion(_ row: Row) throws -> Promotion {
