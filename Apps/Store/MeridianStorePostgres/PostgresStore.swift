@@ -68,7 +68,7 @@ public final class PostgresStore: Sendable {
   /// statistics: 470 ms of JIT for 80 ms of execution).
   static func withStoreSettings(_ url: PostgresURL) -> PostgresURL {
     var url = url
-    if url.settings["jit"] == nil { url.settings["jit"] = "off" }
+    if url.settings["jit"] == nil { url.settings["jit"] = "off" }  // the URL's names are in lower case
     return url
   }
 

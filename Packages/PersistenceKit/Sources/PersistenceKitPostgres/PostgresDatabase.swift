@@ -449,10 +449,16 @@ public final class PostgresDatabase: Sendable {
   }
 
   /// Checks, the first time the pool hands `connection` out, that its session is one the URL's
-  /// ``PostgresURL/targetSessionAttributes`` accepts; closes it and throws ``PostgresDatabaseError/unavailable(_:)``
-  /// when it is not (the host became a standby).
+  /// ``PostgresURL/targetSessionAttributes`` accepts, and sets the URL's ``PostgresURL/settings``; closes it and
+  /// throws ``PostgresDatabaseError/unavailable(_:)`` when it is not (the host became a standby).
   private func checkSession(of connection: PostgresConnection, as pooled: PooledConnection) async throws {
     guard pooledConnections.withLock({ $0[pooled]?.checked }) == false else { return }
+    do {
+      try await url.applySettings(on: connection, logger: logger)
+    } catch {
+      try? await connection.close()
+      throw error
+    }
     if url.targetSessionAttributes != .any {
       let state = try await PostgresSessionState.of(connection, logger: logger)
       guard url.targetSessionAttributes.accepts(state) else {

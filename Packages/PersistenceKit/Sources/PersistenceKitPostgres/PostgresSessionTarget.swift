@@ -145,8 +145,15 @@ extension PostgresURL {
       configuration.options.connectTimeout = .nanoseconds(
         parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000)
     }
-    return try await PostgresConnection.connect(
+    let connection = try await PostgresConnection.connect(
       configuration: configuration, id: Self.connectionIDs.add(1, ordering: .relaxed).newValue, logger: logger)
+    do {
+      try await applySettings(on: connection, logger: logger)
+    } catch {
+      try? await connection.close()
+      throw error
+    }
+    return connection
   }
 
   /// Ids of connections made outside a pool (the pools number theirs from 0).

@@ -86,8 +86,9 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
   public var applicationName: String?
   /// How long to wait for a connection, in seconds (`connect_timeout`); `nil` for the driver's default (10 s).
   public var connectTimeout: Int?
-  /// Run-time parameters every session starts with (libpq's `options`), e.g. `["jit": "off"]`: sent in the startup
-  /// message, so they hold from a connection's first statement, on every connection a pool opens.
+  /// Run-time parameters every session runs with (libpq's `options`), e.g. `["jit": "off"]`, names in lower case:
+  /// set on each connection (`set_config`) when it is opened alone or first handed out by a pool, before its first
+  /// statement. Not in the startup message, which a pooler such as PgBouncer refuses for parameters it does not track.
   public var settings: [String: String] = [:]
 
   /// Creates a URL with one server from its parts.
@@ -171,8 +172,10 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     if !settings.isEmpty {
       let options = settings.sorted { $0.key < $1.key }.map { setting in
         "-c "
-          + "\(setting.key)=\(setting.value)".replacingOccurrences(of: "\\", with: "\\\\")
-          .replacingOccurrences(of: " ", with: "\\ ")
+          + String(
+            "\(setting.key)=\(setting.value)".flatMap { character in
+              character == "\\" || Self.separatesOptions(character) ? ["\\", character] : [character]
+            })
       }
       query.append("options=" + Self.encode(options.joined(separator: " ")))
     }
@@ -232,11 +235,27 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     return configuration
   }
 
-  /// What the startup message carries besides the user and database: `application_name` and ``settings``, in a
-  /// stable order.
+  /// What the startup message carries besides the user and database: `application_name`.
   private var startupParameters: [(String, String)] {
-    (applicationName.map { [("application_name", $0)] } ?? [])
-      + settings.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    applicationName.map { [("application_name", $0)] } ?? []
+  }
+
+  /// The characters that separate the words of libpq's `options`, as the server splits them (ASCII white space).
+  static func separatesOptions(_ character: Character) -> Bool {
+    [" ", "\t", "\n", "\r", "\u{0B}", "\u{0C}"].contains(character)
+  }
+
+  /// Sets ``settings`` on `connection` for its session, in one statement; nothing without settings.
+  ///
+  /// - Throws: PostgreSQL's error for a name it does not know or a value it refuses.
+  public func applySettings(on connection: PostgresConnection, logger: Logger) async throws {
+    guard !settings.isEmpty else { return }
+    let names = settings.keys.sorted()
+    let values = names.map { settings[$0] ?? "" }
+    _ = try await connection.query(
+      "SELECT set_config(s.name, s.value, false) FROM unnest(\(names)::text[], \(values)::text[]) AS s(name, value)",
+      logger: logger
+    ).collect()
   }
 
   /// The path of the Unix socket, when the first of ``endpoints`` is a ``Endpoint/unixSocket(directory:port:)``.
@@ -415,7 +434,7 @@ enum PostgresURLParser {
       case "password": password = value
       case "dbname": database = value
       case "application_name": applicationName = value
-      case "options": settings.merge(try parseOptions(value)) { _, later in later }
+      case "options": settings = try parseOptions(value)  // the last one counts, as in libpq
       case "connect_timeout":
         guard let seconds = Int(value), seconds > 0 else {
           throw PostgresURLError(reason: "connect_timeout '\(value)' is not a positive number of seconds")
@@ -442,7 +461,8 @@ enum PostgresURLParser {
   }
 
   /// libpq's `options`: command-line switches `-c name=value` (or `-cname=value`, `--name=value`) separated by
-  /// spaces, `\` escaping the next character; only run-time parameters, as a connection string can set nothing else.
+  /// ASCII white space, `\` escaping the next character; only run-time parameters, as a connection string can set
+  /// nothing else. Names are case-insensitive, as PostgreSQL's are: kept in lower case.
   static func parseOptions(_ text: String) throws(PostgresURLError) -> [String: String] {
     var words: [String] = []
     var word = ""
@@ -455,7 +475,7 @@ enum PostgresURLParser {
       } else if character == "\\" {
         escaped = true
         inWord = true
-      } else if character.isWhitespace {
+      } else if PostgresURL.separatesOptions(character) {
         if inWord { words.append(word) }
         word = ""
         inWord = false
@@ -485,7 +505,7 @@ enum PostgresURLParser {
         throw PostgresURLError(reason: "options holds '\(assignment)', which is not name=value")
       }
       // PostgreSQL treats '-' in a switch's name as '_' (`--work-mem=64MB`).
-      let name = assignment[..<equals].replacingOccurrences(of: "-", with: "_")
+      let name = assignment[..<equals].replacingOccurrences(of: "-", with: "_").lowercased()
       settings[name] = String(assignment[assignment.index(after: equals)...])
       index += 1
     }

@@ -56,6 +56,13 @@ import Testing
     #expect(url.settings == ["jit": "off", "geqo": "off", "work_mem": "64MB", "search_path": "a b"])
     #expect(try PostgresURL(url.string(revealingPassword: false)) == url)
     #expect(url.description.contains("options=-c%20geqo%3Doff%20-c%20jit%3Doff"))
+    // Names in any case are one name; tabs separate as spaces do; a value with any of them round-trips; the last
+    // `options` counts, as in libpq.
+    let mixed = try PostgresURL("postgres://a@h/d?options=-c%20x%3D1&options=-c%09JIT%3Don")
+    #expect(mixed.settings == ["jit": "on"])
+    var odd = mixed
+    odd.settings = ["search_path": "a\tb \\c\nd"]
+    #expect(try PostgresURL(odd.string(revealingPassword: false)) == odd)
     for wrong in ["-c", "-c jit", "jit=off", "-f x", "-c =off"] {
       let encoded = wrong.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? wrong
       #expect(throws: PostgresURLError.self, "\(wrong)") { try PostgresURL("postgres://a@h/d?options=\(encoded)") }
