@@ -262,8 +262,9 @@ extension SQLiteSchema {
 
   /// Each line of `places.title_key` (folded titles and short titles: letters, digits and single spaces) with the
   /// place's sequence, kept by triggers: search finds the places whose title equals its words (relevance tier 0) by
-  /// this index instead of testing every place whose title holds them. The lines are split with `json_each`, which
-  /// the key's characters can't break out of.
+  /// this index instead of testing every place whose title holds them. The places stored before are split by a
+  /// recursive query, which takes any text (keys written before titles were normalized hold punctuation and
+  /// quotes); the triggers split new keys, normalized, with `json_each`, which their characters can't break out of.
   static let placeTitleLines = """
     CREATE TABLE place_title_lines(
       line TEXT NOT NULL,
@@ -271,9 +272,13 @@ extension SQLiteSchema {
       PRIMARY KEY (line, seq)
     ) WITHOUT ROWID;
     CREATE INDEX place_title_lines_seq ON place_title_lines(seq);
-    INSERT OR IGNORE INTO place_title_lines(line, seq)
-      SELECT j.value, p.seq FROM places p, json_each('["' || replace(p.title_key, char(10), '","') || '"]') j
-      WHERE p.title_key <> '';
+    WITH RECURSIVE split(seq, line, rest) AS (
+      SELECT seq, '', title_key || char(10) FROM places WHERE title_key <> ''
+      UNION ALL
+      SELECT seq, substr(rest, 1, instr(rest, char(10)) - 1), substr(rest, instr(rest, char(10)) + 1) FROM split
+      WHERE rest <> ''
+    )
+    INSERT OR IGNORE INTO place_title_lines(line, seq) SELECT line, seq FROM split WHERE line <> '';
     CREATE TRIGGER place_title_lines_insert AFTER INSERT ON places WHEN NEW.title_key <> '' BEGIN
       INSERT OR IGNORE INTO place_title_lines(line, seq)
         SELECT value, NEW.seq FROM json_each('["' || replace(NEW.title_key, char(10), '","') || '"]');

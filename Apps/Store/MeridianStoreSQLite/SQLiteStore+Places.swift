@@ -272,7 +272,9 @@ extension SQLiteStore {
     var (conditions, arguments) = placeConditions(query, matchingText: false)
     if case .circle(let center, let radius) = query.area {
       appendCovering(center: center, radius: radius, to: &conditions, &arguments)
-      conditions.append("meridian_haversine(\(center.latitude), \(center.longitude), p.latitude, p.longitude) <= ?")
+      // The distance from the query's centre, as the other orders and the reference measure it.
+      let from = paging.center ?? center
+      conditions.append("meridian_haversine(\(from.latitude), \(from.longitude), p.latitude, p.longitude) <= ?")
       arguments.append(radius)
     }
     let tier = relevanceTier(paging.words)
