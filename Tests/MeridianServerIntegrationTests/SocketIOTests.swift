@@ -321,6 +321,53 @@ struct SocketIOTests {
     }
   }
 
+  /// Socket.IO clients get what `/ws` clients get: each person on the channel of the precision the viewer sees them
+  /// at (coarsened, the person's privacy zones applied), including someone who starts sharing while the client
+  /// listens. They once subscribed to `user:<id>` only, which the hub grants only to exact viewers of people without
+  /// a zone, so that a viewer of anyone else heard nothing.
+  @Test(arguments: ["sqlite", "postgres"])
+  func aClientSeesEachPersonAtItsPrecision(_ engine: String) async throws {
+    try await Self.withServer(engine) { server, _ in
+      let people = try await Self.people(server)
+      // Boris has a privacy zone away from his fixes; Dora shows Anna her location to about a kilometre.
+      _ = try await server.client(token: people.boris.token).send(
+        API.createPrivacyZone,
+        body: PrivacyZoneBody(name: "Home", latitude: 50.30, longitude: 30.30, radius: 300, store: true))
+      let (dora, doraClient) = try await server.signUp("dora")
+      func showApproximately(_ client: NetworkClient) async throws {
+        let group = try await client.send(
+          API.createGroup,
+          body: NewGroup(
+            name: "Approximately", visibility: GroupVisibility(location: true, fields: [], precision: .approximate)))
+        _ = try await client.send(
+          API.addMember, parameters: GroupMemberRef(groupID: group.id, userID: people.anna.userId))
+      }
+      try await showApproximately(doraClient)
+      let client = try await SocketIOClient.start(
+        server, token: people.anna.token, transport: "websocket", mode: "auth")
+      defer { Task { await client.stop() } }
+      try await client.wait(for: "listening")
+      let time: Int64 = 1_700_000_000_000
+      try await Self.post(server, as: people.boris, at: time)
+      try await client.wait(for: "message")
+      try await Self.post(server, as: dora, at: time)
+      try await client.wait(for: "message", count: 2)
+      // Someone who starts sharing while Anna listens is heard at once, at their precision.
+      let (eve, eveClient) = try await server.signUp("eve")
+      try await showApproximately(eveClient)
+      try await Self.post(server, as: eve, at: time)
+      try await client.wait(for: "message", count: 3)
+      let messages = client.messages
+      #expect(messages.map(\.userId) == [people.boris.userId, dora.userId, eve.userId])
+      let exact = try makeFixes(count: 1, start: time)[0]
+      #expect(messages[0].precision == nil && messages[0].fixes.first?.latitude == exact.latitude)
+      for message in messages.dropFirst() {
+        #expect(message.precision == .approximate)
+        #expect(message.fixes.first.map { $0.latitude != exact.latitude || $0.longitude != exact.longitude } == true)
+      }
+    }
+  }
+
   @Test(arguments: ["sqlite", "postgres"])
   func aWrongTokenIsRefused(_ engine: String) async throws {
     try await Self.withServer(engine) { server, _ in

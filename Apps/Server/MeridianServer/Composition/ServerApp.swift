@@ -182,7 +182,7 @@ public struct ServerApp: Sendable {
       application: SocketIOServer(namespaces: [
         "/": SocketIOLive(
           hub: live.hub, account: { try await live.account(forToken: $0) },
-          visibleUsers: { try await sharing.visibleUsers(viewer: $0).users.map(\.userId) })
+          visibleChannels: { try await sharing.visibleChannels(viewer: $0) })
       ]))
     let mqttLogger = logger
     let mqttClient = configuration.mqtt.map { OwnTracksMQTT.client($0, logger: mqttLogger) }

@@ -12,26 +12,28 @@ import Synchronization
 ///
 /// A client joins the namespace `/` and signs in with its bearer token, either in the `CONNECT` auth object
 /// (`{"token": "..."}`) or by emitting `listen user` with the token (a string, or `{"token": "..."}`). Each signed-in
-/// socket is one hub connection: it sends `hello` with the token, then subscribes to `user:<id>` of every person the
-/// account may see now (``SharingFeature/visibleUsers(viewer:)``) and to its own `sharing:<id>`, where a person it
-/// may see again is announced and subscribed to at once. Every event on a `user:` channel reaches the client as a
-/// `message` event whose one argument is the hub's payload (``LiveLocation``'s JSON). A refused token answers
+/// socket is one hub connection: it sends `hello` with the token, then subscribes, for every person the account may
+/// see now, to the channel that carries that person's fixes as the account may see them (`seen_<precision>:<id>`,
+/// ``SharingFeature/visibleUsers(viewer:)``: coarsened, privacy zones applied) and to its own `sharing:<id>`, where a
+/// person it may see again (or at another precision) is announced and subscribed to at once. Every event on those
+/// channels reaches the client as a `message` event whose one argument is the hub's payload (``LiveLocation``'s
+/// JSON). A refused token answers
 /// `CONNECT_ERROR` (in `CONNECT`) or an `unauthorized` event and `DISCONNECT` (in `listen user`).
 final class SocketIOLive: SocketIONamespace {
   let hub: RealtimeHub
   /// The account a bearer token signs in, the hub's own rule (``LiveUpdates/account(forToken:)``).
   let account: @Sendable (_ token: String) async throws -> UserID?
-  /// The people `viewer` may see now.
-  let visibleUsers: @Sendable (_ viewer: UserID) async throws -> [UserID]
+  /// The channel of each person `viewer` may see now, carrying their fixes as the viewer may see them.
+  let visibleChannels: @Sendable (_ viewer: UserID) async throws -> [UserID: ChannelName]
   private let listeners = Mutex<[ObjectIdentifier: SocketIOListener]>([:])
 
   init(
     hub: RealtimeHub, account: @escaping @Sendable (String) async throws -> UserID?,
-    visibleUsers: @escaping @Sendable (UserID) async throws -> [UserID]
+    visibleChannels: @escaping @Sendable (UserID) async throws -> [UserID: ChannelName]
   ) {
     self.hub = hub
     self.account = account
-    self.visibleUsers = visibleUsers
+    self.visibleChannels = visibleChannels
   }
 
   /// The name of the event a client signs in with.
@@ -66,11 +68,14 @@ final class SocketIOLive: SocketIONamespace {
   /// the token is refused. A socket already listening stays as it is.
   private func listen(_ socket: SocketIOSocket, token: String) async -> Bool {
     if listeners.withLock({ $0[ObjectIdentifier(socket)] }) != nil { return true }
-    guard let viewer = try? await account(token), let people = try? await visibleUsers(viewer),
+    guard let viewer = try? await account(token), let people = try? await visibleChannels(viewer),
       let sharing = LiveUpdates.sharingChannel(viewer)
     else { return false }
-    let channels = people.compactMap { ChannelName.user($0.rawValue) } + [sharing]
-    let listener = SocketIOListener(socket: socket, pending: Set(channels))
+    let channels = people.values.sorted() + [sharing]
+    let visibleChannels = visibleChannels
+    let listener = SocketIOListener(socket: socket, pending: Set(channels)) { person in
+      try? await visibleChannels(viewer)[person]
+    }
     let added = listeners.withLock { listeners in
       guard listeners[ObjectIdentifier(socket)] == nil else { return false }
       listeners[ObjectIdentifier(socket)] = listener
@@ -100,10 +105,16 @@ final class SocketIOListener: RealtimeServerConnection {
   }
 
   let socket: SocketIOSocket
+  /// The channel of a person the viewer may see now (nil when the viewer may not).
+  private let channel: @Sendable (_ person: UserID) async -> ChannelName?
   private let state: Mutex<State>
 
-  init(socket: SocketIOSocket, pending: Set<ChannelName>) {
+  init(
+    socket: SocketIOSocket, pending: Set<ChannelName>,
+    channel: @escaping @Sendable (_ person: UserID) async -> ChannelName?
+  ) {
     self.socket = socket
+    self.channel = channel
     state = Mutex(State(pending: pending))
   }
 
@@ -171,12 +182,13 @@ final class SocketIOListener: RealtimeServerConnection {
       answered(channel)
     case .error(let error):
       if let channel = error.channel.flatMap(ChannelName.init) { answered(channel) }
-    case .event(let event) where event.channel.namespace == "user":
+    case .event(let event) where LiveUpdates.seenPrecision(event.channel.namespace) != nil:
       socket.emit("message", [event.payload])
     case .event(let event) where event.channel.namespace == LiveUpdates.sharingNamespace:
-      // A person the viewer may see again (a resume, added to a group): watched at once.
+      // A person the viewer may see again (a resume, added to a group, another precision): watched at once, on the
+      // channel of the precision the viewer has now (the hub revoked a finer one).
       if event.payload["type"]?.stringValue == "sharing.visible", let user = event.payload["userId"]?.stringValue,
-        let channel = ChannelName.user(user)
+        let channel = await channel(UserID(user))
       {
         subscribe(channel)
       }

@@ -4,6 +4,7 @@ import MeridianAPI
 import MeridianSecrets
 import MeridianStore
 import NetworkingKit
+import RealtimeKit
 
 /// Groups and members, pausing and timed sharing, who the caller may see and their last locations. Every change of
 /// who may see whom is enforced on the live sockets at once.
@@ -167,10 +168,8 @@ struct SharingFeature: Sendable {
   func visibleUsers(viewer: UserID) async throws -> VisibleUsers {
     let now = environment.now()
     var people: [VisibleUsers.Person] = []
-    for owner in Set(try await store.sharingCandidates(viewer: viewer)) where owner != viewer {
-      guard let settings = try await store.privacySettings(owner: owner),
-        Sharing.canSee(viewer, .location, of: settings, at: now)
-      else { continue }
+    for settings in try await visibleOwners(viewer: viewer, at: now) {
+      let owner = settings.owner
       let name =
         Sharing.canSee(viewer, .field(.fullName), of: settings, at: now)
         ? try await store.profile(owner)?.fullName : nil
@@ -187,6 +186,31 @@ struct SharingFeature: Sendable {
           channel: LiveUpdates.seenChannel(owner, precision)?.description))
     }
     return VisibleUsers(users: people.sorted { $0.userId.rawValue < $1.userId.rawValue })
+  }
+
+  /// The live channel of each person whose location `viewer` may see now, at the precision the viewer sees them
+  /// (``LiveUpdates/seenChannel(_:_:)``): what a live client subscribes to.
+  func visibleChannels(viewer: UserID) async throws -> [UserID: ChannelName] {
+    let now = environment.now()
+    var channels: [UserID: ChannelName] = [:]
+    for settings in try await visibleOwners(viewer: viewer, at: now) {
+      channels[settings.owner] = LiveUpdates.seenChannel(
+        settings.owner, Sharing.precision(for: viewer, of: settings, at: now))
+    }
+    return channels
+  }
+
+  /// The privacy settings of everyone but `viewer` whose location `viewer` may see at `now`.
+  private func visibleOwners(viewer: UserID, at now: Int64) async throws -> [PrivacySettings] {
+    var owners: [PrivacySettings] = []
+    for owner in Set(try await store.sharingCandidates(viewer: viewer)) where owner != viewer {
+      if let settings = try await store.privacySettings(owner: owner),
+        Sharing.canSee(viewer, .location, of: settings, at: now)
+      {
+        owners.append(settings)
+      }
+    }
+    return owners
   }
 
   /// The last fix of `user` as `viewer` may see it (``FixAudience``): exact, coarsened, at the town, or only the time
