@@ -208,6 +208,8 @@ let package = Package(
         .product(name: "NetworkingKitAsyncHTTPClient", package: "NetworkingKit"),
         .product(name: "RealtimeKit", package: "RealtimeKit"),
         .product(name: "RealtimeKitWebSocketClient", package: "RealtimeKit"),
+        .product(name: "RealtimeSocketIO", package: "RealtimeKit"),
+        .product(name: "WSClient", package: "swift-websocket"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),

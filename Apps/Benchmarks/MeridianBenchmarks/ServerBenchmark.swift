@@ -177,33 +177,52 @@ func formattedBatch(device: String, timestamps: some Sequence<Int64>) -> Data {
   return Data(text.utf8)
 }
 
-/// Live latency: a watcher signed in with `token` on the server at `port` subscribes to `user`'s channel, and
-/// `events` single fixes of `device` (timestamps from `base`, a second apart) are posted through `api`, 2 ms apart;
-/// each latency runs from just before the POST to the event's arrival. Events still missing 15 s after the last POST
-/// count as lost.
+/// A position a live watcher received: the timestamp of its first fix and when it arrived.
+typealias LiveArrival = (timestamp: Int64, at: ContinuousClock.Instant)
+
+/// Live latency over `/ws`: a watcher signed in with `token` on the server at `port` subscribes to `user`'s channel,
+/// then ``liveLatencies(arrivals:posting:device:base:events:)`` posts and times.
 func liveLatencies(
-  watching port: Int, token: String, user: UserID, posting api: NetworkClient, device: String, base: Int64,
-  events: Int = 500
+  watching port: Int, token: String, user: UserID, posting api: NetworkClient, device: String, base: Int64
 ) async throws -> (latencies: [Duration], lost: Int) {
-  let sendTimes = SendTimes()
   let watcher = RealtimeClient(
     transport: WebSocketRealtimeTransport(url: "ws://127.0.0.1:\(port)/ws"),
     configuration: RealtimeClientConfiguration(clientName: "meridian-server-bench", clientVersion: "1") { token })
-  let received = Task {
-    var latencies: [Duration] = []
+  let (arrivals, arrived) = AsyncStream<LiveArrival>.makeStream()
+  let forwarding = Task {
     for await item in watcher.events {
       guard case .event(let event) = item,
-        let location = try? event.payload.decode(as: LiveLocation.self), let first = location.fixes.first,
-        let sent = await sendTimes.time(of: first.timestamp)
+        let location = try? event.payload.decode(as: LiveLocation.self), let first = location.fixes.first
       else { continue }
-      latencies.append(.now - sent)
+      arrived.yield((first.timestamp, .now))
+    }
+    arrived.finish()
+  }
+  await watcher.start()
+  await watcher.subscribe(ChannelName.user(user.rawValue)!)
+  try await Task.sleep(for: .milliseconds(300))  // the client API has no signal for the subscription's answer
+  let result = try await liveLatencies(arrivals: arrivals, posting: api, device: device, base: base)
+  await watcher.stop()
+  forwarding.cancel()
+  return result
+}
+
+/// Live latency: `events` single fixes of `device` (timestamps from `base`, a second apart) are posted through `api`,
+/// 2 ms apart, to a watcher already listening whose positions arrive in `arrivals`; each latency runs from just
+/// before the POST to the arrival of its fix. Events still missing 15 s after the last POST count as lost.
+func liveLatencies(
+  arrivals: AsyncStream<LiveArrival>, posting api: NetworkClient, device: String, base: Int64, events: Int = 500
+) async throws -> (latencies: [Duration], lost: Int) {
+  let sendTimes = SendTimes()
+  let received = Task {
+    var latencies: [Duration] = []
+    for await arrival in arrivals {
+      guard let sent = await sendTimes.time(of: arrival.timestamp) else { continue }
+      latencies.append(arrival.at - sent)
       if latencies.count == events { break }
     }
     return latencies.sorted()
   }
-  await watcher.start()
-  await watcher.subscribe(ChannelName.user(user.rawValue)!)
-  try await Task.sleep(for: .milliseconds(300))
   for index in 0..<events {
     let timestamp = base + Int64(index) * 1000
     await sendTimes.mark(timestamp)
@@ -216,7 +235,6 @@ func liveLatencies(
   }
   let latencies = await received.value
   watchdog.cancel()
-  await watcher.stop()
   return (latencies, events - latencies.count)
 }
 
@@ -349,10 +367,9 @@ public enum ServerBenchmark {
       .send(
         API.register, body: EmailCredentials(email: "bench@example.com", password: "benchmark password"))
     let api = try makeClient(port: port, token: session.token, transport: transport, configuration: clientConfiguration)
-    try await usePrivacySettings(
-      api,
-      viewer: try await makeClient(port: port, token: nil, transport: transport, configuration: clientConfiguration)
-        .send(API.register, body: EmailCredentials(email: "viewer@example.com", password: "benchmark password")).userId)
+    let viewer = try await makeClient(port: port, token: nil, transport: transport, configuration: clientConfiguration)
+      .send(API.register, body: EmailCredentials(email: "viewer@example.com", password: "benchmark password"))
+    try await usePrivacySettings(api, viewer: viewer.userId)
 
     // MARK: The framework's ceiling: a trivial route taking the same requests, same clients, same run
 
@@ -531,6 +548,13 @@ public enum ServerBenchmark {
       if live.lost > 0 { emit("live.lost_events", Double(live.lost), "events") }
       emit("live.p50_ms", quantile(live.latencies, 0.5), "ms")
       emit("live.p99_ms", quantile(live.latencies, 0.99), "ms")
+      // The same over Socket.IO (SocketIOLatency.swift), watched by the viewer, who sees the account approximately
+      // (the account has privacy zones): each fix also goes through the audience's view before it is sent.
+      let socketIO = try await socketIOLiveLatencies(
+        watching: port, token: viewer.token, posting: api, device: "live-socketio", base: 1_755_000_000_000)
+      if socketIO.lost > 0 { emit("socketio.live.lost_events", Double(socketIO.lost), "events") }
+      emit("socketio.live.p50_ms", quantile(socketIO.latencies, 0.5), "ms")
+      emit("socketio.live.p99_ms", quantile(socketIO.latencies, 0.99), "ms")
     }
 
     // MARK: Across nodes: a second server on the same database, fixes posted to the first, the watcher on the second
