@@ -8,14 +8,16 @@ import Synchronization
 
 /// The geofences phase of `meridian-server-bench`: `BENCH_GEOFENCES` circles (10,000 by default, radius 50–500 m)
 /// of ten owners spread over a 20 km × 20 km city around the ingest phases' fixes, shared with everyone who may see
-/// their owners' location — `viewer` among them — stored through `store`, then random fixes in the city evaluated
+/// their owners' location — `viewers`, whom the owners let see them — stored through `store` (and answered), then
+/// random fixes in the city evaluated
 /// the way the server does for a person who may see all of them — per batch of 100 fixes a snapshot of the monitor's
 /// in-memory ``GeofenceIndex`` (geohash cells over the fences decoded once), then for each fix the fences whose box
 /// holds it, by slot, and DomainKit's rules for each (`BENCH_GEOFENCE_FIXES` fixes, 2,000 by default):
 /// - `geofences.index.load_ms`: reading and indexing the owners' fences (once per node, then per change);
 /// - `geofences.eval.ns_per_fix`: the mean time per fix, lookup included;
 /// - `geofences.eval.candidates_per_fix`: how many fences the lookup returned per fix.
-func geofenceFigures(store: any MeridianStore, viewer: UserID) async throws {
+@discardableResult
+func geofenceFigures(store: any MeridianStore, viewers: [UserID]) async throws -> [GeofenceItem] {
   let count = Int(ProcessInfo.processInfo.environment["BENCH_GEOFENCES"] ?? "") ?? 10_000
   // The middle of the line `fix(_:)` draws (50.45…50.55, 30.52…30.62): every ingested fix is in the city.
   let center = Coordinate(uncheckedLatitude: 50.5, longitude: 30.57)
@@ -26,7 +28,7 @@ func geofenceFigures(store: any MeridianStore, viewer: UserID) async throws {
     _ = try await store.createAccount(
       id: id, credential: .email("bench-geofence-\(index)@example.com"), passwordHash: nil, now: 1)
     var sharing = SharingState()
-    sharing.viewerGrants[viewer] = .some(nil)  // always
+    for viewer in viewers { sharing.viewerGrants[viewer] = .some(nil) }  // always
     try await store.saveSharing(sharing, owner: id)
     owners.append(id)
   }
@@ -35,12 +37,14 @@ func geofenceFigures(store: any MeridianStore, viewer: UserID) async throws {
       bearing: Double.random(in: 0..<360, using: &random), distance: Double.random(in: 0...10_000, using: &random))
   }
   let seedStart = ContinuousClock.now
+  var fences: [GeofenceItem] = []
   for index in 0..<count {
-    try await store.createGeofence(
-      GeofenceItem(
-        id: GeofenceID("bench-geofence-\(index)"), ownerId: owners[index % owners.count], name: "fence \(index)",
-        shape: .circle(center: try randomPoint(), radius: Double.random(in: 50...500, using: &random)),
-        sharing: .everyone, createdAt: 1, updatedAt: 1))
+    let fence = GeofenceItem(
+      id: GeofenceID("bench-geofence-\(index)"), ownerId: owners[index % owners.count], name: "fence \(index)",
+      shape: .circle(center: try randomPoint(), radius: Double.random(in: 50...500, using: &random)),
+      sharing: .everyone, createdAt: 1, updatedAt: 1)
+    try await store.createGeofence(fence)
+    fences.append(fence)
   }
   emit("geofences.seed_per_s", Double(count) / seconds(ContinuousClock.now - seedStart), "geofences/s")
 
@@ -80,13 +84,15 @@ func geofenceFigures(store: any MeridianStore, viewer: UserID) async throws {
   emit("geofences.eval.ns_per_fix", elapsed / Double(fixes.count) * 1e9, "ns")
   emit("geofences.eval.candidates_per_fix", Double(candidates) / Double(fixes.count), "geofences")
   _ = events
+  return fences
 }
 
 /// Ingest through `api` the way the ingest phases load it — single fixes, then batches of 100, 32 clients — with
 /// times that grow from `start` across all clients, so the geofence monitor evaluates nearly every batch (it skips
 /// a person's fixes older than their newest evaluated one). Run before the geofences are seeded and after, as
-/// `ingest.{single,batch100}.{without,with}_geofences.*`; `with` also prints how long after the load the monitor
-/// had evaluated the newest fix (`geofences.monitor.catch_up_ms`), and the shares of the rates without.
+/// `ingest.{single,batch100}.{without,with}_geofences.*`; `without` waits for the monitor to pass its uploads
+/// (`geofences.monitor.without_drain_ms`), `with` prints how long after the load the monitor had evaluated the newest
+/// fix (`geofences.monitor.catch_up_ms`), and the shares of the rates without.
 func geofenceIngestFigures(
   api: NetworkClient, store: any MeridianStore, user: UserID, phase: Duration, start: Int64, label: String
 ) async throws -> (single: Double, batch: Double) {
@@ -113,7 +119,16 @@ func geofenceIngestFigures(
   }
   emit("ingest.batch100.\(label)_geofences.fixes_per_s", batch.requestsPerSecond * 100, "fixes/s")
   emit("ingest.batch100.\(label)_geofences.p99_ms", quantile(batch.sortedLatencies, 0.99), "ms")
-  if label == "with" {
+  if label == "without" {
+    // Every upload is queued for the monitor, fences or not: it must have passed these before the fences exist, or it
+    // would evaluate them against the fences afterwards (they are dated after the fences' creation) in the later
+    // phases' time.
+    let loaded = ContinuousClock.now
+    while ContinuousClock.now - loaded < .seconds(120), try await store.geofenceQueueBacklog().entries > 0 {
+      try await Task.sleep(for: .milliseconds(20))  // polling the store: the monitor has no completion signal
+    }
+    emit("geofences.monitor.without_drain_ms", seconds(ContinuousClock.now - loaded) * 1000, "ms")
+  } else {
     // The monitor evaluates after the commit: how long it took to reach the newest fix (60 s at most).
     let loaded = ContinuousClock.now
     let target = newest.value

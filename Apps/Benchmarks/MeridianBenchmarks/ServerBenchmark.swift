@@ -624,10 +624,21 @@ public enum ServerBenchmark {
     }
     if phases.runs(.geofences) {
       // Geofences (GeofenceBenchmark.swift): ingest without any, 10,000 seeded around the fixes and shared with the
-      // uploader, their evaluation, and ingest again with them concerning every fix.
+      // uploader and 16 drivers, their evaluation, the drivers' tracks checked against a model of the rules
+      // (GeofenceTracks.swift), and ingest again with the fences concerning every fix.
+      let signUp = try makeClient(port: port, token: nil, transport: transport, configuration: clientConfiguration)
+      var drivers: [(session: AuthSession, api: NetworkClient)] = []
+      for index in 0..<16 {
+        let driver = try await signUp.send(
+          API.register, body: EmailCredentials(email: "driver-\(index)@example.com", password: "benchmark password"))
+        let api = try makeClient(
+          port: port, token: driver.token, transport: transport, configuration: clientConfiguration)
+        drivers.append((driver, api))
+      }
       let unfenced = try await geofenceIngestFigures(
         api: api, store: store, user: session.userId, phase: phase, start: 1_710_000_000_000, label: "without")
-      try await geofenceFigures(store: store, viewer: session.userId)
+      let fences = try await geofenceFigures(store: store, viewers: [session.userId] + drivers.map(\.session.userId))
+      try await geofenceTrackFigures(drivers: drivers, fences: fences, store: store, start: 1_730_000_000_000)
       let fenced = try await geofenceIngestFigures(
         api: api, store: store, user: session.userId, phase: phase, start: 1_720_000_000_000, label: "with")
       emit("ingest.single.with_geofences.share_of_without", fenced.single / unfenced.single * 100, "%")
