@@ -255,6 +255,22 @@ extension SQLiteSchema {
     CREATE INDEX places_passing_score ON places(city_key, json_extract(attributes, '$."passingScore"'));
     """
 
+  /// Appends the migration that makes the passing-score index hold what a filtered page is ranked by.
+  static func appendPlaceAttributeRankingMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-11-30 passing score index holds the ranking", passingScoreRanking))
+  }
+
+  /// `places_passing_score` again, with the attribute's JSON type (the filter's condition) and the columns a ranked
+  /// page reads (the rating's sums, the position), so that a filtered query reads the index alone. Fetching each
+  /// match's row from the table cost about 4 µs a match: 12 ms for the 2,500 programmes of a 20-point range in a city
+  /// of 200,000 places, 1.3 ms from the index.
+  static let passingScoreRanking = """
+    DROP INDEX places_passing_score;
+    CREATE INDEX places_passing_score ON places(
+      city_key, json_extract(attributes, '$."passingScore"'), json_type(attributes, '$."passingScore"'),
+      tree_sum, tree_count, latitude, longitude);
+    """
+
   /// Appends the migration that indexes each place's title lines, for search's exact matches.
   static func appendPlaceTitleLineMigrations(to migrator: inout Migrator) {
     migrator.append(.sql("2026-11-30 place title lines", placeTitleLines))

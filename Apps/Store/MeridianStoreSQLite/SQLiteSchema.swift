@@ -42,6 +42,7 @@ public enum SQLiteSchema {
     appendPlaceTitleLineMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     appendPlaceSearchPrefixMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     appendVenueRatingInPlaceMigrations(to: &migrator)  // SQLiteSchema+Venues.swift
+    appendPlaceAttributeRankingMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     return migrator
   }()
 
