@@ -128,6 +128,10 @@ func geofenceIngestFigures(
       try await Task.sleep(for: .milliseconds(20))  // polling the store: the monitor has no completion signal
     }
     emit("geofences.monitor.without_drain_ms", seconds(ContinuousClock.now - loaded) * 1000, "ms")
+    let left = try await store.geofenceQueueBacklog().entries
+    guard left == 0 else {
+      throw BenchmarkFailure(description: "the geofence monitor had \(left) uploads without fences left after 120 s")
+    }
   } else {
     // The monitor evaluates after the commit: how long it took to reach the newest fix (60 s at most).
     let loaded = ContinuousClock.now

@@ -199,12 +199,17 @@ func liveLatencies(
     arrived.finish()
   }
   await watcher.start()
+  defer { forwarding.cancel() }
   await watcher.subscribe(ChannelName.user(user.rawValue)!)
-  try await Task.sleep(for: .milliseconds(300))  // the client API has no signal for the subscription's answer
-  let result = try await liveLatencies(arrivals: arrivals, posting: api, device: device, base: base)
-  await watcher.stop()
-  forwarding.cancel()
-  return result
+  do {
+    try await Task.sleep(for: .milliseconds(300))  // the client API has no signal for the subscription's answer
+    let result = try await liveLatencies(arrivals: arrivals, posting: api, device: device, base: base)
+    await watcher.stop()
+    return result
+  } catch {
+    await watcher.stop()
+    throw error
+  }
 }
 
 /// Live latency: `events` single fixes of `device` (timestamps from `base`, a second apart) are posted through `api`,
@@ -216,18 +221,23 @@ func liveLatencies(
   let sendTimes = SendTimes()
   let received = Task {
     var latencies: [Duration] = []
-    for await arrival in arrivals {
+    for await arrival in arrivals {  // ends when cancelled (a failed post, the watchdog)
       guard let sent = await sendTimes.time(of: arrival.timestamp) else { continue }
       latencies.append(arrival.at - sent)
       if latencies.count == events { break }
     }
     return latencies.sorted()
   }
-  for index in 0..<events {
-    let timestamp = base + Int64(index) * 1000
-    await sendTimes.mark(timestamp)
-    _ = try await api.send(API.postFixes, body: FixBatch(deviceId: DeviceID(device), fixes: [try fix(timestamp)]))
-    try await Task.sleep(for: .milliseconds(2))
+  do {
+    for index in 0..<events {
+      let timestamp = base + Int64(index) * 1000
+      await sendTimes.mark(timestamp)
+      _ = try await api.send(API.postFixes, body: FixBatch(deviceId: DeviceID(device), fixes: [try fix(timestamp)]))
+      try await Task.sleep(for: .milliseconds(2))
+    }
+  } catch {
+    received.cancel()
+    throw error
   }
   let watchdog = Task {
     try await Task.sleep(for: .seconds(15))

@@ -182,7 +182,8 @@ public struct ServerApp: Sendable {
       application: SocketIOServer(namespaces: [
         "/": SocketIOLive(
           hub: live.hub, account: { try await live.account(forToken: $0) },
-          visibleChannels: { try await sharing.visibleChannels(viewer: $0) })
+          visibleChannels: { try await sharing.visibleChannels(viewer: $0) },
+          visibleChannel: { try await sharing.visibleChannel(viewer: $0, of: $1) })
       ]))
     let mqttLogger = logger
     let mqttClient = configuration.mqtt.map { OwnTracksMQTT.client($0, logger: mqttLogger) }

@@ -14,8 +14,9 @@ import Synchronization
 /// (`{"token": "..."}`) or by emitting `listen user` with the token (a string, or `{"token": "..."}`). Each signed-in
 /// socket is one hub connection: it sends `hello` with the token, then subscribes, for every person the account may
 /// see now, to the channel that carries that person's fixes as the account may see them (`seen_<precision>:<id>`,
-/// ``SharingFeature/visibleUsers(viewer:)``: coarsened, privacy zones applied) and to its own `sharing:<id>`, where a
-/// person it may see again (or at another precision) is announced and subscribed to at once. Every event on those
+/// ``SharingFeature/visibleChannels(viewer:)``: coarsened, privacy zones applied) and to its own `sharing:<id>`, where
+/// a person it may see again (or at another precision) is announced and watched at once on their one channel; a
+/// channel revoked (a grant that ran out) is replaced by the person's coarser one, when the viewer still has it. Every event on those
 /// channels reaches the client as a `message` event whose one argument is the hub's payload (``LiveLocation``'s
 /// JSON). A refused token answers
 /// `CONNECT_ERROR` (in `CONNECT`) or an `unauthorized` event and `DISCONNECT` (in `listen user`).
@@ -25,15 +26,19 @@ final class SocketIOLive: SocketIONamespace {
   let account: @Sendable (_ token: String) async throws -> UserID?
   /// The channel of each person `viewer` may see now, carrying their fixes as the viewer may see them.
   let visibleChannels: @Sendable (_ viewer: UserID) async throws -> [UserID: ChannelName]
+  /// The channel of one person, nil when the viewer may not see them now.
+  let visibleChannel: @Sendable (_ viewer: UserID, _ person: UserID) async throws -> ChannelName?
   private let listeners = Mutex<[ObjectIdentifier: SocketIOListener]>([:])
 
   init(
     hub: RealtimeHub, account: @escaping @Sendable (String) async throws -> UserID?,
-    visibleChannels: @escaping @Sendable (UserID) async throws -> [UserID: ChannelName]
+    visibleChannels: @escaping @Sendable (UserID) async throws -> [UserID: ChannelName],
+    visibleChannel: @escaping @Sendable (UserID, UserID) async throws -> ChannelName?
   ) {
     self.hub = hub
     self.account = account
     self.visibleChannels = visibleChannels
+    self.visibleChannel = visibleChannel
   }
 
   /// The name of the event a client signs in with.
@@ -72,9 +77,9 @@ final class SocketIOLive: SocketIONamespace {
       let sharing = LiveUpdates.sharingChannel(viewer)
     else { return false }
     let channels = people.values.sorted() + [sharing]
-    let visibleChannels = visibleChannels
+    let visibleChannel = visibleChannel
     let listener = SocketIOListener(socket: socket, pending: Set(channels)) { person in
-      try? await visibleChannels(viewer)[person]
+      try? await visibleChannel(viewer, person)
     }
     let added = listeners.withLock { listeners in
       guard listeners[ObjectIdentifier(socket)] == nil else { return false }
@@ -173,28 +178,45 @@ final class SocketIOListener: RealtimeServerConnection {
     state.withLock { $0.inbound }?.receive(.text(RealtimeCodec.encode(.subscribe(SubscribeRequest(channel: channel)))))
   }
 
+  private func unsubscribe(_ channel: ChannelName) {
+    state.withLock { $0.inbound }?.receive(.text(RealtimeCodec.encode(.unsubscribe(channel))))
+  }
+
   func send(_ text: String) async throws {
     guard let frame = try? RealtimeCodec.decodeServerFrame(text) else { return }
     switch frame {
     case .subscribed(let position), .reload(let position):
       answered(position.channel)
-    case .unsubscribed(let channel, _):
+    case .unsubscribed(let channel, let reason):
       answered(channel)
+      // Sight revoked on this channel: the viewer may still see the person at a coarser precision (a grant that
+      // ran out while a group remains).
+      if reason == .revoked, LiveUpdates.seenPrecision(channel.namespace) != nil {
+        await watch(UserID(channel.id), revoked: channel)
+      }
     case .error(let error):
       if let channel = error.channel.flatMap(ChannelName.init) { answered(channel) }
     case .event(let event) where LiveUpdates.seenPrecision(event.channel.namespace) != nil:
       socket.emit("message", [event.payload])
     case .event(let event) where event.channel.namespace == LiveUpdates.sharingNamespace:
-      // A person the viewer may see again (a resume, added to a group, another precision): watched at once, on the
-      // channel of the precision the viewer has now (the hub revoked a finer one).
-      if event.payload["type"]?.stringValue == "sharing.visible", let user = event.payload["userId"]?.stringValue,
-        let channel = await channel(UserID(user))
-      {
-        subscribe(channel)
+      // A person the viewer may see again (a resume, added to a group, another precision): watched at once.
+      if event.payload["type"]?.stringValue == "sharing.visible", let user = event.payload["userId"]?.stringValue {
+        await watch(UserID(user), revoked: nil)
       }
     default:
       break
     }
+  }
+
+  /// Watches `person` on the one channel of the precision the viewer has now: subscribes to it and leaves any other
+  /// `seen_…` channel of the person (a finer one was revoked; a coarser one would deliver every fix twice, the
+  /// coarse copy last).
+  private func watch(_ person: UserID, revoked: ChannelName?) async {
+    let current = await channel(person)
+    let others = LiveUpdates.seenPrecisions.compactMap { LiveUpdates.seenChannel(person, $0) }
+      .filter { $0 != current && $0 != revoked }
+    for other in others { unsubscribe(other) }
+    if let current, current != revoked { subscribe(current) }
   }
 
   /// The hub closed the connection. A refused or revoked sign-in leaves the namespace (`unauthorized`, then

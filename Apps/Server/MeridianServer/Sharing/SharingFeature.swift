@@ -200,6 +200,15 @@ struct SharingFeature: Sendable {
     return channels
   }
 
+  /// The live channel of `person` at the precision `viewer` sees them now; nil when the viewer may not see them.
+  func visibleChannel(viewer: UserID, of person: UserID) async throws -> ChannelName? {
+    let now = environment.now()
+    guard person != viewer, let settings = try await store.privacySettings(owner: person),
+      Sharing.canSee(viewer, .location, of: settings, at: now)
+    else { return nil }
+    return LiveUpdates.seenChannel(person, Sharing.precision(for: viewer, of: settings, at: now))
+  }
+
   /// The privacy settings of everyone but `viewer` whose location `viewer` may see at `now`.
   private func visibleOwners(viewer: UserID, at now: Int64) async throws -> [PrivacySettings] {
     var owners: [PrivacySettings] = []
