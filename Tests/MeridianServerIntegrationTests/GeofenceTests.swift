@@ -429,6 +429,33 @@ struct GeofenceTests {
     }
   }
 
+  /// A person's first fix within its accuracy of a fence's edge, outside the fence's box, leaves the presence unknown
+  /// as the rules say, so settling inside next is no arrival; leaving and coming back is. The monitor once took any
+  /// fix outside a fence's box as an observation outside it and reported an `enter` (the benchmark's
+  /// `geofences.lost` model found it).
+  @Test func aFirstFixAtTheEdgeIsNoArrival() async throws {
+    try await TestServer.with { server in
+      let (session, bob) = try await server.signUp("bob")
+      let store = server.app.environment.store
+      _ = try await bob.send(
+        API.createGeofence, body: NewGeofence(name: "Home", shape: .circle(center: Self.home, radius: 100)))
+      let start = Self.now() - 10_000
+      // 105 m east: past the box's east edge (100 m), within the fix's 10 m of the circle.
+      let fixes = [
+        try Self.fix(start, 105), try Self.fix(start + 1_000, 60), try Self.fix(start + 2_000, 1_000),
+        try Self.fix(start + 3_000, 20),
+      ]
+      _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "phone", fixes: fixes))
+      let live = await LiveWatcher(server: server, token: session.token)
+      defer { Task { await live.stop() } }
+      try await live.wait("the evaluation of the last fix") { _ in
+        try await store.geofenceTracking(of: session.userId).lastFixAt == start + 3_000
+      }
+      let events = try await bob.send(API.geofenceEvents, parameters: GeofenceEventParameters()).items
+      #expect(events.sorted { $0.timestamp < $1.timestamp }.map(\.kind) == [.exit, .enter], "\(events)")
+    }
+  }
+
   @Test func badGeofencesAreRefusedWithAClearErrorAndOthersCantTouchThem() async throws {
     try await TestServer.with { server in
       let (_, anna) = try await server.signUp("anna")

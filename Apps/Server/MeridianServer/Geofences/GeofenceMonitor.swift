@@ -262,6 +262,9 @@ final class GeofenceMonitor: Sendable {
   /// stored last one), which lay outside its box: that is an observation of the person outside of it, so walking in
   /// from a kilometre away enters the fence even when it is the first fence to concern them, or was made after that
   /// fix's time by the device's clock, and whether the fixes come in one upload or one at a time.
+  /// When the rules' memory starts in this batch (the person's first evaluated fixes, or the first after a gap
+  /// longer than ``GeofenceRules/maximumGap``), such a fence is instead evaluated on every fix of the run before it,
+  /// each outside its box: one within its accuracy of the edge leaves the presence unknown, as the rules would.
   private func step(
     _ user: UserID, _ fixes: [(fix: LocationFix, near: [Int32])], _ tracking: GeofenceTracking,
     fences snapshot: GeofenceIndex.Snapshot, at time: Int64
@@ -303,7 +306,14 @@ final class GeofenceMonitor: Sendable {
     var events: [GeofenceEventItem] = []
     var previous = Self.lastFix(of: tracking)
     var isNear = [Bool](repeating: false, count: fences.count)
-    for (fix, nearFix) in fixes {
+    // Where the rules' memory starts within this batch: its first fix when the person has none evaluated before it
+    // within the maximum gap, or the first fix after such a gap in it; nil while it starts before the batch.
+    let continuesRun = lastFixAt.map { fixes[0].fix.timestamp - $0 <= rules.maximumGap } ?? false
+    var runStart: Int? = continuesRun ? nil : 0
+    for (position, (fix, nearFix)) in fixes.enumerated() {
+      if position > 0, fix.timestamp - fixes[position - 1].fix.timestamp > rules.maximumGap {
+        runStart = position
+      }
       // The fences the person has a state in, and those whose box holds the fix, in the order of their ids.
       var order = withState
       for slot in nearFix {
@@ -319,7 +329,15 @@ final class GeofenceMonitor: Sendable {
         var state = states[index] ?? Self.impliedState(of: fence, lastFixAt: lastFixAt)
         if states[index] == nil {
           withState.append(index)
-          if let previous {
+          if let start = runStart {
+            // The rules know nothing before this batch's run: they take the presence from its fixes, each outside
+            // the box (a fix within its accuracy of the edge leaves it unknown, as it would have had the fence been
+            // evaluated on it). None decides an event.
+            state = GeofenceState()
+            for earlier in fixes[start..<position] {
+              state = rules.evaluate(earlier.fix, in: shape, state: state).state
+            }
+          } else if let previous {
             // Outside the box, it decides no event: at most that the person was outside.
             state = rules.evaluate(previous, in: shape, state: state).state
           }
