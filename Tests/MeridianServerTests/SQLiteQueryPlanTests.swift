@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GeoKit
 import MeridianAPI
 import MeridianStore
 import Testing
@@ -50,20 +51,34 @@ import Testing
     }
   }
 
+  /// Places within a radius, nearest first, measure each candidate once: the Swift haversine function is called in
+  /// one place of the program (it was called for the radius and again for the order key, and it is most of a
+  /// nearby query's time).
+  @Test func nearbyPlacesMeasureEachCandidateOnce() async throws {
+    let ranking = try SQLiteStore.placeRanking(
+      PlaceQuery(area: .circle(center: try Coordinate(latitude: 53, longitude: 36), radius: 1_000), sort: .distance))
+    let program = try await program(ranking.sql, ranking.steps[0].arguments + [11])
+    let calls = program.bytecode.filter {
+      ["Function", "PureFunc"].contains($0.opcode) && $0.p4.contains("meridian_haversine")
+    }
+    #expect(calls.count == 1, "\(program.bytecode)")
+  }
+
   /// The plan of `sql`, its bytecode (`EXPLAIN`) and the root page of `places`, in a new database of the server's
   /// schema.
   func program(_ sql: String, _ arguments: StatementArguments) async throws -> (
-    plan: [String], bytecode: [(opcode: String, p1: Int, p2: Int)], placesRoot: Int
+    plan: [String], bytecode: [(opcode: String, p1: Int, p2: Int, p4: String)], placesRoot: Int
   ) {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
     let store = try SQLiteStore.open(at: directory.appendingPathComponent("plan.sqlite").path)
     return try await store.database.read { db in
+      db.add(function: SQLiteStore.haversineFunction())
       let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map {
         $0["detail"] as String
       }
       let bytecode = try Row.fetchAll(db, sql: "EXPLAIN " + sql, arguments: arguments).map {
-        (opcode: $0["opcode"] as String, p1: $0["p1"] as Int, p2: $0["p2"] as Int)
+        (opcode: $0["opcode"] as String, p1: $0["p1"] as Int, p2: $0["p2"] as Int, p4: ($0["p4"] as String?) ?? "")
       }
       let root = try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'places'") ?? -1
       return (plan, bytecode, root)

@@ -235,16 +235,22 @@ extension SQLiteStore {
     let count = venue ? "(p.own_count + ifnull(v.rating_count, 0))" : "p.tree_count"
     let average =
       "(CASE WHEN \(count) = 0 THEN \(PlacePaging.unratedAverage) ELSE \(sum) * \(PlacePaging.averageScale) / \(count) END)"
+    // The distance is measured once a row, as `d` of the inner query; the distance key and the radius read it in the
+    // outer one. The inner query's `LIMIT -1` keeps SQLite from flattening it into the outer one or pushing the
+    // outer conditions into it, either of which would call the haversine function again for each use.
+    let distanceKey = "ifnull(CAST(d * 1000 + 0.5 AS INTEGER), \(PlacePaging.missingDistance))"
     let keys = paging.keys.map { key in
       switch key {
       case .relevanceTier: relevanceTier(paging.words)
-      case .distanceMillimetres: "ifnull(CAST(\(distance) * 1000 + 0.5 AS INTEGER), \(PlacePaging.missingDistance))"
+      case .distanceMillimetres: distanceKey
       case .negatedAverage: "-\(average)"
       case .negatedCount: "-\(count)"
       case .sequence: "p.seq"
       }
     }
     let names = keys.indices.map { "k\($0)" }
+    let innerKeys = zip(keys, names).filter { $0.0 != distanceKey }.map { ", \($0) AS \($1)" }.joined()
+    let outerKeys = zip(keys, names).map { $0 == distanceKey ? "\($0) AS \($1)" : $1 }
     var outerArguments: [(any DatabaseValueConvertible)?] = []
     if case .circle(_, let radius) = query.area { outerArguments.append(radius) }
     if let after = paging.after {
@@ -252,11 +258,10 @@ extension SQLiteStore {
       outerArguments += after.map { $0 }
     }
     let sql = """
-      SELECT seq, latitude, longitude, \(names.joined(separator: ", ")) FROM (
-        SELECT p.seq, p.latitude, p.longitude, \(distance) AS d,
-          \(zip(keys, names).map { "\($0) AS \($1)" }.joined(separator: ", "))
+      SELECT seq, latitude, longitude, \(outerKeys.joined(separator: ", ")) FROM (
+        SELECT p.seq, p.latitude, p.longitude, \(distance) AS d\(innerKeys)
         FROM places p\(index)\(venue ? " LEFT JOIN venues v ON v.id = p.id" : "")
-        WHERE \(conditions.joined(separator: " AND "))
+        WHERE \(conditions.joined(separator: " AND "))\(paging.center == nil ? "" : " LIMIT -1")
       ) WHERE \(outer.joined(separator: " AND ")) ORDER BY \(names.joined(separator: ", ")) LIMIT ?
       """
     return PlaceRanking(
