@@ -213,8 +213,12 @@ extension SQLiteStore {
     let paging = try PlacePaging(query)
     if paging.keys == [.relevanceTier, .sequence] { return relevanceRanking(query, paging: paging) }
     var (conditions, arguments) = placeConditions(query)
+    // Measured only where a radius or the order needs it (a centre also comes with other orders).
+    var isCircle = false
+    if case .circle = query.area { isCircle = true }
+    let measures = isCircle || paging.keys.contains(.distanceMillimetres)
     var distance = "NULL"
-    if let center = paging.center {
+    if measures, let center = paging.center {
       distance = "meridian_haversine(\(center.latitude), \(center.longitude), p.latitude, p.longitude)"
     }
     var outer = ["1"]
@@ -261,7 +265,7 @@ extension SQLiteStore {
       SELECT seq, latitude, longitude, \(outerKeys.joined(separator: ", ")) FROM (
         SELECT p.seq, p.latitude, p.longitude, \(distance) AS d\(innerKeys)
         FROM places p\(index)\(venue ? " LEFT JOIN venues v ON v.id = p.id" : "")
-        WHERE \(conditions.joined(separator: " AND "))\(paging.center == nil ? "" : " LIMIT -1")
+        WHERE \(conditions.joined(separator: " AND "))\(measures ? " LIMIT -1" : "")
       ) WHERE \(outer.joined(separator: " AND ")) ORDER BY \(names.joined(separator: ", ")) LIMIT ?
       """
     return PlaceRanking(
