@@ -69,3 +69,16 @@ func currentResidentBytes() -> Int {
 func resetPeakResident() {
   try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/self/clear_refs"))
 }
+
+/// The benchmarks' one wait for a state nothing announces (the geofence monitor's progress, a broker's port, the
+/// server's count of stored fixes): asks `condition` every 20 ms until it holds or `timeout` passed; answers whether
+/// it held. A wait that gives up is a figure to report, not an error.
+@discardableResult
+func poll(for timeout: Duration, until condition: () async throws -> Bool) async throws -> Bool {
+  let deadline = ContinuousClock.now + timeout
+  while try await !condition() {
+    guard ContinuousClock.now < deadline else { return false }
+    try await Task.sleep(for: .milliseconds(20))
+  }
+  return true
+}

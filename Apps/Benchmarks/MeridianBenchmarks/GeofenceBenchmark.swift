@@ -124,23 +124,16 @@ func geofenceIngestFigures(
     // would evaluate them against the fences afterwards (they are dated after the fences' creation) in the later
     // phases' time.
     let loaded = ContinuousClock.now
-    while ContinuousClock.now - loaded < .seconds(120), try await store.geofenceQueueBacklog().entries > 0 {
-      try await Task.sleep(for: .milliseconds(20))  // polling the store: the monitor has no completion signal
-    }
+    let drained = try await poll(for: .seconds(120)) { try await store.geofenceQueueBacklog().entries == 0 }
     emit("geofences.monitor.without_drain_ms", seconds(ContinuousClock.now - loaded) * 1000, "ms")
-    let left = try await store.geofenceQueueBacklog().entries
-    guard left == 0 else {
-      throw BenchmarkFailure(description: "the geofence monitor had \(left) uploads without fences left after 120 s")
+    guard drained else {
+      throw BenchmarkFailure(description: "the geofence monitor had uploads without fences left after 120 s")
     }
   } else {
     // The monitor evaluates after the commit: how long it took to reach the newest fix (60 s at most).
     let loaded = ContinuousClock.now
     let target = newest.value
-    while ContinuousClock.now - loaded < .seconds(60),
-      (try await store.geofenceTracking(of: user).lastFixAt ?? 0) < target
-    {
-      try await Task.sleep(for: .milliseconds(20))  // polling the store: the monitor has no completion signal
-    }
+    try await poll(for: .seconds(60)) { (try await store.geofenceTracking(of: user).lastFixAt ?? 0) >= target }
     emit("geofences.monitor.catch_up_ms", seconds(ContinuousClock.now - loaded) * 1000, "ms")
     // What the monitor got through from the first upload of the loads to the end of the wait.
     let after = try await serverMetrics(api, counters)

@@ -45,13 +45,11 @@ func geofenceTrackFigures(
     "geofences.tracks.upload_fixes_per_s", Double(count * drivers.count) / seconds(uploaded - uploadStart), "fixes/s")
   var behind = 0
   for (driver, track) in zip(drivers, tracks) {
-    var evaluated: Int64 = 0
-    repeat {
-      evaluated = try await store.geofenceTracking(of: driver.session.userId).lastFixAt ?? 0
-      if evaluated >= track.last!.timestamp { break }
-      try await Task.sleep(for: .milliseconds(20))  // polling the store: the monitor has no completion signal
-    } while ContinuousClock.now - uploaded < .seconds(120)
-    if evaluated < track.last!.timestamp { behind += 1 }
+    let left = uploaded + .seconds(120) - ContinuousClock.now
+    let caughtUp = try await poll(for: left) {
+      (try await store.geofenceTracking(of: driver.session.userId).lastFixAt ?? 0) >= track.last!.timestamp
+    }
+    if !caughtUp { behind += 1 }
   }
   emit("geofences.tracks.catch_up_ms", seconds(ContinuousClock.now - uploaded) * 1000, "ms")
   // The events of a driver the monitor had not finished count as lost: say how many there were.
@@ -78,12 +76,14 @@ func geofenceTrackFigures(
     for (key, number) in stored {
       let matched = min(number, expected[key] ?? 0)
       unexpected += number - matched
-      if number > matched { report("unexpected", key, driver: driver.session.userId, track: track, fences: fences) }
+      if number > matched {
+        reportMismatch("unexpected", key, driver: driver.session.userId, track: track, fences: fences)
+      }
       expected[key, default: 0] -= matched
     }
     for (key, number) in expected where number > 0 {
       lost += number
-      report("lost", key, driver: driver.session.userId, track: track, fences: fences)
+      reportMismatch("lost", key, driver: driver.session.userId, track: track, fences: fences)
     }
   }
   emit("geofences.tracks.events_expected", Double(expectedCount), "events")
@@ -93,7 +93,7 @@ func geofenceTrackFigures(
 
 /// Tells standard error about an event that is `what` (lost, unexpected): the driver, the event, the fence and the
 /// fixes around it, for whoever looks into it.
-func report(_ what: String, _ key: EventKey, driver: UserID, track: [LocationFix], fences: [GeofenceItem]) {
+func reportMismatch(_ what: String, _ key: EventKey, driver: UserID, track: [LocationFix], fences: [GeofenceItem]) {
   let fence = fences.first { $0.id == key.fence }
   let index = track.firstIndex { $0.timestamp == key.timestamp } ?? 0
   let around = track[max(index - 2, 0)..<min(index + 3, track.count)].map { fix in

@@ -70,8 +70,7 @@ func mqttFigures(
   broker.standardError = FileHandle.nullDevice
   try broker.run()
   defer { kill(broker.processIdentifier, SIGKILL) }
-  let listening = ContinuousClock.now + .seconds(10)
-  while !isListening(brokerPort), ContinuousClock.now < listening { try await Task.sleep(for: .milliseconds(20)) }
+  try await poll(for: .seconds(10)) { isListening(brokerPort) }
 
   let phone = MQTTClient(
     MQTTClientConfiguration(
@@ -119,10 +118,7 @@ func mqttFigures(
     try await publishers.waitForAll()
   }
   let published = Double(next.value.withLock { $0 })
-  let deadline = ContinuousClock.now + .seconds(120)
-  while try await accepted() - before < published, ContinuousClock.now < deadline {
-    try await Task.sleep(for: .milliseconds(20))
-  }
+  try await poll(for: .seconds(120)) { try await accepted() - before >= published }
   let stored = try await accepted() - before
   let elapsed = seconds(ContinuousClock.now - start)
   // Not lost: still queued at the broker (or not yet counted) when the 120 s wait gave up.

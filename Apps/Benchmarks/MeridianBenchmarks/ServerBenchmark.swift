@@ -559,7 +559,7 @@ public enum ServerBenchmark {
       emit("live.p50_ms", quantile(live.latencies, 0.5), "ms")
       emit("live.p99_ms", quantile(live.latencies, 0.99), "ms")
       // The same over Socket.IO (SocketIOLatency.swift), watched by the viewer, who sees the account approximately
-      // (the account has privacy zones): each fix also goes through the audience's view before it is sent.
+      // (on `seen_approximate:`; the account has privacy zones).
       let socketIO = try await socketIOLiveLatencies(
         watching: port, token: viewer.token, posting: api, device: "live-socketio", base: 1_755_000_000_000)
       if socketIO.lost > 0 { emit("socketio.live.lost_events", Double(socketIO.lost), "events") }

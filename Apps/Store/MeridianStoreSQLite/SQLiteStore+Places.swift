@@ -214,8 +214,7 @@ extension SQLiteStore {
     if paging.keys == [.relevanceTier, .sequence] { return relevanceRanking(query, paging: paging) }
     var (conditions, arguments) = placeConditions(query)
     // Measured only where a radius or the order needs it (a centre also comes with other orders).
-    var isCircle = false
-    if case .circle = query.area { isCircle = true }
+    let isCircle = if case .circle = query.area { true } else { false }
     let measures = isCircle || paging.keys.contains(.distanceMillimetres)
     var distance = "NULL"
     if measures, let center = paging.center {
@@ -242,19 +241,19 @@ extension SQLiteStore {
     // The distance is measured once a row, as `d` of the inner query; the distance key and the radius read it in the
     // outer one. The inner query's `LIMIT -1` keeps SQLite from flattening it into the outer one or pushing the
     // outer conditions into it, either of which would call the haversine function again for each use.
-    let distanceKey = "ifnull(CAST(d * 1000 + 0.5 AS INTEGER), \(PlacePaging.missingDistance))"
     let keys = paging.keys.map { key in
       switch key {
       case .relevanceTier: relevanceTier(paging.words)
-      case .distanceMillimetres: distanceKey
+      case .distanceMillimetres: "ifnull(CAST(d * 1000 + 0.5 AS INTEGER), \(PlacePaging.missingDistance))"
       case .negatedAverage: "-\(average)"
       case .negatedCount: "-\(count)"
       case .sequence: "p.seq"
       }
     }
     let names = keys.indices.map { "k\($0)" }
-    let innerKeys = zip(keys, names).filter { $0.0 != distanceKey }.map { ", \($0) AS \($1)" }.joined()
-    let outerKeys = zip(keys, names).map { $0 == distanceKey ? "\($0) AS \($1)" : $1 }
+    let isDistance = paging.keys.map { $0 == .distanceMillimetres }
+    let innerKeys = keys.indices.filter { !isDistance[$0] }.map { ", \(keys[$0]) AS \(names[$0])" }.joined()
+    let outerKeys = keys.indices.map { isDistance[$0] ? "\(keys[$0]) AS \(names[$0])" : names[$0] }
     var outerArguments: [(any DatabaseValueConvertible)?] = []
     if case .circle(_, let radius) = query.area { outerArguments.append(radius) }
     if let after = paging.after {

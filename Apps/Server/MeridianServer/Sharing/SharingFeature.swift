@@ -203,23 +203,25 @@ struct SharingFeature: Sendable {
   /// The live channel of `person` at the precision `viewer` sees them now; nil when the viewer may not see them.
   func visibleChannel(viewer: UserID, of person: UserID) async throws -> ChannelName? {
     let now = environment.now()
-    guard person != viewer, let settings = try await store.privacySettings(owner: person),
-      Sharing.canSee(viewer, .location, of: settings, at: now)
-    else { return nil }
+    guard let settings = try await visibleSettings(of: person, viewer: viewer, at: now) else { return nil }
     return LiveUpdates.seenChannel(person, Sharing.precision(for: viewer, of: settings, at: now))
   }
 
   /// The privacy settings of everyone but `viewer` whose location `viewer` may see at `now`.
   private func visibleOwners(viewer: UserID, at now: Int64) async throws -> [PrivacySettings] {
     var owners: [PrivacySettings] = []
-    for owner in Set(try await store.sharingCandidates(viewer: viewer)) where owner != viewer {
-      if let settings = try await store.privacySettings(owner: owner),
-        Sharing.canSee(viewer, .location, of: settings, at: now)
-      {
-        owners.append(settings)
-      }
+    for owner in Set(try await store.sharingCandidates(viewer: viewer)) {
+      if let settings = try await visibleSettings(of: owner, viewer: viewer, at: now) { owners.append(settings) }
     }
     return owners
+  }
+
+  /// `owner`'s privacy settings when `viewer`, someone else, may see the owner's location at `now`.
+  private func visibleSettings(of owner: UserID, viewer: UserID, at now: Int64) async throws -> PrivacySettings? {
+    guard owner != viewer, let settings = try await store.privacySettings(owner: owner),
+      Sharing.canSee(viewer, .location, of: settings, at: now)
+    else { return nil }
+    return settings
   }
 
   /// The last fix of `user` as `viewer` may see it (``FixAudience``): exact, coarsened, at the town, or only the time

@@ -453,12 +453,7 @@ public final class PostgresDatabase: Sendable {
   /// throws ``PostgresDatabaseError/unavailable(_:)`` when it is not (the host became a standby).
   private func checkSession(of connection: PostgresConnection, as pooled: PooledConnection) async throws {
     guard pooledConnections.withLock({ $0[pooled]?.checked }) == false else { return }
-    do {
-      try await url.applySettings(on: connection, logger: logger)
-    } catch {
-      try? await connection.close()
-      throw error
-    }
+    try await url.applySettings(on: connection, logger: logger)
     if url.targetSessionAttributes != .any {
       let state = try await PostgresSessionState.of(connection, logger: logger)
       guard url.targetSessionAttributes.accepts(state) else {

@@ -147,12 +147,7 @@ extension PostgresURL {
     }
     let connection = try await PostgresConnection.connect(
       configuration: configuration, id: Self.connectionIDs.add(1, ordering: .relaxed).newValue, logger: logger)
-    do {
-      try await applySettings(on: connection, logger: logger)
-    } catch {
-      try? await connection.close()
-      throw error
-    }
+    try await applySettings(on: connection, logger: logger)
     return connection
   }
 

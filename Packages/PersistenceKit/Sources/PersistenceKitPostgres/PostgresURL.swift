@@ -245,17 +245,23 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     [" ", "\t", "\n", "\r", "\u{0B}", "\u{0C}"].contains(character)
   }
 
-  /// Sets ``settings`` on `connection` for its session, in one statement; nothing without settings.
+  /// Sets ``settings`` on `connection` for its session, in one statement; nothing without settings. A connection
+  /// whose settings fail is closed: it must not serve without them.
   ///
   /// - Throws: PostgreSQL's error for a name it does not know or a value it refuses.
   public func applySettings(on connection: PostgresConnection, logger: Logger) async throws {
     guard !settings.isEmpty else { return }
     let names = settings.keys.sorted()
     let values = names.map { settings[$0] ?? "" }
-    _ = try await connection.query(
-      "SELECT set_config(s.name, s.value, false) FROM unnest(\(names)::text[], \(values)::text[]) AS s(name, value)",
-      logger: logger
-    ).collect()
+    do {
+      _ = try await connection.query(
+        "SELECT set_config(s.name, s.value, false) FROM unnest(\(names)::text[], \(values)::text[]) AS s(name, value)",
+        logger: logger
+      ).collect()
+    } catch {
+      try? await connection.close()
+      throw error
+    }
   }
 
   /// The path of the Unix socket, when the first of ``endpoints`` is a ``Endpoint/unixSocket(directory:port:)``.
