@@ -165,6 +165,42 @@ struct TwoNodeTests {
     }
   }
 
+  @Test func aFenceDrawnOnNodeBIsInNodeAsIndexAsSoonAsNodeAHeardOfIt() async throws {
+    try await Self.withTwoNodes { a, b in
+      let (anna, _, _) = try await Self.people(on: a)
+      let annaID = anna.session.userId
+      let now = { Timestamp.milliseconds(Date()) }
+      // Node A reads Anna's fences (none) and would keep that for its index's lifetime of a minute.
+      #expect(try await a.app.geofenceIndex.fences(owners: [annaID], now: now()).isEmpty)
+      let annaOnB = try b.client(token: anna.session.token)
+      let fence = try await annaOnB.send(
+        API.createGeofence, body: NewGeofence(name: "Home", shape: .circle(center: GeofenceTests.home, radius: 100)))
+      // The acknowledgement: a fix posted to node B after the fence reaches Anna's socket on node A, which acts on the
+      // nodes' signals in the order they were committed.
+      let annaOnA = await LiveWatcher(server: a, token: anna.session.token)
+      defer { Task { await annaOnA.stop() } }
+      #expect(try await annaOnA.subscribe(try ChannelName.of(user: annaID)))
+      let marker = try LocationFix(timestamp: GeofenceTests.now() - 1_000, latitude: 50.45, longitude: 30.52)
+      _ = try await annaOnB.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: [marker]))
+      try await annaOnA.wait("the fix posted to node B after the fence, on node A") { _ in
+        try await annaOnA.locations(on: try ChannelName.of(user: annaID)).contains {
+          $0.fixes.map(\.timestamp) == [marker.timestamp]
+        }
+      }
+      #expect(try await a.app.geofenceIndex.fences(owners: [annaID], now: now()).map(\.id) == [fence.id])
+      // Deleted on node B: gone from node A's index too, once heard.
+      _ = try await annaOnB.send(API.deleteGeofence, parameters: GeofenceRef(id: fence.id))
+      let second = try LocationFix(timestamp: marker.timestamp + 500, latitude: 50.45, longitude: 30.52)
+      _ = try await annaOnB.send(API.postFixes, body: FixBatch(deviceId: "anna-phone", fixes: [second]))
+      try await annaOnA.wait("the fix posted to node B after the deletion, on node A") { _ in
+        try await annaOnA.locations(on: try ChannelName.of(user: annaID)).contains {
+          $0.fixes.map(\.timestamp) == [second.timestamp]
+        }
+      }
+      #expect(try await a.app.geofenceIndex.fences(owners: [annaID], now: now()).isEmpty)
+    }
+  }
+
   @Test func pausingOnNodeBEndsTheLiveViewOnBothNodesAndNodeAFansOutNothingMore() async throws {
     try await Self.withTwoNodes { a, b in
       let (anna, bobSession, _) = try await Self.people(on: a)

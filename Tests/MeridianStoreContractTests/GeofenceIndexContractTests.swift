@@ -84,6 +84,17 @@ struct GeofenceIndexContractTests {
         for fence in try await store.geofences(owners: Array(others)) { #expect(snapshot.slot(of: fence.id) == nil) }
       }
       #expect(try await index.snapshot(owners: [UserID("nobody")], now: 100).isEmpty)
+
+      // One owner forgotten and read again, with a fence fewer: the other owner's fences under the same cells stay,
+      // and every answer is still the store's.
+      #expect(try await store.deleteGeofence(GeofenceID("c0")))
+      index.invalidate(owner: "bob")
+      let both = [UserID("ann"), UserID("bob")]
+      for point in points {
+        #expect(
+          try await index.fences(near: [point], owners: both, now: 100)
+            == (try await store.geofences(near: point, owners: both)), "\(point)")
+      }
     }
   }
 

@@ -140,7 +140,7 @@ struct LiveLogContractTests {
   @Test func signalsAreSmallAndReadBack() {
     let signals: [LiveSignal] = [
       .committed(through: 42), .sharingChanged(owner: "anna"), .groupDeleted("g-1"), .tokenRevoked(hash: "ab12"),
-      .accountDisabled("bob"), .listening,
+      .accountDisabled("bob"), .listening, .geofencesChanged(owner: "anna"),
     ]
     for signal in signals {
       #expect(LiveSignal(text: signal.text) == signal)
@@ -151,6 +151,7 @@ struct LiveLogContractTests {
     #expect(LiveSignal(text: published.text) == published)
     #expect(LiveSignal(text: "p:geofence:anna") == nil && LiveSignal(text: "p:\n{}") == nil)
     #expect(LiveSignal(text: "c:x") == nil && LiveSignal(text: "s:") == nil && LiveSignal(text: "nonsense") == nil)
+    #expect(LiveSignal(text: "f:") == nil)
     for viewers in [
       LiveSignal.shareViewers(node: "n1", counts: ["link-a": 3, "link-b": 0]), .shareViewers(node: "n2", counts: [:]),
     ] {

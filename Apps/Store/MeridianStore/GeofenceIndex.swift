@@ -31,7 +31,7 @@ public final class GeofenceIndex: Sendable {
     var ownerNumbers: [UserID: Int32] = [:]
     /// By slot: the fence (nil: a free slot), its shape decoded, its box, its owner's number and its cell keys.
     var items: [GeofenceItem?] = []
-    var shapes: [Geofence] = []
+    var shapes: [Geofence?] = []
     var boxes: [BoundingBox] = []
     var ownerOf: [Int32] = []
     var keys: [[Int64]] = []
@@ -48,22 +48,30 @@ public final class GeofenceIndex: Sendable {
     /// Counts invalidations: a load that overlapped one may hold what it was about, so it is not kept.
     var invalidations: UInt64 = 0
 
+    /// Forgets `owner`'s fences: one pass over each cell they were under, whatever the cells' sizes.
     mutating func remove(_ owner: UserID) {
       guard let loaded = owners.removeValue(forKey: owner) else { return }
+      var removed = [Bool](repeating: false, count: items.count)
+      var touched = Set<Int64>()
       for slot in loaded.slots {
         let index = Int(slot)
         guard let item = items[index] else { continue }
+        removed[index] = true
         for key in keys[index] {
-          cells[key]?.removeAll { $0.slot == slot }
-          if cells[key]?.isEmpty == true { cells[key] = nil }
+          touched.insert(key)
           let bits = GeofenceIndex.precision(of: key)
           precisions[bits, default: 0] -= 1
           if precisions[bits] == 0 { precisions[bits] = nil }
         }
         slots[item.id] = nil
         items[index] = nil
+        shapes[index] = nil
         keys[index] = []
         freeSlots.append(slot)
+      }
+      for key in touched {
+        cells[key]?.removeAll { removed[Int($0.slot)] }
+        if cells[key]?.isEmpty == true { cells[key] = nil }
       }
       probedPrecisions = precisions.keys.sorted()
     }
@@ -73,8 +81,14 @@ public final class GeofenceIndex: Sendable {
       let number = ownerNumbers[owner] ?? Int32(ownerNumbers.count)
       ownerNumbers[owner] = number
       var owned: [Int32] = []
-      for item in fences where slots[item.id] == nil {
+      // New slots in the order of the fences' places on a Z-order curve (their boxes' centres' geohashes), so that the
+      // fences near one point have slots near each other: a batch's per-slot data (its states) stays in few cache
+      // lines.
+      let ordered = fences.map { item in
         let shape = item.shape.geofence
+        return (item: item, shape: shape, place: GeofenceIndex.place(of: shape.boundingBox))
+      }.sorted { $0.place < $1.place }
+      for (item, shape, _) in ordered where slots[item.id] == nil {
         // A covering's cells are distinct and of one precision, so a point lies in at most one of a fence's cells:
         // a lookup finds each fence once.
         let fenceKeys = GeofenceIndex.cellKeys(covering: shape.boundingBox)
@@ -95,7 +109,7 @@ public final class GeofenceIndex: Sendable {
         slots[item.id] = slot
         owned.append(slot)
         for key in fenceKeys {
-          cells[key, default: []].append(CellEntry(slot: slot, owner: number, box: boxes[Int(slot)]))
+          cells[key, default: []].append(CellEntry(slot: slot, owner: number, box: boxes[Int(slot)], shape: shape))
           precisions[GeofenceIndex.precision(of: key), default: 0] += 1
         }
       }
@@ -112,17 +126,18 @@ public final class GeofenceIndex: Sendable {
         let cell = Int64(bitPattern: (1 << UInt64(bits)) | key >> UInt64(64 - bits))
         guard let inCell = cells[cell] else { continue }
         for entry in inCell where wanted.contains(entry.owner) && entry.box.contains(point) {
-          try body(entry.slot, shapes[Int(entry.slot)])
+          try body(entry.slot, entry.shape)
         }
       }
     }
   }
 
-  /// A fence under a cell: its slot, its owner's number and its box.
+  /// A fence under a cell: its slot, its owner's number, its box and its shape — all a lookup reads, side by side.
   fileprivate struct CellEntry: Sendable {
     var slot: Int32
     var owner: Int32
     var box: BoundingBox
+    var shape: Geofence
   }
 
   /// The numbers of the owners a lookup is about, as a bit set (owner numbers are small and dense).
@@ -194,7 +209,7 @@ public final class GeofenceIndex: Sendable {
     public func fence(at slot: Int32) -> GeofenceItem { state.items[Int(slot)]! }
 
     /// The decoded shape of the fence in `slot`.
-    public func shape(at slot: Int32) -> Geofence { state.shapes[Int(slot)] }
+    public func shape(at slot: Int32) -> Geofence { state.shapes[Int(slot)]! }
 
     /// The slot of the fence `id`, when it is one of the owners'.
     public func slot(of id: GeofenceID) -> Int32? {
@@ -297,6 +312,12 @@ public final class GeofenceIndex: Sendable {
       if keys.last != key { keys.append(key) }  // the cells are sorted by value: a parent's children are adjacent
     }
     return keys
+  }
+
+  /// Where `box` lies on a Z-order curve: its centre's 64-bit geohash (0 for a box the geohash can't place).
+  static func place(of box: BoundingBox) -> UInt64 {
+    let longitude = box.west <= box.east ? (box.west + box.east) / 2 : Coordinate.normalizedLongitude((box.west + box.east + 360) / 2)
+    return (try? GeohashCell(Coordinate(uncheckedLatitude: (box.south + box.north) / 2, longitude: longitude), bits: 64).value) ?? 0
   }
 
   /// The precision (bits) of a cell key `1 << bits | value`.

@@ -69,6 +69,9 @@ public enum LiveSignal: Sendable, Hashable {
   case committed(through: UInt64)
   /// The owner's sharing changed (pause, expiry, groups, Blacklist): every node checks its subscribers again.
   case sharingChanged(owner: UserID)
+  /// The owner's geofences changed (created, changed, deleted): every node reads them again before its next
+  /// evaluation.
+  case geofencesChanged(owner: UserID)
   /// The group was deleted: every node ends its channel's subscriptions.
   case groupDeleted(GroupID)
   /// The token with this hash was revoked: every node closes the sockets it opened.
@@ -91,6 +94,7 @@ public enum LiveSignal: Sendable, Hashable {
     switch self {
     case .committed(let sequence): "c:\(sequence)"
     case .sharingChanged(let owner): "s:\(owner.rawValue)"
+    case .geofencesChanged(let owner): "f:\(owner.rawValue)"
     case .groupDeleted(let group): "g:\(group.rawValue)"
     case .tokenRevoked(let hash): "t:\(hash)"
     case .accountDisabled(let user): "d:\(user.rawValue)"
@@ -110,6 +114,7 @@ public enum LiveSignal: Sendable, Hashable {
       guard let sequence = UInt64(value) else { return nil }
       self = .committed(through: sequence)
     case "s" where !value.isEmpty: self = .sharingChanged(owner: UserID(value))
+    case "f" where !value.isEmpty: self = .geofencesChanged(owner: UserID(value))
     case "g" where !value.isEmpty: self = .groupDeleted(GroupID(value))
     case "t" where !value.isEmpty: self = .tokenRevoked(hash: value)
     case "d" where !value.isEmpty: self = .accountDisabled(UserID(value))

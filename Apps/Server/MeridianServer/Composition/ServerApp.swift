@@ -23,6 +23,10 @@ public struct ServerApp: Sendable {
   public let environment: ServerEnvironment
   /// The live-updates hub behind `GET /ws`.
   public let live: LiveUpdates
+  /// The geofence monitor.
+  private let geofences: GeofenceMonitor
+  /// This node's index of the geofences: what its monitor evaluates fixes against.
+  public var geofenceIndex: GeofenceIndex { geofences.index }
   /// Every route of this server, answering a request without a socket (tests call it in process, HummingbirdTesting's
   /// `.router` way, on the very store, writer and hub the running services use).
   public let responder: RouterResponder<MeridianRequestContext>
@@ -94,6 +98,7 @@ public struct ServerApp: Sendable {
       logger: logger)
     self.environment = environment
     self.live = live
+    self.geofences = geofences
     self.responder = router.buildResponder()
     // Services stop in reverse order: live sockets first (closed with 4004, shutting down), then the HTTP server
     // (stops accepting, drains in-flight requests), then the writer (commits what they handed over and ends its

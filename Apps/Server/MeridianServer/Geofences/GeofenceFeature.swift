@@ -24,7 +24,7 @@ struct GeofenceFeature: Sendable {
     routes.on(API.deleteGeofence, status: .noContent) { call in
       let fence = try await ownGeofence(call.authenticated(), call.parameters.id)
       _ = try await store.deleteGeofence(fence.id)
-      monitor.fencesChanged()
+      await monitor.fencesChanged(owner: fence.ownerId)
       return NoContent()
     }
     routes.on(API.geofenceEvents) { call in try await events(call.authenticated(), call.parameters) }
@@ -51,7 +51,7 @@ struct GeofenceFeature: Sendable {
     let checked = try await validated(fence)
     try await checkRoom(for: owner)
     try await store.createGeofence(checked)
-    monitor.fencesChanged()
+    await monitor.fencesChanged(owner: owner)
     return checked
   }
 
@@ -106,7 +106,7 @@ struct GeofenceFeature: Sendable {
     fence.updatedAt = environment.now()
     let checked = try await validated(fence)
     guard try await store.updateGeofence(checked) else { throw APIError.notFound("There is no such geofence.") }
-    monitor.fencesChanged()
+    await monitor.fencesChanged(owner: owner)
     return checked
   }
 

@@ -56,9 +56,12 @@ final class GeofenceMonitor: Sendable {
   /// The owners whose fences may concern a person — the person and whoever may share with them — or none when none
   /// of them has a fence (remembered as well, so such a person's batches cost no query).
   private let concerned = LookupCache<UserID, [UserID]>(lifetime: 5_000, capacity: 10_000)
-  /// The concerned owners' fences, decoded once, under geohash cells (this node's; read again after 5 s or a change
-  /// made here).
+  /// The concerned owners' fences, decoded once, under geohash cells (this node's): an owner's read again after a
+  /// change made here or heard from another node through the live log, and after ``indexLifetime`` anyway.
   let index: GeofenceIndex
+  /// How long an owner's fences are kept in memory, ms: what bounds how long a change stays unseen when its signal
+  /// was lost (another node's, with no live log between them).
+  static let indexLifetime: Int64 = 60_000
   /// The proximity rules, evaluated on the same queue entries before they leave the queue.
   let proximity: ProximityMonitor
 
@@ -75,8 +78,10 @@ final class GeofenceMonitor: Sendable {
     self.webhookWake = wake
     self.now = now
     self.logger = logger
-    index = GeofenceIndex(store: store, lifetime: 5_000)
+    let index = GeofenceIndex(store: store, lifetime: Self.indexLifetime)
+    self.index = index
     proximity = ProximityMonitor(store: store, live: live, rules: settings.rules, wake: wake, now: now)
+    live.geofenceChanges.onChange { [concerned] owner in Self.forget(owner, concerned: concerned, index: index) }
   }
 
   /// The channel of `viewer`'s geofence events.
@@ -172,10 +177,17 @@ final class GeofenceMonitor: Sendable {
     return runs
   }
 
-  /// Forgets which people are concerned by which owners' fences (after a fence is created, changed or deleted).
-  func fencesChanged() {
+  /// Forgets `owner`'s fences, here and on every node sharing the live log, and which people are concerned by which
+  /// owners' fences: after one of the owner's fences is created, changed or deleted.
+  func fencesChanged(owner: UserID) async {
+    Self.forget(owner, concerned: concerned, index: index)
+    await live.geofencesChanged(owner: owner)
+  }
+
+  /// Forgets `owner`'s fences (nil: everyone's) and which people are concerned by which owners' fences.
+  private static func forget(_ owner: UserID?, concerned: LookupCache<UserID, [UserID]>, index: GeofenceIndex) {
     concerned.removeAll { _ in true }
-    index.invalidateAll()
+    if let owner { index.invalidate(owner: owner) } else { index.invalidateAll() }
   }
 
   // MARK: Evaluation

@@ -26,7 +26,7 @@ struct OwnTracksGeofences: Sendable {
       }
     }
     for waypoint in waypoints { try await save(waypoint, of: user) }
-    if !waypoints.isEmpty { monitor.fencesChanged() }
+    if !waypoints.isEmpty { await monitor.fencesChanged(owner: user) }
     for transition in transitions { try await report(transition, of: user) }
   }
 

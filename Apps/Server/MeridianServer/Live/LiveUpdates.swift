@@ -5,6 +5,7 @@ import MeridianAPI
 import MeridianSecrets
 import MeridianStore
 import RealtimeKit
+import Synchronization
 
 /// Live locations over the RealtimeKit hub (`GET /ws`, subprotocol `meridian.v1`).
 ///
@@ -49,6 +50,8 @@ public struct LiveUpdates: Sendable {
   private let logger: Logger
   /// Every namespace the hub serves, with its subscribe rule: this type's own and those of `channels`.
   let channels: LiveChannels
+  /// Where the other nodes' word that an owner's geofences changed goes on this node.
+  let geofenceChanges = GeofenceChangeRelay()
 
   /// A hub authenticating with the store's bearer tokens, authorizing with DomainKit's sharing rules (its own
   /// channels) and the rules of the other features' `channels`, and storing published fixes through `ingest`.
@@ -227,8 +230,13 @@ public struct LiveUpdates: Sendable {
       group.addTask {
         await log.listen { signal in
           switch signal {
-          case .committed, .listening: wake.yield()
+          case .committed: wake.yield()
+          case .listening:
+            // Signals may have been missed while the node wasn't listening.
+            geofenceChanges.heard(nil)
+            wake.yield()
           case .sharingChanged(let owner): try? await enforceHere(owner: owner)
+          case .geofencesChanged(let owner): geofenceChanges.heard(owner)
           case .groupDeleted(let group): await groupDeletedHere(group)
           case .tokenRevoked(let hash): await disconnectHere(tokenHash: hash, reason: "token revoked")
           case .accountDisabled(let user): await disconnectHere(user: user, reason: "account disabled")
@@ -485,6 +493,12 @@ public struct LiveUpdates: Sendable {
     await announce(.sharingChanged(owner: owner))
   }
 
+  /// Tells every other node sharing the store's live log that `owner`'s geofences changed (best effort: a node that
+  /// misses it reads them again within its index's lifetime, or when it starts listening again).
+  func geofencesChanged(owner: UserID) async {
+    await announce(.geofencesChanged(owner: owner))
+  }
+
   /// The namespace of each viewer's channel of sharing changes.
   static let sharingNamespace = "sharing"
 
@@ -737,4 +751,17 @@ public struct LiveUpdates: Sendable {
     }
     return .object(object)
   }
+}
+
+/// Where the live log's word that some owner's geofences changed goes on this node: to the one handler registered
+/// (the geofence monitor's).
+final class GeofenceChangeRelay: Sendable {
+  private let handler = Mutex<(@Sendable (UserID?) -> Void)?>(nil)
+
+  /// Calls `handler` with each owner whose fences another node changed, or with nil when any may have changed (this
+  /// node missed signals); replaces the handler registered before.
+  func onChange(_ handler: @escaping @Sendable (UserID?) -> Void) { self.handler.withLock { $0 = handler } }
+
+  /// Passes on that `owner`'s fences (nil: anyone's) changed.
+  func heard(_ owner: UserID?) { handler.withLock { $0 }?(owner) }
 }
