@@ -129,6 +129,15 @@ measure("haversine", operations: count * 16) {
   }
   return sum.bitPattern
 }
+let preparedPoints = points.map(HaversinePoint.init)
+let preparedNearby = nearby.map(HaversinePoint.init)
+measure("haversine.prepared", operations: count * 16) {
+  var sum = 0.0
+  for _ in 0..<16 {
+    for index in 0..<count { sum += preparedPoints[index].distance(to: preparedNearby[count - 1 - index]) }
+  }
+  return sum.bitPattern
+}
 measure("cheapruler.distance", operations: count * 16) {
   var sum = 0.0
   let ruler = CheapRuler(latitude: 45)

@@ -15,6 +15,32 @@ import Testing
     #expect(try abs(origin.haversineDistance(to: Coordinate(latitude: 0, longitude: 1)) - 111_195.080_233_532_9) < 1e-6)
   }
 
+  @Test func preparedPointsGiveTheReferenceHaversineDistances() throws {
+    for row in try Fixture.numbers("haversine.txt") {
+      let a = HaversinePoint(try Coordinate(latitude: row[0], longitude: row[1]))
+      let b = HaversinePoint(try Coordinate(latitude: row[2], longitude: row[3]))
+      #expect(abs(a.distance(to: b) - row[4]) < 1e-6, "\(row)")
+      #expect(abs(b.distance(to: a) - row[4]) < 1e-6, "\(row)")
+    }
+    // Near points, where the angle difference identity cancels most: centimetres apart, across the antimeridian.
+    let east = try Coordinate(latitude: -16.5, longitude: 179.999_999_9)
+    let west = try Coordinate(latitude: -16.5, longitude: -179.999_999_9)
+    #expect(abs(HaversinePoint(east).distance(to: HaversinePoint(west)) - east.haversineDistance(to: west)) < 1e-6)
+    // A prepared fence: a circle's signed distance up to rounding, a polygon's exactly.
+    let center = try Coordinate(latitude: 50.45, longitude: 30.52)
+    let circle = Geofence.circle(center: center, radius: 250)
+    let polygon = Geofence.polygon(
+      Polygon([
+        center, try center.destination(bearing: 90, distance: 500), try center.destination(bearing: 45, distance: 500),
+      ]))
+    for distance in stride(from: 0.0, through: 1_000, by: 50) {
+      let point = try center.destination(bearing: distance, distance: distance)
+      let prepared = HaversinePoint(point)
+      #expect(abs(PreparedGeofence(circle).signedDistance(to: prepared) - circle.signedDistance(to: point)) < 1e-7)
+      #expect(PreparedGeofence(polygon).signedDistance(to: prepared) == polygon.signedDistance(to: point))
+    }
+  }
+
   @Test func bearingsAndDestinationMatchGeographicLib() throws {
     for row in try Fixture.numbers("geodesic-inverse.txt").prefix(1500) {
       let a = try Coordinate(latitude: row[0], longitude: row[1])
