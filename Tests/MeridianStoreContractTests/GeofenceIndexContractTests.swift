@@ -77,7 +77,8 @@ struct GeofenceIndexContractTests {
           snapshot.forEachFence(near: point) { slot, shape in
             let fence = snapshot.fence(at: slot)
             #expect(
-              owners.contains(fence.ownerId) && shape == fence.shape.geofence && snapshot.slot(of: fence.id) == slot)
+              owners.contains(fence.ownerId) && shape.shape == fence.shape.geofence
+                && snapshot.slot(of: fence.id) == slot)
           }
         }
         let others = Set([UserID("ann"), UserID("bob")]).subtracting(owners)

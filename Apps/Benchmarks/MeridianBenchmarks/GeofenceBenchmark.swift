@@ -11,8 +11,8 @@ import Synchronization
 /// their owners' location — `viewers`, whom the owners let see them — stored through `store` (and answered), then
 /// random fixes in the city evaluated
 /// the way the server does for a person who may see all of them — per batch of 100 fixes a snapshot of the monitor's
-/// in-memory ``GeofenceIndex`` (geohash cells over the fences decoded once), then for each fix the fences whose box
-/// holds it, by slot, and DomainKit's rules for each (`BENCH_GEOFENCE_FIXES` fixes, 2,000 by default):
+/// in-memory ``GeofenceIndex`` (geohash cells over the fences decoded and prepared once), then for each fix (its point
+/// prepared once) the fences whose box holds it, by slot, and DomainKit's rules for each (`BENCH_GEOFENCE_FIXES` fixes, 2,000 by default):
 /// - `geofences.index.load_ms`: reading and indexing the owners' fences (once per node, then per change);
 /// - `geofences.eval.ns_per_fix`: the mean time per fix, lookup included;
 /// - `geofences.eval.candidates_per_fix`: how many fences the lookup returned per fix.
@@ -72,9 +72,10 @@ func geofenceFigures(store: any MeridianStore, viewers: [UserID]) async throws -
       states += repeatElement(GeofenceState(), count: fences.slotCount - states.count)
     }
     for fix in fixes[batch..<min(batch + 100, fixes.count)] {
-      fences.forEachFence(near: fix.coordinate) { slot, shape in
+      let point = HaversinePoint(fix.coordinate)
+      fences.forEachFence(near: fix.coordinate) { slot, fence in
         candidates += 1
-        let result = rules.evaluate(fix, in: shape, state: states[Int(slot)])
+        let result = rules.evaluate(fix, at: point, in: fence, state: states[Int(slot)])
         states[Int(slot)] = result.state
         events += result.events.count
       }

@@ -109,7 +109,8 @@ public final class GeofenceIndex: Sendable {
         slots[item.id] = slot
         owned.append(slot)
         for key in fenceKeys {
-          cells[key, default: []].append(CellEntry(slot: slot, owner: number, box: boxes[Int(slot)], shape: shape))
+          cells[key, default: []].append(
+            CellEntry(slot: slot, owner: number, box: boxes[Int(slot)], fence: PreparedGeofence(shape)))
           precisions[GeofenceIndex.precision(of: key), default: 0] += 1
         }
       }
@@ -119,14 +120,14 @@ public final class GeofenceIndex: Sendable {
 
     /// Calls `body` with the slot of each fence of the owners numbered `wanted` whose box contains `point`, once.
     func forEachFence(
-      near point: Coordinate, wanted: OwnerNumbers, _ body: (Int32, Geofence) throws -> Void
+      near point: Coordinate, wanted: OwnerNumbers, _ body: (Int32, PreparedGeofence) throws -> Void
     ) rethrows {
       guard let key = try? GeohashCell(point, bits: 64).value else { return }
       for bits in probedPrecisions {
         let cell = Int64(bitPattern: (1 << UInt64(bits)) | key >> UInt64(64 - bits))
         guard let inCell = cells[cell] else { continue }
         for entry in inCell where wanted.contains(entry.owner) && entry.box.contains(point) {
-          try body(entry.slot, entry.shape)
+          try body(entry.slot, entry.fence)
         }
       }
     }
@@ -137,7 +138,7 @@ public final class GeofenceIndex: Sendable {
     var slot: Int32
     var owner: Int32
     var box: BoundingBox
-    var shape: Geofence
+    var fence: PreparedGeofence
   }
 
   /// The numbers of the owners a lookup is about, as a bit set (owner numbers are small and dense).
@@ -192,9 +193,9 @@ public final class GeofenceIndex: Sendable {
       !owners.contains { !(state.owners[$0]?.slots.isEmpty ?? true) }
     }
 
-    /// Calls `body` with the slot and the decoded shape of each of the owners' fences whose bounding box contains
-    /// `point`, once each, in no particular order.
-    public func forEachFence(near point: Coordinate, _ body: (Int32, Geofence) throws -> Void) rethrows {
+    /// Calls `body` with the slot and the decoded, prepared shape of each of the owners' fences whose bounding box
+    /// contains `point`, once each, in no particular order.
+    public func forEachFence(near point: Coordinate, _ body: (Int32, PreparedGeofence) throws -> Void) rethrows {
       try state.forEachFence(near: point, wanted: wanted, body)
     }
 
@@ -316,8 +317,11 @@ public final class GeofenceIndex: Sendable {
 
   /// Where `box` lies on a Z-order curve: its centre's 64-bit geohash (0 for a box the geohash can't place).
   static func place(of box: BoundingBox) -> UInt64 {
-    let longitude = box.west <= box.east ? (box.west + box.east) / 2 : Coordinate.normalizedLongitude((box.west + box.east + 360) / 2)
-    return (try? GeohashCell(Coordinate(uncheckedLatitude: (box.south + box.north) / 2, longitude: longitude), bits: 64).value) ?? 0
+    let longitude =
+      box.west <= box.east ? (box.west + box.east) / 2 : Coordinate.normalizedLongitude((box.west + box.east + 360) / 2)
+    return
+      (try? GeohashCell(Coordinate(uncheckedLatitude: (box.south + box.north) / 2, longitude: longitude), bits: 64)
+      .value) ?? 0
   }
 
   /// The precision (bits) of a cell key `1 << bits | value`.

@@ -301,7 +301,7 @@ final class GeofenceMonitor: Sendable {
       if ownerSettings[fence.ownerId] == nil { ownerSettings[fence.ownerId] = .some(try await privacy(fence.ownerId)) }
       if Self.maySee(user, fence, ownerSettings: ownerSettings[fence.ownerId] ?? nil, at: time) { fences.append(fence) }
     }
-    let shapes = fences.map(\.shape.geofence)
+    let shapes = fences.map { PreparedGeofence($0.shape.geofence) }
     var number: [GeofenceID: Int] = [:]
     for (index, fence) in fences.enumerated() { number[fence.id] = index }
     let numberOfSlot = Dictionary(
@@ -326,6 +326,7 @@ final class GeofenceMonitor: Sendable {
       if position > 0, fix.timestamp - fixes[position - 1].fix.timestamp > rules.maximumGap {
         runStart = position
       }
+      let point = HaversinePoint(fix.coordinate)
       // The fences the person has a state in, and those whose box holds the fix, in the order of their ids.
       var order = withState
       for slot in nearFix {
@@ -347,14 +348,17 @@ final class GeofenceMonitor: Sendable {
             // evaluated on it). None decides an event.
             state = GeofenceState()
             for earlier in fixes[start..<position] {
-              state = rules.evaluate(earlier.fix, in: shape, state: state).state
+              state =
+                rules.evaluate(
+                  earlier.fix, at: HaversinePoint(earlier.fix.coordinate), in: shape, state: state
+                ).state
             }
           } else if let previous {
             // Outside the box, it decides no event: at most that the person was outside.
-            state = rules.evaluate(previous, in: shape, state: state).state
+            state = rules.evaluate(previous, at: HaversinePoint(previous.coordinate), in: shape, state: state).state
           }
         }
-        let (next, transitions) = rules.evaluate(fix, in: shape, state: state)
+        let (next, transitions) = rules.evaluate(fix, at: point, in: shape, state: state)
         states[index] = next
         events += transitions.map { Self.event($0, fence: fence, user: user, fix: fix, by: .server) }
       }

@@ -146,12 +146,27 @@ public struct GeofenceRules: Sendable, Hashable, Codable {
   public func evaluate(_ fix: LocationFix, in shape: Geofence, state: GeofenceState) -> (
     state: GeofenceState, events: [GeofenceTransition]
   ) {
+    evaluate(fix, signedDistance: shape.signedDistance(to: fix.coordinate), in: shape, state: state)
+  }
+
+  /// ``evaluate(_:in:state:)`` for a fence kept prepared and a fix's point prepared once for all its fences.
+  public func evaluate(_ fix: LocationFix, at point: HaversinePoint, in fence: PreparedGeofence, state: GeofenceState)
+    -> (state: GeofenceState, events: [GeofenceTransition])
+  {
+    evaluate(fix, signedDistance: fence.signedDistance(to: point), in: fence.shape, state: state)
+  }
+
+  /// The rules on `fix`, whose signed distance to the edge of `shape` (computed only when the fix is newer than the
+  /// state's) is `signedDistance`.
+  private func evaluate(
+    _ fix: LocationFix, signedDistance: @autoclosure () -> Double, in shape: Geofence, state: GeofenceState
+  ) -> (state: GeofenceState, events: [GeofenceTransition]) {
     let time = fix.timestamp
     if let last = state.lastFixAt, time <= last { return (state, []) }
     var next = state
     if let last = state.lastFixAt, time.saturatingDifference(last) > maximumGap { next = GeofenceState() }
     next.lastFixAt = time
-    let distance = shape.signedDistance(to: fix.coordinate)
+    let distance = signedDistance()
     let accuracy = max(0, fix.horizontalAccuracy ?? 0)
     let whollyInside = distance <= -accuracy
     let whollyOutside = distance >= accuracy
