@@ -9,16 +9,18 @@ import Synchronization
 ///
 /// An owner's fences are read from the store (all of them, in one query with the other owners missing) on first use,
 /// and again once they are older than `lifetime` milliseconds or after ``invalidate(owner:)`` /
-/// ``invalidateAll()`` (this node changed them); the lifetime bounds how long another node's change goes unseen.
+/// ``invalidateAll()`` (a change, made on this node or heard of from another); the lifetime bounds how long a change
+/// nobody told the index of goes unseen. An owner not asked about for twice the lifetime is forgotten.
 ///
 /// A batch of fixes takes one ``Snapshot`` of its owners' fences, then asks it for each fix's fences by slot: no
 /// lock, no string, no copy of a fence per fix.
 ///
 /// ```swift
-/// let index = GeofenceIndex(store: store, lifetime: 5_000)
+/// let index = GeofenceIndex(store: store, lifetime: 60_000)
 /// let fences = try await index.snapshot(owners: owners, now: now)
 /// for fix in fixes {
-///   fences.forEachFence(near: fix.coordinate) { slot, shape in if shape.contains(fix.coordinate) { … } }
+///   let point = HaversinePoint(fix.coordinate)
+///   fences.forEachFence(near: fix.coordinate) { slot, fence in if fence.signedDistance(to: point) <= 0 { … } }
 /// }
 /// ```
 public final class GeofenceIndex: Sendable {
@@ -29,9 +31,10 @@ public final class GeofenceIndex: Sendable {
     var owners: [UserID: (slots: [Int32], loadedAt: Int64?)] = [:]
     /// Each owner ever loaded → a small number of its own (kept when its fences are forgotten).
     var ownerNumbers: [UserID: Int32] = [:]
-    /// By slot: the fence (nil: a free slot), its shape decoded, its box, its owner's number and its cell keys.
+    /// By slot: the fence (nil: a free slot), its shape decoded and prepared, its box, its owner's number and its
+    /// cell keys.
     var items: [GeofenceItem?] = []
-    var shapes: [Geofence?] = []
+    var shapes: [PreparedGeofence?] = []
     var boxes: [BoundingBox] = []
     var ownerOf: [Int32] = []
     var keys: [[Int64]] = []
@@ -51,6 +54,7 @@ public final class GeofenceIndex: Sendable {
     /// Forgets `owner`'s fences: one pass over each cell they were under, whatever the cells' sizes.
     mutating func remove(_ owner: UserID) {
       guard let loaded = owners.removeValue(forKey: owner) else { return }
+      guard !loaded.slots.isEmpty else { return }
       var removed = [Bool](repeating: false, count: items.count)
       var touched = Set<Int64>()
       for slot in loaded.slots {
@@ -88,21 +92,22 @@ public final class GeofenceIndex: Sendable {
         let shape = item.shape.geofence
         return (item: item, shape: shape, place: GeofenceIndex.place(of: shape.boundingBox))
       }.sorted { $0.place < $1.place }
-      for (item, shape, _) in ordered where slots[item.id] == nil {
+      for (item, decoded, _) in ordered where slots[item.id] == nil {
+        let shape = PreparedGeofence(decoded)
         // A covering's cells are distinct and of one precision, so a point lies in at most one of a fence's cells:
         // a lookup finds each fence once.
-        let fenceKeys = GeofenceIndex.cellKeys(covering: shape.boundingBox)
+        let fenceKeys = GeofenceIndex.cellKeys(covering: decoded.boundingBox)
         let slot: Int32
         if let free = freeSlots.popLast() {
           slot = free
           let index = Int(slot)
           (items[index], shapes[index], boxes[index], ownerOf[index], keys[index]) =
-            (item, shape, shape.boundingBox, number, fenceKeys)
+            (item, shape, decoded.boundingBox, number, fenceKeys)
         } else {
           slot = Int32(items.count)
           items.append(item)
           shapes.append(shape)
-          boxes.append(shape.boundingBox)
+          boxes.append(decoded.boundingBox)
           ownerOf.append(number)
           keys.append(fenceKeys)
         }
@@ -110,7 +115,7 @@ public final class GeofenceIndex: Sendable {
         owned.append(slot)
         for key in fenceKeys {
           cells[key, default: []].append(
-            CellEntry(slot: slot, owner: number, box: boxes[Int(slot)], fence: PreparedGeofence(shape)))
+            CellEntry(slot: slot, owner: number, box: boxes[Int(slot)], fence: shape))
           precisions[GeofenceIndex.precision(of: key), default: 0] += 1
         }
       }
@@ -209,8 +214,8 @@ public final class GeofenceIndex: Sendable {
     /// The fence in `slot` (one ``slots(near:)`` or ``slot(of:)`` answered).
     public func fence(at slot: Int32) -> GeofenceItem { state.items[Int(slot)]! }
 
-    /// The decoded shape of the fence in `slot`.
-    public func shape(at slot: Int32) -> Geofence { state.shapes[Int(slot)]! }
+    /// The decoded, prepared shape of the fence in `slot`.
+    public func shape(at slot: Int32) -> PreparedGeofence { state.shapes[Int(slot)]! }
 
     /// The slot of the fence `id`, when it is one of the owners'.
     public func slot(of id: GeofenceID) -> Int32? {
@@ -297,6 +302,15 @@ public final class GeofenceIndex: Sendable {
       // A change that overlapped the read may not be in it: what was read serves this lookup, marked expired.
       let loadedAt = state.invalidations == generation ? now : nil
       for owner in stale { state.insert(owner, byOwner[owner] ?? [], at: loadedAt) }
+      // The owners nobody asked about for twice the lifetime (people who stopped sharing, accounts deleted) go.
+      let kept = Set(stale)
+      let forgottenAfter = lifetime > Int64.max / 2 ? Int64.max : lifetime * 2
+      let forgotten = state.owners.compactMap { owner, loaded -> UserID? in
+        guard !kept.contains(owner) else { return nil }
+        guard let loadedAt = loaded.loadedAt else { return owner }
+        return now - loadedAt >= forgottenAfter ? owner : nil
+      }
+      for owner in forgotten { state.remove(owner) }
     }
   }
 

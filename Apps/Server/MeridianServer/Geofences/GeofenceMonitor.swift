@@ -184,10 +184,16 @@ final class GeofenceMonitor: Sendable {
     await live.geofencesChanged(owner: owner)
   }
 
-  /// Forgets `owner`'s fences (nil: everyone's) and which people are concerned by which owners' fences.
+  /// Forgets `owner`'s fences (nil: everyone's), and which owners concern the people `owner` may concern: those
+  /// concerned by `owner` and those concerned by nobody (an owner's first fence concerns them now).
   private static func forget(_ owner: UserID?, concerned: LookupCache<UserID, [UserID]>, index: GeofenceIndex) {
-    concerned.removeAll { _ in true }
-    if let owner { index.invalidate(owner: owner) } else { index.invalidateAll() }
+    guard let owner else {
+      concerned.removeAll { _ in true }
+      index.invalidateAll()
+      return
+    }
+    concerned.removeAll { $0.isEmpty || $0.contains(owner) }
+    index.invalidate(owner: owner)
   }
 
   // MARK: Evaluation
@@ -301,7 +307,9 @@ final class GeofenceMonitor: Sendable {
       if ownerSettings[fence.ownerId] == nil { ownerSettings[fence.ownerId] = .some(try await privacy(fence.ownerId)) }
       if Self.maySee(user, fence, ownerSettings: ownerSettings[fence.ownerId] ?? nil, at: time) { fences.append(fence) }
     }
-    let shapes = fences.map { PreparedGeofence($0.shape.geofence) }
+    let shapes = fences.map { fence in
+      snapshot.slot(of: fence.id).map(snapshot.shape(at:)) ?? PreparedGeofence(fence.shape.geofence)
+    }
     var number: [GeofenceID: Int] = [:]
     for (index, fence) in fences.enumerated() { number[fence.id] = index }
     let numberOfSlot = Dictionary(

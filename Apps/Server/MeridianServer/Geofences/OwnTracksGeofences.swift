@@ -25,7 +25,12 @@ struct OwnTracksGeofences: Sendable {
       default: break
       }
     }
-    for waypoint in waypoints { try await save(waypoint, of: user) }
+    do {
+      for waypoint in waypoints { try await save(waypoint, of: user) }
+    } catch {
+      await monitor.fencesChanged(owner: user)  // the waypoints saved before the failure
+      throw error
+    }
     if !waypoints.isEmpty { await monitor.fencesChanged(owner: user) }
     for transition in transitions { try await report(transition, of: user) }
   }

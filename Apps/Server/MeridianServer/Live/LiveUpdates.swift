@@ -758,8 +758,8 @@ public struct LiveUpdates: Sendable {
 final class GeofenceChangeRelay: Sendable {
   private let handler = Mutex<(@Sendable (UserID?) -> Void)?>(nil)
 
-  /// Calls `handler` with each owner whose fences another node changed, or with nil when any may have changed (this
-  /// node missed signals); replaces the handler registered before.
+  /// Calls `handler` with each owner whose fences a node changed (this one included: it hears its own signals back),
+  /// or with nil when any may have changed (this node missed signals); replaces the handler registered before.
   func onChange(_ handler: @escaping @Sendable (UserID?) -> Void) { self.handler.withLock { $0 = handler } }
 
   /// Passes on that `owner`'s fences (nil: anyone's) changed.
