@@ -131,6 +131,14 @@ struct GeofenceIndexContractTests {
       #expect(try await index.fences(near: [Self.home], owners: ann, now: 1_600) == [created])
       let bob = try #require(try await store.geofence(GeofenceID("b1")))
       #expect(try await index.fences(ids: [GeofenceID("b1"), GeofenceID("g2"), GeofenceID("gone")]) == [bob, created])
+
+      // An owner nobody asked about for twice the lifetime is forgotten at the next reload of another: by id, its
+      // fence then comes from the store (deleted there meanwhile), not from memory.
+      #expect(try await index.fences(owners: [UserID("bob")], now: 1_600) == [bob])
+      #expect(try await store.deleteGeofence(GeofenceID("b1")))
+      #expect(try await index.fences(ids: [GeofenceID("b1")]) == [bob])  // still in memory
+      _ = try await index.fences(owners: ann, now: 3_600)  // ann's reload, two lifetimes after bob's
+      #expect(try await index.fences(ids: [GeofenceID("b1")]).isEmpty)
     }
   }
 }

@@ -50,6 +50,8 @@ public final class GeofenceIndex: Sendable {
     var probedPrecisions: [Int] = []
     /// Counts invalidations: a load that overlapped one may hold what it was about, so it is not kept.
     var invalidations: UInt64 = 0
+    /// When the owners nobody asked about were last looked for (once a lifetime, not on every load).
+    var sweptAt: Int64?
 
     /// Forgets `owner`'s fences: one pass over each cell they were under, whatever the cells' sizes.
     mutating func remove(_ owner: UserID) {
@@ -302,7 +304,10 @@ public final class GeofenceIndex: Sendable {
       // A change that overlapped the read may not be in it: what was read serves this lookup, marked expired.
       let loadedAt = state.invalidations == generation ? now : nil
       for owner in stale { state.insert(owner, byOwner[owner] ?? [], at: loadedAt) }
-      // The owners nobody asked about for twice the lifetime (people who stopped sharing, accounts deleted) go.
+      // The owners nobody asked about for twice the lifetime (people who stopped sharing, accounts deleted) go: looked
+      // for once a lifetime, so that a node with many owners doesn't walk them all on each owner's reload.
+      if let sweptAt = state.sweptAt, now - sweptAt < lifetime { return }
+      state.sweptAt = now
       let kept = Set(stale)
       let forgottenAfter = lifetime > Int64.max / 2 ? Int64.max : lifetime * 2
       let forgotten = state.owners.compactMap { owner, loaded -> UserID? in

@@ -324,7 +324,9 @@ final class GeofenceMonitor: Sendable {
       withState.append(index)
     }
     var events: [GeofenceEventItem] = []
-    var previous = Self.lastFix(of: tracking)
+    // The fix before the one evaluated (of this batch, or the stored last one), with its point prepared.
+    var previous = Self.lastFix(of: tracking).map { (fix: $0, point: HaversinePoint($0.coordinate)) }
+    let points = fixes.map { HaversinePoint($0.fix.coordinate) }
     var isNear = [Bool](repeating: false, count: fences.count)
     // Where the rules' memory starts within this batch: its first fix when the person has none evaluated before it
     // within the maximum gap, or the first fix after such a gap in it; nil while it starts before the batch.
@@ -334,7 +336,7 @@ final class GeofenceMonitor: Sendable {
       if position > 0, fix.timestamp - fixes[position - 1].fix.timestamp > rules.maximumGap {
         runStart = position
       }
-      let point = HaversinePoint(fix.coordinate)
+      let point = points[position]
       // The fences the person has a state in, and those whose box holds the fix, in the order of their ids.
       var order = withState
       for slot in nearFix {
@@ -355,15 +357,12 @@ final class GeofenceMonitor: Sendable {
             // the box (a fix within its accuracy of the edge leaves it unknown, as it would have had the fence been
             // evaluated on it). None decides an event.
             state = GeofenceState()
-            for earlier in fixes[start..<position] {
-              state =
-                rules.evaluate(
-                  earlier.fix, at: HaversinePoint(earlier.fix.coordinate), in: shape, state: state
-                ).state
+            for earlier in start..<position {
+              state = rules.evaluate(fixes[earlier].fix, at: points[earlier], in: shape, state: state).state
             }
           } else if let previous {
             // Outside the box, it decides no event: at most that the person was outside.
-            state = rules.evaluate(previous, at: HaversinePoint(previous.coordinate), in: shape, state: state).state
+            state = rules.evaluate(previous.fix, at: previous.point, in: shape, state: state).state
           }
         }
         let (next, transitions) = rules.evaluate(fix, at: point, in: shape, state: state)
@@ -371,11 +370,11 @@ final class GeofenceMonitor: Sendable {
         events += transitions.map { Self.event($0, fence: fence, user: user, fix: fix, by: .server) }
       }
       lastFixAt = fix.timestamp
-      previous = fix
+      previous = (fix, point)
     }
     var update = GeofenceTrackingUpdate(
       userID: user, version: tracking.version, lastFixAt: lastFixAt,
-      lastPosition: previous.map {
+      lastPosition: previous.map(\.fix).map {
         GeofencePosition(latitude: $0.latitude, longitude: $0.longitude, accuracy: $0.horizontalAccuracy)
       }, events: events)
     // A stored state of a fence that is gone or no longer visible goes.
