@@ -116,8 +116,7 @@ public final class GeofenceIndex: Sendable {
         slots[item.id] = slot
         owned.append(slot)
         for key in fenceKeys {
-          cells[key, default: []].append(
-            CellEntry(slot: slot, owner: number, box: boxes[Int(slot)], fence: shape))
+          cells[key, default: []].append(CellEntry(slot: slot, owner: number, box: boxes[Int(slot)], fence: shape))
           precisions[GeofenceIndex.precision(of: key), default: 0] += 1
         }
       }
@@ -133,14 +132,20 @@ public final class GeofenceIndex: Sendable {
       for bits in probedPrecisions {
         let cell = Int64(bitPattern: (1 << UInt64(bits)) | key >> UInt64(64 - bits))
         guard let inCell = cells[cell] else { continue }
-        for entry in inCell where wanted.contains(entry.owner) && entry.box.contains(point) {
-          try body(entry.slot, entry.fence)
+        // Each entry read in place through the buffer: none is copied (a copy of an entry or of its shape is a value
+        // witness call, a tenth of the time per fix).
+        try inCell.withUnsafeBufferPointer { entries in
+          for index in entries.indices where wanted.contains(entries[index].owner) && entries[index].box.contains(point)
+          {
+            try body(entries[index].slot, entries[index].fence)
+          }
         }
       }
     }
   }
 
-  /// A fence under a cell: its slot, its owner's number, its box and its shape — all a lookup reads, side by side.
+  /// A fence under a cell: its slot, its owner's number, its box and its shape — all a lookup reads, side by side (the
+  /// shape there rather than by slot: measured, a lookup's reads by slot cost more than the copies they save).
   fileprivate struct CellEntry: Sendable {
     var slot: Int32
     var owner: Int32

@@ -41,7 +41,16 @@ public struct HaversinePoint: Sendable, Hashable {
     let a =
       sinHalfDeltaLatitude * sinHalfDeltaLatitude
       + cosLatitude * other.cosLatitude * sinHalfDeltaLongitude * sinHalfDeltaLongitude
-    return (2 * meanEarthRadius) * asin(min(1, a.squareRoot()))
+    return (2 * meanEarthRadius) * Self.arcsine(min(1, a.squareRoot()))
+  }
+
+  /// `asin(x)` for `0 ≤ x ≤ 1`: below 0.01 (points up to 127 km apart, what a fence test sees) its Taylor series to
+  /// x⁷, whose first term left out is under 10⁻¹⁷ of the sum — the same value to the last bit or two, a fifth of the
+  /// time; beyond, the library's.
+  @inline(__always) static func arcsine(_ x: Double) -> Double {
+    guard x < 0.01 else { return asin(x) }
+    let square = x * x
+    return x + x * square * (1.0 / 6 + square * (3.0 / 40 + square * (5.0 / 112)))
   }
 }
 
