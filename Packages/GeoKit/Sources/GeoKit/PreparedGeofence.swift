@@ -45,8 +45,8 @@ public struct HaversinePoint: Sendable, Hashable {
   }
 
   /// `asin(x)` for `0 ≤ x ≤ 1`: below 0.01 (points up to 127 km apart, what a fence test sees) its Taylor series to
-  /// x⁷, whose first term left out is under 10⁻¹⁷ of the sum — the same value to the last bit or two, a fifth of the
-  /// time; beyond, the library's.
+  /// x⁷, whose first term left out is under 10⁻¹⁷ of the sum: within an ulp of the library's `asin`, in three
+  /// multiply-adds; beyond, the library's.
   @inline(__always) static func arcsine(_ x: Double) -> Double {
     guard x < 0.01 else { return asin(x) }
     let square = x * x
