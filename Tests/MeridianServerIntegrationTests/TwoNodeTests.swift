@@ -201,6 +201,33 @@ struct TwoNodeTests {
     }
   }
 
+  @Test func aUserDeletedByAnOperatorOnNodeBLeavesNodeAsIndexAsSoonAsNodeAHeardOfIt() async throws {
+    try await Self.withTwoNodes { a, b in
+      let (anna, bob, _) = try await Self.people(on: a)
+      let annaID = anna.session.userId
+      let now = { Timestamp.milliseconds(Date()) }
+      let fence = try await anna.client.send(
+        API.createGeofence, body: NewGeofence(name: "Home", shape: .circle(center: GeofenceTests.home, radius: 100)))
+      #expect(try await a.app.geofenceIndex.fences(owners: [annaID], now: now()).map(\.id) == [fence.id])
+      let admin = try b.client(token: ServerConfiguration.developmentAdminToken)
+      _ = try await admin.send(API.adminDeleteUser, parameters: AdminUserDeletionQuery(user: annaID.rawValue))
+      // The acknowledgement: Bob's fix posted to node B after the deletion reaches his socket on node A, which acts on
+      // the nodes' signals in the order they were committed.
+      let bobOnA = await LiveWatcher(server: a, token: bob.token)
+      defer { Task { await bobOnA.stop() } }
+      let bobChannel = try ChannelName.of(user: bob.userId)
+      #expect(try await bobOnA.subscribe(bobChannel))
+      let marker = try LocationFix(timestamp: GeofenceTests.now() - 1_000, latitude: 50.45, longitude: 30.52)
+      _ = try await b.client(token: bob.token).send(
+        API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: [marker]))
+      try await bobOnA.wait("Bob's fix posted to node B after the deletion, on node A") { _ in
+        try await bobOnA.locations(on: bobChannel).contains { $0.fixes.map(\.timestamp) == [marker.timestamp] }
+      }
+      // Without the signal node A would keep Anna's fence for its index's lifetime of a minute.
+      #expect(try await a.app.geofenceIndex.fences(owners: [annaID], now: now()).isEmpty)
+    }
+  }
+
   @Test func pausingOnNodeBEndsTheLiveViewOnBothNodesAndNodeAFansOutNothingMore() async throws {
     try await Self.withTwoNodes { a, b in
       let (anna, bobSession, _) = try await Self.people(on: a)

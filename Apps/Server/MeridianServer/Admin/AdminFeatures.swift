@@ -11,6 +11,8 @@ struct AdminFeatures: Sendable {
   let environment: ServerEnvironment
   let live: LiveUpdates
   let ingest: FixIngest
+  /// The geofence monitor: a deleted user's fences leave every node's index at once (announced through the live log).
+  let geofences: GeofenceMonitor
   /// Where images are kept: a deleted user's images that nothing else refers to are deleted from it.
   var blobs: (any BlobStore)? = nil
 
@@ -19,6 +21,7 @@ struct AdminFeatures: Sendable {
     let administration = Administration(
       store: environment.store, blobs: blobs, blobGracePeriod: environment.blobGracePeriod, now: environment.now)
     let live = self.live
+    let geofences = self.geofences
     let ingestRate = ingest.writer.ingestRate
     routes.on(API.adminStats) { call in
       var statistics = try await administration.statistics(days: call.parameters.days)
@@ -40,7 +43,10 @@ struct AdminFeatures: Sendable {
     routes.on(API.adminEnableUser) { call in try await administration.setDisabled(call.parameters.user, false) }
     routes.on(API.adminDeleteUser) { call in
       let deletion = try await administration.deleteUser(call.parameters.user, dryRun: call.parameters.dryRun)
-      if !deletion.dryRun { await Self.disconnect(deletion.user, from: live, reason: "account deleted") }
+      if !deletion.dryRun {
+        await Self.disconnect(deletion.user, from: live, reason: "account deleted")
+        await geofences.fencesChanged(owner: UserID(deletion.user))
+      }
       return deletion
     }
     routes.on(API.adminRevokeUserTokens) { call in

@@ -286,7 +286,8 @@ public struct ServerApp: Sendable {
     GeofenceFeature(environment: environment, monitor: geofences).register(on: registrar)
     ProximityFeature(environment: environment, monitor: geofences.proximity).register(on: registrar)
     try WebAppFeature(settings: configuration.web).register(on: router)
-    AdminFeatures(environment: environment, live: live, ingest: ingest, blobs: blobs).register(on: registrar)
+    AdminFeatures(environment: environment, live: live, ingest: ingest, geofences: geofences, blobs: blobs).register(
+      on: registrar)
     return (router, phoneApps)
   }
 }
