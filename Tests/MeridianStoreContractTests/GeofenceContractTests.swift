@@ -201,13 +201,15 @@ struct GeofenceContractTests {
       let events = try await store.geofenceEvents(GeofenceEventQuery(involving: UserID("bob"))).events
       #expect(events.map(\.kind) == [.dwell, .enter])
       #expect(events[1] == event("g1", "bob", .enter, at: 100))
-      // A state or event for a fence deleted meanwhile is dropped, not an error.
+      // A state or event for a fence deleted meanwhile is dropped, not an error; a stored state is replaced.
+      let leaving = GeofenceState(presence: .inside, since: 100, lastFixAt: 300, outsideStreak: 1)
       #expect(
         try await store.commitGeofenceTracking(
           GeofenceTrackingUpdate(
-            userID: UserID("bob"), version: 2, lastFixAt: 300, states: [GeofenceID("gone"): inside],
+            userID: UserID("bob"), version: 2, lastFixAt: 300,
+            states: [GeofenceID("gone"): inside, GeofenceID("g1"): leaving],
             events: [event("gone", "bob", .enter, at: 300)])))
-      #expect(try await store.geofenceTracking(of: UserID("bob")).states[GeofenceID("gone")] == nil)
+      #expect(try await store.geofenceTracking(of: UserID("bob")).states == [GeofenceID("g1"): leaving])
     }
   }
 

@@ -230,12 +230,18 @@ extension PostgresTransaction {
       """)
   }
 
+  /// One statement per 1,000 states (it was a round trip per state): their fences' ids and
+  /// states as arrays, joined to the fences still there (a state of a fence deleted meanwhile is not kept). The ids
+  /// are distinct (the keys of the update's states), as `ON CONFLICT DO UPDATE` needs within one statement.
   func saveGeofenceStates(_ states: [(geofence: GeofenceID, state: String)], of user: UserID) async throws {
-    for (geofence, state) in states {
+    for start in stride(from: 0, to: states.count, by: 1_000) {
+      let chunk = states[start..<min(start + 1_000, states.count)]
       _ = try await rows(
         """
         INSERT INTO geofence_states(user_id, geofence_id, state)
-        SELECT \(user.rawValue), id, \(state) FROM geofences WHERE id = \(geofence.rawValue)
+        SELECT \(user.rawValue), g.id, s.state
+        FROM unnest(\(chunk.map(\.geofence.rawValue))::text[], \(chunk.map(\.state))::text[]) AS s(id, state)
+        JOIN geofences g ON g.id = s.id
         ON CONFLICT (user_id, geofence_id) DO UPDATE SET state = excluded.state
         """)
     }
