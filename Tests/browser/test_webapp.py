@@ -415,6 +415,14 @@ class WebAppTests(unittest.TestCase):
         except TimeoutException:
             self.fail(f"{message} (waited {seconds} s)")
 
+    def click(self, selector, message):
+        """Clicks the element `selector` names, found again when the page drew it anew between finding and clicking
+        (a stale element was never clicked, so trying again clicks once)."""
+        def clicked():
+            self.browser.find_element(By.CSS_SELECTOR, selector).click()
+            return True
+        self.wait(clicked, message)
+
     def console_entries(self):
         entries = self.browser.get_log("browser")
         self.console.extend(entries)
@@ -1484,12 +1492,16 @@ class WebAppTests(unittest.TestCase):
         box.click()
         self.wait(lambda: custom()[0]["visibility"]["location"] is True, "the group sees the location")
         self.assertTrue(climber_sees())
-        box = self.browser.find_element(By.CSS_SELECTOR, f"{row} input.group-location")  # drawn again
-        self.assertTrue(box.is_selected())
-        box.click()
+        # The page draws the group again once its change is answered: each control is found in the row drawn last.
+        location = f"{row} input.group-location"
+        self.wait(lambda: self.browser.find_element(By.CSS_SELECTOR, location).is_selected(),
+                  "the page draws the group seeing the location")
+        self.click(location, "the group's location box")
         self.wait(lambda: custom()[0]["visibility"]["location"] is False, "the group no longer sees the location")
         self.assertFalse(climber_sees())
-        self.browser.find_element(By.CSS_SELECTOR, f"{row} button.delete-group").click()
+        self.wait(lambda: not self.browser.find_element(By.CSS_SELECTOR, location).is_selected(),
+                  "the page draws the group not seeing the location")
+        self.click(f"{row} button.delete-group", "the group's delete button")
         self.wait(lambda: not custom(), "the group is deleted")
         self.wait(lambda: not self.browser.find_elements(By.CSS_SELECTOR, row), "and leaves the page")
         self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, strip))
