@@ -234,8 +234,7 @@ extension PostgresTransaction {
   /// states as arrays, joined to the fences still there (a state of a fence deleted meanwhile is not kept). The ids
   /// are distinct (the keys of the update's states), as `ON CONFLICT DO UPDATE` needs within one statement.
   func saveGeofenceStates(_ states: [(geofence: GeofenceID, state: String)], of user: UserID) async throws {
-    for start in stride(from: 0, to: states.count, by: 1_000) {
-      let chunk = states[start..<min(start + 1_000, states.count)]
+    for chunk in states.chunks(of: 1_000) {
       _ = try await rows(
         """
         INSERT INTO geofence_states(user_id, geofence_id, state)
@@ -258,8 +257,7 @@ extension PostgresTransaction {
   /// One statement per 1,000 events: their columns as arrays, joined to the fences still there, inserted in their
   /// order (the order of `seq`).
   func insertGeofenceEvents(_ events: [(event: GeofenceEventItem, ownerSees: Bool)]) async throws {
-    for start in stride(from: 0, to: events.count, by: 1_000) {
-      let chunk = events[start..<min(start + 1_000, events.count)]
+    for chunk in events.chunks(of: 1_000) {
       let items = chunk.map(\.event)
       _ = try await rows(
         """

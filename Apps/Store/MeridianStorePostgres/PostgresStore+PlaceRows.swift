@@ -137,8 +137,8 @@ extension PostgresStore {
   {
     var stored: [String: (parent: String?, kind: String)] = [:]
     let ids = Array(ids)
-    for start in stride(from: 0, to: ids.count, by: placeIDsPerLookup) {
-      let slice = Array(ids[start..<min(ids.count, start + placeIDsPerLookup)])
+    for chunk in ids.chunks(of: placeIDsPerLookup) {
+      let slice = Array(chunk)
       for try await (id, parent, kind) in try await connection.query(
         placeQuery("SELECT id, parent_id, kind FROM places WHERE id = ANY($1)", [slice]), logger: logger
       ).decode((String, String?, String).self) {

@@ -170,8 +170,8 @@ extension SQLiteStore {
       }
       let name = try LocalizationRegistry.resolvedExpression(field: "name", languages: chain)
       var names = GazetteerNames()
-      for chunk in stride(from: 0, to: areas.count, by: 500) {
-        let codes = Array(areas[chunk..<min(chunk + 500, areas.count)])
+      for chunk in areas.chunks(of: 500) {
+        let codes = Array(chunk)
         let marks = Array(repeating: "?", count: codes.count).joined(separator: ", ")
         for row in try Row.fetchAll(
           db, sql: "SELECT code, \(name) FROM geo_areas WHERE code IN (\(marks))", arguments: StatementArguments(codes))
@@ -179,8 +179,8 @@ extension SQLiteStore {
           names.areas[row["code"]] = row["name"]
         }
       }
-      for chunk in stride(from: 0, to: localities.count, by: 500) {
-        let ids = Array(localities[chunk..<min(chunk + 500, localities.count)])
+      for chunk in localities.chunks(of: 500) {
+        let ids = Array(chunk)
         let marks = Array(repeating: "?", count: ids.count).joined(separator: ", ")
         for row in try Row.fetchAll(
           db, sql: "SELECT geoname_id, \(name) FROM geo_places WHERE geoname_id IN (\(marks))",

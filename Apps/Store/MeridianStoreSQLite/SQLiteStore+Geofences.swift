@@ -132,8 +132,8 @@ extension SQLiteStore {
     let chunk = 30_000 - owners.count
     let candidates = try await database.read { db in
       var found: [String: GeofenceItem] = [:]
-      for start in stride(from: 0, to: keys.count, by: max(1, chunk)) {
-        let part = Array(keys[start..<min(keys.count, start + max(1, chunk))])
+      for slice in keys.chunks(of: max(1, chunk)) {
+        let part = Array(slice)
         for row in try Row.fetchAll(
           db,
           sql: """
@@ -317,7 +317,7 @@ extension SQLiteTransaction {
   /// Removes the entries, then keeps the live-only rule for their users: the fixes the entries held back go.
   func removeGeofenceQueueEntries(_ sequences: [UInt64]) throws {
     var users: Set<String> = []
-    for chunk in stride(from: 0, to: sequences.count, by: 500).map({ sequences[$0..<min($0 + 500, sequences.count)] }) {
+    for chunk in sequences.chunks(of: 500) {
       let placeholders = chunk.map { _ in "?" }.joined(separator: ",")
       let arguments = StatementArguments(chunk.map { Int64(clamping: $0) })
       users.formUnion(
