@@ -378,7 +378,7 @@ public enum GazetteerNamePicker {
       let otherWords = lower.split(whereSeparator: \.isWhitespace).count == words ? 0 : 1
       let far = distance * 2 > max(target.count, 1) ? 1 : 0
       // How many other Cyrillic spellings are one edit away or add a word: the forms languages share agree.
-      let support = cyrillic.filter { $0 != lower && ($0.hasPrefix(lower + " ") || editDistance($0, lower) <= 1) }
+      let support = cyrillic.filter { $0 != lower && ($0.hasPrefix(lower + " ") || isWithinOneEdit($0, lower)) }
         .count
       let cues = score(lower, letters: letters, language: language)
       let key =
@@ -428,6 +428,20 @@ public enum GazetteerNamePicker {
 
   static func transliterated(_ text: String) -> String {
     text.map { latin[$0] ?? String($0) }.joined()
+  }
+
+  /// Whether `editDistance(a, b) <= 1`, in one pass rather than the whole table: the import asks it of every pair of
+  /// a place's Cyrillic names.
+  static func isWithinOneEdit(_ a: String, _ b: String) -> Bool {
+    let (a, b) = (Array(a), Array(b))
+    let (short, long) = a.count <= b.count ? (a, b) : (b, a)
+    guard long.count - short.count <= 1 else { return false }
+    var same = 0
+    while same < short.count && short[same] == long[same] { same += 1 }
+    if same == short.count { return true }
+    // Past the first difference: one substitution (same lengths) or one letter more in `long`.
+    let rest = short.count == long.count ? same + 1 : same
+    return short[rest...] == long[(same + 1)...]
   }
 
   static func editDistance(_ a: String, _ b: String) -> Int {
