@@ -372,17 +372,20 @@ public final class PostgresDatabase: Sendable {
     defer { _ = calls.withLock { $0.running.removeValue(forKey: call) } }
     do {
       return try await Self.underDeadline(deadline) {
-        // A connection closed a moment ago (a deadline closed it) may still be handed out once before the pool
-        // notices: nothing ran on it, so another is taken; a pool that keeps doing so is unavailable.
+        // A connection closed a moment ago (a deadline closed it) may still be handed out before the pool notices:
+        // nothing ran on it, so another is taken after a pause that lets the pool's event loop see the close (on a
+        // loaded machine that took longer than three immediate attempts); a pool that keeps doing so for about a
+        // second is unavailable.
         var attempt = 0
         while true {
           attempt += 1
           do {
             return try await self.run(body, on: client, generation: generation, deadline: deadline)
           } catch is ClosedBeforeUse {
-            guard attempt < 3 else {
+            guard attempt < Self.closedConnectionAttempts else {
               throw PostgresDatabaseError.unavailable("the pool handed out only closed connections")
             }
+            try await Task.sleep(for: .milliseconds(min(attempt * 10, 100)))
           }
         }
       }
@@ -396,6 +399,10 @@ public final class PostgresDatabase: Sendable {
 
   /// A pooled connection that was closed when the pool handed it out.
   private struct ClosedBeforeUse: Error {}
+
+  /// How many closed connections in a row a call takes from the pool, pausing 10, 20, … 100 ms between them (about
+  /// 1.4 s in all), before it ends as unavailable.
+  private static let closedConnectionAttempts = 20
 
   /// Runs `body` on a connection of `client` (the pool of `generation`) under `deadline`.
   private func run<T: Sendable>(

@@ -132,13 +132,7 @@ struct PostgresFailoverTests {
       // first write succeeded: a clean-clone run met it at the reads below).
       let start = ContinuousClock.now
       func retrying<T>(_ call: () async throws -> T) async throws -> T {
-        while true {
-          do {
-            return try await call()
-          } catch  where PostgresDatabase.isUnavailable(error) && ContinuousClock.now - start < .seconds(20) {
-            try await Task.sleep(for: .milliseconds(20))
-          }
-        }
+        try await TestCluster.retryingWhileUnavailable(since: start, call)
       }
       try await retrying { try await database.execute("INSERT INTO t VALUES (3)") }
       #expect(

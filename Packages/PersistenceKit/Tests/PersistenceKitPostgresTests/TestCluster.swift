@@ -125,6 +125,20 @@ enum TestCluster {
       try await connection.execute(script: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)", logger: logger)
     }
   }
+
+  /// Calls `call` as a client does: an answer of `unavailable` (``PostgresDatabase/isUnavailable(_:)``) is tried again
+  /// every 20 ms until `limit` has passed since `start`; any other error, or `unavailable` after that, is thrown.
+  static func retryingWhileUnavailable<T>(
+    since start: ContinuousClock.Instant = .now, for limit: Duration = .seconds(20), _ call: () async throws -> T
+  ) async throws -> T {
+    while true {
+      do {
+        return try await call()
+      } catch  where PostgresDatabase.isUnavailable(error) && ContinuousClock.now - start < limit {
+        try await Task.sleep(for: .milliseconds(20))
+      }
+    }
+  }
 }
 
 extension PostgresDatabase {
