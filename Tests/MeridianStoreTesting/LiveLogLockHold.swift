@@ -19,11 +19,16 @@ public final class LiveLogLockHold: Sendable {
       releasing: ["SELECT pg_advisory_unlock(\(PostgresStore.liveLogLock))"])
   }
 
-  /// How many transactions of the database wait for an advisory lock now.
+  /// How many transactions of the database wait for an advisory lock now. (`pg_locks` is the cluster's: other tests'
+  /// databases on it take advisory locks too, and a root test run once counted one of theirs here.)
   public func waiting() async throws -> Int {
     try await store.database.withConnection { connection in
       try await connection.query(
-        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", logger: self.store.database.logger
+        """
+        SELECT count(*) FROM pg_locks
+        WHERE locktype = 'advisory' AND NOT granted
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        """, logger: self.store.database.logger
       ).collect().first?.decode(Int.self) ?? 0
     }
   }
