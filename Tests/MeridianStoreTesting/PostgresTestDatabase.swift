@@ -22,10 +22,25 @@ public struct PostgresTestDatabase: Sendable {
   public static func create(migrated: Bool = false, tablespaceAt location: URL? = nil) async throws
     -> PostgresTestDatabase
   {
+    try await create(template: migrated ? nil : TestCluster.emptyTemplate, tablespaceAt: location)
+  }
+
+  /// Creates a copy of `original` (`CREATE DATABASE … TEMPLATE`; sessions on `original` are ended first, so nothing
+  /// may use it meanwhile),
+  /// under the same allowance as ``create(migrated:tablespaceAt:)``; it must be dropped with ``drop()``.
+  public static func copy(of original: PostgresTestDatabase) async throws -> PostgresTestDatabase {
+    try await TestCluster.shared.endSessions(of: original.name)
+    return try await create(template: original.name, tablespaceAt: nil)
+  }
+
+  /// `template` nil: ``TestCluster/migratedTemplate()``.
+  private static func create(template given: String?, tablespaceAt location: URL?) async throws -> PostgresTestDatabase
+  {
     StallWatchdog.start()
     await DatabaseAllowance.shared.acquire()
     do {
-      let template = migrated ? try await TestCluster.shared.migratedTemplate() : TestCluster.emptyTemplate
+      let template: String
+      if let given { template = given } else { template = try await TestCluster.shared.migratedTemplate() }
       let name = "meridian_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
       var tablespace: String?
       if let location {

@@ -182,9 +182,16 @@ actor TestCluster {
   /// Renames `database` once its last connection has gone: a closed connection's backend may end a moment later, so
   /// any still there is ended and waited for (`pg_terminate_backend`'s timeout, PostgreSQL 14+) before the rename.
   private func renameWhenClosed(_ database: String, to name: String) async throws {
+    try await endSessions(of: database)
+    try await execute("ALTER DATABASE \(database) RENAME TO \(name)")
+  }
+
+  /// Ends every session still on `database` and waits for their backends to go (at most 5 s each): a closed
+  /// connection's backend may end a moment later, and `CREATE DATABASE … TEMPLATE` or a rename refuses a database
+  /// with a session (`CREATE DATABASE` itself polls every 100 ms for up to 5 s first).
+  func endSessions(of database: String) async throws {
     try await execute(
       "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = '\(database)'")
-    try await execute("ALTER DATABASE \(database) RENAME TO \(name)")
   }
 
   /// Whether the cluster has a database called `name`.
