@@ -44,6 +44,8 @@ struct VenueContractTests {
       centres.append((try Coordinate(latitude: 50.45, longitude: 30.52), 1000, nil))
       centres.append((try Coordinate(latitude: 0, longitude: 0), 1000, nil))  // nothing there
 
+      // Each match carries its venue's imported rating (both engines keep a copy of it beside the position).
+      let ratings = Dictionary(uniqueKeysWithValues: all.map { ($0.place.id, $0.rating) })
       var nonEmpty = 0
       for (centre, radius, type) in centres {
         let expected = Dictionary(
@@ -57,6 +59,7 @@ struct VenueContractTests {
         #expect(Set(found.map(\.id)) == Set(expected.keys), "\(centre) r=\(radius)")
         for match in found {
           #expect(abs(match.distance - (expected[match.id] ?? .infinity)) < 1e-6)
+          #expect(match.rating == ratings[match.id], "\(match.id)")
         }
         if !expected.isEmpty { nonEmpty += 1 }
       }

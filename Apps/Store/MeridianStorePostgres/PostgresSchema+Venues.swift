@@ -259,4 +259,30 @@ extension PostgresSchema {
     CREATE TRIGGER places_venue AFTER INSERT OR UPDATE OF kind ON places
       FOR EACH ROW EXECUTE FUNCTION places_venue();
     """
+
+  static func appendVenueRatingMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-12-01 venue ratings in places", venueRatingsInPlaces))
+  }
+
+  /// As on SQLite: `places.venue_rating_sum` and `venue_rating_count` hold the venue's imported rating (`venues`),
+  /// kept by two statement triggers on `venues`, so that a radius query reads `places` alone. Joining `venues` by
+  /// its text key for each candidate took 1.6 ms of a 1 km query's 2.4 over a million venues (pgbench, warm).
+  static let venueRatingsInPlaces = """
+    ALTER TABLE places ADD COLUMN venue_rating_sum bigint NOT NULL DEFAULT 0;
+    ALTER TABLE places ADD COLUMN venue_rating_count bigint NOT NULL DEFAULT 0;
+    UPDATE places p SET venue_rating_sum = v.rating_sum, venue_rating_count = v.rating_count
+      FROM venues v WHERE v.id = p.id AND (v.rating_sum <> 0 OR v.rating_count <> 0);
+    CREATE FUNCTION venues_rating() RETURNS trigger LANGUAGE plpgsql AS $rating$
+    BEGIN
+      UPDATE places p SET venue_rating_sum = given.rating_sum, venue_rating_count = given.rating_count
+        FROM given WHERE p.id = given.id
+          AND (p.venue_rating_sum, p.venue_rating_count) IS DISTINCT FROM (given.rating_sum, given.rating_count);
+      RETURN NULL;
+    END
+    $rating$;
+    CREATE TRIGGER venues_rating_inserted AFTER INSERT ON venues REFERENCING NEW TABLE AS given
+      FOR EACH STATEMENT EXECUTE FUNCTION venues_rating();
+    CREATE TRIGGER venues_rating_updated AFTER UPDATE ON venues REFERENCING NEW TABLE AS given
+      FOR EACH STATEMENT EXECUTE FUNCTION venues_rating();
+    """
 }

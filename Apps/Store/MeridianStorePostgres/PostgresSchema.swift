@@ -46,6 +46,7 @@ public enum PostgresSchema {
     appendStayMigrations(to: &migrator)  // PostgresStore+Stays.swift
     appendProximityMigrations(to: &migrator)  // PostgresSchema+Proximity.swift
     appendHistoryCellMigrations(to: &migrator)  // PostgresStore+HistoryCells.swift
+    appendVenueRatingMigrations(to: &migrator)  // PostgresSchema+Venues.swift
     return migrator
   }()
 

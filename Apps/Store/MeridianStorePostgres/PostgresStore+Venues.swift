@@ -144,13 +144,14 @@ extension PostgresStore: VenueStore {
     return matches
   }
 
-  /// The query of ``venues(within:of:type:)``: the candidates of `ST_DWithin` (GiST on `places.location`).
+  /// The query of ``venues(within:of:type:)``: the candidates of `ST_DWithin` (GiST on `places.location`), read from
+  /// `places` alone (the imported rating is kept there too).
   static func venuesWithinQuery(_ radius: Double, of center: Coordinate, type: String?) throws -> PostgresQuery {
     try placeQuery(
       """
-      SELECT p.seq, p.id, p.latitude, p.longitude, p.venue_type, v.rating_sum + p.own_sum,
-        v.rating_count + p.own_count
-      FROM places p JOIN venues v ON v.id = p.id
+      SELECT p.seq, p.id, p.latitude, p.longitude, p.venue_type, p.venue_rating_sum + p.own_sum,
+        p.venue_rating_count + p.own_count
+      FROM places p
       WHERE ST_DWithin(p.location, ST_SetSRID(ST_MakePoint($1, $2), 4326)::geography, $3, false)
         AND p.kind = 'venue'\(type == nil ? "" : " AND p.venue_type = $4")
       """, [center.longitude, center.latitude, spatialSearchRadius(radius)] + (type.map { [$0] } ?? []))
