@@ -266,7 +266,7 @@ extension PostgresSchema {
 
   /// As on SQLite: `places.venue_rating_sum` and `venue_rating_count` hold the venue's imported rating (`venues`),
   /// kept by two statement triggers on `venues`, so that a radius query reads `places` alone. Joining `venues` by
-  /// its text key for each candidate took 1.6 ms of a 1 km query's 2.4 over a million venues (pgbench, warm).
+  /// its text key for each candidate took 1.6 ms of a 1 km query's 2.3 over a million venues (pgbench, warm).
   static let venueRatingsInPlaces = """
     ALTER TABLE places ADD COLUMN venue_rating_sum bigint NOT NULL DEFAULT 0;
     ALTER TABLE places ADD COLUMN venue_rating_count bigint NOT NULL DEFAULT 0;
