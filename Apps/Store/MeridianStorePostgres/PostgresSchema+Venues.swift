@@ -262,7 +262,28 @@ extension PostgresSchema {
 
   static func appendVenueRatingMigrations(to migrator: inout Migrator) {
     migrator.append(.sql("2026-12-01 venue ratings in places", venueRatingsInPlaces))
+    migrator.append(.sql("2026-12-01 a new venue row takes its place's rating", newVenueRowsTakeTheRating))
   }
+
+  /// `places_venue` (the trigger that makes a venue's `venues` row) gives the new row the rating its places row
+  /// holds, where it gave 0: an import writes the rating into the places rows, and the `venues_rating` trigger then
+  /// set them back to 0 before the import's `venues` upsert set them again (two rewrites of every imported venue).
+  static let newVenueRowsTakeTheRating = """
+    CREATE OR REPLACE FUNCTION places_venue() RETURNS trigger LANGUAGE plpgsql AS $venue$
+    BEGIN
+      IF TG_OP = 'UPDATE' AND OLD.kind = 'venue' AND NEW.kind <> 'venue'
+        AND EXISTS (SELECT 1 FROM venues WHERE id = OLD.id)
+      THEN
+        RAISE EXCEPTION 'place % is a venue (promotions may point at it), so its kind stays venue', OLD.id;
+      END IF;
+      IF NEW.kind = 'venue' THEN
+        INSERT INTO venues(id, rating_sum, rating_count, updated_at)
+        VALUES (NEW.id, NEW.venue_rating_sum, NEW.venue_rating_count, NEW.updated_at) ON CONFLICT (id) DO NOTHING;
+      END IF;
+      RETURN NULL;
+    END
+    $venue$;
+    """
 
   /// As on SQLite: `places.venue_rating_sum` and `venue_rating_count` hold the venue's imported rating (`venues`),
   /// kept by two statement triggers on `venues`, so that a radius query reads `places` alone. Joining `venues` by

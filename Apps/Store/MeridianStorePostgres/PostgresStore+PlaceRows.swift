@@ -26,6 +26,12 @@ struct PlaceRows {
     add(column, array: "float8[]", select: alias(arrays.count))
   }
 
+  /// A `bigint` column.
+  mutating func integer(_ column: String, _ values: [Int64]) {
+    binds.append(values)
+    add(column, array: "int8[]", select: alias(arrays.count))
+  }
+
   /// A `jsonb` column of JSON texts.
   mutating func json(_ column: String, _ values: [String]) {
     binds.append(values)
@@ -78,7 +84,7 @@ struct PlaceRows {
 }
 
 extension PostgresStore {
-  /// Rows per statement of ``writePlaces(_:now:asVenues:on:logger:)`` and ``writeVenues(_:now:on:logger:)``: a
+  /// Rows per statement of ``writePlaces(_:now:asVenues:on:logger:)`` and ``writeVenues(_:ratings:now:on:logger:)``: a
   /// chunk's arrays are a few MB at most. Measured writing 40,800 places in one call (debug build, a loaded 2-core
   /// machine): 1,000 rows 980–1,340 places/s, 2,000 1,510–1,670, 5,000 1,790–1,830, 10,000 1,710.
   static let placeRowsPerStatement = 5_000
@@ -148,10 +154,14 @@ extension PostgresStore {
     return stored
   }
 
-  /// The columns of `records` for ``PlaceRows``: every column the store writes, or with `venueImport` those of a
-  /// venue import (``writeVenues(_:now:on:logger:)``), which leaves a stored place's parent, short titles and
-  /// attributes as they are.
-  static func placeRows(_ records: [PlaceRecord], languages: [String], venueImport: Bool = false) throws -> PlaceRows {
+  /// The columns of `records` for ``PlaceRows``: every column the store writes, or with `venueRatings` (one per
+  /// record) those of a venue import (``writeVenues(_:ratings:now:on:logger:)``), which leaves a stored place's
+  /// parent, short titles and attributes as they are and writes each venue's imported rating. The `venues` row and
+  /// the places row then agree from the start, and the `venues_rating` triggers have nothing to rewrite.
+  static func placeRows(_ records: [PlaceRecord], languages: [String], venueRatings: [RatingAggregate]? = nil) throws
+    -> PlaceRows
+  {
+    let venueImport = venueRatings != nil
     let places = records.map(\.place)
     var rows = PlaceRows()
     try rows.text("id", places.map(\.id.rawValue))
@@ -184,6 +194,10 @@ extension PostgresStore {
         try rows.text("short_title_\(language)", records.map { translation($0.shortTitle, language) })
       }
       try rows.text("description_\(language)", places.map { translation($0.description, language) })
+    }
+    if let venueRatings {
+      rows.integer("venue_rating_sum", venueRatings.map { Int64($0.sum) })
+      rows.integer("venue_rating_count", venueRatings.map { Int64($0.count) })
     }
     rows.search(records.map(\.searchText))
     return rows

@@ -36,7 +36,9 @@ extension PostgresStore: VenueStore {
       var start = 0
       while start < loose.count {
         let end = min(loose.count, start + Self.placeRowsPerStatement)
-        try await Self.writeVenues(loose[start..<end].map(\.record), now: now, on: connection, logger: self.logger)
+        try await Self.writeVenues(
+          loose[start..<end].map(\.record), ratings: loose[start..<end].map(\.venue.rating), now: now,
+          on: connection, logger: self.logger)
         start = end
       }
       // The places trigger made each new venue's row; the imported rating is the venue's own.
@@ -57,10 +59,12 @@ extension PostgresStore: VenueStore {
     }
   }
 
-  /// Inserts or updates `records` (venues without a parent, validated) in one statement, in the caller's
-  /// transaction: a stored place must be a venue and keeps its parent; a new one gets its closure row.
+  /// Inserts or updates `records` (venues without a parent, validated) with their imported `ratings` in one
+  /// statement, in the caller's transaction: a stored place must be a venue and keeps its parent; a new one gets its
+  /// closure row.
   static func writeVenues(
-    _ records: [PlaceRecord], now: Int64, on connection: PostgresConnection, logger: Logger
+    _ records: [PlaceRecord], ratings: [RatingAggregate], now: Int64, on connection: PostgresConnection,
+    logger: Logger
   ) async throws {
     let ids = records.map(\.place.id.rawValue)
     for row in try await connection.query(
@@ -71,7 +75,7 @@ extension PostgresStore: VenueStore {
         PlaceID(id), "the id is taken by a place of kind '\(kind)', not a venue")
     }
     let languages = try await dataLanguages(connection, logger: logger)
-    let rows = try placeRows(records, languages: languages, venueImport: true)
+    let rows = try placeRows(records, languages: languages, venueRatings: ratings)
     _ = try await connection.query(rows.upsert(now: now, kept: ["id"]), logger: logger).collect()
     _ = try await connection.query(
       placeQuery(
