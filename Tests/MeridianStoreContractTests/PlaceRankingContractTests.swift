@@ -130,6 +130,41 @@ struct PlaceRankingContractTests {
     }
   }
 
+  /// Relevance pages over 2,400 places, where PostgreSQL walks places in sequence order before it reads a tier's
+  /// rare candidates through its index: a word in every third title (the walks fill the pages), one in every 300th
+  /// (a first walk finds some, a longer one the rest), one only after the first 1,500 places (the first walk finds
+  /// none, the index the rest), exact titles (tier 0) and keywords (tier 2) among them, a short word and a phrase,
+  /// against the reference.
+  @Test(arguments: StoreEngine.all)
+  func relevancePagesOverManyPlacesEqualTheReference(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      var records: [PlaceRecord] = []
+      for index in 0..<2_400 {
+        var words = ["place \(index)"]
+        if index % 3 == 0 { words.append("common") }
+        if index % 300 == 7 { words.append("rare") }
+        if index >= 1_500 && index % 50 == 0 { words.append("late") }
+        records.append(
+          PlaceRecord(
+            place: try Place(
+              id: PlaceID("m\(index)"), kind: .programme,
+              name: LocalizedText(["en": index % 900 == 7 ? "Rare" : words.joined(separator: " ")]),
+              keywords: index % 250 == 3 ? ["rarely", "lately", "commonplace"] : [])))
+      }
+      try await store.upsertPlaces(records, now: 1)
+      let oracle = PlaceRankingOracle(
+        entries: records.enumerated().map { .init(sequence: Int64($0), record: $1, rating: RatingAggregate()) })
+      for (text, limit) in [
+        ("common", 100), ("comm", 30), ("rare", 3), ("rar", 2), ("late", 4), ("lat", 5), ("ra", 6), ("place 1", 100),
+        ("place 23", 9), ("nothing", 5),
+      ] {
+        let query = PlaceQuery(text: text, sort: .relevance, limit: limit)
+        let count = try await expectReference(store, oracle, query, "\(text) by \(limit)")
+        #expect(count > 0 || text == "nothing", "\(text)")
+      }
+    }
+  }
+
   /// Every kind of attribute condition, alone and with a city, a kind or a scope, against the reference: ranges
   /// (open, closed, empty, infinite), text equality folded (case, diacritics), flags in any case, numbers written as
   /// text, a name that is no plain word, an attribute some places lack or hold as text.

@@ -20,6 +20,25 @@ extension PostgresSchema {
   /// The expression the trigram index covers: every title word preceded by a space.
   static let placeTitleWords = "(' ' || translate(p.title_key, E'\\n', ' '))"
 
+  /// Appends the migration that indexes each place's title lines, for search's exact matches.
+  static func appendPlaceTitleLineMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-12-01 place title lines", placeTitleLineIndex))
+  }
+
+  /// The index of title lines, and shorter pending lists for the search indexes: a GIN index keeps the rows
+  /// written since the last vacuum in a list that every search reads through (4 MB by default, about 7 ms at a
+  /// million places; 3.8 ms for the exact titles of a 3-letter query right after an import). The title lines,
+  /// a few per place, go straight into their index; the trigrams and words wait in a list of 256 kB.
+  static let placeTitleLineIndex = """
+    CREATE INDEX places_title_lines ON places USING gin (string_to_array(title_key, E'\\n')) WITH (fastupdate = off);
+    ALTER INDEX places_title_words SET (gin_pending_list_limit = 256);
+    ALTER INDEX places_search SET (gin_pending_list_limit = 256);
+    """
+
+  /// The expression `places_title_lines` covers: the lines of a place's folded titles (relevance tier 0 is one of
+  /// them equal to the query's words).
+  static let placeTitleLines = "string_to_array(p.title_key, E'\\n')"
+
   static let placesTrigrams = """
     CREATE EXTENSION IF NOT EXISTS pg_trgm;
     CREATE INDEX places_title_words ON places USING gin ((' ' || translate(title_key, E'\\n', ' ')) gin_trgm_ops);

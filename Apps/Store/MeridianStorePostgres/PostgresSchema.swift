@@ -47,6 +47,7 @@ public enum PostgresSchema {
     appendProximityMigrations(to: &migrator)  // PostgresSchema+Proximity.swift
     appendHistoryCellMigrations(to: &migrator)  // PostgresStore+HistoryCells.swift
     appendVenueRatingMigrations(to: &migrator)  // PostgresSchema+Venues.swift
+    appendPlaceTitleLineMigrations(to: &migrator)  // PostgresSchema+Places.swift
     return migrator
   }()
 
