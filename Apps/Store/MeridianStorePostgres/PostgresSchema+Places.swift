@@ -26,9 +26,9 @@ extension PostgresSchema {
   }
 
   /// The index of title lines, and shorter pending lists for the search indexes: a GIN index keeps the rows
-  /// written since the last vacuum in a list that every search reads through (4 MB by default, about 7 ms at a
-  /// million places; 3.8 ms for the exact titles of a 3-letter query right after an import). The title lines,
-  /// a few per place, go straight into their index; the trigrams and words wait in a list of 256 kB.
+  /// written since the last vacuum in a list that every search reads through (up to 4 MB by default; 2 MB of them
+  /// cost the exact titles of a 3-letter query 3.8 ms right after a million-place import). The title lines, a few
+  /// per place, go straight into their index; the trigrams and words wait in a list of 256 kB.
   static let placeTitleLineIndex = """
     CREATE INDEX places_title_lines ON places USING gin (string_to_array(title_key, E'\\n')) WITH (fastupdate = off);
     ALTER INDEX places_title_words SET (gin_pending_list_limit = 256);

@@ -6,6 +6,14 @@ import MeridianAPI
 import MeridianStore
 import PostgresNIO
 
+extension Int64 {
+  /// `self + other`, or `Int64.max` past it.
+  fileprivate func addingSaturated(_ other: Int64) -> Int64 {
+    let (sum, overflow) = addingReportingOverflow(other)
+    return overflow ? .max : sum
+  }
+}
+
 extension PostgresStore {
   /// A query of `sql` with `$1…` bound to `values` (nil binds NULL).
   static func placeQuery(_ sql: String, _ values: [(any PostgresEncodable & Sendable)?]) throws -> PostgresQuery {
@@ -171,11 +179,14 @@ extension PostgresStore {
     struct Step {
       var sql: String
       var values: [(any PostgresEncodable & Sendable)?]
-      /// The relevance tier whose places it reads (nil: the whole ranking).
+      /// The relevance tier whose places it reads (nil: the whole ranking); `$n - 2` and `$n - 1` are then bound to
+      /// the sequences it reads after and up to.
       var tier: Int?
-      /// How many places in sequence order it reads (nil: those of its index); `$n - 1` is bound to how many the
-      /// tier's walks before it read, where it starts.
-      var walk: Int?
+      /// The sequence the tier starts after: the cursor's, or 0 (before every place).
+      var start: Int64 = 0
+      /// How many sequences it walks in order, from where the tier's walks before it ended (nil: every one after
+      /// them, through the tier's index).
+      var walk: Int64?
       /// Run only when the tier's step before it found a place.
       var afterAFind = false
     }
@@ -185,13 +196,21 @@ extension PostgresStore {
     var paging: PlacePaging
     var limit: Int
 
-    /// `step` reading at most `rows` rows, after the `walked` places its tier's walks read.
-    static func statement(_ step: Step, walked: Int, rows: Int) throws -> PostgresQuery {
-      try placeQuery(step.sql, step.values + (step.tier == nil ? [] : [Int64(walked)]) + [Int64(rows)])
+    /// `step` reading at most `rows` rows with sequences in `after...through` (`after` excluded; a relevance step).
+    static func statement(_ step: Step, after: Int64, through: Int64, rows: Int) throws -> PostgresQuery {
+      try placeQuery(step.sql, step.values + (step.tier == nil ? [] : [after, through]) + [Int64(rows)])
     }
 
     /// The first statement, for a whole page: the whole ranking unless the order is by relevance.
-    var statement: PostgresQuery { get throws { try Self.statement(steps[0], walked: 0, rows: limit + 1) } }
+    /// - Throws: ``PlaceStoreError/invalidCursor`` for a cursor past the last relevance tier (a page of nothing).
+    var statement: PostgresQuery {
+      get throws {
+        guard let first = steps.first else { throw PlaceStoreError.invalidCursor }
+        return try Self.statement(
+          first, after: first.start, through: first.walk.map { first.start.addingSaturated($0) } ?? .max,
+          rows: limit + 1)
+      }
+    }
   }
 
   /// The ranking of `query`: its conditions, its order's keys as SQL (columns `k0…`), one row more than a page.
@@ -252,20 +271,22 @@ extension PostgresStore {
       + "::geography, \(bind(spatialSearchRadius(radius))), false)"
   }
 
-  /// How many places in sequence order a relevance tier's walks read: a first short one, and a longer one when the
-  /// first found a place but too few for the page (one place in a thousand or more match: the longer walk then
-  /// finds the rest, where the index would read thousands of rows).
-  static let relevanceWalks = (first: 1_000, then: 16_000)
+  /// How many sequences a relevance tier's walks read in order: a first short walk, and a longer one when the first
+  /// found a place but too few for the page (one place in a thousand or more matches: the longer walk then finds the
+  /// rest, where the index would read thousands of rows).
+  static let relevanceWalks: (first: Int64, then: Int64) = (1_000, 16_000)
 
   /// The relevance order, tier by tier from the cursor's: tier 0's candidates are the places one of whose title
   /// lines equals the words (`places_title_lines`), tier 1's those whose titles hold the words after a space
-  /// (`places_title_words`, trigrams), tier 2's every match. Tiers 1 and 2 first walk the next places in sequence
-  /// order (``relevanceWalks``), each walk stopping at the rows the page still lacks: a common prefix fills the
-  /// page within some hundred places. Then, only when the walks fell short, the tier's candidates after them are
-  /// read through its index and sorted: the walks fell short because they are rare. Tier 0 only has the latter,
-  /// exact titles being rare. One statement over every match ranked them all: about 60,000 for a 3-letter prefix
-  /// among a million places, 40–60 ms; reading a candidate through the index costs about 5 µs (a random page), a
-  /// place walked about 0.4 µs.
+  /// (`places_title_words`, trigrams), tier 2's every match. Tiers 1 and 2 first walk the next sequences in order
+  /// (``relevanceWalks``), each walk stopping at the rows the page still lacks: a common prefix fills the page
+  /// within some hundred places. Then, only when the walks fell short, the tier's candidates after them are read
+  /// through its index and sorted: the walks fell short because they are rare. Tier 0 only has the latter, exact
+  /// titles being rare. A walk covers a range of sequences, not a count of places, so that the statements of a page
+  /// agree on where each ends whatever is written meanwhile; where sequences are sparse (the first places deleted,
+  /// or new ones after upserts that used up numbers) the walks find fewer places and the index reads the rest. One
+  /// statement over every match ranked them all: about 60,000 for a 3-letter prefix among a million places, 40–60 ms;
+  /// reading a candidate through the index costs about 5 µs (a random page), a place walked about 0.4 µs.
   static func relevanceRanking(_ query: PlaceQuery, paging: PlacePaging) -> PlaceRanking {
     var (conditions, values) = placeConditions(query)
     // Tiers 0 and 1 read their candidates through their own index, then test the keywords.
@@ -290,8 +311,7 @@ extension PostgresStore {
     // A forged cursor's tier below 0 starts at 0, above 2 finds nothing, as the single statement's comparison would.
     for level in stride(from: max(0, paging.after?.first ?? 0), through: 2, by: 1) {
       var stepValues = values
-      let afterSequence = paging.after.flatMap { $0.count == 2 && $0[0] == Int64(level) ? $0[1] : nil }
-      let after = bind(afterSequence ?? Int64.min, to: &stepValues)
+      let start = paging.after.flatMap { $0.count == 2 && $0[0] == level ? $0[1] : nil } ?? 0
       let candidates =
         switch level {
         case 0: "\(PostgresSchema.placeTitleLines) @> ARRAY[\(bind(paging.words, to: &stepValues))]::text[]"
@@ -300,30 +320,33 @@ extension PostgresStore {
         default: "\(tier) = 2"
         }
       let filter = ((level < 2 ? titleTierConditions : conditions) + [candidates]).joined(separator: " AND ")
-      let (walked, limit) = ("$\(stepValues.count + 1)", "$\(stepValues.count + 2)")
-      let start =
-        "(SELECT coalesce(max(seq), \(after)) FROM (SELECT seq FROM places WHERE seq > \(after) ORDER BY seq LIMIT \(walked)) w)"
+      let (after, through, limit) = (stepValues.count + 1, stepValues.count + 2, stepValues.count + 3)
       let columns = "SELECT p.seq, p.latitude, p.longitude, \(level)::bigint AS k0, p.seq AS k1"
       if level > 0 {
-        for (index, rows) in [relevanceWalks.first, relevanceWalks.then].enumerated() {
-          let walk = "SELECT * FROM places WHERE seq > \(start) ORDER BY seq LIMIT \(rows)"
+        for (index, length) in [relevanceWalks.first, relevanceWalks.then].enumerated() {
+          // The `LIMIT` tells PostgreSQL that the range is read in order and not to the end.
+          let walk = "SELECT * FROM places WHERE seq > $\(after) AND seq <= $\(through) ORDER BY seq LIMIT \(length)"
           steps.append(
             .init(
-              sql: "\(columns) FROM (\(walk)) p WHERE \(filter) ORDER BY p.seq LIMIT \(limit)", values: stepValues,
-              tier: Int(level), walk: rows, afterAFind: index > 0))
+              sql: "\(columns) FROM (\(walk)) p WHERE \(filter) ORDER BY p.seq LIMIT $\(limit)", values: stepValues,
+              tier: Int(level), start: start, walk: length, afterAFind: index > 0))
         }
       }
       // `p.seq + 0`: not the order of an index, so PostgreSQL reads the candidates through their own.
       steps.append(
         .init(
-          sql: "\(columns) FROM places p WHERE p.seq > \(start) AND \(filter) ORDER BY p.seq + 0 LIMIT \(limit)",
-          values: stepValues, tier: Int(level)))
+          sql: """
+            \(columns) FROM places p WHERE p.seq > $\(after) AND p.seq <= $\(through) AND \(filter)
+            ORDER BY p.seq + 0 LIMIT $\(limit)
+            """,
+          values: stepValues, tier: Int(level), start: start))
     }
     return PlaceRanking(steps: steps, paging: paging, limit: query.limit)
   }
 
-  /// How PostgreSQL would run `query`'s ranking now (`EXPLAIN`'s text, one line per node): what the tests check for
-  /// the attribute indexes, and what an operator looks at when a filtered list is slow.
+  /// How PostgreSQL would run `query`'s ranking now (`EXPLAIN`'s text, one line per node; by relevance, its first
+  /// statement): what the tests check for the attribute indexes, and what an operator looks at when a filtered list
+  /// is slow.
   /// - Throws: ``PlaceStoreError`` `.invalidCursor`, `.invalidQuery`.
   public func placesPlan(_ query: PlaceQuery) async throws -> String {
     let statement = try Self.placeRanking(query).statement
@@ -338,14 +361,16 @@ extension PostgresStore {
     let names = ranking.paging.keys.indices.map { "k\($0)" }
     var rows: [PlacePaging.Row] = []
     var tier: Int?
-    var walked = 0
+    var walked: Int64 = 0
     var found = 0
     for step in ranking.steps where rows.count <= ranking.limit {
-      if step.tier != tier { (tier, walked, found) = (step.tier, 0, 0) }
+      if step.tier != tier { (tier, walked, found) = (step.tier, step.start, 0) }
       if step.afterAFind && found == 0 { continue }
+      let through = step.walk.map { walked.addingSaturated($0) } ?? .max
       // What the page still lacks, and one row more for the next cursor.
-      let statement = try PlaceRanking.statement(step, walked: walked, rows: ranking.limit + 1 - rows.count)
-      walked += step.walk ?? 0
+      let statement = try PlaceRanking.statement(
+        step, after: walked, through: through, rows: ranking.limit + 1 - rows.count)
+      walked = through
       let before = rows.count
       for try await row in try await connection.query(statement, logger: logger) {
         let random = row.makeRandomAccess()
