@@ -289,8 +289,8 @@ extension PostgresStore {
   /// reading a candidate through the index costs about 5 µs (a random page), a place walked about 0.4 µs.
   static func relevanceRanking(_ query: PlaceQuery, paging: PlacePaging) -> PlaceRanking {
     var (conditions, values) = placeConditions(query)
-    // Tiers 0 and 1 read their candidates through their own index, then test the keywords.
-    var titleTierConditions = placeConditions(query, wordsThroughIndexes: false).conditions
+    // Tier 0 reads its candidates through its own index, then tests the keywords.
+    var exactTitleConditions = placeConditions(query, wordsThroughIndexes: false).conditions
     func bind(_ value: (any PostgresEncodable & Sendable)?, to values: inout [(any PostgresEncodable & Sendable)?])
       -> String
     {
@@ -304,7 +304,7 @@ extension PostgresStore {
         "\(haversineSQL(paging.center ?? center)) <= \(bind(radius, to: &values))",
       ]
       conditions += circle
-      titleTierConditions += circle
+      exactTitleConditions += circle
     }
     let tier = relevanceTier(paging.words)
     var steps: [PlaceRanking.Step] = []
@@ -319,7 +319,7 @@ extension PostgresStore {
           "\(PostgresSchema.placeTitleWords) LIKE \(bind("% \(paging.words)%", to: &stepValues)) AND \(tier) = 1"
         default: "\(tier) = 2"
         }
-      let filter = ((level < 2 ? titleTierConditions : conditions) + [candidates]).joined(separator: " AND ")
+      let filter = ((level == 0 ? exactTitleConditions : conditions) + [candidates]).joined(separator: " AND ")
       let (after, through, limit) = (stepValues.count + 1, stepValues.count + 2, stepValues.count + 3)
       let columns = "SELECT p.seq, p.latitude, p.longitude, \(level)::bigint AS k0, p.seq AS k1"
       if level > 0 {
@@ -412,9 +412,9 @@ extension PostgresStore {
 
   /// The conditions of `query` on the place aliased `p`: scope, kinds, city, keywords, attributes and the area's
   /// latitude and longitude bounds, with their values (`$1…`). Without `wordsThroughIndexes`, the keywords' are
-  /// written `IS TRUE`: the same conditions, which no index serves, for a relevance tier whose own candidates are
-  /// the way in (PostgreSQL would otherwise read every place matching a short prefix through `places_search`, and
-  /// intersect them with the few of the tier's index).
+  /// written `IS TRUE`: the same conditions, which no index serves, for exact titles, whose own index is the way in
+  /// (PostgreSQL would otherwise read every place matching a short prefix through `places_search`, and intersect
+  /// them with the few exact titles).
   static func placeConditions(_ query: PlaceQuery, wordsThroughIndexes: Bool = true) -> (
     conditions: [String], values: [(any PostgresEncodable & Sendable)?]
   ) {
