@@ -281,7 +281,8 @@ extension PostgresStore {
   /// (`places_title_words`, trigrams), tier 2's every match. Tiers 1 and 2 first walk the next sequences in order
   /// (``relevanceWalks``), each walk stopping at the rows the page still lacks: a common prefix fills the page
   /// within some hundred places. Then, only when the walks fell short, the tier's candidates after them are read
-  /// through its index and sorted: the walks fell short because they are rare. Tier 0 only has the latter, exact
+  /// through the search indexes and sorted: the walks fell short because they are rare (or come later in sequence
+  /// order). Tier 0 only has the latter, exact
   /// titles being rare. A walk covers a range of sequences, not a count of places, so that the statements of a page
   /// agree on where each ends whatever is written meanwhile; where sequences are sparse (the first places deleted,
   /// or new ones after upserts that used up numbers) the walks find fewer places and the index reads the rest. One
@@ -413,7 +414,7 @@ extension PostgresStore {
   /// The conditions of `query` on the place aliased `p`: scope, kinds, city, keywords, attributes and the area's
   /// latitude and longitude bounds, with their values (`$1…`). Without `wordsThroughIndexes`, the keywords' are
   /// written `IS TRUE`: the same conditions, which no index serves, for exact titles, whose own index is the way in
-  /// (PostgreSQL would otherwise read every place matching a short prefix through `places_search`, and intersect
+  /// (PostgreSQL would otherwise read every place matching a 3-letter prefix through `places_search`, and intersect
   /// them with the few exact titles).
   static func placeConditions(_ query: PlaceQuery, wordsThroughIndexes: Bool = true) -> (
     conditions: [String], values: [(any PostgresEncodable & Sendable)?]
