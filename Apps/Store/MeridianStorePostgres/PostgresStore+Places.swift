@@ -364,9 +364,21 @@ extension PostgresStore {
     var tier: Int?
     var walked: Int64 = 0
     var found = 0
+    // The largest sequence stored, read once a walk fell short: the steps that would start past it are left out
+    // (a small directory's page would otherwise run every tier's longer walk and index read over nothing).
+    var last: Int64?
     for step in ranking.steps where rows.count <= ranking.limit {
       if step.tier != tier { (tier, walked, found) = (step.tier, step.start, 0) }
       if step.afterAFind && found == 0 { continue }
+      if step.tier != nil && (walked != step.start || last != nil) {
+        if last == nil {
+          var stored: Int64 = 0
+          let maximum = try await connection.query("SELECT coalesce(max(seq), 0) FROM places", logger: logger)
+          for try await value in maximum.decode(Int64.self) { stored = value }
+          last = stored
+        }
+        if let last, walked >= last { continue }
+      }
       let through = step.walk.map { walked.addingSaturated($0) } ?? .max
       // What the page still lacks, and one row more for the next cursor.
       let statement = try PlaceRanking.statement(
