@@ -146,10 +146,12 @@ struct PlaceRankingContractTests {
         if index % 3 == 0 { words.append("common") }
         if index % 300 == 7 { words.append("rare") }
         if index >= 1_500 && index % 50 == 0 { words.append("late") }
+        // 45 words starting "lat", 11 of them "lat1": too many to read word by word, and few enough.
+        if index >= 1_500 && index % 7 == 0 { words.append("lat\(index % 45)") }
         records.append(
           PlaceRecord(
             place: try Place(
-              id: PlaceID("m\(index)"), kind: .programme,
+              id: PlaceID("m\(index)"), kind: index % 97 == 5 ? .university : .programme,
               name: LocalizedText(["en": index % 900 == 7 ? "Rare" : words.joined(separator: " ")]),
               keywords: index % 250 == 3 ? ["rarely", "lately", "commonplace"] : [])))
       }
@@ -158,13 +160,26 @@ struct PlaceRankingContractTests {
         try await store.upsertPlaces(Array(records[..<2_000]), now: 1)
       }
       try await store.upsertPlaces(Array(records[2_000...]), now: 1)
+      // Titles changed and places deleted after the gap: their title words change with them.
+      for index in [2_050, 2_051, 2_303] {
+        let place = records[index].place
+        records[index].place = try Place(
+          id: place.id, kind: place.kind,
+          name: LocalizedText(["en": index == 2_050 ? "place renamed" : "lately renamed lat1"]))
+      }
+      try await store.upsertPlaces([2_050, 2_051, 2_303].map { records[$0] }, now: 2)
+      let deleted = [2_100, 2_107]
+      for index in deleted { #expect(try await store.deletePlace(records[index].place.id)) }
       let oracle = PlaceRankingOracle(
-        entries: records.enumerated().map { .init(sequence: Int64($0), record: $1, rating: RatingAggregate()) })
-      for (text, limit) in [
-        ("common", 100), ("comm", 30), ("rare", 3), ("rar", 2), ("late", 4), ("lat", 5), ("ra", 6), ("place 1", 100),
-        ("place 23", 9), ("nothing", 5),
+        entries: records.enumerated().filter { !deleted.contains($0.offset) }.map {
+          .init(sequence: Int64($0), record: $1, rating: RatingAggregate())
+        })
+      for (text, limit, kinds) in [
+        ("common", 100, []), ("comm", 30, []), ("rare", 3, []), ("rar", 2, []), ("late", 4, []), ("lat", 5, []),
+        ("lat1", 3, []), ("lately", 2, []), ("ra", 6, []), ("place 1", 100, []), ("place 23", 9, []),
+        ("place", 3, [PlaceKind.university]), ("place ren", 2, []), ("nothing", 5, []),
       ] {
-        let query = PlaceQuery(text: text, sort: .relevance, limit: limit)
+        let query = PlaceQuery(kinds: kinds, text: text, sort: .relevance, limit: limit)
         let count = try await expectReference(store, oracle, query, "\(text) by \(limit)")
         #expect(count > 0 || text == "nothing", "\(text)")
       }

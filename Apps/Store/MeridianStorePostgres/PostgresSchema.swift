@@ -48,6 +48,7 @@ public enum PostgresSchema {
     appendHistoryCellMigrations(to: &migrator)  // PostgresStore+HistoryCells.swift
     appendVenueRatingMigrations(to: &migrator)  // PostgresSchema+Venues.swift
     appendPlaceTitleLineMigrations(to: &migrator)  // PostgresSchema+Places.swift
+    appendPlaceTitleWordMigrations(to: &migrator)  // PostgresSchema+Places.swift
     return migrator
   }()
 

@@ -189,6 +189,23 @@ extension PostgresStore {
       var walk: Int64?
       /// Run only when the tier's step before it found a place.
       var afterAFind = false
+      /// How else to read the tier's candidates after its walks, in sequence order (nil: only `sql`).
+      var titleWords: TitleWordScan?
+    }
+
+    /// Tier 1's candidates after its walks, read from `place_title_words` (``PostgresSchema/placeTitleWordTable``):
+    /// the places one of whose title words starts with the query's only word, or equals its first of several, in
+    /// sequence order word by word, in batches. When the query's word starts more than ``titleWordScanWords``
+    /// words, the step's `sql` reads them instead.
+    struct TitleWordScan {
+      /// The query's first word.
+      var word: String
+      /// Whether it is the query's only word: a prefix of title words, else a whole one.
+      var isPrefix: Bool
+      /// The statement over the given title words (letters and digits, quoted into it): the candidates after `$n-2`
+      /// and up to `$n-1` in sequence order, `$n` of them, each (`candidate`) with the step's columns when the place
+      /// holds its conditions (NULL otherwise).
+      var sql: @Sendable ([String]) -> String
     }
 
     /// The statements whose rows, in turn, are the ranking: one, or some per relevance tier.
@@ -323,6 +340,25 @@ extension PostgresStore {
       let filter = ((level == 0 ? exactTitleConditions : conditions) + [candidates]).joined(separator: " AND ")
       let (after, through, limit) = (stepValues.count + 1, stepValues.count + 2, stepValues.count + 3)
       let columns = "SELECT p.seq, p.latitude, p.longitude, \(level)::bigint AS k0, p.seq AS k1"
+      var titleWords: PlaceRanking.TitleWordScan?
+      let queryWords = paging.words.split(separator: " ").map(String.init)
+      if level == 1, let first = queryWords.first, first.unicodeScalars.count <= PostgresSchema.titleWordLength {
+        titleWords = .init(word: first, isPrefix: queryWords.count == 1) { words in
+          let list = words.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ", ")
+          return """
+            WITH candidates AS (
+              SELECT DISTINCT s.seq FROM unnest(ARRAY[\(list)]::text[]) AS w(word) CROSS JOIN LATERAL (
+                SELECT t.seq FROM place_title_words t
+                WHERE t.word = w.word AND t.seq > $\(after) AND t.seq <= $\(through) ORDER BY t.seq LIMIT $\(limit)
+              ) s
+              ORDER BY s.seq LIMIT $\(limit)
+            )
+            SELECT c.seq AS candidate, m.* FROM candidates c
+            LEFT JOIN LATERAL (\(columns) FROM places p WHERE p.seq = c.seq AND \(filter)) m ON true
+            ORDER BY c.seq
+            """
+        }
+      }
       if level > 0 {
         for (index, length) in [relevanceWalks.first, relevanceWalks.then].enumerated() {
           // The `LIMIT` tells PostgreSQL that the range is read in order and not to the end.
@@ -340,7 +376,7 @@ extension PostgresStore {
             \(columns) FROM places p WHERE p.seq > $\(after) AND p.seq <= $\(through) AND \(filter)
             ORDER BY p.seq + 0 LIMIT $\(limit)
             """,
-          values: stepValues, tier: Int(level), start: start))
+          values: stepValues, tier: Int(level), start: start, titleWords: titleWords))
     }
     return PlaceRanking(steps: steps, paging: paging, limit: query.limit)
   }
@@ -380,24 +416,94 @@ extension PostgresStore {
         if let last, walked >= last { continue }
       }
       let through = step.walk.map { walked.addingSaturated($0) } ?? .max
-      // What the page still lacks, and one row more for the next cursor.
-      let statement = try PlaceRanking.statement(
-        step, after: walked, through: through, rows: ranking.limit + 1 - rows.count)
-      walked = through
       let before = rows.count
-      for try await row in try await connection.query(statement, logger: logger) {
-        let random = row.makeRandomAccess()
-        let latitude = try random["latitude"].decode(Double?.self)
-        let longitude = try random["longitude"].decode(Double?.self)
-        rows.append(
-          PlacePaging.Row(
-            sequence: try random["seq"].decode(Int64.self),
-            location: latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } },
-            keys: try names.map { try random[$0].decode(Int64.self) }))
+      if let scan = step.titleWords, let words = try await titleWords(scan, on: connection, logger: logger) {
+        if !words.isEmpty {
+          try await readTitleWordCandidates(
+            scan.sql(words), of: step, after: walked, through: through, into: &rows, limit: ranking.limit,
+            on: connection, logger: logger)
+        }
+      } else {
+        // What the page still lacks, and one row more for the next cursor.
+        let statement = try PlaceRanking.statement(
+          step, after: walked, through: through, rows: ranking.limit + 1 - rows.count)
+        for try await row in try await connection.query(statement, logger: logger) {
+          rows.append(try rankedRow(row.makeRandomAccess(), keys: names))
+        }
       }
+      walked = through
       found = rows.count - before
     }
     return ranking.paging.page(rows, limit: ranking.limit)
+  }
+
+  /// A row of a ranking's statement: its sequence, location and keys (`k0…`).
+  static func rankedRow(_ row: PostgresRandomAccessRow, keys: [String]) throws -> PlacePaging.Row {
+    let latitude = try row["latitude"].decode(Double?.self)
+    let longitude = try row["longitude"].decode(Double?.self)
+    return PlacePaging.Row(
+      sequence: try row["seq"].decode(Int64.self),
+      location: latitude.flatMap { lat in longitude.map { Coordinate(uncheckedLatitude: lat, longitude: $0) } },
+      keys: try keys.map { try row[$0].decode(Int64.self) })
+  }
+
+  /// The most title words a ``PlaceRanking/TitleWordScan`` reads word by word: a shorter prefix starts more words,
+  /// and is common enough for the walks to fill the page or rare enough for the search indexes.
+  static let titleWordScanWords = 32
+
+  /// The most candidates a ``PlaceRanking/TitleWordScan`` statement reads: each batch doubles up to it.
+  static let titleWordBatch = 4_096
+
+  /// The title words `scan` reads: its word when it is a whole one, else the stored words it starts, in order
+  /// (`place_title_words`' key, one index probe each); nil when those are more than ``titleWordScanWords``.
+  static func titleWords(_ scan: PlaceRanking.TitleWordScan, on connection: PostgresConnection, logger: Logger)
+    async throws -> [String]?
+  {
+    guard scan.isPrefix else { return [scan.word] }
+    // Words are letters and digits; the escapes keep LIKE's own characters plain all the same.
+    let pattern =
+      scan.word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+      .replacingOccurrences(of: "_", with: "\\_") + "%"
+    let found = try await connection.query(
+      placeQuery(
+        """
+        WITH RECURSIVE found(word) AS (
+          (SELECT word FROM place_title_words WHERE word LIKE $1 ORDER BY word LIMIT 1)
+          UNION ALL
+          SELECT (SELECT t.word FROM place_title_words t WHERE t.word > f.word AND t.word LIKE $1 ORDER BY t.word LIMIT 1)
+          FROM found f WHERE f.word IS NOT NULL
+        )
+        SELECT word FROM found WHERE word IS NOT NULL LIMIT $2
+        """, [pattern, Int64(titleWordScanWords + 1)]), logger: logger
+    ).collect().map { try $0.decode(String.self) }
+    return found.count > titleWordScanWords ? nil : found
+  }
+
+  /// Appends to `rows`, up to one more than `limit`, the places of `step`'s tier among the candidates `sql` reads
+  /// (``PlaceRanking/TitleWordScan/sql``) after `after` and up to `through`: batches of candidates in sequence
+  /// order, each twice the last (up to ``titleWordBatch``), until the page is full or the candidates end.
+  static func readTitleWordCandidates(
+    _ sql: String, of step: PlaceRanking.Step, after: Int64, through: Int64, into rows: inout [PlacePaging.Row],
+    limit: Int, on connection: PostgresConnection, logger: Logger
+  ) async throws {
+    var scan = step
+    scan.sql = sql
+    var after = after
+    var batch = max(64, 2 * (limit + 1 - rows.count))
+    while rows.count <= limit {
+      var read = 0
+      let statement = try PlaceRanking.statement(scan, after: after, through: through, rows: batch)
+      for try await row in try await connection.query(statement, logger: logger) {
+        let random = row.makeRandomAccess()
+        read += 1
+        after = try random["candidate"].decode(Int64.self)
+        if rows.count <= limit, try random["seq"].decode(Int64?.self) != nil {
+          rows.append(try rankedRow(random, keys: ["k0", "k1"]))
+        }
+      }
+      if read < batch { return }
+      batch = min(2 * batch, titleWordBatch)
+    }
   }
 
   /// The relevance tier as SQL over `p.title_key` (lines of folded titles), as ``PlaceSearch/tier(titleKey:query:)``:
