@@ -121,6 +121,15 @@ import Testing
     #expect(CalendarDay("2023-02-29") == nil)
   }
 
+  /// The `YYYY-MM-DD` form is `printf`'s `%04d-%02d-%02d`, for short, long and negative years too.
+  @Test func calendarDayDescriptionIsPrintfs() throws {
+    for (year, month, day) in [(2026, 12, 1), (33, 1, 5), (1, 10, 31), (12345, 6, 7), (-5, 3, 9), (-12345, 2, 28)] {
+      let calendarDay = try #require(CalendarDay(year: year, month: month, day: day))
+      #expect(calendarDay.description == String(format: "%04d-%02d-%02d", year, month, day))
+    }
+    #expect(CalendarDay("0033-01-05")?.description == "0033-01-05")
+  }
+
   @Test func redaction() {
     let profile = Profile(userID: "u1", fullName: "Anna", phone: "+1", status: "hi")
     let redacted = profile.redacted(keeping: [.fullName])
