@@ -23,6 +23,12 @@ public struct PromotionSlotSplit: Sendable, Hashable {
     summaryEnd = max(summaryStart, Self.floor(end))
   }
 
+  /// The parts of the interval the summary leaves out, read from the events: `[start, min(summaryStart, end))` and
+  /// `[summaryEnd, end)`, those that are not empty (none when the interval starts and ends on whole slots).
+  public var eventRanges: [Range<Int64>] {
+    [start..<max(start, min(summaryStart, end)), summaryEnd..<max(summaryEnd, end)].filter { !$0.isEmpty }
+  }
+
   /// The slot that holds `time`.
   public static func floor(_ time: Int64) -> Int64 {
     time - ((time % slot) + slot) % slot

@@ -51,3 +51,34 @@ extension PostgresSchema {
       FOR EACH ROW EXECUTE FUNCTION promotion_offer_slots_count();
     """
 }
+
+extension PostgresSchema {
+  /// Appends the migration that writes the summary once a statement with its offers in its key.
+  static func appendPromotionSlotCoverMigrations(to migrator: inout Migrator) {
+    migrator.append(
+      .sql("2026-12-01 promotion offer slots written once a statement", promotionOfferSlotsOnceAStatement))
+  }
+
+  /// The summary's key with each row's offers (`INCLUDE`), so that the statistics read the key alone (an index-only
+  /// scan): a year of days is 36,500 rows for a promotion offered to 100 people a day, 15.6 ms where reading each
+  /// row's heap page too took 21 (vacuumed). And the trigger counts a statement's offers at once, one upsert per
+  /// promotion, quarter hour and person (in key order), where it upserted a row per offer: an offer that changes a
+  /// row now writes a key entry, and a call offering one promotion many times wrote as many versions of its row.
+  static let promotionOfferSlotsOnceAStatement = """
+    ALTER TABLE promotion_offer_slots DROP CONSTRAINT promotion_offer_slots_pkey,
+      ADD CONSTRAINT promotion_offer_slots_pkey PRIMARY KEY (promotion_id, slot, user_id) INCLUDE (offers);
+    DROP TRIGGER promotion_offer_slots_count ON promotion_offer_events;
+    DROP FUNCTION promotion_offer_slots_count();
+    CREATE FUNCTION promotion_offer_slots_count() RETURNS trigger LANGUAGE plpgsql AS $slots$
+    BEGIN
+      INSERT INTO promotion_offer_slots(promotion_id, slot, user_id, offers)
+        SELECT promotion_id, at - ((at % 900000) + 900000) % 900000, user_id, count(*) FROM given
+        GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+        ON CONFLICT (promotion_id, slot, user_id) DO UPDATE SET offers = promotion_offer_slots.offers + EXCLUDED.offers;
+      RETURN NULL;
+    END
+    $slots$;
+    CREATE TRIGGER promotion_offer_slots_count AFTER INSERT ON promotion_offer_events REFERENCING NEW TABLE AS given
+      FOR EACH STATEMENT EXECUTE FUNCTION promotion_offer_slots_count();
+    """
+}

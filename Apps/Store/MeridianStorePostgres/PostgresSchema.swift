@@ -49,6 +49,7 @@ public enum PostgresSchema {
     appendVenueRatingMigrations(to: &migrator)  // PostgresSchema+Venues.swift
     appendPlaceTitleLineMigrations(to: &migrator)  // PostgresSchema+Places.swift
     appendPlaceTitleWordMigrations(to: &migrator)  // PostgresSchema+Places.swift
+    appendPromotionSlotCoverMigrations(to: &migrator)  // PostgresSchema+PromotionStats.swift
     return migrator
   }()
 
