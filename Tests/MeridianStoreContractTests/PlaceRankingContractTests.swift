@@ -186,6 +186,56 @@ struct PlaceRankingContractTests {
     }
   }
 
+  /// Pages by distance within a circle against the reference where PostgreSQL reads the first page from the nearest
+  /// candidates alone (75 in the spatial index's order): more places than that in the circle (the farthest of them
+  /// decides), 100 places at one point (a tie the candidates can't settle: the exact statement reads the page), a
+  /// tie at the page's edge, few places (every candidate read), a kind few pass, a centre apart from the circle's.
+  @Test(arguments: StoreEngine.all)
+  func nearestPagesEqualTheReference(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      var random = SplitMix64(seed: 31)
+      let centre = Self.centre
+      var records: [PlaceRecord] = []
+      for index in 0..<400 {
+        // 100 places at one point 300 m north (every 4th from 200), the rest within about 1.2 km, some beside it.
+        let location: Coordinate =
+          if index >= 200 && index % 2 == 0 {
+            try Coordinate(latitude: centre.latitude + 0.0027, longitude: centre.longitude)
+          } else if index % 13 == 0 {
+            try Coordinate(latitude: centre.latitude + 0.0027, longitude: centre.longitude + 0.00001)
+          } else {
+            try Coordinate(
+              latitude: centre.latitude + Double.random(in: -0.011...0.011, using: &random),
+              longitude: centre.longitude + Double.random(in: -0.018...0.018, using: &random))
+          }
+        records.append(
+          PlaceRecord(
+            place: try Place(
+              id: PlaceID("n\(index)"), kind: index % 29 == 0 ? .university : .programme,
+              name: LocalizedText(["en": "Place \(index)"]), location: location)))
+      }
+      try await store.upsertPlaces(records, now: 1)
+      let oracle = PlaceRankingOracle(
+        entries: records.enumerated().map { .init(sequence: Int64($0), record: $1, rating: RatingAggregate()) })
+      let tie = try Coordinate(latitude: centre.latitude + 0.0027, longitude: centre.longitude)
+      let queries: [(PlaceQuery, String)] = [
+        (PlaceQuery(area: .circle(center: centre, radius: 1_000), sort: .distance, limit: 10), "dense"),
+        (PlaceQuery(area: .circle(center: centre, radius: 1_000), sort: .distance, limit: 40), "past the tie"),
+        (PlaceQuery(area: .circle(center: tie, radius: 500), sort: .distance, limit: 10), "at the tie"),
+        (PlaceQuery(area: .circle(center: tie, radius: 500), sort: .distance, limit: 107), "the tie's edge"),
+        (PlaceQuery(area: .circle(center: centre, radius: 150), sort: .distance, limit: 3), "few"),
+        (
+          PlaceQuery(kinds: [.university], area: .circle(center: centre, radius: 1_000), sort: .distance, limit: 4),
+          "a kind"
+        ),
+      ]
+      for (query, label) in queries {
+        let count = try await expectReference(store, oracle, query, label)
+        #expect(count > 0, "\(label)")
+      }
+    }
+  }
+
   /// Every kind of attribute condition, alone and with a city, a kind or a scope, against the reference: ranges
   /// (open, closed, empty, infinite), text equality folded (case, diacritics), flags in any case, numbers written as
   /// text, a name that is no plain word, an attribute some places lack or hold as text.

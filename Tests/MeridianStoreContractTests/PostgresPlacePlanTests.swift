@@ -52,4 +52,39 @@ struct PostgresPlacePlanTests {
       await store.close()
     }
   }
+
+  /// The first page of the places nearest a point reads the spatial index in order of distance (`<->`), not every
+  /// place in the circle.
+  @Test func theNearestPageReadsTheSpatialIndexInOrder() async throws {
+    try await PostgresTestDatabase.with { database in
+      let store = try await PostgresStore.open(url: database.url, maximumConnections: 2)
+      do {
+        let centre = try Coordinate(latitude: 50, longitude: 30)
+        // A grid of 40 × 50 places about 45 m apart.
+        var records: [PlaceRecord] = []
+        for index in 0..<2_000 {
+          let latitude = centre.latitude + Double(index % 40 - 20) * 0.0004
+          let longitude = centre.longitude + Double(index / 40 - 25) * 0.0006
+          let place = try Place(
+            id: PlaceID("p\(index)"), kind: .programme, name: LocalizedText(["en": "Place \(index)"]),
+            location: Coordinate(latitude: latitude, longitude: longitude))
+          records.append(PlaceRecord(place: place))
+        }
+        try await store.upsertPlaces(records, now: 1)
+        try await store.refreshPlannerStatistics(after: .places)
+        let query = PlaceQuery(area: .circle(center: centre, radius: 1_000), sort: .distance)
+        let plan = try await store.placesPlan(query)
+        print("[plan] nearest places:\n\(plan)")
+        #expect(plan.contains("places_location") && plan.contains("Order By: (location <->"), "\(plan)")
+        let page = try await store.places(query)
+        #expect(page.items.count == 10)
+        let distances = page.items.map { (($0.distance ?? 0) * 1000).rounded() }
+        #expect(distances == distances.sorted())
+      } catch {
+        await store.close()
+        throw error
+      }
+      await store.close()
+    }
+  }
 }
