@@ -148,11 +148,16 @@ struct PlaceRankingContractTests {
         if index >= 1_500 && index % 50 == 0 { words.append("late") }
         // 45 words starting "lat", 11 of them "lat1": too many to read word by word, and few enough.
         if index >= 1_500 && index % 7 == 0 { words.append("lat\(index % 45)") }
+        // After the gap, 200 titles that are "Zed" alone (tier 0), then "zed" in every other title: tier 1's
+        // candidates start with the 200 it leaves to tier 0.
+        if index >= 2_200 && index % 2 == 0 { words.append("zed") }
         records.append(
           PlaceRecord(
             place: try Place(
               id: PlaceID("m\(index)"), kind: index % 97 == 5 ? .university : .programme,
-              name: LocalizedText(["en": index % 900 == 7 ? "Rare" : words.joined(separator: " ")]),
+              name: LocalizedText([
+                "en": index % 900 == 7 ? "Rare" : (2_000..<2_200).contains(index) ? "Zed" : words.joined(separator: " ")
+              ]),
               keywords: index % 250 == 3 ? ["rarely", "lately", "commonplace"] : [])))
       }
       // SQLite's sequence (the rowid) has no gap to make.
@@ -177,7 +182,8 @@ struct PlaceRankingContractTests {
       for (text, limit, kinds) in [
         ("common", 100, []), ("comm", 30, []), ("rare", 3, []), ("rar", 2, []), ("late", 4, []), ("lat", 5, []),
         ("lat1", 3, []), ("lately", 2, []), ("ra", 6, []), ("place 1", 100, []), ("place 23", 9, []),
-        ("place", 3, [PlaceKind.university]), ("place ren", 2, []), ("nothing", 5, []),
+        ("place", 3, [PlaceKind.university]), ("place ren", 2, []), ("zed", 7, []), ("ze", 30, []),
+        ("nothing", 5, []),
       ] {
         let query = PlaceQuery(kinds: kinds, text: text, sort: .relevance, limit: limit)
         let count = try await expectReference(store, oracle, query, "\(text) by \(limit)")
@@ -189,7 +195,7 @@ struct PlaceRankingContractTests {
   /// Pages by distance within a circle against the reference where PostgreSQL reads the first page from the nearest
   /// candidates alone (75 in the spatial index's order): more places than that in the circle (the farthest of them
   /// decides), 100 places at one point (a tie the candidates can't settle: the exact statement reads the page), a
-  /// tie at the page's edge, few places (every candidate read), a kind few pass, a centre apart from the circle's.
+  /// tie at the page's edge, few places (every candidate read), a kind few pass, a page longer than the candidates.
   @Test(arguments: StoreEngine.all)
   func nearestPagesEqualTheReference(_ engine: StoreEngine) async throws {
     try await engine.with { store in
@@ -224,6 +230,7 @@ struct PlaceRankingContractTests {
         (PlaceQuery(area: .circle(center: tie, radius: 500), sort: .distance, limit: 10), "at the tie"),
         (PlaceQuery(area: .circle(center: tie, radius: 500), sort: .distance, limit: 107), "the tie's edge"),
         (PlaceQuery(area: .circle(center: centre, radius: 150), sort: .distance, limit: 3), "few"),
+        (PlaceQuery(area: .circle(center: centre, radius: 1_000), sort: .distance, limit: 90), "a long page"),
         (
           PlaceQuery(kinds: [.university], area: .circle(center: centre, radius: 1_000), sort: .distance, limit: 4),
           "a kind"

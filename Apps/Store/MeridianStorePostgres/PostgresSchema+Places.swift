@@ -49,7 +49,8 @@ extension PostgresSchema {
   /// places are then read in sequence order word by word, however late they come: the trigram and word indexes
   /// give their candidates in no order, every one of them read and sorted (60,000 for a subject's first letters
   /// after a million venues, 60 ms). Kept by triggers: a statement's inserted places at once, a place whose
-  /// titles change, a deleted place.
+  /// titles change, a deleted place. The triggers come before the stored places are read, so that a place another
+  /// node writes meanwhile is counted by one or the other (creating them waits for its transaction).
   static let placeTitleWordTable = """
     CREATE TABLE place_title_words(
       word text COLLATE "C" NOT NULL,
@@ -60,8 +61,6 @@ extension PostgresSchema {
       SELECT DISTINCT left(word, 64) FROM string_to_table(translate(title_key, E'\\n', ' '), ' ') AS word
       WHERE word <> ''
     $words$;
-    INSERT INTO place_title_words(word, seq)
-      SELECT DISTINCT word, p.seq FROM places p, place_title_words_of(p.title_key) AS word;
     CREATE FUNCTION places_title_words_inserted() RETURNS trigger LANGUAGE plpgsql AS $inserted$
     BEGIN
       INSERT INTO place_title_words(word, seq)
@@ -88,6 +87,8 @@ extension PostgresSchema {
       EXECUTE FUNCTION places_title_words_changed();
     CREATE TRIGGER places_title_words_deleted AFTER DELETE ON places
       FOR EACH ROW EXECUTE FUNCTION places_title_words_changed();
+    INSERT INTO place_title_words(word, seq)
+      SELECT DISTINCT word, p.seq FROM places p, place_title_words_of(p.title_key) AS word ON CONFLICT DO NOTHING;
     """
 
   /// The expression `places_title_lines` covers: the lines of a place's folded titles (relevance tier 0 is one of

@@ -64,7 +64,10 @@ extension PostgresSchema {
   /// row's heap page too took 21 (vacuumed). And the trigger counts a statement's offers at once, one upsert per
   /// promotion, quarter hour and person (in key order), where it upserted a row per offer: an offer that changes a
   /// row now writes a key entry, and a call offering one promotion many times wrote as many versions of its row.
+  /// Both tables are locked first, in the order an offer takes them (events, then the summary through the
+  /// trigger), so that a node still writing offers waits instead of deadlocking with the migration.
   static let promotionOfferSlotsOnceAStatement = """
+    LOCK TABLE promotion_offer_events, promotion_offer_slots IN ACCESS EXCLUSIVE MODE;
     ALTER TABLE promotion_offer_slots DROP CONSTRAINT promotion_offer_slots_pkey,
       ADD CONSTRAINT promotion_offer_slots_pkey PRIMARY KEY (promotion_id, slot, user_id) INCLUDE (offers);
     DROP TRIGGER promotion_offer_slots_count ON promotion_offer_events;

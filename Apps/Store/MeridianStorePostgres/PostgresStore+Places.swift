@@ -203,14 +203,11 @@ extension PostgresStore {
     }
 
     /// Tier 1's candidates after its walks, read from `place_title_words` (``PostgresSchema/placeTitleWordTable``):
-    /// the places one of whose title words starts with the query's only word, or equals its first of several, in
-    /// sequence order word by word, in batches. When the query's word starts more than ``titleWordScanWords``
-    /// words, the step's `sql` reads them instead.
+    /// the places one of whose title words starts with the query's only word, in sequence order word by word, in
+    /// batches. When the word starts more than ``titleWordScanWords`` stored words, the step's `sql` reads them.
     struct TitleWordScan {
-      /// The query's first word.
+      /// The query's word.
       var word: String
-      /// Whether it is the query's only word: a prefix of title words, else a whole one.
-      var isPrefix: Bool
       /// The statement over the given title words (letters and digits, quoted into it): the candidates after `$n-2`
       /// and up to `$n-1` in sequence order, `$n` of them, each (`candidate`) with the step's columns when the place
       /// holds its conditions (NULL otherwise).
@@ -312,25 +309,28 @@ extension PostgresStore {
       let within = "d <= \(bindNear(radius))"
       let point =
         "ST_SetSRID(ST_MakePoint(\(bindNear(center.longitude)), \(bindNear(center.latitude))), 4326)::geography"
+      // Enough for a page and as many again (the page's last row must be nearer than the farthest candidate).
+      let candidates = max(nearestCandidates, 2 * (query.limit + 1))
       let nearest = """
         WITH c AS (
           SELECT p.seq, p.latitude, p.longitude, \(distance) AS d, p.location <-> \(point) AS knn
           FROM places p WHERE \(nearConditions.joined(separator: " AND ")) ORDER BY p.location <-> \(point)
-          LIMIT \(nearestCandidates)
+          LIMIT \(candidates)
         ), e AS (SELECT max(knn) AS edge, count(*) AS candidates FROM c)
         SELECT r.*, e.edge, e.candidates FROM e LEFT JOIN LATERAL (
           SELECT seq, latitude, longitude, COALESCE(floor(d * 1000 + 0.5)::bigint, \(PlacePaging.missingDistance)) AS k0,
             seq AS k1
           FROM c WHERE \(within) ORDER BY k0, k1 LIMIT $\(nearValues.count + 1)
         ) r ON true
+        ORDER BY r.k0, r.k1
         """
-      steps.insert(.init(sql: nearest, values: nearValues, nearest: nearestCandidates), at: 0)
+      steps.insert(.init(sql: nearest, values: nearValues, nearest: candidates), at: 0)
     }
     return PlaceRanking(steps: steps, paging: paging, limit: query.limit)
   }
 
-  /// How many of the nearest candidates the first page by distance reads (``PlaceRanking/Step/nearest``): a page and
-  /// its margin, where the exact statement measures every candidate in the circle (about 1,400 within a kilometre
+  /// How many of the nearest candidates the first page by distance reads at least (``PlaceRanking/Step/nearest``;
+  /// twice a page and its next row when more): a page and its margin, where the exact statement measures every candidate in the circle (about 1,400 within a kilometre
   /// in the benchmark's cities, 1.0 / 1.6 ms p50 / p99; the nearest 0.5 / 0.7).
   static let nearestCandidates = 75
 
@@ -397,8 +397,16 @@ extension PostgresStore {
       let columns = "SELECT p.seq, p.latitude, p.longitude, \(level)::bigint AS k0, p.seq AS k1"
       var titleWords: PlaceRanking.TitleWordScan?
       let queryWords = paging.words.split(separator: " ").map(String.init)
-      if level == 1, let first = queryWords.first, first.unicodeScalars.count <= PostgresSchema.titleWordLength {
-        titleWords = .init(word: first, isPrefix: queryWords.count == 1) { words in
+      // Only for one word and no other condition: each candidate is then a match unless its title is the word
+      // (tier 0). A city, a kind, an area or a common first word of several would leave most candidates out, where
+      // the trigram statement's plan can combine the indexes.
+      let onlyTheWord =
+        query.scope == .all && query.kinds.isEmpty && query.city == nil && query.area == nil
+        && query.attributes.isEmpty && query.venueType == nil && queryWords.count == 1
+      if level == 1, onlyTheWord, let first = queryWords.first,
+        first.unicodeScalars.count <= PostgresSchema.titleWordLength
+      {
+        titleWords = .init(word: first) { words in
           let list = words.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ", ")
           return """
             WITH candidates AS (
@@ -504,7 +512,7 @@ extension PostgresStore {
   /// The rows of a ``PlaceRanking/Step/nearest`` step, `rows` at most, when they are the page's: when the step read
   /// fewer candidates than it may (every candidate in the circle), or when its last row is nearer by 2 mm than the
   /// farthest candidate it read (the others lie farther still; the margin covers the millimetre rounding and the
-  /// sphere PostGIS measures on, 0.03 m larger than GeoKit's). Else nil.
+  /// sphere PostGIS measures on, its radius 0.03 m shorter than GeoKit's). Else nil.
   static func nearestPage(
     _ step: PlaceRanking.Step, candidates: Int, rows: Int, on connection: PostgresConnection, logger: Logger
   ) async throws -> [PlacePaging.Row]? {
@@ -539,12 +547,11 @@ extension PostgresStore {
   /// The most candidates a ``PlaceRanking/TitleWordScan`` statement reads: each batch doubles up to it.
   static let titleWordBatch = 4_096
 
-  /// The title words `scan` reads: its word when it is a whole one, else the stored words it starts, in order
-  /// (`place_title_words`' key, one index probe each); nil when those are more than ``titleWordScanWords``.
+  /// The title words `scan` reads: the stored words its word starts, in order (`place_title_words`' key, one index
+  /// probe each); nil when those are more than ``titleWordScanWords``.
   static func titleWords(_ scan: PlaceRanking.TitleWordScan, on connection: PostgresConnection, logger: Logger)
     async throws -> [String]?
   {
-    guard scan.isPrefix else { return [scan.word] }
     // Words are letters and digits; the escapes keep LIKE's own characters plain all the same.
     let pattern =
       scan.word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
