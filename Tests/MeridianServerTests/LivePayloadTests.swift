@@ -30,6 +30,24 @@ import Testing
     #expect(Set(Self.keys(payload)) == Set(Self.keys(viaCodable)))
   }
 
+  @Test func handBuiltGeofenceEventPayloadIsTheCodableForm() throws {
+    let full = GeofenceEventItem(
+      id: "e1", geofenceId: "fence-1", geofenceName: "Home \u{1F3E0} \"quoted\"", ownerId: "anna", userId: "bob",
+      kind: .dwell, timestamp: 1_700_000_000_123, reportedBy: .device, lat: 50.45, lon: -0.000_1, accuracy: 8,
+      alerted: false)
+    let bare = GeofenceEventItem(
+      id: "e2", geofenceId: "fence-2", geofenceName: "", ownerId: "anna", userId: "anna", kind: .exit,
+      timestamp: 0, reportedBy: .server)
+    var proximity = bare
+    proximity.proximity = ProximityEventDetail(ruleId: "rule-1", kind: .apart, radius: 500)
+    for event in [full, bare, proximity] {
+      let payload = try GeofenceMonitor.livePayload(event)
+      // The same text on the wire (the encoder keeps a whole double as an integer: the same JSON number).
+      #expect(payload.jsonText == (try JSONValue(encoding: GeofenceLiveEvent(event: event))).jsonText)
+      #expect(try payload.decode(as: GeofenceLiveEvent.self) == GeofenceLiveEvent(event: event))
+    }
+  }
+
   /// Every key path in a JSON value, e.g. `fixes.refinedBy.deviceId`.
   static func keys(_ value: JSONValue, prefix: String = "") -> [String] {
     switch value {

@@ -49,7 +49,7 @@ final class GeofenceMonitor: Sendable {
   private let locks = KeyedLock()
   /// Wakes ``run()`` when this node committed fixes (or ``finish()`` was called).
   private let queued = WakeSignal()
-  /// Set by ``finish()``: ``run()`` returns once the queue is empty.
+  /// Set by ``finish()``: ``run()`` returns after the commit it is making.
   private let finishing = Mutex(false)
   /// How many people of one read are evaluated at once.
   static let parallelPeople = 4
@@ -90,8 +90,8 @@ final class GeofenceMonitor: Sendable {
   /// Tells ``run()`` that this node queued fixes (never waits).
   func wake() { queued.wake() }
 
-  /// Tells ``run()`` to return after the read it is evaluating (at shutdown, after the writer's last commit): what
-  /// is still queued waits in the store for the next start, or another node.
+  /// Tells ``run()`` to return after the commit it is making (at shutdown, after the writer's last commit): what is
+  /// still queued waits in the store for the next start, or another node.
   func finish() {
     finishing.withLock { $0 = true }
     queued.wake()
@@ -109,7 +109,7 @@ final class GeofenceMonitor: Sendable {
         if more { continue }
         await queued.wait(timeout: settings.queuePollInterval)
       } catch {
-        if Task.isCancelled { return }
+        if Task.isCancelled || error is Finishing { return }
         failures += 1
         logger.warning(
           "could not evaluate the geofence queue; trying again",
@@ -135,7 +135,7 @@ final class GeofenceMonitor: Sendable {
         if index >= Self.parallelPeople { try await group.next() }
         let queued = byPerson[person] ?? []
         group.addTask {
-          for run in Self.runs(of: queued, fixes: Self.fixesPerCommit) {
+          for run in Self.runs(of: queued, fixes: Self.fixesPerRun) {
             try await self.evaluate(person, run.fixes, completing: run.completing)
           }
         }
@@ -147,10 +147,10 @@ final class GeofenceMonitor: Sendable {
     return entries.count >= settings.queueBatch
   }
 
-  /// The most fixes one evaluation commits: what bounds a transaction, and the events held in memory, when a
-  /// person's uploads pile up in the queue. A fix among many fences may make dozens of events; with 100 such fixes
-  /// a commit held SQLite's writer long enough for uploads to wait 0.6–0.8 s (p99), with 25 about 0.25–0.35 s.
-  static let fixesPerCommit = 25
+  /// The most fixes one run of a person's queued fixes holds (``runs(of:fixes:)``): what bounds the fixes held in
+  /// memory when a person's uploads pile up in the queue. Its commits are bounded by their events
+  /// (``GeofenceSettings/eventsPerCommit``).
+  static let fixesPerRun = 1_000
 
   /// The fixes of `entries` (one person's; imported ones left out) in the order of their times, cut into runs of at
   /// most `limit`, each with the entries whose last fix in that order it holds: those its commit may remove, every
@@ -204,8 +204,9 @@ final class GeofenceMonitor: Sendable {
     var audience: [UserID]
   }
 
-  /// Evaluates `fixes` (`user`'s, sorted by time), stores the new state and events and removes the queue's entries
-  /// `entries` in one transaction, and delivers the events.
+  /// Evaluates `fixes` (`user`'s, sorted by time) and stores the new state and events, a commit per
+  /// ``GeofenceSettings/eventsPerCommit`` events, the last of them removing the queue's entries `entries`; delivers
+  /// each commit's events.
   /// - Throws: the store's errors, or ``GeofenceContention`` when the person's state kept changing.
   func evaluate(_ user: UserID, _ fixes: [LocationFix], completing entries: [UInt64]) async throws {
     guard !fixes.isEmpty else { return }
@@ -219,33 +220,48 @@ final class GeofenceMonitor: Sendable {
     }
     // One snapshot of the concerned owners' fences for the whole run; each fix's fences by slot.
     let fences = try await index.snapshot(owners: owners, now: time)
-    let near = fixes.map { fix in (fix: fix, near: fences.slots(near: fix.coordinate)) }
-    let events = try await commit(for: user) { tracking in
-      guard let (update, events) = try await self.step(user, near, tracking, fences: fences, at: time) else {
-        return nil
+    var rest = fixes.map { fix in (fix: fix, near: fences.slots(near: fix.coordinate)) }[...]
+    // A commit per ``GeofenceSettings/eventsPerCommit`` events; the entries go with the one that reaches the last fix.
+    while !rest.isEmpty {
+      // At shutdown, the rest waits in the queue: entries leave only with the commit of their last fix.
+      if finishing.withLock({ $0 }) { throw Finishing() }
+      let pending = Array(rest)
+      let committed = try await commit(for: user) { tracking in
+        guard
+          let (update, events) = try await self.step(
+            user, pending, tracking, fences: fences, at: time, eventLimit: self.settings.eventsPerCommit)
+        else { return nil }
+        var entriesUpdate = update
+        if update.lastFixAt == pending.last?.fix.timestamp { entriesUpdate.evaluatedEntries = entries }
+        return (entriesUpdate, events)
       }
-      var entriesUpdate = update
-      entriesUpdate.evaluatedEntries = entries
-      return (entriesUpdate, events)
+      guard let committed else { throw GeofenceContention(user: user) }
+      // No update: every pending fix was evaluated before (another node, or before a restart).
+      let evaluated =
+        committed.update?.lastFixAt.map { last in pending.prefix { $0.fix.timestamp <= last }.count }
+        ?? pending.count
+      rest = rest.dropFirst(max(evaluated, 1))
+      metrics.geofenceFixesEvaluated.increment(by: Int64(evaluated))
+      metrics.geofenceEvents.increment(by: Int64(committed.events.count))
+      await deliver(committed.events)
     }
-    guard let events else { throw GeofenceContention(user: user) }
-    metrics.geofenceFixesEvaluated.increment(by: Int64(fixes.count))
-    metrics.geofenceEvents.increment(by: Int64(events.count))
-    await deliver(events)
   }
 
+  /// What a commit stored: its update (nil when the attempt found nothing to store) and its events.
+  private typealias Committed = (update: GeofenceTrackingUpdate?, events: [Addressed])
+
   /// Runs `attempt` on `user`'s stored state and commits its update, reading again when another commit came first
-  /// (another node); returns the committed events, or nil when the state kept changing. One person at a time in
-  /// this process.
+  /// (another node); returns what was committed, or nil when the state kept changing. One person at a time in this
+  /// process.
   private func commit(
     for user: UserID,
     _ attempt: @escaping @Sendable (GeofenceTracking) async throws -> (GeofenceTrackingUpdate, [Addressed])?
-  ) async throws -> [Addressed]? {
-    let committed = try await locks.withLock(user.rawValue) { () async throws -> [Addressed]? in
+  ) async throws -> Committed? {
+    let committed = try await locks.withLock(user.rawValue) { () async throws -> Committed? in
       for _ in 0..<8 {
         let tracking = try await self.store.geofenceTracking(of: user)
-        guard let (update, events) = try await attempt(tracking) else { return [] }
-        if try await self.store.commitGeofenceTracking(update) { return events }
+        guard let (update, events) = try await attempt(tracking) else { return (nil, []) }
+        if try await self.store.commitGeofenceTracking(update) { return (update, events) }
       }
       return nil
     }
@@ -253,7 +269,9 @@ final class GeofenceMonitor: Sendable {
       logger.warning("geofence state kept changing", metadata: ["user": "\(user)"])
       return nil
     }
-    if committed.contains(where: { $0.event.alerted && $0.audience.contains($0.event.ownerId) }) { webhookWake() }
+    if committed.events.contains(where: { $0.event.alerted && $0.audience.contains($0.event.ownerId) }) {
+      webhookWake()
+    }
     return committed
   }
 
@@ -272,6 +290,8 @@ final class GeofenceMonitor: Sendable {
 
   /// The new state and events after `fixes` (sorted by time, each with the slots of `snapshot`'s fences whose box
   /// contains it), nil when nothing changed. The fences of the stored states not in the snapshot are read in one go.
+  /// Once `eventLimit` events are made, the walk stops after the fix that reached it (and those of its time): the
+  /// update's `lastFixAt` says how far it went.
   ///
   /// The batch's fences — near a fix or with a state, and visible to the person — are numbered once, in the order of
   /// their ids, so that the walk over the fixes keeps their states in an array and compares integers only.
@@ -285,7 +305,7 @@ final class GeofenceMonitor: Sendable {
   /// each outside its box: one within its accuracy of the edge leaves the presence unknown, as the rules would.
   private func step(
     _ user: UserID, _ fixes: [(fix: LocationFix, near: [Int32])], _ tracking: GeofenceTracking,
-    fences snapshot: GeofenceIndex.Snapshot, at time: Int64
+    fences snapshot: GeofenceIndex.Snapshot, at time: Int64, eventLimit: Int
   ) async throws -> (GeofenceTrackingUpdate, [Addressed])? {
     var lastFixAt = tracking.lastFixAt
     let fixes = fixes.filter { item in lastFixAt.map { item.fix.timestamp > $0 } ?? true }
@@ -371,6 +391,9 @@ final class GeofenceMonitor: Sendable {
       }
       lastFixAt = fix.timestamp
       previous = (fix, point)
+      if events.count >= eventLimit, position + 1 < fixes.count, fixes[position + 1].fix.timestamp > fix.timestamp {
+        break
+      }
     }
     var update = GeofenceTrackingUpdate(
       userID: user, version: tracking.version, lastFixAt: lastFixAt,
@@ -456,7 +479,7 @@ final class GeofenceMonitor: Sendable {
     _ kind: GeofenceEventKind, fence: GeofenceItem, user: UserID, at timestamp: Int64, location: LocationFix?
   ) async throws {
     let time = now()
-    let events = try await commit(for: user) { tracking in
+    let committed = try await commit(for: user) { tracking in
       let state = tracking.states[fence.id] ?? Self.impliedState(of: fence, lastFixAt: tracking.lastFixAt)
       let (next, recorded) = self.rules.applyReported(kind, at: timestamp, to: state)
       guard recorded else { return nil }
@@ -475,7 +498,7 @@ final class GeofenceMonitor: Sendable {
       update.unseenByOwner = Self.unseenByOwner(addressed)
       return (update, addressed)
     }
-    await deliver(events ?? [])
+    await deliver(committed?.events ?? [])
   }
 
   // MARK: Delivery
@@ -530,13 +553,31 @@ final class GeofenceMonitor: Sendable {
   /// too.
   func deliver(_ events: [Addressed]) async {
     await live.publishEverywhere(events) { item in
-      guard item.event.alerted, let payload = try? JSONValue(encoding: GeofenceLiveEvent(event: item.event)) else {
-        return nil
-      }
+      guard item.event.alerted, let payload = try? Self.livePayload(item.event) else { return nil }
       return (payload, item.audience.compactMap(Self.channel))
     }
   }
+
+  /// The live payload of a geofence or proximity event: ``GeofenceLiveEvent``'s JSON form, built directly (one is
+  /// published per event: through the generic encoder it was half of the monitor's time).
+  static func livePayload(_ event: GeofenceEventItem) throws -> JSONValue {
+    var item: [String: JSONValue] = [
+      "id": .string(event.id), "geofenceId": .string(event.geofenceId.rawValue),
+      "geofenceName": .string(event.geofenceName), "ownerId": .string(event.ownerId.rawValue),
+      "userId": .string(event.userId.rawValue), "kind": .string(event.kind.rawValue),
+      "timestamp": .int(event.timestamp), "reportedBy": .string(event.reportedBy.rawValue),
+      "alerted": .bool(event.alerted),
+    ]
+    if let latitude = event.lat { item["lat"] = .double(latitude) }
+    if let longitude = event.lon { item["lon"] = .double(longitude) }
+    if let accuracy = event.accuracy { item["accuracy"] = .double(accuracy) }
+    if let proximity = event.proximity { item["proximity"] = try JSONValue(encoding: proximity) }
+    return .object(["type": .string(GeofenceLiveEvent(event: event).type), "event": .object(item)])
+  }
 }
+
+/// ``GeofenceMonitor/finish()`` was called in the middle of a run: what is left of it waits in the queue.
+private struct Finishing: Error {}
 
 /// The person's geofence state kept changing under the monitor (another node committing at the same time, again and
 /// again): their queue entries stay for the next read.

@@ -134,7 +134,7 @@ final class ProximityMonitor: Sendable {
   /// Publishes each event on its owner's `geofence:<owner>` channel, on every node.
   func deliver(_ events: [GeofenceEventItem]) async {
     await live.publishEverywhere(events) { event in
-      guard let payload = try? JSONValue(encoding: GeofenceLiveEvent(event: event)),
+      guard let payload = try? GeofenceMonitor.livePayload(event),
         let channel = GeofenceMonitor.channel(event.ownerId)
       else { return nil }
       return (payload, [channel])
