@@ -1,5 +1,8 @@
 import Foundation
+import Logging
 import MeridianTestSupport
+import PersistenceKit
+import PersistenceKitPostgres
 
 /// A fresh, empty PostgreSQL database made from `meridian_template` (PostGIS, no Meridian tables) on the cluster of
 /// `Tools/postgres` (``TestCluster``, as for ``StoreEngine/postgres``), for tests that hand its URL to a program under
@@ -62,6 +65,19 @@ public struct PostgresTestDatabase: Sendable {
       await DatabaseAllowance.shared.release()
       throw error
     }
+  }
+
+  /// Runs `sql` on this database, on a connection of its own (`ANALYZE` after a load, in a test of a plan).
+  public func execute(_ sql: String) async throws {
+    let database = try await PostgresDatabase.open(
+      url: try PostgresURL(url), maxConnections: 1, logger: Logger(label: "meridian.tests.database"))
+    do {
+      try await database.execute(sql)
+    } catch {
+      await database.close()
+      throw error
+    }
+    await database.close()
   }
 
   /// Drops the database, closing any connection left to it, and gives its place back to the allowance.

@@ -190,6 +190,14 @@ extension PostgresStore: FixStore {
     return try await rowsThatMayLag(statement).map(Self.position)
   }
 
+  /// How PostgreSQL would read the fixes of ``fixPositions(owner:filter:box:limit:)`` now (`EXPLAIN`'s text): what
+  /// the tests check, and what an operator looks at when the history map is slow.
+  public func fixPositionsPlan(owner: UserID, filter: HistoryFilter, box: BoundingBox) async throws -> String {
+    let statement = try Self.fixPositionsQuery(owner: owner, filter: filter, box: box, limit: 20_001)
+    return try await rows(PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds))
+      .map { try $0.decode(String.self) }.joined(separator: "\n")
+  }
+
   /// A row of ``fixPositionsQuery(owner:filter:box:limit:)`` (device, time, position) as a fix.
   @inline(never)
   static func position(_ row: PostgresRow) throws -> LocationFix {
@@ -199,7 +207,10 @@ extension PostgresStore: FixStore {
 
   /// The statement of ``fixPositions(owner:filter:box:limit:)``: the box's fixes through the (user_id, geohash6)
   /// index, one range per prefix; materialized, so that the order and limit can't turn the plan into a walk of the
-  /// owner's whole history by time. The statement and ``position(_:)`` are kept out of the async function: with the
+  /// owner's whole history by time. Each range is a subquery of its own (`LATERAL`, kept apart by `OFFSET 0`): joined
+  /// to the ranges' list, whose values the planner can't see, the box's conditions looked more selective than the
+  /// ranges and it scanned the owner's whole history in parallel (250 ms for a street at 1,000,000 fixes, 6 ms through
+  /// the index; the map asks only when the view's cells count at most 20,000 fixes). The statement and ``position(_:)`` are kept out of the async function: with the
   /// row's decoding inlined there, Swift 6.3.1's release build crashes (signal 11 in LLVM's coroutine splitting).
   @inline(never)
   static func fixPositionsQuery(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) throws
@@ -213,10 +224,13 @@ extension PostgresStore: FixStore {
     let limit = try query.bind(Int64(max(0, limit)))
     let sql = """
       WITH inside AS MATERIALIZED (
-        SELECT device_id, timestamp, id, latitude, longitude
+        SELECT f.device_id, f.timestamp, f.id, f.latitude, f.longitude
         FROM unnest(\(lower)::text[], \(upper)::text[]) AS r(lower, upper)
-        JOIN fixes ON (geohash6 COLLATE "C") >= r.lower AND (geohash6 COLLATE "C") < r.upper
-        WHERE \(query.sql)
+        CROSS JOIN LATERAL (
+          SELECT device_id, timestamp, id, latitude, longitude FROM fixes
+          WHERE (geohash6 COLLATE "C") >= r.lower AND (geohash6 COLLATE "C") < r.upper AND (\(query.sql))
+          OFFSET 0
+        ) AS f
       )
       SELECT device_id, timestamp, latitude, longitude FROM inside ORDER BY timestamp, id LIMIT \(limit)
       """
