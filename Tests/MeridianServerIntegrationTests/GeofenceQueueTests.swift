@@ -97,11 +97,17 @@ struct GeofenceQueueTests {
     }
   }
 
-  /// Waits (``waitUntilDrained(_:stall:_:)``) until the geofence queue of `store` is empty, for as long as it keeps
-  /// shrinking; a queue that stops shrinking for a minute is recorded as the test's issue.
+  /// Waits until the geofence queue of `store` is empty, for as long as it keeps shrinking
+  /// (``waitForNoneLeft(_:_:)``).
   static func waitForAnEmptyQueue(_ what: String, _ store: any MeridianStore) async throws {
+    try await waitForNoneLeft(what) { try await store.geofenceQueueBacklog().entries }
+  }
+
+  /// Waits (``waitUntilDrained(_:stall:_:)``) until `remaining` is 0, for as long as it keeps falling; one that stops
+  /// falling for a minute is recorded as the test's issue.
+  static func waitForNoneLeft(_ what: String, _ remaining: () async throws -> Int) async throws {
     do {
-      try await waitUntilDrained(what) { try await store.geofenceQueueBacklog().entries }
+      try await waitUntilDrained(what, remaining)
     } catch let timedOut as WaitTimedOut {
       Issue.record("\(timedOut)")
       throw CancellationError()
@@ -174,6 +180,10 @@ struct GeofenceQueueTests {
 
       let again = try await restart(server)
       let storeAgain = again.app.environment.store
+      // The events come commit by commit (the queue may not shrink for a while: one upload takes many commits).
+      try await waitForNoneLeft("the rest of the events") {
+        expected.count - (try await storedEvents(storeAgain, session.userId).count)
+      }
       try await waitForAnEmptyQueue("the rest of the burst", storeAgain)
       result = RestartedBurst(
         expected: expected, left: left, storedBefore: storedBefore,
@@ -203,7 +213,7 @@ struct GeofenceQueueTests {
   @Test(.timeLimit(.minutes(10)), arguments: ["sqlite", "postgres"])
   func anUploadCommittedInPartsAcrossARestartStoresEveryEventOnce(_ engine: String) async throws {
     // A commit per event: an upload of 1,799 fixes (two runs of the monitor) takes about 600 commits, and leaves the
-    // queue with the last of them.
+    // queue with the last of them; the server stops after the first few.
     let burst = try await Self.burstAcrossARestart(engine, { $0.geofences.eventsPerCommit = 1 }, count: 1_800) {
       user, rest in [FixInsertBatch(userID: user, deviceID: "phone", fixes: rest)]
     }

@@ -109,7 +109,7 @@ final class GeofenceMonitor: Sendable {
         if more { continue }
         await queued.wait(timeout: settings.queuePollInterval)
       } catch {
-        if Task.isCancelled || error is Finishing { return }
+        if Task.isCancelled { return }
         failures += 1
         logger.warning(
           "could not evaluate the geofence queue; trying again",
@@ -120,7 +120,9 @@ final class GeofenceMonitor: Sendable {
   }
 
   /// Evaluates the queue's oldest entries (at most ``GeofenceSettings/queueBatch``), each person's in commit order,
-  /// and removes them; true when the read was full (more may wait).
+  /// and removes them; true when the read was full (more may wait). After ``finish()``, the people being evaluated
+  /// stop after their commit in progress and the read's entries stay in the queue (the others' evaluations go on to
+  /// their end: none is cancelled between its commit and its delivery).
   func evaluateQueued() async throws -> Bool {
     let entries = try await store.geofenceQueue(limit: settings.queueBatch)
     guard !entries.isEmpty else { return false }
@@ -130,18 +132,23 @@ final class GeofenceMonitor: Sendable {
       if byPerson[entry.userID] == nil { people.append(entry.userID) }
       byPerson[entry.userID, default: []].append(entry)
     }
-    try await withThrowingTaskGroup(of: Void.self) { group in
+    let complete = try await withThrowingTaskGroup(of: Bool.self) { group in
+      var complete = true
       for (index, person) in people.enumerated() {
-        if index >= Self.parallelPeople { try await group.next() }
+        if index >= Self.parallelPeople { complete = (try await group.next() ?? true) && complete }
+        guard complete else { break }
         let queued = byPerson[person] ?? []
         group.addTask {
           for run in Self.runs(of: queued, fixes: Self.fixesPerRun) {
-            try await self.evaluate(person, run.fixes, completing: run.completing)
+            guard try await self.evaluate(person, run.fixes, completing: run.completing) else { return false }
           }
+          return true
         }
       }
-      try await group.waitForAll()
+      for try await evaluated in group { complete = complete && evaluated }
+      return complete
     }
+    guard complete else { return false }
     // The entries whose evaluation stored nothing (no fence concerned them, nothing changed).
     try await store.removeGeofenceQueueEntries(entries.map(\.sequence))
     return entries.count >= settings.queueBatch
@@ -206,17 +213,17 @@ final class GeofenceMonitor: Sendable {
 
   /// Evaluates `fixes` (`user`'s, sorted by time) and stores the new state and events, a commit per
   /// ``GeofenceSettings/eventsPerCommit`` events, the last of them removing the queue's entries `entries`; delivers
-  /// each commit's events.
+  /// each commit's events. False when ``finish()`` stopped it before the last commit.
   /// - Throws: the store's errors, or ``GeofenceContention`` when the person's state kept changing.
-  func evaluate(_ user: UserID, _ fixes: [LocationFix], completing entries: [UInt64]) async throws {
-    guard !fixes.isEmpty else { return }
+  func evaluate(_ user: UserID, _ fixes: [LocationFix], completing entries: [UInt64]) async throws -> Bool {
+    guard !fixes.isEmpty else { return true }
     // Proximity rules first: their commits are in before this evaluation lets the entries go.
     try await proximity.evaluate(user, fixes)
     let time = now()
     let owners = try await concernedOwners(user, at: time)
     guard !owners.isEmpty else {
       metrics.geofenceFixesEvaluated.increment(by: Int64(fixes.count))
-      return
+      return true
     }
     // One snapshot of the concerned owners' fences for the whole run; each fix's fences by slot.
     let fences = try await index.snapshot(owners: owners, now: time)
@@ -224,7 +231,7 @@ final class GeofenceMonitor: Sendable {
     // A commit per ``GeofenceSettings/eventsPerCommit`` events; the entries go with the one that reaches the last fix.
     while !rest.isEmpty {
       // At shutdown, the rest waits in the queue: entries leave only with the commit of their last fix.
-      if finishing.withLock({ $0 }) { throw Finishing() }
+      if finishing.withLock({ $0 }) { return false }
       let pending = Array(rest)
       let committed = try await commit(for: user) { tracking in
         guard
@@ -245,6 +252,7 @@ final class GeofenceMonitor: Sendable {
       metrics.geofenceEvents.increment(by: Int64(committed.events.count))
       await deliver(committed.events)
     }
+    return true
   }
 
   /// What a commit stored: its update (nil when the attempt found nothing to store) and its events.
@@ -575,9 +583,6 @@ final class GeofenceMonitor: Sendable {
     return .object(["type": .string(GeofenceLiveEvent(event: event).type), "event": .object(item)])
   }
 }
-
-/// ``GeofenceMonitor/finish()`` was called in the middle of a run: what is left of it waits in the queue.
-private struct Finishing: Error {}
 
 /// The person's geofence state kept changing under the monitor (another node committing at the same time, again and
 /// again): their queue entries stay for the next read.
