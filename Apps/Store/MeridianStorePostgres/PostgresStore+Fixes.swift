@@ -194,8 +194,7 @@ extension PostgresStore: FixStore {
   /// the tests check, and what an operator looks at when the history map is slow.
   public func fixPositionsPlan(owner: UserID, filter: HistoryFilter, box: BoundingBox) async throws -> String {
     let statement = try Self.fixPositionsQuery(owner: owner, filter: filter, box: box, limit: 20_001)
-    return try await rows(PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds))
-      .map { try $0.decode(String.self) }.joined(separator: "\n")
+    return try await planLines(statement).joined(separator: "\n")
   }
 
   /// A row of ``fixPositionsQuery(owner:filter:box:limit:)`` (device, time, position) as a fix.
@@ -209,9 +208,10 @@ extension PostgresStore: FixStore {
   /// index, one range per prefix; materialized, so that the order and limit can't turn the plan into a walk of the
   /// owner's whole history by time. Each range is a subquery of its own (`LATERAL`, kept apart by `OFFSET 0`): joined
   /// to the ranges' list, whose values the planner can't see, the box's conditions looked more selective than the
-  /// ranges and it scanned the owner's whole history in parallel (250 ms for a street at 1,000,000 fixes, 6 ms through
-  /// the index; the map asks only when the view's cells count at most 20,000 fixes). The statement and ``position(_:)`` are kept out of the async function: with the
-  /// row's decoding inlined there, Swift 6.3.1's release build crashes (signal 11 in LLVM's coroutine splitting).
+  /// ranges and it scanned the owner's whole history in parallel (250 ms for a street at 1,000,000 fixes, 6 ms
+  /// through the index; the map asks only when the view's cells count at most 20,000 fixes). The statement and
+  /// ``position(_:)`` are kept out of the async function: with the row's decoding inlined there, Swift 6.3.1's
+  /// release build crashes (signal 11 in LLVM's coroutine splitting).
   @inline(never)
   static func fixPositionsQuery(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) throws
     -> PostgresQuery

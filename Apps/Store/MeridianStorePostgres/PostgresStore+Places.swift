@@ -330,8 +330,9 @@ extension PostgresStore {
   }
 
   /// How many of the nearest candidates the first page by distance reads at least (``PlaceRanking/Step/nearest``;
-  /// twice a page and its next row when more): a page and its margin, where the exact statement measures every candidate in the circle (about 1,400 within a kilometre
-  /// in the benchmark's cities, 1.0 / 1.6 ms p50 / p99; the nearest 0.5 / 0.7).
+  /// twice a page and its next row when more): a page and its margin, where the exact statement measures every
+  /// candidate in the circle (about 1,400 within a kilometre in the benchmark's cities, 1.0 / 1.6 ms p50 / p99; the
+  /// nearest 0.5 / 0.7).
   static let nearestCandidates = 75
 
   /// The condition that the place aliased `p` lies near the circle, through the spatial index (`places_location`):
@@ -450,8 +451,7 @@ extension PostgresStore {
   /// - Throws: ``PlaceStoreError`` `.invalidCursor`, `.invalidQuery`.
   public func placesPlan(_ query: PlaceQuery) async throws -> String {
     let statement = try Self.placeRanking(query).statement
-    return try await rows(PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds))
-      .map { try $0.decode(String.self) }.joined(separator: "\n")
+    return try await planLines(statement).joined(separator: "\n")
   }
 
   /// The page of `ranking`: sequences with distances, and the next page's cursor.

@@ -33,9 +33,7 @@ extension PostgresStore {
       ),
       ("geofences around a point", Self.geofenceCandidatesQuery(near: [center], owners: [owner])),
     ] {
-      let lines = try await rows(PostgresQuery(unsafeSQL: "EXPLAIN " + query.sql, binds: query.binds)).map {
-        try $0.decode(String.self)
-      }
+      let lines = try await planLines(query)
       let plan = lines.joined(separator: "\n")
       let usesIndex = lines.contains { line in
         line.contains("Index Scan") && gist.contains { line.contains(" \($0)") }
@@ -47,6 +45,13 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
+  /// How PostgreSQL would run `statement` now: `EXPLAIN`'s lines, one per node.
+  func planLines(_ statement: PostgresQuery) async throws -> [String] {
+    try await rows(PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds)).map {
+      try $0.decode(String.self)
+    }
+  }
+
   /// The value of the run-time parameter `name` in a pooled session (`current_setting`): what the store's own
   /// settings (``withStoreSettings(_:)``) and the URL's `options` made of it.
   public func sessionSetting(_ name: String) async throws -> String {
