@@ -149,7 +149,8 @@ public final class EngineIOSession: Sendable {
     return accepted
   }
 
-  /// Waits for packets to send; nil once the session is closed and everything was taken.
+  /// Waits for packets to send; nil once the session is closed and everything was taken. A poll while an upgrade is
+  /// under way (a WebSocket answered the probe) is answered at once: with a `noop` when nothing waits.
   func next() async -> [EngineIOPacket]? {
     await withCheckedContinuation { continuation in
       // A poll still waiting when the WebSocket writer takes over (an upgrade) is ended with a `noop`.
@@ -160,6 +161,9 @@ public final class EngineIOSession: Sendable {
           return .some(state.outbox)
         }
         if state.closed { return .some(nil) }
+        // The client stops polling once its poll ends, then completes the upgrade: a poll that arrived after the
+        // probe's answer (or before its `releasePoll`) would otherwise wait for a packet until the next ping.
+        if case .polling = state.transport, state.probing != nil { return .some([.noop]) }
         displaced = state.waiter
         state.waiter = continuation
         return .none

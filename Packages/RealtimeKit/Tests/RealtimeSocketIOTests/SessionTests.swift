@@ -189,6 +189,34 @@ final class EchoNamespace: SocketIONamespace {
     }
   }
 
+  /// A poll that reaches the server after the probe was answered (the client sent both at once) is answered with a
+  /// `noop` at once, as is one that arrives while the probe is being answered: the client waits for its poll to end
+  /// before it completes the upgrade, and a poll left waiting held the upgrade until the next ping.
+  @Test func aPollArrivingAfterTheProbeIsEndedWithANoop() async throws {
+    try await Self.withServer { server, _, _ in
+      let sid = try await Self.handshake(server)
+      _ = await Self.post(server, sid: sid, #"40{"token":"good"}"#)
+      _ = try await Self.packets(server, sid: sid, count: 2)  // CONNECT, welcome
+      let socket = RecordingSocket()
+      let receiver = try Self.openWebSocket(server, query: ["EIO": "4", "transport": "websocket", "sid": sid], socket)
+      _ = receiver.receive(.text("2probe"))
+      try await Self.wait("the probe's answer") { socket.sent.withLock { $0 } == ["3probe"] }
+      let answer = Mutex<EngineIOResponse?>(nil)
+      let late = Task {
+        let response = await Self.get(server, sid: sid)
+        answer.withLock { $0 = response }
+      }
+      defer { late.cancel() }
+      try await Self.wait("the late poll's answer") { answer.withLock { $0 } != nil }
+      #expect(answer.withLock { $0?.body } == "6")
+      _ = receiver.receive(.text("5"))
+      _ = receiver.receive(.text(#"42["over the socket"]"#))
+      try await Self.wait("the event over the socket") {
+        socket.sent.withLock { $0 } == ["3probe", #"42["over the socket"]"#]
+      }
+    }
+  }
+
   @Test func aWebSocketOnlySessionStartsWithItsHandshake() async throws {
     try await Self.withServer { server, _, _ in
       let socket = RecordingSocket()
