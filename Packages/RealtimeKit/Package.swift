@@ -12,7 +12,7 @@ let core: [Target] = [
   .target(name: "RealtimeKitTesting", dependencies: ["RealtimeKit"]),
   .testTarget(name: "RealtimeKitTests", dependencies: ["RealtimeKit", "RealtimeKitTesting"]),
   .target(name: "RealtimeSocketIO", dependencies: ["RealtimeKit"]),
-  .testTarget(name: "RealtimeSocketIOTests", dependencies: ["RealtimeSocketIO", "RealtimeKit"]),
+  .testTarget(name: "RealtimeSocketIOTests", dependencies: ["RealtimeSocketIO", "RealtimeKit", "RealtimeKitTesting"]),
 ]
 
 let withNIO: [Target] = [

@@ -89,13 +89,13 @@ import Testing
   }
 
   @Test func aDisconnectWhileSigningInEndsThatSession() async throws {
-    let (started, release) = (Gate(), Gate())
+    let (started, release) = (Gate(isOpen: false), Gate(isOpen: false))
     let hub = RealtimeHub(
       configuration: RealtimeHubConfiguration(epoch: "e1"),
       authenticate: { token in
         if token.hasSuffix("/slow") {
-          await started.open()
-          await release.wait()
+          started.open()
+          await release.pass()
         }
         return RealtimePrincipal(id: String(token.prefix { $0 != "/" }), attributes: ["session": token])
       },
@@ -104,10 +104,10 @@ import Testing
     let (slow, other) = (try Peer(transport), try Peer(transport))
     await other.hello("alice/fast")
     slow.send(.hello(Hello(token: "alice/slow", clientName: "test", clientVersion: "1")))
-    await started.wait()
+    await started.pass()
     // The token is being checked: there is nothing to close yet, but the session must not start afterwards.
     #expect(await hub.disconnect(matching: ["session": "alice/slow"], code: .unauthorized, reason: "signed out") == 0)
-    await release.open()
+    release.open()
     guard case .error(let error)? = await slow.next() else {
       Issue.record("no error for a session ended while signing in")
       return
@@ -220,10 +220,10 @@ import Testing
   @Test func anIdReSentWhileTheHookRunsIsHandledOnce() async throws {
     // The hook is slow (a commit); meanwhile the client reconnects and re-sends the same id.
     let calls = LockedValues<Int64>()
-    let gate = Gate()
+    let gate = Gate(isOpen: false)
     let hub = makeHub(receive: { _, _ in
       calls.append(1)
-      await gate.wait()
+      await gate.pass()
     })
     let transport = InMemoryRealtimeTransport(hub: hub)
     let first = try Peer(transport)
@@ -234,7 +234,7 @@ import Testing
     try await Task.sleep(for: .milliseconds(50))
     second.send(.publish(PublishRequest(id: "slow", channel: channel, payload: 1)))
     try await Task.sleep(for: .milliseconds(100))
-    await gate.open()
+    gate.open()
     #expect(await first.next() == .ack(PublishAck(id: "slow", channel: channel, offset: 0)))
     #expect(await second.next() == .ack(PublishAck(id: "slow", channel: channel, offset: 0)))
     #expect(calls.values == [1])

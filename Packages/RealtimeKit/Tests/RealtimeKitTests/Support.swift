@@ -116,23 +116,6 @@ final class HubBox: Sendable {
   }
 }
 
-/// Holds tasks in ``wait()`` until ``open()``.
-actor Gate {
-  private var isOpen = false
-  private var waiting: [CheckedContinuation<Void, Never>] = []
-
-  func wait() async {
-    if isOpen { return }
-    await withCheckedContinuation { waiting.append($0) }
-  }
-
-  func open() {
-    isOpen = true
-    for continuation in waiting { continuation.resume() }
-    waiting = []
-  }
-}
-
 /// Alice, signed in to publish, and Bob, signed in and subscribed to `channel` from its start (epoch `e1`).
 func publisherAndSubscriber(_ transport: InMemoryRealtimeTransport, on channel: ChannelName) async throws -> (
   publisher: Peer, subscriber: Peer

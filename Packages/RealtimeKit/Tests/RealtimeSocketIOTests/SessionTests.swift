@@ -1,5 +1,6 @@
 import Foundation
 import RealtimeKit
+import RealtimeKitTesting
 import Synchronization
 import Testing
 
@@ -12,32 +13,6 @@ final class RecordingSocket: RealtimeServerConnection {
   func send(_ text: String) async throws { sent.withLock { $0.append(text) } }
   func close(code: RealtimeCloseCode, reason: String) async { closed.withLock { $0 = true } }
   func abort() async { closed.withLock { $0 = true } }
-}
-
-/// Holds whoever passes it while it is closed, until the test opens it: an application as slow as the test wants.
-final class Gate: Sendable {
-  private let state = Mutex<(isOpen: Bool, waiting: [CheckedContinuation<Void, Never>])>((true, []))
-
-  func close() { state.withLock { $0.isOpen = false } }
-
-  func open() {
-    let waiting = state.withLock { state in
-      state.isOpen = true
-      defer { state.waiting = [] }
-      return state.waiting
-    }
-    for continuation in waiting { continuation.resume() }
-  }
-
-  func pass() async {
-    await withCheckedContinuation { continuation in
-      let isOpen = state.withLock { state in
-        if !state.isOpen { state.waiting.append(continuation) }
-        return state.isOpen
-      }
-      if isOpen { continuation.resume() }
-    }
-  }
 }
 
 /// A namespace that joins clients whose auth token is "good", answers `echo` with its arguments, and notes events;
