@@ -38,7 +38,7 @@ public protocol FixStore: Sendable {
   /// The owner's fixes matching `filter` inside `box` (edges included; `west > east` crosses the antimeridian),
   /// oldest first, at most `limit` of them (the map reads one more than it can draw to know it has too many), each
   /// with its device, time and position only (what a map draws; the other fields are nil). They are found through the
-  /// `(user_id, geohash6)` index by ``HistoryCells/prefixes(covering:maxLength:)`` and then sorted: the time grows
+  /// `(user_id, geohash6)` index by ``HistoryCells/ranges(covering:)`` and then sorted: the time grows
   /// with the fixes of the box, so the map asks only for a box it knows holds few.
   func fixPositions(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) async throws -> [LocationFix]
   /// Count and mean position per geohash cell of `precision` (2…6) of the owner's fixes in the UTC hours `hours`

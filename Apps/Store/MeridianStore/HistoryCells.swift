@@ -33,6 +33,34 @@ public enum HistoryCells {
     return prefixes
   }
 
+  /// The most geohash ranges a view's fixes are read through (``ranges(covering:)``).
+  public static let maxRanges = 32
+
+  /// Half-open text ranges of geohashes (each from a cell to past another of the same length) that together hold
+  /// every geohash of a point of `box` (which may cross the antimeridian): the cells of the longest length (at most 6
+  /// characters) whose runs of consecutive cells number at most ``maxRanges``, or everything for a view too wide.
+  /// Finer than ``prefixes(covering:maxLength:)``, whose whole-character widening of 16 cells reads up to 32 times
+  /// the view's area (a 25 × 17 km screen through four 4-letter cells of 39 × 20 km): what an index of fixes is read
+  /// through, where every row outside the view is a row fetched for nothing.
+  public static func ranges(covering box: BoundingBox) -> [(lower: String, upper: String)] {
+    for length in stride(from: 6, through: 1, by: -1) {
+      // Cells of exactly `length` characters (a covering that would need more than 1,024 comes out coarser).
+      guard let covering = try? GeohashCovering(box: box, maxCells: 1_024, maxBits: 5 * length),
+        covering.bits == 5 * length
+      else { continue }
+      let runs = covering.ranges(keyBits: covering.bits)
+      guard runs.count <= maxRanges else { continue }
+      let ranges = runs.compactMap { run -> (lower: String, upper: String)? in
+        guard let first = (try? GeohashCell(value: run.lowerBound, bits: covering.bits))?.string,
+          let last = (try? GeohashCell(value: run.upperBound, bits: covering.bits))?.string
+        else { return nil }
+        return (first, last + "~")
+      }
+      if ranges.count == runs.count { return ranges }
+    }
+    return [range("")]
+  }
+
   /// The half-open text range of the geohashes starting with `prefix` (every geohash character sorts before `~`).
   public static func range(_ prefix: String) -> (lower: String, upper: String) { (prefix, prefix + "~") }
 

@@ -205,8 +205,8 @@ extension PostgresStore: FixStore {
   }
 
   /// The statement of ``fixPositions(owner:filter:box:limit:)``: the box's fixes through the (user_id, geohash6)
-  /// index, one range per prefix; materialized, so that the order and limit can't turn the plan into a walk of the
-  /// owner's whole history by time. Each range is a subquery of its own (`LATERAL`, kept apart by `OFFSET 0`): joined
+  /// index, one scan per range of ``HistoryCells/ranges(covering:)``; materialized, so that the order and limit can't
+  /// turn the plan into a walk of the owner's whole history by time. Each range is a subquery of its own (`LATERAL`, kept apart by `OFFSET 0`): joined
   /// to the ranges' list, whose values the planner can't see, the box's conditions looked more selective than the
   /// ranges and it scanned the owner's whole history in parallel (250 ms for a street at 1,000,000 fixes, 6 ms
   /// through the index; the map asks only when the view's cells count at most 20,000 fixes). The statement and
@@ -218,7 +218,7 @@ extension PostgresStore: FixStore {
   {
     var query = try FixConditions(owner: owner, filter: filter)
     try query.within(box)
-    let ranges = HistoryCells.prefixes(covering: box).map(HistoryCells.range)
+    let ranges = HistoryCells.ranges(covering: box)
     let lower = try query.bind(ranges.map(\.lower))
     let upper = try query.bind(ranges.map(\.upper))
     let limit = try query.bind(Int64(max(0, limit)))

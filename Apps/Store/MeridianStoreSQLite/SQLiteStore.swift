@@ -395,7 +395,7 @@ public struct SQLiteStore: MeridianStore {
   public func fixPositions(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) async throws
     -> [LocationFix]
   {
-    let ranges = HistoryCells.prefixes(covering: box).map(HistoryCells.range)
+    let ranges = HistoryCells.ranges(covering: box)
     var arguments = ranges.flatMap { [$0.lower.databaseValue, $0.upper.databaseValue] }
     var (conditions, filters) = Self.conditions(owner: owner, filter: filter)
     Self.within(box, &conditions, &filters)
