@@ -35,4 +35,17 @@ import Testing
     #expect(runs.map(\.fixes.count) == [100, 100, 50])
     #expect(runs.map(\.completing) == [[], [], [1]])
   }
+
+  /// Two phones' fixes of one millisecond are never cut apart: the first run's commit marks that time evaluated,
+  /// and the monitor skips what is not later.
+  @Test func fixesOfOneTimeStayInOneRun() throws {
+    let entries = try [entry(1, [1, 2, 3, 3, 4]), entry(2, [3, 5])]
+    let runs = GeofenceMonitor.runs(of: entries, fixes: 3)
+    #expect(runs.map { $0.fixes.map { $0.timestamp / 1000 } } == [[1, 2, 3, 3, 3], [4, 5]])
+    #expect(runs.map(\.completing) == [[], [1, 2]])
+    // A person's whole upload of one time is one run, however long.
+    let burst = GeofenceMonitor.runs(of: [try entry(3, Array(repeating: 9, count: 7)), try entry(4, [10])], fixes: 3)
+    #expect(burst.map(\.fixes.count) == [7, 1])
+    #expect(burst.map(\.completing) == [[3], [4]])
+  }
 }

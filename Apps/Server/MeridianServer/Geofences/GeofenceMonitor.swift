@@ -159,10 +159,11 @@ final class GeofenceMonitor: Sendable {
   /// (``GeofenceSettings/eventsPerCommit``).
   static let fixesPerRun = 1_000
 
-  /// The fixes of `entries` (one person's; imported ones left out) in the order of their times, cut into runs of at
-  /// most `limit`, each with the entries whose last fix in that order it holds: those its commit may remove, every
-  /// fix of theirs evaluated by then. An entry without such a fix goes with the first run; no run at all when none
-  /// has one.
+  /// The fixes of `entries` (one person's; imported ones left out) in the order of their times, cut into runs of
+  /// `limit` (more when fixes of one time straddle the cut: a run's commit marks its last time as evaluated, so a
+  /// fix of that time in the next run would be skipped), each with the entries whose last fix in that order it
+  /// holds: those its commit may remove, every fix of theirs evaluated by then. An entry without such a fix goes
+  /// with the first run; no run at all when none has one.
   static func runs(of entries: [GeofenceQueueEntry], fixes limit: Int) -> [(
     fixes: [LocationFix], completing: [UInt64]
   )] {
@@ -175,11 +176,16 @@ final class GeofenceMonitor: Sendable {
     guard !ordered.isEmpty else { return [] }
     ordered.sort { ($0.fix.timestamp, $0.entry, $0.offset) < ($1.fix.timestamp, $1.entry, $1.offset) }
     let limit = max(1, limit)
-    var runs = stride(from: 0, to: ordered.count, by: limit).map { start in
-      (fixes: ordered[start..<min(start + limit, ordered.count)].map(\.fix), completing: [UInt64]())
-    }
+    var runs: [(fixes: [LocationFix], completing: [UInt64])] = []
     var lastRun = [Int](repeating: 0, count: entries.count)
-    for (position, item) in ordered.enumerated() { lastRun[item.entry] = position / limit }
+    var start = 0
+    while start < ordered.count {
+      var end = min(start + limit, ordered.count)
+      while end < ordered.count, ordered[end].fix.timestamp == ordered[end - 1].fix.timestamp { end += 1 }
+      for item in ordered[start..<end] { lastRun[item.entry] = runs.count }
+      runs.append((ordered[start..<end].map(\.fix), []))
+      start = end
+    }
     for (index, entry) in entries.enumerated() { runs[lastRun[index]].completing.append(entry.sequence) }
     return runs
   }
