@@ -5,8 +5,9 @@ import MeridianAPI
 
 /// The per-hour cell counts both engines keep of every account's fixes (`history_cells`: per owner, geohash length
 /// 2…6, cell and UTC hour, the fixes and the sums of their latitudes and longitudes, kept by triggers as fixes are
-/// stored and deleted), and the geohash prefixes a view is read through — of those counts and of the fixes' own
-/// `(user_id, geohash6)` index — so that a map view's time grows with its cells and hours, not with the history.
+/// stored and deleted), and the geohash prefixes and ranges a view is read through — of those counts and of the
+/// fixes' own `(user_id, geohash6)` index — so that a map view's time grows with its cells and hours, not with the
+/// history.
 public enum HistoryCells {
   /// The length of a counted hour in milliseconds: a fix counts in hour `timestamp / hour` (UTC).
   public static let hour: Int64 = 3_600_000

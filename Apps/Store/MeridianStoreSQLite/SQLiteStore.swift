@@ -399,7 +399,7 @@ public struct SQLiteStore: MeridianStore {
     var arguments = ranges.flatMap { [$0.lower.databaseValue, $0.upper.databaseValue] }
     var (conditions, filters) = Self.conditions(owner: owner, filter: filter)
     Self.within(box, &conditions, &filters)
-    // The box's fixes through the (user_id, geohash6) index, one range search per prefix (the ranges joined first).
+    // The box's fixes through the (user_id, geohash6) index, a range search per range (the ranges joined first).
     let sql = """
       SELECT f.device_id, f.timestamp, f.latitude, f.longitude
       FROM (VALUES \(ranges.map { _ in "(?, ?)" }.joined(separator: ", "))) r

@@ -246,7 +246,7 @@ public final class EngineIOServer: Sendable {
       } catch {
         return
       }
-      guard session.probed(socket) else { return }
+      guard session.probed(socket, at: now()) else { return }
       session.releasePoll()
     case .upgrade where socket != nil:
       let upgraded = session.state.withLock { state -> Bool in
@@ -262,7 +262,7 @@ public final class EngineIOServer: Sendable {
     }
   }
 
-  /// Sends the pings due at `now` and closes the sessions whose pongs are late.
+  /// Sends the pings due at `now`, closes the sessions whose pongs are late and abandons the upgrades overdue.
   public func sweep(at now: ContinuousClock.Instant) {
     for session in sessions.withLock({ Array($0.values) }) { session.sweep(at: now) }
   }

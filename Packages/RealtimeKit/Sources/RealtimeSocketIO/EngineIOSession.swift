@@ -21,12 +21,15 @@ public struct EngineIOConfiguration: Sendable {
   /// How long a session may stay open before the application calls ``EngineIOSession/establish()`` (a client that
   /// never signs in); nil for no such deadline.
   public var establishTimeout: Duration?
+  /// How long a WebSocket that answered the upgrade probe may take to complete the upgrade; then it is turned away
+  /// and polling goes on (meanwhile each poll is answered at once with a `noop`).
+  public var upgradeTimeout: Duration
 
-  /// Creates a configuration; the defaults are Socket.IO's (25 s, 20 s, 1 MB).
+  /// Creates a configuration; the defaults are Socket.IO's (25 s, 20 s, 1 MB, 10 s).
   public init(
     pingInterval: Duration = .seconds(25), pingTimeout: Duration = .seconds(20), maxPayload: Int = 1_000_000,
     maxBufferedPackets: Int = 1_000, maxQueuedMessages: Int = 64, maxSessions: Int = 10_000,
-    establishTimeout: Duration? = nil
+    establishTimeout: Duration? = nil, upgradeTimeout: Duration = .seconds(10)
   ) {
     self.pingInterval = pingInterval
     self.pingTimeout = pingTimeout
@@ -35,6 +38,7 @@ public struct EngineIOConfiguration: Sendable {
     self.maxQueuedMessages = maxQueuedMessages
     self.maxSessions = maxSessions
     self.establishTimeout = establishTimeout
+    self.upgradeTimeout = upgradeTimeout
   }
 }
 
@@ -74,8 +78,9 @@ public final class EngineIOSession: Sendable {
     var transport: Transport
     /// WebSockets opened to upgrade the session whose probe is not answered yet, by id.
     var candidates: [UInt64: WebSocket] = [:]
-    /// A WebSocket that answered the probe and may complete the upgrade.
+    /// A WebSocket that answered the probe and may complete the upgrade, until `upgradeDeadline`.
     var probing: WebSocket?
+    var upgradeDeadline: ContinuousClock.Instant?
     var outbox: [EngineIOPacket] = []
     /// A poll or the WebSocket writer waiting for packets.
     var waiter: CheckedContinuation<[EngineIOPacket]?, Never>?
@@ -182,11 +187,13 @@ public final class EngineIOSession: Sendable {
     }
   }
 
-  /// The candidate `socket` answered the probe: it may complete the upgrade. False when the session closed meanwhile.
-  func probed(_ socket: WebSocket) -> Bool {
+  /// The candidate `socket` answered the probe: it may complete the upgrade until ``EngineIOConfiguration/upgradeTimeout``
+  /// from `now`. False when the session closed meanwhile.
+  func probed(_ socket: WebSocket, at now: ContinuousClock.Instant) -> Bool {
     state.withLock { state in
       guard state.candidates.removeValue(forKey: socket.id) != nil else { return false }
       state.probing = socket
+      state.upgradeDeadline = now + configuration.upgradeTimeout
       return true
     }
   }
@@ -346,8 +353,19 @@ public final class EngineIOSession: Sendable {
     state.withLock { $0.establishDeadline = nil }
   }
 
-  /// Sends a ping when one is due, and closes the session when its pong is late or it was not established in time.
+  /// Sends a ping when one is due, closes the session when its pong is late or it was not established in time, and
+  /// turns away a WebSocket that answered the probe but did not complete the upgrade in time.
   func sweep(at now: ContinuousClock.Instant) {
+    // An upgrade not completed in time is abandoned: polls wait for packets again.
+    let abandoned = state.withLock { state -> WebSocket? in
+      guard !state.closed, let probing = state.probing, let deadline = state.upgradeDeadline, now >= deadline else {
+        return nil
+      }
+      state.probing = nil
+      state.upgradeDeadline = nil
+      return probing
+    }
+    abandoned?.turnAway(reason: "upgrade timeout")
     enum Action { case none, ping, close, unestablished }
     let action = state.withLock { state -> Action in
       guard !state.closed else { return .none }

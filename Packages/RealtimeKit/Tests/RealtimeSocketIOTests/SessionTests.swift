@@ -192,6 +192,40 @@ final class EchoNamespace: SocketIONamespace {
     }
   }
 
+  /// A WebSocket that answered the probe and never completes the upgrade is turned away after the upgrade timeout
+  /// (a `noop`, then its close): polls wait for packets again instead of being answered at once for ever.
+  @Test func anUpgradeNotCompletedInTimeIsAbandoned() async throws {
+    try await Self.withServer { server, _, clock in
+      let sid = try await Self.handshake(server)
+      _ = await Self.post(server, sid: sid, #"40{"token":"good"}"#)
+      _ = try await Self.packets(server, sid: sid, count: 2)  // CONNECT, welcome
+      let socket = RecordingSocket()
+      let receiver = try Self.openWebSocket(server, query: ["EIO": "4", "transport": "websocket", "sid": sid], socket)
+      _ = receiver.receive(.text("2probe"))
+      try await Self.wait("the probe's answer") { socket.sent.withLock { $0 } == ["3probe"] }
+      #expect(await Self.get(server, sid: sid).body == "6")
+      clock.advance(.seconds(9))
+      server.sweep(at: clock.now)
+      #expect(await Self.get(server, sid: sid).body == "6")
+      clock.advance(.seconds(1))
+      server.sweep(at: clock.now)
+      try await Self.wait("the socket turned away") { socket.closed.withLock { $0 } }
+      #expect(socket.sent.withLock { $0 } == ["3probe", "6"])
+      // Polling goes on: a poll waits for the next packet, here the namespace's echo.
+      let answer = Mutex<EngineIOResponse?>(nil)
+      let poll = Task {
+        let response = await Self.get(server, sid: sid)
+        answer.withLock { $0 = response }
+      }
+      defer { poll.cancel() }
+      try await Task.sleep(for: .milliseconds(50))
+      #expect(answer.withLock { $0 } == nil)
+      _ = await Self.post(server, sid: sid, #"42["still polling"]"#)
+      try await Self.wait("the echo over the poll") { answer.withLock { $0 } != nil }
+      #expect(answer.withLock { $0?.body } == #"42["still polling"]"#)
+    }
+  }
+
   @Test func aWebSocketOnlySessionStartsWithItsHandshake() async throws {
     try await Self.withServer { server, _, _ in
       let socket = RecordingSocket()
