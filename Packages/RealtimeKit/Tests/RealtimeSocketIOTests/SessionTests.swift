@@ -96,6 +96,36 @@ final class EchoNamespace: SocketIONamespace {
     return try #require(receiver)
   }
 
+  /// A connected polling session whose WebSocket upgrade answered the probe (`3probe`), not yet upgraded.
+  static func probedSession(_ server: EngineIOServer) async throws -> (
+    sid: String, socket: RecordingSocket, receiver: any RealtimeMessageReceiver
+  ) {
+    let sid = try await handshake(server)
+    _ = await post(server, sid: sid, #"40{"token":"good"}"#)
+    _ = try await packets(server, sid: sid, count: 2)  // CONNECT, welcome
+    let socket = RecordingSocket()
+    let receiver = try openWebSocket(server, query: ["EIO": "4", "transport": "websocket", "sid": sid], socket)
+    _ = receiver.receive(.text("2probe"))
+    try await wait("the probe's answer") { socket.sent.withLock { $0 } == ["3probe"] }
+    return (sid, socket, receiver)
+  }
+
+  /// Where the answer of a poll under way goes once it comes.
+  final class PollAnswer: Sendable {
+    let response = Mutex<EngineIOResponse?>(nil)
+  }
+
+  /// A poll under way and its answer, waited for with ``wait(_:until:)``, not awaited: a poll that never ends then
+  /// fails the test instead of hanging it.
+  static func startPoll(_ server: EngineIOServer, sid: String) -> (answer: PollAnswer, task: Task<Void, Never>) {
+    let answer = PollAnswer()
+    let task = Task {
+      let response = await get(server, sid: sid)
+      answer.response.withLock { $0 = response }
+    }
+    return (answer, task)
+  }
+
   static func wait(_ what: String, until condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + .seconds(10)
     while !condition() {
@@ -169,21 +199,11 @@ final class EchoNamespace: SocketIONamespace {
   /// before it completes the upgrade, and a poll left waiting held the upgrade until the next ping.
   @Test func aPollArrivingAfterTheProbeIsEndedWithANoop() async throws {
     try await Self.withServer { server, _, _ in
-      let sid = try await Self.handshake(server)
-      _ = await Self.post(server, sid: sid, #"40{"token":"good"}"#)
-      _ = try await Self.packets(server, sid: sid, count: 2)  // CONNECT, welcome
-      let socket = RecordingSocket()
-      let receiver = try Self.openWebSocket(server, query: ["EIO": "4", "transport": "websocket", "sid": sid], socket)
-      _ = receiver.receive(.text("2probe"))
-      try await Self.wait("the probe's answer") { socket.sent.withLock { $0 } == ["3probe"] }
-      let answer = Mutex<EngineIOResponse?>(nil)
-      let late = Task {
-        let response = await Self.get(server, sid: sid)
-        answer.withLock { $0 = response }
-      }
+      let (sid, socket, receiver) = try await Self.probedSession(server)
+      let (answer, late) = Self.startPoll(server, sid: sid)
       defer { late.cancel() }
-      try await Self.wait("the late poll's answer") { answer.withLock { $0 } != nil }
-      #expect(answer.withLock { $0?.body } == "6")
+      try await Self.wait("the late poll's answer") { answer.response.withLock { $0 } != nil }
+      #expect(answer.response.withLock { $0?.body } == "6")
       _ = receiver.receive(.text("5"))
       _ = receiver.receive(.text(#"42["over the socket"]"#))
       try await Self.wait("the event over the socket") {
@@ -196,13 +216,7 @@ final class EchoNamespace: SocketIONamespace {
   /// (a `noop`, then its close): polls wait for packets again instead of being answered at once for ever.
   @Test func anUpgradeNotCompletedInTimeIsAbandoned() async throws {
     try await Self.withServer { server, _, clock in
-      let sid = try await Self.handshake(server)
-      _ = await Self.post(server, sid: sid, #"40{"token":"good"}"#)
-      _ = try await Self.packets(server, sid: sid, count: 2)  // CONNECT, welcome
-      let socket = RecordingSocket()
-      let receiver = try Self.openWebSocket(server, query: ["EIO": "4", "transport": "websocket", "sid": sid], socket)
-      _ = receiver.receive(.text("2probe"))
-      try await Self.wait("the probe's answer") { socket.sent.withLock { $0 } == ["3probe"] }
+      let (sid, socket, receiver) = try await Self.probedSession(server)
       #expect(await Self.get(server, sid: sid).body == "6")
       clock.advance(.seconds(9))
       server.sweep(at: clock.now)
@@ -212,17 +226,13 @@ final class EchoNamespace: SocketIONamespace {
       try await Self.wait("the socket turned away") { socket.closed.withLock { $0 } }
       #expect(socket.sent.withLock { $0 } == ["3probe", "6"])
       // Polling goes on: a poll waits for the next packet, here the namespace's echo.
-      let answer = Mutex<EngineIOResponse?>(nil)
-      let poll = Task {
-        let response = await Self.get(server, sid: sid)
-        answer.withLock { $0 = response }
-      }
+      let (answer, poll) = Self.startPoll(server, sid: sid)
       defer { poll.cancel() }
       try await Task.sleep(for: .milliseconds(50))
-      #expect(answer.withLock { $0 } == nil)
+      #expect(answer.response.withLock { $0 } == nil)
       _ = await Self.post(server, sid: sid, #"42["still polling"]"#)
-      try await Self.wait("the echo over the poll") { answer.withLock { $0 } != nil }
-      #expect(answer.withLock { $0?.body } == #"42["still polling"]"#)
+      try await Self.wait("the echo over the poll") { answer.response.withLock { $0 } != nil }
+      #expect(answer.response.withLock { $0?.body } == #"42["still polling"]"#)
     }
   }
 
