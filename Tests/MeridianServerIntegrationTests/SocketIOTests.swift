@@ -179,22 +179,54 @@ final class ClientLines: Sendable {
   }
 }
 
-/// A running `python-socketio` client.
+/// An official Socket.IO client the tests drive as a person's live map.
+enum SocketIOClientKind: String, CaseIterable, Sendable {
+  /// `python-socketio` (PyPI) in the `python3` on the PATH: ``socketIOClientScript``.
+  case python
+  /// `socket.io-client` (npm), its browser build in headless Chromium: ``socketIOBrowserClientScript``.
+  case javascript
+
+  /// Where `Tools/socketio-client-js` puts socket.io-client's browser build (`MERIDIAN_SOCKETIO_JS` or its default).
+  static var javaScriptLibrary: String {
+    ProcessInfo.processInfo.environment["MERIDIAN_SOCKETIO_JS"]
+      ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
+        ".cache/meridian/socket.io-4.8.1.min.js"
+      )
+      .path
+  }
+}
+
+/// A running Socket.IO client of one of the ``SocketIOClientKind``s.
 struct SocketIOClient {
   let process: ChildProcess
   let script: URL
   let said: ClientLines
 
-  /// Starts the client (`python3` on the PATH, where python-socketio is) and waits until it says it started.
-  static func start(_ server: TestServer, token: String, transport: String, mode: String) async throws
-    -> SocketIOClient
-  {
+  /// Starts the client and waits until it says it started (python-socketio: at once; the browser: with the library
+  /// loaded into a page of the server's origin).
+  static func start(
+    _ server: TestServer, token: String, transport: String, mode: String, client kind: SocketIOClientKind = .python
+  ) async throws -> SocketIOClient {
+    let library = SocketIOClientKind.javaScriptLibrary
+    if kind == .javascript && !FileManager.default.fileExists(atPath: library) {
+      Issue.record("no socket.io-client at \(library): run Tools/socketio-client-js (it fetches it from PyPI)")
+      throw CancellationError()
+    }
     let script = FileManager.default.temporaryDirectory.appendingPathComponent("socketio-client-\(UUID()).py")
-    try socketIOClientScript.write(to: script, atomically: true, encoding: .utf8)
     let said = try ClientLines()
-    let process = try ChildProcess(
-      URL(fileURLWithPath: "/usr/bin/env"),
-      ["python3", script.path, "http://127.0.0.1:\(server.port)", token, transport, mode, said.path])
+    var arguments = [script.path, "http://127.0.0.1:\(server.port)", token, transport, mode, said.path]
+    let python: String
+    switch kind {
+    case .python:
+      try socketIOClientScript.write(to: script, atomically: true, encoding: .utf8)
+      python = "python3"
+    case .javascript:
+      try socketIOBrowserClientScript.write(to: script, atomically: true, encoding: .utf8)
+      // Debian's python3, which has python3-selenium, before any other on the PATH (as Tests/browser/run chooses).
+      python = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") ? "/usr/bin/python3" : "python3"
+      arguments.append(library)
+    }
+    let process = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), [python] + arguments)
     let client = SocketIOClient(process: process, script: script, said: said)
     do {
       try await client.wait(for: "started")
@@ -235,7 +267,7 @@ struct SocketIOClient {
   }
 }
 
-@Suite("Socket.IO clients (python-socketio)")
+@Suite("Socket.IO clients (python-socketio, and socket.io-client in Chromium)")
 struct SocketIOTests {
   /// Runs `body` with a server of `engine`; `restart` gives a new server on the same port and database.
   static func withServer(
@@ -300,22 +332,33 @@ struct SocketIOTests {
     #expect(received.first?.fixes.map(\.timestamp) == [time])
   }
 
-  /// How a client connects: its transports, how it signs in, and the transport it ends up on.
-  static let ways: [(transports: String, mode: String, transport: String)] = [
-    ("polling", "listen", "websocket"),  // polling, then the upgrade; `listen user`
-    ("websocket", "auth", "websocket"),  // WebSocket only; the token in CONNECT's auth
-    ("polling-only", "auth", "polling"),  // long-polling throughout
-  ]
+  /// How a client connects: which client, its transports, how it signs in, and the transport it ends up on.
+  struct Way: Sendable, CustomTestStringConvertible {
+    var client: SocketIOClientKind
+    var transports: String
+    var mode: String
+    var transport: String
 
-  @Test(arguments: ["sqlite", "postgres"], 0..<3)
-  func aClientReceivesFriendsPositionsOnly(_ engine: String, _ way: Int) async throws {
-    let (transports, mode, transport) = Self.ways[way]
+    var testDescription: String { "\(client.rawValue): \(transports), \(mode)" }
+  }
+
+  static let ways: [Way] = SocketIOClientKind.allCases.flatMap { client in
+    [
+      Way(client: client, transports: "polling", mode: "listen", transport: "websocket"),  // then the upgrade
+      Way(client: client, transports: "websocket", mode: "auth", transport: "websocket"),  // the token in CONNECT
+      Way(client: client, transports: "polling-only", mode: "auth", transport: "polling"),  // long-polling throughout
+    ]
+  }
+
+  @Test(arguments: ["sqlite", "postgres"], Self.ways)
+  func aClientReceivesFriendsPositionsOnly(_ engine: String, _ way: Way) async throws {
     try await Self.withServer(engine) { server, _ in
       let people = try await Self.people(server)
-      let client = try await SocketIOClient.start(server, token: people.anna.token, transport: transports, mode: mode)
+      let client = try await SocketIOClient.start(
+        server, token: people.anna.token, transport: way.transports, mode: way.mode, client: way.client)
       defer { Task { await client.stop() } }
       try await client.wait(for: "listening")
-      #expect(client.lines.first { $0.event == "connected" }?.transport == transport)
+      #expect(client.lines.first { $0.event == "connected" }?.transport == way.transport)
       #expect(client.lines.first { $0.event == "listening" }?.answer == ["ok": true])
       try await Self.expectFriendsOnly(client, people, on: server, at: 1_700_000_000_000)
     }
@@ -325,8 +368,8 @@ struct SocketIOTests {
   /// at (coarsened, the person's privacy zones applied), including someone who starts sharing while the client
   /// listens. They once subscribed to `user:<id>` only, which the hub grants only to exact viewers of people without
   /// a zone, so that a viewer of anyone else heard nothing.
-  @Test(arguments: ["sqlite", "postgres"])
-  func aClientSeesEachPersonAtItsPrecision(_ engine: String) async throws {
+  @Test(arguments: ["sqlite", "postgres"], SocketIOClientKind.allCases)
+  func aClientSeesEachPersonAtItsPrecision(_ engine: String, _ kind: SocketIOClientKind) async throws {
     try await Self.withServer(engine) { server, _ in
       let people = try await Self.people(server)
       // Boris has a privacy zone away from his fixes; Dora shows Anna her location to about a kilometre.
@@ -344,7 +387,7 @@ struct SocketIOTests {
       }
       try await showApproximately(doraClient)
       let client = try await SocketIOClient.start(
-        server, token: people.anna.token, transport: "websocket", mode: "auth")
+        server, token: people.anna.token, transport: "websocket", mode: "auth", client: kind)
       defer { Task { await client.stop() } }
       try await client.wait(for: "listening")
       let time: Int64 = 1_700_000_000_000
@@ -398,10 +441,11 @@ struct SocketIOTests {
     return try #require(heard(client.said.lines), "no fix of \(person.userId) heard: \(client.said.lines.suffix(10))")
   }
 
-  @Test(arguments: ["sqlite", "postgres"])
-  func aWrongTokenIsRefused(_ engine: String) async throws {
+  @Test(arguments: ["sqlite", "postgres"], SocketIOClientKind.allCases)
+  func aWrongTokenIsRefused(_ engine: String, _ kind: SocketIOClientKind) async throws {
     try await Self.withServer(engine) { server, _ in
-      let inAuth = try await SocketIOClient.start(server, token: "not-a-token", transport: "polling", mode: "auth")
+      let inAuth = try await SocketIOClient.start(
+        server, token: "not-a-token", transport: "polling", mode: "auth", client: kind)
       // python-socketio runs each event's handler on a thread of its own, so the lines come in any order: wait for
       // every one the test expects.
       try await inAuth.wait(for: "connect_error")
@@ -410,7 +454,7 @@ struct SocketIOTests {
       #expect(!inAuth.lines.contains { $0.event == "connected" })
       await inAuth.stop()
       let listening = try await SocketIOClient.start(
-        server, token: "not-a-token", transport: "websocket", mode: "listen")
+        server, token: "not-a-token", transport: "websocket", mode: "listen", client: kind)
       defer { Task { await listening.stop() } }
       try await listening.wait(for: "disconnected")
       try await listening.wait(for: "unauthorized")
@@ -427,12 +471,12 @@ struct SocketIOTests {
   /// upgrade probe was answered by nothing but the socket's close; python-engineio then stays "connected" and
   /// refuses every later attempt ("Client is not in a disconnected state"), silently. A stopped Engine.IO server now
   /// refuses new sessions (503) and answers a probe it can't serve with a `noop` (EngineIOSessionTests).
-  @Test(arguments: ["sqlite", "postgres"])
-  func theClientReconnectsAfterTheServerRestarts(_ engine: String) async throws {
+  @Test(arguments: ["sqlite", "postgres"], SocketIOClientKind.allCases)
+  func theClientReconnectsAfterTheServerRestarts(_ engine: String, _ kind: SocketIOClientKind) async throws {
     try await Self.withServer(engine) { server, restart in
       let people = try await Self.people(server)
       let client = try await SocketIOClient.start(
-        server, token: people.anna.token, transport: "polling", mode: "listen")
+        server, token: people.anna.token, transport: "polling", mode: "listen", client: kind)
       defer { Task { await client.stop() } }
       try await client.wait(for: "listening")
       try await Self.expectFriendsOnly(client, people, on: server, at: 1_700_000_000_000)
