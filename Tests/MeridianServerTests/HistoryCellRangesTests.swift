@@ -4,8 +4,8 @@ import GeoKit
 import MeridianStore
 import Testing
 
-/// The geohash ranges a map view's fixes are read through (`HistoryCells.ranges(covering:)`): every point of the
-/// view in one of them, and far less besides than the whole-letter prefixes they replaced.
+/// The geohash ranges a map view's fixes and per-hour counts are read through
+/// (`HistoryCells.ranges(covering:maxLength:)`): every point of the view in one of them, and little besides.
 @Suite struct HistoryCellRangesTests {
   static func holds(_ ranges: [(lower: String, upper: String)], _ point: Coordinate) throws -> Bool {
     let geohash = try Geohash.encode(point, precision: 6)
@@ -30,9 +30,10 @@ import Testing
       let west = Double.random(in: -180...180, using: &random)
       let east = west + longitudeSpan > 180 ? west + longitudeSpan - 360 : west + longitudeSpan
       let box = BoundingBox(south: south, west: west, north: south + latitudeSpan, east: east)
-      let ranges = HistoryCells.ranges(covering: box)
+      let maxLength = Int.random(in: 1...6, using: &random)
+      let ranges = HistoryCells.ranges(covering: box, maxLength: maxLength)
       #expect(ranges.count <= HistoryCells.maxRanges)
-      #expect(ranges.allSatisfy { $0.lower < $0.upper })
+      #expect(ranges.allSatisfy { $0.lower < $0.upper && $0.lower.count <= maxLength })
       for corner in [
         Coordinate(uncheckedLatitude: box.south, longitude: box.west),
         Coordinate(uncheckedLatitude: box.north, longitude: east),
@@ -46,26 +47,31 @@ import Testing
     }
   }
 
-  /// A 1024 × 768 screen at zoom 12 in Kyiv (about 25 × 17 km), as the map benchmark's: 5-letter cells, where the
-  /// 16-cell prefixes were four 4-letter cells (39 × 20 km each).
-  @Test func aZoom12ViewIsReadThroughFarLessThanItsWholeLetterPrefixes() throws {
+  /// A 1024 × 768 screen at zoom 12 in Kyiv (about 25 × 17 km), as the map benchmark's: read through 5-letter cells
+  /// of less than twice its area, where the 16 whole-letter prefixes used before were four 4-letter cells (39 × 20 km
+  /// each) of seven times its area.
+  @Test func aZoom12ViewIsReadThroughCellsOfAboutItsArea() throws {
     let box = BoundingBox(south: 50.38, west: 30.35, north: 50.53, east: 30.70)
     let ranges = HistoryCells.ranges(covering: box)
     #expect(ranges.allSatisfy { $0.lower.count == 5 })
-    let prefixes = HistoryCells.prefixes(covering: box)
-    #expect(prefixes.allSatisfy { $0.count == 4 })
-    // Points spread over the prefixes' cells: the share the ranges hold is what they read of the prefixes' rows.
-    var random = SplitMix64(seed: 12)
-    var (inPrefixes, inRanges) = (0, 0)
-    for prefix in prefixes {
-      let cell = try Geohash.decode(prefix).box
-      for _ in 0..<2_000 {
-        let point = Self.randomPoint(in: cell, &random)
-        inPrefixes += 1
-        if try Self.holds(ranges, point) { inRanges += 1 }
-      }
+    var area = 0.0  // in square degrees, as the view's
+    for range in ranges {
+      let (first, last) = (try GeohashCell(range.lower), try GeohashCell(range.upper.dropLast()))
+      let cell = try Geohash.decode(range.lower).box
+      area += Double(last.value - first.value + 1) * (cell.north - cell.south) * (cell.east - cell.west)
     }
-    #expect(Double(inRanges) / Double(inPrefixes) < 0.5, "\(inRanges) of \(inPrefixes)")
+    let view = (box.north - box.south) * (box.east - box.west)
+    #expect(area / view > 1 && area / view < 2, "\(area / view)")
+  }
+
+  /// The per-hour counts of a length are read through cells of at most that length.
+  @Test func theRangesOfAClusterLengthAreNoFiner() throws {
+    let box = BoundingBox(south: 50.38, west: 30.35, north: 50.53, east: 30.70)
+    for length in 1...6 {
+      let ranges = HistoryCells.ranges(covering: box, maxLength: length)
+      #expect(ranges.allSatisfy { $0.lower.count == min(length, 5) }, "\(length): \(ranges)")
+      #expect(try Self.holds(ranges, Coordinate(latitude: 50.45, longitude: 30.52)))
+    }
   }
 
   @Test func theWholeWorldIsOneRangeOfEveryGeohash() throws {

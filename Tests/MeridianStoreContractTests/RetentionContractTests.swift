@@ -69,7 +69,8 @@ struct RetentionContractTests {
       // The per-hour cell counts (HistoryCells) lose what retention removed: a dropped month's as a trimmed one's.
       func counted(_ owner: UserID, precision: Int) async throws -> [Int] {
         try await store.hourlyClusters(
-          owner: owner, precision: precision, hours: 0..<(Int64.max / HistoryCells.hour), prefixes: [""]
+          owner: owner, precision: precision, hours: 0..<(Int64.max / HistoryCells.hour),
+          ranges: [HistoryCells.range("")]
         ).map(\.count)
       }
       #expect(try await counted("anna", precision: 2) == [2])

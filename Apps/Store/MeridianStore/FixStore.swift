@@ -38,13 +38,16 @@ public protocol FixStore: Sendable {
   /// The owner's fixes matching `filter` inside `box` (edges included; `west > east` crosses the antimeridian),
   /// oldest first, at most `limit` of them (the map reads one more than it can draw to know it has too many), each
   /// with its device, time and position only (what a map draws; the other fields are nil). They are found through the
-  /// `(user_id, geohash6)` index by ``HistoryCells/ranges(covering:)`` and then sorted: the time grows
+  /// `(user_id, geohash6)` index by ``HistoryCells/ranges(covering:maxLength:)`` and then sorted: the time grows
   /// with the fixes of the box, so the map asks only for a box it knows holds few.
   func fixPositions(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) async throws -> [LocationFix]
   /// Count and mean position per geohash cell of `precision` (2…6) of the owner's fixes in the UTC hours `hours`
-  /// (``HistoryCells/hour``), of the cells starting with one of `prefixes` ("" is every cell), the fullest first:
-  /// read from the per-hour counts (`history_cells`), so the time grows with the cells and hours, not the fixes.
-  func hourlyClusters(owner: UserID, precision: Int, hours: Range<Int64>, prefixes: [String]) async throws
+  /// (``HistoryCells/hour``), of the cells in one of the half-open text `ranges` (``HistoryCells/range(_:)`` of ""
+  /// is every cell), the fullest first: read from the per-hour counts (`history_cells`), so the time grows with the
+  /// cells and hours, not the fixes.
+  func hourlyClusters(
+    owner: UserID, precision: Int, hours: Range<Int64>, ranges: [(lower: String, upper: String)]
+  ) async throws
     -> [HistoryCluster]
   /// The owner's fixes within `radius` metres of `center` with timestamps in `from...to`, oldest first, split into
   /// runs of fixes that follow one another in the owner's whole history (so visit detection sees no false stays).

@@ -74,11 +74,10 @@ extension PostgresSchema {
 }
 
 extension PostgresStore {
-  public func hourlyClusters(owner: UserID, precision: Int, hours: Range<Int64>, prefixes: [String]) async throws
-    -> [HistoryCluster]
-  {
-    guard HistoryCells.precisions.contains(precision), !prefixes.isEmpty, !hours.isEmpty else { return [] }
-    let ranges = prefixes.map(HistoryCells.range)
+  public func hourlyClusters(
+    owner: UserID, precision: Int, hours: Range<Int64>, ranges: [(lower: String, upper: String)]
+  ) async throws -> [HistoryCluster] {
+    guard HistoryCells.precisions.contains(precision), !ranges.isEmpty, !hours.isEmpty else { return [] }
     return try await rowsThatMayLag(
       """
       SELECT c.cell, sum(c.fixes)::bigint AS n, sum(c.latitude_sum), sum(c.longitude_sum)

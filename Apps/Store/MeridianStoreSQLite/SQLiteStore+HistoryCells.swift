@@ -108,12 +108,12 @@ extension SQLiteStore {
     }
   }
 
-  public func hourlyClusters(owner: UserID, precision: Int, hours: Range<Int64>, prefixes: [String]) async throws
-    -> [HistoryCluster]
-  {
-    guard HistoryCells.precisions.contains(precision), !prefixes.isEmpty, !hours.isEmpty else { return [] }
-    // One primary-key range search per prefix (a joined list of ranges; an OR of them would scan the owner's rows).
-    let ranges = prefixes.map { _ in "(?, ?)" }.joined(separator: ", ")
+  public func hourlyClusters(
+    owner: UserID, precision: Int, hours: Range<Int64>, ranges cellRanges: [(lower: String, upper: String)]
+  ) async throws -> [HistoryCluster] {
+    guard HistoryCells.precisions.contains(precision), !cellRanges.isEmpty, !hours.isEmpty else { return [] }
+    // One primary-key range search per range (a joined list of them; an OR of them would scan the owner's rows).
+    let ranges = cellRanges.map { _ in "(?, ?)" }.joined(separator: ", ")
     let sql = """
       SELECT c.cell AS cell, SUM(c.fixes) AS n, SUM(c.latitude_sum) AS latitudes, SUM(c.longitude_sum) AS longitudes
       FROM (VALUES \(ranges)) r CROSS JOIN history_cells c
@@ -122,10 +122,7 @@ extension SQLiteStore {
       GROUP BY c.cell HAVING n > 0 ORDER BY n DESC, c.cell
       """
     var arguments: [DatabaseValue] = []
-    for prefix in prefixes {
-      let range = HistoryCells.range(prefix)
-      arguments += [range.lower.databaseValue, range.upper.databaseValue]
-    }
+    for range in cellRanges { arguments += [range.lower.databaseValue, range.upper.databaseValue] }
     arguments += [
       owner.rawValue.databaseValue, precision.databaseValue, hours.lowerBound.databaseValue,
       hours.upperBound.databaseValue,

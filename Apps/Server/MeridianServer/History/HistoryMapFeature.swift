@@ -72,7 +72,7 @@ struct HistoryMapFeature: Sendable {
     var parts = [
       try await store.hourlyClusters(
         owner: user, precision: precision, hours: first..<last,
-        prefixes: HistoryCells.prefixes(covering: box, maxLength: precision)
+        ranges: HistoryCells.ranges(covering: box, maxLength: precision)
       ).filter { HistoryCells.cell($0.geohash, meets: box) }
     ]
     for edge in [start.map { ($0, first * hour) }, end.map { (last * hour, $0) }] {
