@@ -196,11 +196,37 @@ enum SocketIOClientKind: String, CaseIterable, Sendable {
   }
 }
 
+/// At most four headless browsers at once: each takes about a core for a second to start, and the test process runs
+/// up to 16 tests at once on two cores.
+actor BrowserSlots {
+  static let shared = BrowserSlots(limit: 4)
+  private let limit: Int
+  private var taken = 0
+  private var waiting: [CheckedContinuation<Void, Never>] = []
+
+  init(limit: Int) { self.limit = limit }
+
+  /// Returns once a slot is free, taking it.
+  func take() async {
+    guard taken >= limit else {
+      taken += 1
+      return
+    }
+    await withCheckedContinuation { waiting.append($0) }
+  }
+
+  /// Gives a slot back (to the longest waiting, if any).
+  func give() {
+    if waiting.isEmpty { taken -= 1 } else { waiting.removeFirst().resume() }
+  }
+}
+
 /// A running Socket.IO client of one of the ``SocketIOClientKind``s.
 struct SocketIOClient {
   let process: ChildProcess
   let script: URL
   let said: ClientLines
+  let kind: SocketIOClientKind
 
   /// Starts the client and waits until it says it started (python-socketio: at once; the browser: with the library
   /// loaded into a page of the server's origin).
@@ -212,22 +238,32 @@ struct SocketIOClient {
       Issue.record("no socket.io-client at \(library): run Tools/socketio-client-js (it fetches it from PyPI)")
       throw CancellationError()
     }
-    let script = FileManager.default.temporaryDirectory.appendingPathComponent("socketio-client-\(UUID()).py")
-    let said = try ClientLines()
-    var arguments = [script.path, "http://127.0.0.1:\(server.port)", token, transport, mode, said.path]
-    let python: String
-    switch kind {
-    case .python:
-      try socketIOClientScript.write(to: script, atomically: true, encoding: .utf8)
-      python = "python3"
-    case .javascript:
-      try socketIOBrowserClientScript.write(to: script, atomically: true, encoding: .utf8)
+    let (source, python, extra) =
+      switch kind {
+      case .python: (socketIOClientScript, "python3", [String]())
       // Debian's python3, which has python3-selenium, before any other on the PATH (as Tests/browser/run chooses).
-      python = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") ? "/usr/bin/python3" : "python3"
-      arguments.append(library)
+      case .javascript:
+        (
+          socketIOBrowserClientScript,
+          FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") ? "/usr/bin/python3" : "python3", [library]
+        )
+      }
+    let script = FileManager.default.temporaryDirectory.appendingPathComponent("socketio-client-\(UUID()).py")
+    try source.write(to: script, atomically: true, encoding: .utf8)
+    let said = try ClientLines()
+    if kind == .javascript { await BrowserSlots.shared.take() }
+    let process: ChildProcess
+    do {
+      process = try ChildProcess(
+        URL(fileURLWithPath: "/usr/bin/env"),
+        [python, script.path, "http://127.0.0.1:\(server.port)", token, transport, mode, said.path] + extra)
+    } catch {
+      if kind == .javascript { await BrowserSlots.shared.give() }
+      said.remove()
+      try? FileManager.default.removeItem(at: script)
+      throw error
     }
-    let process = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), [python] + arguments)
-    let client = SocketIOClient(process: process, script: script, said: said)
+    let client = SocketIOClient(process: process, script: script, said: said, kind: kind)
     do {
       try await client.wait(for: "started")
     } catch {
@@ -259,9 +295,17 @@ struct SocketIOClient {
     }
   }
 
+  /// Ends the client (SIGTERM; SIGKILL after 20 s, for a browser stuck in its driver) and removes its files.
   func stop() async {
     process.terminate(with: SIGTERM)
+    let process = process
+    let killer = Task {
+      try await Task.sleep(for: .seconds(20))
+      process.terminate()
+    }
     _ = await process.wait()
+    killer.cancel()
+    if kind == .javascript { await BrowserSlots.shared.give() }
     said.remove()
     try? FileManager.default.removeItem(at: script)
   }
