@@ -314,6 +314,30 @@ import Testing
     #expect(fixes[1].speed == 3 && fixes[1].course == 270 && fixes[1].altitude == 58 && fixes[1].verticalAccuracy == 2)
   }
 
+  /// A nested value's members never stand for the record's own (an `activity`'s `timestamp` is not the record's
+  /// time), a repeated member's last value counts, and both readers of Records.json read every record alike.
+  @Test func nestedMembersAreNotTheRecordsAndBothReadersAgree() throws {
+    let json = """
+      {"locations": [
+        {"latitudeE7": 1, "longitudeE7": 2, "extra": {"timestampMs": "7"},
+         "activity": [{"timestamp": "2022-01-12T17:18:24.190Z", "latitudeE7": 5}]},
+        {"latitudeE7": 3, "longitudeE7": 4, "timestampMs": "9", "timestampMs": "10", "altitude": null,
+         "batteryCharging": false, "placeId": "x"}
+      ]}
+      """
+    var takeout = TakeoutReader()
+    let fixes = try takeout.feed(Array(json.utf8)) + takeout.finish()
+    #expect(fixes.map(\.timestamp) == [10])
+    #expect(takeout.skipped.count == 1)
+    #expect(fixes.first?.latitude == 3e-7 && fixes.first?.altitude == nil && fixes.first?.batteryState == .unplugged)
+    for text in [json, Self.records] {
+      var (records, google) = (TakeoutReader(), GoogleTimelineReader())
+      let expected = try records.feed(Array(text.utf8)) + records.finish()
+      #expect(try google.feed(Array(text.utf8)) + google.finish() == expected)
+      #expect(google.skipped == records.skipped)
+    }
+  }
+
   @Test func e7OverflowQuirk() throws {
     // 4 294 967 296 − 3 000 000 000 → longitude −129.4967296 was stored as 3 000 000 000 by 32-bit overflow.
     let json = #"{"locations":[{"latitudeE7":4000000000,"longitudeE7":3000000000,"timestampMs":"0"}]}"#

@@ -100,6 +100,7 @@ public struct GoogleTimelineReader: StreamingFixReader, JSONDrivenFixReader, Sen
   private var pendingKey: String?
   private var skipDepth = 0
   private var builder = JSONValueBuilder()
+  private var records = TakeoutRecordBuilder()
   private var elementLine = 0
   private var elementIndex = -1
   private var rawTimes: [Int64] = []
@@ -154,6 +155,17 @@ public struct GoogleTimelineReader: StreamingFixReader, JSONDrivenFixReader, Sen
   }
 
   mutating func handle(_ event: JSONEvent, line: Int) throws {
+    if records.isBuilding {
+      if let record = records.add(event),
+        let fix = try TakeoutReader.fix(
+          record, line: elementLine, index: elementIndex, deviceID: deviceID, kind: .imported, format: .googleTimeline,
+          skipped: &skipped)
+      {
+        output.append(fix)
+        summary.rawPositions += 1
+      }
+      return
+    }
     if builder.isBuilding {
       if let value = builder.add(event) { try take(value) }
       return
@@ -185,7 +197,8 @@ public struct GoogleTimelineReader: StreamingFixReader, JSONDrivenFixReader, Sen
         elementIndex = -1
       } else if depth == 2, section != nil, event == .beginObject {
         start(line: line)
-        _ = builder.add(event)
+        // Records.json's records, a million or more, are read member by member, not built as JSON values.
+        if section == "locations" { _ = records.add(event) } else { _ = builder.add(event) }
         return
       } else if depth == 2, section != nil {
         throw FormatError(
@@ -232,24 +245,6 @@ public struct GoogleTimelineReader: StreamingFixReader, JSONDrivenFixReader, Sen
     let element = Element(
       value: value, line: elementLine, path: "\(section == "segments" ? "" : section ?? "")[\(elementIndex)]")
     switch section {
-    case "locations":
-      var record: [String: String] = [:]
-      if case .object(let members) = value {
-        for (key, member) in members {
-          switch member {
-          case .string(let text), .number(let text): record[key] = text
-          case .bool(let flag): record[key] = flag ? "true" : "false"
-          default: break
-          }
-        }
-      }
-      if let fix = try TakeoutReader.fix(
-        record, line: elementLine, index: elementIndex, deviceID: deviceID, kind: .imported, format: .googleTimeline,
-        skipped: &skipped)
-      {
-        output.append(fix)
-        summary.rawPositions += 1
-      }
     case "timelineObjects": try semanticObject(element)
     case "rawSignals": try rawSignal(element)
     default: try segment(element)

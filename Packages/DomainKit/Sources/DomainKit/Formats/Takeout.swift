@@ -18,7 +18,7 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
   private var inLocations = false
   private var locationsDepth = -1
   private var pendingKey: String?
-  private var record: [String: String] = [:]
+  private var records = TakeoutRecordBuilder()
   private var recordLine = 0
   private var recordIndex = -1
   private var skipDepth = 0
@@ -61,6 +61,10 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
   }
 
   mutating func handle(_ event: JSONEvent, line: Int) throws {
+    if records.isBuilding {
+      if let record = records.add(event), let fix = try makeFix(record) { output.append(fix) }
+      return
+    }
     if skipDepth > 0 {
       skipDepth += event.nesting
       return
@@ -77,71 +81,62 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
         inLocations = true
         sawLocations = true
       } else if inLocations, depth == 3, event == .beginObject {
-        record.removeAll(keepingCapacity: true)
+        depth -= 1  // the record's events, to its closing brace, are the builder's
         recordLine = line
         recordIndex += 1
+        _ = records.add(event)
       } else {
         depth -= 1
         skipDepth = 1
       }
       pendingKey = nil
     case .endObject, .endArray:
-      if inLocations, depth == 3 {
-        if let fix = try makeFix() { output.append(fix) }
-      } else if inLocations, depth == 2 {
-        inLocations = false
-      }
+      if inLocations, depth == 2 { inLocations = false }
       depth -= 1
       pendingKey = nil
     case .key(let key):
       pendingKey = key
-    case .string(let value), .number(let value):
-      if inLocations, depth == 3, let key = pendingKey { record[key] = value }
-      pendingKey = nil
-    case .bool(let value):
-      if inLocations, depth == 3, let key = pendingKey { record[key] = value ? "true" : "false" }
-      pendingKey = nil
-    case .null:
+    case .string, .number, .bool, .null:
       pendingKey = nil
     }
   }
 
-  private mutating func makeFix() throws -> LocationFix? {
+  private mutating func makeFix(_ record: TakeoutRecord) throws -> LocationFix? {
     try Self.fix(
       record, line: recordLine, index: recordIndex, deviceID: deviceID, kind: kind, format: .takeout,
       skipped: &skipped)
   }
 
-  /// The fix of one `locations[index]` record (its scalar members as text), errors reported as `format`; nil, counted
-  /// in `skipped`, for a record without a time (checked like any other first: a bad one still refuses the file).
+  /// The fix of one `locations[index]` record, errors reported as `format`; nil, counted in `skipped`, for a record
+  /// without a time (checked like any other first: a bad one still refuses the file).
   static func fix(
-    _ record: [String: String], line recordLine: Int, index recordIndex: Int, deviceID: DeviceID?, kind: FixKind,
+    _ record: TakeoutRecord, line recordLine: Int, index recordIndex: Int, deviceID: DeviceID?, kind: FixKind,
     format: FileFormat, skipped: inout SkippedRecords
   ) throws -> LocationFix? {
     let where_ = "locations[\(recordIndex)]"
-    func number(_ key: String) throws -> Double? {
-      guard let text = record[key] else { return nil }
+    func number(_ text: String?, _ key: String) throws -> Double? {
+      guard let text else { return nil }
       guard let value = NumberText.double(text) else {
         throw FormatError(format, line: recordLine, field: "\(where_).\(key)", "'\(text)' is not a number")
       }
       return value
     }
-    func e7(_ key: String, limit: Double) throws -> Double {
-      guard var value = try number(key) else {
+    func e7(_ text: String?, _ key: String, limit: Double) throws -> Double {
+      guard var value = try number(text, key) else {
         throw FormatError(format, line: recordLine, field: "\(where_).\(key)", "missing")
       }
       if value > limit { value -= 4_294_967_296 }
       return value / 1e7
     }
-    let latitude = try e7("latitudeE7", limit: 900_000_000)
-    let longitude = try e7("longitudeE7", limit: 1_800_000_000)
+    let latitude = try e7(record.latitudeE7, "latitudeE7", limit: 900_000_000)
+    let longitude = try e7(record.longitudeE7, "longitudeE7", limit: 1_800_000_000)
     let timestamp: Int64?
-    if let text = record["timestamp"] {
+    if let text = record.timestamp {
       guard let ms = Timestamp.parseISO8601(text) else {
         throw FormatError(format, line: recordLine, field: "\(where_).timestamp", "'\(text)' is not ISO 8601")
       }
       timestamp = ms
-    } else if let text = record["timestampMs"] {
+    } else if let text = record.timestampMs {
       guard let ms = Int64(text) else {
         throw FormatError(
           format, line: recordLine, field: "\(where_).timestampMs", "'\(text)' is not a number of milliseconds")
@@ -150,15 +145,17 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
     } else {
       timestamp = nil
     }
-    var heading = try number("heading")
+    var heading = try number(record.heading, "heading")
     if let h = heading, h < 0 { heading = nil }  // -1 is "unknown" in some exports
     let fix: LocationFix
     do {
       fix = try LocationFix(
         deviceID: deviceID, timestamp: timestamp ?? 0, latitude: latitude, longitude: longitude,
-        horizontalAccuracy: number("accuracy"), verticalAccuracy: number("verticalAccuracy"),
-        altitude: number("altitude"), speed: number("velocity"), course: heading.map { $0 == 360 ? 0 : $0 },
-        batteryState: record["batteryCharging"].map { $0 == "true" ? .charging : .unplugged },
+        horizontalAccuracy: number(record.accuracy, "accuracy"),
+        verticalAccuracy: number(record.verticalAccuracy, "verticalAccuracy"),
+        altitude: number(record.altitude, "altitude"), speed: number(record.velocity, "velocity"),
+        course: heading.map { $0 == 360 ? 0 : $0 },
+        batteryState: record.batteryCharging.map { $0 == "true" ? .charging : .unplugged },
         kind: kind)
     } catch let error as FixValidationError {
       throw FormatError(format, line: recordLine, field: "\(where_).\(error.field)", error.description)
@@ -169,6 +166,76 @@ public struct TakeoutReader: StreamingFixReader, JSONDrivenFixReader, Sendable {
       return nil
     }
     return fix
+  }
+}
+
+/// The members of one `Records.json` record that its fix is made of, each as its JSON text (a string's, a number's,
+/// or `true` / `false`); the record's other members are not kept.
+struct TakeoutRecord {
+  var latitudeE7: String?
+  var longitudeE7: String?
+  var timestamp: String?
+  var timestampMs: String?
+  var accuracy: String?
+  var verticalAccuracy: String?
+  var altitude: String?
+  var velocity: String?
+  var heading: String?
+  var batteryCharging: String?
+
+  /// Keeps `text` as the member `key`, if it is one of them (a later duplicate wins, as in a JSON object read whole).
+  mutating func set(_ key: String, _ text: String) {
+    switch key {
+    case "latitudeE7": latitudeE7 = text
+    case "longitudeE7": longitudeE7 = text
+    case "timestamp": timestamp = text
+    case "timestampMs": timestampMs = text
+    case "accuracy": accuracy = text
+    case "verticalAccuracy": verticalAccuracy = text
+    case "altitude": altitude = text
+    case "velocity": velocity = text
+    case "heading": heading = text
+    case "batteryCharging": batteryCharging = text
+    default: break
+    }
+  }
+}
+
+/// Reads one `Records.json` record from its events, its own `{` first, into a ``TakeoutRecord`` (nested values,
+/// `activity` and the like, skipped): what both ``TakeoutReader`` and ``GoogleTimelineReader`` read records with,
+/// a record's members set directly instead of building its JSON value and looking them up.
+struct TakeoutRecordBuilder {
+  /// The nesting inside the record: 0 when no record is being read, 1 among its members.
+  private var depth = 0
+  private var pendingKey: String?
+  private var record = TakeoutRecord()
+
+  /// Whether a record is being read.
+  var isBuilding: Bool { depth > 0 }
+
+  /// Adds an event; returns the record when its closing brace comes.
+  mutating func add(_ event: JSONEvent) -> TakeoutRecord? {
+    switch event {
+    case .beginObject, .beginArray:
+      if depth == 0 { record = TakeoutRecord() }
+      depth += 1
+    case .endObject, .endArray:
+      depth -= 1
+      if depth == 0 { return record }
+    case .key(let key):
+      if depth == 1 {
+        pendingKey = key
+        return nil
+      }
+    case .string(let text), .number(let text):
+      if depth == 1, let key = pendingKey { record.set(key, text) }
+    case .bool(let flag):
+      if depth == 1, let key = pendingKey { record.set(key, flag ? "true" : "false") }
+    case .null:
+      break
+    }
+    pendingKey = nil
+    return nil
   }
 }
 
