@@ -163,12 +163,25 @@ struct HistoryMapTests {
           deviceID: "anna-phone", timestamp: Self.start + Int64(index) * 10_000, latitude: -17 + Double(index) * 0.001,
           longitude: index.isMultiple(of: 2) ? 179.99 : -179.99)
       }
-      try await Self.post(fixes, device: "anna-phone", as: anna)
+      // Then 20 on the antimeridian itself, stored as 180.
+      let onIt = try (0..<20).map { index in
+        try LocationFix(
+          deviceID: "anna-phone", timestamp: Self.start + 2_000_000 + Int64(index) * 10_000,
+          latitude: -16.5 + Double(index) * 0.001, longitude: 180)
+      }
+      try await Self.post(fixes + onIt, device: "anna-phone", as: anna)
       let map = try await anna.send(
         API.historyMap,
         parameters: HistoryMapQuery(box: BoundingBox(south: -18, west: 179.9, north: -16, east: -179.9), zoom: 14))
-      #expect(map.tracks.count == 1)
-      #expect(Set(Self.vertices(map).map(\.longitude)) == [179.99, -179.99])
+      #expect(map.fixes == 120)
+      #expect(Set(Self.vertices(map).map(\.longitude)) == [179.99, -179.99, 180])
+      // A view whose west edge is the antimeridian, +180: the fixes at 180 and those east of it. (The covering once
+      // took that edge as −180 and read only the cells west of −179.9, and missed the fixes at 180.)
+      let fromTheEdge = try await anna.send(
+        API.historyMap,
+        parameters: HistoryMapQuery(box: BoundingBox(south: -18, west: 180, north: -16, east: -179.9), zoom: 14))
+      #expect(fromTheEdge.fixes == 70)
+      #expect(Set(Self.vertices(fromTheEdge).map(\.longitude)) == [-179.99, 180])
       // The same latitudes the other way round the world: everything but the antimeridian.
       let other = try await anna.send(
         API.historyMap,

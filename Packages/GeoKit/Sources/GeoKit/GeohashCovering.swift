@@ -48,7 +48,10 @@ public struct GeohashCovering: Sendable, Hashable {
     guard box.south.isFinite, box.north.isFinite, box.west.isFinite, box.east.isFinite,
       box.south >= -90, box.north <= 90, box.south <= box.north
     else { throw .invalidBox(box) }
-    let west = Coordinate.normalizedLongitude(box.west)
+    // A west edge at +180 starts on the meridian where a geohash puts longitude 180 (the easternmost column), not on
+    // −180's column.
+    var west = Coordinate.normalizedLongitude(box.west)
+    if west == -180, box.west > 0 { west = 180 }
     let east = box.east >= 180 ? 180 : Coordinate.normalizedLongitude(box.east)
     let parts =
       west <= east

@@ -47,6 +47,19 @@ import Testing
     }
   }
 
+  /// A box whose west edge is +180 starts on the meridian where a geohash puts longitude 180 (its easternmost
+  /// column), not on −180's: a point at longitude 180 is covered, as is the rest of the box.
+  @Test func aWestEdgeAt180CoversLongitude180() throws {
+    for east in [-170.0, 180] {
+      let box = BoundingBox(south: -10, west: 180, north: 10, east: east)
+      for maxCells in [1, 4, 64] {
+        let covering = try GeohashCovering(box: box, maxCells: maxCells, maxBits: 30)
+        #expect(covering.contains(Coordinate(uncheckedLatitude: 5, longitude: 180)), "east \(east), \(maxCells) cells")
+        if east < 180 { #expect(covering.contains(Coordinate(uncheckedLatitude: 5, longitude: -175))) }
+      }
+    }
+  }
+
   @Test func randomBoxCoveringsContainTheirCornersAndInsides() throws {
     var random = SeededRandom(seed: 13)
     for _ in 0..<500 {
