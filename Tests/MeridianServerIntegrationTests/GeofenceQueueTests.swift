@@ -144,9 +144,12 @@ struct GeofenceQueueTests {
   struct RestartedBurst {
     /// The events DomainKit's rules decide for the track.
     var expected: [String]
-    /// The queue's entries and the events stored when the server had stopped.
+    /// The queue's entries, the events stored and the last fix evaluated when the server had stopped.
     var left: Int
     var storedBefore: [String]
+    var evaluatedBefore: Int64?
+    /// The fixes the restarted server counted as evaluated (`meridian_geofence_fixes_evaluated_total`).
+    var countedAfter: Int?
     /// The person's state and events once the restarted server emptied the queue.
     var tracking: GeofenceTracking
     var stored: [String]
@@ -176,6 +179,7 @@ struct GeofenceQueueTests {
       let probe = try await location.open(maximumConnections: 1, logger: Logger(label: "probe"))
       let left = try await probe.store.geofenceQueueBacklog().entries
       let storedBefore = try await storedEvents(probe.store, session.userId)
+      let evaluatedBefore = try await probe.store.geofenceTracking(of: session.userId).lastFixAt
       await probe.close()
 
       let again = try await restart(server)
@@ -185,8 +189,13 @@ struct GeofenceQueueTests {
         expected.count - (try await storedEvents(storeAgain, session.userId).count)
       }
       try await waitForAnEmptyQueue("the rest of the burst", storeAgain)
+      let metrics = String(
+        decoding: try await again.client(token: ServerConfiguration.developmentAdminToken).send(API.metrics),
+        as: UTF8.self)
+      let counted = metrics.split(separator: "\n").first { $0.hasPrefix("meridian_geofence_fixes_evaluated_total ") }
       result = RestartedBurst(
-        expected: expected, left: left, storedBefore: storedBefore,
+        expected: expected, left: left, storedBefore: storedBefore, evaluatedBefore: evaluatedBefore,
+        countedAfter: counted.flatMap { $0.split(separator: " ").last.flatMap { Int($0) } },
         tracking: try await storeAgain.geofenceTracking(of: session.userId),
         stored: try await storedEvents(storeAgain, session.userId), track: track)
     }
@@ -227,5 +236,8 @@ struct GeofenceQueueTests {
     #expect(result.stored == result.expected)
     // A commit per event: the person's state has a version per commit.
     #expect(result.tracking.version >= Int64(result.expected.count), "\(result.tracking.version) commits")
+    // The restarted server counts only the fixes it evaluated, not those of the upload evaluated before the stop.
+    let evaluatedAfter = result.track.count { fix in result.evaluatedBefore.map { fix.timestamp > $0 } ?? true }
+    #expect(result.countedAfter == evaluatedAfter, "of \(result.track.count) fixes")
   }
 }

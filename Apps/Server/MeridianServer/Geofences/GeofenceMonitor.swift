@@ -249,11 +249,13 @@ final class GeofenceMonitor: Sendable {
         return (entriesUpdate, events)
       }
       guard let committed else { throw GeofenceContention(user: user) }
-      // No update: every pending fix was evaluated before (another node, or before a restart).
-      let evaluated =
+      // The fixes up to where the commit went (all when it stored nothing: every pending fix was evaluated before,
+      // on another node or before a restart); of them, those after the state it started from are its own.
+      let done =
         committed.update?.lastFixAt.map { last in pending.prefix { $0.fix.timestamp <= last }.count }
         ?? pending.count
-      rest = rest.dropFirst(max(evaluated, 1))
+      let evaluated = pending.prefix(done).count { item in committed.from.map { item.fix.timestamp > $0 } ?? true }
+      rest = rest.dropFirst(max(done, 1))
       metrics.geofenceFixesEvaluated.increment(by: Int64(evaluated))
       metrics.geofenceEvents.increment(by: Int64(committed.events.count))
       await deliver(committed.events)
@@ -261,8 +263,9 @@ final class GeofenceMonitor: Sendable {
     return true
   }
 
-  /// What a commit stored: its update (nil when the attempt found nothing to store) and its events.
-  private typealias Committed = (update: GeofenceTrackingUpdate?, events: [Addressed])
+  /// What a commit stored: its update (nil when the attempt found nothing to store) and its events, and the time of the
+  /// last fix evaluated before it (of the state it started from).
+  private typealias Committed = (update: GeofenceTrackingUpdate?, events: [Addressed], from: Int64?)
 
   /// Runs `attempt` on `user`'s stored state and commits its update, reading again when another commit came first
   /// (another node); returns what was committed, or nil when the state kept changing. One person at a time in this
@@ -274,8 +277,8 @@ final class GeofenceMonitor: Sendable {
     let committed = try await locks.withLock(user.rawValue) { () async throws -> Committed? in
       for _ in 0..<8 {
         let tracking = try await self.store.geofenceTracking(of: user)
-        guard let (update, events) = try await attempt(tracking) else { return (nil, []) }
-        if try await self.store.commitGeofenceTracking(update) { return (update, events) }
+        guard let (update, events) = try await attempt(tracking) else { return (nil, [], tracking.lastFixAt) }
+        if try await self.store.commitGeofenceTracking(update) { return (update, events, tracking.lastFixAt) }
       }
       return nil
     }
