@@ -183,7 +183,8 @@ struct TakeoutRecord {
   var heading: String?
   var batteryCharging: String?
 
-  /// Keeps `text` as the member `key`, if it is one of them (a later duplicate wins, as in a JSON object read whole).
+  /// Keeps `text` as the member `key`, if it is one of them (a repeated member's last text wins; a `null` or nested
+  /// value is never given, so it leaves an earlier text as it is).
   mutating func set(_ key: String, _ text: String) {
     switch key {
     case "latitudeE7": latitudeE7 = text

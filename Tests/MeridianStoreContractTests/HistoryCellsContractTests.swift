@@ -1,0 +1,62 @@
+import DomainKit
+import Foundation
+import GeoKit
+import MeridianAPI
+import MeridianStore
+import MeridianStoreTesting
+import Testing
+
+/// The per-hour cell counts read through geohash ranges (`FixStore.hourlyClusters`) on every engine: the cells inside
+/// the ranges and no others, each with its fixes' count and mean position, as counted here from the fixes.
+@Suite("Store contract: history cells read through ranges")
+struct HistoryCellsContractTests {
+  /// 2025-09-10T00:00:00Z.
+  static let start: Int64 = 1_757_462_400_000
+
+  @Test(arguments: StoreEngine.all)
+  func onlyTheCellsInTheRangesAreCounted(_ engine: StoreEngine) async throws {
+    try await engine.with { store in
+      _ = try await store.createAccount(id: "anna", credential: .email("anna@example.com"), passwordHash: nil, now: 0)
+      _ = try await store.claimDevice("anna-phone", owner: "anna", now: 0)
+      // Two fixes in one Kyiv cell, one in another Kyiv cell an hour later, one in Lviv.
+      let places = [(50.4501, 30.5201), (50.4503, 30.5203), (50.46, 30.60), (49.84, 24.03)]
+      let fixes = try places.enumerated().map { index, place in
+        try LocationFix(
+          deviceID: "anna-phone", timestamp: Self.start + Int64(index) * 1_200_000, latitude: place.0,
+          longitude: place.1)
+      }
+      _ = try await store.insertFixes(
+        [FixInsertBatch(userID: "anna", deviceID: "anna-phone", fixes: fixes)], now: Self.start + 10_000_000)
+      let always = 0..<(Int64.max / HistoryCells.hour)
+      func read(_ ranges: [(lower: String, upper: String)]) async throws -> [String: HistoryCluster] {
+        Dictionary(
+          uniqueKeysWithValues: try await store.hourlyClusters(
+            owner: "anna", precision: 5, hours: always, ranges: ranges
+          )
+          .map { ($0.geohash, $0) })
+      }
+      func expected(_ ranges: [(lower: String, upper: String)]) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for fix in fixes {
+          let cell = try Geohash.encode(fix.coordinate, precision: 5)
+          if ranges.contains(where: { $0.lower <= cell && cell < $0.upper }) { counts[cell, default: 0] += 1 }
+        }
+        return counts
+      }
+      let kyiv = HistoryCells.ranges(
+        covering: BoundingBox(south: 50.44, west: 30.50, north: 50.47, east: 30.62), maxLength: 5)
+      let inKyiv = try await read(kyiv)
+      #expect(inKyiv.mapValues(\.count) == (try expected(kyiv)))
+      #expect(inKyiv.values.map(\.count).sorted() == [1, 2])
+      let shared = try #require(inKyiv.values.first { $0.count == 2 })
+      #expect(abs(shared.latitude - 50.4502) < 1e-9 && abs(shared.longitude - 30.5202) < 1e-9)
+      let lviv = HistoryCells.ranges(
+        covering: BoundingBox(south: 49.83, west: 24.02, north: 49.85, east: 24.04), maxLength: 5)
+      #expect(try await read(kyiv + lviv).mapValues(\.count) == (try expected(kyiv + lviv)))
+      #expect(try await read(lviv).values.map(\.count) == [1])
+      // A range holding none of her cells, and the one holding every cell.
+      #expect(try await read([HistoryCells.range("gc")]).isEmpty)
+      #expect(try await read([HistoryCells.range("")]).values.map(\.count).reduce(0, +) == 4)
+    }
+  }
+}
