@@ -1,4 +1,5 @@
 import DomainKit
+import MeridianAPI
 
 /// Stores an imported history file's fixes in batches as they are read — the second pass of every importer (the
 /// server's upload and `meridian-admin history import`), so memory holds one batch whatever the file's size. A fix
@@ -6,6 +7,10 @@ import DomainKit
 /// was killed part way, stores each point once. A fix inside one of the user's privacy zones that store nothing is not
 /// stored from a file either (``PrivacyZone/stores(_:in:)``, the rule of every fix that arrives), and counts as
 /// ``withheld``.
+///
+/// One batch is stored while the next is read: ``add(_:)`` returns once the batch before is in, so reading the file
+/// and storing it share the time instead of taking turns (the counts lag a batch behind until ``flush()``). A batch
+/// still being stored when a writer is dropped without its `flush()` completes on its own.
 public struct HistoryBatchWriter: Sendable {
   /// The store written to.
   public let store: any MeridianStore
@@ -28,6 +33,8 @@ public struct HistoryBatchWriter: Sendable {
   private var unstoredZones: [PrivacyZone]?
   private var pending: [LocationFix] = []
   private var pace: ImportPace
+  /// The batch being stored.
+  private var inFlight: Task<[FixReceipt], any Error>?
 
   /// A writer of `user`'s fixes under `device`, at most `rowsPerSecond` a second when given.
   public init(
@@ -62,24 +69,40 @@ public struct HistoryBatchWriter: Sendable {
     }
   }
 
-  /// Stores what is pending.
+  /// Stores what is pending, and returns once every batch is in.
   public mutating func flush() async throws {
-    guard !pending.isEmpty else { return }
-    let batch = pending
-    pending.removeAll(keepingCapacity: true)
-    try await store(batch)
+    if !pending.isEmpty {
+      let batch = pending
+      pending.removeAll(keepingCapacity: true)
+      try await store(batch)
+    }
+    try await settle()
   }
 
-  /// Stores `fixes` in one transaction, one insert per device.
+  /// Starts storing `fixes` in one transaction, one insert per device, once the batch before is in.
   private mutating func store(_ fixes: [LocationFix]) async throws {
+    try await settle()
     let count = fixes.count
     let device = self.device
     let batches = Dictionary(grouping: fixes, by: device).sorted { $0.key < $1.key }
       .map { FixInsertBatch(userID: user, deviceID: $0.key, fixes: $0.value, isLive: false) }
-    for receipt in try await store.insertFixes(batches, now: now) {
+    let (store, now) = (self.store, self.now)
+    inFlight = Task { try await store.insertFixes(batches, now: now) }
+    try await pace.spend(count)
+  }
+
+  /// Waits for the batch being stored (cancelled with the caller) and counts what it stored.
+  private mutating func settle() async throws {
+    guard let task = inFlight else { return }
+    inFlight = nil
+    let receipts = try await withTaskCancellationHandler {
+      try await task.value
+    } onCancel: {
+      task.cancel()
+    }
+    for receipt in receipts {
       stored += receipt.accepted
       duplicates += receipt.duplicates
     }
-    try await pace.spend(count)
   }
 }
