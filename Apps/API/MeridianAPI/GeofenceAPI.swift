@@ -396,8 +396,10 @@ public struct GeofenceEventParameters: RouteParameters, Hashable {
 /// The payload of a `geofence:<user id>` live event: `{"type": "geofence.event", "event": {…}}`
 /// (docs/realtime-protocol.md §2.3).
 public struct GeofenceLiveEvent: Codable, Sendable, Hashable {
+  /// The payload's type, `geofence.event`.
+  public static let eventType = "geofence.event"
   /// `geofence.event`.
-  public var type = "geofence.event"
+  public var type = eventType
   /// The event.
   public var event: GeofenceEventItem
 

@@ -238,7 +238,7 @@ final class GeofenceMonitor: Sendable {
     while !rest.isEmpty {
       // At shutdown, the rest waits in the queue: entries leave only with the commit of their last fix.
       if finishing.withLock({ $0 }) { return false }
-      let pending = Array(rest)
+      let pending = rest
       let committed = try await commit(for: user) { tracking in
         guard
           let (update, events) = try await self.step(
@@ -321,7 +321,7 @@ final class GeofenceMonitor: Sendable {
   /// longer than ``GeofenceRules/maximumGap``), such a fence is instead evaluated on every fix of the run before it,
   /// each outside its box: one within its accuracy of the edge leaves the presence unknown, as the rules would.
   private func step(
-    _ user: UserID, _ fixes: [(fix: LocationFix, near: [Int32])], _ tracking: GeofenceTracking,
+    _ user: UserID, _ fixes: ArraySlice<(fix: LocationFix, near: [Int32])>, _ tracking: GeofenceTracking,
     fences snapshot: GeofenceIndex.Snapshot, at time: Int64, eventLimit: Int
   ) async throws -> (GeofenceTrackingUpdate, [Addressed])? {
     var lastFixAt = tracking.lastFixAt
@@ -589,7 +589,7 @@ final class GeofenceMonitor: Sendable {
     if let longitude = event.lon { item["lon"] = .double(longitude) }
     if let accuracy = event.accuracy { item["accuracy"] = .double(accuracy) }
     if let proximity = event.proximity { item["proximity"] = try JSONValue(encoding: proximity) }
-    return .object(["type": .string(GeofenceLiveEvent(event: event).type), "event": .object(item)])
+    return .object(["type": .string(GeofenceLiveEvent.eventType), "event": .object(item)])
   }
 }
 
