@@ -205,13 +205,13 @@ extension PostgresStore: FixStore {
   }
 
   /// The statement of ``fixPositions(owner:filter:box:limit:)``: the box's fixes through the (user_id, geohash6) index,
-  /// one scan per range of ``HistoryCells/ranges(covering:maxLength:)``; materialized, so that the order and limit can't turn the
-  /// plan into a walk of the owner's whole history by time. Each range is a subquery of its own (`LATERAL`, kept apart
-  /// by `OFFSET 0`): joined to the ranges' list, whose values the planner can't see, the box's conditions looked more
-  /// selective than the ranges and it scanned the owner's whole history in parallel (250 ms for a street at 1,000,000
-  /// fixes, 6 ms through the index; the map asks only when the view's cells count at most 20,000 fixes). The statement
-  /// and ``position(_:)`` are kept out of the async function: with the row's decoding inlined there, Swift 6.3.1's
-  /// release build crashes (signal 11 in LLVM's coroutine splitting).
+  /// one scan per range of ``HistoryCells/ranges(covering:maxLength:)``; materialized, so that the order and limit
+  /// can't turn the plan into a walk of the owner's whole history by time. Each range is a subquery of its own
+  /// (`LATERAL`, kept apart by `OFFSET 0`): joined to the ranges' list, whose values the planner can't see, the box's
+  /// conditions looked more selective than the ranges and it scanned the owner's whole history in parallel (250 ms for
+  /// a street at 1,000,000 fixes, 6 ms through the index; the map asks only when the view's cells count at most 20,000
+  /// fixes). The statement and ``position(_:)`` are kept out of the async function: with the row's decoding inlined
+  /// there, Swift 6.3.1's release build crashes (signal 11 in LLVM's coroutine splitting).
   @inline(never)
   static func fixPositionsQuery(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) throws
     -> PostgresQuery
