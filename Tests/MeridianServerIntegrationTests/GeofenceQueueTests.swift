@@ -189,13 +189,22 @@ struct GeofenceQueueTests {
         expected.count - (try await storedEvents(storeAgain, session.userId).count)
       }
       try await waitForAnEmptyQueue("the rest of the burst", storeAgain)
-      let metrics = String(
-        decoding: try await again.client(token: ServerConfiguration.developmentAdminToken).send(API.metrics),
-        as: UTF8.self)
-      let counted = metrics.split(separator: "\n").first { $0.hasPrefix("meridian_geofence_fixes_evaluated_total ") }
+      // The counter moves just after the commit that empties the queue: read until it reached what the restarted
+      // server evaluated (or passed it).
+      func counted() async throws -> Int? {
+        let metrics = String(
+          decoding: try await again.client(token: ServerConfiguration.developmentAdminToken).send(API.metrics),
+          as: UTF8.self)
+        let line = metrics.split(separator: "\n").first { $0.hasPrefix("meridian_geofence_fixes_evaluated_total ") }
+        return line.flatMap { $0.split(separator: " ").last.flatMap { Int($0) } }
+      }
+      let evaluatedAfter = track.count { fix in evaluatedBefore.map { fix.timestamp > $0 } ?? true }
+      try await waitFor("the evaluated fixes counted", timeout: .seconds(10)) {
+        (try await counted() ?? 0) >= evaluatedAfter
+      }
       result = RestartedBurst(
         expected: expected, left: left, storedBefore: storedBefore, evaluatedBefore: evaluatedBefore,
-        countedAfter: counted.flatMap { $0.split(separator: " ").last.flatMap { Int($0) } },
+        countedAfter: try await counted(),
         tracking: try await storeAgain.geofenceTracking(of: session.userId),
         stored: try await storedEvents(storeAgain, session.userId), track: track)
     }

@@ -2,15 +2,17 @@ import DomainKit
 import MeridianAPI
 
 /// Stores an imported history file's fixes in batches as they are read — the second pass of every importer (the
-/// server's upload and `meridian-admin history import`), so memory holds one batch whatever the file's size. A fix
+/// server's upload and `meridian-admin history import`), so memory holds two batches whatever the file's size. A fix
 /// already stored (same device and time) counts as a duplicate, so importing a file again, or again after an import
 /// was killed part way, stores each point once. A fix inside one of the user's privacy zones that store nothing is not
 /// stored from a file either (``PrivacyZone/stores(_:in:)``, the rule of every fix that arrives), and counts as
 /// ``withheld``.
 ///
 /// One batch is stored while the next is read: ``add(_:)`` returns once the batch before is in, so reading the file
-/// and storing it share the time instead of taking turns (the counts lag a batch behind until ``flush()``). A batch
-/// still being stored when a writer is dropped without its `flush()` completes on its own.
+/// and storing it share the time instead of taking turns (the counts lag a batch behind until ``flush()``). A caller
+/// cancelled while the writer waits for a batch cancels that batch's insert; a batch still being stored when a writer
+/// is dropped without its `flush()` (its caller threw, or was cancelled between batches) completes on its own,
+/// uncounted: importing the file again counts it among the duplicates.
 public struct HistoryBatchWriter: Sendable {
   /// The store written to.
   public let store: any MeridianStore

@@ -29,8 +29,9 @@ public struct ServerMetrics: Sendable {
   /// How long the oldest waiting entry of the geofence queue has waited (0 when none waits), sampled when `/metrics`
   /// is read.
   let geofenceLag: Gauge
-  /// Fixes the geofence monitor took from its queue and evaluated; counted by the node that read them (one older
-  /// than its person's newest evaluated fix, or evaluated first by another node, is skipped and counted too).
+  /// Fixes the geofence monitor evaluated, each once, by the commit that stored its evaluation (one evaluated before,
+  /// by another node or before a restart, is skipped and not counted); the fixes of people no fence concerns are
+  /// counted as their node takes them from the queue (again if they are taken again).
   let geofenceFixesEvaluated: Counter
   /// Geofence events the monitor stored (arrivals, departures, dwells).
   let geofenceEvents: Counter
