@@ -295,16 +295,14 @@ struct SocketIOClient {
     }
   }
 
-  /// Ends the client (SIGTERM; SIGKILL after 20 s, for a browser stuck in its driver) and removes its files.
+  /// Ends the client (SIGTERM; SIGKILL when it still runs 20 s later, a browser stuck in its driver) and removes its
+  /// files.
   func stop() async {
     process.terminate(with: SIGTERM)
-    let process = process
-    let killer = Task {
-      try await Task.sleep(for: .seconds(20))
+    if (try? await waitUntil("the Socket.IO client's end", timeout: .seconds(20)) { !process.isRunning }) == nil {
       process.terminate()
     }
     _ = await process.wait()
-    killer.cancel()
     if kind == .javascript { await BrowserSlots.shared.give() }
     said.remove()
     try? FileManager.default.removeItem(at: script)

@@ -129,6 +129,9 @@ public final class EngineIOSession: Sendable {
     state.withLock { if case .polling = $0.transport { true } else { false } }
   }
 
+  /// Whether a poll waits for the next packet (what a test holds as the proof that it was not answered at once).
+  var isPollWaiting: Bool { state.withLock { $0.waiter != nil } }
+
   // MARK: Sending
 
   /// Queues a `message` for the client; false when the session is closed, or was closed because the client doesn't

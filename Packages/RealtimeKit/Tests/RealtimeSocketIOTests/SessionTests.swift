@@ -228,7 +228,8 @@ final class EchoNamespace: SocketIONamespace {
       // Polling goes on: a poll waits for the next packet, here the namespace's echo.
       let (answer, poll) = Self.startPoll(server, sid: sid)
       defer { poll.cancel() }
-      try await Task.sleep(for: .milliseconds(50))
+      let session = try #require(server.sessions.withLock { $0[sid] })
+      try await Self.wait("the poll waiting for a packet") { session.isPollWaiting }
       #expect(answer.response.withLock { $0 } == nil)
       _ = await Self.post(server, sid: sid, #"42["still polling"]"#)
       try await Self.wait("the echo over the poll") { answer.response.withLock { $0 } != nil }
