@@ -250,6 +250,7 @@ let package = Package(
         "MeridianStore", "MeridianStoreTesting", "MeridianAPI", "MeridianStorePostgres", "MeridianSecrets",
         "MeridianBlobFiles",
         .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "PersistenceKitPostgres", package: "PersistenceKit"),
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),

@@ -9,6 +9,7 @@ extension PostgresSchema {
   /// Appends the migrations of the history's per-hour cell counts.
   public static func appendHistoryCellMigrations(to migrator: inout Migrator) {
     migrator.append(.sql("2026-11-29 history cells per hour", historyCells))
+    migrator.append(.sql("2026-12-01 history cells per writer", historyCellsPerWriter))
   }
 
   /// ``HistoryCells``: the fixes per owner, geohash length, cell and UTC hour (counted from the fixes stored so far,
@@ -50,23 +51,59 @@ extension PostgresSchema {
     CREATE INDEX fixes_user_geohash6 ON fixes(user_id, (geohash6 COLLATE "C"));
     """
 
-  /// The statement adding the fixes of `table` to `history_cells` (`sign` "-" takes them away).
-  static func counting(from table: String, sign: String) -> String {
+  /// The counts per writer (replacing the trigger function of ``historyCells``): each count is kept in one of
+  /// ``historyCellWriters`` rows per owner, length, cell and hour, the one of the connection's backend, so that
+  /// commits running at once on different connections add to different rows. With one row per cell and hour, every
+  /// group commit of one person's fixes in the same place and hour updated the same rows and waited for the one
+  /// before it to end (its commit included): the commits in flight ran one after another. A row may now hold a
+  /// negative count (fixes counted by one writer and deleted through another); the map sums a cell's rows, and a row
+  /// whose own count falls to 0 goes.
+  static let historyCellsPerWriter = """
+    ALTER TABLE history_cells ADD COLUMN writer smallint NOT NULL DEFAULT 0;
+    ALTER TABLE history_cells DROP CONSTRAINT history_cells_pkey;
+    ALTER TABLE history_cells ADD PRIMARY KEY (user_id, precision, cell, hour, writer);
+    CREATE OR REPLACE FUNCTION history_cells_count() RETURNS trigger LANGUAGE plpgsql AS $cells$
+    BEGIN
+      IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        \(counting(from: "removed", sign: "-", perWriter: true))
+        DELETE FROM history_cells c
+        USING (\(counted(from: "removed", sign: "", perWriter: true))) AS k(u, p, cell, hour, w, n, la, lo)
+        WHERE c.user_id = k.u AND c.precision = k.p AND c.cell = k.cell AND c.hour = k.hour AND c.writer = k.w
+          AND c.fixes = 0;
+      END IF;
+      IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        \(counting(from: "added", sign: "", perWriter: true))
+      END IF;
+      RETURN NULL;
+    END
+    $cells$;
     """
-    INSERT INTO history_cells AS c \(counted(from: table, sign: sign))
-    ON CONFLICT (user_id, precision, cell, hour) DO UPDATE SET fixes = c.fixes + excluded.fixes,
+
+  /// The columns ``counted(from:sign:perWriter:)`` gives with `perWriter` (`writer` was added last to the table).
+  static let perWriterColumns = "(user_id, precision, cell, hour, writer, fixes, latitude_sum, longitude_sum)"
+
+  /// How many rows a cell's count of one hour is spread over at most (``historyCellsPerWriter``).
+  static let historyCellWriters = 8
+
+  /// The statement adding the fixes of `table` to `history_cells` (`sign` "-" takes them away), in the writer's row
+  /// when `perWriter` (the text without it is the first migration's, kept as it was applied).
+  static func counting(from table: String, sign: String, perWriter: Bool = false) -> String {
+    """
+    INSERT INTO history_cells AS c\(perWriter ? Self.perWriterColumns : "") \(counted(from: table, sign: sign, perWriter: perWriter))
+    ON CONFLICT (user_id, precision, cell, hour\(perWriter ? ", writer" : "")) DO UPDATE SET fixes = c.fixes + excluded.fixes,
       latitude_sum = c.latitude_sum + excluded.latitude_sum, longitude_sum = c.longitude_sum + excluded.longitude_sum;
     """
   }
 
   /// The rows of `history_cells` counting the fixes of `table` (`sign` "-" takes them away): per owner, length, cell
-  /// and hour, in key order — so that two commits counting the same cells lock their rows in the same order and one
-  /// waits for the other instead of deadlocking.
-  static func counted(from table: String, sign: String) -> String {
+  /// and hour (and the connection's writer row when `perWriter`), in key order — so that two commits counting the
+  /// same cells lock their rows in the same order and one waits for the other instead of deadlocking.
+  static func counted(from table: String, sign: String, perWriter: Bool = false) -> String {
     let cell = HistoryCells.precisions.map { "WHEN \($0) THEN geohash\($0)" }.joined(separator: " ")
     let lengths = HistoryCells.precisions.map { "(\($0))" }.joined(separator: ", ")
+    let writer = perWriter ? " (pg_backend_pid() % \(historyCellWriters))::smallint," : ""
     return """
-      SELECT user_id, p.precision, CASE p.precision \(cell) END, timestamp / 3600000, \(sign)count(*),
+      SELECT user_id, p.precision, CASE p.precision \(cell) END, timestamp / 3600000,\(writer) \(sign)count(*),
         \(sign)sum(latitude), \(sign)sum(longitude)
       FROM \(table) CROSS JOIN (VALUES \(lengths)) AS p(precision) GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
       """
