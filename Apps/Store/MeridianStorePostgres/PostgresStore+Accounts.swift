@@ -116,12 +116,34 @@ extension PostgresStore: AccountStore {
   /// Read from the database on every call (a primary-key lookup): a token revoked or an account disabled through
   /// any node stops working on every node at once.
   public func user(forTokenHash hash: String, now: Int64) async throws -> UserID? {
-    try await rows(
-      """
+    try await client.withConnection { connection in
+      for try await user in try await connection.execute(TokenUser(hash: hash, now: now), logger: self.logger) {
+        return UserID(user)
+      }
+      return nil
+    }
+  }
+
+  /// The statement of ``user(forTokenHash:now:)``, run by every authenticated request: prepared once per connection,
+  /// so that each run is only bound and executed (parsing and planning it cost PostgreSQL more than running it).
+  struct TokenUser: PostgresPreparedStatement {
+    static let sql = """
       SELECT t.user_id FROM tokens t JOIN users u ON u.id = t.user_id
-      WHERE t.hash = \(hash) AND t.revoked_at IS NULL AND t.expires_at > \(now) AND NOT u.disabled
+      WHERE t.hash = $1 AND t.revoked_at IS NULL AND t.expires_at > $2 AND NOT u.disabled
       """
-    ).first.map { UserID(try $0.decode(String.self)) }
+    typealias Row = String
+
+    var hash: String
+    var now: Int64
+
+    func makeBindings() throws -> PostgresBindings {
+      var bindings = PostgresBindings()
+      bindings.append(hash)
+      bindings.append(now)
+      return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(String.self) }
   }
 
   public func revokeToken(hash: String) async throws {
