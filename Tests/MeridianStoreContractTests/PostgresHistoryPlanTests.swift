@@ -14,10 +14,7 @@ import Testing
 struct PostgresHistoryPlanTests {
   @Test func aZoom16ViewsFixesAreReadThroughTheGeohashIndex() async throws {
     try await PostgresTestDatabase.with { database in
-      let store = try await PostgresStore.open(
-        url: database.url, maximumConnections: 2,
-        timeouts: PostgresStore.Timeouts(connectionWait: .seconds(30), statement: .seconds(600)),
-        commitTimeout: .seconds(600))
+      let store = try await database.openStoreForLoads()
       do {
         _ = try #require(
           try await store.createAccount(
@@ -62,5 +59,16 @@ struct PostgresHistoryPlanTests {
       }
       await store.close()
     }
+  }
+}
+
+extension PostgresTestDatabase {
+  /// A store on this database whose statements and commits may take minutes: for tests that load it with tens of
+  /// thousands of fixes (in a debug build, beside other tests) before looking at a plan.
+  func openStoreForLoads() async throws -> PostgresStore {
+    try await PostgresStore.open(
+      url: url, maximumConnections: 2,
+      timeouts: PostgresStore.Timeouts(connectionWait: .seconds(30), statement: .seconds(600)),
+      commitTimeout: .seconds(600))
   }
 }

@@ -5,18 +5,9 @@ import MeridianStore
 import PostgresNIO
 
 extension PostgresStore {
+  /// Each entry's fixes are looked up by their key (``entryFixes(_:)``).
   public func geofenceQueue(limit: Int) async throws -> [GeofenceQueueEntry] {
-    let rows = try await rows(
-      """
-      WITH q AS (
-        SELECT sequence, user_id, device_id, timestamps, committed_at FROM geofence_queue
-        ORDER BY sequence LIMIT \(Int64(max(1, limit)))
-      )
-      SELECT \(unescaped: Self.qualifiedFixColumns), q.sequence, q.user_id, q.committed_at
-      FROM q LEFT JOIN fixes f
-        ON f.user_id = q.user_id AND f.device_id = q.device_id AND f.timestamp = ANY(q.timestamps)
-      ORDER BY q.sequence, f.timestamp
-      """)
+    let rows = try await rows(Self.geofenceQueueQuery(limit: limit))
     var entries: [GeofenceQueueEntry] = []
     let entryColumn = Self.fixColumnCount
     for row in rows {
@@ -34,6 +25,19 @@ extension PostgresStore {
       }
     }
     return entries
+  }
+
+  /// The statement of ``geofenceQueue(limit:)``.
+  static func geofenceQueueQuery(limit: Int) -> PostgresQuery {
+    """
+    WITH q AS (
+      SELECT sequence, user_id, device_id, timestamps, committed_at FROM geofence_queue
+      ORDER BY sequence LIMIT \(Int64(max(1, limit)))
+    )
+    SELECT \(unescaped: Self.qualifiedFixColumns), q.sequence, q.user_id, q.committed_at
+    FROM q \(unescaped: Self.entryFixes("q"))
+    ORDER BY q.sequence, f.timestamp
+    """
   }
 
   public func geofenceQueueBacklog() async throws -> GeofenceQueueBacklog {

@@ -69,21 +69,9 @@ extension PostgresStore: LiveLog {
     return called ? UInt64(value) : 0
   }
 
+  /// The entries' fixes are looked up by their key (``entryFixes(_:)``).
   public func liveEntries(after sequence: UInt64, limit: Int, fixes: Int) async throws -> LiveLogRead {
-    let rows = try await rows(
-      """
-      WITH e AS (
-        SELECT sequence, user_id, device_id, timestamps FROM (
-          SELECT sequence, user_id, device_id, timestamps,
-            sum(cardinality(timestamps)) OVER (ORDER BY sequence) - cardinality(timestamps) AS fixes_before
-          FROM live_log WHERE sequence > \(Int64(clamping: sequence)) ORDER BY sequence LIMIT \(Int64(limit))
-        ) AS read WHERE fixes_before < \(Int64(max(1, fixes)))
-      )
-      SELECT \(unescaped: Self.qualifiedFixColumns), e.sequence, e.user_id, e.device_id
-      FROM e LEFT JOIN fixes f
-        ON f.user_id = e.user_id AND f.device_id = e.device_id AND f.timestamp = ANY(e.timestamps)
-      ORDER BY e.sequence, f.timestamp
-      """)
+    let rows = try await rows(Self.liveEntriesQuery(after: sequence, limit: limit, fixes: fixes))
     // Read after the entries: a pruning committed before the read above is seen here.
     let pruned = try await self.rows("SELECT pruned_through FROM live_log_state WHERE id = 1").first?.decode(
       Int64.self)
@@ -106,6 +94,22 @@ extension PostgresStore: LiveLog {
       }
     }
     return .entries(entries)
+  }
+
+  /// The statement of ``liveEntries(after:limit:fixes:)``.
+  static func liveEntriesQuery(after sequence: UInt64, limit: Int, fixes: Int) -> PostgresQuery {
+    """
+    WITH e AS (
+      SELECT sequence, user_id, device_id, timestamps FROM (
+        SELECT sequence, user_id, device_id, timestamps,
+          sum(cardinality(timestamps)) OVER (ORDER BY sequence) - cardinality(timestamps) AS fixes_before
+        FROM live_log WHERE sequence > \(Int64(clamping: sequence)) ORDER BY sequence LIMIT \(Int64(limit))
+      ) AS read WHERE fixes_before < \(Int64(max(1, fixes)))
+    )
+    SELECT \(unescaped: Self.qualifiedFixColumns), e.sequence, e.user_id, e.device_id
+    FROM e \(unescaped: Self.entryFixes("e"))
+    ORDER BY e.sequence, f.timestamp
+    """
   }
 
   public func listen(_ receive: @escaping @Sendable (LiveSignal) async -> Void) async {
@@ -196,6 +200,22 @@ extension PostgresStore: LiveLog {
         """, logger: logger
       ).collect()
     }
+  }
+
+  /// The join that adds to each row of `entry` (a live log or geofence queue entry: `user_id`, `device_id`,
+  /// `timestamps`) its fixes as `f` (NULLs for an entry whose fixes are gone), each looked up by its whole key, entry
+  /// by entry (`OFFSET 0` keeps the lookup a subquery of its own, which the planner can't turn into one join of all
+  /// the entries). Joined on `timestamp = ANY(timestamps)` instead, PostgreSQL planned, for the reads' LIMIT of
+  /// entries when a few were there, a hash join over a sequential scan of the month's partition (its statistics taken
+  /// when it was small) or a merge join over its whole key index, after every commit of fixes.
+  static func entryFixes(_ entry: String) -> String {
+    """
+    LEFT JOIN LATERAL (
+      SELECT \(qualifiedFixColumns) FROM unnest(\(entry).timestamps) AS t(timestamp)
+      JOIN fixes f ON f.user_id = \(entry).user_id AND f.device_id = \(entry).device_id AND f.timestamp = t.timestamp
+      OFFSET 0
+    ) AS f ON true
+    """
   }
 
   /// ``FixColumns/select`` with every column qualified by `f`, and how many columns that is (computed once).

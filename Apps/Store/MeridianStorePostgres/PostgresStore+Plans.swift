@@ -45,6 +45,19 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
+  /// How PostgreSQL would run the reads that follow every commit of fixes now (`EXPLAIN`): the geofence queue's
+  /// next entries and the live log's entries after `sequence`, each with its fixes. Both must look the fixes up by
+  /// their key, whatever the size of the partitions and however stale their statistics.
+  public func fixLookupPlans(liveAfter sequence: UInt64 = 0) async throws -> [(query: String, plan: String)] {
+    [
+      ("the geofence queue's next entries", try await planLines(Self.geofenceQueueQuery(limit: 1_000))),
+      (
+        "the live log's entries after \(sequence)",
+        try await planLines(Self.liveEntriesQuery(after: sequence, limit: 1_000, fixes: 10_000))
+      ),
+    ].map { (query: $0.0, plan: $0.1.joined(separator: "\n")) }
+  }
+
   /// How PostgreSQL would run `statement` now: `EXPLAIN`'s lines, one per node.
   func planLines(_ statement: PostgresQuery) async throws -> [String] {
     try await rows(PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds)).map {
