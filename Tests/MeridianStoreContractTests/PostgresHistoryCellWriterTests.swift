@@ -9,9 +9,10 @@ import PersistenceKitPostgres
 import PostgresNIO
 import Testing
 
-/// On PostgreSQL, two transactions counting one person's fixes in the same cell and hour on different connections
+/// On PostgreSQL, two transactions counting one person's new fixes in the same cell and hour on different connections
 /// don't wait for each other: each adds to its writer's row of `history_cells`. With one row per cell and hour, the
 /// second waited for the first to end, and a node's group commits of one person's uploads ran one after another.
+/// Deleting the fixes leaves none of their rows.
 @Suite("PostgreSQL history cells per writer")
 struct PostgresHistoryCellWriterTests {
   /// 2025-09-10T00:00:00Z.
@@ -37,38 +38,36 @@ struct PostgresHistoryCellWriterTests {
           url: try PostgresURL(database.url), maxConnections: 1)
         do {
           try await Self.onTwoWriters(raw) { first, second in
-            // The first holds its count of the first fix (a changed battery level: counted out, then in again)
-            // in an open transaction; the second counts the second fix meanwhile, and must not wait for it.
+            // The first holds its count of a copy of the first fix (a second later) in an open transaction; the
+            // second counts a copy of the second fix meanwhile, and must not wait for it.
             try await Self.run("BEGIN", on: first)
-            try await Self.run(
-              "UPDATE fixes SET battery_level = 0.5 WHERE timestamp = \(fixes[0].timestamp)", on: first)
+            try await Self.run(Self.copy(fixes[0].timestamp), on: first)
             try await Self.run("SET lock_timeout = '5s'", on: second)
             try await Self.run("BEGIN", on: second)
-            try await Self.run(
-              "UPDATE fixes SET battery_level = 0.4 WHERE timestamp = \(fixes[1].timestamp)", on: second)
+            try await Self.run(Self.copy(fixes[1].timestamp), on: second)
             try await Self.run("COMMIT", on: second)
             try await Self.run("COMMIT", on: first)
           }
+
+          // The cell's rows add up to its five fixes, at their mean position, at every length.
+          let hours = (Self.start / HistoryCells.hour)..<(Self.start / HistoryCells.hour + 1)
+          let latitudes = fixes.map(\.latitude) + [fixes[0].latitude, fixes[1].latitude]
+          for precision in HistoryCells.precisions {
+            let clusters = try await store.hourlyClusters(
+              owner: "anna", precision: precision, hours: hours, ranges: [(lower: "", upper: "~")])
+            #expect(clusters.map(\.count) == [5], "length \(precision)")
+            let mean = latitudes.reduce(0, +) / 5
+            #expect(clusters.allSatisfy { abs($0.latitude - mean) < 1e-9 }, "length \(precision)")
+          }
+          // Deleting the history (on another connection) leaves no row of it: no count, no sum of positions.
+          #expect(try await Self.cellRows(raw) > 5)
+          #expect(try await store.deleteHistory(owner: "anna", filter: HistoryFilter()) == 5)
+          #expect(try await Self.cellRows(raw) == 0)
         } catch {
           await raw.close()
           throw error
         }
         await raw.close()
-
-        // The cell's rows still add up to its three fixes, at their mean position, at every length.
-        let hours = (Self.start / HistoryCells.hour)..<(Self.start / HistoryCells.hour + 1)
-        for precision in HistoryCells.precisions {
-          let clusters = try await store.hourlyClusters(
-            owner: "anna", precision: precision, hours: hours, ranges: [(lower: "", upper: "~")])
-          #expect(clusters.map(\.count) == [3], "length \(precision)")
-          let mean = fixes.map(\.latitude).reduce(0, +) / 3
-          #expect(clusters.allSatisfy { abs($0.latitude - mean) < 1e-9 }, "length \(precision)")
-        }
-        // Deleting the history through a third connection empties every cell.
-        _ = try await store.deleteHistory(owner: "anna", filter: HistoryFilter())
-        let left = try await store.hourlyClusters(
-          owner: "anna", precision: 6, hours: hours, ranges: [(lower: "", upper: "~")])
-        #expect(left.isEmpty)
       } catch {
         await store.close()
         throw error
@@ -94,6 +93,23 @@ struct PostgresHistoryCellWriterTests {
         if done { return }
       }
       Issue.record("no second connection counted in another row than the first")
+    }
+  }
+
+  /// Stores a copy of the fix at `timestamp`, a second later.
+  static func copy(_ timestamp: Int64) -> String {
+    let columns = """
+      user_id, device_id, latitude, longitude, kind, geohash2, geohash3, geohash4, geohash5, geohash6, received_at
+      """
+    return
+      "INSERT INTO fixes(timestamp, \(columns)) SELECT timestamp + 1000, \(columns) FROM fixes WHERE timestamp = \(timestamp)"
+  }
+
+  /// How many rows of `history_cells` there are.
+  static func cellRows(_ database: PersistenceKitPostgres.PostgresDatabase) async throws -> Int64 {
+    try await database.withDedicatedConnection { connection in
+      let rows = try await connection.query("SELECT count(*) FROM history_cells", logger: logger).collect()
+      return try #require(try rows.first?.decode(Int64.self))
     }
   }
 

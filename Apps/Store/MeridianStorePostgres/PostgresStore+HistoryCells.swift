@@ -51,13 +51,19 @@ extension PostgresSchema {
     CREATE INDEX fixes_user_geohash6 ON fixes(user_id, (geohash6 COLLATE "C"));
     """
 
-  /// The counts per writer (replacing the trigger function of ``historyCells``): each count is kept in one of
-  /// ``historyCellWriters`` rows per owner, length, cell and hour, the one of the connection's backend, so that
-  /// commits running at once on different connections add to different rows. With one row per cell and hour, every
-  /// group commit of one person's fixes in the same place and hour updated the same rows and waited for the one
-  /// before it to end (its commit included): the commits in flight ran one after another. A row may now hold a
-  /// negative count (fixes counted by one writer and deleted through another); the map sums a cell's rows, and a row
-  /// whose own count falls to 0 goes.
+  /// The counts per writer (replacing the trigger function of ``historyCells``): a cell's count of an hour is kept
+  /// in up to ``historyCellWriters`` rows, one per writer (the connection's backend), so that commits running at once
+  /// on different connections add to different rows. With one row per cell and hour, every group commit of one
+  /// person's fixes in the same place and hour updated the same rows and waited for the one before it to end (its
+  /// commit included): the commits in flight ran one after another. The map sums a cell's rows.
+  ///
+  /// Deleting fixes folds each cell and hour they leave into one row: its rows are locked in key order, deleted,
+  /// and what they held less the deleted fixes is stored again — unless no fix is left, so that nothing of a deleted
+  /// history (its counts or the sums of its positions) stays behind. The rows a commit still under way adds meanwhile
+  /// are not seen, and stay as they are.
+  ///
+  /// Replacing the primary key builds its index under an exclusive lock: fixes wait for it while the migration runs
+  /// (about a second per million rows of `history_cells`).
   static let historyCellsPerWriter = """
     ALTER TABLE history_cells ADD COLUMN writer smallint NOT NULL DEFAULT 0;
     ALTER TABLE history_cells DROP CONSTRAINT history_cells_pkey;
@@ -65,11 +71,23 @@ extension PostgresSchema {
     CREATE OR REPLACE FUNCTION history_cells_count() RETURNS trigger LANGUAGE plpgsql AS $cells$
     BEGIN
       IF TG_OP IN ('DELETE', 'UPDATE') THEN
-        \(counting(from: "removed", sign: "-", perWriter: true))
-        DELETE FROM history_cells c
-        USING (\(counted(from: "removed", sign: "", perWriter: true))) AS k(u, p, cell, hour, w, n, la, lo)
-        WHERE c.user_id = k.u AND c.precision = k.p AND c.cell = k.cell AND c.hour = k.hour AND c.writer = k.w
-          AND c.fixes = 0;
+        PERFORM 1 FROM history_cells c
+        JOIN (\(counted(from: "removed", sign: "", perWriter: true))) AS k(u, p, cell, hour, w, n, la, lo)
+          ON c.user_id = k.u AND c.precision = k.p AND c.cell = k.cell AND c.hour = k.hour
+        ORDER BY c.user_id, c.precision, c.cell, c.hour, c.writer FOR UPDATE OF c;
+        WITH k AS (
+          SELECT * FROM (\(counted(from: "removed", sign: "", perWriter: true))) AS k(u, p, cell, hour, w, n, la, lo)
+        ), folded AS (
+          DELETE FROM history_cells c USING k
+          WHERE c.user_id = k.u AND c.precision = k.p AND c.cell = k.cell AND c.hour = k.hour
+          RETURNING c.user_id, c.precision, c.cell, c.hour, c.fixes, c.latitude_sum, c.longitude_sum
+        )
+        INSERT INTO history_cells AS c\(perWriterColumns)
+        SELECT k.u, k.p, k.cell, k.hour, k.w, sum(f.fixes) - k.n, sum(f.latitude_sum) - k.la,
+          sum(f.longitude_sum) - k.lo
+        FROM folded f JOIN k ON f.user_id = k.u AND f.precision = k.p AND f.cell = k.cell AND f.hour = k.hour
+        GROUP BY k.u, k.p, k.cell, k.hour, k.w, k.n, k.la, k.lo HAVING sum(f.fixes) <> k.n
+        ORDER BY 1, 2, 3, 4;
       END IF;
       IF TG_OP IN ('INSERT', 'UPDATE') THEN
         \(counting(from: "added", sign: "", perWriter: true))
