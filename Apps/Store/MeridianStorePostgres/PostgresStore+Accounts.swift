@@ -117,10 +117,9 @@ extension PostgresStore: AccountStore {
   /// any node stops working on every node at once.
   public func user(forTokenHash hash: String, now: Int64) async throws -> UserID? {
     try await client.withConnection { connection in
-      for try await user in try await connection.execute(TokenUser(hash: hash, now: now), logger: self.logger) {
-        return UserID(user)
+      try await Self.runPrepared(TokenUser(hash: hash, now: now), on: connection, logger: self.logger).first.map {
+        UserID($0)
       }
-      return nil
     }
   }
 

@@ -58,3 +58,21 @@ extension PostgresStore {
     }
   }
 }
+
+extension PostgresStore {
+  /// The rows of `statement`, prepared on `connection` the first time it runs there. PostgresNIO keeps a
+  /// preparation's failure for the connection's life (every later run of the statement on it fails alike), so
+  /// when the server refused it the connection is closed, and the pool replaces it.
+  static func runPrepared<Statement: PostgresPreparedStatement>(
+    _ statement: Statement, on connection: PostgresConnection, logger: Logger
+  ) async throws -> [Statement.Row] {
+    do {
+      var rows: [Statement.Row] = []
+      for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+      return rows
+    } catch let error as PSQLError where error.code == .server {
+      try? await connection.close()
+      throw error
+    }
+  }
+}

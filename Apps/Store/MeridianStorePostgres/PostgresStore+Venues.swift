@@ -134,8 +134,8 @@ extension PostgresStore: VenueStore {
   ) async throws -> [VenueMatch] {
     guard radius >= 0, radius.isFinite else { return [] }
     var matches: [VenueMatch] = []
-    for try await (row, id, latitude, longitude, venueType, sum, count) in try await connection.execute(
-      VenuesWithin(center: center, radius: radius, type: type), logger: logger)
+    for (row, id, latitude, longitude, venueType, sum, count) in try await runPrepared(
+      VenuesWithin(center: center, radius: radius, type: type), on: connection, logger: logger)
     {
       let distance = center.haversineDistance(to: Coordinate(uncheckedLatitude: latitude, longitude: longitude))
       guard distance <= radius else { continue }

@@ -620,7 +620,8 @@ public final class PostgresDatabase: Sendable {
   ) async throws -> T {
     // `BEGIN` is sent, not awaited: the connection runs its queries in the order they came, so the body's first
     // statement follows it without waiting for its answer here (a round trip fewer: on a busy server each is a wait
-    // for an event loop and then for a thread). `BEGIN` fails only with its connection, and then so does the body.
+    // for an event loop and then for a thread). Should `BEGIN` fail (its connection lost, or `SERIALIZABLE` refused
+    // by a hot standby), the body's statements ran outside a transaction and the call still fails with its error.
     let begin: EventLoopFuture<PostgresQueryResult> = connection.query(
       PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"), logger: logger)
     let value: T
