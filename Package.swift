@@ -251,6 +251,7 @@ let package = Package(
         "MeridianBlobFiles",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "PersistenceKitPostgres", package: "PersistenceKit"),
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "DomainKit", package: "DomainKit"),
         .product(name: "DomainKitTesting", package: "DomainKit"),
         .product(name: "GeoKit", package: "GeoKit"),
