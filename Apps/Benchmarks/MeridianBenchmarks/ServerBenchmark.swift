@@ -20,6 +20,7 @@ import NetworkingKit
 import NetworkingKitAsyncHTTPClient
 import RealtimeKit
 import RealtimeKitWebSocketClient
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -70,16 +71,48 @@ struct LoadFigures {
 func load(for phase: Duration, firstIteration: Int = 0, _ operation: @escaping LoadOperation) async throws
   -> LoadFigures
 {
+  let end = ContinuousClock.now + phase
+  return try await load(firstIteration: firstIteration, while: { ContinuousClock.now < end }, operation)
+}
+
+/// Runs `operation` as ``load(for:firstIteration:_:)`` does, for as long as `body` runs; answers `body`'s result and
+/// the load's figures.
+func load<Result: Sendable>(
+  firstIteration: Int, _ operation: @escaping LoadOperation, during body: () async throws -> Result
+) async throws -> (Result, LoadFigures) {
+  let running = Running()
+  let loading = Task { try await load(firstIteration: firstIteration, while: running.get, operation) }
+  do {
+    let result = try await body()
+    running.stop()
+    return (result, try await loading.value)
+  } catch {
+    running.stop()
+    _ = try? await loading.value
+    throw error
+  }
+}
+
+/// Whether a load goes on (``load(firstIteration:_:during:)``).
+private final class Running: Sendable {
+  private let value = Mutex(true)
+  @Sendable func get() -> Bool { value.withLock { $0 } }
+  func stop() { value.withLock { $0 = false } }
+}
+
+/// Runs `operation(task, iteration)` on `clients` tasks while `going()`; iterations count from `firstIteration`.
+private func load(
+  firstIteration: Int, while going: @escaping @Sendable () -> Bool, _ operation: @escaping LoadOperation
+) async throws -> LoadFigures {
   let clock = ContinuousClock()
   let start = clock.now
   let cpuAtStart = processCPUSeconds()
-  let end = start + phase
   let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
     for task in 0..<clients {
       group.addTask {
         var latencies: [Duration] = []
         var iteration = firstIteration
-        while clock.now < end {
+        while going() {
           let begin = clock.now
           try await operation(task, iteration)
           latencies.append(clock.now - begin)
@@ -183,7 +216,8 @@ typealias LiveArrival = (timestamp: Int64, at: ContinuousClock.Instant)
 /// Live latency over `/ws`: a watcher signed in with `token` on the server at `port` subscribes to `user`'s channel,
 /// then ``liveLatencies(arrivals:posting:device:base:events:)`` posts and times.
 func liveLatencies(
-  watching port: Int, token: String, user: UserID, posting api: NetworkClient, device: String, base: Int64
+  watching port: Int, token: String, user: UserID, posting api: NetworkClient, device: String, base: Int64,
+  events: Int = 500
 ) async throws -> (latencies: [Duration], lost: Int) {
   let watcher = RealtimeClient(
     transport: WebSocketRealtimeTransport(url: "ws://127.0.0.1:\(port)/ws"),
@@ -203,7 +237,8 @@ func liveLatencies(
   await watcher.subscribe(ChannelName.user(user.rawValue)!)
   do {
     try await Task.sleep(for: .milliseconds(300))  // the client API has no signal for the subscription's answer
-    let result = try await liveLatencies(arrivals: arrivals, posting: api, device: device, base: base)
+    let result = try await liveLatencies(
+      arrivals: arrivals, posting: api, device: device, base: base, events: events)
     await watcher.stop()
     return result
   } catch {
@@ -577,6 +612,24 @@ public enum ServerBenchmark {
       if crossNode.lost > 0 { emit("cross_node.live.lost_events", Double(crossNode.lost), "events") }
       emit("cross_node.live.p50_ms", quantile(crossNode.latencies, 0.5), "ms")
       emit("cross_node.live.p99_ms", quantile(crossNode.latencies, 0.99), "ms")
+      // The same while the clients upload single fixes to node A as fast as it takes them (issue 35 §6): what a
+      // watcher on another node waits while ingest runs. Fewer events: each POST waits its turn behind the load.
+      let (loaded, load) = try await load(
+        firstIteration: 0,
+        { task, iteration in
+          let timestamp: Int64 = 1_770_000_000_000 + Int64(iteration) * 1000
+          _ = try await api.send(
+            postFormattedFixes, body: formattedBatch(device: "cross-load-\(task)", timestamps: [timestamp]))
+        },
+        during: {
+          try await liveLatencies(
+            watching: nodeB.port, token: session.token, user: session.userId, posting: api,
+            device: "cross-node-loaded", base: 1_765_000_000_000, events: 200)
+        })
+      if loaded.lost > 0 { emit("cross_node.live_under_ingest.lost_events", Double(loaded.lost), "events") }
+      emit("cross_node.live_under_ingest.p50_ms", quantile(loaded.latencies, 0.5), "ms")
+      emit("cross_node.live_under_ingest.p99_ms", quantile(loaded.latencies, 0.99), "ms")
+      emit("cross_node.live_under_ingest.load_requests_per_s", load.requestsPerSecond, "requests/s")
       try await nodeB.stop()
     }
 
