@@ -613,12 +613,16 @@ public enum ServerBenchmark {
       emit("cross_node.live.p50_ms", quantile(crossNode.latencies, 0.5), "ms")
       emit("cross_node.live.p99_ms", quantile(crossNode.latencies, 0.99), "ms")
       // The same while the clients upload single fixes to node A as fast as it takes them (issue 35 §6): what a
-      // watcher on another node waits while ingest runs. Fewer events: each POST waits its turn behind the load.
+      // watcher on another node waits while ingest runs. The load is another person's (the viewer's), so that the
+      // watcher is sent the watched person's fixes only, as a phone watching a friend would be. Fewer events: each
+      // POST waits its turn behind the load.
+      let others = try makeClient(
+        port: port, token: viewer.token, transport: transport, configuration: clientConfiguration)
       let (loaded, load) = try await load(
         firstIteration: 0,
         { task, iteration in
           let timestamp: Int64 = 1_770_000_000_000 + Int64(iteration) * 1000
-          _ = try await api.send(
+          _ = try await others.send(
             postFormattedFixes, body: formattedBatch(device: "cross-load-\(task)", timestamps: [timestamp]))
         },
         during: {
