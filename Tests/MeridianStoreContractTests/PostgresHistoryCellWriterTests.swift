@@ -10,9 +10,10 @@ import PostgresNIO
 import Testing
 
 /// On PostgreSQL, two transactions counting one person's new fixes in the same cell and hour on different connections
-/// don't wait for each other: each adds to its writer's row of `history_cells`. With one row per cell and hour, the
-/// second waited for the first to end, and a node's group commits of one person's uploads ran one after another.
-/// Deleting the fixes leaves none of their rows.
+/// don't wait for each other: each adds to its writer's row of `history_cells` — even on connections whose backends'
+/// process ids are equal modulo the writer rows, which shared their row while the writer was the backend. With one
+/// row per cell and hour, the second waited for the first to end, and a node's group commits of one person's uploads
+/// ran one after another. Deleting the fixes leaves none of their rows.
 @Suite("PostgreSQL history cells per writer")
 struct PostgresHistoryCellWriterTests {
   /// 2025-09-10T00:00:00Z.
@@ -37,7 +38,7 @@ struct PostgresHistoryCellWriterTests {
         let raw = try await PersistenceKitPostgres.PostgresDatabase.open(
           url: try PostgresURL(database.url), maxConnections: 1)
         do {
-          try await Self.onTwoWriters(raw) { first, second in
+          try await Self.onTwoConnectionsOfOneBackendRow(raw) { first, second in
             // The first holds its count of a copy of the first fix (a second later) in an open transaction; the
             // second counts a copy of the second fix meanwhile, and must not wait for it.
             try await Self.run("BEGIN", on: first)
@@ -76,23 +77,23 @@ struct PostgresHistoryCellWriterTests {
     }
   }
 
-  /// Runs `body` with two connections of their own whose backends count in different rows (their process ids
-  /// differ modulo the number of writer rows, 8).
-  static func onTwoWriters(
+  /// Runs `body` with two connections of their own whose backends' process ids are equal modulo the number of writer
+  /// rows (8): the connections whose transactions waited for each other when the writer was the backend.
+  static func onTwoConnectionsOfOneBackendRow(
     _ database: PersistenceKitPostgres.PostgresDatabase,
     _ body: (PostgresConnection, PostgresConnection) async throws -> Void
   ) async throws {
     try await database.withDedicatedConnection { first in
-      let firstRow = try await writerRow(of: first)
-      for _ in 0..<32 {
+      let firstRow = try await backendRow(of: first)
+      for _ in 0..<128 {
         let done = try await database.withDedicatedConnection { second in
-          guard try await writerRow(of: second) != firstRow else { return false }
+          guard try await backendRow(of: second) == firstRow else { return false }
           try await body(first, second)
           return true
         }
         if done { return }
       }
-      Issue.record("no second connection counted in another row than the first")
+      Issue.record("no second connection's backend had the first's process id modulo 8")
     }
   }
 
@@ -113,7 +114,8 @@ struct PostgresHistoryCellWriterTests {
     }
   }
 
-  static func writerRow(of connection: PostgresConnection) async throws -> Int32 {
+  /// The connection's backend's process id modulo the writer rows.
+  static func backendRow(of connection: PostgresConnection) async throws -> Int32 {
     let rows = try await connection.query("SELECT pg_backend_pid() % 8", logger: logger).collect()
     return try #require(try rows.first?.decode(Int32.self))
   }

@@ -10,6 +10,8 @@ extension PostgresSchema {
   public static func appendHistoryCellMigrations(to migrator: inout Migrator) {
     migrator.append(.sql("2026-11-29 history cells per hour", historyCells))
     migrator.append(.sql("2026-12-01 history cells per writer", historyCellsPerWriter))
+    migrator.append(
+      .sql("2026-12-01 history cell writers by transaction", countFunction(writer: historyCellWriterByTransaction)))
   }
 
   /// ``HistoryCells``: the fixes per owner, geohash length, cell and UTC hour (counted from the fixes stored so far,
@@ -52,31 +54,49 @@ extension PostgresSchema {
     """
 
   /// The counts per writer (replacing the trigger function of ``historyCells``): a cell's count of an hour is kept
-  /// in up to ``historyCellWriters`` rows, one per writer (the connection's backend), so that commits running at once
-  /// on different connections add to different rows. With one row per cell and hour, every group commit of one
-  /// person's fixes in the same place and hour updated the same rows and waited for the one before it to end (its
-  /// commit included): the commits in flight ran one after another. The map sums a cell's rows.
+  /// in up to ``historyCellWriters`` rows, one per writer, so that commits running at once add to different rows.
+  /// With one row per cell and hour, every group commit of one person's fixes in the same place and hour updated the
+  /// same rows and waited for the one before it to end (its commit included): the commits in flight ran one after
+  /// another. The map sums a cell's rows. The writer was first the connection's backend
+  /// (``historyCellWriterByBackend``), then its transaction (``historyCellWriterByTransaction``).
+  ///
+  /// Replacing the primary key builds its index under an exclusive lock: fixes wait for it while the migration runs
+  /// (about 1.8 s per million rows of `history_cells` on the 2-core build machine).
+  static let historyCellsPerWriter = """
+    ALTER TABLE history_cells ADD COLUMN writer smallint NOT NULL DEFAULT 0;
+    ALTER TABLE history_cells DROP CONSTRAINT history_cells_pkey;
+    ALTER TABLE history_cells ADD PRIMARY KEY (user_id, precision, cell, hour, writer);
+    \(countFunction(writer: historyCellWriterByBackend))
+    """
+
+  /// The writer row of the first per-writer migration: the connection's backend. Two connections whose process ids
+  /// are equal modulo ``historyCellWriters`` always shared their rows (of 4 commits in flight on 4 connections, some
+  /// two did more often than not), so their commits of one person's fixes waited for each other again.
+  static let historyCellWriterByBackend = "(pg_backend_pid() % \(historyCellWriters))::smallint"
+
+  /// The writer row by transaction: its id modulo ``historyCellWriters``. Transactions that write at once took their
+  /// ids one after another, so up to ``historyCellWriters`` of them count in different rows whatever connections
+  /// they run on.
+  static let historyCellWriterByTransaction =
+    "(pg_current_xact_id()::text::bigint % \(historyCellWriters))::smallint"
+
+  /// The trigger function counting fixes into the rows of `writer` (an SQL expression, the row's `writer`).
   ///
   /// Deleting fixes folds each cell and hour they leave into one row: its rows are locked in key order, deleted,
   /// and what they held less the deleted fixes is stored again — unless no fix is left, so that nothing of a deleted
   /// history (its counts or the sums of its positions) stays behind. The rows a commit still under way adds meanwhile
   /// are not seen, and stay as they are.
-  ///
-  /// Replacing the primary key builds its index under an exclusive lock: fixes wait for it while the migration runs
-  /// (about a second per million rows of `history_cells`).
-  static let historyCellsPerWriter = """
-    ALTER TABLE history_cells ADD COLUMN writer smallint NOT NULL DEFAULT 0;
-    ALTER TABLE history_cells DROP CONSTRAINT history_cells_pkey;
-    ALTER TABLE history_cells ADD PRIMARY KEY (user_id, precision, cell, hour, writer);
+  static func countFunction(writer: String) -> String {
+    """
     CREATE OR REPLACE FUNCTION history_cells_count() RETURNS trigger LANGUAGE plpgsql AS $cells$
     BEGIN
       IF TG_OP IN ('DELETE', 'UPDATE') THEN
         PERFORM 1 FROM history_cells c
-        JOIN (\(counted(from: "removed", sign: "", perWriter: true))) AS k(u, p, cell, hour, w, n, la, lo)
+        JOIN (\(counted(from: "removed", sign: "", writer: writer))) AS k(u, p, cell, hour, w, n, la, lo)
           ON c.user_id = k.u AND c.precision = k.p AND c.cell = k.cell AND c.hour = k.hour
         ORDER BY c.user_id, c.precision, c.cell, c.hour, c.writer FOR UPDATE OF c;
         WITH k AS (
-          SELECT * FROM (\(counted(from: "removed", sign: "", perWriter: true))) AS k(u, p, cell, hour, w, n, la, lo)
+          SELECT * FROM (\(counted(from: "removed", sign: "", writer: writer))) AS k(u, p, cell, hour, w, n, la, lo)
         ), folded AS (
           DELETE FROM history_cells c USING k
           WHERE c.user_id = k.u AND c.precision = k.p AND c.cell = k.cell AND c.hour = k.hour
@@ -90,38 +110,39 @@ extension PostgresSchema {
         ORDER BY 1, 2, 3, 4;
       END IF;
       IF TG_OP IN ('INSERT', 'UPDATE') THEN
-        \(counting(from: "added", sign: "", perWriter: true))
+        \(counting(from: "added", sign: "", writer: writer))
       END IF;
       RETURN NULL;
     END
     $cells$;
     """
+  }
 
-  /// The columns ``counted(from:sign:perWriter:)`` gives with `perWriter` (`writer` was added last to the table).
+  /// The columns ``counted(from:sign:writer:)`` gives with a `writer` (`writer` was added last to the table).
   static let perWriterColumns = "(user_id, precision, cell, hour, writer, fixes, latitude_sum, longitude_sum)"
 
   /// How many rows a cell's count of one hour is spread over at most (``historyCellsPerWriter``).
   static let historyCellWriters = 8
 
-  /// The statement adding the fixes of `table` to `history_cells` (`sign` "-" takes them away), in the writer's row
-  /// when `perWriter` (the text without it is the first migration's, kept as it was applied).
-  static func counting(from table: String, sign: String, perWriter: Bool = false) -> String {
+  /// The statement adding the fixes of `table` to `history_cells` (`sign` "-" takes them away), in the row of
+  /// `writer` when one is given (the text without it is the first migration's, kept as it was applied).
+  static func counting(from table: String, sign: String, writer: String? = nil) -> String {
     """
-    INSERT INTO history_cells AS c\(perWriter ? Self.perWriterColumns : "") \(counted(from: table, sign: sign, perWriter: perWriter))
-    ON CONFLICT (user_id, precision, cell, hour\(perWriter ? ", writer" : "")) DO UPDATE SET fixes = c.fixes + excluded.fixes,
+    INSERT INTO history_cells AS c\(writer == nil ? "" : Self.perWriterColumns) \(counted(from: table, sign: sign, writer: writer))
+    ON CONFLICT (user_id, precision, cell, hour\(writer == nil ? "" : ", writer")) DO UPDATE SET fixes = c.fixes + excluded.fixes,
       latitude_sum = c.latitude_sum + excluded.latitude_sum, longitude_sum = c.longitude_sum + excluded.longitude_sum;
     """
   }
 
   /// The rows of `history_cells` counting the fixes of `table` (`sign` "-" takes them away): per owner, length, cell
-  /// and hour (and the connection's writer row when `perWriter`), in key order — so that two commits counting the
-  /// same cells lock their rows in the same order and one waits for the other instead of deadlocking.
-  static func counted(from table: String, sign: String, perWriter: Bool = false) -> String {
+  /// and hour (and the row of `writer`, an SQL expression, when one is given), in key order — so that two commits
+  /// counting the same cells lock their rows in the same order and one waits for the other instead of deadlocking.
+  static func counted(from table: String, sign: String, writer: String? = nil) -> String {
     let cell = HistoryCells.precisions.map { "WHEN \($0) THEN geohash\($0)" }.joined(separator: " ")
     let lengths = HistoryCells.precisions.map { "(\($0))" }.joined(separator: ", ")
-    let writer = perWriter ? " (pg_backend_pid() % \(historyCellWriters))::smallint," : ""
+    let writerColumn = writer.map { " \($0)," } ?? ""
     return """
-      SELECT user_id, p.precision, CASE p.precision \(cell) END, timestamp / 3600000,\(writer) \(sign)count(*),
+      SELECT user_id, p.precision, CASE p.precision \(cell) END, timestamp / 3600000,\(writerColumn) \(sign)count(*),
         \(sign)sum(latitude), \(sign)sum(longitude)
       FROM \(table) CROSS JOIN (VALUES \(lengths)) AS p(precision) GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
       """
