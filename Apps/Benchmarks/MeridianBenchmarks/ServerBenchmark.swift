@@ -660,6 +660,8 @@ public enum ServerBenchmark {
         try await store.upsertVenues(records)
       }
       let seeded = ContinuousClock.now - seedStart
+      // As `meridian-admin venues import` ends: the planner's statistics at the new size, before the queries.
+      try await store.refreshPlannerStatistics(after: .places)
       emit(
         "venues.seed_rows_per_s",
         Double(venueCount) / (seconds(seeded)), "rows/s")
