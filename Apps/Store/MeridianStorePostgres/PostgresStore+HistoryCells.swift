@@ -85,7 +85,10 @@ extension PostgresSchema {
   /// Deleting fixes folds each cell and hour they leave into one row: its rows are locked in key order, deleted,
   /// and what they held less the deleted fixes is stored again — unless no fix is left, so that nothing of a deleted
   /// history (its counts or the sums of its positions) stays behind. The rows a commit still under way adds meanwhile
-  /// are not seen, and stay as they are.
+  /// are not seen, and stay as they are. The locks and the fold are two statements, not one with the locks in a
+  /// `WITH`: the fold's own snapshot is then taken after the waits, so it sees the row another deletion's fold stored
+  /// while this one waited for it (one statement's snapshot, taken before, would miss that row and leave these fixes
+  /// counted).
   static func countFunction(writer: String) -> String {
     """
     CREATE OR REPLACE FUNCTION history_cells_count() RETURNS trigger LANGUAGE plpgsql AS $cells$
