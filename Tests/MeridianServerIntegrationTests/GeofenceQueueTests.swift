@@ -140,6 +140,36 @@ struct GeofenceQueueTests {
     }
   }
 
+  /// Uploads larger than a read's fixes are read one at a time, each read followed by the next at once (not at the
+  /// next poll, here ten minutes away), and lose no event.
+  @Test(.timeLimit(.minutes(5)), arguments: ["sqlite", "postgres"])
+  func uploadsLargerThanTheMonitorsReadAreEachRead(_ engine: String) async throws {
+    try await Self.withServer(
+      engine,
+      {
+        $0.geofences.queueFixes = 25
+        $0.geofences.queuePollInterval = .seconds(600)
+      }
+    ) { server, _, _ in
+      let (session, bob) = try await server.signUp("bob")
+      let shape = GeofenceShape.circle(center: GeofenceTests.home, radius: 100)
+      let fence = try await bob.send(API.createGeofence, body: NewGeofence(name: "Home", shape: shape))
+      // Six uploads of 40 fixes, each more than a read's 25.
+      let track = try Self.track(count: 240, from: GeofenceTests.now() + 1_000)
+      for upload in stride(from: 0, to: track.count, by: 40) {
+        _ = try await bob.send(
+          API.postFixes, body: FixBatch(deviceId: "phone", fixes: Array(track[upload..<upload + 40])))
+      }
+      let expected = Self.expectedEvents(track, fence: shape.geofence, user: session.userId, id: fence.id)
+      let store = server.app.environment.store
+      try await Self.waitFor("the last upload's evaluation", timeout: .seconds(60)) {
+        try await store.geofenceTracking(of: session.userId).lastFixAt == track.last?.timestamp
+      }
+      try await Self.waitForAnEmptyQueue("an empty queue", store)
+      #expect(try await Self.storedEvents(store, session.userId) == expected)
+    }
+  }
+
   /// What ``burstAcrossARestart(_:_:count:batches:)`` saw.
   struct RestartedBurst {
     /// The events DomainKit's rules decide for the track.

@@ -97,20 +97,21 @@ import Testing
     let defaults = try ServerConfiguration.resolve(environment: [:]).geofences
     #expect(defaults.rules.dwellTime == 300_000 && defaults.rules.maximumGap == 7_200_000)
     #expect(defaults.rules.hysteresisFraction == 0.2 && defaults.rules.minimumHysteresis == 30)
-    #expect(defaults.maximumPerPerson == 100 && defaults.queueBatch == 512)
+    #expect(defaults.maximumPerPerson == 100 && defaults.queueBatch == 512 && defaults.queueFixes == 5_000)
     let set = try ServerConfiguration.resolve(environment: [
       "MERIDIAN_GEOFENCE_DWELL_SECONDS": "120", "MERIDIAN_GEOFENCE_GAP_SECONDS": "600",
       "MERIDIAN_GEOFENCE_HYSTERESIS_PERCENT": "35", "MERIDIAN_GEOFENCE_HYSTERESIS_METRES": "50",
       "MERIDIAN_GEOFENCE_MAX_PER_PERSON": "7", "MERIDIAN_GEOFENCE_QUEUE_BATCH": "64",
+      "MERIDIAN_GEOFENCE_QUEUE_FIXES": "20000",
     ]).geofences
     #expect(set.rules.dwellTime == 120_000 && set.rules.maximumGap == 600_000)
     #expect(set.rules.hysteresisFraction == 0.35 && set.rules.minimumHysteresis == 50)
-    #expect(set.maximumPerPerson == 7 && set.queueBatch == 64)
+    #expect(set.maximumPerPerson == 7 && set.queueBatch == 64 && set.queueFixes == 20_000)
     for (name, value) in [
       ("MERIDIAN_GEOFENCE_DWELL_SECONDS", "0"), ("MERIDIAN_GEOFENCE_GAP_SECONDS", "soon"),
       ("MERIDIAN_GEOFENCE_HYSTERESIS_PERCENT", "101"), ("MERIDIAN_GEOFENCE_HYSTERESIS_METRES", "-1"),
       ("MERIDIAN_GEOFENCE_MAX_PER_PERSON", "0"), ("MERIDIAN_GEOFENCE_QUEUE_BATCH", "0"),
-      ("MERIDIAN_GEOFENCE_QUEUE_BATCH", "10001"),
+      ("MERIDIAN_GEOFENCE_QUEUE_BATCH", "10001"), ("MERIDIAN_GEOFENCE_QUEUE_FIXES", "0"),
     ] {
       #expect(throws: ConfigurationError.self, "\(name)=\(value)") {
         try ServerConfiguration.resolve(environment: [name: value])

@@ -103,7 +103,7 @@ import Testing
       store: fixture.store, metrics: ServerMetrics(), logger: Logger(label: "test"), now: { committedAt })
     let fix = try LocationFix(deviceID: device, timestamp: 1_700_000_000_000, latitude: 50.45, longitude: 30.52)
     _ = try await writer.submit(FixInsertBatch(userID: fixture.user, deviceID: device, fixes: [fix]))
-    #expect(try await fixture.store.geofenceQueue(limit: 10).map(\.queuedAt) == [committedAt])
+    #expect(try await fixture.store.geofenceQueue(limit: 10, fixes: 1_000).map(\.queuedAt) == [committedAt])
   }
 
   @Test(.timeLimit(.minutes(1))) func aSlowReaderHoldsTheWriterBackAndLosesNoCommit() async throws {

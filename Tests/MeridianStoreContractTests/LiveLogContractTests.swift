@@ -124,7 +124,7 @@ struct LiveLogContractTests {
         ], now: 2)
       #expect(receipts.map(\.accepted) == [4])
       // Its fixes still wait for the geofences, as every stored fix that is not of kind `imported` does.
-      #expect(try await nodeB.geofenceQueue(limit: 10).map(\.fixes.count) == [3, 3, 3, 4])
+      #expect(try await nodeB.geofenceQueue(limit: 10, fixes: 1_000).map(\.fixes.count) == [3, 3, 3, 4])
       guard let log = nodeB.liveLog else { return }
       let all = try await Self.entries(log, after: 0)
       #expect(all.map(\.fixes.count) == [3, 3, 3], "\(all)")

@@ -24,7 +24,7 @@ struct LiveOnlyContractTests {
 
   /// Evaluates the whole geofence queue (as the monitor does when it finds nothing to store).
   static func drainQueue(_ store: any MeridianStore) async throws {
-    try await store.removeGeofenceQueueEntries(try await store.geofenceQueue(limit: 100).map(\.sequence))
+    try await store.removeGeofenceQueueEntries(try await store.geofenceQueue(limit: 100, fixes: 1_000).map(\.sequence))
   }
 
   @Test(arguments: StoreEngine.all)
@@ -42,7 +42,7 @@ struct LiveOnlyContractTests {
       try await Self.store(store, "anna", "phone", Array(fixes[0..<3]))
       try await Self.store(store, "bob", "watch", Array(fixes[0..<3]))
       // Waiting for the geofences, the fixes stay; their evaluation takes the older ones away.
-      let queue = try await store.geofenceQueue(limit: 10)
+      let queue = try await store.geofenceQueue(limit: 10, fixes: 1_000)
       #expect(queue.first?.fixes.map(\.timestamp) == fixes[0..<3].map(\.timestamp))
       #expect(try await Self.timestamps(store, "anna").count == 3)
       try await Self.drainQueue(store)
@@ -68,7 +68,7 @@ struct LiveOnlyContractTests {
       // The tracking commit that evaluated an entry keeps the rule too.
       let later = try makeFixes(count: 2, start: 1_700_000_040_000)
       try await Self.store(store, "anna", "phone", later)
-      let entries = try await store.geofenceQueue(limit: 10).map(\.sequence)
+      let entries = try await store.geofenceQueue(limit: 10, fixes: 1_000).map(\.sequence)
       #expect(
         try await store.commitGeofenceTracking(
           GeofenceTrackingUpdate(

@@ -37,7 +37,8 @@ struct PostgresFixLookupPlanTests {
         }
         _ = try await store.insertFixes(try (0..<2_000).map { try upload($0..<$0 + 1) }, now: start)
         try await database.execute("ANALYZE")
-        try await store.removeGeofenceQueueEntries(try await store.geofenceQueue(limit: 2_000).map(\.sequence))
+        try await store.removeGeofenceQueueEntries(
+          try await store.geofenceQueue(limit: 2_000, fixes: 100_000).map(\.sequence))
         for first in stride(from: 2_000, to: 22_000, by: 1_000) {
           _ = try await store.insertFixes([try upload(first..<first + 1_000)], now: start)
         }
@@ -52,7 +53,7 @@ struct PostgresFixLookupPlanTests {
             "\(query):\n\(plan)")
         }
         // What the reads find: the queued upload's fixes, every one.
-        let queued = try await store.geofenceQueue(limit: 1_000)
+        let queued = try await store.geofenceQueue(limit: 1_000, fixes: 100_000)
         #expect(queued.map(\.fixes.count) == Array(repeating: 1_000, count: 20))
       } catch {
         await store.close()

@@ -7,9 +7,11 @@ import Foundation
 /// found nothing to store (``removeGeofenceQueueEntries(_:)``). A restart, a slow monitor or a burst therefore never
 /// loses an evaluation: the server reads on from the oldest entry left.
 public protocol GeofenceQueue: Sendable {
-  /// The oldest `limit` entries, oldest first, each with the fixes its request stored (a fix deleted since is left
-  /// out). Entries commit in sequence order, so no entry older than the newest one read can appear later.
-  func geofenceQueue(limit: Int) async throws -> [GeofenceQueueEntry]
+  /// The oldest entries, oldest first, each with the fixes its request stored (a fix deleted since is left out):
+  /// at most `limit` of them, and none whose entries before it in the read stored `fixes` fixes or more (the first
+  /// is always read), so that a read holds about `fixes` fixes however large the uploads were. Entries commit in
+  /// sequence order, so no entry older than the newest one read can appear later.
+  func geofenceQueue(limit: Int, fixes: Int) async throws -> [GeofenceQueueEntry]
   /// Removes these entries (evaluated); entries removed already are skipped.
   func removeGeofenceQueueEntries(_ sequences: [UInt64]) async throws
   /// How many entries wait, and when the oldest was queued.

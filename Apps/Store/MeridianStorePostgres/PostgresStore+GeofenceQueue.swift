@@ -6,8 +6,8 @@ import PostgresNIO
 
 extension PostgresStore {
   /// Each entry's fixes are looked up by their key (``entryFixes(_:)``).
-  public func geofenceQueue(limit: Int) async throws -> [GeofenceQueueEntry] {
-    let rows = try await rows(Self.geofenceQueueQuery(limit: limit))
+  public func geofenceQueue(limit: Int, fixes: Int) async throws -> [GeofenceQueueEntry] {
+    let rows = try await rows(Self.geofenceQueueQuery(limit: limit, fixes: fixes))
     var entries: [GeofenceQueueEntry] = []
     let entryColumn = Self.fixColumnCount
     for row in rows {
@@ -27,12 +27,15 @@ extension PostgresStore {
     return entries
   }
 
-  /// The statement of ``geofenceQueue(limit:)``.
-  static func geofenceQueueQuery(limit: Int) -> PostgresQuery {
+  /// The statement of ``geofenceQueue(limit:fixes:)``.
+  static func geofenceQueueQuery(limit: Int, fixes: Int) -> PostgresQuery {
     """
     WITH q AS (
-      SELECT sequence, user_id, device_id, timestamps, committed_at FROM geofence_queue
-      ORDER BY sequence LIMIT \(Int64(max(1, limit)))
+      SELECT sequence, user_id, device_id, timestamps, committed_at FROM (
+        SELECT sequence, user_id, device_id, timestamps, committed_at,
+          sum(cardinality(timestamps)) OVER (ORDER BY sequence) - cardinality(timestamps) AS fixes_before
+        FROM geofence_queue ORDER BY sequence LIMIT \(Int64(max(1, limit)))
+      ) AS read WHERE fixes_before < \(Int64(max(1, fixes)))
     )
     SELECT \(unescaped: Self.qualifiedFixColumns), q.sequence, q.user_id, q.committed_at
     FROM q \(unescaped: Self.entryFixes("q"))

@@ -50,7 +50,7 @@ extension PostgresStore {
   /// their key, whatever the size of the partitions and however stale their statistics.
   public func fixLookupPlans(liveAfter sequence: UInt64 = 0) async throws -> [(query: String, plan: String)] {
     [
-      ("the geofence queue's next entries", try await planLines(Self.geofenceQueueQuery(limit: 1_000))),
+      ("the geofence queue's next entries", try await planLines(Self.geofenceQueueQuery(limit: 1_000, fixes: 10_000))),
       (
         "the live log's entries after \(sequence)",
         try await planLines(Self.liveEntriesQuery(after: sequence, limit: 1_000, fixes: 10_000))

@@ -12,19 +12,25 @@ extension SQLiteStore {
       arguments: [user.rawValue, lastFix - Int64(count) + 1, lastFix, now])
   }
 
-  /// The queue's oldest entries (at most the one argument) with their fixes, found by row id. The `+` keeps
-  /// SQLite off `fixes_user_timestamp`: through that index, each entry would scan every fix of its person (32 s per
-  /// read of 512 entries for a person with 450,000 fixes, against 5 ms by row id).
+  /// The queue's oldest entries (at most the first argument, and none whose entries before it in the read stored
+  /// the second argument's fixes or more) with their fixes, found by row id. The `+` keeps SQLite off
+  /// `fixes_user_timestamp`: through that index, each entry would scan every fix of its person (32 s per read of 512
+  /// entries for a person with 450,000 fixes, against 5 ms by row id).
   static let geofenceQueueSQL = """
     SELECT q.sequence AS queue_sequence, q.user_id AS queue_user, q.queued_at AS queue_queued_at, f.*
-    FROM (SELECT * FROM geofence_queue ORDER BY sequence LIMIT ?) AS q
+    FROM (
+      SELECT * FROM (
+        SELECT *, sum(last_fix - first_fix + 1) OVER (ORDER BY sequence) - (last_fix - first_fix + 1) AS fixes_before
+        FROM geofence_queue ORDER BY sequence LIMIT ?
+      ) WHERE fixes_before < ?
+    ) AS q
     LEFT JOIN fixes f ON f.id BETWEEN q.first_fix AND q.last_fix AND +f.user_id = q.user_id
     ORDER BY q.sequence, f.timestamp
     """
 
-  public func geofenceQueue(limit: Int) async throws -> [GeofenceQueueEntry] {
+  public func geofenceQueue(limit: Int, fixes: Int) async throws -> [GeofenceQueueEntry] {
     try await database.read { db in
-      let rows = try Row.fetchAll(db, sql: Self.geofenceQueueSQL, arguments: [max(1, limit)])
+      let rows = try Row.fetchAll(db, sql: Self.geofenceQueueSQL, arguments: [max(1, limit), max(1, fixes)])
       var entries: [GeofenceQueueEntry] = []
       for row in rows {
         let sequence: Int64 = row["queue_sequence"]

@@ -17,7 +17,8 @@ public typealias GeofenceWebhookWake = @Sendable () -> Void
 /// ``GeofenceQueue``: the transaction that stores an upload's fixes queues them, and the transaction that stores their
 /// evaluation (state, events, webhook deliveries) removes them from the queue. A burst, a slow monitor or a restart
 /// never loses an evaluation: the queue waits in the database and the monitor reads it from its oldest entry,
-/// ``GeofenceSettings/queueBatch`` entries at a time (what it holds in memory, however long the queue grows). This
+/// ``GeofenceSettings/queueBatch`` entries at a time and about ``GeofenceSettings/queueFixes`` fixes (what it holds
+/// in memory, however long the queue grows and however large the uploads). This
 /// node's commits wake it; it looks every ``GeofenceSettings/queuePollInterval`` for other nodes' entries. The
 /// state lives in the store (``GeofenceStore/commitGeofenceTracking(_:)`` over the version read), so two nodes
 /// reading the same entries, or a restart between an evaluation and the removal of its entries, store nothing
@@ -119,12 +120,13 @@ final class GeofenceMonitor: Sendable {
     }
   }
 
-  /// Evaluates the queue's oldest entries (at most ``GeofenceSettings/queueBatch``), each person's in commit order,
-  /// and removes them; true when the read was full (more may wait). After ``finish()``, the people being evaluated
+  /// Evaluates the queue's oldest entries (at most ``GeofenceSettings/queueBatch``, and about
+  /// ``GeofenceSettings/queueFixes`` fixes), each person's in commit order, and removes them; true when the read was
+  /// full (more may wait). After ``finish()``, the people being evaluated
   /// stop after their commit in progress and the read's entries stay in the queue (the others' evaluations go on to
   /// their end: none is cancelled between its commit and its delivery).
   func evaluateQueued() async throws -> Bool {
-    let entries = try await store.geofenceQueue(limit: settings.queueBatch)
+    let entries = try await store.geofenceQueue(limit: settings.queueBatch, fixes: settings.queueFixes)
     guard !entries.isEmpty else { return false }
     var people: [UserID] = []
     var byPerson: [UserID: [GeofenceQueueEntry]] = [:]
@@ -151,7 +153,9 @@ final class GeofenceMonitor: Sendable {
     guard complete else { return false }
     // The entries whose evaluation stored nothing (no fence concerned them, nothing changed).
     try await store.removeGeofenceQueueEntries(entries.map(\.sequence))
+    // Full by entries or by fixes (fixes deleted since make a read look short: the next poll reads on).
     return entries.count >= settings.queueBatch
+      || entries.reduce(0) { $0 + $1.fixes.count } >= settings.queueFixes
   }
 
   /// The most fixes one run of a person's queued fixes holds (``runs(of:fixes:)``): what bounds the fixes held in

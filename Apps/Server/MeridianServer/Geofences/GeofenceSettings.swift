@@ -17,8 +17,12 @@ public struct GeofenceSettings: Sendable, Hashable {
   /// The most geofences one person may have; one more is refused with `409 geofence_limit_reached`.
   public var maximumPerPerson = 100
   /// How many entries of the geofence queue (``GeofenceQueue``, one per upload) the monitor reads and evaluates at
-  /// a time: what it holds in memory, however long the queue grows.
+  /// a time at most: with ``queueFixes``, what it holds in memory, however long the queue grows.
   public var queueBatch = 512
+  /// About how many fixes one read of the geofence queue holds: entries stop being read once those before hold this
+  /// many (the first is always read). Uploads of 10,000 fixes read 512 at a time were 5 million fixes in one read,
+  /// 12 s on PostgreSQL (past its deadline, so never evaluated) and gigabytes of memory.
+  public var queueFixes = 5_000
   /// The events after which the monitor commits what it has evaluated of a person's fixes and goes on with the
   /// rest: what bounds a transaction (and how long it holds SQLite's writer). A fix among many fences may make
   /// dozens of events; 6,700 events a commit made uploads wait 0.6–0.8 s (p99) for SQLite's writer, 1,700 about
@@ -53,5 +57,6 @@ public struct GeofenceSettings: Sendable, Hashable {
     }
     if let count = try number("MERIDIAN_GEOFENCE_MAX_PER_PERSON", 1...100_000) { maximumPerPerson = Int(count) }
     if let count = try number("MERIDIAN_GEOFENCE_QUEUE_BATCH", 1...10_000) { queueBatch = Int(count) }
+    if let count = try number("MERIDIAN_GEOFENCE_QUEUE_FIXES", 1...1_000_000) { queueFixes = Int(count) }
   }
 }
