@@ -91,7 +91,7 @@ import Testing
 
   /// The geofence monitor's read finds each queue entry's fixes by row id, not by scanning the person's fixes.
   @Test func geofenceQueueReadFindsFixesByRowID() async throws {
-    let plan = try await plan(SQLiteStore.geofenceQueueSQL, [512])
+    let plan = try await plan(SQLiteStore.geofenceQueueSQL, [512, 5_000])
     #expect(plan.contains { $0.contains("SEARCH f USING INTEGER PRIMARY KEY") }, "\(plan)")
     #expect(!plan.contains { $0.contains("fixes_user_timestamp") }, "\(plan)")
   }
