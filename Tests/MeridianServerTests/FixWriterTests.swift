@@ -49,6 +49,44 @@ import Testing
     #expect(stored.count == 200)
   }
 
+  /// Requests queued while a commit runs are committed in groups of at most the writer's fixes (one larger request
+  /// alone): a commit that took every queued request grew with the queue past its deadline.
+  @Test func aCommitTakesNoMoreFixesThanItsBound() async throws {
+    let device = DeviceID("bounded-device")
+    let fixture = try await StoreWithOneUser(owning: [device])
+    defer { fixture.close() }
+    let (store, user) = (fixture.store, fixture.user)
+    let writer = FixWriter(
+      store: store, metrics: ServerMetrics(), logger: Logger(label: "test"), maxFixesPerCommit: 250)
+    let committed = Task {
+      var fixesPerCommit: [Int] = []
+      for await commit in writer.commits { fixesPerCommit.append(commit.batches.reduce(0) { $0 + $1.fixes.count }) }
+      return fixesPerCommit
+    }
+    // 40 requests of 100 fixes at once, and one of 300 (more than a commit takes: it goes alone).
+    let sizes = Array(repeating: 100, count: 40) + [300]
+    let receipts = try await withThrowingTaskGroup(of: FixReceipt.self) { group in
+      var start: Int64 = 1_700_000_000_000
+      for size in sizes {
+        let fixes = try (0..<size).map { index in
+          try LocationFix(
+            deviceID: device, timestamp: start + Int64(index) * 1000, latitude: 50.45, longitude: 30.52)
+        }
+        start += Int64(size) * 1000
+        group.addTask { try await writer.submit(FixInsertBatch(userID: user, deviceID: device, fixes: fixes)) }
+      }
+      return try await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(receipts.map(\.accepted).sorted() == sizes.sorted())
+    let service = Task { try await writer.run() }
+    service.cancel()
+    try await service.value
+    let commits = await committed.value
+    #expect(commits.reduce(0, +) == 4_300)
+    #expect(commits.allSatisfy { $0 <= 250 || $0 == 300 }, "\(commits)")
+    #expect(commits.count >= 4_000 / 200 + 1)
+  }
+
   /// One commit holding a new key, a retry, another request under a used key and a request without a key answers each
   /// on its own: the retry gets the first answer, the conflict stores nothing, the others store their fixes once.
   @Test func oneCommitAnswersNewKeysRetriesAndConflictsEachOnItsOwn() async throws {

@@ -9,7 +9,7 @@ import Synchronization
 
 extension PostgresStore {
   /// Stores the batches in one durable transaction (group commit): calls that arrive while a commit is in flight
-  /// are stored together by the next one. A fix whose device and timestamp are stored already counts as a duplicate;
+  /// are stored together by the next one, up to `GroupCommitSize.maximumFixes` fixes a commit. A fix whose device and timestamp are stored already counts as a duplicate;
   /// an `Idempotency-Key` seen before (on any node) replays its answer or is a conflict, and inserts nothing.
   ///
   /// `completion` runs once the transaction committed (`synchronous_commit` as the server has it: on by default), on
@@ -30,7 +30,8 @@ extension PostgresStore {
     Task { await commitLoop(first) }
   }
 
-  /// Commits `requests`, then whatever queued meanwhile, until the queue is empty.
+  /// Commits `requests`, then whatever queued meanwhile (up to `GroupCommitSize.maximumFixes` fixes a commit), until
+  /// the queue is empty.
   private func commitLoop(_ requests: [FixCommitQueue.Request]) async {
     var requests = requests
     while true {
@@ -356,6 +357,9 @@ final class FixCommitQueue: Sendable {
     let rows: [[FixRow]]
     let now: Int64
     let completion: @Sendable (Result<[FixReceipt], any Error>) -> Void
+
+    /// How many fixes it stores at most.
+    var fixes: Int { rows.reduce(0) { $0 + $1.count } }
   }
 
   private struct State {
@@ -378,12 +382,14 @@ final class FixCommitQueue: Sendable {
     }
   }
 
-  /// After a loop's commit: the requests queued meanwhile, or nil when none (the loop ends).
+  /// After a loop's commit: the oldest requests queued meanwhile, as many as ``GroupCommitSize`` lets one commit
+  /// take, or nil when none (the loop ends).
   func next() -> [Request]? {
     let (next, waiters): ([Request]?, [CheckedContinuation<Void, Never>]) = state.withLock { state in
       if !state.pending.isEmpty {
-        defer { state.pending.removeAll() }
-        return (state.pending, [])
+        let taken = GroupCommitSize.taken(from: state.pending) { $0.fixes }
+        defer { state.pending.removeFirst(taken) }
+        return (Array(state.pending.prefix(taken)), [])
       }
       state.loops -= 1
       guard state.loops == 0 else { return (nil, []) }

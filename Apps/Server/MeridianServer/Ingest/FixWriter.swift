@@ -37,25 +37,31 @@ public final class FixWriter: Service, Sendable {
       var closed = false
       var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
-      /// Starts a commit of the oldest `limit` jobs queued.
-      mutating func start(_ limit: Int) -> Commit {
+      /// Starts a commit of the oldest jobs queued: at most `limit`, and as many as ``GroupCommitSize`` lets one
+      /// commit take.
+      mutating func start(_ limit: Int, maximumFixes: Int) -> Commit {
         defer { nextNumber += 1 }
         running[nextNumber] = jobs.first?.since
-        guard jobs.count > limit else {
+        let taken = GroupCommitSize.taken(from: jobs, maximumCount: limit, maximumFixes: maximumFixes) {
+          $0.batch.fixes.count
+        }
+        guard jobs.count > taken else {
           defer { jobs.removeAll(keepingCapacity: true) }
           return Commit(number: nextNumber, jobs: jobs)
         }
-        defer { jobs.removeFirst(limit) }
-        return Commit(number: nextNumber, jobs: Array(jobs.prefix(limit)))
+        defer { jobs.removeFirst(taken) }
+        return Commit(number: nextNumber, jobs: Array(jobs.prefix(taken)))
       }
     }
 
     private let state = Mutex(State())
     private let maxJobsPerCommit: Int
+    private let maxFixesPerCommit: Int
     private let maxCommitsInFlight: Int
 
-    init(maxJobsPerCommit: Int, maxCommitsInFlight: Int) {
+    init(maxJobsPerCommit: Int, maxFixesPerCommit: Int, maxCommitsInFlight: Int) {
       self.maxJobsPerCommit = max(1, maxJobsPerCommit)
+      self.maxFixesPerCommit = max(1, maxFixesPerCommit)
       self.maxCommitsInFlight = max(1, maxCommitsInFlight)
     }
 
@@ -77,7 +83,7 @@ public final class FixWriter: Service, Sendable {
         guard !state.closed else { return .refused }
         state.jobs.append(job)
         guard state.running.count < maxCommitsInFlight else { return .queued }
-        return .commit(state.start(maxJobsPerCommit))
+        return .commit(state.start(maxJobsPerCommit, maximumFixes: maxFixesPerCommit))
       }
     }
 
@@ -85,7 +91,7 @@ public final class FixWriter: Service, Sendable {
     func next(after number: Int) -> Commit? {
       let (next, waiters): (Commit?, [CheckedContinuation<Void, Never>]) = state.withLock { state in
         state.running[number] = nil
-        if !state.jobs.isEmpty { return (state.start(maxJobsPerCommit), []) }
+        if !state.jobs.isEmpty { return (state.start(maxJobsPerCommit, maximumFixes: maxFixesPerCommit), []) }
         guard state.running.isEmpty else { return (nil, []) }
         defer { state.idleWaiters.removeAll() }
         return (nil, state.idleWaiters)
@@ -139,19 +145,23 @@ public final class FixWriter: Service, Sendable {
   /// Commits waiting for the reader of ``commits`` before the writer waits for it.
   public static let commitBacklog = 4096
 
-  /// A writer storing into `store`, at most `maxJobsPerCommit` requests per transaction, `commitsInFlight`
+  /// A writer storing into `store`, at most `maxJobsPerCommit` requests and `maxFixesPerCommit` fixes per
+  /// transaction (one larger request alone: ``GroupCommitSize``), `commitsInFlight`
   /// transactions at once (the store's ``FixStore/fixCommitsInFlight`` when nil) and `commitBacklog` commits unread in
   /// ``commits``, stamping each commit with the time `now` reads.
   public init(
     store: any MeridianStore, metrics: ServerMetrics, logger: Logger, maxJobsPerCommit: Int = 512,
-    commitsInFlight: Int? = nil, commitBacklog: Int = FixWriter.commitBacklog,
+    maxFixesPerCommit: Int = GroupCommitSize.maximumFixes, commitsInFlight: Int? = nil,
+    commitBacklog: Int = FixWriter.commitBacklog,
     now: @escaping @Sendable () -> Int64 = Timestamp.systemClock
   ) {
     self.store = store
     self.now = now
     self.metrics = metrics
     self.logger = logger
-    queue = Queue(maxJobsPerCommit: maxJobsPerCommit, maxCommitsInFlight: commitsInFlight ?? store.fixCommitsInFlight)
+    queue = Queue(
+      maxJobsPerCommit: maxJobsPerCommit, maxFixesPerCommit: maxFixesPerCommit,
+      maxCommitsInFlight: commitsInFlight ?? store.fixCommitsInFlight)
     let channel = CommitChannel(capacity: commitBacklog)
     self.channel = channel
     commits = AsyncStream(unfolding: { await channel.next() })
