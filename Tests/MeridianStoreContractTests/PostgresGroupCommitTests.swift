@@ -16,7 +16,7 @@ struct PostgresGroupCommitTests {
   @Test func uploadsQueuedBehindTheCommitsInFlightAreCommittedInBoundedGroups() async throws {
     try await StoreEngine.postgres.withTwoNodes { nodeA, nodeB in
       let store = try #require(nodeA as? PostgresStore)
-      let (inFlight, queued, perUpload) = (store.fixCommitsInFlight, 30, 1_000)
+      let (inFlight, queued, perUpload) = (store.fixCommitsInFlight, 12, 1_000)
       let uploads = inFlight + queued
       // One person per upload, so that the commits in flight wait for nothing but the live log's lock.
       for upload in 0..<uploads {
