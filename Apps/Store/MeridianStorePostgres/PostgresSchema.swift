@@ -50,6 +50,7 @@ public enum PostgresSchema {
     appendPlaceTitleLineMigrations(to: &migrator)  // PostgresSchema+Places.swift
     appendPlaceTitleWordMigrations(to: &migrator)  // PostgresSchema+Places.swift
     appendPromotionSlotCoverMigrations(to: &migrator)  // PostgresSchema+PromotionStats.swift
+    appendHistoryCellTransactionWriterMigrations(to: &migrator)  // PostgresStore+HistoryCells.swift
     return migrator
   }()
 

@@ -10,6 +10,11 @@ extension PostgresSchema {
   public static func appendHistoryCellMigrations(to migrator: inout Migrator) {
     migrator.append(.sql("2026-11-29 history cells per hour", historyCells))
     migrator.append(.sql("2026-12-01 history cells per writer", historyCellsPerWriter))
+  }
+
+  /// Appends the migration choosing the history cells' writer row by transaction (after the migrations released
+  /// before it).
+  public static func appendHistoryCellTransactionWriterMigrations(to migrator: inout Migrator) {
     migrator.append(
       .sql("2026-12-01 history cell writers by transaction", countFunction(writer: historyCellWriterByTransaction)))
   }
