@@ -11,6 +11,7 @@ import Foundation
 /// | smallest exit margin | 30 m | `MERIDIAN_GEOFENCE_HYSTERESIS_METRES` |
 /// | geofences per person (device-made ones included) | 100 | `MERIDIAN_GEOFENCE_MAX_PER_PERSON` |
 /// | queue entries (one per upload) the monitor reads and evaluates at a time | 512 | `MERIDIAN_GEOFENCE_QUEUE_BATCH` |
+/// | fixes one read of the queue holds, about (the first entry always read) | 5,000 | `MERIDIAN_GEOFENCE_QUEUE_FIXES` |
 public struct GeofenceSettings: Sendable, Hashable {
   /// The rules every fix is evaluated with (DomainKit's defaults unless set).
   public var rules = GeofenceRules()
