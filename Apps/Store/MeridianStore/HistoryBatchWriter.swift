@@ -8,11 +8,12 @@ import MeridianAPI
 /// stored from a file either (``PrivacyZone/stores(_:in:)``, the rule of every fix that arrives), and counts as
 /// ``withheld``.
 ///
-/// One batch is stored while the next is read: ``add(_:)`` returns once the batch before is in, so reading the file
-/// and storing it share the time instead of taking turns (the counts lag a batch behind until ``flush()``). A caller
-/// cancelled while the writer waits for a batch cancels that batch's insert; a batch still being stored when a writer
-/// is dropped without its `flush()` (its caller threw, or was cancelled between batches) completes on its own,
-/// uncounted: importing the file again counts it among the duplicates.
+/// Up to ``batchesInFlight`` batches are stored while the next is read: ``add(_:)`` returns once the oldest of them
+/// is in when that many are, so reading the file and storing it share the time instead of taking turns, and an
+/// engine that commits several transactions at once (PostgreSQL) stores batches side by side (the counts lag behind
+/// until ``flush()``). A caller cancelled while the writer waits for a batch cancels that batch's insert; batches
+/// still being stored when a writer is dropped without its `flush()` (its caller threw, or was cancelled between
+/// batches) complete on their own, uncounted: importing the file again counts them among the duplicates.
 public struct HistoryBatchWriter: Sendable {
   /// The store written to.
   public let store: any MeridianStore
@@ -24,6 +25,8 @@ public struct HistoryBatchWriter: Sendable {
   public let now: Int64
   /// Fixes stored per transaction.
   public let batchSize: Int
+  /// Batches being stored at most at once.
+  public let batchesInFlight: Int
   /// New fixes stored so far.
   public private(set) var stored = 0
   /// Fixes that were stored already.
@@ -35,18 +38,20 @@ public struct HistoryBatchWriter: Sendable {
   private var unstoredZones: [PrivacyZone]?
   private var pending: [LocationFix] = []
   private var pace: ImportPace
-  /// The batch being stored.
-  private var inFlight: Task<[FixReceipt], any Error>?
+  /// The batches being stored, oldest first.
+  private var inFlight: [Task<[FixReceipt], any Error>] = []
 
-  /// A writer of `user`'s fixes under `device`, at most `rowsPerSecond` a second when given.
+  /// A writer of `user`'s fixes under `device`, at most `rowsPerSecond` a second when given, with up to
+  /// `batchesInFlight` batches being stored at once.
   public init(
-    store: any MeridianStore, user: UserID, now: Int64, batchSize: Int = 1000, rowsPerSecond: Int? = nil,
-    device: @escaping @Sendable (LocationFix) -> DeviceID
+    store: any MeridianStore, user: UserID, now: Int64, batchSize: Int = 1000, batchesInFlight: Int = 2,
+    rowsPerSecond: Int? = nil, device: @escaping @Sendable (LocationFix) -> DeviceID
   ) {
     self.store = store
     self.user = user
     self.now = now
     self.batchSize = max(1, batchSize)
+    self.batchesInFlight = max(1, batchesInFlight)
     self.device = device
     pace = ImportPace(rowsPerSecond: rowsPerSecond)
   }
@@ -78,25 +83,25 @@ public struct HistoryBatchWriter: Sendable {
       pending.removeAll(keepingCapacity: true)
       try await store(batch)
     }
-    try await settle()
+    while !inFlight.isEmpty { try await settleOldest() }
   }
 
-  /// Starts storing `fixes` in one transaction, one insert per device, once the batch before is in.
+  /// Starts storing `fixes` in one transaction, one insert per device, once fewer than ``batchesInFlight`` batches
+  /// are being stored.
   private mutating func store(_ fixes: [LocationFix]) async throws {
-    try await settle()
+    while inFlight.count >= batchesInFlight { try await settleOldest() }
     let count = fixes.count
     let device = self.device
     let batches = Dictionary(grouping: fixes, by: device).sorted { $0.key < $1.key }
       .map { FixInsertBatch(userID: user, deviceID: $0.key, fixes: $0.value, isLive: false) }
     let (store, now) = (self.store, self.now)
-    inFlight = Task { try await store.insertFixes(batches, now: now) }
+    inFlight.append(Task { try await store.insertFixes(batches, now: now) })
     try await pace.spend(count)
   }
 
-  /// Waits for the batch being stored (cancelled with the caller) and counts what it stored.
-  private mutating func settle() async throws {
-    guard let task = inFlight else { return }
-    inFlight = nil
+  /// Waits for the oldest batch being stored (cancelled with the caller) and counts what it stored.
+  private mutating func settleOldest() async throws {
+    let task = inFlight.removeFirst()
     let receipts = try await withTaskCancellationHandler {
       try await task.value
     } onCancel: {
