@@ -31,11 +31,8 @@ extension PostgresStore {
   static func geofenceQueueQuery(limit: Int, fixes: Int) -> PostgresQuery {
     """
     WITH q AS (
-      SELECT sequence, user_id, device_id, timestamps, committed_at FROM (
-        SELECT sequence, user_id, device_id, timestamps, committed_at,
-          sum(cardinality(timestamps)) OVER (ORDER BY sequence) - cardinality(timestamps) AS fixes_before
-        FROM geofence_queue ORDER BY sequence LIMIT \(Int64(max(1, limit)))
-      ) AS read WHERE fixes_before < \(Int64(max(1, fixes)))
+      \(unescaped: Self.entriesUpToFixes(
+        "sequence, user_id, device_id, timestamps, committed_at", from: "geofence_queue", limit: limit, fixes: fixes))
     )
     SELECT \(unescaped: Self.qualifiedFixColumns), q.sequence, q.user_id, q.committed_at
     FROM q \(unescaped: Self.entryFixes("q"))

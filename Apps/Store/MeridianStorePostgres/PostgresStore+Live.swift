@@ -100,11 +100,9 @@ extension PostgresStore: LiveLog {
   static func liveEntriesQuery(after sequence: UInt64, limit: Int, fixes: Int) -> PostgresQuery {
     """
     WITH e AS (
-      SELECT sequence, user_id, device_id, timestamps FROM (
-        SELECT sequence, user_id, device_id, timestamps,
-          sum(cardinality(timestamps)) OVER (ORDER BY sequence) - cardinality(timestamps) AS fixes_before
-        FROM live_log WHERE sequence > \(Int64(clamping: sequence)) ORDER BY sequence LIMIT \(Int64(limit))
-      ) AS read WHERE fixes_before < \(Int64(max(1, fixes)))
+      \(unescaped: Self.entriesUpToFixes(
+        "sequence, user_id, device_id, timestamps", from: "live_log",
+        where: "sequence > \(Int64(clamping: sequence))", limit: limit, fixes: fixes))
     )
     SELECT \(unescaped: Self.qualifiedFixColumns), e.sequence, e.user_id, e.device_id
     FROM e \(unescaped: Self.entryFixes("e"))
@@ -200,6 +198,22 @@ extension PostgresStore: LiveLog {
         """, logger: logger
       ).collect()
     }
+  }
+
+  /// The `SELECT` of `columns` of the first `limit` entries of `table` (a live log or the geofence queue, each entry's
+  /// fixes' timestamps in `timestamps`) by `sequence`, those `condition` keeps, up to the one that brings their fixes
+  /// to `fixes` or past it: the first entry is always read, so a read holds a bounded number of fixes and at least one
+  /// entry.
+  static func entriesUpToFixes(
+    _ columns: String, from table: String, where condition: String? = nil, limit: Int, fixes: Int
+  ) -> String {
+    """
+    SELECT \(columns) FROM (
+      SELECT \(columns),
+        sum(cardinality(timestamps)) OVER (ORDER BY sequence) - cardinality(timestamps) AS fixes_before
+      FROM \(table)\(condition.map { " WHERE \($0)" } ?? "") ORDER BY sequence LIMIT \(max(1, limit))
+    ) AS read WHERE fixes_before < \(max(1, fixes))
+    """
   }
 
   /// The join that adds to each row of `entry` (a live log or geofence queue entry: `user_id`, `device_id`,
