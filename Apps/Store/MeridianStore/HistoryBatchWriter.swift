@@ -4,9 +4,9 @@ import MeridianAPI
 /// Stores an imported history file's fixes in batches as they are read — the second pass of every importer (the
 /// server's upload and `meridian-admin history import`), so memory holds a few batches (``batchesInFlight`` and the
 /// one being read) whatever the file's size. A fix already stored (same device and time) counts as a duplicate, so
-/// importing a file again, or again after an import was killed part way, stores each point once. A fix inside one of the user's privacy zones that store nothing is not
-/// stored from a file either (``PrivacyZone/stores(_:in:)``, the rule of every fix that arrives), and counts as
-/// ``withheld``.
+/// importing a file again, or again after an import was killed part way, stores each point once. A fix inside one of
+/// the user's privacy zones that store nothing is not stored from a file either (``PrivacyZone/stores(_:in:)``, the
+/// rule of every fix that arrives), and counts as ``withheld``.
 ///
 /// Up to ``batchesInFlight`` batches are stored while the next is read: ``add(_:)`` returns once the oldest of them
 /// is in when that many are, so reading the file and storing it share the time instead of taking turns, and an
