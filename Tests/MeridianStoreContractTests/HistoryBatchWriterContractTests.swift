@@ -3,11 +3,12 @@ import Foundation
 import MeridianAPI
 import MeridianStore
 import MeridianStoreTesting
+import MeridianTestSupport
 import Testing
 
 /// The importers' ``HistoryBatchWriter`` on every engine, with several batches being stored at once: a fix handed in
 /// two batches stored side by side is stored once and counted once (as stored, then as a duplicate), in the history
-/// and in its per-hour cells.
+/// and in its per-hour cells; batches the geofences evaluate are stored in file order.
 @Suite("Store contract: history files stored in batches")
 struct HistoryBatchWriterContractTests {
   @Test(arguments: StoreEngine.all)
@@ -35,6 +36,36 @@ struct HistoryBatchWriterContractTests {
       let cells = try await store.hourlyClusters(
         owner: "anna", precision: 2, hours: 0..<(Int64.max / HistoryCells.hour), ranges: [HistoryCells.range("")])
       #expect(cells.map(\.count).reduce(0, +) == fixes.count)
+    }
+  }
+
+  /// On PostgreSQL, where batches commit side by side, those the geofences evaluate (fixes not of kind `imported`, as
+  /// a CSV's rows may be) commit one after another: the monitor passes over a person's fixes older than the last it
+  /// evaluated, so a later batch committed first would leave the earlier one's never evaluated. The live log's lock,
+  /// held by another node, stops the first batch's commit at its last statement; no second commit may start.
+  @Test func batchesTheGeofencesEvaluateCommitInFileOrder() async throws {
+    try await StoreEngine.postgres.withTwoNodes { nodeA, nodeB in
+      _ = try await nodeA.createAccount(id: "anna", credential: .email("anna@example.com"), passwordHash: nil, now: 0)
+      _ = try await nodeA.claimDevice("phone", owner: "anna", now: 0)
+      let fixes = try makeFixes(count: 150)
+      let hold = try await LiveLogLockHold(on: nodeB)
+      let writing = Task {
+        var writer = HistoryBatchWriter(store: nodeA, user: "anna", now: 1, batchSize: 50, batchesInFlight: 3) { _ in
+          "phone"
+        }
+        try await writer.add(fixes)
+        try await writer.flush()
+        return writer.stored
+      }
+      #expect(try await hold.waitForWaiters(1) >= 1)
+      try? await waitUntil("a second commit waiting for the lock", timeout: .seconds(3)) {
+        try await hold.waiting() >= 2
+      }
+      #expect(try await hold.waiting() == 1)
+      try await hold.release()
+      #expect(try await writing.value == fixes.count)
+      let queued = try await nodeA.geofenceQueue(limit: 100, fixes: 10_000)
+      #expect(queued.flatMap { $0.fixes.map(\.timestamp) } == fixes.map(\.timestamp))
     }
   }
 }

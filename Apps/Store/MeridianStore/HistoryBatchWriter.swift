@@ -11,9 +11,13 @@ import MeridianAPI
 /// Up to ``batchesInFlight`` batches are stored while the next is read: ``add(_:)`` returns once the oldest of them
 /// is in when that many are, so reading the file and storing it share the time instead of taking turns, and an
 /// engine that commits several transactions at once (PostgreSQL) stores batches side by side (the counts lag behind
-/// until ``flush()``). A caller cancelled while the writer waits for a batch cancels that batch's insert; batches
-/// still being stored when a writer is dropped without its `flush()` (its caller threw, or was cancelled between
-/// batches) complete on their own, uncounted: importing the file again counts them among the duplicates.
+/// until ``flush()``). Batches may so commit out of file order, and a failed or killed import leave some whole
+/// batches stored, not necessarily the first; importing the file again stores the rest. Batches the geofences
+/// evaluate (``FixInsertBatch/isEvaluatedByGeofences``: a file's fixes not of kind `imported`) are the exception:
+/// each starts once the one before it is in, since the monitor evaluates a person's fixes in the order they commit
+/// and passes over those older than the last it evaluated. A batch being stored is never cancelled: when the writer
+/// is dropped without its `flush()` (its caller threw, or was cancelled), the batches in flight complete on their
+/// own, uncounted, and importing the file again counts them among the duplicates.
 public struct HistoryBatchWriter: Sendable {
   /// The store written to.
   public let store: any MeridianStore
@@ -38,8 +42,8 @@ public struct HistoryBatchWriter: Sendable {
   private var unstoredZones: [PrivacyZone]?
   private var pending: [LocationFix] = []
   private var pace: ImportPace
-  /// The batches being stored, oldest first.
-  private var inFlight: [Task<[FixReceipt], any Error>] = []
+  /// The batches being stored, oldest first, and whether the geofences evaluate each.
+  private var inFlight: [(task: Task<[FixReceipt], any Error>, evaluated: Bool)] = []
 
   /// A writer of `user`'s fixes under `device`, at most `rowsPerSecond` a second when given, with up to
   /// `batchesInFlight` batches being stored at once.
@@ -87,26 +91,24 @@ public struct HistoryBatchWriter: Sendable {
   }
 
   /// Starts storing `fixes` in one transaction, one insert per device, once fewer than ``batchesInFlight`` batches
-  /// are being stored.
+  /// are being stored — and, when the geofences evaluate them, once no batch they evaluate is.
   private mutating func store(_ fixes: [LocationFix]) async throws {
-    while inFlight.count >= batchesInFlight { try await settleOldest() }
     let count = fixes.count
     let device = self.device
     let batches = Dictionary(grouping: fixes, by: device).sorted { $0.key < $1.key }
       .map { FixInsertBatch(userID: user, deviceID: $0.key, fixes: $0.value, isLive: false) }
+    let evaluated = batches.contains(where: \.isEvaluatedByGeofences)
+    while inFlight.count >= batchesInFlight || (evaluated && inFlight.contains(where: \.evaluated)) {
+      try await settleOldest()
+    }
     let (store, now) = (self.store, self.now)
-    inFlight.append(Task { try await store.insertFixes(batches, now: now) })
+    inFlight.append((Task { try await store.insertFixes(batches, now: now) }, evaluated))
     try await pace.spend(count)
   }
 
-  /// Waits for the oldest batch being stored (cancelled with the caller) and counts what it stored.
+  /// Waits for the oldest batch being stored and counts what it stored.
   private mutating func settleOldest() async throws {
-    let task = inFlight.removeFirst()
-    let receipts = try await withTaskCancellationHandler {
-      try await task.value
-    } onCancel: {
-      task.cancel()
-    }
+    let receipts = try await inFlight.removeFirst().task.value
     for receipt in receipts {
       stored += receipt.accepted
       duplicates += receipt.duplicates
