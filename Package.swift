@@ -248,7 +248,7 @@ let package = Package(
       name: "MeridianStoreContractTests",
       dependencies: [
         "MeridianStore", "MeridianStoreTesting", "MeridianAPI", "MeridianStorePostgres", "MeridianSecrets",
-        "MeridianBlobFiles",
+        "MeridianBlobFiles", "MeridianTestSupport",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "PersistenceKitPostgres", package: "PersistenceKit"),
         .product(name: "Logging", package: "swift-log"),
