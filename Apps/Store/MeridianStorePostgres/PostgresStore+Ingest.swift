@@ -9,8 +9,9 @@ import Synchronization
 
 extension PostgresStore {
   /// Stores the batches in one durable transaction (group commit): calls that arrive while a commit is in flight
-  /// are stored together by the next one, up to `GroupCommitSize.maximumFixes` fixes a commit. A fix whose device and timestamp are stored already counts as a duplicate;
-  /// an `Idempotency-Key` seen before (on any node) replays its answer or is a conflict, and inserts nothing.
+  /// are stored together by the next one, up to `GroupCommitSize.maximumFixes` fixes a commit. A fix whose device
+  /// and timestamp are stored already counts as a duplicate; an `Idempotency-Key` seen before (on any node) replays
+  /// its answer or is a conflict, and inserts nothing.
   ///
   /// `completion` runs once the transaction committed (`synchronous_commit` as the server has it: on by default), on
   /// a task of the store's commit loop. Up to ``fixCommitsInFlight`` commits run at once, each on its own connection;
