@@ -448,6 +448,12 @@ public final class PostgresDatabase: Sendable {
     }
   }
 
+  /// What every pooled session runs with unless the URL's `options` say otherwise: `client_connection_check_interval`
+  /// of a second, so that a statement whose call passed its deadline (its connection closed) stops within about a
+  /// second. PostgreSQL otherwise notices a closed connection only when it sends the result: an abandoned statement
+  /// ran on for minutes, and the calls tried again after it piled more of them on the server's cores.
+  static let pooledSessionDefaults = ["client_connection_check_interval": "1s"]
+
   /// Records that the call of `deadline` ended on the connection `pooled` (unless the connection closed meanwhile).
   private func detach(_ deadline: PostgresDeadline, from pooled: PooledConnection) {
     pooledConnections.withLock { connections in
@@ -456,11 +462,14 @@ public final class PostgresDatabase: Sendable {
   }
 
   /// Checks, the first time the pool hands `connection` out, that its session is one the URL's
-  /// ``PostgresURL/targetSessionAttributes`` accepts, and sets the URL's ``PostgresURL/settings``; closes it and
-  /// throws ``PostgresDatabaseError/unavailable(_:)`` when it is not (the host became a standby).
+  /// ``PostgresURL/targetSessionAttributes`` accepts, and sets the URL's ``PostgresURL/settings`` with
+  /// ``pooledSessionDefaults`` under them; closes it and throws ``PostgresDatabaseError/unavailable(_:)`` when it is
+  /// not (the host became a standby).
   private func checkSession(of connection: PostgresConnection, as pooled: PooledConnection) async throws {
     guard pooledConnections.withLock({ $0[pooled]?.checked }) == false else { return }
-    try await url.applySettings(on: connection, logger: logger)
+    var session = url
+    session.settings.merge(Self.pooledSessionDefaults) { fromURL, _ in fromURL }
+    try await session.applySettings(on: connection, logger: logger)
     if url.targetSessionAttributes != .any {
       let state = try await PostgresSessionState.of(connection, logger: logger)
       guard url.targetSessionAttributes.accepts(state) else {

@@ -4,7 +4,8 @@ import Synchronization
 /// How long a ``PostgresDatabase`` lets each call take: every call leases a connection within
 /// ``connectionWait`` and finishes within its statement deadline (``statement`` unless the call gives its own), or
 /// throws ``PostgresDatabaseError/timedOut(_:)``. A call whose deadline passes while it runs has its connection
-/// closed (the pool never hands that connection out again, and PostgreSQL ends the session).
+/// closed (the pool never hands that connection out again), and PostgreSQL stops its statement within about a second
+/// and ends the session (pooled sessions check their client every second: `client_connection_check_interval`).
 public struct PostgresTimeouts: Sendable, Hashable {
   /// How long a call waits for a pooled connection (all busy, or the server unreachable); 30 s by default (a
   /// server sets its own, shorter wait: 3 s in meridian-server).

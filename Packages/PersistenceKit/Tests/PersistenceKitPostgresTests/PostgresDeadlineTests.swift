@@ -25,6 +25,16 @@ import Testing
         try await database.integer("SELECT pg_backend_pid()")
       }
       #expect(after != before)
+      // The abandoned statement stopped on the server too (its session checks its client every second), rather
+      // than sleeping on for its minute.
+      var sleeping = 1
+      for _ in 0..<100 where sleeping > 0 {
+        sleeping = try await TestCluster.retryingWhileUnavailable {
+          try await database.integer("SELECT count(*) FROM pg_stat_activity WHERE pid = \(before)")
+        }
+        if sleeping > 0 { try await Task.sleep(for: .milliseconds(100)) }
+      }
+      #expect(sleeping == 0, "the session of the call past its deadline still runs")
     }
   }
 
