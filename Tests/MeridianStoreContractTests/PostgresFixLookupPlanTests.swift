@@ -62,4 +62,61 @@ struct PostgresFixLookupPlanTests {
       await store.close()
     }
   }
+
+  /// A month no statistics were taken of yet, filled by one phone (an import, a backfill): each entry's fixes are
+  /// looked up through the key's timestamp, not through the person and phone alone with the timestamp as a filter,
+  /// which read the phone's whole month for every fix of every entry (minutes a read, in the benchmark's seed).
+  @Test func fixesInAMonthNeverAnalysedAreLookedUpThroughTheirTimestamps() async throws {
+    try await PostgresTestDatabase.with { database in
+      let store = try await database.openStoreForLoads()
+      do {
+        _ = try await store.createAccount(
+          id: "bohdan", credential: .email("bohdan@example.com"), passwordHash: nil, now: 0)
+        _ = try await store.claimDevice("phone", owner: "bohdan", now: 0)
+        let october: Int64 = 1_759_276_800_000  // 2025-10-01 UTC
+        func fixes(_ range: Range<Int>) throws -> [FixInsertBatch] {
+          [
+            FixInsertBatch(
+              userID: "bohdan", deviceID: "phone",
+              fixes: try range.map { index in
+                try LocationFix(
+                  deviceID: "phone", timestamp: october + Int64(index) * 10_000,
+                  latitude: 50.45 + Double(index % 100) * 0.0001, longitude: 30.52)
+              })
+          ]
+        }
+        // The month's partition made by its first fix, kept from autovacuum's statistics, then filled.
+        _ = try await store.insertFixes(try fixes(0..<1), now: october)
+        try await database.execute("ALTER TABLE fixes_y2025m10 SET (autovacuum_enabled = false)")
+        for first in stride(from: 1, to: 40_001, by: 10_000) {
+          _ = try await store.insertFixes(try fixes(first..<first + 10_000), now: october)
+        }
+
+        let plans = try await store.fixLookupPlans(liveAfter: 1)
+        for (query, plan) in plans {
+          print("[plan] \(query):\n\(plan)")
+          let lines = plan.split(separator: "\n")
+          let monthScans = lines.indices.filter { lines[$0].contains("Scan using fixes_y2025m10_") }
+          #expect(!monthScans.isEmpty, "\(query):\n\(plan)")
+          for scan in monthScans {
+            let condition = lines[lines.index(after: scan)]
+            #expect(
+              condition.contains("Index Cond") && condition.contains("\"timestamp\""), "\(query):\n\(plan)")
+          }
+        }
+        // What the reads find: every fix of the four entries after the first.
+        guard case .entries(let entries) = try await store.liveEntries(after: 1, limit: 10, fixes: 100_000) else {
+          Issue.record("the live log was truncated")
+          await store.close()
+          return
+        }
+        #expect(entries.map(\.fixes.count) == Array(repeating: 10_000, count: 4))
+        #expect(entries.flatMap(\.fixes).map(\.timestamp) == (1..<40_001).map { october + Int64($0) * 10_000 })
+      } catch {
+        await store.close()
+        throw error
+      }
+      await store.close()
+    }
+  }
 }
