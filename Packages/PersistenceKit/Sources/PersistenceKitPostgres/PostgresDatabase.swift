@@ -454,6 +454,23 @@ public final class PostgresDatabase: Sendable {
   /// ran on for minutes, and the calls tried again after it piled more of them on the server's cores.
   static let pooledSessionDefaults = ["client_connection_check_interval": "1s"]
 
+  /// Sets those of `defaults` that `url` does not set on `connection`, one by one; a default the server refuses
+  /// (one older than PostgreSQL 14, or on Windows, has no client check) is logged and left out, and the connection
+  /// serves without it: only the URL's own settings are a condition of serving.
+  static func applySessionDefaults(
+    _ defaults: [String: String], under url: PostgresURL, on connection: PostgresConnection, logger: Logger
+  ) async throws {
+    for (name, value) in defaults.sorted(by: { $0.key < $1.key }) where url.settings[name] == nil {
+      do {
+        _ = try await connection.query("SELECT set_config(\(name), \(value), false)", logger: logger).collect()
+      } catch let error as PSQLError where error.serverInfo != nil {
+        logger.warning(
+          "PostgreSQL refused the session default \(name) = \(value); the session runs without it",
+          metadata: ["error": "\(PostgresDatabaseError.describe(error))"])
+      }
+    }
+  }
+
   /// Records that the call of `deadline` ended on the connection `pooled` (unless the connection closed meanwhile).
   private func detach(_ deadline: PostgresDeadline, from pooled: PooledConnection) {
     pooledConnections.withLock { connections in
@@ -462,14 +479,13 @@ public final class PostgresDatabase: Sendable {
   }
 
   /// Checks, the first time the pool hands `connection` out, that its session is one the URL's
-  /// ``PostgresURL/targetSessionAttributes`` accepts, and sets the URL's ``PostgresURL/settings`` with
-  /// ``pooledSessionDefaults`` under them; closes it and throws ``PostgresDatabaseError/unavailable(_:)`` when it is
-  /// not (the host became a standby).
+  /// ``PostgresURL/targetSessionAttributes`` accepts, and sets the URL's ``PostgresURL/settings`` (then those of
+  /// ``pooledSessionDefaults`` the URL does not set); closes it and throws ``PostgresDatabaseError/unavailable(_:)``
+  /// when it is not (the host became a standby).
   private func checkSession(of connection: PostgresConnection, as pooled: PooledConnection) async throws {
     guard pooledConnections.withLock({ $0[pooled]?.checked }) == false else { return }
-    var session = url
-    session.settings.merge(Self.pooledSessionDefaults) { fromURL, _ in fromURL }
-    try await session.applySettings(on: connection, logger: logger)
+    try await url.applySettings(on: connection, logger: logger)
+    try await Self.applySessionDefaults(Self.pooledSessionDefaults, under: url, on: connection, logger: logger)
     if url.targetSessionAttributes != .any {
       let state = try await PostgresSessionState.of(connection, logger: logger)
       guard url.targetSessionAttributes.accepts(state) else {

@@ -28,13 +28,39 @@ import Testing
       // The abandoned statement stopped on the server too (its session checks its client every second), rather
       // than sleeping on for its minute.
       var sleeping = 1
-      for _ in 0..<100 where sleeping > 0 {
+      let stopped = ContinuousClock.now
+      while sleeping > 0 && ContinuousClock.now - stopped < .seconds(30) {
         sleeping = try await TestCluster.retryingWhileUnavailable {
           try await database.integer("SELECT count(*) FROM pg_stat_activity WHERE pid = \(before)")
         }
         if sleeping > 0 { try await Task.sleep(for: .milliseconds(100)) }
       }
       #expect(sleeping == 0, "the session of the call past its deadline still runs")
+    }
+  }
+
+  /// The pool's session defaults (``PostgresDatabase/pooledSessionDefaults``) give way to the URL's settings, and one
+  /// the server refuses is left out rather than failing the connection (a server without the client check).
+  @Test func aSessionDefaultTheServerRefusesIsLeftOutAndTheURLsSettingsWin() async throws {
+    try await TestCluster.withFreshDatabase { database in
+      var url = database.url
+      url.settings["lock_timeout"] = "3s"
+      try await database.withDedicatedConnection { connection in
+        try await PostgresDatabase.applySessionDefaults(
+          ["client_connection_check_interval": "not a duration", "lock_timeout": "2s", "statement_timeout": "4321"],
+          under: url, on: connection, logger: TestCluster.logger)
+        var values: [String] = []
+        for name in ["client_connection_check_interval", "lock_timeout", "statement_timeout"] {
+          for try await value in try await connection.query(
+            "SELECT current_setting(\(name))", logger: TestCluster.logger
+          ).decode(String.self) {
+            values.append(value)
+          }
+        }
+        // The refused default left the server's own value, the URL's name was not touched here (the URL's settings
+        // are set before the defaults, by `applySettings`), and the default after the refused one was set.
+        #expect(values == ["0", "0", "4321ms"])
+      }
     }
   }
 
