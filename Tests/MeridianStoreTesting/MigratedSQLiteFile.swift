@@ -10,8 +10,14 @@ public enum MigratedSQLiteFile {
       "meridian-schema-\(UUID().uuidString)")
     let file = directory.appendingPathComponent("meridian.sqlite")
     do {
-      let store = try SQLiteStore.open(at: file.path)
-      try store.database.close()  // checkpoints the WAL into the file: the file alone is the database
+      // Migrated in a file of its own, then copied whole by SQLite's backup into the template: the copy is one file
+      // whatever the migrated file's write-ahead log still holds. The migrated file itself was the template, on the
+      // assumption that closing the store checkpointed the log into it (SQLite does so when the file's last
+      // connection closes); a test process once copied it without the last migrations' pages, and every SQLite test
+      // in it failed ("malformed database schema (webhook_outbox_delivered) - invalid rootpage").
+      let store = try SQLiteStore.open(at: directory.appendingPathComponent("migrated.sqlite").path)
+      try store.database.backup(to: file.path)
+      try store.database.close()
     } catch {
       throw TemplateError(message: "migrating a template SQLite file failed: \(error)")
     }
