@@ -109,17 +109,18 @@ struct HistoryMapTests {
     }
   }
 
-  /// Cells counted from the store's per-hour counts and, for the parts of an hour at a period's ends, from the fixes:
-  /// a period that starts and ends inside an hour counts exactly its fixes, and deleted fixes leave the counts.
+  /// Cells counted from the store's per-day counts, the per-hour counts at a period's ends and, for the parts of an
+  /// hour at its ends, from the fixes: a period that starts and ends inside an hour counts exactly its fixes, and
+  /// deleted fixes leave the counts.
   @Test(arguments: ["sqlite", "postgres"])
   func cellsOfAPeriodBetweenHoursCountExactlyItsFixesAndForgetDeletedOnes(_ engine: String) async throws {
     try await PollTests.withServer(engine, clock: nil, { $0.limits.fixesPerAccountPerMinute = 1_000_000 }) { server in
       let (_, anna) = try await server.signUp("anna")
-      // 3,000 fixes 10 s apart (8 h 20 min from 22:13:20 UTC), zigzagging 2° north and south: too many vertices for
+      // 3,000 fixes 100 s apart (83 h 20 min from 22:13:20 UTC), zigzagging 2° north and south: too many vertices for
       // tracks at zoom 3 (over 2,000), so the answer is cells.
       let fixes = try (0..<3_000).map { index in
         try LocationFix(
-          deviceID: "anna-phone", timestamp: Self.start + Int64(index) * 10_000,
+          deviceID: "anna-phone", timestamp: Self.start + Int64(index) * 100_000,
           latitude: index.isMultiple(of: 2) ? 40 : 42, longitude: 10 + Double(index) * 0.001, horizontalAccuracy: 5)
       }
       try await Self.post(fixes, device: "anna-phone", as: anna)
@@ -133,23 +134,28 @@ struct HistoryMapTests {
       let all = try await counted(from: nil, to: nil)
       #expect(all.tracks.isEmpty && all.precision == 2)
       #expect(all.fixes == 3_000 && all.cells.map(\.count).reduce(0, +) == 3_000)
-      // From 25 min 5 s in to 8 h 3 min 23 s in: parts of two hours at the ends, whole hours between.
-      let (from, to) = (Self.start + 1_505_000, Self.start + 29_003_000)
+      // From 25 min 5 s in (22:38:25) to 69 h 26 min 40 s in (19:40:00 two days later): parts of two hours at the
+      // ends, whole hours up to the first midnight and after the last, two whole days between.
+      let (from, to) = (Self.start + 1_505_000, Self.start + 250_000_000)
       let period = try await counted(from: from, to: to)
       #expect(period.fixes == expected(from: from, to: to))
       #expect(period.cells.map(\.count).reduce(0, +) == expected(from: from, to: to))
       // Within one hour: counted from the fixes alone.
-      let short = try await counted(from: Self.start + 60_000, to: Self.start + 70_000)
+      let short = try await counted(from: Self.start + 100_000, to: Self.start + 110_000)
       #expect(short.fixes == 1)
 
-      // Deleting the second hour's fixes (as the history's DELETE does) takes them out of the counts.
-      let hour = HistoryCells.hour
-      let second = (Self.start / hour + 1) * hour
-      let deleted = try await anna.send(API.deleteHistory, parameters: HistoryQuery(from: second, to: second + hour))
-      #expect(deleted.deleted == 360)
+      // Deleting the fixes of 05:00–06:00 on the second whole day (as the history's DELETE does) takes them out of
+      // the counts of that hour and that day.
+      let (hour, day) = (HistoryCells.hour, HistoryCells.day)
+      let deletedHour = (Self.start / day + 2) * day + 5 * hour
+      let deleted = try await anna.send(
+        API.deleteHistory, parameters: HistoryQuery(from: deletedHour, to: deletedHour + hour))
+      #expect(deleted.deleted == 36)
       let left = try await counted(from: nil, to: nil)
-      #expect(left.fixes == 2_640 && left.cells.map(\.count).reduce(0, +) == 2_640)
-      let emptied = try await counted(from: second, to: second + hour)
+      #expect(left.fixes == 2_964 && left.cells.map(\.count).reduce(0, +) == 2_964)
+      let afterwards = try await counted(from: from, to: to)
+      #expect(afterwards.fixes == expected(from: from, to: to) - 36)
+      let emptied = try await counted(from: deletedHour, to: deletedHour + hour)
       #expect(emptied.fixes == 0 && emptied.cells.isEmpty && emptied.tracks.isEmpty)
     }
   }

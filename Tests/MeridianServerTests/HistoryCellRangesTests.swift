@@ -79,4 +79,32 @@ import Testing
     let only = try #require(ranges.count == 1 ? ranges.first : nil)
     #expect(only.lower <= "000000" && only.upper > "zzzzzz")
   }
+
+  /// Whole hours split into whole days and the hours left at either end (what the map reads from the counts per day
+  /// and per hour): the parts hold every hour once and nothing else, and a whole day is never read as hours.
+  @Test func hoursAreReadAsTheirWholeDaysAndTheHoursLeftAtTheEnds() {
+    func parts(_ hours: Range<Int64>) -> [String] {
+      HistoryCells.periods(hours: hours).map { "\($0.span) \($0.periods)" }
+    }
+    #expect(parts(23..<77) == ["hour 23..<24", "day 1..<3", "hour 72..<77"])
+    #expect(parts(24..<72) == ["day 1..<3"])
+    #expect(parts(20..<30) == ["hour 20..<30"])
+    #expect(parts(24..<48) == ["day 1..<2"])
+    #expect(parts(5..<5).isEmpty)
+    // "All time", as the map asks it.
+    #expect(parts(0..<(Int64.max / HistoryCells.hour)).first == "day 0..<\(Int64.max / HistoryCells.hour / 24)")
+    for lower in Int64(0)..<50 {
+      for upper in lower..<(lower + 100) {
+        var hours: [Int64] = []
+        for part in HistoryCells.periods(hours: lower..<upper) {
+          let perPeriod = part.span.milliseconds / HistoryCells.hour
+          hours += part.periods.flatMap { period in (period * perPeriod)..<((period + 1) * perPeriod) }
+        }
+        #expect(hours == Array(lower..<upper), "\(lower)..<\(upper)")
+        let whole = (lower..<upper).filter { $0 % 24 == 0 && $0 + 24 <= upper }.count
+        let days = HistoryCells.periods(hours: lower..<upper).filter { $0.span == .day }.map(\.periods.count)
+        #expect(days.reduce(0, +) == whole, "\(lower)..<\(upper)")
+      }
+    }
+  }
 }

@@ -33,9 +33,12 @@ struct HistoryBatchWriterContractTests {
       #expect(writer.duplicates == handed - fixes.count)
       let history = try await store.history(owner: "anna", filter: HistoryFilter(), limit: 10_000, before: nil)
       #expect(history.map(\.fix.timestamp).sorted() == fixes.map(\.timestamp))
-      let cells = try await store.hourlyClusters(
-        owner: "anna", precision: 2, hours: 0..<(Int64.max / HistoryCells.hour), ranges: [HistoryCells.range("")])
-      #expect(cells.map(\.count).reduce(0, +) == fixes.count)
+      for span in HistoryCells.Span.allCases {
+        let cells = try await store.countedClusters(
+          owner: "anna", precision: 2, span: span, periods: 0..<(Int64.max / span.milliseconds),
+          ranges: [HistoryCells.range("")])
+        #expect(cells.map(\.count).reduce(0, +) == fixes.count, "\(span)")
+      }
     }
   }
 

@@ -6,8 +6,9 @@ import MeridianStore
 import MeridianStoreTesting
 import Testing
 
-/// The per-hour cell counts read through geohash ranges (`FixStore.hourlyClusters`) on every engine: the cells inside
-/// the ranges and no others, each with its fixes' count and mean position, as counted here from the fixes.
+/// The per-hour and per-day cell counts read through geohash ranges (`FixStore.countedClusters`) on every engine: the
+/// cells inside the ranges and no others, each with its fixes' count and mean position, as counted here from the
+/// fixes.
 @Suite("Store contract: history cells read through ranges")
 struct HistoryCellsContractTests {
   /// 2025-09-10T00:00:00Z.
@@ -30,13 +31,19 @@ struct HistoryCellsContractTests {
       }
       _ = try await store.insertFixes(
         [FixInsertBatch(userID: "anna", deviceID: "anna-phone", fixes: fixes)], now: Self.start + 10_000_000)
-      let always = 0..<(Int64.max / HistoryCells.hour)
+      // Read from the counts per hour and per day: the same answer.
       func read(_ ranges: [(lower: String, upper: String)]) async throws -> [String: HistoryCluster] {
-        Dictionary(
-          uniqueKeysWithValues: try await store.hourlyClusters(
-            owner: "anna", precision: 5, hours: always, ranges: ranges
-          )
-          .map { ($0.geohash, $0) })
+        var answers: [[String: HistoryCluster]] = []
+        for span in HistoryCells.Span.allCases {
+          answers.append(
+            Dictionary(
+              uniqueKeysWithValues: try await store.countedClusters(
+                owner: "anna", precision: 5, span: span, periods: 0..<(Int64.max / span.milliseconds), ranges: ranges
+              )
+              .map { ($0.geohash, $0) }))
+        }
+        #expect(answers[0].mapValues(\.count) == answers[1].mapValues(\.count))
+        return answers[0]
       }
       func expected(_ ranges: [(lower: String, upper: String)]) throws -> [String: Int] {
         var counts: [String: Int] = [:]

@@ -57,15 +57,18 @@ struct PostgresHistoryCellWriterTests {
             try await Self.run("COMMIT", on: first)
           }
 
-          // The cell's rows add up to its five fixes, at their mean position, at every length.
-          let hours = (Self.start / HistoryCells.hour)..<(Self.start / HistoryCells.hour + 1)
+          // The cell's rows add up to its five fixes, at their mean position, at every length, per hour and per day.
           let latitudes = fixes.map(\.latitude) + [fixes[0].latitude, fixes[1].latitude]
-          for precision in HistoryCells.precisions {
-            let clusters = try await store.hourlyClusters(
-              owner: "anna", precision: precision, hours: hours, ranges: [(lower: "", upper: "~")])
-            #expect(clusters.map(\.count) == [5], "length \(precision)")
-            let mean = latitudes.reduce(0, +) / 5
-            #expect(clusters.allSatisfy { abs($0.latitude - mean) < 1e-9 }, "length \(precision)")
+          for span in HistoryCells.Span.allCases {
+            let period = Self.start / span.milliseconds
+            for precision in HistoryCells.precisions {
+              let clusters = try await store.countedClusters(
+                owner: "anna", precision: precision, span: span, periods: period..<period + 1,
+                ranges: [(lower: "", upper: "~")])
+              #expect(clusters.map(\.count) == [5], "length \(precision), \(span)")
+              let mean = latitudes.reduce(0, +) / 5
+              #expect(clusters.allSatisfy { abs($0.latitude - mean) < 1e-9 }, "length \(precision), \(span)")
+            }
           }
           // Deleting the history (on another connection) leaves no row of it: no count, no sum of positions.
           #expect(try await Self.cellRows(raw) > 5)
@@ -113,10 +116,12 @@ struct PostgresHistoryCellWriterTests {
       "INSERT INTO fixes(timestamp, \(columns)) SELECT timestamp + 1000, \(columns) FROM fixes WHERE timestamp = \(timestamp)"
   }
 
-  /// How many rows of `history_cells` there are.
+  /// How many rows of counts (per hour and per day) there are.
   static func cellRows(_ database: PersistenceKitPostgres.PostgresDatabase) async throws -> Int64 {
     try await database.withDedicatedConnection { connection in
-      let rows = try await connection.query("SELECT count(*) FROM history_cells", logger: logger).collect()
+      let rows = try await connection.query(
+        "SELECT (SELECT count(*) FROM history_cells) + (SELECT count(*) FROM history_cell_days)", logger: logger
+      ).collect()
       return try #require(try rows.first?.decode(Int64.self))
     }
   }

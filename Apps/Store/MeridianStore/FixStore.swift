@@ -41,12 +41,13 @@ public protocol FixStore: Sendable {
   /// `(user_id, geohash6)` index by ``HistoryCells/ranges(covering:maxLength:)`` and then sorted: the time grows
   /// with the fixes of the box, so the map asks only for a box it knows holds few.
   func fixPositions(owner: UserID, filter: HistoryFilter, box: BoundingBox, limit: Int) async throws -> [LocationFix]
-  /// Count and mean position per geohash cell of `precision` (2…6) of the owner's fixes in the UTC hours `hours`
-  /// (``HistoryCells/hour``), of the cells in one of the half-open text `ranges` (``HistoryCells/range(_:)`` of ""
-  /// is every cell), the fullest first: read from the per-hour counts (`history_cells`), so the time grows with the
-  /// cells and hours, not the fixes.
-  func hourlyClusters(
-    owner: UserID, precision: Int, hours: Range<Int64>, ranges: [(lower: String, upper: String)]
+  /// Count and mean position per geohash cell of `precision` (2…6) of the owner's fixes in the UTC hours or days
+  /// `periods` (numbered from 1970 by `span`, ``HistoryCells/Span``), of the cells in one of the half-open text
+  /// `ranges` (``HistoryCells/range(_:)`` of "" is every cell), the fullest first: read from the counts per `span`
+  /// (``HistoryCells``), so the time grows with the cells and periods, not the fixes.
+  func countedClusters(
+    owner: UserID, precision: Int, span: HistoryCells.Span, periods: Range<Int64>,
+    ranges: [(lower: String, upper: String)]
   ) async throws
     -> [HistoryCluster]
   /// The owner's fixes within `radius` metres of `center` with timestamps in `from...to`, oldest first, split into

@@ -3,14 +3,48 @@ import Foundation
 import GeoKit
 import MeridianAPI
 
-/// The per-hour cell counts both engines keep of every account's fixes (`history_cells`: per owner, geohash length
-/// 2…6, cell and UTC hour, the fixes and the sums of their latitudes and longitudes, kept by triggers as fixes are
-/// stored and deleted), and the geohash ranges a view is read through — of those counts and of the
-/// fixes' own `(user_id, geohash6)` index — so that a map view's time grows with its cells and hours, not with the
-/// history.
+/// The cell counts both engines keep of every account's fixes per UTC hour (`history_cells`) and per UTC day
+/// (`history_cell_days`): per owner, geohash length 2…6, cell and period, the fixes and the sums of their latitudes
+/// and longitudes, kept by triggers as fixes are stored and deleted; and the geohash ranges a view is read through —
+/// of those counts and of the fixes' own `(user_id, geohash6)` index — so that a map view's time grows with its cells
+/// and the days of its period, not with the history.
 public enum HistoryCells {
   /// The length of a counted hour in milliseconds: a fix counts in hour `timestamp / hour` (UTC).
   public static let hour: Int64 = 3_600_000
+  /// The length of a counted day in milliseconds: a fix counts in day `timestamp / day` (UTC), 24 hours.
+  public static let day: Int64 = 86_400_000
+
+  /// A period the fixes are counted per: each has its own table of counts.
+  public enum Span: Sendable, Hashable, CaseIterable {
+    /// UTC hours (`history_cells`): what a period's ends are counted in.
+    case hour
+    /// UTC days (`history_cell_days`): what the whole days of a long period are counted in, 24 times fewer rows.
+    case day
+
+    /// Its length in milliseconds.
+    public var milliseconds: Int64 { self == .hour ? HistoryCells.hour : HistoryCells.day }
+    /// Its table of counts (on both engines).
+    public var table: String { self == .hour ? "history_cells" : "history_cell_days" }
+    /// Its table's column of the period (`timestamp / milliseconds`).
+    public var column: String { self == .hour ? "hour" : "day" }
+  }
+
+  /// The whole UTC hours `hours` as the fewest counted periods: the whole days within them, and the hours before the
+  /// first and after the last (each part non-empty; all hours when no whole day is within them).
+  public static func periods(hours: Range<Int64>) -> [(span: Span, periods: Range<Int64>)] {
+    guard !hours.isEmpty else { return [] }
+    let perDay = day / hour
+    // The days from the first that starts at or after the first hour to the last that ends at or before the end.
+    // (No fix is dated before 1970.)
+    let firstDay = hours.lowerBound / perDay + (hours.lowerBound % perDay > 0 ? 1 : 0)
+    let endDay = hours.upperBound / perDay
+    guard hours.lowerBound >= 0, firstDay < endDay else { return [(.hour, hours)] }
+    let parts: [(span: Span, periods: Range<Int64>)] = [
+      (.hour, hours.lowerBound..<firstDay * perDay), (.day, firstDay..<endDay),
+      (.hour, endDay * perDay..<hours.upperBound),
+    ]
+    return parts.filter { !$0.periods.isEmpty }
+  }
   /// The geohash lengths counted.
   public static let precisions = 2...6
   /// The most geohash ranges a view is read through (``ranges(covering:maxLength:)``).

@@ -51,6 +51,7 @@ public enum PostgresSchema {
     appendPlaceTitleWordMigrations(to: &migrator)  // PostgresSchema+Places.swift
     appendPromotionSlotCoverMigrations(to: &migrator)  // PostgresSchema+PromotionStats.swift
     appendHistoryCellTransactionWriterMigrations(to: &migrator)  // PostgresStore+HistoryCells.swift
+    appendHistoryCellDayMigrations(to: &migrator)  // PostgresStore+HistoryCells.swift
     return migrator
   }()
 

@@ -19,6 +19,33 @@ extension PostgresSchema {
       .sql("2026-12-01 history cell writers by transaction", countFunction(writer: historyCellWriterByTransaction)))
   }
 
+  /// Appends the migration adding the counts per UTC day (after the migrations released before it).
+  public static func appendHistoryCellDayMigrations(to migrator: inout Migrator) {
+    migrator.append(.sql("2026-12-02 history cells per day", historyCellDays))
+  }
+
+  /// The counts per UTC day (``HistoryCells/Span/day``) beside those per hour, as they are (rows per writer): counted
+  /// from the hours' rows (into writer 0), then kept by the same statement triggers in the same statements. The
+  /// count of a long period reads a day's row where it read 24 hours' (the map's "All time" of 5,000,000 fixes summed
+  /// about 16,000 hours' rows for a country's view).
+  static let historyCellDays = """
+    CREATE TABLE history_cell_days(
+      user_id text NOT NULL,
+      precision smallint NOT NULL,
+      cell text COLLATE "C" NOT NULL,
+      day bigint NOT NULL,
+      writer smallint NOT NULL DEFAULT 0,
+      fixes bigint NOT NULL,
+      latitude_sum double precision NOT NULL,
+      longitude_sum double precision NOT NULL,
+      PRIMARY KEY (user_id, precision, cell, day, writer)
+    );
+    INSERT INTO history_cell_days(user_id, precision, cell, day, fixes, latitude_sum, longitude_sum)
+      SELECT user_id, precision, cell, hour / 24, sum(fixes), sum(latitude_sum), sum(longitude_sum)
+      FROM history_cells GROUP BY user_id, precision, cell, hour / 24 HAVING sum(fixes) <> 0;
+    \(countFunction(writer: historyCellWriterByTransaction, spans: HistoryCells.Span.allCases))
+    """
+
   /// ``HistoryCells``: the fixes per owner, geohash length, cell and UTC hour (counted from the fixes stored so far,
   /// then kept by statement triggers that add up each statement's inserted, deleted or updated fixes — one upsert per
   /// cell and hour, not per fix; a count that falls to 0 stays as a row of 0; retention's dropped partitions take
@@ -85,7 +112,8 @@ extension PostgresSchema {
   static let historyCellWriterByTransaction =
     "(pg_current_xact_id()::text::bigint % \(historyCellWriters))::smallint"
 
-  /// The trigger function counting fixes into the rows of `writer` (an SQL expression, the row's `writer`).
+  /// The trigger function counting fixes into the rows of `writer` (an SQL expression, the row's `writer`), in the
+  /// table of each of `spans`.
   ///
   /// Deleting fixes folds each cell and hour they leave into one row: its rows are locked in key order, deleted,
   /// and what they held less the deleted fixes is stored again — unless no fix is left, so that nothing of a deleted
@@ -94,31 +122,15 @@ extension PostgresSchema {
   /// `WITH`: the fold's own snapshot is then taken after the waits, so it sees the row another deletion's fold stored
   /// while this one waited for it (one statement's snapshot, taken before, would miss that row and leave these fixes
   /// counted).
-  static func countFunction(writer: String) -> String {
+  static func countFunction(writer: String, spans: [HistoryCells.Span] = [.hour]) -> String {
     """
     CREATE OR REPLACE FUNCTION history_cells_count() RETURNS trigger LANGUAGE plpgsql AS $cells$
     BEGIN
       IF TG_OP IN ('DELETE', 'UPDATE') THEN
-        PERFORM 1 FROM history_cells c
-        JOIN (\(counted(from: "removed", sign: "", writer: writer))) AS k(u, p, cell, hour, w, n, la, lo)
-          ON c.user_id = k.u AND c.precision = k.p AND c.cell = k.cell AND c.hour = k.hour
-        ORDER BY c.user_id, c.precision, c.cell, c.hour, c.writer FOR UPDATE OF c;
-        WITH k AS (
-          SELECT * FROM (\(counted(from: "removed", sign: "", writer: writer))) AS k(u, p, cell, hour, w, n, la, lo)
-        ), folded AS (
-          DELETE FROM history_cells c USING k
-          WHERE c.user_id = k.u AND c.precision = k.p AND c.cell = k.cell AND c.hour = k.hour
-          RETURNING c.user_id, c.precision, c.cell, c.hour, c.fixes, c.latitude_sum, c.longitude_sum
-        )
-        INSERT INTO history_cells AS c\(perWriterColumns)
-        SELECT k.u, k.p, k.cell, k.hour, k.w, sum(f.fixes) - k.n, sum(f.latitude_sum) - k.la,
-          sum(f.longitude_sum) - k.lo
-        FROM folded f JOIN k ON f.user_id = k.u AND f.precision = k.p AND f.cell = k.cell AND f.hour = k.hour
-        GROUP BY k.u, k.p, k.cell, k.hour, k.w, k.n, k.la, k.lo HAVING sum(f.fixes) <> k.n
-        ORDER BY 1, 2, 3, 4;
+        \(spans.map { fold(writer: writer, span: $0) }.joined(separator: "\n    "))
       END IF;
       IF TG_OP IN ('INSERT', 'UPDATE') THEN
-        \(counting(from: "added", sign: "", writer: writer))
+        \(spans.map { counting(from: "added", sign: "", writer: writer, span: $0) }.joined(separator: "\n    "))
       END IF;
       RETURN NULL;
     END
@@ -126,31 +138,64 @@ extension PostgresSchema {
     """
   }
 
-  /// The columns ``counted(from:sign:writer:)`` gives with a `writer` (`writer` was added last to the table).
-  static let perWriterColumns = "(user_id, precision, cell, hour, writer, fixes, latitude_sum, longitude_sum)"
+  /// The trigger function's statements taking the fixes of `removed` out of the table of `span`
+  /// (``countFunction(writer:spans:)``).
+  static func fold(writer: String, span: HistoryCells.Span) -> String {
+    let (table, period) = (span.table, span.column)
+    return """
+      PERFORM 1 FROM \(table) c
+          JOIN (\(counted(from: "removed", sign: "", writer: writer, span: span))) AS k(u, p, cell, \(period), w, n, la, lo)
+            ON c.user_id = k.u AND c.precision = k.p AND c.cell = k.cell AND c.\(period) = k.\(period)
+          ORDER BY c.user_id, c.precision, c.cell, c.\(period), c.writer FOR UPDATE OF c;
+          WITH k AS (
+            SELECT * FROM (\(counted(from: "removed", sign: "", writer: writer, span: span))) AS k(u, p, cell, \(period), w, n, la, lo)
+          ), folded AS (
+            DELETE FROM \(table) c USING k
+            WHERE c.user_id = k.u AND c.precision = k.p AND c.cell = k.cell AND c.\(period) = k.\(period)
+            RETURNING c.user_id, c.precision, c.cell, c.\(period), c.fixes, c.latitude_sum, c.longitude_sum
+          )
+          INSERT INTO \(table) AS c\(perWriterColumns(span))
+          SELECT k.u, k.p, k.cell, k.\(period), k.w, sum(f.fixes) - k.n, sum(f.latitude_sum) - k.la,
+            sum(f.longitude_sum) - k.lo
+          FROM folded f JOIN k ON f.user_id = k.u AND f.precision = k.p AND f.cell = k.cell AND f.\(period) = k.\(period)
+          GROUP BY k.u, k.p, k.cell, k.\(period), k.w, k.n, k.la, k.lo HAVING sum(f.fixes) <> k.n
+          ORDER BY 1, 2, 3, 4;
+      """
+  }
+
+  /// The columns ``counted(from:sign:writer:span:)`` gives with a `writer` (`writer` was added last to
+  /// `history_cells`).
+  static func perWriterColumns(_ span: HistoryCells.Span) -> String {
+    "(user_id, precision, cell, \(span.column), writer, fixes, latitude_sum, longitude_sum)"
+  }
 
   /// How many rows a cell's count of one hour is spread over at most (``historyCellsPerWriter``).
   static let historyCellWriters = 8
 
-  /// The statement adding the fixes of `table` to `history_cells` (`sign` "-" takes them away), in the row of
+  /// The statement adding the fixes of `table` to the counts of `span` (`sign` "-" takes them away), in the row of
   /// `writer` when one is given (the text without it is the first migration's, kept as it was applied).
-  static func counting(from table: String, sign: String, writer: String? = nil) -> String {
+  static func counting(from table: String, sign: String, writer: String? = nil, span: HistoryCells.Span = .hour)
+    -> String
+  {
     """
-    INSERT INTO history_cells AS c\(writer == nil ? "" : Self.perWriterColumns) \(counted(from: table, sign: sign, writer: writer))
-    ON CONFLICT (user_id, precision, cell, hour\(writer == nil ? "" : ", writer")) DO UPDATE SET fixes = c.fixes + excluded.fixes,
+    INSERT INTO \(span.table) AS c\(writer == nil ? "" : Self.perWriterColumns(span)) \(counted(from: table, sign: sign, writer: writer, span: span))
+    ON CONFLICT (user_id, precision, cell, \(span.column)\(writer == nil ? "" : ", writer")) DO UPDATE SET fixes = c.fixes + excluded.fixes,
       latitude_sum = c.latitude_sum + excluded.latitude_sum, longitude_sum = c.longitude_sum + excluded.longitude_sum;
     """
   }
 
-  /// The rows of `history_cells` counting the fixes of `table` (`sign` "-" takes them away): per owner, length, cell
-  /// and hour (and the row of `writer`, an SQL expression, when one is given), in key order — so that two commits
-  /// counting the same cells lock their rows in the same order and one waits for the other instead of deadlocking.
-  static func counted(from table: String, sign: String, writer: String? = nil) -> String {
+  /// The rows of the counts of `span` counting the fixes of `table` (`sign` "-" takes them away): per owner, length,
+  /// cell and period (and the row of `writer`, an SQL expression, when one is given), in key order — so that two
+  /// commits counting the same cells lock their rows in the same order and one waits for the other instead of
+  /// deadlocking.
+  static func counted(from table: String, sign: String, writer: String? = nil, span: HistoryCells.Span = .hour)
+    -> String
+  {
     let cell = HistoryCells.precisions.map { "WHEN \($0) THEN geohash\($0)" }.joined(separator: " ")
     let lengths = HistoryCells.precisions.map { "(\($0))" }.joined(separator: ", ")
     let writerColumn = writer.map { " \($0)," } ?? ""
     return """
-      SELECT user_id, p.precision, CASE p.precision \(cell) END, timestamp / 3600000,\(writerColumn) \(sign)count(*),
+      SELECT user_id, p.precision, CASE p.precision \(cell) END, timestamp / \(span.milliseconds),\(writerColumn) \(sign)count(*),
         \(sign)sum(latitude), \(sign)sum(longitude)
       FROM \(table) CROSS JOIN (VALUES \(lengths)) AS p(precision) GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
       """
@@ -158,17 +203,19 @@ extension PostgresSchema {
 }
 
 extension PostgresStore {
-  public func hourlyClusters(
-    owner: UserID, precision: Int, hours: Range<Int64>, ranges: [(lower: String, upper: String)]
+  public func countedClusters(
+    owner: UserID, precision: Int, span: HistoryCells.Span, periods: Range<Int64>,
+    ranges: [(lower: String, upper: String)]
   ) async throws -> [HistoryCluster] {
-    guard HistoryCells.precisions.contains(precision), !ranges.isEmpty, !hours.isEmpty else { return [] }
+    guard HistoryCells.precisions.contains(precision), !ranges.isEmpty, !periods.isEmpty else { return [] }
+    let (table, column) = (span.table, span.column)
     return try await rowsThatMayLag(
       """
       SELECT c.cell, sum(c.fixes)::bigint AS n, sum(c.latitude_sum), sum(c.longitude_sum)
       FROM unnest(\(ranges.map(\.lower))::text[], \(ranges.map(\.upper))::text[]) AS r(lower, upper)
-      JOIN history_cells c ON c.user_id = \(owner.rawValue) AND c.precision = \(precision)
+      JOIN \(unescaped: table) c ON c.user_id = \(owner.rawValue) AND c.precision = \(precision)
         AND c.cell >= r.lower AND c.cell < r.upper
-      WHERE c.hour >= \(hours.lowerBound) AND c.hour < \(hours.upperBound)
+      WHERE c.\(unescaped: column) >= \(periods.lowerBound) AND c.\(unescaped: column) < \(periods.upperBound)
       GROUP BY c.cell HAVING sum(c.fixes) > 0 ORDER BY n DESC, c.cell
       """
     ).map { row in

@@ -174,11 +174,17 @@ extension PostgresStore: OperationsStore {
         dropped.append(DroppedRows(user: user, rows: rows, oldest: oldest, newest: newest))
       }
       try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(name)"), logger: self.logger)
-      // A dropped table fires no delete trigger: its hours' cell counts go with it (a month is whole hours).
-      let hours = (partition.lower ?? 0) / HistoryCells.hour..<(partition.upper ?? Int64.max) / HistoryCells.hour
-      try await connection.query(
-        "DELETE FROM history_cells WHERE hour >= \(hours.lowerBound) AND hour < \(hours.upperBound)",
-        logger: self.logger)
+      // A dropped table fires no delete trigger: its cell counts go with it (a UTC month is whole hours and days).
+      for span in HistoryCells.Span.allCases {
+        let (table, column) = (span.table, span.column)
+        let length = span.milliseconds
+        let periods = (partition.lower ?? 0) / length..<(partition.upper ?? Int64.max) / length
+        try await connection.query(
+          """
+          DELETE FROM \(unescaped: table)
+          WHERE \(unescaped: column) >= \(periods.lowerBound) AND \(unescaped: column) < \(periods.upperBound)
+          """, logger: self.logger)
+      }
       return dropped
     }
   }

@@ -6,11 +6,11 @@ import MeridianStore
 
 /// `GET /v1/history/map`: the caller's history in a view at a zoom, in bounded size whatever the history's. It first
 /// counts the view's fixes per geohash cell of a length chosen from the zoom (``cells(_:_:precision:box:)``: from the
-/// per-hour counts the store keeps, so the time grows with the cells and hours, not the fixes). When the cells that
-/// meet the view hold at most ``readLimit`` fixes, it reads those of the view (through the store's geohash index),
-/// splits them into tracks (per device, at time gaps) and simplifies each with GeoKit's RDP at the zoom's resolution,
-/// and answers the tracks when they keep at most ``vertexLimit`` vertices. Otherwise — too many fixes or vertices
-/// for the screen — it answers the cells (at most ``cellLimit``, the fullest).
+/// per-day and per-hour counts the store keeps, so the time grows with the cells and days, not the fixes). When the
+/// cells that meet the view hold at most ``readLimit`` fixes, it reads those of the view (through the store's geohash
+/// index), splits them into tracks (per device, at time gaps) and simplifies each with GeoKit's RDP at the zoom's
+/// resolution, and answers the tracks when they keep at most ``vertexLimit`` vertices. Otherwise — too many fixes or
+/// vertices for the screen — it answers the cells (at most ``cellLimit``, the fullest).
 struct HistoryMapFeature: Sendable {
   let environment: ServerEnvironment
 
@@ -53,9 +53,9 @@ struct HistoryMapFeature: Sendable {
   }
 
   /// The fixes of `filter` counted per geohash cell of `precision`, of the cells that meet `box`, the fullest first:
-  /// the whole UTC hours of the period from the store's per-hour counts, the parts of an hour at the period's ends
-  /// from the fixes themselves (those inside `box`). A filter the counts don't keep (accuracy, kinds) is counted from
-  /// the fixes.
+  /// the whole UTC days of the period from the store's per-day counts, the whole hours left at its ends from the
+  /// per-hour counts (``HistoryCells/periods(hours:)``), the parts of an hour at its ends from the fixes themselves
+  /// (those inside `box`). A filter the counts don't keep (accuracy, kinds) is counted from the fixes.
   func cells(_ user: UserID, _ filter: HistoryFilter, precision: Int, box: BoundingBox) async throws
     -> [HistoryCluster]
   {
@@ -69,12 +69,14 @@ struct HistoryMapFeature: Sendable {
     guard filter.minimumAccuracy == nil, filter.kinds.isEmpty, first < last else {
       return try await store.clusters(owner: user, filter: filter, precision: precision, box: box)
     }
-    var parts = [
-      try await store.hourlyClusters(
-        owner: user, precision: precision, hours: first..<last,
-        ranges: HistoryCells.ranges(covering: box, maxLength: precision)
-      ).filter { HistoryCells.cell($0.geohash, meets: box) }
-    ]
+    let ranges = HistoryCells.ranges(covering: box, maxLength: precision)
+    var parts: [[HistoryCluster]] = []
+    for (span, periods) in HistoryCells.periods(hours: first..<last) {
+      parts.append(
+        try await store.countedClusters(
+          owner: user, precision: precision, span: span, periods: periods, ranges: ranges
+        ).filter { HistoryCells.cell($0.geohash, meets: box) })
+    }
     for edge in [start.map { ($0, first * hour) }, end.map { (last * hour, $0) }] {
       guard let (from, to) = edge, from < to else { continue }
       var part = filter
