@@ -69,4 +69,42 @@ struct HistoryCellsContractTests {
       #expect(try await read([HistoryCells.range("")]).values.map(\.count).reduce(0, +) == 6)
     }
   }
+
+  /// A database from before the counts per day: the migration counts each cell's days from its hours' rows (every
+  /// writer's, on PostgreSQL), a day holding the hours from its midnight to the next, and leaves out a cell whose
+  /// hours count no fix.
+  @Test(arguments: StoreEngine.all)
+  func theMigrationCountsTheDaysFromTheHours(_ engine: StoreEngine) async throws {
+    // Day 20,000 (2024-10-04 UTC): hours 480,000 and 480,023 (its first and last); day 20,001: hour 480,024.
+    let rows = [
+      ("u8vxn", 480_000, 2, 100.9, 61.04, 0), ("u8vxn", 480_023, 1, 50.45, 30.52, 3),
+      ("u8vxn", 480_024, 4, 200, 120, 1),
+      ("u8vxp", 480_001, 0, 0.0, 0.0, 0),
+    ]
+    let seed: (StoreEngine) -> String = { engine in
+      let writer = engine.name == "sqlite" ? "" : ", writer"
+      let values = rows.map { row in
+        "('anna', 5, '\(row.0)', \(row.1), \(row.2), \(row.3), \(row.4)\(engine.name == "sqlite" ? "" : ", \(row.5)"))"
+      }
+      return """
+        INSERT INTO history_cells(user_id, precision, cell, hour, fixes, latitude_sum, longitude_sum\(writer))
+        VALUES \(values.joined(separator: ", "));
+        """
+    }
+    try await engine.withDatabase(before: "2026-12-02 history cells per day", seed: seed) { store in
+      func days(_ periods: Range<Int64>) async throws -> [HistoryCluster] {
+        try await store.countedClusters(
+          owner: "anna", precision: 5, span: .day, periods: periods, ranges: [HistoryCells.range("")])
+      }
+      let first = try await days(20_000..<20_001)
+      #expect(first.map(\.geohash) == ["u8vxn"] && first.map(\.count) == [3])
+      #expect(abs((first.first?.latitude ?? 0) - 151.35 / 3) < 1e-9)
+      #expect(try await days(20_001..<20_002).map(\.count) == [4])
+      #expect(try await days(0..<30_000).map(\.count) == [7])
+      // The hours' rows are as they were.
+      let hours = try await store.countedClusters(
+        owner: "anna", precision: 5, span: .hour, periods: 480_000..<480_024, ranges: [HistoryCells.range("")])
+      #expect(hours.map(\.count) == [3])
+    }
+  }
 }

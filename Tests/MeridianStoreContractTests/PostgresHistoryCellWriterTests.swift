@@ -20,13 +20,97 @@ struct PostgresHistoryCellWriterTests {
   static let start: Int64 = 1_757_462_400_000
 
   @Test func countingTheSameCellOnTwoConnectionsDoesNotWait() async throws {
+    try await Self.withAnnasThreeFixes { store, raw, fixes in
+      try await Self.onTwoConnectionsOfOneBackendRow(raw) { first, second in
+        // The first holds its count of a copy of the first fix (a second later) in an open transaction; the
+        // second counts a copy of the second fix meanwhile, and must not wait for it.
+        try await Self.run("BEGIN", on: first)
+        try await Self.run(Self.copy(fixes[0].timestamp), on: first)
+        let firstRow = try await Self.transactionRow(of: first)
+        try await Self.run("SET lock_timeout = '5s'", on: second)
+        // Transaction ids are the cluster's: other tests' writes between the two can make them equal modulo 8
+        // (then they share a row, as the writer rule allows); the second starts again with the next id.
+        for _ in 0..<8 {
+          try await Self.run("BEGIN", on: second)
+          if try await Self.transactionRow(of: second) != firstRow { break }
+          try await Self.run("ROLLBACK", on: second)
+        }
+        try await Self.run(Self.copy(fixes[1].timestamp), on: second)
+        try await Self.run("COMMIT", on: second)
+        try await Self.run("COMMIT", on: first)
+      }
+
+      // The cell's rows add up to its five fixes, at their mean position, at every length, per hour and per day.
+      let latitudes = fixes.map(\.latitude) + [fixes[0].latitude, fixes[1].latitude]
+      for (counted, clusters) in try await Self.countsOfTheFirstHourAndDay(store) {
+        #expect(clusters.map(\.count) == [5], "\(counted)")
+        let mean = latitudes.reduce(0, +) / 5
+        #expect(clusters.allSatisfy { abs($0.latitude - mean) < 1e-9 }, "\(counted)")
+      }
+      // Deleting the history (on another connection) leaves no row of it: no count, no sum of positions.
+      #expect(try await Self.cellRows(raw, "history_cells") >= 5)
+      #expect(try await Self.cellRows(raw, "history_cell_days") >= 5)
+      #expect(try await store.deleteHistory(owner: "anna", filter: HistoryFilter()) == 5)
+      #expect(try await Self.cellRows(raw, "history_cells") == 0)
+      #expect(try await Self.cellRows(raw, "history_cell_days") == 0)
+    }
+  }
+
+  /// A deletion whose fold stores a cell's row under the writer of a commit still under way that created that row
+  /// (its transaction's id equal modulo 8): the fold waits for the commit, then adds to its row. (The fold failed
+  /// there with a duplicate key, and the deletion with it; a day's row, shared by 24 hours, made it likelier.)
+  @Test func aDeletionAddsToTheRowACommitUnderWayCreated() async throws {
+    try await Self.withAnnasThreeFixes { store, raw, fixes in
+      try await raw.withDedicatedConnection { first in
+        try await raw.withDedicatedConnection { second in
+          // The first stores a copy of a fix under a writer that has no row of the cell yet.
+          let taken = try await Self.writers(on: first)
+          var firstRow: Int64 = -1
+          for _ in 0..<64 {
+            try await Self.run("BEGIN", on: first)
+            firstRow = try await Self.transactionRow(of: first)
+            if !taken.contains(firstRow) { break }
+            try await Self.run("ROLLBACK", on: first)
+          }
+          try #require(!taken.contains(firstRow))
+          try await Self.run(Self.copy(fixes[0].timestamp), on: first)
+          // The second deletes another fix of the cell under the same writer: its fold waits for the first.
+          var secondRow: Int64 = -1
+          for _ in 0..<64 {
+            try await Self.run("BEGIN", on: second)
+            secondRow = try await Self.transactionRow(of: second)
+            if secondRow == firstRow { break }
+            try await Self.run("ROLLBACK", on: second)
+          }
+          try #require(secondRow == firstRow)
+          try await Self.run("SET LOCAL lock_timeout = '10s'", on: second)
+          let deleting = Task {
+            try await Self.run("DELETE FROM fixes WHERE timestamp = \(fixes[1].timestamp)", on: second)
+          }
+          try await Task.sleep(for: .milliseconds(300))
+          try await Self.run("COMMIT", on: first)
+          try await deleting.value
+          try await Self.run("COMMIT", on: second)
+        }
+      }
+      // Three fixes, one copy added, one deleted: three, in the hour's and the day's counts, at every length.
+      for (counted, clusters) in try await Self.countsOfTheFirstHourAndDay(store) {
+        #expect(clusters.map(\.count) == [3], "\(counted)")
+      }
+    }
+  }
+
+  /// Runs `body` with a store of a database of its own in which Anna's phone stored three fixes a minute apart within
+  /// a few metres (one cell of every length, one hour), and a database client of its own for raw statements.
+  static func withAnnasThreeFixes(
+    _ body: (PostgresStore, PersistenceKitPostgres.PostgresDatabase, [LocationFix]) async throws -> Void
+  ) async throws {
     try await PostgresTestDatabase.with { database in
       let store = try await PostgresStore.open(url: database.url, maximumConnections: 2)
       do {
         _ = try await store.createAccount(
           id: "anna", credential: .email("anna@example.com"), passwordHash: nil, now: 0)
         _ = try await store.claimDevice("anna-phone", owner: "anna", now: 0)
-        // Three fixes a minute apart within a few metres: one cell of every length, one hour.
         let fixes = try (0..<3).map { index in
           try LocationFix(
             deviceID: "anna-phone", timestamp: Self.start + Int64(index) * 60_000,
@@ -34,46 +118,10 @@ struct PostgresHistoryCellWriterTests {
         }
         _ = try await store.insertFixes(
           [FixInsertBatch(userID: "anna", deviceID: "anna-phone", fixes: fixes)], now: Self.start)
-
         let raw = try await PersistenceKitPostgres.PostgresDatabase.open(
           url: try PostgresURL(database.url), maxConnections: 1)
         do {
-          try await Self.onTwoConnectionsOfOneBackendRow(raw) { first, second in
-            // The first holds its count of a copy of the first fix (a second later) in an open transaction; the
-            // second counts a copy of the second fix meanwhile, and must not wait for it.
-            try await Self.run("BEGIN", on: first)
-            try await Self.run(Self.copy(fixes[0].timestamp), on: first)
-            let firstRow = try await Self.transactionRow(of: first)
-            try await Self.run("SET lock_timeout = '5s'", on: second)
-            // Transaction ids are the cluster's: other tests' writes between the two can make them equal modulo 8
-            // (then they share a row, as the writer rule allows); the second starts again with the next id.
-            for _ in 0..<8 {
-              try await Self.run("BEGIN", on: second)
-              if try await Self.transactionRow(of: second) != firstRow { break }
-              try await Self.run("ROLLBACK", on: second)
-            }
-            try await Self.run(Self.copy(fixes[1].timestamp), on: second)
-            try await Self.run("COMMIT", on: second)
-            try await Self.run("COMMIT", on: first)
-          }
-
-          // The cell's rows add up to its five fixes, at their mean position, at every length, per hour and per day.
-          let latitudes = fixes.map(\.latitude) + [fixes[0].latitude, fixes[1].latitude]
-          for span in HistoryCells.Span.allCases {
-            let period = Self.start / span.milliseconds
-            for precision in HistoryCells.precisions {
-              let clusters = try await store.countedClusters(
-                owner: "anna", precision: precision, span: span, periods: period..<period + 1,
-                ranges: [(lower: "", upper: "~")])
-              #expect(clusters.map(\.count) == [5], "length \(precision), \(span)")
-              let mean = latitudes.reduce(0, +) / 5
-              #expect(clusters.allSatisfy { abs($0.latitude - mean) < 1e-9 }, "length \(precision), \(span)")
-            }
-          }
-          // Deleting the history (on another connection) leaves no row of it: no count, no sum of positions.
-          #expect(try await Self.cellRows(raw) > 5)
-          #expect(try await store.deleteHistory(owner: "anna", filter: HistoryFilter()) == 5)
-          #expect(try await Self.cellRows(raw) == 0)
+          try await body(store, raw, fixes)
         } catch {
           await raw.close()
           throw error
@@ -85,6 +133,31 @@ struct PostgresHistoryCellWriterTests {
       }
       await store.close()
     }
+  }
+
+  /// Anna's cells of every length counted in the hour and in the day of ``start``, each with what it is.
+  static func countsOfTheFirstHourAndDay(_ store: PostgresStore) async throws
+    -> [(counted: String, clusters: [HistoryCluster])]
+  {
+    var counts: [(counted: String, clusters: [HistoryCluster])] = []
+    for span in HistoryCells.Span.allCases {
+      let period = start / span.milliseconds
+      for precision in HistoryCells.precisions {
+        let clusters = try await store.countedClusters(
+          owner: "anna", precision: precision, span: span, periods: period..<period + 1,
+          ranges: [(lower: "", upper: "~")])
+        counts.append(("length \(precision), \(span)", clusters))
+      }
+    }
+    return counts
+  }
+
+  /// The writers that have rows of counts (per hour or per day).
+  static func writers(on connection: PostgresConnection) async throws -> Set<Int64> {
+    let rows = try await connection.query(
+      "SELECT writer::bigint FROM history_cells UNION SELECT writer::bigint FROM history_cell_days", logger: logger
+    ).collect()
+    return Set(try rows.map { try $0.decode(Int64.self) })
   }
 
   /// Runs `body` with two connections of their own whose backends' process ids are equal modulo the number of writer
@@ -116,12 +189,11 @@ struct PostgresHistoryCellWriterTests {
       "INSERT INTO fixes(timestamp, \(columns)) SELECT timestamp + 1000, \(columns) FROM fixes WHERE timestamp = \(timestamp)"
   }
 
-  /// How many rows of counts (per hour and per day) there are.
-  static func cellRows(_ database: PersistenceKitPostgres.PostgresDatabase) async throws -> Int64 {
+  /// How many rows of counts `table` (per hour or per day) holds.
+  static func cellRows(_ database: PersistenceKitPostgres.PostgresDatabase, _ table: String) async throws -> Int64 {
     try await database.withDedicatedConnection { connection in
-      let rows = try await connection.query(
-        "SELECT (SELECT count(*) FROM history_cells) + (SELECT count(*) FROM history_cell_days)", logger: logger
-      ).collect()
+      let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger)
+        .collect()
       return try #require(try rows.first?.decode(Int64.self))
     }
   }

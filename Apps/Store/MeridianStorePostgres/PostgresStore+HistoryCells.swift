@@ -27,7 +27,10 @@ extension PostgresSchema {
   /// The counts per UTC day (``HistoryCells/Span/day``) beside those per hour, as they are (rows per writer): counted
   /// from the hours' rows (into writer 0), then kept by the same statement triggers in the same statements. The
   /// count of a long period reads a day's row where it read 24 hours' (the map's "All time" of 5,000,000 fixes summed
-  /// about 16,000 hours' rows for a country's view).
+  /// about 16,000 hours' rows for a country's view). The fixes are locked against writes from the count to the
+  /// commit, so that nodes still running the release before (the old trigger, hours only) add no fix the days miss.
+  /// The fold of the new trigger function adds to a row that a commit under way created meanwhile (a day's row is
+  /// shared by its 24 hours) instead of failing on its key.
   static let historyCellDays = """
     CREATE TABLE history_cell_days(
       user_id text NOT NULL,
@@ -40,10 +43,11 @@ extension PostgresSchema {
       longitude_sum double precision NOT NULL,
       PRIMARY KEY (user_id, precision, cell, day, writer)
     );
+    LOCK TABLE fixes IN SHARE MODE;
     INSERT INTO history_cell_days(user_id, precision, cell, day, fixes, latitude_sum, longitude_sum)
       SELECT user_id, precision, cell, hour / 24, sum(fixes), sum(latitude_sum), sum(longitude_sum)
       FROM history_cells GROUP BY user_id, precision, cell, hour / 24 HAVING sum(fixes) <> 0;
-    \(countFunction(writer: historyCellWriterByTransaction, spans: HistoryCells.Span.allCases))
+    \(countFunction(writer: historyCellWriterByTransaction, spans: [.hour, .day], foldAddsToNewRows: true))
     """
 
   /// ``HistoryCells``: the fixes per owner, geohash length, cell and UTC hour (counted from the fixes stored so far,
@@ -113,7 +117,7 @@ extension PostgresSchema {
     "(pg_current_xact_id()::text::bigint % \(historyCellWriters))::smallint"
 
   /// The trigger function counting fixes into the rows of `writer` (an SQL expression, the row's `writer`), in the
-  /// table of each of `spans`.
+  /// table of each of `spans`; `foldAddsToNewRows` as in ``fold(writer:span:addsToNewRows:)``.
   ///
   /// Deleting fixes folds each cell and hour they leave into one row: its rows are locked in key order, deleted,
   /// and what they held less the deleted fixes is stored again — unless no fix is left, so that nothing of a deleted
@@ -122,12 +126,14 @@ extension PostgresSchema {
   /// `WITH`: the fold's own snapshot is then taken after the waits, so it sees the row another deletion's fold stored
   /// while this one waited for it (one statement's snapshot, taken before, would miss that row and leave these fixes
   /// counted).
-  static func countFunction(writer: String, spans: [HistoryCells.Span] = [.hour]) -> String {
+  static func countFunction(writer: String, spans: [HistoryCells.Span] = [.hour], foldAddsToNewRows: Bool = false)
+    -> String
+  {
     """
     CREATE OR REPLACE FUNCTION history_cells_count() RETURNS trigger LANGUAGE plpgsql AS $cells$
     BEGIN
       IF TG_OP IN ('DELETE', 'UPDATE') THEN
-        \(spans.map { fold(writer: writer, span: $0) }.joined(separator: "\n    "))
+        \(spans.map { fold(writer: writer, span: $0, addsToNewRows: foldAddsToNewRows) }.joined(separator: "\n    "))
       END IF;
       IF TG_OP IN ('INSERT', 'UPDATE') THEN
         \(spans.map { counting(from: "added", sign: "", writer: writer, span: $0) }.joined(separator: "\n    "))
@@ -139,9 +145,18 @@ extension PostgresSchema {
   }
 
   /// The trigger function's statements taking the fixes of `removed` out of the table of `span`
-  /// (``countFunction(writer:spans:)``).
-  static func fold(writer: String, span: HistoryCells.Span) -> String {
+  /// (``countFunction(writer:spans:foldAddsToNewRows:)``). With `addsToNewRows`, the folded row is added to a row of
+  /// the same key that a commit under way inserted meanwhile (the migrations before the per-day counts failed there
+  /// with a duplicate key: their text is kept as it was applied).
+  static func fold(writer: String, span: HistoryCells.Span, addsToNewRows: Bool = false) -> String {
     let (table, period) = (span.table, span.column)
+    let conflict =
+      addsToNewRows
+      ? """
+
+          ON CONFLICT (user_id, precision, cell, \(period), writer) DO UPDATE SET fixes = c.fixes + excluded.fixes,
+            latitude_sum = c.latitude_sum + excluded.latitude_sum, longitude_sum = c.longitude_sum + excluded.longitude_sum
+      """ : ""
     return """
       PERFORM 1 FROM \(table) c
           JOIN (\(counted(from: "removed", sign: "", writer: writer, span: span))) AS k(u, p, cell, \(period), w, n, la, lo)
@@ -159,7 +174,7 @@ extension PostgresSchema {
             sum(f.longitude_sum) - k.lo
           FROM folded f JOIN k ON f.user_id = k.u AND f.precision = k.p AND f.cell = k.cell AND f.\(period) = k.\(period)
           GROUP BY k.u, k.p, k.cell, k.\(period), k.w, k.n, k.la, k.lo HAVING sum(f.fixes) <> k.n
-          ORDER BY 1, 2, 3, 4;
+          ORDER BY 1, 2, 3, 4\(conflict);
       """
   }
 

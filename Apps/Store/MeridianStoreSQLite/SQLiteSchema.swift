@@ -43,6 +43,7 @@ public enum SQLiteSchema {
     appendPlaceSearchPrefixMigrations(to: &migrator)  // SQLiteSchema+Places.swift
     appendVenueRatingInPlaceMigrations(to: &migrator)  // SQLiteSchema+Venues.swift
     appendPlaceAttributeRankingMigrations(to: &migrator)  // SQLiteSchema+Places.swift
+    appendHistoryCellDayMigrations(to: &migrator)  // SQLiteStore+HistoryCells.swift
     return migrator
   }()
 

@@ -9,6 +9,10 @@ extension SQLiteSchema {
   /// Appends the migrations of the history's per-hour cell counts.
   static func appendHistoryCellMigrations(to migrator: inout Migrator) {
     migrator.append(.sql("2026-11-29 history cells per hour", historyCells))
+  }
+
+  /// Appends the migration adding the counts per UTC day (after the migrations released before it).
+  static func appendHistoryCellDayMigrations(to migrator: inout Migrator) {
     migrator.append(.sql("2026-12-02 history cells per day", historyCellDays))
   }
 
