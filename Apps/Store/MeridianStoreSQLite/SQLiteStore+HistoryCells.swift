@@ -110,40 +110,44 @@ extension SQLiteSchema {
 extension SQLiteStore {
   /// One cell of one period of an owner's fixes.
   private struct CellPeriod: Hashable {
-    var span: HistoryCells.Span
     var precision: Int
     var cell: String
     var period: Int64
   }
 
-  /// Adds `user`'s fixes just inserted to the counts of every ``HistoryCells/Span``: one upsert per cell and period.
+  /// Adds `user`'s fixes just inserted to the counts of every ``HistoryCells/Span``: one upsert per cell and period
+  /// (the days added up from the hours' sums, not from the fixes again).
   static func countInHistoryCells(_ db: Database, user: UserID, _ inserted: [FixRow]) throws {
     guard !inserted.isEmpty else { return }
-    var sums: [CellPeriod: (fixes: Int, latitudes: Double, longitudes: Double)] = [:]
+    typealias Sum = (fixes: Int, latitudes: Double, longitudes: Double)
+    var hours: [CellPeriod: Sum] = [:]
     for row in inserted {
-      for span in HistoryCells.Span.allCases {
-        let period = row.fix.timestamp / span.milliseconds
-        for (offset, cell) in row.cells.enumerated() {
-          let key = CellPeriod(
-            span: span, precision: HistoryCells.precisions.lowerBound + offset, cell: cell, period: period)
-          let sum = sums[key] ?? (0, 0, 0)
-          sums[key] = (sum.fixes + 1, sum.latitudes + row.fix.latitude, sum.longitudes + row.fix.longitude)
-        }
+      let hour = row.fix.timestamp / HistoryCells.hour
+      for (offset, cell) in row.cells.enumerated() {
+        let key = CellPeriod(precision: HistoryCells.precisions.lowerBound + offset, cell: cell, period: hour)
+        let sum = hours[key] ?? (0, 0, 0)
+        hours[key] = (sum.fixes + 1, sum.latitudes + row.fix.latitude, sum.longitudes + row.fix.longitude)
       }
     }
-    var statements: [HistoryCells.Span: Statement] = [:]
-    for span in HistoryCells.Span.allCases {
-      statements[span] = try db.cachedStatement(
+    var days: [CellPeriod: Sum] = [:]
+    let hoursPerDay = HistoryCells.day / HistoryCells.hour
+    for (key, sum) in hours {
+      let day = CellPeriod(precision: key.precision, cell: key.cell, period: key.period / hoursPerDay)
+      let total = days[day] ?? (0, 0, 0)
+      days[day] = (total.fixes + sum.fixes, total.latitudes + sum.latitudes, total.longitudes + sum.longitudes)
+    }
+    for (span, sums) in [(HistoryCells.Span.hour, hours), (.day, days)] {
+      let statement = try db.cachedStatement(
         sql: """
           INSERT INTO \(span.table) VALUES (?, ?, ?, ?, ?, ?, ?)
           ON CONFLICT(user_id, precision, cell, \(span.column)) DO UPDATE SET fixes = fixes + excluded.fixes,
             latitude_sum = latitude_sum + excluded.latitude_sum, longitude_sum = longitude_sum + excluded.longitude_sum
           """)
-    }
-    for (key, sum) in sums {
-      try statements[key.span]?.execute(arguments: [
-        user.rawValue, key.precision, key.cell, key.period, sum.fixes, sum.latitudes, sum.longitudes,
-      ])
+      for (key, sum) in sums {
+        try statement.execute(arguments: [
+          user.rawValue, key.precision, key.cell, key.period, sum.fixes, sum.latitudes, sum.longitudes,
+        ])
+      }
     }
   }
 
