@@ -233,7 +233,7 @@ let package = Package(
     .target(
       name: "MeridianStoreTesting",
       dependencies: [
-        "MeridianStore", "MeridianStoreSQLite", "MeridianStorePostgres", "MeridianTestSupport",
+        "MeridianStore", "MeridianAPI", "MeridianStoreSQLite", "MeridianStorePostgres", "MeridianTestSupport",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "DomainKit", package: "DomainKit"),

@@ -84,10 +84,20 @@ struct PostgresHistoryCellWriterTests {
           }
           try #require(secondRow == firstRow)
           try await Self.run("SET LOCAL lock_timeout = '10s'", on: second)
+          let secondBackend = try await Self.backendID(of: second)
           let deleting = Task {
             try await Self.run("DELETE FROM fixes WHERE timestamp = \(fixes[1].timestamp)", on: second)
           }
-          try await Task.sleep(for: .milliseconds(300))
+          // The first commits only once the deletion waits for it (on the row its fold would store).
+          var waits = false
+          for _ in 0..<200 where !waits {
+            let rows = try await first.query(
+              "SELECT count(*) FROM pg_locks WHERE pid = \(secondBackend) AND NOT granted", logger: Self.logger
+            ).collect()
+            waits = try (rows.first?.decode(Int64.self) ?? 0) > 0
+            if !waits { try await Task.sleep(for: .milliseconds(50)) }
+          }
+          try #require(waits, "the deletion never waited for the commit under way")
           try await Self.run("COMMIT", on: first)
           try await deleting.value
           try await Self.run("COMMIT", on: second)
@@ -196,6 +206,12 @@ struct PostgresHistoryCellWriterTests {
         .collect()
       return try #require(try rows.first?.decode(Int64.self))
     }
+  }
+
+  /// The connection's backend's process id.
+  static func backendID(of connection: PostgresConnection) async throws -> Int32 {
+    let rows = try await connection.query("SELECT pg_backend_pid()", logger: logger).collect()
+    return try #require(try rows.first?.decode(Int32.self))
   }
 
   /// The connection's backend's process id modulo the writer rows.

@@ -27,7 +27,7 @@ extension PostgresSchema {
   /// The counts per UTC day (``HistoryCells/Span/day``) beside those per hour, as they are (rows per writer): counted
   /// from the hours' rows (into writer 0), then kept by the same statement triggers in the same statements. The
   /// count of a long period reads a day's row where it read 24 hours' (the map's "All time" of 5,000,000 fixes summed
-  /// about 16,000 hours' rows for a country's view). The fixes are locked against writes from the count to the
+  /// the rows of about 14,000 hours per cell). The fixes are locked against writes from the count to the
   /// commit, so that nodes still running the release before (the old trigger, hours only) add no fix the days miss.
   /// The fold of the new trigger function adds to a row that a commit under way created meanwhile (a day's row is
   /// shared by its 24 hours) instead of failing on its key.
