@@ -91,6 +91,12 @@ import Testing
     #expect(parts(20..<30) == ["hour 20..<30"])
     #expect(parts(24..<48) == ["day 1..<2"])
     #expect(parts(5..<5).isEmpty)
+    // The whole periods of a time range: none before 1970, none when the range holds no whole one.
+    #expect(HistoryCells.wholePeriods(from: 1, to: 49, length: 24) == 1..<2)
+    #expect(HistoryCells.wholePeriods(from: 24, to: 48, length: 24) == 1..<2)
+    #expect(HistoryCells.wholePeriods(from: 25, to: 47, length: 24).isEmpty)
+    #expect(HistoryCells.wholePeriods(from: -5, to: 30, length: 24) == 0..<1)
+    #expect(HistoryCells.wholePeriods(from: 50, to: 10, length: 24).isEmpty)
     // "All time", as the map asks it.
     #expect(parts(0..<(Int64.max / HistoryCells.hour)).first == "day 0..<\(Int64.max / HistoryCells.hour / 24)")
     for lower in Int64(0)..<50 {

@@ -5,6 +5,7 @@ import MeridianAPI
 import MeridianStore
 import MeridianStorePostgres
 import MeridianStoreTesting
+import MeridianTestSupport
 import PersistenceKitPostgres
 import PostgresNIO
 import Testing
@@ -88,16 +89,14 @@ struct PostgresHistoryCellWriterTests {
           let deleting = Task {
             try await Self.run("DELETE FROM fixes WHERE timestamp = \(fixes[1].timestamp)", on: second)
           }
-          // The first commits only once the deletion waits for it (on the row its fold would store).
-          var waits = false
-          for _ in 0..<200 where !waits {
+          // The first commits only once the deletion waits for it (on the row its fold would store; PostgreSQL
+          // announces no lock waiter).
+          try await waitUntil("the deletion to wait for the commit under way", timeout: .seconds(15)) {
             let rows = try await first.query(
               "SELECT count(*) FROM pg_locks WHERE pid = \(secondBackend) AND NOT granted", logger: Self.logger
             ).collect()
-            waits = try (rows.first?.decode(Int64.self) ?? 0) > 0
-            if !waits { try await Task.sleep(for: .milliseconds(50)) }
+            return try (rows.first?.decode(Int64.self) ?? 0) > 0
           }
-          try #require(waits, "the deletion never waited for the commit under way")
           try await Self.run("COMMIT", on: first)
           try await deleting.value
           try await Self.run("COMMIT", on: second)
@@ -216,8 +215,7 @@ struct PostgresHistoryCellWriterTests {
 
   /// The connection's backend's process id modulo the writer rows.
   static func backendRow(of connection: PostgresConnection) async throws -> Int32 {
-    let rows = try await connection.query("SELECT pg_backend_pid() % 8", logger: logger).collect()
-    return try #require(try rows.first?.decode(Int32.self))
+    try await backendID(of: connection) % 8
   }
 
   /// The writer row of the connection's transaction (its id modulo 8; taking the id if it had none).

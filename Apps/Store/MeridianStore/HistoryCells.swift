@@ -29,16 +29,23 @@ public enum HistoryCells {
     public var column: String { self == .hour ? "hour" : "day" }
   }
 
+  /// The whole periods of `length` from `start` to `end` (numbered from 0 at 1970, as `value / length`): from the
+  /// first that starts at or after `start` to the last that ends at or before `end`; empty when none does. (No fix is
+  /// dated before 1970: what is before counts from 0.)
+  public static func wholePeriods(from start: Int64, to end: Int64, length: Int64) -> Range<Int64> {
+    let (start, end) = (max(0, start), max(0, end))
+    let first = start / length + (start % length > 0 ? 1 : 0)
+    return first..<max(first, end / length)
+  }
+
   /// The whole UTC hours `hours` as the fewest counted periods: the whole days within them, and the hours before the
   /// first and after the last (each part non-empty; all hours when no whole day is within them).
   public static func periods(hours: Range<Int64>) -> [(span: Span, periods: Range<Int64>)] {
     guard !hours.isEmpty else { return [] }
     let perDay = day / hour
-    // The days from the first that starts at or after the first hour to the last that ends at or before the end.
-    // (No fix is dated before 1970.)
-    let firstDay = hours.lowerBound / perDay + (hours.lowerBound % perDay > 0 ? 1 : 0)
-    let endDay = hours.upperBound / perDay
-    guard hours.lowerBound >= 0, firstDay < endDay else { return [(.hour, hours)] }
+    let days = wholePeriods(from: hours.lowerBound, to: hours.upperBound, length: perDay)
+    guard hours.lowerBound >= 0, !days.isEmpty else { return [(.hour, hours)] }
+    let (firstDay, endDay) = (days.lowerBound, days.upperBound)
     let parts: [(span: Span, periods: Range<Int64>)] = [
       (.hour, hours.lowerBound..<firstDay * perDay), (.day, firstDay..<endDay),
       (.hour, endDay * perDay..<hours.upperBound),

@@ -62,22 +62,19 @@ struct HistoryMapFeature: Sendable {
     let store = environment.store
     let hour = HistoryCells.hour
     let (start, end) = (filter.range.start, filter.range.end)
-    // The whole hours: from the first that starts at or after `start` to the last that ends at or before `end`.
-    // (No fix is dated before 2000: an hour before 1970 starts none.)
-    let first = start.map { max(0, $0) / hour + (max(0, $0) % hour == 0 ? 0 : 1) } ?? 0
-    let last = end.map { max(0, $0) / hour } ?? Int64.max / hour
-    guard filter.minimumAccuracy == nil, filter.kinds.isEmpty, first < last else {
+    let hours = HistoryCells.wholePeriods(from: start ?? 0, to: end ?? Int64.max, length: hour)
+    guard filter.minimumAccuracy == nil, filter.kinds.isEmpty, !hours.isEmpty else {
       return try await store.clusters(owner: user, filter: filter, precision: precision, box: box)
     }
     let ranges = HistoryCells.ranges(covering: box, maxLength: precision)
     var parts: [[HistoryCluster]] = []
-    for (span, periods) in HistoryCells.periods(hours: first..<last) {
+    for (span, periods) in HistoryCells.periods(hours: hours) {
       parts.append(
         try await store.countedClusters(
           owner: user, precision: precision, span: span, periods: periods, ranges: ranges
         ).filter { HistoryCells.cell($0.geohash, meets: box) })
     }
-    for edge in [start.map { ($0, first * hour) }, end.map { (last * hour, $0) }] {
+    for edge in [start.map { ($0, hours.lowerBound * hour) }, end.map { (hours.upperBound * hour, $0) }] {
       guard let (from, to) = edge, from < to else { continue }
       var part = filter
       part.range = TimeRange(start: from, end: to)
