@@ -57,13 +57,13 @@ public enum HistoryCells {
   /// The most geohash ranges a view is read through (``ranges(covering:maxLength:)``).
   public static let maxRanges = 32
 
-  /// Half-open text ranges of geohashes (each from a cell to past another of the same length) that together hold
-  /// every geohash of a point of `box` (which may cross the antimeridian): the cells of the longest length (at most
+  /// Half-open text ranges of geohashes (each from a cell to past another of the same length) that together hold every
+  /// geohash of a point of `box` (which may cross the antimeridian): the cells of the longest length (at most
   /// `maxLength`, at most 6 characters, at most 1,024 cells) whose runs of consecutive cells number at most
-  /// ``maxRanges``, or everything for a view too wide. What the fixes' `(user_id, geohash6)` index and the counts
-  /// of one length (per hour and per day) are read through: a 25 × 17 km screen in Kyiv reads about 36 5-letter cells of 3.1 × 4.9
-  /// km there, not the four 4-letter cells of 25 × 20 km that 16 whole-letter prefixes were, every row outside the view
-  /// a row fetched for nothing.
+  /// ``maxRanges``, or everything for a view too wide. What the fixes' `(user_id, geohash6)` index and the counts of
+  /// one length (per hour and per day) are read through: a 25 × 17 km screen in Kyiv reads about 36 5-letter cells of
+  /// 3.1 × 4.9 km there, not the four 4-letter cells of 25 × 20 km that 16 whole-letter prefixes were, every row
+  /// outside the view a row fetched for nothing.
   public static func ranges(covering box: BoundingBox, maxLength: Int = 6) -> [(lower: String, upper: String)] {
     let longest = min(max(maxLength, 1), 6)
     // One covering, the finest of at most 1,024 cells; each shorter length's cells are its cells' parents.
