@@ -13,6 +13,10 @@ public enum HistoryCells {
   public static let hour: Int64 = 3_600_000
   /// The length of a counted day in milliseconds: a fix counts in day `timestamp / day` (UTC), 24 hours.
   public static let day: Int64 = 86_400_000
+  /// Where a period without an end is read to: the end of the last whole day before `Int64.max`, 292 million years
+  /// from 1970 (the server refuses fixes dated more than minutes ahead), so that such a period is whole days, with
+  /// no hours left at its end to read.
+  public static let openEnd: Int64 = Int64.max / day * day
 
   /// A period the fixes are counted per: each has its own table of counts.
   public enum Span: Sendable, Hashable, CaseIterable {
@@ -36,6 +40,12 @@ public enum HistoryCells {
     let (start, end) = (max(0, start), max(0, end))
     let first = start / length + (start % length > 0 ? 1 : 0)
     return first..<max(first, end / length)
+  }
+
+  /// The whole UTC hours of `range` (``wholePeriods(from:to:length:)``): an open start from 1970, an open end
+  /// through ``openEnd``.
+  public static func wholeHours(of range: TimeRange) -> Range<Int64> {
+    wholePeriods(from: range.start ?? 0, to: range.end ?? openEnd, length: hour)
   }
 
   /// The whole UTC hours `hours` as the fewest counted periods: the whole days within them, and the hours before the

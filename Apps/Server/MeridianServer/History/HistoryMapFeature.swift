@@ -55,14 +55,15 @@ struct HistoryMapFeature: Sendable {
   /// The fixes of `filter` counted per geohash cell of `precision`, of the cells that meet `box`, the fullest first:
   /// the whole UTC days of the period from the store's per-day counts, the whole hours left at its ends from the
   /// per-hour counts (``HistoryCells/periods(hours:)``), the parts of an hour at its ends from the fixes themselves
-  /// (those inside `box`). A filter the counts don't keep (accuracy, kinds) is counted from the fixes.
+  /// (those inside `box`); a period without an end is whole days (``HistoryCells/wholeHours(of:)``). A filter the
+  /// counts don't keep (accuracy, kinds) is counted from the fixes.
   func cells(_ user: UserID, _ filter: HistoryFilter, precision: Int, box: BoundingBox) async throws
     -> [HistoryCluster]
   {
     let store = environment.store
     let hour = HistoryCells.hour
     let (start, end) = (filter.range.start, filter.range.end)
-    let hours = HistoryCells.wholePeriods(from: start ?? 0, to: end ?? Int64.max, length: hour)
+    let hours = HistoryCells.wholeHours(of: filter.range)
     guard filter.minimumAccuracy == nil, filter.kinds.isEmpty, !hours.isEmpty else {
       return try await store.clusters(owner: user, filter: filter, precision: precision, box: box)
     }
