@@ -32,7 +32,8 @@ struct BenchmarkDatabase {
   /// when that exists (`Tools/postgres` makes it, with PostGIS), else as an empty database in which the migrations
   /// create PostGIS; it is dropped at the end. Without the variable, `Tools/postgres start` runs a cluster in
   /// `MERIDIAN_POSTGRES_DIR` (default `$TMPDIR/meridian-bench-postgres-<uid>`, apart from the tests' cluster), and
-  /// the run stops and deletes it at the end unless it was running before.
+  /// the run stops and deletes it at the end unless it was running before. `BENCH_KEEP_DATABASE=1` keeps
+  /// the database and the cluster, to look at the run's statements at its sizes afterwards.
   static func make(_ engine: BenchmarkEngine, directory: URL) throws -> BenchmarkDatabase {
     switch engine {
     case .sqlite:
@@ -88,8 +89,10 @@ struct BenchmarkDatabase {
     return BenchmarkDatabase(
       configure: { $0.database = .postgres(url: url) }, description: shown.string ?? name,
       remove: {
-        _ = try? sql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
-        stopCluster()
+        if environment["BENCH_KEEP_DATABASE"] != "1" {
+          _ = try? sql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+          stopCluster()
+        }
       })
   }
 
