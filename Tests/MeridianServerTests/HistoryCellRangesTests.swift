@@ -99,7 +99,9 @@ import Testing
     #expect(HistoryCells.wholePeriods(from: -5, to: 30, length: 24) == 0..<1)
     #expect(HistoryCells.wholePeriods(from: 50, to: 10, length: 24).isEmpty)
     // "All time", as the map asks it: whole days only (one statement, no hours read at the open end).
-    #expect(parts(HistoryCells.wholeHours(of: TimeRange(start: nil, end: nil))) == ["day 0..<\(Int64.max / HistoryCells.day)"])
+    #expect(
+      parts(HistoryCells.wholeHours(of: TimeRange(start: nil, end: nil))) == ["day 0..<\(Int64.max / HistoryCells.day)"]
+    )
     #expect(HistoryCells.wholeHours(of: TimeRange(start: 1, end: 7_200_000)) == 1..<2)
     for lower in Int64(0)..<50 {
       for upper in lower..<(lower + 100) {
