@@ -64,6 +64,55 @@ import Testing
     }
   }
 
+  /// Statements a body sends last without waiting (`PostgresTransactionEnd`) run before `COMMIT`, in order, and
+  /// their results come back; the lock one of them takes is held to the commit, as any transaction's.
+  @Test func theStatementsSentLastCommitWithTheTransactionAndAnswerInOrder() async throws {
+    try await TestCluster.withFreshDatabase { database in
+      try await database.execute("CREATE TABLE t(x int)")
+      let (value, results) = try await database.withTransaction(endingWith: { connection in
+        _ = try await connection.query("INSERT INTO t VALUES (1)", logger: database.logger).collect()
+        return PostgresTransactionEnd(
+          "body",
+          pending: [
+            connection.query("INSERT INTO t VALUES (2) RETURNING x", logger: database.logger),
+            connection.query(
+              "SELECT count(*)::int FROM t, (SELECT pg_advisory_xact_lock(77)) AS locked", logger: database.logger),
+          ])
+      })
+      #expect(value == "body")
+      #expect(results.count == 2)
+      #expect(try results[0].rows.first?.decode(Int.self) == 2)
+      #expect(try results[1].rows.first?.decode(Int.self) == 2)
+      #expect(try await database.integer("SELECT sum(x) FROM t") == 3)
+      // The transaction-scoped lock ended with the commit: another session takes it at once.
+      #expect(try await database.integer("SELECT pg_try_advisory_xact_lock(77)::int") == 1)
+    }
+  }
+
+  /// A statement sent last that fails rolls the whole transaction back, and its error is thrown.
+  @Test func aStatementSentLastThatFailsRollsEverythingBack() async throws {
+    try await TestCluster.withFreshDatabase { database in
+      try await database.execute("CREATE TABLE t(x int PRIMARY KEY)")
+      await #expect {
+        try await database.withTransaction(endingWith: { connection in
+          _ = try await connection.query("INSERT INTO t VALUES (1)", logger: database.logger).collect()
+          return PostgresTransactionEnd(
+            0,
+            pending: [
+              connection.query("INSERT INTO t VALUES (2)", logger: database.logger),
+              connection.query("INSERT INTO t VALUES (1)", logger: database.logger),
+            ])
+        })
+      } throws: { error in
+        PostgresDatabase.sqlState(of: error) == "23505"
+      }
+      #expect(try await database.integer("SELECT count(*) FROM t") == 0)
+      // The connection went back to the pool outside any transaction.
+      try await database.execute("INSERT INTO t VALUES (3)")
+      #expect(try await database.integer("SELECT count(*) FROM t") == 1)
+    }
+  }
+
   @Test func retriesSerializationFailuresWhenAsked() async throws {
     try await TestCluster.withFreshDatabase { database in
       try await database.execute("CREATE TABLE t(x int)")
