@@ -52,6 +52,17 @@ public struct PostgresCalls: Sendable {
     }
   }
 
+  /// Runs `body` in a transaction whose last statements `COMMIT` follows at once
+  /// (``PersistenceKitPostgres/PostgresDatabase/withTransaction(isolation:retries:timeout:endingWith:)``).
+  public func withTransaction<T: Sendable>(
+    isolation: PostgresIsolationLevel = .readCommitted, retries: Int = 0, timeout: Duration? = nil,
+    endingWith body: @escaping @Sendable (PostgresConnection) async throws -> PostgresTransactionEnd<T>
+  ) async throws -> (value: T, results: [PostgresQueryResult]) {
+    try await Self.translating {
+      try await database.withTransaction(isolation: isolation, retries: retries, timeout: timeout, endingWith: body)
+    }
+  }
+
   /// `body`'s result; its failure to reach the database (a deadline passed, the connection refused or lost) as
   /// ``StoreUnavailableError``, any other error as it is.
   static func translating<T: Sendable>(_ body: () async throws -> T) async throws -> T {

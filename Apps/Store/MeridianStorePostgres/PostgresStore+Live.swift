@@ -144,19 +144,21 @@ extension PostgresStore: LiveLog {
   /// on commit. Each entry is a request's owner, device and the timestamps it stored (duplicates left out; `live`
   /// holds only the live batches, ``FixInsertBatch/isLive``). Taken
   /// last, the lock makes concurrent commits wait for each other only for this statement and the commit itself.
+  /// Returns the statements sent, not awaited: the caller queues `COMMIT` right behind them
+  /// (``PersistenceKitPostgres/PostgresTransactionEnd``), so the lock is not held while this process takes its turn.
   static func appendInCommitOrder(
     live: [(user: UserID, device: DeviceID, timestamps: [Int64])],
     evaluated: [(user: UserID, device: DeviceID, timestamps: [Int64])],
     answers: [(user: String, key: String, body: Data)], now: Int64, on connection: PostgresConnection,
     logger: Logger
-  ) async throws {
+  ) -> [EventLoopFuture<PostgresQueryResult>] {
     let live = live.filter { !$0.timestamps.isEmpty }
     let evaluated = evaluated.filter { !$0.timestamps.isEmpty }
-    guard !live.isEmpty || !evaluated.isEmpty || !answers.isEmpty else { return }
+    guard !live.isEmpty || !evaluated.isEmpty || !answers.isEmpty else { return [] }
     // One list of entries, each marked for the live log or the geofence queue, appended by two INSERTs of the
     // same shape in their order.
     let entries = live.map { (entry: $0, queued: false) } + evaluated.map { (entry: $0, queued: true) }
-    let rows = try await connection.query(
+    let append: EventLoopFuture<PostgresQueryResult> = connection.query(
       """
       WITH lock AS MATERIALIZED (SELECT pg_advisory_xact_lock(\(liveLogLock))),
       answered AS (
@@ -185,19 +187,26 @@ extension PostgresStore: LiveLog {
       )
       SELECT max(sequence), pg_notify(\(liveChannel), 'c:' || max(sequence)) FROM live HAVING count(*) > 0
       """, logger: logger
-    ).collect()
-    let newest = try rows.first?.makeRandomAccess()[0].decode(Int64?.self)
-    guard live.isEmpty || newest != nil else { throw PostgresStoreError.missingRow("live_log") }
+    ).flatMapThrowing { [appendsLive = !live.isEmpty] result in
+      // A live entry appended has a number (checked before the `COMMIT` queued behind it is answered).
+      let newest = try result.rows.first?.makeRandomAccess()[0].decode(Int64?.self)
+      guard !appendsLive || newest != nil else { throw PostgresStoreError.missingRow("live_log") }
+      return result
+    }
     // Now and then (about one commit in 256), the entries older than the retention go, under the same lock.
     if !live.isEmpty, UInt8.random(in: 0...255) == 0 {
-      _ = try await connection.query(
-        """
-        WITH pruned AS (DELETE FROM live_log WHERE committed_at < \(now - liveLogRetention) RETURNING sequence)
-        UPDATE live_log_state SET pruned_through = GREATEST(pruned_through, (SELECT max(sequence) FROM pruned))
-        WHERE id = 1 AND EXISTS (SELECT 1 FROM pruned)
-        """, logger: logger
-      ).collect()
+      return [
+        append,
+        connection.query(
+          """
+          WITH pruned AS (DELETE FROM live_log WHERE committed_at < \(now - liveLogRetention) RETURNING sequence)
+          UPDATE live_log_state SET pruned_through = GREATEST(pruned_through, (SELECT max(sequence) FROM pruned))
+          WHERE id = 1 AND EXISTS (SELECT 1 FROM pruned)
+          """, logger: logger
+        ),
+      ]
     }
+    return [append]
   }
 
   /// The `SELECT` of `columns` of the first `limit` entries of `table` (a live log or the geofence queue, each entry's

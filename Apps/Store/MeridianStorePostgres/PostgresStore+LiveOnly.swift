@@ -73,23 +73,27 @@ extension PostgresStore {
     of users: [String], wholeHistory: Bool = false, on connection: PostgresConnection, logger: Logger
   ) async throws -> Int {
     guard !users.isEmpty else { return 0 }
-    return try await count(
-      """
-      WITH last AS (
-        SELECT DISTINCT ON (user_id) user_id, timestamp, id FROM fixes
-        WHERE user_id = ANY(\(users)::text[]) AND timestamp <= received_at
-        ORDER BY user_id, timestamp DESC, id DESC
-      ), deleted AS (
-        DELETE FROM fixes f USING last, users u
-        WHERE f.user_id = last.user_id AND u.id = f.user_id AND u.live_only_since IS NOT NULL
-          AND (\(wholeHistory) OR f.received_at >= u.live_only_since)
-          AND (f.timestamp, f.id) < (last.timestamp, last.id)
-          AND NOT EXISTS (
-            SELECT 1 FROM geofence_queue q
-            WHERE q.user_id = f.user_id AND q.device_id = f.device_id AND f.timestamp = ANY(q.timestamps))
-        RETURNING 1
-      )
-      SELECT count(*) FROM deleted
-      """, on: connection, logger: logger)
+    return try await count(keepLastPositionQuery(of: users, wholeHistory: wholeHistory), on: connection, logger: logger)
+  }
+
+  /// The statement of ``keepLastPosition(of:wholeHistory:on:logger:)``: one row, the count of fixes deleted.
+  static func keepLastPositionQuery(of users: [String], wholeHistory: Bool = false) -> PostgresQuery {
+    """
+    WITH last AS (
+      SELECT DISTINCT ON (user_id) user_id, timestamp, id FROM fixes
+      WHERE user_id = ANY(\(users)::text[]) AND timestamp <= received_at
+      ORDER BY user_id, timestamp DESC, id DESC
+    ), deleted AS (
+      DELETE FROM fixes f USING last, users u
+      WHERE f.user_id = last.user_id AND u.id = f.user_id AND u.live_only_since IS NOT NULL
+        AND (\(wholeHistory) OR f.received_at >= u.live_only_since)
+        AND (f.timestamp, f.id) < (last.timestamp, last.id)
+        AND NOT EXISTS (
+          SELECT 1 FROM geofence_queue q
+          WHERE q.user_id = f.user_id AND q.device_id = f.device_id AND f.timestamp = ANY(q.timestamps))
+      RETURNING 1
+    )
+    SELECT count(*) FROM deleted
+    """
   }
 }

@@ -61,8 +61,10 @@ extension PostgresStore {
 
 extension PostgresStore {
   /// The rows of `statement`, prepared on `connection` the first time it runs there. PostgresNIO keeps a
-  /// preparation's failure for the connection's life (every later run of the statement on it fails alike), so
-  /// when the server refused it the connection is closed, and the pool replaces it.
+  /// preparation's failure for the connection's life (every later run of the statement on it fails alike), so when
+  /// the server refused the statement the connection is closed, and the pool replaces it — unless the error is one
+  /// only a run raises, on the rows (``isAnErrorOfTheRows(_:)``: a constraint, a missing partition, a deadlock), which
+  /// leaves the connection as it is, so that its transaction rolls back and can be tried again.
   static func runPrepared<Statement: PostgresPreparedStatement>(
     _ statement: Statement, on connection: PostgresConnection, logger: Logger
   ) async throws -> [Statement.Row] {
@@ -71,8 +73,16 @@ extension PostgresStore {
       for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
       return rows
     } catch let error as PSQLError where error.code == .server {
-      try? await connection.close()
+      if !isAnErrorOfTheRows(error) { try? await connection.close() }
       throw error
     }
+  }
+
+  /// Whether a server error is one that running a prepared statement raises, never preparing it: a data exception
+  /// (SQLSTATE class 22), an integrity constraint (23, a row without partition included), a serialization failure or
+  /// deadlock (40), a trigger's own exception (P0), a lock not available (55P03) or a cancelled statement (57014).
+  static func isAnErrorOfTheRows(_ error: PSQLError) -> Bool {
+    guard let state = error.serverInfo?[.sqlState] else { return false }
+    return ["22", "23", "40", "P0"].contains(String(state.prefix(2))) || state == "55P03" || state == "57014"
   }
 }

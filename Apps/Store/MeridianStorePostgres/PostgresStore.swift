@@ -181,4 +181,14 @@ extension PostgresStore {
   ) async throws -> Result {
     try await client.withTransaction(retries: 4, timeout: timeout, body)
   }
+
+  /// Runs `body` in a transaction as ``transaction(timeout:_:)`` does, `COMMIT` queued right behind the statements
+  /// `body` sent last without waiting (``PersistenceKitPostgres/PostgresTransactionEnd``); returns `body`'s value and
+  /// those statements' results.
+  func transaction<Result: Sendable>(
+    timeout: Duration? = nil,
+    endingWith body: @escaping @Sendable (PostgresConnection) async throws -> PostgresTransactionEnd<Result>
+  ) async throws -> (value: Result, results: [PostgresQueryResult]) {
+    try await client.withTransaction(retries: 4, timeout: timeout, endingWith: body)
+  }
 }
