@@ -372,6 +372,24 @@ struct AdminCommandTests {
     #expect(try await store.history(owner: anna, filter: HistoryFilter(), limit: 10, before: nil).isEmpty)
   }
 
+  /// A file's times obey the server's rule for every fix from outside: a point dated before 2000 (seconds read as
+  /// milliseconds), or far ahead of the clock (past the end of what the history map counts), refuses the whole file.
+  @Test func historyImportRefusesPointsDatedBefore2000OrAheadOfTheClock() async throws {
+    let sandbox = try AdminSandbox()
+    let store = try sandbox.store()
+    let anna = try await seedUser(store, email: "anna@example.com")
+    let file = sandbox.path("anna.csv")
+    for (stamp, words) in [("1999-12-31T23:59:59Z", "before 2000-01-01"), ("2400-01-01T00:00:00Z", "s ahead of")] {
+      try "timestamp,latitude,longitude\n2026-11-01T08:00:00Z,50.45,30.52\n\(stamp),50.45,30.52\n"
+        .write(toFile: file, atomically: true, encoding: .utf8)
+      let refused = try await sandbox.admin(["history", "import", "--user", "anna@example.com", file])
+      #expect(refused.status == 1, "\(refused)")
+      #expect(refused.stderr.contains("point 2"), "\(refused.stderr)")
+      #expect(refused.stderr.contains(words) && refused.stderr.contains("Nothing was imported"), "\(refused.stderr)")
+    }
+    #expect(try await store.history(owner: anna, filter: HistoryFilter(), limit: 10, before: nil).isEmpty)
+  }
+
   /// A zone that stores nothing holds for a file the admin imports as for every fix that arrives: the points inside it
   /// are not stored, those outside it and inside a zone that only hides are.
   @Test func historyImportLeavesOutPointsInAZoneThatStoresNothing() async throws {

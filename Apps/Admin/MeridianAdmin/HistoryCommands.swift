@@ -151,7 +151,8 @@ struct HistoryCommand: AsyncParsableCommand {
       abstract: "Merge a GPX, CSV, GeoJSON or Google export into a user's history; fixes already stored are skipped.",
       discussion: """
         The file is streamed twice in 64 KiB chunks, so memory stays small whatever its size: first every record is
-        checked (a bad record names its line and nothing is stored), then the fixes are stored in batches with a
+        checked (a bad record names its line and nothing is stored; a point dated before 2000 or more than 5 minutes
+        ahead of the clock is refused, as the server refuses it), then the fixes are stored in batches with a
         progress bar (bytes, points, rate, time left) on a terminal. Points without a time (valid in GPX, where
         <time> is optional) can't be history: they are skipped, counted and their first lines named; a file with no
         timed point stores nothing. Fixes are identified by device and timestamp, so importing the same file twice
@@ -201,17 +202,25 @@ struct HistoryCommand: AsyncParsableCommand {
         let chosen = device.map { DeviceID($0) }
         let deviceOf: @Sendable (LocationFix) -> DeviceID = { chosen ?? $0.deviceID ?? fallback }
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
-        // First reading: every record checked, the devices named; nothing stored.
+        // First reading: every record checked (its time as the server checks an upload's), the devices named;
+        // nothing stored.
+        let now = Timestamp.milliseconds(Date())
         var read = 0
         var devices = Set<DeviceID>()
         let reading: HistoryFileReading
         do {
           reading = try await format.read(contentsOf: url) { fixes, _ in
+            let first = read
             read += fixes.count
+            try FixTimes.check(fixes, now: now, futureSeconds: FixTimes.defaultFutureSeconds) {
+              "point \(first + $0 + 1)"
+            }
             for fix in fixes { devices.insert(deviceOf(fix)) }
           }
         } catch let error as FormatError {
           throw AdminError.failure("\(file): \(error.description). Nothing was imported.")
+        } catch let error as APIError {
+          throw AdminError.failure("\(file): \(error.message) Nothing was imported.")
         }
         if read == 0 && !reading.skipped.isEmpty {
           throw AdminError.failure("\(file) has no point with a time: \(reading.skipped). Nothing was imported.")
@@ -230,7 +239,6 @@ struct HistoryCommand: AsyncParsableCommand {
                 + "Nothing was imported.")
           }
         }
-        let now = Timestamp.milliseconds(Date())
         for deviceID in devices.sorted() {
           guard try await database.store.claimDevice(deviceID, owner: id, now: now) else {
             throw AdminError.failure("Device '\(deviceID)' was just claimed by another user.")

@@ -1,11 +1,12 @@
 import Foundation
+import MeridianAPI
 
 /// What one account, client address or device may do, so that no single one can guess passwords, flood the
 /// database or hold the server's resources. Every limit is per server process (several nodes each count their
 /// own); `docs/security.md` explains each. A limit of 0 turns that limit off.
 public struct ServerLimits: Sendable, Hashable {
   /// How far ahead of the server's clock a fix may be dated, in seconds (devices' clocks drift a little).
-  public var futureFixSeconds = 300
+  public var futureFixSeconds = FixTimes.defaultFutureSeconds
   /// Fixes one account may upload per minute, every route together (a phone sends about 60).
   public var fixesPerAccountPerMinute = 30_000
   /// Fixes one account may import from history files per day (`POST /v1/history/import`), counted apart from the

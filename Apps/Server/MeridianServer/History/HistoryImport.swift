@@ -104,7 +104,7 @@ struct HistoryImport: Sendable {
         read += fixes.count
         await progress(
           Progress(storing: false, format: format, bytesRead: bytesRead, read: read, stored: 0, duplicates: 0))
-        try FixIngest.checkTimes(fixes, now: now, futureSeconds: limits.futureFixSeconds) { "fixes[\(first + $0)]" }
+        try FixTimes.check(fixes, now: now, futureSeconds: limits.futureFixSeconds) { "fixes[\(first + $0)]" }
         for fix in fixes where devices.count <= 100 {
           let named = fix.deviceID ?? fallback
           if devices[named] == nil { devices[named] = try FixIngest.checkedDeviceID(named.rawValue) }

@@ -18,10 +18,6 @@ struct FixIngest: Sendable {
   /// from the live updates' signal) and after a few seconds anyway (a change made by the admin CLI).
   let zones = LookupCache<UserID, [PrivacyZone]>(lifetime: 5_000, capacity: 10_000)
 
-  /// The earliest time a fix may carry: 2000-01-01T00:00:00Z. Anything earlier is a device without a clock, or
-  /// seconds sent as milliseconds (`1795656894` is January 1970).
-  static let earliestTimestamp: Int64 = 946_684_800_000
-
   /// Stores `batch` for `user` and returns its receipt once it is durably committed.
   ///
   /// - Throws: ``APIError`` `invalid_request` for an empty or oversized batch or a bad device id, `invalid_fix` for a
@@ -38,7 +34,7 @@ struct FixIngest: Sendable {
     }
     let device = try Self.checkedDeviceID(batch.deviceId.rawValue)
     let now = now()
-    try Self.checkTimes(batch.fixes, now: now, futureSeconds: limits.futureFixSeconds, name: name)
+    try FixTimes.check(batch.fixes, now: now, futureSeconds: limits.futureFixSeconds, name: name)
     let claim = try await store.claimDevice(
       device, owner: user, now: now, maxDevices: ServerLimits.active(limits.devicesPerAccount))
     try Self.check(claim, device: device)
@@ -76,33 +72,6 @@ struct FixIngest: Sendable {
     let device = text.trimmedOfWhitespace
     try Identifier.check(device, name: "deviceId")
     return DeviceID(device)
-  }
-
-  /// Refuses a batch with a fix dated before 2000 or more than `futureSeconds` ahead of `now`: the rule for every
-  /// fix from outside, uploaded or imported from a file. `name` names a fix by its index in `fixes` (`fixes[3]`).
-  /// - Throws: ``APIError`` `invalid_fix` naming the first such fix.
-  static func checkTimes(
-    _ fixes: [LocationFix], now: Int64, futureSeconds: Int, name: (Int) -> String = { "fixes[\($0)]" }
-  ) throws(APIError) {
-    let latest = now + Int64(futureSeconds) * 1000
-    for (index, fix) in fixes.enumerated() {
-      if fix.timestamp < earliestTimestamp {
-        let seconds = fix.timestamp >= earliestTimestamp / 1000 && fix.timestamp <= latest / 1000
-        throw APIError(
-          status: 400, code: .invalidFix,
-          message: "\(name(index)).timestamp \(fix.timestamp) is before 2000-01-01"
-            + (seconds
-              ? ": it looks like seconds, but timestamps are UTC milliseconds since 1970."
-              : "; timestamps are "
-                + "UTC milliseconds since 1970."))
-      }
-      if fix.timestamp > latest {
-        throw APIError(
-          status: 400, code: .invalidFix,
-          message: "\(name(index)).timestamp \(fix.timestamp) is more than \(futureSeconds) s ahead of the server's "
-            + "clock (\(now), UTC milliseconds since 1970); check the device's clock.")
-      }
-    }
   }
 
   /// Turns a claim other than `.claimed` into its error.
