@@ -63,7 +63,7 @@ extension PostgresStore {
   /// The rows of `statement`, prepared on `connection` the first time it runs there. PostgresNIO keeps a
   /// preparation's failure for the connection's life (every later run of the statement on it fails alike), so when
   /// the server refused the statement the connection is closed, and the pool replaces it — unless the error is one
-  /// only a run raises, on the rows (``isAnErrorOfTheRows(_:)``: a constraint, a missing partition, a deadlock), which
+  /// only a run raises, on the rows (``isAnErrorOfTheRows(_:)``: a constraint, a missing partition), which
   /// leaves the connection as it is, so that its transaction rolls back and can be tried again.
   static func runPrepared<Statement: PostgresPreparedStatement>(
     _ statement: Statement, on connection: PostgresConnection, logger: Logger
@@ -78,11 +78,12 @@ extension PostgresStore {
     }
   }
 
-  /// Whether a server error is one that running a prepared statement raises, never preparing it: a data exception
-  /// (SQLSTATE class 22), an integrity constraint (23, a row without partition included), a serialization failure or
-  /// deadlock (40), a trigger's own exception (P0), a lock not available (55P03) or a cancelled statement (57014).
+  /// Whether a server error is one that only running a prepared statement raises, never preparing it: a data
+  /// exception (SQLSTATE class 22), an integrity constraint (23, a row without partition included), a serialization
+  /// failure (40001) or a trigger's own exception (P0). Not a deadlock (40P01), a lock not available (55P03) or a
+  /// cancelled statement (57014): preparing waits for the locks of the tables the statement names, and can end so.
   static func isAnErrorOfTheRows(_ error: PSQLError) -> Bool {
     guard let state = error.serverInfo?[.sqlState] else { return false }
-    return ["22", "23", "40", "P0"].contains(String(state.prefix(2))) || state == "55P03" || state == "57014"
+    return ["22", "23", "P0"].contains(String(state.prefix(2))) || state == "40001"
   }
 }

@@ -683,7 +683,6 @@ public final class PostgresDatabase: Sendable {
     let end: PostgresTransactionEnd<T>
     do {
       end = try await body(connection)
-      _ = try await begin.get()
     } catch {
       do {
         _ = try await connection.query("ROLLBACK", logger: logger).collect()
@@ -693,12 +692,17 @@ public final class PostgresDatabase: Sendable {
       }
       throw error
     }
+    // `COMMIT` is queued before anything is awaited, right behind the statements the body sent last. Should `BEGIN`
+    // have failed, there is no transaction for it to commit (PostgreSQL only warns) and the call fails with
+    // `BEGIN`'s error, as when the body had awaited every statement.
     let commit: EventLoopFuture<PostgresQueryResult> = connection.query("COMMIT", logger: logger)
     var results: [PostgresQueryResult] = []
     do {
+      _ = try await begin.get()
       for statement in end.pending { results.append(try await statement.get()) }
     } catch {
-      // The transaction is aborted, so `COMMIT` rolls it back; its answer frees the connection for the pool.
+      // A statement the server refused aborted the transaction, so `COMMIT` rolls it back; its answer frees the
+      // connection for the pool.
       _ = try? await commit.get()
       throw error
     }
@@ -713,7 +717,9 @@ public struct PostgresTransactionEnd<Value: Sendable>: Sendable {
   /// The body's result.
   public var value: Value
   /// The last statements, in the order they were sent on the transaction's connection (with
-  /// `PostgresConnection.query(_:logger:)`'s future form, which queues a statement as it is called).
+  /// `PostgresConnection.query(_:logger:)`'s future form, which queues a statement as it is called). A future that
+  /// fails in this process (a check chained to it) can't stop the `COMMIT` queued behind it: the call then throws
+  /// although the transaction committed, so keep such checks for what can't happen.
   public var pending: [EventLoopFuture<PostgresQueryResult>]
 
   /// `value`, after `pending`.
