@@ -49,4 +49,46 @@ struct PostgresSpatialPlanTests {
       await store.close()
     }
   }
+
+  /// Right after 40,000 points were imported into a new database, the people seen near a point and a person's fixes
+  /// there (a promotion's eligible audience) are found through the GiST index on `fixes.location` of each month.
+  /// Before the importers' writer refreshed the planner's statistics of the months it filled, a person's fixes near
+  /// a point were read in full through the time index (months without statistics looked empty).
+  @Test func theFixesNearAPointAreFoundThroughTheGiSTIndexRightAfterAHistoryImport() async throws {
+    try await PostgresTestDatabase.withStoreForLoads { _, store in
+      // Two people's walks over Kyiv, a fix every 3 minutes through two months of 2024.
+      var walks: [UserID: [LocationFix]] = [:]
+      for (person, phase) in [("anna", 0.0), ("boris", 1.0)] {
+        let (user, device) = (UserID(person), DeviceID("\(person)-phone"))
+        _ = try await store.createAccount(
+          id: user, credential: .email("\(person)@example.com"), passwordHash: nil, now: 1)
+        #expect(try await store.claimDevice(device, owner: user, now: 1))
+        var writer = HistoryBatchWriter(store: store, user: user, now: 1) { _ in device }
+        let fixes = try (0..<20_000).map { index in
+          let heading = Double(index) * 0.002 + phase
+          return try LocationFix(
+            deviceID: device, timestamp: 1_706_000_000_000 + Int64(index) * 180_000,
+            latitude: 50.45 + 0.08 * sin(heading * 0.37), longitude: 30.52 + 0.12 * sin(heading * 0.23),
+            horizontalAccuracy: 5, kind: .imported)
+        }
+        try await writer.add(fixes)
+        try await writer.flush()
+        #expect(writer.stored == fixes.count)
+        walks[user] = fixes
+      }
+      let point = try #require(walks["anna"]?[12_345]).coordinate
+      let plans = try await store.spatialPlans(near: point, radius: 300, owner: "anna")
+      for plan in plans where plan.plan.contains("fixes") {
+        print("[plan] \(plan.query):\n\(plan.plan)")
+        #expect(plan.usesSpatialIndex, "\(plan.query): \(plan.plan)")
+      }
+      #expect(plans.filter { $0.plan.contains("fixes_y2024m02_location") }.count == 2)
+      // What the plans find is what the queries answer.
+      let seen = Set(walks.filter { $0.value.contains { $0.coordinate.haversineDistance(to: point) <= 300 } }.keys)
+      #expect(Set(try await store.usersSeen(near: point, radius: 300, from: 0, to: .max)) == seen)
+      let runs = try await store.fixRuns(owner: "anna", near: point, radius: 300, from: 0, to: .max)
+      let near = try #require(walks["anna"]).filter { $0.coordinate.haversineDistance(to: point) <= 300 }
+      #expect(runs.joined().map(\.timestamp) == near.map(\.timestamp))
+    }
+  }
 }

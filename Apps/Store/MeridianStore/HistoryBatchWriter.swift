@@ -41,6 +41,10 @@ public struct HistoryBatchWriter: Sendable {
   /// with).
   private var unstoredZones: [PrivacyZone]?
   private var pending: [LocationFix] = []
+  /// The times of the fixes handed to the store since the planner's statistics were last refreshed, and ``stored``
+  /// then.
+  private var unanalyzed: ClosedRange<Int64>?
+  private var analyzedAt = 0
   private var pace: ImportPace
   /// The batches being stored, oldest first, and whether the geofences evaluate each.
   private var inFlight: [(task: Task<[FixReceipt], any Error>, evaluated: Bool)] = []
@@ -80,7 +84,10 @@ public struct HistoryBatchWriter: Sendable {
     }
   }
 
-  /// Stores what is pending, and returns once every batch is in.
+  /// Stores what is pending, and returns once every batch is in. When this writer has stored at least
+  /// ``plannerStatisticsThreshold`` new fixes since it last did, it then refreshes the planner's statistics of the
+  /// months they fell in (``OperationsStore/refreshPlannerStatistics(after:)``); that refresh failing fails nothing
+  /// (the fixes are stored, and the database's own upkeep analyzes them later).
   public mutating func flush() async throws {
     if !pending.isEmpty {
       let batch = pending
@@ -88,7 +95,15 @@ public struct HistoryBatchWriter: Sendable {
       try await store(batch)
     }
     while !inFlight.isEmpty { try await settleOldest() }
+    if let span = unanalyzed, stored - analyzedAt >= Self.plannerStatisticsThreshold {
+      try? await store.refreshPlannerStatistics(after: .history(from: span.lowerBound, to: span.upperBound))
+      unanalyzed = nil
+      analyzedAt = stored
+    }
   }
+
+  /// New fixes stored after which ``flush()`` refreshes the planner's statistics.
+  public static let plannerStatisticsThreshold = 10_000
 
   /// Starts storing `fixes` in one transaction, one insert per device, once fewer than ``batchesInFlight`` batches
   /// are being stored — and, when the geofences evaluate them, once no batch they evaluate is.
@@ -100,6 +115,12 @@ public struct HistoryBatchWriter: Sendable {
     let evaluated = batches.contains(where: \.isEvaluatedByGeofences)
     while inFlight.count >= batchesInFlight || (evaluated && inFlight.contains(where: \.evaluated)) {
       try await settleOldest()
+    }
+    if let first = fixes.min(by: { $0.timestamp < $1.timestamp }),
+      let last = fixes.max(by: { $0.timestamp < $1.timestamp })
+    {
+      let span = first.timestamp...last.timestamp
+      unanalyzed = unanalyzed.map { min($0.lowerBound, span.lowerBound)...max($0.upperBound, span.upperBound) } ?? span
     }
     let (store, now) = (self.store, self.now)
     inFlight.append((Task { try await store.insertFixes(batches, now: now) }, evaluated))

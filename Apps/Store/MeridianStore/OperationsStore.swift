@@ -42,11 +42,13 @@ public protocol OperationsStore: Sendable {
 }
 
 /// What a bulk import filled.
-public enum BulkLoad: String, Sendable, Hashable, CaseIterable {
+public enum BulkLoad: Sendable, Hashable {
   /// Places and venues (`places import`, `venues import`).
   case places
   /// The gazetteer (`geo import`).
   case gazetteer
+  /// A history file's fixes dated `from...to` (UTC milliseconds), and their cells (``HistoryBatchWriter``).
+  case history(from: Int64, to: Int64)
 }
 
 /// What `retention apply` deleted (or would delete).

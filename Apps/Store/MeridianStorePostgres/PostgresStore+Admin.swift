@@ -15,17 +15,21 @@ extension PostgresStore: AdministrationStore {
   /// checks the exact distance.
   public func usersSeen(near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws -> [UserID] {
     guard radius >= 0, radius.isFinite else { return [] }
+    let query = Self.usersSeenQuery(near: center, radius: radius, from: from, to: to)
     return try await client.withConnection { connection in
-      try await Self.column(
-        String.self,
-        """
-        SELECT DISTINCT user_id COLLATE "C" FROM fixes
-        WHERE timestamp BETWEEN \(from) AND \(to) AND ST_DWithin(location,
-          ST_SetSRID(ST_MakePoint(\(center.longitude), \(center.latitude)), 4326)::geography,
-          \(Self.spatialSearchRadius(radius)), false)
-        ORDER BY 1
-        """, on: connection, logger: self.logger)
+      try await Self.column(String.self, query, on: connection, logger: self.logger)
     }.map { UserID($0) }
+  }
+
+  /// The statement of ``usersSeen(near:radius:from:to:)``: the GiST index on `fixes.location` finds the fixes.
+  static func usersSeenQuery(near center: Coordinate, radius: Double, from: Int64, to: Int64) -> PostgresQuery {
+    """
+    SELECT DISTINCT user_id COLLATE "C" FROM fixes
+    WHERE timestamp BETWEEN \(from) AND \(to) AND ST_DWithin(location,
+      ST_SetSRID(ST_MakePoint(\(center.longitude), \(center.latitude)), 4326)::geography,
+      \(Self.spatialSearchRadius(radius)), false)
+    ORDER BY 1
+    """
   }
 
   /// Finds a user by id, email address or phone number.

@@ -237,26 +237,32 @@ extension PostgresStore: FixStore {
     return PostgresQuery(unsafeSQL: sql, binds: query.bindings)
   }
 
+  /// The statement of ``fixRuns(owner:near:radius:from:to:)``: the owner's fixes within a hair more than `radius`,
+  /// each with `previous_id`, the fix just before it in the owner's whole history (a run ends where it is not the
+  /// previous fix kept).
+  static func fixRunsQuery(owner: UserID, near center: Coordinate, radius: Double, from: Int64, to: Int64)
+    -> PostgresQuery
+  {
+    """
+    SELECT \(unescaped: FixColumns.select), (
+      SELECT p.id FROM fixes p
+      WHERE p.user_id = f.user_id AND p.timestamp <= f.timestamp AND (p.timestamp < f.timestamp OR p.id < f.id)
+      ORDER BY p.timestamp DESC, p.id DESC LIMIT 1
+    ) AS previous_id
+    FROM fixes f
+    WHERE f.user_id = \(owner.rawValue) AND f.timestamp BETWEEN \(from) AND \(to)
+      AND ST_DWithin(f.location, ST_SetSRID(ST_MakePoint(\(center.longitude), \(center.latitude)), 4326)::geography,
+        \(radius * 1.01 + 1))
+    ORDER BY f.timestamp, f.id
+    """
+  }
+
   /// `ST_DWithin` on the GiST index finds the candidates (with a small margin, as the geography distance is on the
   /// spheroid), the haversine distance decides, as on SQLite.
   public func fixRuns(owner: UserID, near center: Coordinate, radius: Double, from: Int64, to: Int64) async throws
     -> [[LocationFix]]
   {
-    // `previous_id` is the fix just before each one in the owner's whole history: a run ends where it is not the
-    // previous fix kept.
-    let rows = try await rows(
-      """
-      SELECT \(unescaped: FixColumns.select), (
-        SELECT p.id FROM fixes p
-        WHERE p.user_id = f.user_id AND p.timestamp <= f.timestamp AND (p.timestamp < f.timestamp OR p.id < f.id)
-        ORDER BY p.timestamp DESC, p.id DESC LIMIT 1
-      ) AS previous_id
-      FROM fixes f
-      WHERE f.user_id = \(owner.rawValue) AND f.timestamp BETWEEN \(from) AND \(to)
-        AND ST_DWithin(f.location, ST_SetSRID(ST_MakePoint(\(center.longitude), \(center.latitude)), 4326)::geography,
-          \(radius * 1.01 + 1))
-      ORDER BY f.timestamp, f.id
-      """)
+    let rows = try await rows(Self.fixRunsQuery(owner: owner, near: center, radius: radius, from: from, to: to))
     var runs: [[LocationFix]] = []
     var last: Int64?
     for row in rows {

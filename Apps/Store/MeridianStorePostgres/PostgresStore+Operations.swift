@@ -13,10 +13,28 @@ extension PostgresStore: OperationsStore {
   /// How often a retention step that could not get its lock (or was chosen as a deadlock victim) is tried.
   static let retentionAttempts = 10
 
+  /// After a history import, the months of `fixes` it stored into (one `ANALYZE` each, so each has the statement
+  /// deadline) and the history cells: autovacuum would analyze them within a minute or so, and until then a month
+  /// filled from empty has no statistics, and a person's fixes near a point were read in full through the time
+  /// index instead of the spatial one.
   public func refreshPlannerStatistics(after load: BulkLoad) async throws {
     switch load {
     case .places: try await execute("ANALYZE places, venues, place_closure")
     case .gazetteer: try await execute("ANALYZE geo_places, geo_areas")
+    case .history(let from, let to):
+      let partitions = Set(
+        try await rows(
+          """
+          SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+          WHERE i.inhparent = 'fixes'::regclass
+          """
+        ).map { try $0.decode(String.self) })
+      var month = FixPartitions.Month(from)
+      while month.start <= to {
+        if partitions.contains(month.name) { try await execute(PostgresQuery(unsafeSQL: "ANALYZE \"\(month.name)\"")) }
+        month = FixPartitions.Month(month.end)
+      }
+      try await execute("ANALYZE history_cells, history_cell_days")
     }
   }
 

@@ -1,4 +1,5 @@
 import DomainKit
+import Foundation
 import GeoKit
 import MeridianStore
 import PostgresNIO
@@ -16,14 +17,16 @@ public struct SpatialQueryPlan: Sendable, Hashable {
 
 extension PostgresStore {
   /// The plans of the store's spatial queries around `center` within `radius` metres: the venues within the
-  /// radius, the directory's places nearby (a circle, by distance), and the fences that may contain the point (the
-  /// geofence evaluation's candidates, for `owner`).
+  /// radius, the directory's places nearby (a circle, by distance), the fences that may contain the point (the
+  /// geofence evaluation's candidates, for `owner`), the people with a fix within the radius and `owner`'s fixes
+  /// there (what a promotion's eligible audience reads).
   public func spatialPlans(near center: Coordinate, radius: Double, owner: UserID = "plan")
     async throws -> [SpatialQueryPlan]
   {
     let gist = try await rows("SELECT indexname FROM pg_indexes WHERE indexdef ILIKE '%USING gist%'").map {
       try $0.decode(String.self)
     }
+    let now = Int64(Date().timeIntervalSince1970 * 1_000)
     var plans: [SpatialQueryPlan] = []
     for (name, query) in [
       ("venues within \(Int(radius)) m", try Self.venuesWithinQuery(radius, of: center, type: nil)),
@@ -32,6 +35,11 @@ extension PostgresStore {
         try Self.placeRanking(PlaceQuery(area: .circle(center: center, radius: radius), sort: .distance)).statement
       ),
       ("geofences around a point", Self.geofenceCandidatesQuery(near: [center], owners: [owner])),
+      ("people seen within \(Int(radius)) m", Self.usersSeenQuery(near: center, radius: radius, from: 0, to: now)),
+      (
+        "\(owner)'s fixes within \(Int(radius)) m",
+        Self.fixRunsQuery(owner: owner, near: center, radius: radius, from: 0, to: now)
+      ),
     ] {
       let lines = try await planLines(query)
       let plan = lines.joined(separator: "\n")

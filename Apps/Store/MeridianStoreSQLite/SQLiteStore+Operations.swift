@@ -10,12 +10,16 @@ extension SQLiteStore {
 
   // MARK: Retention
 
+  /// SQLite keeps no statistics of `fixes` (nothing analyzes it), so its plans of fixes do not go stale with a
+  /// history import: nothing to do for one.
   public func refreshPlannerStatistics(after load: BulkLoad) async throws {
     let tables =
       switch load {
       case .places: ["places", "venues", "place_closure"]
       case .gazetteer: ["geo_places", "geo_areas"]
+      case .history: [String]()
       }
+    guard !tables.isEmpty else { return }
     try await database.write { db in
       for table in tables { try db.execute(sql: "ANALYZE \(table)") }
     }
