@@ -5,6 +5,7 @@ import HTTPTypes
 import MeridianAPI
 import MeridianServer
 import MeridianStore
+import MeridianTestSupport
 import MeridianTracker
 import NetworkingKit
 import RealtimeKit
@@ -144,6 +145,45 @@ struct GeofenceTests {
     } catch {
       if let restarted { try? await restarted.stop() } else { try? await server.stop() }
       throw error
+    }
+  }
+
+  /// The monitor keeps each person's state in memory after its commits; a state committed elsewhere meanwhile
+  /// (another node; here the store written directly) is not overwritten by the one it kept: that commit is refused
+  /// by the version it was made over, and the state read again.
+  @Test func aStateCommittedElsewhereIsNotOverwrittenByTheOneTheMonitorKept() async throws {
+    try await TestServer.with { server in
+      let (session, bob) = try await server.signUp("bob")
+      let fence = try await bob.send(
+        API.createGeofence, body: NewGeofence(name: "Home", shape: .circle(center: Self.home, radius: 100)))
+      let store = server.app.environment.store
+      func evaluated(_ time: Int64) async throws {
+        try await waitUntil("the fix of \(time) evaluated") {
+          try await store.geofenceTracking(of: session.userId).lastFixAt == time
+        }
+      }
+      // Bob far from home: evaluated here, his state kept in memory.
+      let start = Self.now() + 1_000
+      _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: [try Self.fix(start, 2_000)]))
+      try await evaluated(start)
+      // Another node evaluates his next fix: at home, inside since then.
+      let arrived = start + 1_000
+      let inside = GeofenceState(presence: .inside, since: arrived, lastFixAt: arrived)
+      let read = try await store.geofenceTracking(of: session.userId)
+      #expect(
+        try await store.commitGeofenceTracking(
+          GeofenceTrackingUpdate(
+            userID: session.userId, version: read.version, lastFixAt: arrived,
+            lastPosition: GeofencePosition(latitude: Self.home.latitude, longitude: Self.home.longitude, accuracy: 5),
+            states: [fence.id: inside])))
+      // His next fix at home: still inside since he arrived, and no arrival of this node's (the state it kept says
+      // he was far away).
+      let next = arrived + 1_000
+      _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: [try Self.fix(next, 5)]))
+      try await evaluated(next)
+      let tracking = try await store.geofenceTracking(of: session.userId)
+      #expect(tracking.states[fence.id]?.presence == .inside && tracking.states[fence.id]?.since == arrived)
+      #expect(try await store.geofenceEvents(GeofenceEventQuery(involving: session.userId)).events.isEmpty)
     }
   }
 

@@ -174,6 +174,8 @@ struct GeofenceContractTests {
         states: [GeofenceID("g1"): inside, GeofenceID("g2"): GeofenceState(presence: .unknown, lastFixAt: 100)],
         events: [event("g1", "bob", .enter, at: 100)], webhookEvents: [webhookEvent("e1")])
       #expect(try await store.commitGeofenceTracking(first))
+      // What the monitor keeps in memory after a commit is what the store holds.
+      #expect(try await store.geofenceTracking(of: UserID("bob")) == GeofenceTracking().applying(first))
       // The webhook delivery was queued with the event, in its transaction.
       #expect(try await queued() == ["e1"])
       // Another node that read version 0 loses, and stores nothing: no event, no delivery.
@@ -188,13 +190,13 @@ struct GeofenceContractTests {
       #expect(tracking.states[GeofenceID("g1")] == inside)
       #expect(tracking.states.count == 2)
       // The same event again (a retry after a lost answer) is stored once; removed states go.
-      #expect(
-        try await store.commitGeofenceTracking(
-          GeofenceTrackingUpdate(
-            userID: UserID("bob"), version: 1, lastFixAt: 200, removed: [GeofenceID("g2")],
-            events: [event("g1", "bob", .enter, at: 100), event("g1", "bob", .dwell, at: 200)],
-            webhookEvents: [webhookEvent("e1")])))
+      let second = GeofenceTrackingUpdate(
+        userID: UserID("bob"), version: 1, lastFixAt: 200, removed: [GeofenceID("g2")],
+        events: [event("g1", "bob", .enter, at: 100), event("g1", "bob", .dwell, at: 200)],
+        webhookEvents: [webhookEvent("e1")])
+      #expect(try await store.commitGeofenceTracking(second))
       #expect(try await queued() == ["e1"])
+      #expect(try await store.geofenceTracking(of: UserID("bob")) == tracking.applying(second))
       tracking = try await store.geofenceTracking(of: UserID("bob"))
       #expect(tracking.version == 2 && tracking.lastFixAt == 200 && Array(tracking.states.keys) == [GeofenceID("g1")])
       #expect(tracking.lastPosition == nil)  // an update without a position keeps none

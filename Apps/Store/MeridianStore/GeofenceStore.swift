@@ -89,6 +89,19 @@ public struct GeofenceTracking: Sendable, Hashable {
   }
 }
 
+extension GeofenceTracking {
+  /// The tracking `update` (read at this tracking's version) leaves stored once committed: the next version, its
+  /// newest fix and position, its states set and removed. The store also drops the states of fences deleted
+  /// meanwhile, which this keeps (the next evaluation removes them, as it does any state of a fence that is gone).
+  public func applying(_ update: GeofenceTrackingUpdate) -> GeofenceTracking {
+    var next = GeofenceTracking(
+      version: update.version + 1, lastFixAt: update.lastFixAt, lastPosition: update.lastPosition, states: states)
+    for id in update.removed { next.states.removeValue(forKey: id) }
+    next.states.merge(update.states) { _, new in new }
+    return next
+  }
+}
+
 /// Where a person's newest evaluated fix was, and how accurate it was.
 public struct GeofencePosition: Sendable, Hashable {
   /// Degrees.

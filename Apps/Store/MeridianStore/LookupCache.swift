@@ -44,6 +44,14 @@ public final class LookupCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     return loaded
   }
 
+  /// Stores `value` for `key` as of `now` (what this process just wrote).
+  public func store(_ value: Value, for key: Key, now: Int64) {
+    state.withLock { state in
+      if state.entries.count >= capacity, state.entries[key] == nil { state.entries.removeAll(keepingCapacity: true) }
+      state.entries[key] = (value, now)
+    }
+  }
+
   /// Drops `key`.
   public func remove(_ key: Key) {
     state.withLock { state in

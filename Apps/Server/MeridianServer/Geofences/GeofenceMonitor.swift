@@ -57,6 +57,11 @@ final class GeofenceMonitor: Sendable {
   /// The owners whose fences may concern a person — the person and whoever may share with them — or none when none
   /// of them has a fence (remembered as well, so such a person's batches cost no query).
   private let concerned = LookupCache<UserID, [UserID]>(lifetime: 5_000, capacity: 10_000)
+  /// Each person's tracking as this node last read or committed it (a commit's update applied to the tracking it was
+  /// made from, ``GeofenceTracking/applying(_:)``), so that their next commit reads nothing: a commit made over a
+  /// tracking another commit has since replaced (another node's, or a device's reported transition) is refused by
+  /// its version, and the tracking is then read from the store.
+  private let trackings = LookupCache<UserID, GeofenceTracking>(lifetime: 60_000, capacity: 10_000)
   /// The concerned owners' fences, decoded once, under geohash cells (this node's): an owner's read again after a
   /// change made here or heard from another node through the live log, and after ``indexLifetime`` anyway.
   let index: GeofenceIndex
@@ -271,18 +276,33 @@ final class GeofenceMonitor: Sendable {
   /// last fix evaluated before it (of the state it started from).
   private typealias Committed = (update: GeofenceTrackingUpdate?, events: [Addressed], from: Int64?)
 
-  /// Runs `attempt` on `user`'s stored state and commits its update, reading again when another commit came first
-  /// (another node); returns what was committed, or nil when the state kept changing. One person at a time in this
-  /// process.
+  /// Runs `attempt` on `user`'s state (as this node last committed it, or from the store) and commits its update,
+  /// reading the stored state when another commit came first (another node); returns what was committed, or nil when
+  /// the state kept changing. One person at a time in this process.
   private func commit(
     for user: UserID,
     _ attempt: @escaping @Sendable (GeofenceTracking) async throws -> (GeofenceTrackingUpdate, [Addressed])?
   ) async throws -> Committed? {
     let committed = try await locks.withLock(user.rawValue) { () async throws -> Committed? in
-      for _ in 0..<8 {
-        let tracking = try await self.store.geofenceTracking(of: user)
-        guard let (update, events) = try await attempt(tracking) else { return (nil, [], tracking.lastFixAt) }
-        if try await self.store.commitGeofenceTracking(update) { return (update, events, tracking.lastFixAt) }
+      do {
+        for round in 0..<8 {
+          // The tracking this node committed last, unless another commit came first (then read from the store).
+          let cached = round == 0 ? self.trackings.value(for: user, now: self.now()) : nil
+          let tracking: GeofenceTracking
+          if let cached { tracking = cached } else { tracking = try await self.store.geofenceTracking(of: user) }
+          guard let (update, events) = try await attempt(tracking) else {
+            self.trackings.store(tracking, for: user, now: self.now())
+            return (nil, [], tracking.lastFixAt)
+          }
+          if try await self.store.commitGeofenceTracking(update) {
+            self.trackings.store(tracking.applying(update), for: user, now: self.now())
+            return (update, events, tracking.lastFixAt)
+          }
+          self.trackings.remove(user)
+        }
+      } catch {
+        self.trackings.remove(user)
+        throw error
       }
       return nil
     }
