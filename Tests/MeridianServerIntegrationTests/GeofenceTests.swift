@@ -187,6 +187,43 @@ struct GeofenceTests {
     }
   }
 
+  /// A device's reported arrival is recorded when the state the monitor kept already has the person inside but the
+  /// stored one, committed elsewhere meanwhile, has them gone: "nothing to store" is decided on the stored state.
+  @Test func aReportedArrivalIsRecordedWhenTheStateTheMonitorKeptIsOutOfDate() async throws {
+    try await TestServer.with { server in
+      let (session, bob) = try await server.signUp("bob")
+      let (email, password) = ("bob@example.com", "correct horse")
+      let wtst = Self.now() / 1_000 - 60
+      let waypoint =
+        #"{"_type":"waypoint","tst":\#(wtst),"lat":\#(Self.home.latitude),"lon":\#(Self.home.longitude),"rad":80,"desc":"Home"}"#
+      #expect(try await server.ownTracks(waypoint, username: email, password: password).head.status == .ok)
+      let fence = try #require(try await bob.send(API.geofences).items.first)
+      let store = server.app.environment.store
+      func events() async throws -> [GeofenceEventItem] {
+        try await store.geofenceEvents(GeofenceEventQuery(involving: session.userId)).events
+      }
+      // Bob comes home: evaluated here, the monitor keeps him inside.
+      let start = Self.now() + 1_000
+      let home = try [Self.fix(start, 2_000), Self.fix(start + 1_000, 5), Self.fix(start + 2_000, 5)]
+      _ = try await bob.send(API.postFixes, body: FixBatch(deviceId: "bob-phone", fixes: home))
+      try await waitUntil("his arrival") { try await events().map(\.kind) == [.enter] }
+      // Another node sees him leave: his state there goes.
+      let read = try await store.geofenceTracking(of: session.userId)
+      #expect(read.states[fence.id]?.presence == .inside)
+      #expect(
+        try await store.commitGeofenceTracking(
+          GeofenceTrackingUpdate(
+            userID: session.userId, version: read.version, lastFixAt: start + 3_000, removed: [fence.id])))
+      // His phone reports arriving home again: recorded, by the device.
+      let transition =
+        #"[{"_type":"transition","wtst":\#(wtst),"lat":\#(Self.home.latitude),"lon":\#(Self.home.longitude),"tst":\#((start + 4_000) / 1_000 + 1),"acc":10,"event":"enter","desc":"Home"}]"#
+      #expect(try await server.ownTracks(transition, username: email, password: password).head.status == .ok)
+      try await waitUntil("the reported arrival", timeout: .seconds(20)) {
+        try await events().contains { $0.kind == .enter && $0.reportedBy == .device }
+      }
+    }
+  }
+
   @Test func aPlaceOfTheDirectoryServesAsAGeofence() async throws {
     try await TestServer.with { server in
       let (session, anna) = try await server.signUp("anna")

@@ -4,8 +4,8 @@ import MeridianStore
 import Testing
 
 /// A person's state per fence is stored as JSON and read on every commit of the geofence monitor without
-/// `JSONDecoder` (``GeofenceState/decoded(_:)``): what it reads must be what `JSONDecoder` reads, in the forms both
-/// engines give back, and anything else must still fail or decode as `JSONDecoder` says.
+/// `JSONDecoder` (``GeofenceState/decoded(_:)``): what it reads must be what `JSONDecoder` reads, however the JSON is
+/// ordered and spaced, and anything else must still fail or decode as `JSONDecoder` says.
 @Suite("Geofence states: their stored form")
 struct GeofenceStateStorageTests {
   static let states = [
@@ -26,7 +26,7 @@ struct GeofenceStateStorageTests {
     }
   }
 
-  @Test func postgresJSONBsOrderSpacingAndNullsAreRead() throws {
+  @Test func anyKeyOrderSpacingAndNullsAreRead() throws {
     let text = #"{"since": 12, "presence": "inside", "lastFixAt": null, "dwellReported": true, "outsideStreak": 1}"#
     #expect(
       try GeofenceState.decoded(text)

@@ -56,7 +56,7 @@ struct PostgresSpatialPlanTests {
   /// a point were read in full through the time index (months without statistics looked empty).
   @Test func theFixesNearAPointAreFoundThroughTheGiSTIndexRightAfterAHistoryImport() async throws {
     try await PostgresTestDatabase.withStoreForLoads { _, store in
-      // Two people's walks over Kyiv, a fix every 3 minutes through two months of 2024.
+      // Two people's walks over Kyiv, a fix every 3 minutes from late January to early March 2024.
       var walks: [UserID: [LocationFix]] = [:]
       for (person, phase) in [("anna", 0.0), ("boris", 1.0)] {
         let (user, device) = (UserID(person), DeviceID("\(person)-phone"))

@@ -91,13 +91,13 @@ public struct GeofenceTracking: Sendable, Hashable {
 
 extension GeofenceTracking {
   /// The tracking `update` (read at this tracking's version) leaves stored once committed: the next version, its
-  /// newest fix and position, its states set and removed. The store also drops the states of fences deleted
+  /// newest fix and position, its states set, then those it removes removed (as the store does them). The store also drops the states of fences deleted
   /// meanwhile, which this keeps (the next evaluation removes them, as it does any state of a fence that is gone).
   public func applying(_ update: GeofenceTrackingUpdate) -> GeofenceTracking {
     var next = GeofenceTracking(
       version: update.version + 1, lastFixAt: update.lastFixAt, lastPosition: update.lastPosition, states: states)
-    for id in update.removed { next.states.removeValue(forKey: id) }
     next.states.merge(update.states) { _, new in new }
+    for id in update.removed { next.states.removeValue(forKey: id) }
     return next
   }
 }
@@ -245,9 +245,9 @@ extension GeofenceState {
     return text
   }
 
-  /// A state from its stored form, in any key order and spacing (PostgreSQL's `jsonb` reorders and spaces it): read
-  /// with DomainKit's ``JSONTokenizer`` when it holds just the state's fields, else through `JSONDecoder`, which
-  /// says what is wrong. The geofence monitor reads every state of a person on every commit; a `JSONDecoder` each
+  /// A state from its stored form (both engines keep the text as written), in any key order and spacing: read with
+  /// DomainKit's ``JSONTokenizer`` when it holds just the state's fields, else through `JSONDecoder`, which says
+  /// what is wrong. The geofence monitor reads every state of a person on every commit; a `JSONDecoder` each
   /// took a seventh of the server's time under the geofence benchmark's load.
   public static func decoded(_ text: String) throws -> GeofenceState {
     if let state = StoredGeofenceState.read(text) { return state }

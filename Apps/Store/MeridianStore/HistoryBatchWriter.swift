@@ -41,9 +41,9 @@ public struct HistoryBatchWriter: Sendable {
   /// with).
   private var unstoredZones: [PrivacyZone]?
   private var pending: [LocationFix] = []
-  /// The times of the fixes handed to the store since the planner's statistics were last refreshed, and ``stored``
-  /// then.
-  private var unanalyzed: ClosedRange<Int64>?
+  /// The UTC days of the fixes handed to the store since the planner's statistics were last refreshed, and
+  /// ``stored`` then.
+  private var unanalyzed: Set<Int64> = []
   private var analyzedAt = 0
   private var pace: ImportPace
   /// The batches being stored, oldest first, and whether the geofences evaluate each.
@@ -86,7 +86,7 @@ public struct HistoryBatchWriter: Sendable {
 
   /// Stores what is pending, and returns once every batch is in. When this writer has stored at least
   /// ``plannerStatisticsThreshold`` new fixes since it last did, it then refreshes the planner's statistics of the
-  /// months they fell in (``OperationsStore/refreshPlannerStatistics(after:)``); that refresh failing fails nothing
+  /// days (on PostgreSQL, the months) they fell in (``OperationsStore/refreshPlannerStatistics(after:)``); that refresh failing fails nothing
   /// (the fixes are stored, and the database's own upkeep analyzes them later).
   public mutating func flush() async throws {
     if !pending.isEmpty {
@@ -95,9 +95,9 @@ public struct HistoryBatchWriter: Sendable {
       try await store(batch)
     }
     while !inFlight.isEmpty { try await settleOldest() }
-    if let span = unanalyzed, stored - analyzedAt >= Self.plannerStatisticsThreshold {
-      try? await store.refreshPlannerStatistics(after: .history(from: span.lowerBound, to: span.upperBound))
-      unanalyzed = nil
+    if stored - analyzedAt >= Self.plannerStatisticsThreshold {
+      try? await store.refreshPlannerStatistics(after: .history(days: unanalyzed))
+      unanalyzed = []
       analyzedAt = stored
     }
   }
@@ -116,11 +116,11 @@ public struct HistoryBatchWriter: Sendable {
     while inFlight.count >= batchesInFlight || (evaluated && inFlight.contains(where: \.evaluated)) {
       try await settleOldest()
     }
-    if let first = fixes.min(by: { $0.timestamp < $1.timestamp }),
-      let last = fixes.max(by: { $0.timestamp < $1.timestamp })
-    {
-      let span = first.timestamp...last.timestamp
-      unanalyzed = unanalyzed.map { min($0.lowerBound, span.lowerBound)...max($0.upperBound, span.upperBound) } ?? span
+    var lastDay: Int64?
+    for fix in fixes {
+      let day = (fix.timestamp - (fix.timestamp < 0 ? HistoryCells.day - 1 : 0)) / HistoryCells.day  // floor
+      if day != lastDay { unanalyzed.insert(day) }
+      lastDay = day
     }
     let (store, now) = (self.store, self.now)
     inFlight.append((Task { try await store.insertFixes(batches, now: now) }, evaluated))

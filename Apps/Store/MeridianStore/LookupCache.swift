@@ -44,9 +44,11 @@ public final class LookupCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     return loaded
   }
 
-  /// Stores `value` for `key` as of `now` (what this process just wrote).
+  /// Stores `value` for `key` as of `now` (what this process just wrote): a load in progress meanwhile, which may
+  /// have read what it replaces, does not overwrite it.
   public func store(_ value: Value, for key: Key, now: Int64) {
     state.withLock { state in
+      state.drops &+= 1
       if state.entries.count >= capacity, state.entries[key] == nil { state.entries.removeAll(keepingCapacity: true) }
       state.entries[key] = (value, now)
     }

@@ -47,8 +47,8 @@ public enum BulkLoad: Sendable, Hashable {
   case places
   /// The gazetteer (`geo import`).
   case gazetteer
-  /// A history file's fixes dated `from...to` (UTC milliseconds), and their cells (``HistoryBatchWriter``).
-  case history(from: Int64, to: Int64)
+  /// A history file's fixes of these UTC days (days since 1970-01-01), and their cells (``HistoryBatchWriter``).
+  case history(days: Set<Int64>)
 }
 
 /// What `retention apply` deleted (or would delete).

@@ -21,7 +21,7 @@ extension PostgresStore: OperationsStore {
     switch load {
     case .places: try await execute("ANALYZE places, venues, place_closure")
     case .gazetteer: try await execute("ANALYZE geo_places, geo_areas")
-    case .history(let from, let to):
+    case .history(let days):
       let partitions = Set(
         try await rows(
           """
@@ -29,10 +29,8 @@ extension PostgresStore: OperationsStore {
           WHERE i.inhparent = 'fixes'::regclass
           """
         ).map { try $0.decode(String.self) })
-      var month = FixPartitions.Month(from)
-      while month.start <= to {
-        if partitions.contains(month.name) { try await execute(PostgresQuery(unsafeSQL: "ANALYZE \"\(month.name)\"")) }
-        month = FixPartitions.Month(month.end)
+      for month in FixPartitions.Month.of(days.map { $0 * 86_400_000 }).sorted() where partitions.contains(month.name) {
+        try await execute(PostgresQuery(unsafeSQL: "ANALYZE \"\(month.name)\""))
       }
       try await execute("ANALYZE history_cells, history_cell_days")
     }

@@ -60,7 +60,7 @@ final class GeofenceMonitor: Sendable {
   /// Each person's tracking as this node last read or committed it (a commit's update applied to the tracking it was
   /// made from, ``GeofenceTracking/applying(_:)``), so that their next commit reads nothing: a commit made over a
   /// tracking another commit has since replaced (another node's, or a device's reported transition) is refused by
-  /// its version, and the tracking is then read from the store.
+  /// its version, and the tracking is then read from the store — as it is when the kept one gives nothing to store.
   private let trackings = LookupCache<UserID, GeofenceTracking>(lifetime: 60_000, capacity: 10_000)
   /// The concerned owners' fences, decoded once, under geohash cells (this node's): an owner's read again after a
   /// change made here or heard from another node through the live log, and after ``indexLifetime`` anyway.
@@ -291,6 +291,12 @@ final class GeofenceMonitor: Sendable {
           let tracking: GeofenceTracking
           if let cached { tracking = cached } else { tracking = try await self.store.geofenceTracking(of: user) }
           guard let (update, events) = try await attempt(tracking) else {
+            // Nothing to store is a decision no version checks: made on the kept tracking, it is made again on the
+            // stored one (a device's reported arrival the kept states already had may be news to the stored ones).
+            if cached != nil {
+              self.trackings.remove(user)
+              continue
+            }
             self.trackings.store(tracking, for: user, now: self.now())
             return (nil, [], tracking.lastFixAt)
           }
