@@ -158,7 +158,7 @@ struct GeofenceTests {
         API.createGeofence, body: NewGeofence(name: "Home", shape: .circle(center: Self.home, radius: 100)))
       let store = server.app.environment.store
       func evaluated(_ time: Int64) async throws {
-        try await waitUntil("the fix of \(time) evaluated") {
+        try await waitUntil("the fix of \(time) evaluated", timeout: .seconds(20)) {
           try await store.geofenceTracking(of: session.userId).lastFixAt == time
         }
       }

@@ -91,8 +91,9 @@ public struct GeofenceTracking: Sendable, Hashable {
 
 extension GeofenceTracking {
   /// The tracking `update` (read at this tracking's version) leaves stored once committed: the next version, its
-  /// newest fix and position, its states set, then those it removes removed (as the store does them). The store also drops the states of fences deleted
-  /// meanwhile, which this keeps (the next evaluation removes them, as it does any state of a fence that is gone).
+  /// newest fix and position, its states set, then those it removes removed (as the store does them). The store
+  /// also drops the states of fences deleted meanwhile, which this keeps (the next evaluation removes them, as it
+  /// does any state of a fence that is gone).
   public func applying(_ update: GeofenceTrackingUpdate) -> GeofenceTracking {
     var next = GeofenceTracking(
       version: update.version + 1, lastFixAt: update.lastFixAt, lastPosition: update.lastPosition, states: states)

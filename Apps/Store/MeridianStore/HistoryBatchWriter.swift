@@ -86,8 +86,8 @@ public struct HistoryBatchWriter: Sendable {
 
   /// Stores what is pending, and returns once every batch is in. When this writer has stored at least
   /// ``plannerStatisticsThreshold`` new fixes since it last did, it then refreshes the planner's statistics of the
-  /// days (on PostgreSQL, the months) they fell in (``OperationsStore/refreshPlannerStatistics(after:)``); that refresh failing fails nothing
-  /// (the fixes are stored, and the database's own upkeep analyzes them later).
+  /// days (on PostgreSQL, the months) they fell in (``OperationsStore/refreshPlannerStatistics(after:)``); that
+  /// refresh failing fails nothing (the fixes are stored, and the database's own upkeep analyzes them later).
   public mutating func flush() async throws {
     if !pending.isEmpty {
       let batch = pending
@@ -118,7 +118,7 @@ public struct HistoryBatchWriter: Sendable {
     }
     var lastDay: Int64?
     for fix in fixes {
-      let day = (fix.timestamp - (fix.timestamp < 0 ? HistoryCells.day - 1 : 0)) / HistoryCells.day  // floor
+      let day = Timestamp.utcDay(fix.timestamp)
       if day != lastDay { unanalyzed.insert(day) }
       lastDay = day
     }

@@ -321,10 +321,10 @@ final class FixPartitions: Sendable {
     }
 
     /// The months of `timestamps` (each day's month computed once).
-    static func of(_ timestamps: [Int64]) -> Set<Month> {
-      let days = Set(timestamps.map { $0 >= 0 ? $0 / 86_400_000 : ($0 + 1) / 86_400_000 - 1 })
-      return Set(days.map { Month($0 * 86_400_000) })
-    }
+    static func of(_ timestamps: [Int64]) -> Set<Month> { of(days: Set(timestamps.map(Timestamp.utcDay))) }
+
+    /// The months of `days` (UTC days since 1970-01-01).
+    static func of(days: Set<Int64>) -> Set<Month> { Set(days.map { Month($0 * 86_400_000) }) }
 
     /// The proleptic Gregorian calendar in UTC.
     private static let calendar: Calendar = {

@@ -29,7 +29,7 @@ extension PostgresStore: OperationsStore {
           WHERE i.inhparent = 'fixes'::regclass
           """
         ).map { try $0.decode(String.self) })
-      for month in FixPartitions.Month.of(days.map { $0 * 86_400_000 }).sorted() where partitions.contains(month.name) {
+      for month in FixPartitions.Month.of(days: days).sorted() where partitions.contains(month.name) {
         try await execute(PostgresQuery(unsafeSQL: "ANALYZE \"\(month.name)\""))
       }
       try await execute("ANALYZE history_cells, history_cell_days")

@@ -122,6 +122,9 @@ public enum Timestamp {
     return text + "Z"
   }
 
+  /// The UTC day of `milliseconds`: days since 1970-01-01 (negative before it).
+  public static func utcDay(_ milliseconds: Int64) -> Int64 { floorDivide(milliseconds, 86_400_000).0 }
+
   private static func pad(_ value: Int, _ width: Int) -> String {
     let digits = String(abs(value))
     let padded = String(repeating: "0", count: max(0, width - digits.count)) + digits
